@@ -1,0 +1,1 @@
+"""Claude Code hook entry points. Keep them thin: parse stdin, call library code, print JSON."""

@@ -1,0 +1,1 @@
+"""Ingest side: reading transcripts, redaction, writing the index."""

@@ -1,0 +1,3 @@
+"""recall: persistent memory for Claude Code."""
+
+__version__ = "0.1.0"
