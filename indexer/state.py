@@ -1,0 +1,133 @@
+"""Ingest bookkeeping in ``$RECALL_HOME/state.db`` (SQLite, 0600): per-file byte offsets
+and per-session facts for the session documents.
+
+Offsets are saved only after the index commit that holds their lines, so a crash at any
+moment re-reads at most one batch; re-reading is harmless because every document is
+upserted by its unique key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from recall.paths import ensure_dir
+
+HEAD_BYTES = 1024
+
+
+@dataclass
+class FileState:
+    path: str
+    offset: int = 0
+    size: int = 0
+    inode: int = 0
+    head: bytes = b""
+
+
+@dataclass
+class SessionInfo:
+    session_id: str
+    project: str = ""
+    cwd: str = ""
+    first_prompt: str = ""
+    summaries: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    started: float = 0.0
+    ended: float = 0.0
+    messages: int = 0
+
+
+class StateDB:
+    def __init__(self, path: Path) -> None:
+        ensure_dir(path.parent)
+        new = not path.exists()
+        self.path = path
+        self.conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+        if new:
+            os.chmod(path, 0o600)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.executescript(
+            """
+            CREATE TABLE IF NOT EXISTS files(
+                path TEXT PRIMARY KEY, offset INTEGER NOT NULL, size INTEGER NOT NULL,
+                inode INTEGER NOT NULL, head BLOB NOT NULL);
+            CREATE TABLE IF NOT EXISTS sessions(
+                session_id TEXT PRIMARY KEY, project TEXT, cwd TEXT, first_prompt TEXT,
+                summaries TEXT, files TEXT, started REAL, ended REAL, messages INTEGER);
+            CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+            """
+        )
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # files ---------------------------------------------------------------------------
+    def file(self, path: str) -> FileState | None:
+        row = self.conn.execute(
+            "SELECT path, offset, size, inode, head FROM files WHERE path=?", (path,)
+        ).fetchone()
+        return FileState(*row) if row else None
+
+    def all_files(self) -> dict[str, FileState]:
+        rows = self.conn.execute("SELECT path, offset, size, inode, head FROM files")
+        return {r[0]: FileState(*r) for r in rows}
+
+    # sessions ------------------------------------------------------------------------
+    def session(self, session_id: str) -> SessionInfo | None:
+        row = self.conn.execute(
+            "SELECT session_id, project, cwd, first_prompt, summaries, files, started, ended, messages"
+            " FROM sessions WHERE session_id=?",
+            (session_id,),
+        ).fetchone()
+        if not row:
+            return None
+        return SessionInfo(row[0], row[1] or "", row[2] or "", row[3] or "", json.loads(row[4] or "[]"),
+                           json.loads(row[5] or "[]"), row[6] or 0.0, row[7] or 0.0, row[8] or 0)
+
+    def save(self, files: list[FileState], sessions: list[SessionInfo]) -> None:
+        """Persist offsets and session facts in one transaction (after the index commit)."""
+        with self.conn:
+            self.conn.execute("BEGIN")
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO files(path, offset, size, inode, head) VALUES(?,?,?,?,?)",
+                [(f.path, f.offset, f.size, f.inode, f.head) for f in files],
+            )
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO sessions VALUES(?,?,?,?,?,?,?,?,?)",
+                [(s.session_id, s.project, s.cwd, s.first_prompt, json.dumps(s.summaries),
+                  json.dumps(s.files), s.started, s.ended, s.messages) for s in sessions],
+            )
+
+    def forget_files(self, paths: list[str]) -> None:
+        with self.conn:
+            self.conn.executemany("DELETE FROM files WHERE path=?", [(p,) for p in paths])
+
+    def forget_sessions(self, session_ids: list[str]) -> None:
+        with self.conn:
+            self.conn.executemany("DELETE FROM sessions WHERE session_id=?", [(s,) for s in session_ids])
+
+    def sessions_of_project(self, project: str) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT session_id FROM sessions WHERE project=?", (project,))]
+
+    def counts(self) -> dict[str, int]:
+        files = self.conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+        sessions = self.conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
+        return {"files": files, "sessions": sessions}
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.conn:
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES(?,?)", (key, value))
+
+    def reset(self) -> None:
+        with self.conn:
+            self.conn.execute("DELETE FROM files")
+            self.conn.execute("DELETE FROM sessions")

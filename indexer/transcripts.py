@@ -1,0 +1,409 @@
+"""Reading Claude Code transcripts: JSONL lines in, redacted ``Message`` records out.
+
+A transcript is ``<root>/<encoded-cwd>/<session-id>.jsonl``; subagent transcripts live in
+``<session-id>/subagents/agent-*.jsonl`` (or beside the session in older versions) and
+belong to their parent session. Every field of every line is treated as optional.
+
+What becomes a message (one per transcript line):
+  user prompts (string content or text blocks)      -> role "user"
+  assistant text blocks                              -> role "assistant"
+  tool calls (name + salient input)                  -> role "tool_use"
+  tool results (truncated to ``tool_result_chars``)  -> role "tool_result"
+  compact summaries and session summaries            -> role "summary"
+
+What is skipped, counted by reason (see ``SKIP_REASONS``): bookkeeping line types, every
+``attachment`` line (above all ``hook_additional_context``: recall's own injected context
+coming back), ``isMeta`` lines, slash-command wrappers, interrupted-request markers, lines
+left empty once ``<system-reminder>`` blocks and our own ``<recalled-context>`` blocks are
+cut out, unknown line types and malformed JSON. Nothing here is ever fatal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Iterator
+
+try:  # orjson is ~4x faster on the backfill path; plain json works the same
+    import orjson as _json
+
+    _loads = _json.loads
+    JSONError: tuple[type[Exception], ...] = (_json.JSONDecodeError, ValueError, TypeError)
+except ImportError:  # pragma: no cover - exercised where orjson is absent
+    import json as _json
+
+    _loads = _json.loads
+    JSONError = (ValueError, TypeError, UnicodeDecodeError)
+
+from indexer.project import canonical_project
+from indexer.redact import redact
+
+TOOL_RESULT_CHARS = int(os.environ.get("RECALL_TOOL_RESULT_CHARS", "2000"))
+
+SKIPPED_TYPES = {
+    "queue-operation",
+    "file-history-snapshot",
+    "progress",
+    "last-prompt",
+    "permission-mode",
+    "attachment",
+    "system",
+    "custom-title",
+    "ai-title",
+    "agent-name",
+    "tag",
+    "pr-link",
+    "worktree-state",
+    "mode",
+}
+
+SKIP_REASONS = (
+    "queue-operation",
+    "file-history-snapshot",
+    "progress",
+    "last-prompt",
+    "permission-mode",
+    "attachment",
+    "hook-context",
+    "system",
+    "meta",
+    "command-wrapper",
+    "interrupted",
+    "recalled-context",
+    "system-reminder",
+    "duplicate-block",
+    "thinking",
+    "empty",
+    "unknown-type",
+    "malformed-json",
+)
+
+_RECALLED = re.compile(r"<recalled-context\b[^>]*>.*?(?:</recalled-context>|\Z)", re.S | re.I)
+_REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
+_COMMAND_WRAPPER = re.compile(
+    r"^\s*<(command-name|command-message|command-args|local-command-stdout|local-command-stderr|"
+    r"local-command-caveat|bash-input|bash-stdout|bash-stderr)>"
+)
+_INTERRUPTED = re.compile(r"^\s*\[Request interrupted by user[^\]]*\]\s*$")
+
+SALIENT_INPUT_KEYS = ("command", "file_path", "path", "notebook_path", "pattern", "url", "query",
+                      "description", "prompt", "skill", "subagent_type")
+FILE_INPUT_KEYS = ("file_path", "notebook_path", "path")
+
+
+@dataclass(slots=True)
+class Message:
+    uuid: str
+    session_id: str
+    project: str
+    cwd: str
+    branch: str
+    role: str
+    timestamp: float  # seconds since the epoch, UTC
+    text: str
+    tools: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    source: str = ""
+
+    def to_record(self) -> dict:
+        return {
+            "uuid": self.uuid, "session_id": self.session_id, "project": self.project,
+            "cwd": self.cwd, "branch": self.branch, "role": self.role, "timestamp": self.timestamp,
+            "text": self.text, "tools": self.tools, "files": self.files, "source": self.source,
+        }
+
+    @classmethod
+    def from_record(cls, rec: dict) -> "Message":
+        return cls(
+            uuid=str(rec.get("uuid") or ""), session_id=str(rec.get("session_id") or ""),
+            project=str(rec.get("project") or ""), cwd=str(rec.get("cwd") or ""),
+            branch=str(rec.get("branch") or ""), role=str(rec.get("role") or "user"),
+            timestamp=float(rec.get("timestamp") or 0.0), text=str(rec.get("text") or ""),
+            tools=list(rec.get("tools") or []), files=list(rec.get("files") or []),
+            source=str(rec.get("source") or ""),
+        )
+
+
+def parse_timestamp(value) -> float:
+    if isinstance(value, (int, float)):
+        return float(value) / (1000.0 if value > 1e11 else 1.0)
+    if isinstance(value, str) and value:
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return 0.0
+    return 0.0
+
+
+def clean_text(text: str, stats: Counter | None = None) -> str:
+    """Cut our own recalled context and system reminders out of a piece of text."""
+    if "recalled-context" in text or "RECALLED-CONTEXT" in text:
+        new = _RECALLED.sub("", text)
+        if new != text and stats is not None:
+            stats["recalled-context-cut"] += 1
+        text = new
+    if "<system-reminder>" in text:
+        text = _REMINDER.sub("", text)
+    return text.strip()
+
+
+def session_of(path: Path) -> str:
+    """The session a transcript file belongs to, from its location."""
+    if path.parent.name == "subagents":
+        return path.parent.parent.name
+    return path.stem
+
+
+def decode_project_dir(name: str) -> str:
+    """Best-effort cwd from an encoded project directory name (lossy: '-' was '/' or '.')."""
+    return "/" + name.lstrip("-").replace("-", "/") if name.startswith("-") else name
+
+
+class FileContext:
+    """Per-file parsing state: remembers tool ids and assistant blocks already seen."""
+
+    __slots__ = ("path", "session_id", "cwd", "tool_names", "seen_blocks")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.session_id = session_of(path)
+        self.cwd = ""
+        self.tool_names: OrderedDict[str, str] = OrderedDict()
+        self.seen_blocks: OrderedDict[str, None] = OrderedDict()
+
+    def remember_tool(self, tool_id: str, name: str) -> None:
+        self.tool_names[tool_id] = name
+        if len(self.tool_names) > 4096:
+            self.tool_names.popitem(last=False)
+
+    def seen(self, key: str) -> bool:
+        if key in self.seen_blocks:
+            return True
+        self.seen_blocks[key] = None
+        if len(self.seen_blocks) > 4096:
+            self.seen_blocks.popitem(last=False)
+        return False
+
+
+def _tool_use_text(block: dict) -> tuple[str, str, list[str]]:
+    name = str(block.get("name") or "tool")
+    inp = block.get("input")
+    parts: list[str] = []
+    files: list[str] = []
+    if isinstance(inp, dict):
+        for key in SALIENT_INPUT_KEYS:
+            val = inp.get(key)
+            if isinstance(val, str) and val:
+                parts.append(val if len(val) <= 2000 else val[:2000])
+                if key in FILE_INPUT_KEYS:
+                    files.append(val)
+        edits = inp.get("edits")
+        if not parts and isinstance(edits, list):
+            parts.append(f"{len(edits)} edits")
+    return name, f"{name}: " + " | ".join(parts) if parts else name, files
+
+
+def _tool_result_text(block: dict, limit: int) -> str:
+    content = block.get("content")
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        text = "\n".join(
+            str(b.get("text") or "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
+    else:
+        text = ""
+    if len(text) > limit:
+        text = text[:limit] + f" …[{len(text) - limit} more characters]"
+    return text
+
+
+def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = TOOL_RESULT_CHARS) -> Message | None:
+    """One decoded JSONL line -> a Message, or None (with the reason counted in ``stats``)."""
+    if not isinstance(obj, dict):
+        stats["unknown-type"] += 1
+        return None
+    kind = obj.get("type")
+    if kind in SKIPPED_TYPES:
+        if kind == "attachment":
+            att = obj.get("attachment")
+            if isinstance(att, dict) and att.get("type") == "hook_additional_context":
+                stats["hook-context"] += 1
+                return None
+        stats[kind if kind in SKIP_REASONS else "system"] += 1
+        return None
+    cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else ""
+    if cwd:
+        ctx.cwd = cwd
+    cwd = cwd or ctx.cwd
+    session_id = obj.get("sessionId")
+    if ctx.path.parent.name == "subagents" or not isinstance(session_id, str) or not session_id:
+        session_id = ctx.session_id
+    if kind == "summary":
+        text = obj.get("summary")
+        if not isinstance(text, str) or not text.strip():
+            stats["empty"] += 1
+            return None
+        leaf = str(obj.get("leafUuid") or "")
+        uid = "summary-" + hashlib.sha1(f"{session_id}\0{leaf}\0{text}".encode()).hexdigest()[:24]
+        return _message(uid, session_id, cwd, obj, "summary", redact(text.strip()), [], [], ctx)
+    if kind not in ("user", "assistant"):
+        stats["unknown-type"] += 1
+        return None
+    if obj.get("isMeta"):
+        stats["meta"] += 1
+        return None
+    message = obj.get("message")
+    if not isinstance(message, dict):
+        stats["empty"] += 1
+        return None
+    content = message.get("content")
+    uid = obj.get("uuid")
+    if not isinstance(uid, str) or not uid:
+        uid = "line-" + hashlib.sha1(repr((ctx.path.name, obj.get("timestamp"), content)).encode()).hexdigest()[:24]
+
+    texts: list[str] = []
+    tools: list[str] = []
+    files: list[str] = []
+    role = kind
+    if isinstance(content, str):
+        blocks = [{"type": "text", "text": content}]
+    elif isinstance(content, list):
+        blocks = content
+    else:
+        stats["empty"] += 1
+        return None
+
+    n_text = n_tool_use = n_tool_result = 0
+    reason = "empty"
+    msg_id = message.get("id") if kind == "assistant" else None
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        btype = block.get("type")
+        if btype == "text":
+            raw = block.get("text")
+            if not isinstance(raw, str):
+                continue
+            if kind == "user":
+                if _COMMAND_WRAPPER.match(raw):
+                    reason = "command-wrapper"
+                    continue
+                if _INTERRUPTED.match(raw):
+                    reason = "interrupted"
+                    continue
+            cleaned = clean_text(raw, stats)
+            if not cleaned:
+                reason = "recalled-context" if "recalled-context" in raw else "system-reminder" if "<system-reminder>" in raw else "empty"
+                continue
+            if msg_id and ctx.seen(f"{msg_id}\0t\0{cleaned[:200]}"):
+                reason = "duplicate-block"
+                continue
+            texts.append(cleaned)
+            n_text += 1
+        elif btype == "tool_use":
+            name, described, tfiles = _tool_use_text(block)
+            tid = block.get("id")
+            if isinstance(tid, str):
+                ctx.remember_tool(tid, name)
+                if msg_id and ctx.seen(f"{msg_id}\0u\0{tid}"):
+                    reason = "duplicate-block"
+                    continue
+            texts.append(clean_text(described))
+            tools.append(name)
+            files.extend(tfiles)
+            n_tool_use += 1
+        elif btype == "tool_result":
+            body = clean_text(_tool_result_text(block, tool_result_chars), stats)
+            tid = block.get("tool_use_id")
+            name = ctx.tool_names.get(tid, "") if isinstance(tid, str) else ""
+            if name:
+                tools.append(name)
+            if body:
+                texts.append(body)
+                n_tool_result += 1
+            elif "recalled-context" in str(block.get("content")):
+                reason = "recalled-context"
+        elif btype in ("thinking", "redacted_thinking"):
+            reason = "thinking"
+    if not texts:
+        stats[reason] += 1
+        return None
+
+    if kind == "user":
+        if message.get("isCompactSummary") or obj.get("isCompactSummary"):
+            role = "summary"
+        elif n_text == 0 and n_tool_result:
+            role = "tool_result"
+    else:
+        role = "tool_use" if n_text == 0 and n_tool_use else "assistant"
+    result = obj.get("toolUseResult")
+    if isinstance(result, dict):
+        fp = result.get("filePath")
+        if isinstance(fp, str) and fp:
+            files.append(fp)
+    text = redact("\n".join(texts))
+    return _message(uid, session_id, cwd, obj, role, text, tools, files, ctx)
+
+
+def _message(uid, session_id, cwd, obj, role, text, tools, files, ctx) -> Message:
+    branch = obj.get("gitBranch")
+    dedup_files = list(dict.fromkeys(redact(f) for f in files)) if files else []
+    return Message(
+        uuid=uid,
+        session_id=session_id,
+        project=canonical_project(cwd) if cwd else decode_project_dir(ctx.path.parent.name if ctx.path.parent.name != "subagents" else ctx.path.parent.parent.parent.name),
+        cwd=cwd,
+        branch=branch if isinstance(branch, str) else "",
+        role=role,
+        timestamp=parse_timestamp(obj.get("timestamp")),
+        text=text,
+        tools=list(dict.fromkeys(tools)),
+        files=dedup_files,
+        source=str(ctx.path),
+    )
+
+
+@dataclass
+class ReadResult:
+    messages: list[Message]
+    offset: int  # byte offset just past the last complete line read
+
+
+def read_lines(path: Path, offset: int, ctx: FileContext, stats: Counter,
+               max_bytes: int = 8 << 20) -> Iterator[tuple[list[Message], int]]:
+    """Stream complete lines from ``offset``; yields (messages, new_offset) every ~``max_bytes``.
+
+    A partial last line (no newline yet) is left for the next read: the offset stops
+    before it. Memory stays bounded whatever the file size.
+    """
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        pos = offset
+        batch: list[Message] = []
+        consumed = 0
+        for raw in fh:
+            if not raw.endswith(b"\n"):
+                break  # partial line: wait for its newline
+            pos += len(raw)
+            consumed += len(raw)
+            line = raw.strip()
+            if not line:
+                continue
+            try:
+                obj = _loads(line)
+            except JSONError:
+                stats["malformed-json"] += 1
+                continue
+            msg = parse_line(obj, ctx, stats)
+            if msg is not None:
+                batch.append(msg)
+            if consumed >= max_bytes:
+                yield batch, pos
+                batch, consumed = [], 0
+        yield batch, pos

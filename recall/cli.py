@@ -1,0 +1,132 @@
+"""The ``recall`` command line. Thin: parse options, call library functions, format output.
+
+``recall "some question"`` (or ``recall --raw --limit 5 "query"``) searches; the other
+words are subcommands. Errors are ``RecallError``s, printed once here as one line.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import click
+import typer
+from typer.core import TyperGroup
+
+from recall import __version__
+from recall.errors import RecallError
+
+
+class DefaultSearchGroup(TyperGroup):
+    """Anything that is not a subcommand is a search: ``recall --raw "query"``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            args = ["search", *args]
+        return super().parse_args(ctx, args)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [c for c in self.commands if c != "hook"]
+
+
+app = typer.Typer(
+    cls=DefaultSearchGroup,
+    help="Persistent memory for Claude Code. `recall QUERY` searches your past sessions; "
+    "the commands below index, serve and set it up.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"recall {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    pass
+
+
+# search ----------------------------------------------------------------------------------
+@app.command("search", help="Search past sessions (the default command: `recall QUERY`).")
+def search_cmd(
+    query: List[str] = typer.Argument(..., help="What to look for; any text."),
+    raw: bool = typer.Option(False, "--raw", help="Print ranked hits only; never call a model."),
+    limit: int = typer.Option(10, "--limit", "-n", min=1, max=1000, help="How many hits."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (schema in docs/cli.md)."),
+    since: Optional[str] = typer.Option(None, "--since", help="Only after: 2h, 3d, 1w, or a date."),
+    project: Optional[Path] = typer.Option(None, "--project", help="Only the project PATH belongs to."),
+    messages: bool = typer.Option(False, "--messages", help="Rank single messages, not sessions."),
+) -> None:
+    from recall import format as fmt
+    from recall.api import run_search
+
+    text = " ".join(query)
+    hits = run_search(text, limit=limit, since=since, project=project, messages=messages)
+    if as_json:
+        typer.echo(json.dumps({"query": text, "hits": [h.as_json() for h in hits]}, ensure_ascii=False))
+    else:
+        fmt.print_hits(hits, text)
+
+
+# index -----------------------------------------------------------------------------------
+@app.command("index", help="Index new transcript lines (incremental; --rebuild starts over).")
+def index_cmd(
+    rebuild: bool = typer.Option(False, "--rebuild", help="Drop the index and build it again."),
+    source: List[Path] = typer.Option([], "--source", help="Another transcript root (repeatable)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    from recall import format as fmt
+    from indexer.ingest import index_all
+
+    for s in source:
+        if not s.is_dir():
+            raise RecallError(f"--source {s} is not a directory: pass a folder of Claude Code transcripts.")
+    with fmt.progress("Indexing", enabled=not as_json) as update:
+        summary = index_all(source, rebuild=rebuild, progress=update)
+    if as_json:
+        typer.echo(json.dumps(summary.as_dict()))
+    else:
+        fmt.print_index_summary(summary)
+
+
+def run(args: list[str]) -> int:
+    """Entry for the console script: run the app, turning errors into one line each."""
+    try:
+        app(args=args, prog_name="recall", standalone_mode=False)
+        return 0
+    except RecallError as exc:
+        typer.echo(f"recall: {exc}", err=True)
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Abort:
+        typer.echo("recall: aborted.", err=True)
+        return 130
+    except KeyboardInterrupt:
+        typer.echo("recall: interrupted; nothing was lost (indexing resumes where it stopped).", err=True)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # never a traceback for users
+        from recall import log
+
+        log.get("cli").exception("unexpected error")
+        typer.echo(f"recall: unexpected error ({type(exc).__name__}: {exc}); details in {log.log_file()}. "
+                   "Please report it.", err=True)
+        return 1
+
+
+def main() -> None:  # pragma: no cover
+    sys.exit(run(sys.argv[1:]))

@@ -1,0 +1,25 @@
+"""The ``recall`` console script.
+
+Hook invocations (``recall hook ...``) run on every prompt, so they are dispatched here
+before anything heavy is imported (no typer, rich, anthropic or mcp); everything else
+goes to the typer CLI in ``recall.cli``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) >= 2 and args[0] == "hook":
+        from hooks.dispatch import run_hook
+
+        return run_hook(args[1], args[2:])
+    from recall.cli import run
+
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""Human output for the CLI: hits, index summaries, progress bars (rich on a terminal,
+plain text otherwise)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+from typing import Callable, Iterator
+
+from indexer.transcripts import SKIP_REASONS
+
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+def short_project(project: str) -> str:
+    home = os.path.expanduser("~")
+    if project.startswith(home + os.sep):
+        return "~" + project[len(home):]
+    return project or "?"
+
+
+def print_hits(hits, query: str) -> None:
+    out = sys.stdout
+    if not hits:
+        print(f"No matches for {query!r}. Try fewer or other words, drop --since/--project, "
+              "or run `recall index` if you have not yet.", file=out)
+        return
+    tty = out.isatty()
+    if tty:
+        from rich.text import Text
+
+        console = _console()
+    for h in hits:
+        date = h.timestamp.replace("T", " ")[:16] or "undated"
+        head = f"{date}  {short_project(h.project)}  {h.role}  session {h.session_id[:8]}"
+        if tty:
+            console.print(Text(head, style="dim"))
+            body = Text("  ")
+            pos = 0
+            for m in _BOLD.finditer(h.snippet):
+                body.append(h.snippet[pos:m.start()])
+                body.append(m.group(1), style="bold yellow")
+                pos = m.end()
+            body.append(h.snippet[pos:])
+            console.print(body)
+        else:
+            print(head, file=out)
+            print("  " + h.snippet, file=out)
+        print(file=out)
+
+
+def print_index_summary(summary) -> None:
+    if summary.rebuilt:
+        print(f"Rebuilt the index ({summary.rebuilt}).")
+    if summary.nothing_new:
+        print(f"Nothing new: {summary.files} transcript files already indexed "
+              f"({summary.seconds:.2f} s).")
+    else:
+        rate = summary.messages / summary.seconds if summary.seconds else 0
+        print(f"Indexed {summary.messages} messages from {summary.changed} of {summary.files} files "
+              f"in {summary.seconds:.2f} s ({rate:,.0f} messages/s).")
+    skipped = {k: v for k, v in summary.skipped.items() if k in SKIP_REASONS and v}
+    if skipped:
+        total = sum(skipped.values())
+        parts = ", ".join(f"{k} {v}" for k, v in sorted(skipped.items(), key=lambda kv: -kv[1]))
+        print(f"Skipped {total} lines: {parts}.")
+    for err in summary.errors[:10]:
+        print(f"  could not read {err}")
+
+
+@contextlib.contextmanager
+def progress(label: str, enabled: bool = True) -> Iterator[Callable[[int, int], None]]:
+    """A byte-based progress bar on a terminal (stderr); a no-op callback elsewhere."""
+    if not (enabled and sys.stderr.isatty()):
+        yield lambda done, total: None
+        return
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+    with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
+                  TimeRemainingColumn(), console=_console(stderr=True), transient=True) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total or None)
+
+        yield update

@@ -1,0 +1,98 @@
+"""Where recall keeps its state, and how it writes it.
+
+One environment variable, ``RECALL_HOME``, relocates everything: the index, offsets,
+the archive, logs, the config file and the service's socket. The default is
+``$XDG_DATA_HOME/recall`` (``~/.local/share/recall``). Directories are created 0700
+and files written atomically (tmp + rename) with 0600 permissions.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def recall_home() -> Path:
+    env = os.environ.get("RECALL_HOME")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
+    return base / "recall"
+
+
+def ensure_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        os.chmod(path, 0o700)
+    except OSError:
+        pass
+    return path
+
+
+def home_dir() -> Path:
+    return ensure_dir(recall_home())
+
+
+def index_dir() -> Path:
+    return recall_home() / "index"
+
+
+def state_db_path() -> Path:
+    return recall_home() / "state.db"
+
+
+def archive_dir() -> Path:
+    return recall_home() / "archive"
+
+
+def log_dir() -> Path:
+    return recall_home() / "logs"
+
+
+def config_path() -> Path:
+    return recall_home() / "config.json"
+
+
+def socket_path() -> Path:
+    return recall_home() / "service.sock"
+
+
+def claude_config_dir() -> Path:
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".claude"
+
+
+def transcript_roots(extra: list[Path] | tuple[Path, ...] = ()) -> list[Path]:
+    """Claude Code's transcript root plus any extra ``--source`` directories, de-duplicated."""
+    roots = [claude_config_dir() / "projects", *(Path(p).expanduser() for p in extra)]
+    seen: set[str] = set()
+    out: list[Path] = []
+    for root in roots:
+        key = os.path.abspath(root)
+        if key not in seen:
+            seen.add(key)
+            out.append(Path(key))
+    return out
+
+
+def atomic_write(path: Path, data: bytes | str, mode: int = 0o600) -> None:
+    """Write ``data`` to ``path`` so readers see the old or the new file, never half of one."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    ensure_dir(path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,285 @@
+"""Searching the index: any text in, ranked hits out.
+
+The query text is never handed to Tantivy's query parser (it raises on raw user text):
+it is analysed with the index's own analyzer and turned into term and phrase queries.
+
+Ranking: BM25 over ``content`` (10x), ``files`` (2x) and ``tools`` (1x); identifiers,
+paths and dotted.names in the query also match as a phrase of their parts (so
+``stripe_webhook.py`` prefers the exact file over scattered words), quoted text as a
+phrase; a mild recency prior; then, unless ``messages=True``, one hit per session (its best
+message).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import tantivy
+
+from indexer.schema import SchemaMismatch, open_index, prepare_content, text_analyzer
+from recall import paths
+from recall.errors import IndexMissing, RecallError
+
+W_CONTENT = 10.0
+W_FILES = 2.0
+W_TOOLS = 1.0
+W_PHRASE = 6.0        # an identifier / quoted phrase found whole, on top of its parts
+RECENCY_WEIGHT = 0.10  # at most +10% for a message from today
+RECENCY_HALF_LIFE_DAYS = 30.0
+SESSION_DOC_WEIGHT = 0.5
+MAX_TERMS = 32
+SNIPPET_CHARS = 240
+
+_ANALYZER = text_analyzer()
+_IDENT = re.compile(r"[\w]+(?:[./\\:\-#@]+[\w]+)+|\b[\w]*[a-z0-9][A-Z][\w]*")
+_QUOTED = re.compile(r'"([^"]{2,200})"')
+
+
+@dataclass
+class Hit:
+    session_id: str
+    uuid: str
+    project: str
+    cwd: str
+    timestamp: str  # ISO 8601, UTC
+    role: str
+    text: str
+    snippet: str
+    score: float
+    kind: str = "message"  # message | session | memory
+
+    def as_json(self) -> dict:
+        d = asdict(self)
+        d["score"] = round(self.score, 4)
+        return d
+
+
+class SearchIndexError(RecallError):
+    pass
+
+
+def analyze(text: str) -> list[str]:
+    """The index's terms for ``text``, in order, with duplicates."""
+    try:
+        return _ANALYZER.analyze(prepare_content(text))
+    except Exception:  # the analyzer takes any str; be safe anyway
+        return []
+
+
+def _unique(seq):
+    return list(dict.fromkeys(seq))
+
+
+class Searcher:
+    """A read-only view of the index. Cheap to keep open (the service keeps one warm)."""
+
+    def __init__(self, index_path: Path | None = None) -> None:
+        self.index_path = index_path or paths.index_dir()
+        try:
+            self.index = open_index(self.index_path)
+        except FileNotFoundError:
+            raise IndexMissing(self.index_path) from None
+        except SchemaMismatch:
+            raise SearchIndexError(
+                "The index was built by another version of recall: run `recall index --rebuild`."
+            ) from None
+        self.schema = self.index.schema
+
+    def refresh(self) -> None:
+        self.index.reload()
+
+    # query building -------------------------------------------------------------------
+    def _terms(self, searcher: tantivy.Searcher, text: str) -> list[str]:
+        terms = _unique(analyze(text))
+        if len(terms) > MAX_TERMS:  # a pasted log: keep the rarest terms that exist at all
+            scored = []
+            for t in terms:
+                df = searcher.doc_freq("content", t)
+                if df:
+                    scored.append((df, t))
+            scored.sort()
+            terms = [t for _, t in scored[:MAX_TERMS]]
+        return terms
+
+    def _phrases(self, text: str) -> list[list[str]]:
+        phrases = []
+        for chunk in [*_QUOTED.findall(text), *_IDENT.findall(text[:4000])]:
+            parts = analyze(chunk)
+            if 1 < len(parts) <= 12 and parts not in phrases:
+                phrases.append(parts)
+            if len(phrases) >= 8:
+                break
+        return phrases
+
+    def build_query(self, searcher: tantivy.Searcher, text: str, *, doctypes=("message",),
+                    project: str | None = None, since: float | None = None, until: float | None = None,
+                    exclude_session: str | None = None, roles=None, mtype: str | None = None):
+        schema = self.schema
+        terms = self._terms(searcher, text)
+        should = []
+        for t in terms:
+            should.append((tantivy.Occur.Should, tantivy.Query.boost_query(
+                tantivy.Query.term_query(schema, "content", t), W_CONTENT)))
+            should.append((tantivy.Occur.Should, tantivy.Query.boost_query(
+                tantivy.Query.term_query(schema, "files", t, index_option="freq"), W_FILES)))
+            should.append((tantivy.Occur.Should, tantivy.Query.boost_query(
+                tantivy.Query.term_query(schema, "tools", t, index_option="freq"), W_TOOLS)))
+            if "memory" in doctypes:
+                should.append((tantivy.Occur.Should, tantivy.Query.boost_query(
+                    tantivy.Query.term_query(schema, "tags", t, index_option="freq"), W_FILES)))
+        for parts in self._phrases(text):
+            should.append((tantivy.Occur.Should, tantivy.Query.boost_query(
+                tantivy.Query.phrase_query(schema, "content", parts), W_PHRASE)))
+        if not should:
+            return None
+        clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
+
+        def must(q):
+            clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(q, 0.0)))
+
+        if len(doctypes) == 1:
+            must(tantivy.Query.term_query(schema, "doctype", doctypes[0], index_option="basic"))
+        else:
+            must(tantivy.Query.term_set_query(schema, "doctype", list(doctypes)))
+        if project:
+            must(tantivy.Query.term_query(schema, "project", project, index_option="basic"))
+        if roles:
+            must(tantivy.Query.term_set_query(schema, "role", list(roles)))
+        if mtype:
+            must(tantivy.Query.term_query(schema, "mtype", mtype, index_option="basic"))
+        if since is not None or until is not None:
+            must(tantivy.Query.range_query(
+                schema, "ts", tantivy.FieldType.Integer,
+                int(since) if since is not None else None, int(until) if until is not None else None))
+        if exclude_session:
+            clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_query(
+                schema, "session_id", exclude_session, index_option="basic")))
+        return tantivy.Query.boolean_query(clauses), terms
+
+    # searching ------------------------------------------------------------------------
+    def search(self, text: str, *, limit: int = 10, messages: bool = False, project: str | None = None,
+               since: float | None = None, until: float | None = None, exclude_session: str | None = None,
+               doctypes: tuple[str, ...] | None = None, roles=None, mtype: str | None = None,
+               now: float | None = None) -> list[Hit]:
+        limit = max(1, min(int(limit), 1000))
+        if doctypes is None:
+            doctypes = ("message",) if messages else ("message", "session")
+        searcher = self.index.searcher()
+        built = self.build_query(searcher, text, doctypes=doctypes, project=project, since=since,
+                                 until=until, exclude_session=exclude_session, roles=roles, mtype=mtype)
+        if built is None:
+            return []
+        query, terms = built
+        fetch = limit if messages else min(limit * 8 + 20, 600)
+        fetch = min(fetch + 10, 1000)
+        result = searcher.search(query, fetch)
+        now = time.time() if now is None else now
+        hits: list[Hit] = []
+        for score, address in result.hits:
+            doc = searcher.doc(address)
+            hits.append(self._hit(doc, score, now))
+        hits.sort(key=lambda h: h.score, reverse=True)
+        if not messages:
+            hits = _group_by_session(hits)
+        hits = hits[:limit]
+        pattern = _highlighter(terms)
+        for h in hits:
+            h.snippet = snippet(h.text, pattern)
+        return hits
+
+    def _hit(self, doc: tantivy.Document, score: float, now: float) -> Hit:
+        def first(name, default=""):
+            v = doc.get_first(name)
+            if v is None:
+                return default
+            if isinstance(v, (bytes, bytearray)):
+                return bytes(v).decode("utf-8", "replace")
+            return v
+
+        ts = int(first("ts", 0) or 0)
+        doctype = first("doctype", "message")
+        age_days = max(0.0, (now - ts) / 86400.0) if ts else 365.0
+        boosted = score * (1.0 + RECENCY_WEIGHT * math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS))
+        if doctype == "session":
+            boosted *= SESSION_DOC_WEIGHT
+        key = first("key")
+        return Hit(
+            session_id=first("session_id"), uuid=key.split(":", 1)[1] if ":" in key else key,
+            project=first("project"), cwd=first("cwd"), timestamp=iso(ts), role=first("role"),
+            text=first("text"), snippet="", score=boosted, kind=doctype,
+        )
+
+    def count(self) -> int:
+        return self.index.searcher().num_docs
+
+
+def _group_by_session(hits: list[Hit]) -> list[Hit]:
+    best: dict[str, Hit] = {}
+    order: list[str] = []
+    for h in hits:  # sorted by score: the first hit of a session is its best
+        cur = best.get(h.session_id)
+        if cur is None:
+            best[h.session_id] = h
+            order.append(h.session_id)
+        elif cur.kind == "session" and h.kind == "message":
+            # show the session by its best message, keep the better score
+            h.score = max(h.score, cur.score)
+            best[h.session_id] = h
+    return sorted((best[s] for s in order), key=lambda h: h.score, reverse=True)
+
+
+def iso(ts: int | float) -> str:
+    if not ts:
+        return ""
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+_CJK_TERM = re.compile("^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+$")
+
+
+def _highlighter(terms: list[str]) -> re.Pattern | None:
+    alts = []
+    for t in sorted(set(terms), key=len, reverse=True)[:64]:
+        if _CJK_TERM.match(t):
+            alts.append(re.escape(t))
+        elif len(t) >= 2 or t.isdigit():
+            alts.append(r"(?<![^\W_])" + re.escape(t) + r"[^\W_]*")
+    if not alts:
+        return None
+    return re.compile("|".join(alts), re.I)
+
+
+def snippet(text: str, pattern: re.Pattern | None, width: int = SNIPPET_CHARS) -> str:
+    """A window of ``text`` around the densest run of query terms, matches in **bold**."""
+    flat = " ".join(text.split())
+    if not flat:
+        return ""
+    matches = list(pattern.finditer(flat)) if pattern is not None else []
+    if not matches:
+        return flat[:width] + ("…" if len(flat) > width else "")
+    best_start, best_count = matches[0].start(), 0
+    j = 0
+    for i, m in enumerate(matches):  # sliding window over match starts
+        while matches[j].start() < m.start() - width // 2:
+            j += 1
+        distinct = len({x.group(0).lower() for x in matches[j:i + 1]})
+        if distinct > best_count:
+            best_count, best_start = distinct, matches[j].start()
+    start = max(0, best_start - width // 4)
+    if start:
+        space = flat.find(" ", start)
+        start = space + 1 if 0 <= space < best_start else start
+    end = min(len(flat), start + width)
+    window = flat[start:end]
+    window = pattern.sub(lambda m: f"**{m.group(0)}**", window)
+    return ("…" if start else "") + window + ("…" if end < len(flat) else "")
+
+
+def search(query: str, **kwargs) -> list[Hit]:
+    """One-shot search (opens the index, searches, returns hits)."""
+    return Searcher().search(query, **kwargs)
