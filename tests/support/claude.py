@@ -18,7 +18,8 @@ API
 ---
 ``claude_binary() -> Path | None``
     ``$RECALL_CLAUDE_BIN``, else ``<cache>/node_modules/@anthropic-ai/claude-code/bin/claude.exe``
-    with ``<cache>`` = ``$RECALL_TEST_CACHE`` or ``~/.cache/recall-tests``; npm-installs
+    with ``<cache>`` = ``$RECALL_TEST_CACHE`` or ``~/.cache/recall-tests`` (``~`` from the
+    password database, not ``$HOME``, which tests isolate per test); npm-installs
     ``@anthropic-ai/claude-code@$RECALL_CLAUDE_CODE_VERSION`` (default
     ``CLAUDE_CODE_VERSION`` = 2.1.197) there when missing (~10 s, ~245 MB, under a
     file lock).  A candidate counts only if ``--version`` prints "(Claude Code)".
@@ -166,8 +167,18 @@ _problem: str | None = None
 _memo: dict[str, Path | None] = {}
 
 
+def _real_home() -> Path:
+    """The account's home from the password database: tests point $HOME at temp dirs."""
+    try:
+        import pwd
+
+        return Path(pwd.getpwuid(os.getuid()).pw_dir)
+    except (ImportError, KeyError):
+        return Path.home()
+
+
 def _cache_dir() -> Path:
-    return Path(os.environ.get("RECALL_TEST_CACHE") or Path.home() / ".cache" / "recall-tests")
+    return Path(os.environ.get("RECALL_TEST_CACHE") or _real_home() / ".cache" / "recall-tests")
 
 
 def _works(binary: Path) -> bool:
@@ -222,7 +233,7 @@ def claude_binary() -> Path | None:
 
     1. ``$RECALL_CLAUDE_BIN`` if set (used as is; None if it does not run);
     2. ``<cache>/node_modules/@anthropic-ai/claude-code/bin/claude.exe`` where
-       ``<cache>`` is ``$RECALL_TEST_CACHE`` or ``~/.cache/recall-tests``;
+       ``<cache>`` is ``$RECALL_TEST_CACHE`` or ``<real home>/.cache/recall-tests``;
     3. otherwise ``npm install @anthropic-ai/claude-code@<version>`` into ``<cache>``
        (under a file lock, so parallel test workers install once) and retry 2.
 
