@@ -41,6 +41,20 @@ class SessionInfo:
     messages: int = 0
 
 
+def known_projects(path: Path) -> list[str]:
+    """Projects with indexed sessions, read without taking any lock (empty if no state yet)."""
+    if not path.exists():
+        return []
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            return [r[0] for r in conn.execute("SELECT DISTINCT project FROM sessions") if r[0]]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return []
+
+
 class StateDB:
     def __init__(self, path: Path) -> None:
         ensure_dir(path.parent)

@@ -140,13 +140,10 @@ def parse_timestamp(value) -> float:
     return 0.0
 
 
-def clean_text(text: str, stats: Counter | None = None) -> str:
+def clean_text(text: str) -> str:
     """Cut our own recalled context and system reminders out of a piece of text."""
     if "recalled-context" in text or "RECALLED-CONTEXT" in text:
-        new = _RECALLED.sub("", text)
-        if new != text and stats is not None:
-            stats["recalled-context-cut"] += 1
-        text = new
+        text = _RECALLED.sub("", text)
     if "<system-reminder>" in text:
         text = _REMINDER.sub("", text)
     return text.strip()
@@ -297,7 +294,7 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
                 if _INTERRUPTED.match(raw):
                     reason = "interrupted"
                     continue
-            cleaned = clean_text(raw, stats)
+            cleaned = clean_text(raw)
             if not cleaned:
                 reason = "recalled-context" if "recalled-context" in raw else "system-reminder" if "<system-reminder>" in raw else "empty"
                 continue
@@ -319,7 +316,7 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
             files.extend(tfiles)
             n_tool_use += 1
         elif btype == "tool_result":
-            body = clean_text(_tool_result_text(block, tool_result_chars), stats)
+            body = clean_text(_tool_result_text(block, tool_result_chars))
             tid = block.get("tool_use_id")
             name = ctx.tool_names.get(tid, "") if isinstance(tid, str) else ""
             if name:

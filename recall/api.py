@@ -9,15 +9,28 @@ import os
 from pathlib import Path
 
 from indexer.project import canonical_project
+from indexer.state import known_projects
+from recall import paths
 from recall.search import Hit, Searcher
 from recall.timespec import parse_since
 
 
 def resolve_project(project: Path | str | None) -> str | None:
-    """``--project PATH`` -> the canonical project root PATH belongs to."""
+    """``--project PATH`` -> the project PATH belongs to.
+
+    That is its canonical project (git root) when that is indexed; otherwise the deepest
+    indexed project that contains PATH (a subfolder of a project outside git); otherwise
+    the canonical project, which then simply has no hits.
+    """
     if project is None or str(project) == "":
         return None
-    return canonical_project(os.path.abspath(os.path.expanduser(str(project))))
+    path = os.path.abspath(os.path.expanduser(str(project)))
+    canonical = canonical_project(path)
+    known = known_projects(paths.state_db_path())
+    if canonical in known:
+        return canonical
+    inside = [p for p in known if path == p or path.startswith(p.rstrip(os.sep) + os.sep)]
+    return max(inside, key=len) if inside else canonical
 
 
 def run_search(text: str, *, limit: int = 10, since: str | None = None, project: Path | str | None = None,
