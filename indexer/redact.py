@@ -1,0 +1,609 @@
+"""Secret redaction for transcript text, run on every message before indexing.
+
+Public API
+----------
+``redact(text) -> str``
+    Return ``text`` with secrets replaced by ``[redacted:<kind>]`` and
+    ``<private>...</private>`` blocks removed.  When nothing matched, the very
+    same object is returned (``redact(s) is s``), so callers can cheaply tell
+    whether anything changed.
+``redact_counts(text) -> (str, dict[str, int])``
+    Same result plus how many replacements of each kind were made (``private``
+    counts removed ``<private>`` blocks).  ``{}`` when nothing matched.
+``KINDS``
+    Every kind label this module can emit.
+
+Kinds
+-----
+``anthropic-key`` ``openai-key`` ``aws-access-key`` ``aws-secret-key``
+``github-token`` ``gitlab-token`` ``slack-token`` ``stripe-key``
+``bearer-token`` ``jwt`` ``private-key`` ``url-password``
+``secret-assignment`` ``high-entropy``
+
+When two detectors claim overlapping text the more specific one wins, in this
+order: private-key, vendor-prefixed tokens (anthropic/openai/aws/github/gitlab/
+slack/stripe), jwt, bearer-token, url-password, secret-assignment /
+aws-secret-key, high-entropy.  So ``Authorization: Bearer sk-ant-...`` yields
+``anthropic-key`` and ``OPENAI_API_KEY="sk-..."`` yields ``openai-key``.
+
+Guarantees
+----------
+* Idempotent: ``redact(redact(x)) == redact(x)``.  Markers are never matched
+  again, and a pass is repeated (at most a few times) when the first pass
+  changed something, so leftovers that only become visible after a
+  replacement are also caught.
+* Never raises for a ``str`` (huge strings, emoji, NUL bytes, lone
+  surrogates).  Every regex is linear or bounded; if something unexpected
+  still blows up, the function fails *closed* and returns
+  ``[redacted:error]`` rather than leaking the input.
+* Fast: ordinary prose costs a ``str.lower()``, two precompiled regex
+  searches with a literal/charset prefix and a couple of ``in`` tests
+  (single-digit microseconds for ~500 chars).  Detectors only run when their
+  trigger is present.
+
+Private blocks
+--------------
+``<private>...</private>`` (case-insensitive, attributes and whitespace
+inside the tag tolerated, multi-line, nested blocks handled by depth
+counting) is replaced by a single space, tags included.  An unclosed
+``<private>`` removes everything to the end of the text.  A stray
+``</private>`` with no opener is left alone; ``<private/>`` is just dropped.
+
+Judgment calls (what is *not* a secret)
+--------------------------------------
+* Hex strings are never ``high-entropy``: git SHAs (short or 40/64 hex),
+  sha256 digests, docker ``sha256:`` image digests, md5 sums, UUIDs and
+  long hex segments inside paths/URLs (``/blob/<sha>/src``) are ids users
+  search for.  A hex secret is still caught when it is *named*
+  (``SECRET_KEY=<hex>`` -> ``secret-assignment``).
+* ``high-entropy`` needs a run of >= 32 chars from ``[A-Za-z0-9+/_-]`` (plus
+  ``=`` padding) that mixes upper case, lower case and digits, has Shannon
+  entropy >= 3.8 bits/char and is not "wordy" (less than 60% of it made of
+  ``[A-Z]?[a-z]{3,}`` words).  Long identifiers such as
+  ``test_indexing_same_line_twice_never_duplicates`` or
+  ``AbstractSingletonProxyFactoryBean2Impl`` and file paths survive; random
+  base62/base64 of 32+ chars is caught >99% of the time.
+* Subresource-integrity / lockfile hashes (``sha512-...``, ``sha256-...``,
+  ``sha1-...``) and Go ``h1:`` checksums are content hashes, not secrets: kept.
+* Anthropic API object ids (``msg_01...``, ``toolu_01...``,
+  ``srvtoolu_01...``, ``req_01...``) are kept: they are ids, not secrets.
+* Base64 of short things (``SGVsbG8=``) is too short to matter; long base64
+  blobs (data URIs, k8s ``Secret`` data) *are* redacted as ``high-entropy``.
+* Stripe publishable keys (``pk_live_``) are not targeted (they are public),
+  though a long one may still be caught by ``high-entropy``.
+* ``secret-assignment`` replaces only the value, keeping the name, for
+  ``NAME=value``, ``NAME: value``, ``"name": "value"``, ``name := "v"``,
+  ``name => 'v'``, ``export NAME=value``, ``--password value``,
+  ``name: str = "v"`` and ``Authorization: Basic <v>`` when the *name*
+  contains secret/token/passw/passphrase/pwd/api_key/apikey/api-key/
+  private_key/credential/auth.  Not treated as secrets:
+  - names that are clearly metadata: ``*_type``, ``*_count``, ``max_tokens``,
+    ``*_file``/``*_path``/``*_url``/``*_endpoint``, ``tokenizer``,
+    ``author``/``authority``/``authenticated``, ``PWD``/``OLDPWD``, ...;
+  - placeholder values: empty, ``${DB_PASSWORD}``, ``$TOKEN``,
+    ``${{ secrets.X }}``, ``{{ token }}``, ``<your-token>``, ``%(pw)s``,
+    ``***``, ``xxxx``, ``...``, ``your_api_key_here``, ``changeme``,
+    ``changeit``, ``placeholder``, ``example``, ``null``/``None``/``true``/
+    ``false``/``undefined``, numbers, and a few config enum words
+    (``basic``, ``oauth2``, ``required``, ``invalid``, ...);
+  - code, not data: ``token = get_token()``, ``password=self.password``,
+    ``api_key=api_key`` (an identifier that itself names a secret),
+    paths (``PASSWORD_FILE=/run/secrets/db``), type annotations
+    (``password: str``), and prose after a colon
+    (``Password: must be at least 8 characters``).
+  - the word in prose ("reset your password", "bearer tokens expire").
+* ``url-password`` keeps scheme, user and host:
+  ``postgres://app:[redacted:url-password]@db:5432/x``.  A token used as the
+  *user* part (``https://ghp_...@github.com``) is caught by its own prefix.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from bisect import bisect_left
+from collections import Counter
+
+__all__ = ["redact", "redact_counts", "KINDS"]
+
+KINDS = (
+    "anthropic-key",
+    "openai-key",
+    "aws-access-key",
+    "aws-secret-key",
+    "github-token",
+    "gitlab-token",
+    "slack-token",
+    "stripe-key",
+    "bearer-token",
+    "jwt",
+    "private-key",
+    "url-password",
+    "secret-assignment",
+    "high-entropy",
+)
+
+_MARK = "[redacted:"
+_MAX_PASSES = 4
+
+# Span priorities: lower wins when spans overlap.
+_P_PEM, _P_PREFIX, _P_JWT, _P_BEARER, _P_URL, _P_ASSIGN, _P_ENTROPY = range(7)
+
+# --------------------------------------------------------------------------
+# <private> blocks
+# --------------------------------------------------------------------------
+_PRIV_TAG = re.compile(r"<\s*(/)?\s*private(?:\s[^<>]*)?>", re.I)
+
+
+def _strip_private(text: str) -> tuple[str, int]:
+    out: list[str] = []
+    depth = 0
+    last = 0
+    blocks = 0
+    for m in _PRIV_TAG.finditer(text):
+        closing = m.group(1) is not None
+        if not closing and m.group().endswith("/>"):  # <private/>: empty element
+            if depth == 0:
+                out.append(text[last : m.start()])
+                out.append(" ")
+                last = m.end()
+                blocks += 1
+            continue
+        if closing:
+            if depth == 0:
+                continue  # stray closer, leave it
+            depth -= 1
+            if depth == 0:
+                last = m.end()
+        else:
+            if depth == 0:
+                out.append(text[last : m.start()])
+                out.append(" ")
+                blocks += 1
+            depth += 1
+    if blocks == 0:
+        return text, 0
+    if depth == 0:
+        out.append(text[last:])
+    return "".join(out), blocks
+
+
+def _remove_private(text: str) -> tuple[str, int]:
+    total = 0
+    for _ in range(4):
+        text, n = _strip_private(text)
+        total += n
+        # Every opener present before the strip was consumed, so an opener
+        # found now was glued together by the removal (contrived input).
+        if n == 0 or not any(t.group(1) is None for t in _PRIV_TAG.finditer(text)):
+            return text, total
+    # Pathological nesting: fail closed, drop from the first opener on.
+    for m in _PRIV_TAG.finditer(text):
+        if m.group(1) is None:
+            return text[: m.start()] + " ", total + 1
+    return text, total
+
+
+# --------------------------------------------------------------------------
+# Long runs of token characters: vendor prefixes and high entropy live here.
+# --------------------------------------------------------------------------
+_RUN_MIN = 20
+# A separator char followed by a long run; a leading separator gives sre a
+# charset prefix so ordinary prose is skipped quickly.
+_RUN_FIND = re.compile(r"[^A-Za-z0-9+/_\-]([A-Za-z0-9+/_\-]{%d,})" % _RUN_MIN)
+_RUN_HEAD = re.compile(r"[A-Za-z0-9+/_\-]{%d,}" % _RUN_MIN)
+
+# No lookbehind so that sre gets a charset prefix; the left boundary is
+# checked in Python.  Kind is derived from the first characters.
+_PREFIXED = re.compile(
+    r"sk-ant-[A-Za-z0-9_\-]{20,}"
+    r"|sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"
+    r"|sk_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|rk_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|whsec_[A-Za-z0-9+/]{20,}"
+    r"|A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9])"
+    r"|gh[pousr]_[A-Za-z0-9]{30,}"
+    r"|github_pat_[A-Za-z0-9_]{30,}"
+    r"|gl(?:pat|dt|rt|ptt|ft|oas|soat|cbt|imt|agent)-[A-Za-z0-9_\-]{20,}"
+    r"|xox[abposre]-[A-Za-z0-9\-]{10,}"
+    r"|xapp-[0-9]-[A-Za-z0-9\-]{10,}"
+)
+_DOT_TAIL = re.compile(r"(?:\.[A-Za-z0-9_\-]+)+")  # routable gitlab tokens
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+_SLACK_HOOK_PATHS = ("com/services/", "com/workflows/", "com/triggers/")
+
+_DIGIT = re.compile(r"[0-9]")
+_HEXISH = re.compile(r"[0-9a-fA-F_\-]+")
+_HEX_SEG = re.compile(
+    r"(?<![A-Za-z0-9])(?:[0-9a-fA-F]{16,}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+    r"[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(?![A-Za-z0-9])"
+)
+_WORD = re.compile(r"[A-Z]?[a-z]{3,}")
+_NOT_SECRET_RUN = re.compile(
+    r"(?:sha1|sha256|sha384|sha512)-"  # SRI / npm integrity
+    r"|(?:msg|toolu|srvtoolu|req|msgbatch|file|batch|compact)_01[A-Za-z0-9]{16,40}$"
+)
+
+
+def _mixed(s: str) -> bool:
+    return not s.islower() and not s.isupper() and _DIGIT.search(s) is not None
+
+
+def _entropy(s: str) -> float:
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
+
+
+def _random_looking(run: str) -> bool:
+    core = run.rstrip("=")
+    if len(core) < 32 or not _mixed(core) or _HEXISH.fullmatch(core):
+        return False
+    if _NOT_SECRET_RUN.match(core):
+        return False
+    if _HEX_SEG.search(core):  # drop hashes/uuids embedded in paths/urls
+        core = _HEX_SEG.sub("", core)
+        if len(core) < 32 or not _mixed(core):
+            return False
+    words = sum(map(len, _WORD.findall(core)))
+    if words >= 0.6 * len(core):
+        return False
+    return _entropy(core) >= 3.8
+
+
+def _openai_ok(tok: str) -> bool:
+    body = tok.split("-", 1)[1]
+    return len(body) >= 40 or _mixed(body)
+
+
+def _prefixed_kind(tok: str) -> str:
+    c = tok[0]
+    if c == "s":
+        if tok.startswith("sk-ant-"):
+            return "anthropic-key"
+        if tok[2] == "-":
+            return "openai-key"
+        return "stripe-key"
+    if c == "r" or c == "w":
+        return "stripe-key"
+    if c == "A":
+        return "aws-access-key"
+    if c == "g":
+        return "github-token" if tok[1] == "h" or tok.startswith("github") else "gitlab-token"
+    return "slack-token"
+
+
+def _scan_runs(text: str, spans: list) -> None:
+    n = len(text)
+    runs = []
+    m = _RUN_HEAD.match(text)
+    if m:
+        runs.append((0, m.end()))
+    pos = 0
+    while True:
+        m = _RUN_FIND.search(text, pos)
+        if m is None:
+            break
+        s, e = m.span(1)
+        runs.append((s, e))
+        pos = e
+    for s, e in runs:
+        hit = False
+        p = s
+        while True:
+            pm = _PREFIXED.search(text, p, e)
+            if pm is None:
+                break
+            ts, te = pm.span()
+            p = te
+            if ts > 0 and text[ts - 1] in _ALNUM:
+                p = ts + 1
+                continue
+            tok = pm.group()
+            kind = _prefixed_kind(tok)
+            if kind == "openai-key" and not _openai_ok(tok):
+                continue
+            if kind == "gitlab-token" and te == e and te < n and text[te] == ".":
+                dm = _DOT_TAIL.match(text, te)
+                if dm:
+                    te = dm.end()
+                    p = te
+            spans.append((ts, te, _P_PREFIX, kind))
+            hit = True
+        if hit:
+            continue
+        if text.startswith(_SLACK_HOOK_PATHS, s) and text.endswith("hooks.slack.", 0, s):
+            cut = text.index("/", s + 4) + 1
+            if e - cut >= 8:
+                spans.append((cut, e, _P_PREFIX, "slack-token"))
+            continue
+        if e - s >= 32:
+            te = e
+            while te < n and text[te] == "=" and te - e < 3:
+                te += 1
+            if text.endswith("h1:", 0, s):  # go.sum checksum
+                continue
+            if _random_looking(text[s:te]):
+                spans.append((s, te, _P_ENTROPY, "high-entropy"))
+
+
+# --------------------------------------------------------------------------
+# JWT, PEM, bearer, URL passwords
+# --------------------------------------------------------------------------
+_JWT = re.compile(
+    r"eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]*"
+    r"(?:\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+)?"  # JWE has five parts
+)
+
+_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+# Body of a truncated block: base64 lines, armor headers, blank lines, with
+# real or JSON-escaped newlines.
+_PEM_BODY = re.compile(
+    r"(?:(?:\r?\n|\\r?\\n)[ \t]*(?:[A-Za-z0-9+/=]+|[A-Za-z][A-Za-z\-]*: ?[^\n\\]*)?"
+    r"(?=[ \t]*(?:\r?\n|\\r?\\n|$|[\"'])))*"
+)
+
+_BEARER = re.compile(r"bearer[ \t]+(?!\[redacted:)([a-z0-9\-._~+/]+=*)")
+_BEARER_I = re.compile(_BEARER.pattern, re.I)
+
+_URL_PW = re.compile(
+    r"://([^\s:@/?#\[\]\"'<>]*):(?!\[redacted:)([^\s@/?#\"'<>]+)@(?=[A-Za-z0-9\[])"
+)
+
+
+def _scan_pem(text: str, spans: list) -> None:
+    pos = 0
+    have_end = "-----END" in text
+    while True:
+        m = _PEM_BEGIN.search(text, pos)
+        if m is None:
+            return
+        em = _PEM_END.search(text, m.end()) if have_end else None
+        if em is not None:
+            end = em.end()
+        else:
+            have_end = False
+            end = _PEM_BODY.match(text, m.end()).end()
+        spans.append((m.start(), end, _P_PEM, "private-key"))
+        pos = end
+
+
+def _scan_jwt(text: str, spans: list) -> None:
+    for m in _JWT.finditer(text):
+        s = m.start()
+        if s and text[s - 1] in _ALNUM:
+            continue
+        spans.append((s, m.end(), _P_JWT, "jwt"))
+
+
+def _scan_bearer(text: str, low: str | None, spans: list) -> None:
+    it = _BEARER.finditer(low) if low is not None else _BEARER_I.finditer(text)
+    for m in it:
+        s, e = m.span(1)
+        if m.start() and text[m.start() - 1] in _ALNUM:
+            continue
+        tok = text[s:e]
+        if (len(tok) >= 12 and _DIGIT.search(tok)) or len(tok) >= 20:
+            spans.append((s, e, _P_BEARER, "bearer-token"))
+
+
+def _scan_url(text: str, spans: list) -> None:
+    for m in _URL_PW.finditer(text):
+        pw = m.group(2)
+        if _placeholder(pw):
+            continue
+        spans.append((m.start(2), m.end(2), _P_URL, "url-password"))
+
+
+# --------------------------------------------------------------------------
+# NAME = value assignments
+# --------------------------------------------------------------------------
+_KW_ALT = (
+    r"secret|token(?!iz)|passw|passphrase|pwd|api[_\-]?key|private[_\-]?key|credential"
+    r"|auth(?!or(?!iz)|ent)"
+)
+# Trigger for every keyword-driven detector (assignment, bearer, PEM).
+_TRIGGER = re.compile(_KW_ALT + r"|bearer|-----begin")
+_TRIGGER_I = re.compile(_TRIGGER.pattern, re.I)
+
+_ASSIGN = re.compile(
+    r"(?:" + _KW_ALT + r")"
+    r"(?P<rest>[a-z0-9_.\-]*)"
+    r"(?P<nq>\\{0,2}[\"'])?"
+    r"(?:"
+    r"(?P<ann>[ \t]*:[ \t]*(?:str|string|bytes|secretstr|optional\[str\]|str[ \t]*\|[ \t]*none)[ \t]*(?==))?"
+    r"[ \t]*(?P<sep>:=|=>|=(?!=)|:(?!:|//))[ \t]*"
+    r"|(?P<sp>[ \t]+)"
+    r")"
+    r"(?P<scheme>(?:bearer|basic|token|digest)[ \t]+)?"
+    r"(?!\\{0,2}[\"'`]?\[redacted:)"
+    r"(?:(?P<oq>\\{0,2}[\"'`])(?P<qv>[^\n]{0,512}?)(?P=oq)"
+    r"|(?P<bv>[^\s\"'`,;&()\[\]{}<>\\]+))"
+)
+_ASSIGN_I = re.compile(_ASSIGN.pattern, re.I)
+
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_META_NAME = re.compile(
+    r"(?:type|types|count|counts|len|length|size|limit|limits|max|min|file|files|path|paths|dir"
+    r"|url|urls|uri|endpoint|helper|name|names|env|var|field|header|prefix|suffix|usage|used"
+    r"|policy|method|methods|mode|required|enabled|disabled|ttl|expiry|expires|expires_at"
+    r"|expires_in|lifetime|provider|strategy|backend|scheme|realm|domain|server|host|port"
+    r"|user|username|email|scope|scopes|audience|issuer|version|format|algorithm|alg|timeout"
+    r"|retries|store|storage|cache|manager|service|handler|middleware|module|config|settings"
+    r"|options|opts|index|idx|ids|position|offset|budget|estimate|ratio|rate|per_minute"
+    r"|location|source|kind|label|description|desc|hint|message|msg|error|status|state)s?$"
+)
+_PLACEHOLDER = re.compile(
+    r"(?:\$\{?\{?[A-Za-z_][^}\s]*\}?\}?|\$\{\{.*\}\}|\$\(.*\)|\{\{.*\}\}|<[^<>]*>|%\([A-Za-z_]+\)s"
+    r"|%[A-Za-z_]+%|\*+|[xX]{3,}|\.{3,}|\u2026|#+|-+|_+|\?+|your[-_ ].*|my[-_ ]?(?:secret|token|password|api[-_]?key).*"
+    r"|.*[-_]here|\[redacted:.*)",
+    re.S,
+)
+_PLACEHOLDER_WORDS = frozenset(
+    """changeme change_me change-me changeit placeholder example sample dummy fake redacted
+    masked hidden null none nil undefined true false yes no on off empty default
+    basic bearer digest oauth oauth2 jwt saml oidc ldap sso kerberos ntlm apikey api_key
+    required optional enabled disabled invalid expired missing revoked valid set unset present
+    absent provided refreshed str string bytes int number bool boolean any object secretstr
+    password passwd secret token""".split()
+)
+_NUMBER = re.compile(r"[-+]?[0-9][0-9_,.]*[kKmM]?")
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SCHEME_IN_VALUE = re.compile(r"(?i)(?:bearer|basic|token|digest)[ \t]+(?=\S)")
+
+
+def _placeholder(v: str) -> bool:
+    return v.lower() in _PLACEHOLDER_WORDS or _PLACEHOLDER.fullmatch(v) is not None
+
+
+def _scan_assign(text: str, low: str | None, start: int, spans: list) -> None:
+    rx, hay = (_ASSIGN, low) if low is not None else (_ASSIGN_I, text)
+    pos = start
+    while True:
+        m = rx.search(hay, pos)
+        if m is None:
+            return
+        # on rejection resume right after the keyword, so that a rejected
+        # match never hides an overlapping real one ("auth token=...")
+        pos = m.end("rest")
+        # full name: walk back from the keyword to the start of the identifier
+        ks = m.start()
+        ns = ks
+        while ns > 0 and text[ns - 1] in _NAME_CHARS:
+            ns -= 1
+        ne = m.end("rest")
+        name = text[ns:ne].lower().lstrip("-.")
+        if name in ("pwd", "oldpwd") or _META_NAME.search(name):
+            continue
+        if m.group("sp") is not None:
+            # "--password hunter2" only for command-line flags
+            if not text.startswith("--", ns) or m.group("nq"):
+                continue
+        sep = m.group("sep")
+        if m.group("qv") is not None:
+            vs, ve = m.span("qv")
+            quoted = True
+        else:
+            vs, ve = m.span("bv")
+            quoted = False
+        value = text[vs:ve]
+        if quoted:
+            sm = _SCHEME_IN_VALUE.match(value)
+            if sm:
+                vs += sm.end()
+                value = text[vs:ve]
+        value_s = value.strip()
+        if len(value_s) < 3 or _placeholder(value_s) or _NUMBER.fullmatch(value_s):
+            continue
+        if not quoted:
+            nxt = text[ve : ve + 1]
+            if nxt in ("(", "[", "{"):
+                continue  # call / subscript: code
+            if _DOTTED.fullmatch(value) or "://" in value:
+                continue
+            if value[0] in "/~." or value.startswith("$"):
+                continue  # path or variable
+            if _IDENT.fullmatch(value) and _TRIGGER.search(value.lower()):
+                continue  # api_key=api_key, token = new_token
+            if sep == ":" and m.group("scheme") is None and value.isalpha():
+                # "Password: must be ..." -> prose
+                after = text[ve : ve + 2]
+                if len(after) == 2 and after[0] in " \t" and after[1].isalpha():
+                    continue
+        kind = "secret-assignment"
+        if "secret" in name:
+            flat = name.replace("_", "").replace("-", "").replace(".", "")
+            if "secretaccesskey" in flat or ("aws" in flat and "secret" in flat):
+                kind = "aws-secret-key"
+        spans.append((vs, ve, _P_ASSIGN, kind))
+        pos = max(pos, ve)
+
+
+# --------------------------------------------------------------------------
+# Driver
+# --------------------------------------------------------------------------
+def _resolve(spans: list) -> list:
+    """Keep non-overlapping spans, preferring lower priority, then earlier."""
+    if len(spans) == 1:
+        return spans
+    spans.sort(key=lambda t: (t[2], t[0], -t[1]))
+    starts: list[int] = []
+    kept: list = []
+    for sp in spans:
+        s, e = sp[0], sp[1]
+        i = bisect_left(starts, s)
+        if i < len(starts) and starts[i] < e:
+            continue
+        if i > 0 and kept[i - 1][1] > s:
+            continue
+        starts.insert(i, s)
+        kept.insert(i, sp)
+    return kept
+
+
+def _pass(text: str) -> tuple[str, dict]:
+    counts: dict[str, int] = {}
+    if "<" in text and _PRIV_TAG.search(text):
+        new, nblocks = _remove_private(text)
+        if nblocks:
+            counts["private"] = nblocks
+            text = new
+
+    spans: list = []
+    low: str | None = text.lower()
+    if len(low) != len(text):  # non 1:1 case mapping; fall back to re.I
+        low = None
+    trig = _TRIGGER.search(low) if low is not None else _TRIGGER_I.search(text)
+    if trig is not None:
+        if "-----BEGIN" in text:
+            _scan_pem(text, spans)
+        if "bearer" in (low if low is not None else text.lower()):
+            _scan_bearer(text, low, spans)
+        _scan_assign(text, low, max(0, trig.start() - 1), spans)
+    if "eyJ" in text:
+        _scan_jwt(text, spans)
+    if "@" in text and "://" in text:
+        _scan_url(text, spans)
+    _scan_runs(text, spans)
+
+    if not spans:
+        return text, counts
+    out = []
+    last = 0
+    for s, e, _prio, kind in _resolve(spans):
+        out.append(text[last:s])
+        out.append(_MARK + kind + "]")
+        last = e
+        counts[kind] = counts.get(kind, 0) + 1
+    out.append(text[last:])
+    return "".join(out), counts
+
+
+def redact_counts(text: str) -> tuple[str, dict[str, int]]:
+    """Redact ``text``; also return the number of replacements per kind."""
+    try:
+        out, counts = _pass(text)
+        if not counts:
+            return text, {}
+        for _ in range(_MAX_PASSES - 1):
+            out2, more = _pass(out)
+            if not more:
+                break
+            for k, v in more.items():
+                counts[k] = counts.get(k, 0) + v
+            out = out2
+        return out, counts
+    except Exception:
+        if not isinstance(text, str):
+            raise TypeError(f"redact() expects str, got {type(text).__name__}") from None
+        return _MARK + "error]", {"error": 1}
+
+
+def redact(text: str) -> str:
+    """Return ``text`` with secrets replaced and private blocks removed.
+
+    The input object itself is returned when nothing needed redacting.
+    """
+    return redact_counts(text)[0]
