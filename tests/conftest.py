@@ -29,3 +29,20 @@ def claude_projects(tmp_path):
     root = tmp_path / "claude" / "projects"
     root.mkdir(parents=True)
     return root
+
+
+@pytest.fixture
+def standin():
+    """A loopback stand-in for the Anthropic Messages API (tests/support/standin.py)."""
+    from tests.support.standin import StandIn
+
+    with StandIn() as s:
+        yield s
+
+
+@pytest.fixture
+def claude_env(tmp_path, standin):
+    """One fake Claude Code user (temp HOME, a trusted project) talking to ``standin``."""
+    from tests.support.claude import ClaudeEnv, require_claude
+
+    return ClaudeEnv.create(tmp_path / "cc", standin.url, binary=require_claude())

@@ -286,7 +286,10 @@ def require_claude() -> Path:
     if binary is None:
         import pytest
 
-        pytest.skip(f"real Claude Code client unavailable: {claude_binary_problem()}")
+        reason = f"real Claude Code client unavailable: {claude_binary_problem()}"
+        if os.environ.get("RECALL_REQUIRE_CLAUDE"):  # CI: an e2e test must never skip silently
+            pytest.fail(reason)
+        pytest.skip(reason)
     return binary
 
 
