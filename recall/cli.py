@@ -74,7 +74,9 @@ def search_cmd(
     if as_json:
         typer.echo(json.dumps({"query": text, "hits": [h.as_json() for h in hits]}, ensure_ascii=False))
     else:
-        fmt.print_hits(hits, text)
+        from recall.commands.hook_setup import print_search_result
+
+        print_search_result(text, hits, raw=raw)
 
 
 # index -----------------------------------------------------------------------------------
@@ -130,3 +132,6 @@ def run(args: list[str]) -> int:
 
 def main() -> None:  # pragma: no cover
     sys.exit(run(sys.argv[1:]))
+
+
+from recall.commands import hook_setup as _hook_setup_commands  # noqa: E402,F401

@@ -1,0 +1,311 @@
+"""`recall setup` (settings.json / .mcp.json merge, idempotence, exact uninstall),
+`recall doctor` and `recall config`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from recall import config, paths
+from recall import setup as st
+from recall.cli import run
+from tests.factory import Session
+
+EVENTS = ("UserPromptSubmit", "SessionStart", "Stop", "PreCompact", "SessionEnd")
+
+
+def cli(capsys, *args):
+    code = run(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture
+def project(tmp_path):
+    p = tmp_path / "proj"
+    (p / ".git").mkdir(parents=True)
+    return p
+
+
+def read(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def our_hooks(settings: dict) -> dict[str, list[dict]]:
+    out = {}
+    for event, groups in settings.get("hooks", {}).items():
+        for g in groups:
+            for h in g.get("hooks", []):
+                if st.ours(h):
+                    out.setdefault(event, []).append(h)
+    return out
+
+
+EXISTING = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(npm test)"]},
+    "hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo mine", "timeout": 3}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}],
+    },
+}
+
+
+def test_setup_merges_without_touching_other_keys(project, capsys):
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps(EXISTING, indent=2))
+    code, out, err = cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")
+    assert code == 0, err
+    data = read(settings)
+    assert data["model"] == "opus" and data["permissions"] == EXISTING["permissions"]
+    assert data["hooks"]["PreToolUse"] == EXISTING["hooks"]["PreToolUse"]
+    assert data["hooks"]["UserPromptSubmit"][0] == EXISTING["hooks"]["UserPromptSubmit"][0]
+    ours = our_hooks(data)
+    assert set(ours) == set(EVENTS) and all(len(v) == 1 for v in ours.values())
+    for event, (h,) in ours.items():
+        assert h["type"] == "command" and isinstance(h["timeout"], int) and h["timeout"] > 0
+        argv = shlex.split(h["command"])
+        assert os.path.isabs(argv[0]) and argv[-2] == "hook"
+        assert argv[-1] == st.HOOK_EVENTS[event][0]
+    assert ours["UserPromptSubmit"][0]["timeout"] > config.DEFAULTS["hook"]["budget_seconds"]
+    mcp = read(project / ".mcp.json")
+    entry = mcp["mcpServers"]["recall"]
+    assert entry["type"] == "stdio" and entry["args"][-1] == "mcp" and os.path.isabs(entry["command"])
+    assert read(project / ".claude" / "settings.local.json")["enabledMcpjsonServers"] == ["recall"]
+    assert "added the UserPromptSubmit hook" in out and "registered the recall MCP server" in out
+    assert "skipped the service" in out and "skipped the first backfill" in out
+
+
+def test_setup_is_idempotent(project, capsys):
+    cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")
+    files = [project / ".claude" / "settings.json", project / ".mcp.json", project / ".claude" / "settings.local.json"]
+    before = [f.read_bytes() for f in files]
+    code, out, _ = cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")
+    assert code == 0
+    assert [f.read_bytes() for f in files] == before
+    assert "changed:" not in out and "already set" in out
+
+
+def test_setup_updates_a_stale_command_and_drops_duplicates(project, capsys):
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    stale = {"type": "command", "command": "/old/venv/bin/recall hook user-prompt-submit", "timeout": 1}
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [stale]}, {"hooks": [dict(stale)]}]}}))
+    code, out, _ = cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index", "--no-mcp")
+    assert code == 0
+    ours = our_hooks(read(settings))
+    assert len(ours["UserPromptSubmit"]) == 1
+    assert ours["UserPromptSubmit"][0]["command"] == st.hook_command("user-prompt-submit")
+    assert "updated the UserPromptSubmit hook" in out and "duplicate" in out
+    assert not (project / ".mcp.json").exists()
+
+
+def test_uninstall_restores_exactly(project, capsys):
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    original = json.dumps(EXISTING, indent=2)
+    settings.write_text(original)
+    mcp = project / ".mcp.json"
+    mcp.write_text(json.dumps({"mcpServers": {"db": {"command": "dbtool", "args": []}}}))
+    cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")
+    code, out, _ = cli(capsys, "setup", "--uninstall", "--project", str(project))
+    assert code == 0
+    assert read(settings) == EXISTING
+    assert read(mcp) == {"mcpServers": {"db": {"command": "dbtool", "args": []}}}
+    assert not (project / ".claude" / "settings.local.json").exists()  # setup had created it
+    assert "removed the Stop hook" in out
+    code, out, _ = cli(capsys, "setup", "--uninstall", "--project", str(project))
+    assert code == 0 and "nothing of recall's" in out
+
+
+def test_uninstall_deletes_what_setup_created(project, capsys):
+    cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")
+    assert (project / ".claude" / "settings.json").exists()
+    cli(capsys, "setup", "--uninstall", "--project", str(project))
+    assert not (project / ".mcp.json").exists()
+    assert not (project / ".claude").exists()
+    assert sorted(p.name for p in project.iterdir()) == [".git"]
+
+
+def test_global_setup_uses_the_user_files(project, capsys, tmp_path):
+    user_json = Path(os.environ["CLAUDE_CONFIG_DIR"]) / ".claude.json"
+    user_json.parent.mkdir(parents=True, exist_ok=True)
+    user_json.write_text(json.dumps({"numStartups": 3, "projects": {"/x": {"allowedTools": []}}}))
+    code, out, err = cli(capsys, "setup", "--global", "--no-service", "--no-index")
+    assert code == 0, err
+    settings = paths.claude_config_dir() / "settings.json"
+    assert set(our_hooks(read(settings))) == set(EVENTS)
+    data = read(user_json)
+    assert data["numStartups"] == 3 and data["projects"] == {"/x": {"allowedTools": []}}
+    assert data["mcpServers"]["recall"]["args"][-1] == "mcp"
+    assert not (project / ".claude").exists()
+    cli(capsys, "setup", "--uninstall", "--global")
+    assert read(user_json) == {"numStartups": 3, "projects": {"/x": {"allowedTools": []}}}
+    assert not settings.exists()
+
+
+def test_setup_from_a_subdirectory_uses_the_project_root(project, capsys, monkeypatch):
+    sub = project / "src" / "pkg"
+    sub.mkdir(parents=True)
+    monkeypatch.chdir(sub)
+    assert cli(capsys, "setup", "--no-service", "--no-index")[0] == 0
+    assert (project / ".claude" / "settings.json").exists() and not (sub / ".claude").exists()
+
+
+@pytest.mark.parametrize("content,needle", [
+    ("{not json", "is not valid JSON"),
+    ("[1, 2]", "does not hold a JSON object"),
+    ('{"hooks": []}', '"hooks"'),
+    ('{"hooks": {"Stop": {"a": 1}}}', '"hooks.Stop"'),
+])
+def test_broken_settings_get_one_clear_line(project, capsys, content, needle):
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(content)
+    code, out, err = cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")
+    assert code != 0
+    assert needle in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert settings.read_text() == content  # left alone
+
+
+def test_bad_arguments(project, capsys, tmp_path):
+    code, _, err = cli(capsys, "setup", "--project", str(tmp_path / "missing"), "--no-service")
+    assert code != 0 and "is not a directory" in err
+    code, _, err = cli(capsys, "setup", "--global", "--project", str(project))
+    assert code != 0 and "exclude each other" in err
+
+
+def test_foreign_mcp_server_named_recall_is_not_overwritten(project, capsys):
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"recall": {"command": "other-tool"}}}))
+    code, _, err = cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")
+    assert code != 0 and "not recall's" in err
+    assert read(project / ".mcp.json") == {"mcpServers": {"recall": {"command": "other-tool"}}}
+
+
+def test_setup_runs_the_first_backfill(project, capsys, claude_projects):
+    s = Session(cwd=str(project))
+    s.user("we picked argon2id for password hashing")
+    s.write(claude_projects)
+    code, out, err = cli(capsys, "setup", "--project", str(project), "--no-service")
+    assert code == 0, err
+    assert "indexed 1 messages" in out
+
+
+def test_setup_installs_and_starts_the_service(project, capsys, tmp_path, monkeypatch):
+    """With no service manager reachable, setup writes the unit and starts the service detached."""
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    for tool in ("systemctl", "launchctl"):
+        f = fake_bin / tool
+        f.write_text("#!/bin/sh\necho 'Failed to connect to bus' >&2\nexit 1\n")
+        f.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake_bin}{os.pathsep}{os.environ['PATH']}")
+    from recall import client
+    from recall.commands.service import stop_service
+
+    try:
+        code, out, err = cli(capsys, "setup", "--project", str(project), "--no-index")
+        assert code == 0, err
+        assert "installed the service" in out
+        assert client.ping(timeout=5) is not None
+        code, out, _ = cli(capsys, "doctor", "--project", str(project))
+        assert "ok    service: running" in out
+    finally:
+        stop_service()
+
+
+# ------------------------------------------------------------------------------ doctor
+def test_doctor_reports_each_failure_with_its_fix(project, capsys):
+    code, out, _ = cli(capsys, "doctor", "--project", str(project))
+    assert code == 1
+    assert "FAIL  hooks: missing" in out and "recall setup --project" in out
+    assert "FAIL  index: no index" in out and "fix: run `recall index`" in out
+    assert "warn  API key: none found" in out and "recall config set api_key" in out
+    assert "FAIL  MCP server: not registered" in out
+    assert "warn  service: not running" in out and "recall service start" in out
+
+
+def test_doctor_after_setup_is_green(project, capsys, claude_projects, monkeypatch):
+    s = Session(cwd=str(project))
+    s.user("we picked argon2id for password hashing")
+    s.write(claude_projects)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-real")
+    assert cli(capsys, "setup", "--project", str(project), "--no-service")[0] == 0
+    code, out, _ = cli(capsys, "doctor", "--project", str(project))
+    assert "ok    hooks: all five" in out
+    assert "ok    UserPromptSubmit hook run" in out
+    assert "ok    index:" in out and "ok    API key: found in ANTHROPIC_API_KEY" in out
+    assert "ok    MCP server: registered" in out
+    assert code == 0, out  # the service is only a warning
+    # a new transcript line makes the index stale
+    s.user("and bcrypt was rejected for its 72-byte limit")
+    s.write(claude_projects)
+    code, out, _ = cli(capsys, "doctor", "--project", str(project))
+    assert code == 1 and "FAIL  index:" in out and "not indexed yet" in out
+
+
+def test_doctor_spots_a_hook_that_cannot_run(project, capsys):
+    settings = project / ".claude" / "settings.json"
+    assert cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")[0] == 0
+    data = read(settings)
+    for groups in data["hooks"].values():
+        for g in groups:
+            for h in g["hooks"]:
+                h["command"] = h["command"].replace(shlex.split(h["command"])[0], "/gone/bin/recall", 1)
+    settings.write_text(json.dumps(data))
+    code, out, _ = cli(capsys, "doctor", "--project", str(project))
+    assert code == 1 and "FAIL  Stop hook: /gone/bin/recall does not exist" in out
+
+
+# ------------------------------------------------------------------------------ config
+def test_config_set_get_show_unset(capsys):
+    assert cli(capsys, "config", "set", "hook.max_chars", "2000")[0] == 0
+    assert config.load()["hook"]["max_chars"] == 2000
+    assert cli(capsys, "config", "get", "hook.max_chars")[1].strip() == "2000"
+    cli(capsys, "config", "set", "hook.synthesize", "off")
+    assert config.load()["hook"]["synthesize"] is False
+    cli(capsys, "config", "set", "hook.scope", "all")
+    assert config.load()["hook"]["scope"] == "all"
+    cli(capsys, "config", "set", "hook.skip", "yes,no,later")
+    assert config.load()["hook"]["skip"] == ["yes", "no", "later"]
+    code, out, _ = cli(capsys, "config", "set", "api_key", "sk-ant-api03-secretsecretsecret1234")
+    assert code == 0 and "secretsecretsecret" not in out
+    assert config.load()["api_key"] == "sk-ant-api03-secretsecretsecret1234"
+    from recall import llm
+
+    assert llm.find_api_key() == ("sk-ant-api03-secretsecretsecret1234", str(paths.config_path()))
+    code, out, _ = cli(capsys, "config", "show")
+    assert code == 0 and "secretsecretsecret" not in out and json.loads(out)["hook"]["max_chars"] == 2000
+    assert stat.S_IMODE(paths.config_path().stat().st_mode) == 0o600
+    assert cli(capsys, "config", "unset", "hook.max_chars")[0] == 0
+    assert config.load()["hook"]["max_chars"] == config.DEFAULTS["hook"]["max_chars"]
+
+
+@pytest.mark.parametrize("args,needle", [
+    (("config", "set", "hook.max_chars", "lots"), "is a number"),
+    (("config", "set", "hook.synthesize", "maybe"), "true or false"),
+    (("config", "set", "nonsense.key", "1"), "no setting"),
+    (("config", "set", "hook", "1"), "group of settings"),
+    (("config", "get", "hook.nope"), "no setting"),
+])
+def test_config_rejects_bad_values_in_one_line(capsys, args, needle):
+    code, out, err = cli(capsys, *args)
+    assert code != 0 and needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_hook_command_is_runnable_as_written(project, capsys):
+    """The exact command setup writes runs the hook (what Claude Code will do)."""
+    cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index", "--no-mcp")
+    command = our_hooks(read(project / ".claude" / "settings.json"))["UserPromptSubmit"][0]["command"]
+    proc = subprocess.run(command, shell=True, input=json.dumps({"prompt": "thanks!"}), capture_output=True,
+                          text=True, timeout=60, cwd=project)
+    assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
+    assert sys.executable  # the venv's recall is what was written
