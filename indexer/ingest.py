@@ -4,6 +4,14 @@
 across processes) and the offsets database. ``recall index`` and the background service
 both drive it: ``index_file`` reads whatever a file gained since its saved byte offset,
 ``commit`` makes those documents visible and only then saves the offsets.
+
+Every message indexed is also appended to the durable archive (``indexer.archive``)
+before the commit that holds it, so a rebuild (``--rebuild``, a schema upgrade) replays
+the archive and then re-reads the live transcripts: sessions whose transcript Claude Code
+deleted are never lost. Memory documents (doctype "memory", written by
+``upsert_memory_docs``) are logged in the archive too and replayed the same way.
+``forget_session`` / ``forget_project`` delete from the index and the archive and leave
+a tombstone so a rebuild does not bring the messages back.
 """
 
 from __future__ import annotations
@@ -17,11 +25,12 @@ from typing import Callable, Iterable
 
 import tantivy
 
+from indexer.archive import Archive
 from indexer.schema import SchemaMismatch, drop_index, open_index, prepare_content
 from indexer.state import HEAD_BYTES, FileState, SessionInfo, StateDB
 from indexer.transcripts import FileContext, Message, read_lines
 from recall import paths
-from recall.errors import IndexBusy
+from recall.errors import IndexBusy, UsageError
 
 WRITER_HEAP = int(os.environ.get("RECALL_WRITER_HEAP_MB", "128")) * 1_000_000
 COMMIT_EVERY = 100_000  # messages between commits during a backfill
@@ -37,15 +46,23 @@ class Summary:
     seconds: float = 0.0
     rebuilt: str = ""        # why the index was rebuilt, if it was
     errors: list[str] = field(default_factory=list)
+    replayed: int = 0        # messages restored from the archive (rebuilds)
 
     @property
     def nothing_new(self) -> bool:
-        return self.changed == 0
+        return self.changed == 0 and self.replayed == 0
 
     def as_dict(self) -> dict:
         return {"files": self.files, "changed": self.changed, "messages": self.messages,
                 "skipped": dict(self.skipped), "seconds": round(self.seconds, 3),
-                "rebuilt": self.rebuilt, "errors": self.errors}
+                "rebuilt": self.rebuilt, "errors": self.errors, "replayed": self.replayed}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Summary":
+        return cls(files=int(d.get("files") or 0), changed=int(d.get("changed") or 0),
+                   messages=int(d.get("messages") or 0), skipped=Counter(d.get("skipped") or {}),
+                   seconds=float(d.get("seconds") or 0.0), rebuilt=str(d.get("rebuilt") or ""),
+                   errors=list(d.get("errors") or []), replayed=int(d.get("replayed") or 0))
 
 
 def message_document(m: Message) -> tantivy.Document:
@@ -75,6 +92,62 @@ def session_document(s: SessionInfo) -> tantivy.Document:
     return doc
 
 
+def memory_document(d: dict) -> tantivy.Document:
+    """A memory dict (see ``Indexer.upsert_memory_docs``) -> its "mem:<id>" document."""
+    tags = [str(t) for t in (d.get("tags") or []) if str(t)]
+    content = str(d.get("content") or "")
+    sids = [str(s) for s in (d.get("session_ids") or []) if s]
+    doc = tantivy.Document(
+        key="mem:" + str(d["id"]), doctype="memory", session_id=sids[0] if sids else "",
+        project=str(d.get("project") or ""), role="memory", ts=int(float(d.get("updated") or 0)),
+        text=content.encode("utf-8", "replace"), cwd=b"", branch=b"",
+        content=prepare_content(content + " " + " ".join(tags)),
+    )
+    if d.get("type"):
+        doc.add_text("mtype", str(d["type"]))
+    if tags:
+        doc.add_text("tags", " ".join(tags))
+    return doc
+
+
+def check_memory_doc(d) -> dict:
+    """Validate and normalise one memory dict; raises UsageError naming what is wrong."""
+    from indexer.redact import redact
+
+    if not isinstance(d, dict) or not isinstance(d.get("id"), str) or not d["id"]:
+        raise UsageError("A memory document needs a non-empty string 'id': "
+                         "pass {'id', 'project', 'type', 'content', 'tags', 'updated', 'session_ids'}.")
+    tags = d.get("tags") or []
+    if isinstance(tags, str):
+        tags = tags.split()
+    sids = d.get("session_ids") or []
+    if isinstance(sids, str):
+        sids = [sids]
+    try:
+        updated = float(d.get("updated") or 0.0)
+    except (TypeError, ValueError):
+        raise UsageError(f"Memory {d['id']!r}: 'updated' must be seconds since the epoch.") from None
+    return {"id": d["id"], "project": str(d.get("project") or ""), "type": str(d.get("type") or ""),
+            "content": redact(str(d.get("content") or "")), "tags": [str(t) for t in tags],
+            "updated": updated, "session_ids": [str(s) for s in sids]}
+
+
+def _message_from_doc(doc: tantivy.Document) -> Message:
+    def first(name, default=""):
+        v = doc.get_first(name)
+        if v is None:
+            return default
+        if isinstance(v, (bytes, bytearray)):
+            return bytes(v).decode("utf-8", "replace")
+        return v
+
+    key = first("key")
+    return Message(uuid=key[2:], session_id=first("session_id"), project=first("project"), cwd=first("cwd"),
+                   branch=first("branch"), role=first("role"), timestamp=float(first("ts", 0) or 0),
+                   text=first("text"), tools=first("tools").split(),
+                   files=[f for f in first("files").split("\n") if f])
+
+
 def discover(roots: Iterable[Path]) -> list[Path]:
     """Every ``*.jsonl`` below the roots (sessions, subagents), sorted for a stable order."""
     found: list[Path] = []
@@ -89,6 +162,87 @@ def discover(roots: Iterable[Path]) -> list[Path]:
     return found
 
 
+def _lock_path() -> Path:
+    return paths.recall_home() / "writer.lock"
+
+
+def acquire_writer_lock() -> int:
+    """Hold ``$RECALL_HOME/writer.lock`` (flock) for as long as this process writes the
+    index; raises IndexBusy naming the holder's pid. Released by the kernel on any exit,
+    ``kill -9`` included."""
+    import fcntl
+
+    fd = os.open(_lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        try:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+        except OSError:
+            holder = ""
+        os.close(fd)
+        raise IndexBusy(f"pid {holder}" if holder else "") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
+def release_writer_lock(fd: int | None) -> None:
+    if fd is None:
+        return
+    try:
+        os.close(fd)  # closing the only descriptor releases the flock
+    except OSError:
+        pass
+
+
+def seed_archive(archive: Archive, index_path: Path) -> None:
+    """An index older than the archive: copy what it holds into the archive once, so a
+    later rebuild keeps it (its stored fields are the whole message). Best effort."""
+    try:
+        index = open_index(index_path)
+    except (FileNotFoundError, SchemaMismatch, ValueError, OSError):
+        return
+    _seed(archive, index)
+
+
+def _seed(archive: Archive, index: tantivy.Index) -> None:
+    searcher = index.searcher()
+    if searcher.num_docs == 0:
+        return
+    schema = index.schema
+    Q, Must = tantivy.Query, tantivy.Occur.Must
+    is_msg = Q.term_query(schema, "doctype", "message", index_option="basic")
+    ends = []
+    for order in (tantivy.Order.Asc, tantivy.Order.Desc):
+        hits = searcher.search(is_msg, 1, order_by_field="ts", order=order).hits
+        ends.append(int(hits[0][0]) if hits else None)
+    if ends[0] is not None:
+        step = 86400
+        lo = ends[0]
+        while lo <= ends[1]:
+            rng = Q.range_query(schema, "ts", tantivy.FieldType.Integer, lo, lo + step - 1)
+            q = Q.boolean_query([(Must, is_msg), (Must, rng)])
+            n = searcher.search(q, 1, count=True).count
+            if n:
+                hits = searcher.search(q, n).hits
+                archive.append([_message_from_doc(searcher.doc(addr)) for _, addr in hits])
+            lo += step
+    mem = Q.term_query(schema, "doctype", "memory", index_option="basic")
+    n = searcher.search(mem, 1, count=True).count
+    if n:
+        docs = []
+        for _, addr in searcher.search(mem, n).hits:
+            d = searcher.doc(addr)
+            m = _message_from_doc(d)
+            docs.append({"id": str(d.get_first("key"))[4:], "project": m.project,
+                         "type": d.get_first("mtype") or "", "content": m.text,
+                         "tags": (d.get_first("tags") or "").split(), "updated": m.timestamp,
+                         "session_ids": [m.session_id] if m.session_id else []})
+        archive.log_memory(upserts=docs)
+    archive.sync()
+
+
 def _head(path: Path, n: int) -> bytes:
     with open(path, "rb") as fh:
         return fh.read(n)
@@ -100,6 +254,19 @@ class Indexer:
     def __init__(self, rebuild: bool = False, heap: int = WRITER_HEAP, threads: int = 0) -> None:
         paths.home_dir()
         self.index_path = paths.index_dir()
+        self.writer = None
+        self._lock_fd = acquire_writer_lock()  # before anything destructive (a rebuild)
+        try:
+            self._open(rebuild, heap, threads)
+        except BaseException:
+            release_writer_lock(self._lock_fd)
+            raise
+
+    def _open(self, rebuild: bool, heap: int, threads: int) -> None:
+        fresh_archive = not (paths.archive_dir() / "FORMAT").exists()
+        self.archive = Archive(paths.archive_dir())
+        if fresh_archive:
+            seed_archive(self.archive, self.index_path)
         self.state = StateDB(paths.state_db_path())
         self.rebuilt = ""
         if rebuild:
@@ -123,6 +290,10 @@ class Indexer:
         self.pending_messages = 0
         self.listeners: list[Callable[[list[Message]], None]] = []
         self.stats: Counter = Counter()
+        self.pending_other = False  # memory docs / deletions waiting for a commit
+        self.commits = 0
+        self.last_commit = 0.0
+        self.needs_replay = bool(self.rebuilt)
 
     # lifecycle -----------------------------------------------------------------------
     def _start_over(self, why: str) -> None:
@@ -147,7 +318,10 @@ class Indexer:
             self.writer.wait_merging_threads()
         finally:
             self.writer = None
+            self.archive.sync()
             self.state.close()
+            release_writer_lock(self._lock_fd)
+            self._lock_fd = None
 
     # reading -------------------------------------------------------------------------
     def index_file(self, path: Path) -> int:
@@ -188,9 +362,15 @@ class Indexer:
                 self.commit()
         return added
 
-    def _add(self, messages: list[Message]) -> None:
+    def _add(self, messages: list[Message], archive: bool = True) -> None:
+        if self.archive.tombstones:
+            kept = [m for m in messages if not self.archive.tombstones.covers(m)]
+            self.stats["forgotten"] += len(messages) - len(kept)
+            messages = kept
         if not messages:
             return
+        if archive:
+            self.archive.append(messages)  # before the commit that holds them
         writer = self.writer
         for m in messages:
             writer.delete_documents_by_term("key", "m:" + m.uuid)
@@ -200,9 +380,100 @@ class Indexer:
         for listener in self.listeners:
             listener(messages)
 
-    def add_messages(self, messages: list[Message]) -> None:
+    def add_messages(self, messages: list[Message], archive: bool = True) -> None:
         """Index already-parsed messages (the archive replay and tests use this)."""
-        self._add(messages)
+        self._add(messages, archive=archive)
+        if self.pending_messages >= COMMIT_EVERY:
+            self.commit()
+
+    def replay_archive(self, progress: Callable[[int], None] | None = None) -> int:
+        """Index everything the archive holds (messages, then memory documents); returns
+        messages replayed. Runs after a rebuild dropped the index."""
+        n = 0
+        for batch in self.archive.replay():
+            self.add_messages(batch, archive=False)
+            n += len(batch)
+            if progress:
+                progress(n)
+        docs = list(self.archive.memory_docs().values())
+        if docs:
+            self.upsert_memory_docs(docs, log=False)
+        self.needs_replay = False
+        return n
+
+    # memory documents ----------------------------------------------------------------
+    def upsert_memory_docs(self, docs: list[dict], log: bool = True) -> int:
+        """Add or replace memory documents (key "mem:<id>"); visible after ``commit``."""
+        checked = [check_memory_doc(d) for d in docs]
+        for d in checked:
+            self.writer.delete_documents_by_term("key", "mem:" + d["id"])
+            self.writer.add_document(memory_document(d))
+        if log and checked:
+            self.archive.log_memory(upserts=checked)
+        self.pending_other = self.pending_other or bool(checked)
+        return len(checked)
+
+    def delete_keys(self, keys: list[str]) -> int:
+        """Delete documents by key ("mem:<id>", "m:<uuid>", ...); visible after ``commit``."""
+        keys = [str(k) for k in keys if k]
+        for k in keys:
+            self.writer.delete_documents_by_term("key", k)
+        mem = [k for k in keys if k.startswith("mem:")]
+        if mem:
+            self.archive.log_memory(deletes=mem)
+        self.pending_other = self.pending_other or bool(keys)
+        return len(keys)
+
+    # forgetting ----------------------------------------------------------------------
+    def _count(self, query) -> int:
+        self.index.reload()
+        return self.index.searcher().search(query, 1, count=True).count
+
+    def forget_session(self, session_id: str) -> dict:
+        """Remove a session's messages from the index and the archive (memories stay)."""
+        self.commit()
+        schema = self.index.schema
+        q = tantivy.Query.boolean_query([
+            (tantivy.Occur.Must, tantivy.Query.term_query(schema, "session_id", session_id, index_option="basic")),
+            (tantivy.Occur.Must, tantivy.Query.term_set_query(schema, "doctype", ["message", "session"])),
+        ])
+        msg_q = tantivy.Query.boolean_query([
+            (tantivy.Occur.Must, tantivy.Query.term_query(schema, "session_id", session_id, index_option="basic")),
+            (tantivy.Occur.Must, tantivy.Query.term_query(schema, "doctype", "message", index_option="basic")),
+        ])
+        indexed = self._count(msg_q)
+        archived = self.archive.forget_session(session_id)
+        self.writer.delete_documents_by_query(q)
+        self.sessions.pop(session_id, None)
+        self.dirty_sessions.discard(session_id)
+        self.pending_other = True
+        self.commit()
+        self.state.forget_sessions([session_id])
+        return {"session": session_id, "index": indexed, "archive": archived}
+
+    def forget_project(self, project: str) -> dict:
+        """Remove a project's messages, sessions and memories from the index and the archive."""
+        self.commit()
+        schema = self.index.schema
+        q = tantivy.Query.term_query(schema, "project", project, index_option="basic")
+        msg_q = tantivy.Query.boolean_query([
+            (tantivy.Occur.Must, q),
+            (tantivy.Occur.Must, tantivy.Query.term_query(schema, "doctype", "message", index_option="basic")),
+        ])
+        indexed = self._count(msg_q)
+        sessions = self.state.sessions_of_project(project)
+        archived = self.archive.forget_project(project)
+        self.writer.delete_documents_by_query(q)
+        for sid in sessions:
+            self.sessions.pop(sid, None)
+            self.dirty_sessions.discard(sid)
+        for sid in [s for s, info in self.sessions.items() if info.project == project]:
+            self.sessions.pop(sid, None)
+            self.dirty_sessions.discard(sid)
+        self.pending_other = True
+        self.commit()
+        self.state.forget_sessions(sessions)
+        return {"project": project, "index": indexed, "archive": archived, "sessions": len(sessions)}
 
     def _note_session(self, m: Message) -> None:
         s = self.sessions.get(m.session_id)
@@ -227,7 +498,8 @@ class Indexer:
     # committing ----------------------------------------------------------------------
     def commit(self) -> bool:
         """Make pending documents visible, then save offsets. Returns whether anything was pending."""
-        if not self.pending_files and not self.dirty_sessions and not self.pending_messages:
+        if not self.pending_files and not self.dirty_sessions and not self.pending_messages \
+                and not self.pending_other:
             return False
         writer = self.writer
         dirty = [self.sessions[s] for s in self.dirty_sessions if s in self.sessions]
@@ -239,6 +511,9 @@ class Indexer:
         self.pending_files.clear()
         self.dirty_sessions.clear()
         self.pending_messages = 0
+        self.pending_other = False
+        self.commits += 1
+        self.last_commit = time.time()
         if len(self.sessions) > 10_000:
             self.sessions.clear()
         return True
@@ -252,11 +527,9 @@ class Indexer:
         self.state.forget_sessions(session_ids)
 
     # whole runs ----------------------------------------------------------------------
-    def run(self, roots: Iterable[Path], progress: Callable[[int, int], None] | None = None) -> Summary:
-        """Index every transcript below ``roots`` incrementally; commit; return a summary."""
-        t0 = time.perf_counter()
+    def plan(self, roots: Iterable[Path]) -> tuple[list[Path], list[tuple[Path, int]]]:
+        """(every transcript file, the ones with unread bytes and how many)."""
         files = discover(roots)
-        summary = Summary(files=len(files), rebuilt=self.rebuilt)
         known = self.state.all_files()
         todo: list[tuple[Path, int]] = []
         for path in files:
@@ -267,9 +540,22 @@ class Indexer:
             k = known.get(str(path))
             if k is None or k.size != st.st_size or k.inode != st.st_ino or k.offset != st.st_size:
                 todo.append((path, st.st_size - (k.offset if k and k.inode == st.st_ino and st.st_size >= k.offset else 0)))
+        return files, todo
+
+    def run(self, roots: Iterable[Path], progress: Callable[[int, int], None] | None = None) -> Summary:
+        """Index every transcript below ``roots`` incrementally; commit; return a summary.
+
+        After a rebuild the archive is replayed first, so sessions whose transcript is gone
+        come back too."""
+        t0 = time.perf_counter()
+        summary = Summary(rebuilt=self.rebuilt)
+        before = Counter(self.stats)
+        if self.needs_replay:
+            summary.replayed = self.replay_archive()
+        files, todo = self.plan(roots)
+        summary.files = len(files)
         total = sum(max(n, 0) for _, n in todo)
         done = 0
-        before = Counter(self.stats)
         for path, nbytes in todo:
             try:
                 added = self.index_file(path)

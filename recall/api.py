@@ -11,6 +11,7 @@ from pathlib import Path
 from indexer.project import canonical_project
 from indexer.state import known_projects
 from recall import paths
+from recall.errors import RecallError
 from recall.search import Hit, Searcher
 from recall.timespec import parse_since
 
@@ -36,8 +37,21 @@ def resolve_project(project: Path | str | None) -> str | None:
 def run_search(text: str, *, limit: int = 10, since: str | None = None, project: Path | str | None = None,
                messages: bool = False, exclude_session: str | None = None,
                searcher: Searcher | None = None) -> list[Hit]:
+    """Search, through the running service when there is one (its index is open and warm),
+    else in-process. Given a ``searcher``, always in-process (the service's own path)."""
     since_ts = parse_since(since) if since else None
     proj = resolve_project(project)
-    s = searcher or Searcher()
-    return s.search(text, limit=limit, messages=messages, project=proj, since=since_ts,
-                    exclude_session=exclude_session)
+    if searcher is None:
+        from recall import client, ops
+
+        try:
+            rows = client.call("search", {"text": text, "limit": limit, "since": since_ts, "project": proj,
+                                          "messages": messages, "exclude_session": exclude_session})
+            return [Hit(**row) for row in rows]
+        except client.RemoteError as exc:
+            raise RecallError(str(exc)) from None
+        except (client.Unavailable, TypeError):  # TypeError: an answer of another shape
+            pass
+        searcher = ops.searcher()  # the warm one inside the service, a fresh one elsewhere
+    return searcher.search(text, limit=limit, messages=messages, project=proj, since=since_ts,
+                           exclude_session=exclude_session)

@@ -92,11 +92,17 @@ def index_cmd(
     for s in source:
         if not s.is_dir():
             raise RecallError(f"--source {s} is not a directory: pass a folder of Claude Code transcripts.")
-    with fmt.progress("Indexing", enabled=not as_json) as update:
-        summary = index_all(source, rebuild=rebuild, progress=update)
+    from recall.commands.service import index_via_service
+
+    summary = index_via_service(source, rebuild, quiet=as_json)  # the running service holds the writer
+    if summary is None:
+        with fmt.progress("Indexing", enabled=not as_json) as update:
+            summary = index_all(source, rebuild=rebuild, progress=update)
     if as_json:
         typer.echo(json.dumps(summary.as_dict()))
     else:
+        if summary.replayed:
+            typer.echo(f"Restored {summary.replayed:,} messages from the archive.")
         fmt.print_index_summary(summary)
 
 
@@ -135,3 +141,4 @@ def main() -> None:  # pragma: no cover
 
 
 from recall.commands import hook_setup as _hook_setup_commands  # noqa: E402,F401
+from recall.commands import service as _service_commands  # noqa: E402,F401

@@ -1,0 +1,387 @@
+"""The durable archive: every message recall indexed, already redacted, kept under
+``$RECALL_HOME/archive`` so history survives Claude Code deleting old transcripts
+(it removes files older than 30 days by default).
+
+Layout (directories 0700, files 0600)::
+
+    archive/
+      FORMAT                          archive format version
+      sessions/<project-slug>/
+        project                       the project path, as indexed
+        <session-id>.jsonl            append-only, one ``Message.to_record()`` per line
+      memory.jsonl                    append-only log of memory documents:
+                                      {"op": "upsert", "doc": {...}} | {"op": "delete", "key": "mem:<id>"}
+      forgotten.json                  tombstones written by ``recall forget``
+
+* Appends go through ``Archive.append``: records are grouped per (project, session)
+  file and written with one ``write`` each (O_APPEND). A uuid already in a file is not
+  written again, so re-reading a transcript (truncation, replacement, a restart after
+  ``kill -9``) never duplicates it; the uuids of recently touched files are cached
+  (bounded by ``UUID_CACHE`` entries in total), older files are re-read on demand.
+* A write cut short by ``kill -9`` leaves at most a partial last line: the reader skips
+  lines that do not parse, the next append first truncates the file to its last newline.
+* ``replay()`` streams everything back as batches of ``Message`` (the rebuild path);
+  ``memory_docs()`` folds the memory log into the current memory documents.
+* ``forget_session`` / ``forget_project`` delete from the archive and record a
+  tombstone (``forgotten.json``): messages of that session/project dated up to the
+  moment of forgetting are never indexed or archived again, even by a rebuild that
+  re-reads a transcript Claude Code still keeps. Later messages (a resumed session, new
+  work in the project) are indexed as usual.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import Iterable, Iterator
+
+try:
+    import orjson
+
+    def _dumps(obj) -> bytes:
+        return orjson.dumps(obj)
+
+    _loads = orjson.loads
+    _JSONError: tuple[type[Exception], ...] = (orjson.JSONDecodeError, ValueError, TypeError)
+except ImportError:  # pragma: no cover
+    def _dumps(obj) -> bytes:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    _loads = json.loads
+    _JSONError = (ValueError, TypeError, UnicodeDecodeError)
+
+from indexer.transcripts import Message
+from recall.paths import atomic_write, ensure_dir
+
+FORMAT = 1
+UUID_CACHE = 200_000      # uuids kept in memory for de-duplication, over all cached files
+REPLAY_BATCH = 2_000      # messages per replayed batch
+_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def project_slug(project: str) -> str:
+    """A directory name for ``project``: readable tail + hash (unique, filesystem-safe)."""
+    digest = hashlib.sha1(project.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    tail = _SAFE.sub("-", os.path.basename(project.rstrip("/")) or "root")[:40].strip("-.") or "p"
+    return f"{tail}-{digest}"
+
+
+def session_filename(session_id: str) -> str:
+    safe = _SAFE.sub("-", session_id)[:120] or "unknown"
+    if safe != session_id or safe.startswith("."):
+        safe = f"{safe.lstrip('.')}-{hashlib.sha1(session_id.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+    return safe + ".jsonl"
+
+
+def _open_append(path: Path) -> int:
+    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+
+
+def _heal_tail(path: Path) -> None:
+    """Cut a partial last line (a write interrupted by kill -9) so appends start clean."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return
+    if size == 0:
+        return
+    with open(path, "rb+") as fh:
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return
+        # find the last newline, reading backwards in blocks
+        pos = size
+        keep = 0
+        while pos > 0:
+            step = min(65536, pos)
+            pos -= step
+            fh.seek(pos)
+            block = fh.read(step)
+            i = block.rfind(b"\n")
+            if i >= 0:
+                keep = pos + i + 1
+                break
+        fh.truncate(keep)
+
+
+def _iter_records(path: Path) -> Iterator[dict]:
+    try:
+        fh = open(path, "rb")
+    except FileNotFoundError:
+        return
+    with fh:
+        for raw in fh:
+            if not raw.endswith(b"\n"):
+                break  # a partial last line: an interrupted write
+            try:
+                rec = _loads(raw)
+            except _JSONError:
+                continue
+            if isinstance(rec, dict):
+                yield rec
+
+
+class Tombstones:
+    """What ``recall forget`` removed: ``{"sessions": {id: at}, "projects": {path: at}}``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.sessions: dict[str, float] = {}
+        self.projects: dict[str, float] = {}
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            self.sessions = {str(k): float(v) for k, v in (data.get("sessions") or {}).items()}
+            self.projects = {str(k): float(v) for k, v in (data.get("projects") or {}).items()}
+        except (OSError, ValueError, TypeError, AttributeError):
+            pass
+
+    def __bool__(self) -> bool:
+        return bool(self.sessions or self.projects)
+
+    def covers(self, m: Message) -> bool:
+        at = self.sessions.get(m.session_id)
+        if at is not None and m.timestamp <= at:
+            return True
+        at = self.projects.get(m.project)
+        return at is not None and m.timestamp <= at
+
+    def covers_doc(self, project: str) -> bool:
+        return project in self.projects
+
+    def add(self, session: str | None = None, project: str | None = None) -> None:
+        now = time.time()
+        if session:
+            self.sessions[session] = now
+        if project:
+            self.projects[project] = now
+        atomic_write(self.path, json.dumps({"sessions": self.sessions, "projects": self.projects}, indent=1))
+
+
+class Archive:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.sessions_dir = root / "sessions"
+        self.memory_log = root / "memory.jsonl"
+        ensure_dir(self.sessions_dir)
+        fmt = root / "FORMAT"
+        if not fmt.exists():
+            atomic_write(fmt, f"{FORMAT}\n")
+        self.tombstones = Tombstones(root / "forgotten.json")
+        self._uuids: OrderedDict[Path, set[str]] = OrderedDict()
+        self._cached = 0
+        self._healed: set[Path] = set()
+        self._known_dirs: set[Path] = set()
+        self.touched: set[Path] = set()
+        self.written = 0
+
+    # paths ---------------------------------------------------------------------------
+    def session_path(self, project: str, session_id: str) -> Path:
+        return self.sessions_dir / project_slug(project) / session_filename(session_id)
+
+    def _project_dir(self, project: str) -> Path:
+        d = self.sessions_dir / project_slug(project)
+        if d not in self._known_dirs:
+            if not d.is_dir():
+                ensure_dir(d)
+                atomic_write(d / "project", project)
+            self._known_dirs.add(d)
+        return d
+
+    def session_files(self) -> list[Path]:
+        if not self.sessions_dir.is_dir():
+            return []
+        return sorted(self.sessions_dir.glob("*/*.jsonl"))
+
+    # de-duplication ------------------------------------------------------------------
+    def _uuid_set(self, path: Path) -> set[str]:
+        s = self._uuids.get(path)
+        if s is not None:
+            self._uuids.move_to_end(path)
+            return s
+        if path not in self._healed:
+            _heal_tail(path)
+            self._healed.add(path)
+        s = {str(rec.get("uuid")) for rec in _iter_records(path)}
+        self._uuids[path] = s
+        self._cached += len(s)
+        self._evict()
+        return s
+
+    def _evict(self) -> None:
+        while self._cached > UUID_CACHE and len(self._uuids) > 1:
+            _, old = self._uuids.popitem(last=False)
+            self._cached -= len(old)
+
+    # writing -------------------------------------------------------------------------
+    def append(self, messages: Iterable[Message]) -> int:
+        """Archive messages not archived yet; returns how many were written."""
+        groups: dict[tuple[str, str], list[Message]] = {}
+        for m in messages:
+            groups.setdefault((m.project, m.session_id), []).append(m)
+        written = 0
+        for (project, session_id), msgs in groups.items():
+            path = self._project_dir(project) / session_filename(session_id)
+            seen = self._uuid_set(path)
+            out = []
+            for m in msgs:
+                if m.uuid in seen:
+                    continue
+                seen.add(m.uuid)
+                self._cached += 1
+                out.append(_dumps(m.to_record()) + b"\n")
+            if not out:
+                continue
+            fd = _open_append(path)
+            try:
+                data = b"".join(out)
+                view = memoryview(data)
+                while view:
+                    n = os.write(fd, view)
+                    view = view[n:]
+            finally:
+                os.close(fd)
+            self.touched.add(path)
+            written += len(out)
+        self.written += written
+        self._evict()
+        return written
+
+    def sync(self) -> None:
+        """fsync what was appended since the last sync (clean shutdown, end of a run)."""
+        for path in list(self.touched):
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError:
+                continue
+            try:
+                os.fsync(fd)
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+        self.touched.clear()
+
+    # reading -------------------------------------------------------------------------
+    def replay(self, batch: int = REPLAY_BATCH) -> Iterator[list[Message]]:
+        """Every archived message, streamed in batches (bounded memory)."""
+        out: list[Message] = []
+        for path in self.session_files():
+            for rec in _iter_records(path):
+                try:
+                    m = Message.from_record(rec)
+                except (TypeError, ValueError):
+                    continue
+                if not m.uuid or self.tombstones.covers(m):
+                    continue
+                out.append(m)
+                if len(out) >= batch:
+                    yield out
+                    out = []
+        if out:
+            yield out
+
+    def count(self) -> int:
+        n = 0
+        for path in self.session_files():
+            with open(path, "rb") as fh:
+                n += sum(1 for raw in fh if raw.endswith(b"\n"))
+        return n
+
+    def stats(self) -> dict:
+        files = self.session_files()
+        size = 0
+        for p in files:
+            try:
+                size += p.stat().st_size
+            except OSError:
+                pass
+        return {"sessions": len(files), "bytes": size}
+
+    # memory documents ----------------------------------------------------------------
+    def log_memory(self, upserts: list[dict] = (), deletes: list[str] = ()) -> None:
+        lines = [_dumps({"op": "upsert", "doc": d}) + b"\n" for d in upserts]
+        lines += [_dumps({"op": "delete", "key": k}) + b"\n" for k in deletes]
+        if not lines:
+            return
+        if self.memory_log not in self._healed:
+            _heal_tail(self.memory_log)
+            self._healed.add(self.memory_log)
+        fd = _open_append(self.memory_log)
+        try:
+            os.write(fd, b"".join(lines))
+        finally:
+            os.close(fd)
+        self.touched.add(self.memory_log)
+
+    def memory_docs(self) -> dict[str, dict]:
+        """The current memory documents by key ("mem:<id>"), folded from the log."""
+        docs: dict[str, dict] = {}
+        for rec in _iter_records(self.memory_log):
+            if rec.get("op") == "upsert" and isinstance(rec.get("doc"), dict):
+                doc = rec["doc"]
+                docs["mem:" + str(doc.get("id"))] = doc
+            elif rec.get("op") == "delete":
+                docs.pop(str(rec.get("key")), None)
+        return docs
+
+    def compact_memory(self, keep=lambda doc: True) -> int:
+        """Rewrite the memory log as its current documents (dropping those ``keep`` rejects).
+
+        Returns how many documents were dropped."""
+        if not self.memory_log.exists():
+            return 0
+        docs = self.memory_docs()
+        kept = [d for d in docs.values() if keep(d)]
+        atomic_write(self.memory_log, b"".join(_dumps({"op": "upsert", "doc": d}) + b"\n" for d in kept))
+        self._healed.discard(self.memory_log)
+        return len(docs) - len(kept)
+
+    # forgetting ----------------------------------------------------------------------
+    def _drop_cache(self, path: Path) -> None:
+        s = self._uuids.pop(path, None)
+        if s is not None:
+            self._cached -= len(s)
+        self._healed.discard(path)
+        self.touched.discard(path)
+
+    def forget_session(self, session_id: str) -> int:
+        """Delete a session's archived messages (every project). Returns messages removed."""
+        removed = 0
+        name = session_filename(session_id)
+        for path in sorted(self.sessions_dir.glob(f"*/{name}")):
+            with open(path, "rb") as fh:
+                removed += sum(1 for raw in fh if raw.endswith(b"\n"))
+            path.unlink()
+            self._drop_cache(path)
+        self.tombstones.add(session=session_id)
+        return removed
+
+    def forget_project(self, project: str) -> int:
+        """Delete a project's archived messages and memory documents. Returns messages removed."""
+        removed = 0
+        d = self.sessions_dir / project_slug(project)
+        if d.is_dir():
+            for path in d.glob("*.jsonl"):
+                with open(path, "rb") as fh:
+                    removed += sum(1 for raw in fh if raw.endswith(b"\n"))
+                self._drop_cache(path)
+            shutil.rmtree(d)
+        self._known_dirs.discard(d)
+        self.compact_memory(keep=lambda doc: str(doc.get("project") or "") != project)
+        self.tombstones.add(project=project)
+        return removed
+
+    def projects(self) -> list[str]:
+        out = []
+        for d in sorted(self.sessions_dir.glob("*/project")):
+            try:
+                out.append(d.read_text(encoding="utf-8"))
+            except OSError:
+                pass
+        return out

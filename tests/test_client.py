@@ -1,0 +1,202 @@
+"""The socket protocol: client.call against a real SocketServer (in-process), the version
+handshake, error mapping, the fallback of run_search, and the client's import weight."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+
+from recall import client, ops
+from recall.errors import UsageError
+from recall.server import SocketServer
+from tests.factory import Session
+
+
+@pytest.fixture
+def server():
+    ops.load_modules()
+    srv = SocketServer(logging.getLogger("test"))
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def echo_ops():
+    added = {}
+
+    def register(name, fn):
+        ops.OPS[name] = fn
+        added[name] = fn
+
+    register("t.echo", lambda args: {"got": args})
+    register("t.usage", lambda args: (_ for _ in ()).throw(UsageError("bad --since: use 3d")))
+    register("t.boom", lambda args: 1 / 0)
+    register("t.slow", lambda args: time.sleep(float(args.get("s", 1))) or "late")
+    yield
+    for name in added:
+        ops.OPS.pop(name, None)
+
+
+def raw_exchange(lines: list[bytes]) -> list[dict]:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(5)
+    s.connect(client.address())
+    out = []
+    f = s.makefile("rb")
+    for line in lines:
+        s.sendall(line)
+        out.append(json.loads(f.readline()))
+    s.close()
+    return out
+
+
+def test_no_service_is_unavailable_fast():
+    t0 = time.monotonic()
+    with pytest.raises(client.Unavailable):
+        client.call("search", {"text": "x"})
+    assert client.ping() is None
+    assert time.monotonic() - t0 < 1.5
+
+
+def test_a_stale_socket_file_is_unavailable(tmp_path):
+    addr = client.address()
+    os.makedirs(os.path.dirname(addr), exist_ok=True)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(addr)
+    s.close()  # bound, never listening: what a kill -9 leaves behind
+    with pytest.raises(client.Unavailable):
+        client.call("ping", {})
+
+
+def test_round_trip_and_errors(server, echo_ops):
+    assert client.call("t.echo", {"a": [1, "é"]}) == {"got": {"a": [1, "é"]}}
+    with pytest.raises(client.RemoteError) as err:
+        client.call("t.usage", {})
+    assert str(err.value) == "bad --since: use 3d" and err.value.exit_code == 2
+    with pytest.raises(client.Unavailable) as err:
+        client.call("t.boom", {})
+    assert not isinstance(err.value, client.RemoteError) and "ZeroDivisionError" in str(err.value)
+    with pytest.raises(client.Unavailable):
+        client.call("no.such.op", {})
+    info = client.ping()
+    assert info["pid"] == os.getpid() and info["protocol"] == client.PROTOCOL
+    assert "search" in info["ops"]
+
+
+def test_timeout_is_unavailable(server, echo_ops):
+    with pytest.raises(client.Unavailable):
+        client.call("t.slow", {"s": 1.0}, timeout=0.2)
+
+
+def test_version_handshake(server, echo_ops):
+    bad = json.dumps({"v": "0:0.0.0", "op": "t.echo", "args": {}}).encode() + b"\n"
+    none = json.dumps({"op": "t.echo", "args": {}}).encode() + b"\n"
+    good = client.request("t.echo", {"x": 1})
+    r = raw_exchange([bad])[0]
+    assert r["ok"] is False and r["code"] == "version" and r["server"] == client.PROTOCOL
+    assert raw_exchange([none])[0]["code"] == "version"  # the first request must carry "v"
+    # after a good handshake, later requests on the connection may omit "v"
+    r1, r2 = raw_exchange([good, none])
+    assert r1 == {"ok": True, "result": {"got": {"x": 1}}} and r2["ok"] is True
+    assert raw_exchange([b"not json\n"])[0]["code"] == "bad_request"
+
+
+def test_an_old_client_protocol_makes_call_fall_back(server, echo_ops, monkeypatch):
+    # this process's server and client share client.PROTOCOL: send another one by hand
+    monkeypatch.setattr(client, "request", lambda op, args=None: (json.dumps(
+        {"v": "999:9.9.9", "op": op, "args": args or {}}) + "\n").encode())
+    with pytest.raises(client.Unavailable) as err:
+        client.call("t.echo", {})
+    assert "restart" in str(err.value)
+
+
+def test_socket_is_private(server):
+    st = os.stat(client.address())
+    assert stat.S_ISSOCK(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
+
+
+def test_a_long_home_uses_a_short_socket_path(tmp_path, monkeypatch, echo_ops):
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    monkeypatch.setenv("RECALL_HOME", str(deep))
+    addr = client.address()
+    assert len(addr) <= 100 and addr != str(deep / "service.sock")
+    srv = SocketServer(logging.getLogger("test"))
+    srv.start()
+    try:
+        assert client.call("t.echo", {"k": 1}) == {"got": {"k": 1}}
+    finally:
+        srv.stop()
+    assert not os.path.exists(addr)
+
+
+def test_disabled_in_the_service_and_by_env(server, echo_ops, monkeypatch):
+    monkeypatch.setenv("RECALL_NO_SERVICE", "1")
+    with pytest.raises(client.Unavailable):
+        client.call("t.echo", {})
+    monkeypatch.delenv("RECALL_NO_SERVICE")
+    monkeypatch.setattr(client, "LOCAL_ONLY", True)
+    with pytest.raises(client.Unavailable):
+        client.call("t.echo", {})
+
+
+def test_a_broken_op_module_is_logged_not_fatal(monkeypatch, caplog):
+    monkeypatch.setattr(ops, "OP_MODULES", [*ops.OP_MODULES, "recall.no_such_module_xyz"])
+    failed = ops.load_modules(logging.getLogger("test"))
+    assert failed == ["recall.no_such_module_xyz"]
+    assert "search" in ops.OPS and "status" in ops.OPS and "memory_docs" in ops.OPS
+
+
+def test_client_imports_only_the_standard_library():
+    code = ("import sys; import recall.client; "
+            "heavy = [m for m in ('tantivy', 'typer', 'rich', 'anthropic', 'mcp', 'watchdog', 'orjson', "
+            "'recall.search', 'indexer') if m in sys.modules]; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+# search through the socket ------------------------------------------------------------------------
+def test_run_search_uses_the_service_then_falls_back(claude_projects, server, monkeypatch):
+    from indexer.ingest import index_all
+    from recall import api
+
+    s = Session(cwd=str(claude_projects.parent / "app"))
+    s.user("the okapi deployment failed on friday")
+    s.assistant("the okapi container ran out of memory")
+    s.write(claude_projects)
+    index_all()
+    calls = []
+    real = client.call
+
+    def spy(op, args=None, timeout=2.0):
+        calls.append((op, args))
+        return real(op, args, timeout)
+
+    monkeypatch.setattr(client, "call", spy)
+    via_service = api.run_search("okapi", limit=5, messages=True, since="3650d")
+    assert calls and calls[0][0] == "search" and isinstance(calls[0][1]["since"], float)
+    assert len(via_service) == 2 and via_service[0].kind == "message"
+    with pytest.raises(UsageError):  # a bad option is reported where it was typed
+        api.run_search("okapi", since="yesterday-ish")
+    calls.clear()
+    monkeypatch.setenv("RECALL_NO_SERVICE", "1")
+    local = api.run_search("okapi", limit=5, messages=True, since="3650d")
+    assert [h.as_json() for h in local] == [h.as_json() for h in via_service]
+
+
+def test_search_op_validates(server):
+    with pytest.raises(client.RemoteError):
+        client.call("search", {"limit": 3})
+    with pytest.raises(client.RemoteError):
+        client.call("search", {"text": "x", "project": "relative/path"})
+    with pytest.raises(client.RemoteError):
+        client.call("search", {"text": "x", "doctypes": ["nope"]})
