@@ -143,3 +143,4 @@ def main() -> None:  # pragma: no cover
 from recall.commands import mcp as _mcp_commands  # noqa: E402,F401
 from recall.commands import hook_setup as _hook_setup_commands  # noqa: E402,F401
 from recall.commands import service as _service_commands  # noqa: E402,F401
+from recall.commands import memories as _memory_commands  # noqa: E402,F401

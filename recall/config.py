@@ -41,8 +41,11 @@ DEFAULTS: dict = {
         "synthesize": True,         # False: always inject raw snippets
     },
     "memory": {
+        "enabled": True,            # False: the capture hooks queue nothing
         "daily_call_cap": 200,      # extraction + consolidation calls per day
         "claude_md": "claude_md",   # claude_md | local | none (inject at SessionStart instead)
+        "idle_seconds": 60,         # a Stop is extracted once the transcript was quiet this long
+        "timeout_seconds": 60,      # one extraction / consolidation call
     },
 }
 

@@ -1,0 +1,270 @@
+"""The briefing: the project's best memories, where Claude reads them at session start.
+
+``memory.claude_md`` in recall's config picks where it goes:
+  ``claude_md``  a block between ``<!-- MEMORY:START -->`` and ``<!-- MEMORY:END -->`` in
+                 the project root's CLAUDE.md (created if absent); every byte outside the
+                 block is preserved;
+  ``local``      the same block in CLAUDE.local.md (added to .git/info/exclude);
+  ``none``       no file: the SessionStart hook injects the briefing as context.
+Switching modes removes recall's block from the file no longer used. A briefing file is
+only ever written at the canonical project root, never in $HOME or /, never through a
+symlink.
+
+Budget: about 150 lines. Each type has a share (``BUDGETS``, 140 memory lines in all);
+shares a type does not fill go to types that have more; a type with more eligible
+memories than lines ends with "…and N more (search with recall)". Eligible: active and
+effective confidence >= 0.3; ranked by confidence x (1 + accessCount / 10).
+
+Import-light (the SessionStart hook renders from here): no pydantic, no anthropic, no
+tantivy.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from recall import config
+from recall.memory import TYPES
+from recall.memory.store import BRIEFING_FLOOR, Memory, State, effective_confidence, git_exclude, load, rank
+
+START = "<!-- MEMORY:START -->"
+END = "<!-- MEMORY:END -->"
+BUDGETS = {"architecture": 25, "decision": 25, "pattern": 25, "gotcha": 20, "progress": 30, "context": 15}
+TOTAL = sum(BUDGETS.values())
+TITLES = {"architecture": "Architecture", "decision": "Decisions", "pattern": "Patterns",
+          "gotcha": "Gotchas", "progress": "Progress", "context": "Context"}
+LINE_CHARS = 300
+MODES = ("claude_md", "local", "none")
+FILES = {"claude_md": "CLAUDE.md", "local": "CLAUDE.local.md"}
+INTRO = ("What past sessions established about this project, kept current by recall. "
+         "Edits between these markers are replaced: use `recall memories add|forget` instead.")
+
+
+def mode(cfg: dict | None = None) -> str:
+    value = ((cfg or config.load()).get("memory") or {}).get("claude_md", "claude_md")
+    if value in (False, None, "off", "no"):
+        return "none"
+    return value if value in MODES else "claude_md"
+
+
+def allocate(counts: dict[str, int], budgets: dict[str, int] | None = None) -> dict[str, int]:
+    """Lines per type: each type's share, capped by what it has; spare lines go to the types
+    that need more, spread evenly, in type order."""
+    budgets = budgets or BUDGETS
+    alloc = {t: min(counts.get(t, 0), budgets.get(t, 0)) for t in TYPES}
+    spare = sum(budgets.get(t, 0) for t in TYPES) - sum(alloc.values())
+    while spare > 0:
+        needy = [t for t in TYPES if counts.get(t, 0) > alloc[t]]
+        if not needy:
+            break
+        share = max(1, spare // len(needy))
+        for t in needy:
+            give = min(share, counts[t] - alloc[t], spare)
+            alloc[t] += give
+            spare -= give
+            if spare <= 0:
+                break
+    return alloc
+
+
+def select(state: State, now: float | None = None) -> dict[str, tuple[list[Memory], int]]:
+    """Per type: (memories shown, how many more are eligible but not shown)."""
+    now = time.time() if now is None else now
+    eligible: dict[str, list[Memory]] = {t: [] for t in TYPES}
+    for m in state.active():
+        if effective_confidence(m, now) >= BRIEFING_FLOOR:
+            eligible[m.type].append(m)
+    for t in TYPES:
+        eligible[t].sort(key=lambda m: (rank(m, now), m.updated), reverse=True)
+    alloc = allocate({t: len(v) for t, v in eligible.items()})
+    out: dict[str, tuple[list[Memory], int]] = {}
+    for t in TYPES:
+        mems, n = eligible[t], alloc[t]
+        if not mems:
+            continue
+        if len(mems) > n:  # the overflow line takes the section's last line
+            shown = mems[:max(0, n - 1)]
+            out[t] = (shown, len(mems) - len(shown))
+        else:
+            out[t] = (mems, 0)
+    return out
+
+
+def _line(m: Memory) -> str:
+    text = " ".join(m.content.split())
+    if len(text) > LINE_CHARS:
+        text = text[:LINE_CHARS - 1].rstrip() + "…"
+    return f"- {text}"
+
+
+def render_body(state: State, now: float | None = None) -> str:
+    """The briefing's markdown (no markers); empty when nothing is eligible."""
+    sections = select(state, now)
+    if not sections:
+        return ""
+    lines = ["## Project memory (recall)", "", INTRO]
+    for t in TYPES:
+        if t not in sections:
+            continue
+        shown, more = sections[t]
+        lines += ["", f"### {TITLES[t]}"]
+        lines += [_line(m) for m in shown]
+        if more:
+            lines.append(f"- …and {more} more (search with recall)")
+    return "\n".join(lines)
+
+
+def render_block(state: State, now: float | None = None) -> str:
+    body = render_body(state, now) or "## Project memory (recall)\n\nNo memories yet."
+    return f"{START}\n{body}\n{END}"
+
+
+def splice(existing: bytes | None, block: str | None) -> bytes | None:
+    """``existing`` with recall's block replaced by ``block`` (appended when absent, removed
+    when ``block`` is None). Bytes outside the markers are kept exactly. None: nothing to do,
+    or the markers are malformed (an END before START, a START without END)."""
+    start_b, end_b = START.encode(), END.encode()
+    data = existing or b""
+    s = data.find(start_b)
+    e = data.find(end_b, s + len(start_b)) if s >= 0 else -1
+    if s < 0 and data.find(end_b) >= 0:
+        return None  # an END without START: do not guess which text is ours
+    if s >= 0 and e < 0:
+        return None
+    if block is None:
+        if s < 0:
+            return None
+        tail = data[e + len(end_b):]
+        head = data[:s]
+        if tail.startswith(b"\n") and (not head or head.endswith(b"\n")):
+            tail = tail[1:]  # the newline we added after the block
+        if not tail and head.endswith(b"\n\n"):
+            head = head[:-1]  # the blank line we added before a block appended at the end
+        return head + tail
+    new = block.encode("utf-8")
+    if s >= 0:
+        return data[:s] + new + data[e + len(end_b):]
+    if not data:
+        return new + b"\n"
+    sep = b"\n" if data.endswith(b"\n") else b"\n\n"
+    return data + sep + new + b"\n"
+
+
+def safe_root(project: str | Path) -> Path | None:
+    """The project root if a briefing file may be written there (an existing directory that
+    is not $HOME or /)."""
+    try:
+        root = Path(project).resolve()
+    except OSError:
+        return None
+    if not str(project) or not root.is_dir():
+        return None
+    if root == Path(root.anchor) or root == Path.home().resolve():
+        return None
+    return root
+
+
+def _write_file(path: Path, block: str | None) -> bool:
+    """Splice ``block`` into ``path``; returns whether the file changed."""
+    if path.is_symlink():
+        _log().warning("not writing the memory briefing through the symlink %s", path)
+        return False
+    try:
+        existing = path.read_bytes()
+        file_mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        if block is None:
+            return False
+        existing, file_mode = None, 0o644
+    new = splice(existing, block)
+    if new is None:
+        if block is not None:
+            _log().warning("%s has malformed %s / %s markers: fix them so recall can update its block",
+                           path, START, END)
+        return False
+    if new == existing:
+        return False
+    _replace(path, new, file_mode)
+    return True
+
+
+def _replace(path: Path, data: bytes, file_mode: int) -> None:
+    """Atomic tmp + rename in the project root, leaving the directory's own mode alone
+    (``paths.atomic_write`` makes its directory 0700: right for recall's state, wrong here)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, file_mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _log():
+    from recall import log
+
+    return log.get("memory")
+
+
+def write_briefing(project: str | Path, state: State | None = None, *, cfg: dict | None = None,
+                   now: float | None = None) -> Path | None:
+    """Bring the project's briefing file up to date; returns the file written, or None.
+
+    Never creates a file just to say there are no memories; never writes outside the root.
+    """
+    root = safe_root(project)
+    if root is None:
+        return None
+    state = state if state is not None else load(str(project))
+    want = mode(cfg)
+    written = None
+    for m, name in FILES.items():
+        path = root / name
+        if m != want:
+            if path.exists():
+                _write_file(path, None)  # switching modes: take our block out of the other file
+            continue
+        body = render_body(state, now)
+        if not body and not path.exists():
+            continue
+        if m == "local":
+            git_exclude(root, name)
+        if _write_file(path, render_block(state, now)):
+            written = path
+    return written
+
+
+def session_context(cwd: str, *, cfg: dict | None = None, now: float | None = None) -> str | None:
+    """For the SessionStart hook: refresh the briefing file (decay moves on while no session
+    runs); in ``none`` mode return the briefing to inject as context."""
+    from indexer.project import canonical_project
+
+    project = canonical_project(os.path.abspath(cwd)) if cwd else ""
+    if not project:
+        return None
+    try:
+        state = load(project)
+    except Exception as exc:  # noqa: BLE001 - a hook never fails; the log says why
+        _log().warning("memory briefing skipped: %s", exc)
+        return None
+    cfg = cfg or config.load()
+    if not state.memories:
+        return None
+    if mode(cfg) == "none" or safe_root(project) is None:
+        body = render_body(state, now)
+        return body or None
+    try:
+        write_briefing(project, state, cfg=cfg, now=now)
+    except OSError as exc:
+        _log().warning("memory briefing not written: %s", exc)
+    return None

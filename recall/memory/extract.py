@@ -1,0 +1,400 @@
+"""From a session transcript to typed memories.
+
+1. A per-session cursor (``$RECALL_HOME/memory/cursors/<session>.json``: transcript path,
+   byte offset, inode) says what was already read.
+2. New lines go through the index's own parser (``indexer.transcripts.read_lines``): the
+   same redaction, the same skipping of hook-injected context, so nothing recall injected
+   is ever extracted back.
+3. Messages become a compact summary: ``USER: …``, ``CLAUDE: …``, ``SUMMARY: …``,
+   ``TOOL [Write]: src/lib/stripe.ts`` (paths relative to the project; tool results are left
+   out), chunked at ``CHUNK_CHARS`` with ``OVERLAP_CHARS`` of overlap.
+4. Thresholds: a Stop needs ``MIN_LINES["stop"]`` new summary lines, a PreCompact one, a
+   SessionEnd any. Below the threshold the cursor stays put so lines accumulate.
+5. Each chunk goes to the model with the project's active memories; the answer (new or
+   updated memories only) is validated (``recall.memory.model``), retried once when
+   malformed, then skipped with a log line. A failed call (HTTP error, timeout) or the
+   daily cap stops this session's run with the cursor at the last chunk done, so the next
+   trigger resumes there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from recall import config, llm, log, paths
+from recall.memory import memory_home
+from recall.memory import store
+
+CHUNK_CHARS = 6000
+OVERLAP_CHARS = 500
+MIN_LINES = {"stop": 3, "pre-compact": 1, "session-end": 1, "manual": 1}
+MESSAGE_CHARS = 1500
+TOOL_CHARS = 200
+EXISTING_LIMIT = 120      # active memories shown to the model with each chunk
+EXTRACT_MAX_TOKENS = 2048
+DEFAULT_TIMEOUT = 60.0
+
+SYSTEM = """You maintain the long-term memory of one software project for Claude Code, an AI coding \
+assistant. You read an excerpt of a coding session and write down what a future session should know \
+before it starts working: durable, specific facts, not a diary.
+
+Memory types:
+- architecture: how the system is built (components, data flow, key files and what they do)
+- decision: a choice that was made and why (libraries, designs, trade-offs, things ruled out)
+- pattern: conventions of this codebase (naming, testing, error handling, how to run things)
+- gotcha: pitfalls and surprises (bugs and their causes, flaky things, commands that fail and the fix)
+- progress: what was done or is in flight, and the next step (fades after 7 days)
+- context: background (goals, deadlines, people, environment; fades after 30 days)
+
+Rules:
+- Return ONLY memories that are new or that change an existing memory. Never repeat an existing \
+memory unchanged. When a memory updates or contradicts an existing one, set "supersedes_content" to \
+the existing memory's text.
+- One self-contained sentence each (at most ~300 characters), specific: name files, functions, \
+commands, versions. Write in the language of the session.
+- Skip chit-chat, one-off details, anything that only mattered in the moment, and secrets.
+- 1 to 4 short lowercase tags per memory (component, library or topic).
+- Nothing worth keeping is a fine answer.
+
+Answer with JSON only, no prose:
+{"memories": [{"type": "gotcha", "content": "...", "tags": ["..."], "supersedes_content": null}]}"""
+
+
+@dataclass
+class Entry:
+    text: str
+    end: int  # byte offset just past the transcript line this entry came from
+
+
+@dataclass
+class Chunk:
+    text: str
+    end: int  # cursor after this chunk: past every entry it holds whole
+
+
+@dataclass
+class Cursor:
+    session_id: str
+    transcript: str = ""
+    offset: int = 0
+    inode: int = 0
+    project: str = ""
+    cwd: str = ""
+    updated: float = 0.0
+
+
+@dataclass
+class Report:
+    session_id: str
+    event: str
+    project: str = ""
+    lines: int = 0
+    chunks: int = 0
+    calls_ok: int = 0
+    skipped_chunks: int = 0
+    added: int = 0
+    superseded: int = 0
+    refreshed: int = 0
+    stopped: str = ""          # why the run stopped early (no key, cap, model error)
+    note: str = ""             # why nothing ran (no transcript, below threshold...)
+    changed: set[str] = field(default_factory=set)
+    removed: set[str] = field(default_factory=set)
+
+    @property
+    def extracted(self) -> bool:
+        return self.calls_ok > 0
+
+    def as_dict(self) -> dict:
+        return {"session_id": self.session_id, "event": self.event, "project": self.project,
+                "lines": self.lines, "chunks": self.chunks, "calls_ok": self.calls_ok,
+                "skipped_chunks": self.skipped_chunks, "added": self.added, "superseded": self.superseded,
+                "refreshed": self.refreshed, "stopped": self.stopped, "note": self.note}
+
+
+# cursors -------------------------------------------------------------------------------
+def _safe(session_id: str) -> str:
+    if re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", session_id or "") and session_id not in (".", ".."):
+        return session_id
+    return "h-" + hashlib.sha1((session_id or "").encode("utf-8", "replace")).hexdigest()[:24]
+
+
+def cursor_path(session_id: str) -> Path:
+    return memory_home() / "cursors" / f"{_safe(session_id)}.json"
+
+
+def load_cursor(session_id: str) -> Cursor:
+    try:
+        d = json.loads(cursor_path(session_id).read_text(encoding="utf-8"))
+        return Cursor(session_id=session_id, transcript=str(d.get("transcript") or ""),
+                      offset=int(d.get("offset") or 0), inode=int(d.get("inode") or 0),
+                      project=str(d.get("project") or ""), cwd=str(d.get("cwd") or ""),
+                      updated=float(d.get("updated") or 0.0))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return Cursor(session_id=session_id)
+
+
+def save_cursor(c: Cursor) -> None:
+    c.updated = time.time()
+    paths.atomic_write(cursor_path(c.session_id), json.dumps({
+        "session_id": c.session_id, "transcript": c.transcript, "offset": c.offset, "inode": c.inode,
+        "project": c.project, "cwd": c.cwd, "updated": c.updated}))
+
+
+def find_transcript(session_id: str, hint: str | None = None) -> Path | None:
+    """The session's main transcript: the hook's ``transcript_path``, else a search of
+    Claude Code's transcript root."""
+    if hint:
+        p = Path(hint).expanduser()
+        if p.is_file():
+            return p
+    if not session_id or "/" in session_id:
+        return None
+    root = paths.claude_config_dir() / "projects"
+    try:
+        for d in root.iterdir():
+            cand = d / f"{session_id}.jsonl"
+            if cand.is_file():
+                return cand
+    except OSError:
+        pass
+    return None
+
+
+# rendering -------------------------------------------------------------------------------
+def _clip(text: str, n: int) -> str:
+    text = text.strip()
+    return text if len(text) <= n else text[:n - 1].rstrip() + "…"
+
+
+def render(m, root: str = "") -> str | None:
+    """One parsed message as summary line(s), or None for what the summary leaves out."""
+    text = m.text or ""
+    if root and root != "/":
+        text = text.replace(root.rstrip("/") + "/", "")
+    text = text.strip()
+    if not text:
+        return None
+    if m.role == "user":
+        return "USER: " + _clip(text, MESSAGE_CHARS)
+    if m.role == "assistant":
+        return "CLAUDE: " + _clip(text, MESSAGE_CHARS)
+    if m.role == "summary":
+        return "SUMMARY: " + _clip(text, MESSAGE_CHARS)
+    if m.role == "tool_use":
+        out = []
+        for line in text.split("\n"):
+            name, sep, rest = line.partition(": ")
+            if sep and name in m.tools:
+                out.append(f"TOOL [{name}]: {_clip(rest, TOOL_CHARS)}")
+            elif line.strip() in m.tools:
+                out.append(f"TOOL [{line.strip()}]")
+        if not out:
+            out = [f"TOOL [{m.tools[0] if m.tools else 'tool'}]: {_clip(text, TOOL_CHARS)}"]
+        return "\n".join(out)
+    return None  # tool results: too long, and what matters shows up in Claude's reply
+
+
+def read_new(path: Path, offset: int, root_hint: str = "") -> tuple[list[Entry], int, str]:
+    """Summary entries of the lines after ``offset``; (entries, new offset, a cwd seen)."""
+    from indexer.transcripts import FileContext, read_lines
+
+    ctx = FileContext(path)
+    entries: list[Entry] = []
+    end = offset
+    cwd = ""
+    root = root_hint
+    for batch, pos in read_lines(path, offset, ctx, Counter(), max_bytes=1):
+        for m in batch:
+            if not cwd and m.cwd:
+                cwd = m.cwd
+                if not root:
+                    root = m.project or m.cwd
+            text = render(m, root)
+            if text:
+                entries.append(Entry(text, pos))
+        end = pos
+    return entries, end, cwd
+
+
+def chunk(entries: list[Entry], start_offset: int, size: int = CHUNK_CHARS,
+          overlap: int = OVERLAP_CHARS) -> list[Chunk]:
+    """Split the summary into windows of at most ``size`` characters (cut at a line end when
+    one is in the second half), each starting ``overlap`` characters before the last one ended."""
+    if not entries:
+        return []
+    text = ""
+    bounds: list[tuple[int, int]] = []  # (char end, byte offset) per entry
+    for e in entries:
+        if text:
+            text += "\n"
+        text += e.text
+        bounds.append((len(text), e.end))
+    out: list[Chunk] = []
+    start, n = 0, len(text)
+    while start < n:
+        end = min(start + size, n)
+        if end < n:
+            cut = text.rfind("\n", start + size // 2, end)
+            if cut > start:
+                end = cut
+        cursor = start_offset
+        for char_end, byte_end in bounds:
+            if char_end <= end:
+                cursor = byte_end
+            else:
+                break
+        out.append(Chunk(text[start:end], cursor))
+        if end >= n:
+            break
+        nxt = max(end - overlap, start + 1)
+        nl = text.find("\n", nxt, end)
+        start = nl + 1 if nl != -1 else nxt
+    if out:
+        out[-1].end = entries[-1].end
+    return out
+
+
+# the model -----------------------------------------------------------------------------
+def memory_settings(cfg: dict | None = None) -> dict:
+    return (cfg or config.load()).get("memory") or {}
+
+
+def build_prompt(existing: list[store.Memory], text: str, part: int, parts: int) -> str:
+    lines = ["EXISTING MEMORIES (do not repeat these; supersede them when they change):"]
+    if existing:
+        lines += [f"- [{m.type}] {m.content}" for m in existing]
+    else:
+        lines.append("(none yet)")
+    label = f" (part {part} of {parts})" if parts > 1 else ""
+    lines += ["", f"SESSION EXCERPT{label}:", text, "", "Answer with the JSON object only."]
+    return "\n".join(lines)
+
+
+def ask_model(existing: list[store.Memory], text: str, *, part: int = 1, parts: int = 1,
+              cfg: dict | None = None):
+    """One chunk -> validated memories. Malformed answers are retried once, then raise
+    ``model.BadAnswer``; NoKey / CapReached / ModelError pass through."""
+    from recall.memory.model import BadAnswer, parse_extraction
+
+    settings = memory_settings(cfg)
+    timeout = float(settings.get("timeout_seconds") or DEFAULT_TIMEOUT)
+    cap = settings.get("daily_call_cap")
+    prompt = build_prompt(existing, text, part, parts)
+    problem = None
+    for attempt in (1, 2):
+        reply = llm.complete(SYSTEM, prompt, purpose="extraction", max_tokens=EXTRACT_MAX_TOKENS,
+                             timeout=timeout, cap=int(cap) if cap is not None else None)
+        try:
+            return parse_extraction(reply).memories
+        except BadAnswer as exc:
+            problem = exc
+            log.get("memory").warning("extraction answer malformed (attempt %d): %s", attempt, exc)
+    raise BadAnswer(str(problem))
+
+
+def _existing(project: str, now: float) -> list[store.Memory]:
+    try:
+        state = store.load(project)
+    except store.StateError:
+        return []
+    mems = sorted(state.active(), key=lambda m: store.rank(m, now), reverse=True)
+    return mems[:EXISTING_LIMIT]
+
+
+# one session -----------------------------------------------------------------------------
+def process(session_id: str, event: str, transcript_path: str | None = None, cwd: str | None = None, *,
+            cfg: dict | None = None, now: float | None = None) -> Report:
+    """Extract the new part of one session's transcript into its project's state.json."""
+    from indexer.project import canonical_project
+    from recall.memory.model import BadAnswer
+
+    cfg = cfg or config.load()
+    report = Report(session_id=session_id, event=event)
+    logger = log.get("memory")
+    path = find_transcript(session_id, transcript_path)
+    if path is None:
+        report.note = "no transcript"
+        return report
+    cur = load_cursor(session_id)
+    try:
+        st = path.stat()
+    except OSError:
+        report.note = "no transcript"
+        return report
+    if cur.transcript != str(path) or cur.inode != st.st_ino or st.st_size < cur.offset:
+        cur = Cursor(session_id=session_id, transcript=str(path), inode=st.st_ino, cwd=cur.cwd,
+                     project=cur.project)
+    root_hint = canonical_project(os.path.abspath(cwd)) if cwd else cur.project
+    entries, end, seen_cwd = read_new(path, cur.offset, root_hint)
+    project = root_hint or (canonical_project(seen_cwd) if seen_cwd else "")
+    report.project, report.lines = project, len(entries)
+    if not project:
+        report.note = "no project (no cwd in the hook or the transcript)"
+        return report
+    cur.project, cur.cwd = project, cwd or seen_cwd or cur.cwd
+    if not entries:
+        if end != cur.offset:
+            cur.offset = end  # only lines the summary leaves out: nothing to wait for
+            save_cursor(cur)
+        report.note = "nothing new"
+        return report
+    if len(entries) < MIN_LINES.get(event, 1):
+        report.note = f"{len(entries)} new lines, {event} needs {MIN_LINES.get(event, 1)}"
+        return report
+    key, _ = llm.find_api_key(cfg)
+    if not key:
+        report.stopped = "no key"
+        return report
+    now_fn = (lambda: now) if now is not None else time.time
+    chunks = chunk(entries, cur.offset)
+    report.chunks = len(chunks)
+    for i, ch in enumerate(chunks, 1):
+        existing = _existing(project, now_fn())
+        try:
+            items = ask_model(existing, ch.text, part=i, parts=len(chunks), cfg=cfg)
+        except BadAnswer as exc:
+            logger.warning("session %s: chunk %d/%d skipped, the model's answer was malformed twice (%s)",
+                           session_id, i, len(chunks), exc)
+            report.skipped_chunks += 1
+            cur.offset = ch.end
+            save_cursor(cur)
+            continue
+        except llm.NoKey:
+            report.stopped = "no key"
+            break
+        except llm.CapReached as exc:
+            logger.warning("session %s: extraction stopped: %s", session_id, exc)
+            report.stopped = "daily cap reached"
+            break
+        except llm.ModelError as exc:
+            logger.warning("session %s: extraction stopped at chunk %d/%d, will resume there: %s",
+                           session_id, i, len(chunks), exc)
+            report.stopped = f"model error: {exc}"
+            break
+        report.calls_ok += 1
+        t = now_fn()
+        with store.transaction(project) as state:
+            for item in items:
+                out = store.add_memory(state, item.type, item.content, item.tags, session_id=session_id,
+                                       supersedes_content=item.supersedes_content, now=t)
+                if out.action in ("added", "superseded", "refreshed"):
+                    setattr(report, out.action, getattr(report, out.action) + 1)
+            state.extractions += 1
+            state.last_extraction = t
+            state.dirty = True
+            report.changed |= state.changed
+            report.removed |= state.removed
+        report.changed -= report.removed
+        cur.offset = ch.end
+        save_cursor(cur)
+    logger.info("session %s (%s): %d lines, %d chunks, %d calls, +%d new, %d superseded, %d refreshed%s",
+                session_id, event, report.lines, report.chunks, report.calls_ok, report.added,
+                report.superseded, report.refreshed, f", stopped: {report.stopped}" if report.stopped else "")
+    return report

@@ -1,0 +1,112 @@
+"""What the model must answer, validated strictly (pydantic). Imported by the worker only:
+never on a hook's path.
+
+Extraction answer::
+
+    {"memories": [{"type": "gotcha", "content": "...", "tags": ["stripe"],
+                   "supersedes_content": "text of the memory this one replaces" | null}]}
+
+Consolidation answer (for one type)::
+
+    {"keep": ["id", ...], "merge": [{"ids": ["id1", "id2"], "content": "...", "tags": [...]}],
+     "drop": ["id", ...]}
+
+``parse_json`` finds the JSON in a reply (code fences and a sentence around it are
+tolerated); anything that does not validate raises ``BadAnswer``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+MemoryType = Literal["architecture", "decision", "pattern", "gotcha", "progress", "context"]
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+
+
+class BadAnswer(ValueError):
+    """The model's reply is not the JSON we asked for."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+
+class ExtractedMemory(_Strict):
+    type: MemoryType
+    content: str = Field(min_length=1, max_length=2000)
+    tags: list[str] = Field(default_factory=list, max_length=20)
+    supersedes_content: Optional[str] = None
+
+    @field_validator("content")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("content is blank")
+        return v.strip()
+
+
+class Extraction(_Strict):
+    memories: list[ExtractedMemory] = Field(max_length=40)
+
+
+class Merge(_Strict):
+    ids: list[str] = Field(min_length=2)
+    content: str = Field(min_length=1, max_length=2000)
+    tags: list[str] = Field(default_factory=list, max_length=20)
+
+
+class Consolidation(_Strict):
+    keep: list[str] = Field(default_factory=list)
+    merge: list[Merge] = Field(default_factory=list)
+    drop: list[str] = Field(default_factory=list)
+
+
+def parse_json(text: str):
+    """The first JSON object or array in ``text``; raises BadAnswer."""
+    text = (text or "").strip()
+    candidates = [text]
+    m = _FENCE.search(text)
+    if m:
+        candidates.insert(0, m.group(1).strip())
+    decoder = json.JSONDecoder()
+    for cand in candidates:
+        try:
+            return json.loads(cand)
+        except ValueError:
+            pass
+        for i, ch in enumerate(cand):
+            if ch in "{[":
+                try:
+                    return decoder.raw_decode(cand[i:])[0]
+                except ValueError:
+                    continue
+    raise BadAnswer("no JSON in the answer")
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err.get("loc", ())) or "answer"
+    return f"{where}: {err.get('msg', 'invalid')}"
+
+
+def parse_extraction(text: str) -> Extraction:
+    data = parse_json(text)
+    if isinstance(data, list):
+        data = {"memories": data}
+    try:
+        return Extraction.model_validate(data)
+    except ValidationError as exc:
+        raise BadAnswer(_first_error(exc)) from None
+
+
+def parse_consolidation(text: str) -> Consolidation:
+    data = parse_json(text)
+    try:
+        return Consolidation.model_validate(data)
+    except ValidationError as exc:
+        raise BadAnswer(_first_error(exc)) from None

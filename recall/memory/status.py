@@ -1,0 +1,98 @@
+"""What ``recall status`` and ``recall doctor`` say about memory: whether extraction is on
+(and the one thing to do when it is not), calls today against the daily cap, the running
+cost estimate, the current project's memories and the worker's last problem."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from recall import config, llm
+
+NO_KEY = ("memory extraction is off: no Anthropic API key (set ANTHROPIC_API_KEY or run "
+          "`recall config set api_key KEY`)")
+DISABLED = ("memory extraction is off: memory.enabled is false "
+            "(turn it on with `recall config set memory.enabled true`)")
+
+
+def memory_status(cwd: str | None = None, cfg: dict | None = None) -> dict:
+    from indexer.project import canonical_project
+    from recall.memory import briefing, queue, store, worker
+
+    cfg = cfg or config.load()
+    mem = cfg.get("memory") or {}
+    key, where = llm.find_api_key(cfg)
+    enabled = mem.get("enabled", True) not in (False, "false", "off", 0)
+    usage = llm.usage_summary()
+    cap = mem.get("daily_call_cap")
+    calls = llm.calls_today()
+    project = canonical_project(os.path.abspath(cwd or os.getcwd()))
+    out = {
+        "enabled": bool(key) and enabled, "key": bool(key), "key_source": where, "configured": enabled,
+        "calls_today": calls, "daily_call_cap": cap,
+        "cap_reached": cap is not None and calls >= int(cap),
+        "cost_today": round(usage.get("today_cost", 0.0), 4), "cost_total": round(usage.get("cost", 0.0), 4),
+        "briefing": briefing.mode(cfg), "project": project, "active": 0, "total": 0, "problem": "",
+        "queued": len(queue.pending()), "worker": queue.holder() if not queue.lock_free() else "",
+    }
+    try:
+        state = store.load(project)
+        out["active"] = len(state.active())
+        out["total"] = len(state.memories)
+    except store.StateError as exc:
+        out["problem"] = str(exc)
+    last = worker.read_status()
+    out["last_run"] = last.get("last_run")
+    out["last_problem"] = last.get("last_problem") or ""
+    return out
+
+
+def status_lines(cwd: str | None = None, cfg: dict | None = None) -> list[str]:
+    """Lines for ``recall status`` (each starts with "Memory:" or is indented under it)."""
+    s = memory_status(cwd, cfg)
+    pad = " " * 9
+    if not s["key"]:
+        head = NO_KEY
+    elif not s["configured"]:
+        head = DISABLED
+    else:
+        head = "extraction on"
+    cap = s["daily_call_cap"]
+    lines = [f"Memory:  {head}"]
+    if s["key"] and s["configured"] or s["calls_today"] or s["cost_total"]:
+        lines[0] += (f"; {s['calls_today']}/{cap if cap is not None else '∞'} extraction calls today; "
+                     f"est. cost ${s['cost_today']:.2f} today, ${s['cost_total']:.2f} in all")
+    if s["cap_reached"]:
+        lines.append(f"{pad}the daily cap is reached: extraction resumes at midnight UTC "
+                     "(raise it with `recall config set memory.daily_call_cap N`)")
+    where = {"claude_md": "CLAUDE.md", "local": "CLAUDE.local.md", "none": "SessionStart context"}[s["briefing"]]
+    lines.append(f"{pad}{s['active']} active memories in {s['project']} (briefing: {where})")
+    if s["problem"]:
+        lines.append(f"{pad}{s['problem']}")
+    if s["queued"]:
+        lines.append(f"{pad}{s['queued']} capture(s) queued" + (f", worker pid {s['worker']}" if s["worker"] else ""))
+    if s["last_problem"] and s["last_run"] and time.time() - float(s["last_run"]) < 86400:
+        lines.append(f"{pad}last run: {s['last_problem']}")
+    return lines
+
+
+def doctor_checks(project=None) -> list:
+    """``recall.setup.Check`` items for ``recall doctor``."""
+    from recall.setup import Check
+
+    s = memory_status(str(project) if project else None)
+    checks = []
+    if not s["key"]:
+        checks.append(Check("memory", False, NO_KEY, "export ANTHROPIC_API_KEY, or run `recall config set api_key KEY`",
+                            warn=True))
+    elif not s["configured"]:
+        checks.append(Check("memory", False, DISABLED, "recall config set memory.enabled true", warn=True))
+    elif s["cap_reached"]:
+        checks.append(Check("memory", False, f"the daily cap of {s['daily_call_cap']} model calls is reached",
+                            "wait for midnight UTC, or `recall config set memory.daily_call_cap N`", warn=True))
+    else:
+        checks.append(Check("memory", True, f"extraction on; {s['active']} active memories in {s['project']}; "
+                                            f"{s['calls_today']} calls today, est. ${s['cost_total']:.2f} in all"))
+    if s["problem"]:
+        checks.append(Check("memory state", False, s["problem"], "fix or move the file aside"))
+    return checks

@@ -1,0 +1,243 @@
+"""The memory worker: drains the capture queue (see ``recall.memory.queue``).
+
+Run detached by a hook when the service is down (``python -m recall.memory.worker``), or as
+a thread inside the service (``recall.memory.ops``). Per session it coalesces the queued
+triggers (the strongest event wins: session-end > pre-compact > stop) and waits for the
+session to go idle before a Stop is acted on: ``memory.idle_seconds`` (default 60) without
+the transcript changing. PreCompact and SessionEnd run at once. Then: extraction
+(``extract.process``), consolidation when due, the briefing file, the index documents, and
+folding the access log into accessCount.
+
+The last run is summarised in ``$RECALL_HOME/memory/status.json`` for ``recall status``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+
+from recall import config, log, paths
+from recall.memory import memory_home
+from recall.memory import queue as q
+
+DEFAULT_IDLE_SECONDS = 60.0
+POLL_SECONDS = 5.0
+
+
+def status_path():
+    return memory_home() / "status.json"
+
+
+def write_status(update: dict) -> None:
+    try:
+        data = json.loads(status_path().read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            data = {}
+    except (OSError, ValueError):
+        data = {}
+    data.update(update)
+    try:
+        paths.atomic_write(status_path(), json.dumps(data, ensure_ascii=False))
+    except OSError:
+        pass
+
+
+def read_status() -> dict:
+    try:
+        data = json.loads(status_path().read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def idle_seconds(cfg: dict) -> float:
+    try:
+        return max(0.0, float((cfg.get("memory") or {}).get("idle_seconds", DEFAULT_IDLE_SECONDS)))
+    except (TypeError, ValueError):
+        return DEFAULT_IDLE_SECONDS
+
+
+def coalesce(items) -> dict[str, dict]:
+    """Queued triggers per session: strongest event, latest path/cwd, their files."""
+    groups: dict[str, dict] = {}
+    for path, rec in items:
+        if rec is None:
+            continue
+        sid = str(rec["session_id"])
+        g = groups.setdefault(sid, {"session_id": sid, "event": "stop", "transcript_path": "", "cwd": "",
+                                    "time": 0.0, "files": []})
+        g["files"].append(path)
+        ev = rec.get("event") if rec.get("event") in q.PRIORITY else "stop"
+        if q.PRIORITY[ev] > q.PRIORITY[g["event"]]:
+            g["event"] = ev
+        for k in ("transcript_path", "cwd"):
+            if rec.get(k):
+                g[k] = str(rec[k])
+        try:
+            g["time"] = max(g["time"], float(rec.get("time") or 0.0))
+        except (TypeError, ValueError):
+            pass
+    return groups
+
+
+def due_at(group: dict, cfg: dict) -> float:
+    """When a session's triggers should run: at once, or once a Stop's session went idle."""
+    if group["event"] != "stop":
+        return 0.0
+    idle = idle_seconds(cfg)
+    if idle <= 0:
+        return 0.0
+    last = group["time"]
+    from recall.memory.extract import find_transcript
+
+    path = find_transcript(group["session_id"], group["transcript_path"])
+    if path is not None:
+        try:
+            last = max(last, path.stat().st_mtime)
+        except OSError:
+            pass
+    return last + idle
+
+
+def run_session(group: dict, cfg: dict) -> dict:
+    """Extract one session, consolidate if due, refresh the briefing and the index."""
+    from recall.memory import briefing, consolidate, extract, index, store
+
+    logger = log.get("memory")
+    report = extract.process(group["session_id"], group["event"], group["transcript_path"] or None,
+                             group["cwd"] or None, cfg=cfg)
+    out = report.as_dict()
+    project = report.project
+    if not project or not store.state_path(project).exists():
+        return out
+    changed, removed = set(report.changed), set(report.removed)
+    try:
+        state = store.load(project)
+        if not report.stopped and consolidate.due(state, group["event"]):
+            res = consolidate.consolidate(project, event=group["event"], cfg=cfg)
+            out["consolidation"] = res.as_dict()
+            changed |= res.changed
+            removed |= res.removed
+            changed -= removed
+        if changed or removed or group["event"] == "session-end":
+            briefing.write_briefing(project, cfg=cfg)
+        out["index"] = index.sync(project, changed, removed)
+    except store.StateError as exc:
+        logger.warning("memory of %s not updated: %s", project, exc)
+        out["problem"] = str(exc)
+    return out
+
+
+def fold(cfg: dict) -> dict[str, int]:
+    """Fold the access log; rewrite the briefings whose ranking it changed."""
+    from recall.memory import briefing, store
+
+    folded = store.fold_access()
+    for project in folded:
+        try:
+            briefing.write_briefing(project, cfg=cfg)
+        except (OSError, store.StateError) as exc:
+            log.get("memory").warning("briefing of %s not refreshed: %s", project, exc)
+    return folded
+
+
+def drain(*, wait: bool = True, stop: threading.Event | None = None, cfg: dict | None = None) -> list[dict]:
+    """Hold the worker lock and process the queue. With ``wait``, stay until every queued
+    trigger ran (sleeping until Stop sessions go idle); without, run what is due now and
+    leave the rest. Returns one report per session run; [] when another worker holds the lock."""
+    fd = q.try_lock()
+    if fd is None:
+        return []
+    logger = log.get("memory")
+    reports: list[dict] = []
+    try:
+        while not (stop is not None and stop.is_set()):
+            cfg = config.load()
+            items = q.pending()
+            for path, rec in items:
+                if rec is None:  # unreadable trigger: drop it
+                    _unlink(path)
+            groups = coalesce(items)
+            if not groups:
+                break
+            now = time.time()
+            next_due = None
+            ran = False
+            for sid, g in groups.items():
+                when = due_at(g, cfg)
+                if when > now:
+                    next_due = when if next_due is None else min(next_due, when)
+                    continue
+                try:
+                    rep = run_session(g, cfg)
+                    reports.append(rep)
+                    write_status({"last_run": time.time(), "last_report": rep,
+                                  "last_problem": rep.get("stopped") or rep.get("problem") or ""})
+                except Exception as exc:  # noqa: BLE001 - one bad session must not stop the queue
+                    logger.exception("memory capture of session %s failed", sid)
+                    write_status({"last_run": time.time(), "last_problem": f"{type(exc).__name__}: {exc}"})
+                finally:
+                    for path in g["files"]:
+                        _unlink(path)
+                ran = True
+            if ran:
+                continue
+            if not wait or next_due is None:
+                break
+            delay = min(max(0.05, next_due - time.time()), POLL_SECONDS)
+            if stop is not None:
+                stop.wait(delay)
+            else:
+                time.sleep(delay)
+        try:
+            fold(cfg or config.load())
+        except Exception:  # noqa: BLE001
+            logger.exception("folding memory access counts failed")
+    finally:
+        q.release(fd)
+    return reports
+
+
+def _unlink(path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _any_due(cfg: dict) -> bool:
+    now = time.time()
+    return any(due_at(g, cfg) <= now for g in coalesce(q.pending()).values())
+
+
+def run(*, wait: bool = True, stop: threading.Event | None = None) -> list[dict]:
+    """Drain until the queue is empty, re-checking after each release of the lock (a hook
+    may have queued a trigger while we held it and, seeing the lock taken, started nobody)."""
+    reports: list[dict] = []
+    while True:
+        reports += drain(wait=wait, stop=stop)
+        if stop is not None and stop.is_set():
+            break
+        if not q.pending():
+            break
+        if not (_any_due(config.load()) if not wait else True):
+            break
+        if not q.lock_free():
+            break  # the worker holding it now will see the queue
+    return reports
+
+
+def main() -> int:
+    log.setup()
+    try:
+        run(wait=True)
+    except Exception:  # noqa: BLE001 - detached: nobody to tell but the log
+        log.get("memory").exception("memory worker failed")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
