@@ -69,8 +69,8 @@ Judgment calls (what is *not* a secret)
   ``srvtoolu_01...``, ``req_01...``) are kept: they are ids, not secrets.
 * Base64 of short things (``SGVsbG8=``) is too short to matter; long base64
   blobs (data URIs, k8s ``Secret`` data) *are* redacted as ``high-entropy``.
-* Stripe publishable keys (``pk_live_``) are not targeted (they are public),
-  though a long one may still be caught by ``high-entropy``.
+* Stripe publishable keys (``pk_live_``/``pk_test_``) are public by design
+  (they ship in web pages) and are kept.
 * ``secret-assignment`` replaces only the value, keeping the name, for
   ``NAME=value``, ``NAME: value``, ``"name": "value"``, ``name := "v"``,
   ``name => 'v'``, ``export NAME=value``, ``--password value``,
@@ -132,7 +132,7 @@ _P_PEM, _P_PREFIX, _P_JWT, _P_BEARER, _P_URL, _P_ASSIGN, _P_ENTROPY = range(7)
 # --------------------------------------------------------------------------
 # <private> blocks
 # --------------------------------------------------------------------------
-_PRIV_TAG = re.compile(r"<\s*(/)?\s*private(?:\s[^<>]*)?>", re.I)
+_PRIV_TAG = re.compile(r"<\s*(/)?\s*private(?:\s[^<>]*)?/?>", re.I)
 
 
 def _strip_private(text: str) -> tuple[str, int]:
@@ -187,26 +187,36 @@ def _remove_private(text: str) -> tuple[str, int]:
 # --------------------------------------------------------------------------
 # Long runs of token characters: vendor prefixes and high entropy live here.
 # --------------------------------------------------------------------------
-_RUN_MIN = 20
-# A separator char followed by a long run; a leading separator gives sre a
-# charset prefix so ordinary prose is skipped quickly.
-_RUN_FIND = re.compile(r"[^A-Za-z0-9+/_\-]([A-Za-z0-9+/_\-]{%d,})" % _RUN_MIN)
-_RUN_HEAD = re.compile(r"[A-Za-z0-9+/_\-]{%d,}" % _RUN_MIN)
+# A separator char, then a run of >= 20 token chars that contains at least one
+# upper-case letter.  The leading separator gives sre a charset prefix so text
+# is skipped quickly, and requiring an upper-case letter drops the common
+# lower-case runs (paths, snake_case, kebab-case) in C: every vendor token
+# except Slack's hex ``xoxp-`` ones and every high-entropy candidate has one
+# (a random 20-char base62 string lacks upper case with p < 0.00002).
+_RUN_FIND = re.compile(
+    r"[^A-Za-z0-9+/_\-](?=[A-Za-z0-9+/_\-]{20})([a-z0-9+/_\-]*+[A-Z][A-Za-z0-9+/_\-]*+)"
+)
+_RUN_HEAD = re.compile(r"(?=[A-Za-z0-9+/_\-]{20})[a-z0-9+/_\-]*+[A-Z][A-Za-z0-9+/_\-]*+")
+_SLACK_XOX = re.compile(r"x(?<![A-Za-z0-9].)ox[abposre]-[A-Za-z0-9\-]{10,}", re.S)
 
 # No lookbehind so that sre gets a charset prefix; the left boundary is
 # checked in Python.  Kind is derived from the first characters.
+# Every alternative starts with a literal (so sre gets a charset prefix) and
+# then checks, by a fixed-width lookbehind, that the token does not start in
+# the middle of a word: that keeps "task-..." out and the scan linear.
+_B = r"(?<![A-Za-z0-9].)"
 _PREFIXED = re.compile(
-    r"sk-ant-[A-Za-z0-9_\-]{20,}"
-    r"|sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"
-    r"|sk_(?:live|test)_[A-Za-z0-9]{16,}"
-    r"|rk_(?:live|test)_[A-Za-z0-9]{16,}"
-    r"|whsec_[A-Za-z0-9+/]{20,}"
-    r"|A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9])"
-    r"|gh[pousr]_[A-Za-z0-9]{30,}"
-    r"|github_pat_[A-Za-z0-9_]{30,}"
-    r"|gl(?:pat|dt|rt|ptt|ft|oas|soat|cbt|imt|agent)-[A-Za-z0-9_\-]{20,}"
-    r"|xox[abposre]-[A-Za-z0-9\-]{10,}"
-    r"|xapp-[0-9]-[A-Za-z0-9\-]{10,}"
+    r"s" + _B + r"k-ant-[A-Za-z0-9_\-]{20,}"
+    r"|s" + _B + r"k-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"
+    r"|s" + _B + r"k_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|r" + _B + r"k_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|w" + _B + r"hsec_[A-Za-z0-9+/]{20,}"
+    r"|A" + _B + r"(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9])"
+    r"|g" + _B + r"h[pousr]_[A-Za-z0-9]{30,}"
+    r"|g" + _B + r"ithub_pat_[A-Za-z0-9_]{30,}"
+    r"|g" + _B + r"l(?:pat|dt|rt|ptt|ft|oas|soat|cbt|imt|agent)-[A-Za-z0-9_\-]{20,}"
+    r"|x" + _B + r"app-[0-9]-[A-Za-z0-9\-]{10,}",
+    re.S,
 )
 _DOT_TAIL = re.compile(r"(?:\.[A-Za-z0-9_\-]+)+")  # routable gitlab tokens
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
@@ -219,9 +229,13 @@ _HEX_SEG = re.compile(
     r"(?<![A-Za-z0-9])(?:[0-9a-fA-F]{16,}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
     r"[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(?![A-Za-z0-9])"
 )
-_WORD = re.compile(r"[A-Z]?[a-z]{3,}")
+# "Words": lower-case runs (optionally Capitalised), long digit runs (dates,
+# versions) and stand-alone acronyms.  Random base62 rarely has many.
+_WORD = re.compile(r"[A-Z]?[a-z]{3,}|[0-9]{4,}|(?<![A-Za-z])[A-Z]{3,}(?![A-Za-z])")
+_CLASS_RUN = re.compile(r"[A-Z]+|[a-z]+|[0-9]+")
 _NOT_SECRET_RUN = re.compile(
     r"(?:sha1|sha256|sha384|sha512)-"  # SRI / npm integrity
+    r"|pk_(?:live|test)_"  # Stripe publishable keys are public by design
     r"|(?:msg|toolu|srvtoolu|req|msgbatch|file|batch|compact)_01[A-Za-z0-9]{16,40}$"
 )
 
@@ -236,7 +250,7 @@ def _entropy(s: str) -> float:
 
 
 def _random_looking(run: str) -> bool:
-    core = run.rstrip("=")
+    core = run.rstrip("=")[:4096]  # a prefix is representative; bounds the cost
     if len(core) < 32 or not _mixed(core) or _HEXISH.fullmatch(core):
         return False
     if _NOT_SECRET_RUN.match(core):
@@ -245,10 +259,35 @@ def _random_looking(run: str) -> bool:
         core = _HEX_SEG.sub("", core)
         if len(core) < 32 or not _mixed(core):
             return False
-    words = sum(map(len, _WORD.findall(core)))
-    if words >= 0.6 * len(core):
+    n = len(core)
+    if sum(map(len, _WORD.findall(core))) >= 0.6 * n:
+        return False
+    # random text switches between upper/lower/digit on ~60% of adjacent
+    # pairs; identifiers and paths on far fewer
+    if len(_CLASS_RUN.findall(core)) - 1 < 0.3 * (n - 1):
         return False
     return _entropy(core) >= 3.8
+
+
+_PLAIN_SEG = re.compile(r"[a-z]*|[0-9]*|v[0-9]+")
+
+
+def _trim_path(text: str, s: int, e: int) -> tuple[int, int]:
+    """Keep plain leading/trailing path segments of a flagged run out of the
+    replacement (``discord.com/api/webhooks/123/<token>``).  Only pure
+    lowercase words or numbers are peeled off, and only while what remains
+    still looks random, so no meaningful part of a base64 secret leaks."""
+    for _ in range(8):
+        cut = text.find("/", s, e)
+        if cut < 0 or not _PLAIN_SEG.fullmatch(text, s, cut) or not _random_looking(text[cut + 1 : e]):
+            break
+        s = cut + 1
+    for _ in range(8):
+        cut = text.rfind("/", s, e)
+        if cut < 0 or not _PLAIN_SEG.fullmatch(text, cut + 1, e) or not _random_looking(text[s:cut]):
+            break
+        e = cut
+    return s, e
 
 
 def _openai_ok(tok: str) -> bool:
@@ -269,70 +308,79 @@ def _prefixed_kind(tok: str) -> str:
     if c == "A":
         return "aws-access-key"
     if c == "g":
-        return "github-token" if tok[1] == "h" or tok.startswith("github") else "gitlab-token"
+        return "gitlab-token" if tok[1] == "l" else "github-token"
     return "slack-token"
 
 
+# Gate for the run scan: map token chars to "a", everything else to " " and
+# look for 20 a's in a row -- a few hundred nanoseconds in C, versus a few
+# microseconds for the regex scan, which then only runs on text that has a
+# long run at all.
+_RUN_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
+_RUN_TABLE = bytes(0x61 if b in _RUN_BYTES else 0x20 for b in range(256))
+_RUN_NEEDLE = b"a" * 20
+
+
 def _scan_runs(text: str, spans: list) -> None:
-    n = len(text)
-    runs = []
+    if "xox" in text:
+        for m in _SLACK_XOX.finditer(text):
+            spans.append((m.start(), m.end(), _P_PREFIX, "slack-token"))
+    if _RUN_NEEDLE not in text.encode("utf-8", "surrogatepass").translate(_RUN_TABLE):
+        return
     m = _RUN_HEAD.match(text)
-    if m:
-        runs.append((0, m.end()))
-    pos = 0
+    if m is not None:
+        _check_run(text, 0, m.end(), spans)
+    for m in _RUN_FIND.finditer(text):
+        _check_run(text, m.start(1), m.end(), spans)
+
+
+def _check_run(text: str, s: int, e: int, spans: list) -> None:
+    n = len(text)
+    hit = False
+    p = s
     while True:
-        m = _RUN_FIND.search(text, pos)
-        if m is None:
+        pm = _PREFIXED.search(text, p, e)
+        if pm is None:
             break
-        s, e = m.span(1)
-        runs.append((s, e))
-        pos = e
-    for s, e in runs:
-        hit = False
-        p = s
-        while True:
-            pm = _PREFIXED.search(text, p, e)
-            if pm is None:
-                break
-            ts, te = pm.span()
-            p = te
-            if ts > 0 and text[ts - 1] in _ALNUM:
-                p = ts + 1
-                continue
-            tok = pm.group()
-            kind = _prefixed_kind(tok)
-            if kind == "openai-key" and not _openai_ok(tok):
-                continue
-            if kind == "gitlab-token" and te == e and te < n and text[te] == ".":
-                dm = _DOT_TAIL.match(text, te)
-                if dm:
-                    te = dm.end()
-                    p = te
-            spans.append((ts, te, _P_PREFIX, kind))
-            hit = True
-        if hit:
+        ts, te = pm.span()
+        p = te
+        tok = pm.group()
+        kind = _prefixed_kind(tok)
+        if kind == "openai-key" and not _openai_ok(tok):
             continue
-        if text.startswith(_SLACK_HOOK_PATHS, s) and text.endswith("hooks.slack.", 0, s):
-            cut = text.index("/", s + 4) + 1
-            if e - cut >= 8:
-                spans.append((cut, e, _P_PREFIX, "slack-token"))
-            continue
-        if e - s >= 32:
-            te = e
-            while te < n and text[te] == "=" and te - e < 3:
-                te += 1
-            if text.endswith("h1:", 0, s):  # go.sum checksum
-                continue
-            if _random_looking(text[s:te]):
-                spans.append((s, te, _P_ENTROPY, "high-entropy"))
+        if kind == "gitlab-token" and te == e and te < n and text[te] == ".":
+            dm = _DOT_TAIL.match(text, te)
+            if dm:
+                te = dm.end()
+                p = te
+        spans.append((ts, te, _P_PREFIX, kind))
+        hit = True
+    if hit:
+        return
+    if text.startswith(_SLACK_HOOK_PATHS, s) and text.endswith("hooks.slack.", 0, s):
+        cut = text.index("/", s + 4) + 1
+        if e - cut >= 8:
+            spans.append((cut, e, _P_PREFIX, "slack-token"))
+        return
+    if e - s >= 32:
+        te = e
+        while te < n and text[te] == "=" and te - e < 3:
+            te += 1
+        if text.endswith("h1:", 0, s):  # go.sum checksum
+            return
+        if _random_looking(text[s:te]):
+            s, te = _trim_path(text, s, te)
+            spans.append((s, te, _P_ENTROPY, "high-entropy"))
 
 
 # --------------------------------------------------------------------------
 # JWT, PEM, bearer, URL passwords
 # --------------------------------------------------------------------------
+# the lookbehind sits after the first literal to keep sre's literal prefix
 _JWT = re.compile(
-    r"eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]*"
-    r"(?:\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+)?"  # JWE has five parts
+    r"e(?<![A-Za-z0-9_\-].)yJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]*"
+    r"(?:\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+)?",  # JWE has five parts
+    re.S,
 )
 
 _PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
@@ -371,10 +419,7 @@ def _scan_pem(text: str, spans: list) -> None:
 
 def _scan_jwt(text: str, spans: list) -> None:
     for m in _JWT.finditer(text):
-        s = m.start()
-        if s and text[s - 1] in _ALNUM:
-            continue
-        spans.append((s, m.end(), _P_JWT, "jwt"))
+        spans.append((m.start(), m.end(), _P_JWT, "jwt"))
 
 
 def _scan_bearer(text: str, low: str | None, spans: list) -> None:
@@ -403,13 +448,15 @@ _KW_ALT = (
     r"secret|token(?!iz)|passw|passphrase|pwd|api[_\-]?key|private[_\-]?key|credential"
     r"|auth(?!or(?!iz)|ent)"
 )
-# Trigger for every keyword-driven detector (assignment, bearer, PEM).
-_TRIGGER = re.compile(_KW_ALT + r"|bearer|-----begin")
-_TRIGGER_I = re.compile(_TRIGGER.pattern, re.I)
+_KEYWORD = re.compile(_KW_ALT)
+_KEYWORD_I = re.compile(_KW_ALT, re.I)
+# literals whose presence gates the keyword detectors; each keyword of
+# _KW_ALT starts with one of them
+_KW_LITERALS = ("token", "secret", "pass", "auth", "pwd", "api", "credential", "private")
 
 _ASSIGN = re.compile(
     r"(?:" + _KW_ALT + r")"
-    r"(?P<rest>[a-z0-9_.\-]*)"
+    r"(?P<rest>[a-z0-9_.\-]{0,64}+)"  # possessive: no backtracking into names
     r"(?P<nq>\\{0,2}[\"'])?"
     r"(?:"
     r"(?P<ann>[ \t]*:[ \t]*(?:str|string|bytes|secretstr|optional\[str\]|str[ \t]*\|[ \t]*none)[ \t]*(?==))?"
@@ -418,8 +465,8 @@ _ASSIGN = re.compile(
     r")"
     r"(?P<scheme>(?:bearer|basic|token|digest)[ \t]+)?"
     r"(?!\\{0,2}[\"'`]?\[redacted:)"
-    r"(?:(?P<oq>\\{0,2}[\"'`])(?P<qv>[^\n]{0,512}?)(?P=oq)"
-    r"|(?P<bv>[^\s\"'`,;&()\[\]{}<>\\]+))"
+    r"(?:(?P<oq>\\{0,2}[\"'`])(?P<qv>[^\n]{0,1024}?)(?P=oq)"
+    r"|(?P<bv>[^\s\"'`,;&()\[\]{}<>\\]{1,256}))"
 )
 _ASSIGN_I = re.compile(_ASSIGN.pattern, re.I)
 
@@ -451,74 +498,122 @@ _PLACEHOLDER_WORDS = frozenset(
 _NUMBER = re.compile(r"[-+]?[0-9][0-9_,.]*[kKmM]?")
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_COLOR = re.compile(r"(?:(?:bold|italic|underline|noinherit|bg:|border:) ?)*#[0-9a-fA-F]{3,8}")
+_ANNOTATION_TAIL = re.compile(r"[ \t]*=(?!=)")
 _SCHEME_IN_VALUE = re.compile(r"(?i)(?:bearer|basic|token|digest)[ \t]+(?=\S)")
 
 
 def _placeholder(v: str) -> bool:
+    if len(v) > 100:  # placeholders are short; keeps hostile input cheap
+        return False
     return v.lower() in _PLACEHOLDER_WORDS or _PLACEHOLDER.fullmatch(v) is not None
 
 
-def _scan_assign(text: str, low: str | None, start: int, spans: list) -> None:
-    rx, hay = (_ASSIGN, low) if low is not None else (_ASSIGN_I, text)
-    pos = start
-    while True:
-        m = rx.search(hay, pos)
+def _keyword_positions(low: str) -> list[int]:
+    """Start offsets of every keyword literal in ``low`` (sorted), found with
+    ``str.find``, which beats one alternation regex by ~2x on ordinary text."""
+    pos: list[int] = []
+    for lit in _KW_LITERALS:
+        if lit in low:
+            i = low.find(lit)
+            while i >= 0:
+                pos.append(i)
+                i = low.find(lit, i + 1)
+    if len(pos) > 1:
+        pos.sort()
+    return pos
+
+
+def _scan_assign(text: str, low: str | None, starts: list[int], spans: list) -> None:
+    if low is not None:
+        rx, hay = _ASSIGN, low
+    else:  # case mapping is not 1:1 (e.g. U+0130): search the original with re.I
+        rx, hay = _ASSIGN_I, text
+        starts = [m.start() for m in _KEYWORD_I.finditer(text)]
+    pos = 0
+    for k in starts:
+        if k < pos:
+            continue
+        m = rx.match(hay, k)
         if m is None:
-            return
+            continue
         # on rejection resume right after the keyword, so that a rejected
         # match never hides an overlapping real one ("auth token=...")
-        pos = m.end("rest")
+        ne = pos = m.end("rest")
+        span = _value_span(text, m)
+        if span is None:
+            continue
+        vs, ve = span
         # full name: walk back from the keyword to the start of the identifier
-        ks = m.start()
-        ns = ks
-        while ns > 0 and text[ns - 1] in _NAME_CHARS:
+        ns = k
+        floor = k - 64 if k > 64 else 0
+        while ns > floor and text[ns - 1] in _NAME_CHARS:
             ns -= 1
-        ne = m.end("rest")
         name = text[ns:ne].lower().lstrip("-.")
         if name in ("pwd", "oldpwd") or _META_NAME.search(name):
             continue
-        if m.group("sp") is not None:
-            # "--password hunter2" only for command-line flags
-            if not text.startswith("--", ns) or m.group("nq"):
-                continue
-        sep = m.group("sep")
-        if m.group("qv") is not None:
-            vs, ve = m.span("qv")
-            quoted = True
-        else:
-            vs, ve = m.span("bv")
-            quoted = False
-        value = text[vs:ve]
-        if quoted:
-            sm = _SCHEME_IN_VALUE.match(value)
-            if sm:
-                vs += sm.end()
-                value = text[vs:ve]
-        value_s = value.strip()
-        if len(value_s) < 3 or _placeholder(value_s) or _NUMBER.fullmatch(value_s):
-            continue
-        if not quoted:
-            nxt = text[ve : ve + 1]
-            if nxt in ("(", "[", "{"):
-                continue  # call / subscript: code
-            if _DOTTED.fullmatch(value) or "://" in value:
-                continue
-            if value[0] in "/~." or value.startswith("$"):
-                continue  # path or variable
-            if _IDENT.fullmatch(value) and _TRIGGER.search(value.lower()):
-                continue  # api_key=api_key, token = new_token
-            if sep == ":" and m.group("scheme") is None and value.isalpha():
-                # "Password: must be ..." -> prose
-                after = text[ve : ve + 2]
-                if len(after) == 2 and after[0] in " \t" and after[1].isalpha():
+        if "." in name and not _KEYWORD.search(name.rsplit(".", 1)[1]):
+            continue  # token.map = ..., Token.Name.Builtin: ... (attribute of an object)
+        if m.group("sp") is not None and (not text.startswith("--", ns) or m.group("nq")):
+            continue  # "--password hunter2" only for command-line flags
+        if m.group("bv") is not None:
+            value = text[vs:ve]
+            if m.group("nq") and _IDENT.fullmatch(value):
+                continue  # {"page_token": next_page}: a variable in a dict literal
+            if m.group("sep") == ":" and m.group("scheme") is None:
+                if _ANNOTATION_TAIL.match(text, ve):
+                    continue  # Name: TypeAlias = ...
+                if value.isalpha() and not _line_start(text, ns, ve):
                     continue
         kind = "secret-assignment"
         if "secret" in name:
             flat = name.replace("_", "").replace("-", "").replace(".", "")
-            if "secretaccesskey" in flat or ("aws" in flat and "secret" in flat):
+            if "secretaccesskey" in flat or "aws" in flat:
                 kind = "aws-secret-key"
         spans.append((vs, ve, _P_ASSIGN, kind))
         pos = max(pos, ve)
+
+
+def _value_span(text: str, m: re.Match) -> tuple[int, int] | None:
+    """Where the value of assignment match ``m`` is, or None when the value
+    is not a secret (placeholder, number, code, path, ...)."""
+    bare = m.group("qv") is None
+    vs, ve = m.span("bv" if bare else "qv")
+    value = text[vs:ve]
+    if not bare:
+        sm = _SCHEME_IN_VALUE.match(value)
+        if sm:
+            vs += sm.end()
+            value = text[vs:ve]
+        value = value.strip()
+    if len(value) < 3 or _placeholder(value) or _NUMBER.fullmatch(value) or _COLOR.fullmatch(value):
+        return None
+    if m.group("scheme") is not None and len(value) < 20 and value.isalpha():
+        return None  # "token: Token value" is prose, not "Authorization: token <cred>"
+    if bare:
+        if value[0] in "/~.-$":
+            return None  # path, variable or another flag
+        if text[ve : ve + 1] in ("(", "[", "{"):
+            return None  # call / subscript: code
+        if "://" in value or _DOTTED.fullmatch(value):
+            return None  # URL (see url-password) or attribute access
+        if _IDENT.fullmatch(value) and _KEYWORD.search(value.lower()):
+            return None  # api_key=api_key, token = new_token
+    return vs, ve
+
+
+def _line_start(text: str, ns: int, ve: int) -> bool:
+    """A plain word after ``name:`` is a value only in YAML / headers, where
+    the name starts the line and nothing follows the word; otherwise it is
+    prose ("your password: That is ...")."""
+    lo = ns - 200 if ns > 200 else 0
+    ls = text.rfind("\n", lo, ns)
+    if ls < 0 and lo > 0:
+        return False
+    if text[ls + 1 : ns].strip(" \t-*>#<|"):
+        return False
+    after = text[ve : ve + 2]
+    return not (len(after) == 2 and after[0] in " \t" and after[1].isalpha())
 
 
 # --------------------------------------------------------------------------
@@ -545,23 +640,23 @@ def _resolve(spans: list) -> list:
 
 def _pass(text: str) -> tuple[str, dict]:
     counts: dict[str, int] = {}
-    if "<" in text and _PRIV_TAG.search(text):
+    low = text.lower()
+    if "<" in text and "private" in low:
         new, nblocks = _remove_private(text)
         if nblocks:
             counts["private"] = nblocks
             text = new
+            low = text.lower()
 
     spans: list = []
-    low: str | None = text.lower()
-    if len(low) != len(text):  # non 1:1 case mapping; fall back to re.I
-        low = None
-    trig = _TRIGGER.search(low) if low is not None else _TRIGGER_I.search(text)
-    if trig is not None:
-        if "-----BEGIN" in text:
-            _scan_pem(text, spans)
-        if "bearer" in (low if low is not None else text.lower()):
-            _scan_bearer(text, low, spans)
-        _scan_assign(text, low, max(0, trig.start() - 1), spans)
+    aligned = len(low) == len(text)  # else a non 1:1 case mapping: use re.I
+    starts = _keyword_positions(low)
+    if starts or not aligned:
+        _scan_assign(text, low if aligned else None, starts, spans)
+    if "bearer" in low:
+        _scan_bearer(text, low if aligned else None, spans)
+    if "-----BEGIN" in text:
+        _scan_pem(text, spans)
     if "eyJ" in text:
         _scan_jwt(text, spans)
     if "@" in text and "://" in text:

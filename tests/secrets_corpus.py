@@ -1,0 +1,469 @@
+"""A corpus of fake secrets in the contexts a Claude Code transcript shows them.
+
+Every secret is *generated* from a fixed-seed ``random.Random`` (nothing here
+is a real credential, and nothing looks like one to a repository secret
+scanner since the values only exist at run time).  The output is stable:
+``corpus()`` returns the same list on every call and in every process.
+
+``corpus()`` -> list of ``(kind, secret, text)``: ``kind`` is the
+``[redacted:<kind>]`` label ``indexer.redact`` must produce, ``secret`` is a
+substring of ``text`` that must not survive redaction.  For PEM keys the
+secret is the first base64 line of the key body (tests check every line).
+
+``benign()`` -> strings that must come out of ``redact`` unchanged.
+
+Used by tests/test_redact.py and by the indexing test that checks no secret
+reaches the index: ``from tests.secrets_corpus import corpus, benign``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import string
+
+__all__ = ["corpus", "benign", "SEED"]
+
+SEED = 20240611
+
+_UPPER = string.ascii_uppercase
+_LOWER = string.ascii_lowercase
+_DIGITS = string.digits
+_B62 = _UPPER + _LOWER + _DIGITS
+_B64 = _B62 + "+/"
+_B64URL = _B62 + "-_"
+_HEX = "0123456789abcdef"
+_B32 = _UPPER + "234567"
+
+
+class _Gen:
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def chars(self, alphabet: str, n: int, mixed: bool = True) -> str:
+        """n random chars; ``mixed`` insists on every class (upper, lower, digit)
+        the alphabet offers, as real keys of these lengths practically always do."""
+        need = [cls for cls in (_UPPER, _LOWER, _DIGITS) if mixed and any(c in cls for c in alphabet)]
+        while True:
+            s = "".join(self.rng.choice(alphabet) for _ in range(n))
+            if all(any(c in cls for c in s) for cls in need):
+                return s
+
+    def digits(self, n: int) -> str:
+        return "".join(self.rng.choice(_DIGITS) for _ in range(n))
+
+    def hex(self, n: int) -> str:
+        return "".join(self.rng.choice(_HEX) for _ in range(n))
+
+    def password(self, n: int = 16) -> str:
+        # printable, no quotes/whitespace/backslash, never a placeholder word
+        alphabet = _B62 + "!#%*+-_.~^"
+        return self.chars(alphabet, n)
+
+    # vendor formats --------------------------------------------------------
+    def anthropic(self) -> str:
+        return "sk-ant-api03-" + self.chars(_B64URL, 93) + "AA"
+
+    def openai_project(self) -> str:
+        return "sk-proj-" + self.chars(_B64URL, 124)
+
+    def openai_legacy(self) -> str:
+        return "sk-" + self.chars(_B62, 20) + "T3BlbkFJ" + self.chars(_B62, 20)
+
+    def openai_svcacct(self) -> str:
+        return "sk-svcacct-" + self.chars(_B64URL, 100)
+
+    def aws_access(self, prefix: str = "AKIA") -> str:
+        return prefix + "".join(self.rng.choice(_B32) for _ in range(16))
+
+    def aws_secret(self) -> str:
+        return self.chars(_B64, 40)
+
+    def github(self, prefix: str) -> str:
+        return prefix + self.chars(_B62, 36)
+
+    def github_pat(self) -> str:
+        return "github_pat_" + self.chars(_B62, 22) + "_" + self.chars(_B62, 59)
+
+    def gitlab(self) -> str:
+        return "glpat-" + self.chars(_B62 + "-_", 20)
+
+    def slack_bot(self) -> str:
+        return f"xoxb-{self.digits(11)}-{self.digits(13)}-{self.chars(_B62, 24)}"
+
+    def slack_user(self) -> str:
+        return f"xoxp-{self.digits(11)}-{self.digits(11)}-{self.digits(13)}-{self.hex(32)}"
+
+    def slack_app(self) -> str:
+        return f"xapp-1-A{self.chars(_UPPER + _DIGITS, 10, False)}-{self.digits(13)}-{self.hex(64)}"
+
+    def slack_hook_path(self) -> str:
+        t = "T" + self.chars(_UPPER + _DIGITS, 8, False)
+        b = "B" + self.chars(_UPPER + _DIGITS, 10, False)
+        return f"{t}/{b}/{self.chars(_B62, 24)}"
+
+    def stripe(self, prefix: str) -> str:
+        return prefix + self.chars(_B62, 99 if prefix.startswith("sk") else 24)
+
+    def jwt(self, payload: dict) -> str:
+        def enc(obj) -> str:
+            raw = json.dumps(obj, separators=(",", ":")).encode()
+            return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+        sig = base64.urlsafe_b64encode(self.rng.randbytes(32)).decode().rstrip("=")
+        return enc({"alg": "HS256", "typ": "JWT"}) + "." + enc(payload) + "." + sig
+
+    def pem_body(self, nbytes: int, width: int = 64) -> list[str]:
+        b = base64.b64encode(self.rng.randbytes(nbytes)).decode()
+        return [b[i : i + width] for i in range(0, len(b), width)]
+
+
+def _pem(label: str, lines: list[str], newline: str = "\n", headers: list[str] = ()) -> str:
+    parts = [f"-----BEGIN {label}-----", *headers, *lines, f"-----END {label}-----"]
+    return newline.join(parts)
+
+
+def corpus() -> list[tuple[str, str, str]]:
+    g = _Gen(SEED)
+    out: list[tuple[str, str, str]] = []
+
+    def add(kind: str, secret: str, text: str) -> None:
+        assert secret in text, (kind, secret)
+        out.append((kind, secret, text))
+
+    # --- anthropic ---------------------------------------------------------
+    k = g.anthropic()
+    add("anthropic-key", k,
+        "$ curl https://api.anthropic.com/v1/messages \\\n"
+        f'    -H "x-api-key: {k}" \\\n'
+        '    -H "anthropic-version: 2023-06-01" \\\n'
+        '    -H "content-type: application/json" \\\n'
+        '    -d \'{"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": []}\'')
+    k = g.anthropic()
+    add("anthropic-key", k,
+        "Tool result (Bash: cat .env):\n"
+        "NODE_ENV=development\nPORT=3000\n"
+        f"ANTHROPIC_API_KEY={k}\n"
+        "LOG_LEVEL=debug\n")
+    k = g.anthropic()
+    add("anthropic-key", k,
+        "import anthropic\n\n"
+        f'client = anthropic.Anthropic(api_key="{k}")\n'
+        "resp = client.messages.create(model=MODEL, max_tokens=512, messages=msgs)\n")
+
+    # --- openai ------------------------------------------------------------
+    k = g.openai_project()
+    add("openai-key", k,
+        "# settings.py\nimport os\n\n"
+        f'OPENAI_API_KEY = "{k}"\n'
+        'EMBEDDING_MODEL = "text-embedding-3-small"\n')
+    k = g.openai_legacy()
+    add("openai-key", k,
+        '{\n  "providers": {\n    "openai": {\n'
+        f'      "api_key": "{k}",\n'
+        '      "org": "org-research",\n      "timeout": 30\n    }\n  }\n}')
+    k = g.openai_svcacct()
+    add("openai-key", k,
+        "Traceback (most recent call last):\n"
+        '  File "/app/worker.py", line 88, in summarize\n'
+        "    resp = client.chat.completions.create(**req)\n"
+        "openai.AuthenticationError: Error code: 401 - {'error': {'message': "
+        f"'Incorrect API key provided: {k}. You can find your API key at "
+        "https://platform.openai.com/account/api-keys.', 'type': 'invalid_request_error'}}")
+
+    # --- aws ---------------------------------------------------------------
+    ak, sk = g.aws_access(), g.aws_secret()
+    creds = (
+        "$ cat ~/.aws/credentials\n"
+        "[default]\n"
+        f"aws_access_key_id = {ak}\n"
+        f"aws_secret_access_key = {sk}\n"
+        "region = us-east-1\n"
+    )
+    add("aws-access-key", ak, creds)
+    add("aws-secret-key", sk, creds)
+    ak, sk = g.aws_access(), g.aws_secret()
+    add("aws-secret-key", sk,
+        f"export AWS_ACCESS_KEY_ID={ak}\n"
+        f"export AWS_SECRET_ACCESS_KEY={sk}\n"
+        "export AWS_DEFAULT_REGION=eu-west-1\n"
+        "aws s3 ls s3://acme-backups/")
+    add("aws-access-key", ak, f"export AWS_ACCESS_KEY_ID={ak}\naws sts get-caller-identity")
+    ak, sk, st = g.aws_access("ASIA"), g.aws_secret(), g.chars(_B64, 356)
+    sts = (
+        "$ aws sts assume-role --role-arn arn:aws:iam::123456789012:role/deploy --role-session-name ci\n"
+        "{\n"
+        '    "Credentials": {\n'
+        f'        "AccessKeyId": "{ak}",\n'
+        f'        "SecretAccessKey": "{sk}",\n'
+        f'        "SessionToken": "{st}",\n'
+        '        "Expiration": "2024-06-11T13:37:00+00:00"\n'
+        "    }\n}"
+    )
+    add("aws-secret-key", sk, sts)
+    add("aws-access-key", ak, sts)
+    add("secret-assignment", st, sts)
+
+    # --- github ------------------------------------------------------------
+    k = g.github("ghp_")
+    add("github-token", k,
+        "$ git remote -v\n"
+        f"origin\thttps://{k}@github.com/acme/payments-api.git (fetch)\n"
+        f"origin\thttps://{k}@github.com/acme/payments-api.git (push)")
+    k = g.github("gho_")
+    add("github-token", k,
+        "$ gh auth status --show-token\n"
+        "github.com\n"
+        "  ✓ Logged in to github.com account octo-dev (keyring)\n"
+        "  - Active account: true\n"
+        "  - Git operations protocol: https\n"
+        f"  - Token: {k}\n"
+        "  - Token scopes: 'gist', 'read:org', 'repo', 'workflow'")
+    k = g.github_pat()
+    add("github-token", k,
+        "# .env.local\n"
+        f"GITHUB_TOKEN={k}\n"
+        "GITHUB_REPOSITORY=acme/payments-api\n")
+    k = g.github("ghs_")
+    add("github-token", k,
+        f'curl -sS -H "Authorization: token {k}" '
+        "-H \"Accept: application/vnd.github+json\" https://api.github.com/repos/acme/app/pulls?state=open")
+
+    # --- gitlab ------------------------------------------------------------
+    k = g.gitlab()
+    add("gitlab-token", k,
+        f"$ git clone https://oauth2:{k}@gitlab.com/acme-group/infra/terraform-modules.git\n"
+        "Cloning into 'terraform-modules'...\n"
+        "remote: Enumerating objects: 1432, done.")
+    k = g.gitlab()
+    add("gitlab-token", k,
+        "variables:\n"
+        "  DOCKER_DRIVER: overlay2\n"
+        f"  GITLAB_API_TOKEN: {k}\n"
+        "  SECURE_LOG_LEVEL: info\n")
+
+    # --- slack -------------------------------------------------------------
+    k = g.slack_bot()
+    add("slack-token", k,
+        "SLACK_SIGNING_SECRET_FILE=/run/secrets/slack\n"
+        f"SLACK_BOT_TOKEN={k}\n"
+        "SLACK_CHANNEL=#deploys\n")
+    p = g.slack_hook_path()
+    add("slack-token", p,
+        "curl -X POST -H 'Content-type: application/json' "
+        "--data '{\"text\":\"Deploy of payments-api finished\"}' "
+        f"https://hooks.slack.com/services/{p}")
+    k = g.slack_app()
+    add("slack-token", k,
+        'const app = new App({\n'
+        '  token: process.env.SLACK_BOT_TOKEN,\n'
+        f'  appToken: "{k}",\n'
+        '  socketMode: true,\n});')
+    k = g.slack_user()
+    add("slack-token", k, f"WARNING slack_sdk.web.base_client: token={k} has been rate limited (retry in 30s)")
+
+    # --- stripe ------------------------------------------------------------
+    k = g.stripe("sk_live_")
+    add("stripe-key", k,
+        "import stripe\n"
+        f'stripe.api_key = "{k}"\n'
+        "intent = stripe.PaymentIntent.create(amount=2000, currency='usd')")
+    k = g.stripe("rk_live_")
+    add("stripe-key", k, f"STRIPE_RESTRICTED_KEY={k}\nSTRIPE_ACCOUNT=acct_1Nv0FGQ9RKHgCVdK\n")
+    k = "whsec_" + g.chars(_B62, 32)
+    add("stripe-key", k, f"> Ready! Your webhook signing secret is {k} (^C to quit)")
+    k = g.stripe("sk_test_")
+    add("stripe-key", k,
+        "stripe.error.AuthenticationError: Request req_8sHaG3kQ: "
+        f"Invalid API Key provided: {k}")
+
+    # --- bearer ------------------------------------------------------------
+    k = g.chars(_B64URL, 43)
+    add("bearer-token", k,
+        f'curl -sS https://api.internal.acme.io/v2/orders -H "Authorization: Bearer {k}" | jq .')
+    k = g.chars(_B62 + "._~", 64)
+    add("bearer-token", k,
+        "*   Trying 10.0.3.17:443...\n"
+        "> GET /v1/me HTTP/2\n"
+        "> Host: api.acme.io\n"
+        f"> authorization: Bearer {k}\n"
+        "> user-agent: curl/8.5.0\n"
+        "< HTTP/2 200")
+    k = g.chars(_B62, 32)
+    add("bearer-token", k,
+        "const res = await fetch(`${BASE}/items`, {\n"
+        f"  headers: {{ Authorization: 'Bearer {k}' }},\n"
+        "});")
+
+    # --- jwt ---------------------------------------------------------------
+    k = g.jwt({"sub": "user_42", "role": "admin", "iat": 1718000000, "exp": 1718003600})
+    add("jwt", k, f'http GET :8000/api/profile "Authorization: Bearer {k}"')
+    k = g.jwt({"sid": g.hex(16), "uid": 42})
+    add("jwt", k, f"< set-cookie: session={k}; Path=/; HttpOnly; Secure; SameSite=Lax")
+    k = g.jwt({"iss": "https://accounts.example.com", "aud": "web", "email": "dev@example.com"})
+    add("jwt", k,
+        '{\n  "access_token": "' + g.hex(8) + '",\n'
+        f'  "id_token": "{k}",\n'
+        '  "token_type": "Bearer",\n  "expires_in": 3599\n}')
+
+    # --- private keys -----------------------------------------------------
+    lines = g.pem_body(1200, 70)
+    add("private-key", lines[0],
+        "$ cat ~/.ssh/id_ed25519\n" + _pem("OPENSSH PRIVATE KEY", lines) + "\n$ ls -la ~/.ssh")
+    lines = g.pem_body(1190)
+    sa = {
+        "type": "service_account",
+        "project_id": "acme-prod",
+        "private_key_id": g.hex(40),
+        "private_key": _pem("PRIVATE KEY", lines) + "\n",
+        "client_email": "deployer@acme-prod.iam.gserviceaccount.com",
+    }
+    add("private-key", lines[0], "$ cat gcp-key.json\n" + json.dumps(sa, indent=2))
+    lines = g.pem_body(120)
+    add("private-key", lines[0], "Generated key:\n" + _pem("EC PRIVATE KEY", lines) + "\nSaved to ./certs/server.key")
+    lines = g.pem_body(900)
+    add("private-key", lines[0],
+        "$ gpg --export-secret-keys --armor dev@example.com\n"
+        + _pem("PGP PRIVATE KEY BLOCK", lines, headers=["Comment: exported by ci", ""]))
+    lines = g.pem_body(1190)
+    add("private-key", lines[0],
+        "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,"
+        + g.hex(32).upper() + "\n\n" + "\n".join(lines) + "\n-----END RSA PRIVATE KEY-----")
+
+    # --- url passwords ------------------------------------------------------
+    pw = g.password(18)
+    add("url-password", pw,
+        "Traceback (most recent call last):\n"
+        '  File "/app/.venv/lib/python3.11/site-packages/sqlalchemy/engine/base.py", line 145, in __init__\n'
+        "    self._dbapi_connection = engine.raw_connection()\n"
+        "sqlalchemy.exc.OperationalError: (psycopg2.OperationalError) connection to server at "
+        '"db.internal" (10.0.0.12), port 5432 failed: FATAL:  password authentication failed for user "app"\n'
+        f"(engine url: postgresql+psycopg2://app:{pw}@db.internal:5432/payments)")
+    pw = g.password(24)
+    add("url-password", pw,
+        "services:\n  worker:\n    environment:\n"
+        f"      - REDIS_URL=redis://:{pw}@cache:6379/0\n"
+        "      - CELERY_CONCURRENCY=4\n")
+    pw = g.password(16)
+    add("url-password", pw,
+        f'MONGO_URI = "mongodb+srv://admin:{pw}@cluster0.x1y2z.mongodb.net/test?retryWrites=true&w=majority"')
+    pw = g.password(12)
+    add("url-password", pw,
+        f"2024-06-11 09:14:02,118 ERROR kombu.connection: Cannot connect to amqp://guest:{pw}@rabbitmq:5672//: "
+        "[Errno 111] Connection refused.")
+    pw = g.password(20)
+    add("url-password", pw,
+        f"$ git remote set-url origin https://alice:{pw}@git.acme.io/platform/monorepo.git")
+
+    # --- named secrets -------------------------------------------------------
+    v = "django-insecure-" + g.chars(_B62 + "!@#$%^*-_=+", 50)
+    add("secret-assignment", v, f"# config/settings.py\nDEBUG = True\nSECRET_KEY = '{v}'\nALLOWED_HOSTS = []")
+    v = g.password(14)
+    add("secret-assignment", v,
+        "services:\n  db:\n    image: postgres:16\n    environment:\n"
+        "      POSTGRES_USER: app\n"
+        f"      POSTGRES_PASSWORD: {v}\n"
+        "    ports:\n      - \"5432:5432\"\n")
+    v = g.password(16)
+    add("secret-assignment", v, '{\n  "db_host": "localhost",\n  "db_user": "app",\n' f'  "db_password": "{v}"\n}}')
+    v = g.password(20)
+    add("secret-assignment", v, f"export DB_PASSWORD='{v}'\npsql -h localhost -U app payments")
+    v = g.password(12)
+    add("secret-assignment", v, f"$ mysqldump --user=root --password={v} --single-transaction shop > shop.sql")
+    v = g.hex(32)
+    add("secret-assignment", v,
+        "< HTTP/1.1 200 OK\n< Content-Type: application/json\n"
+        f"< X-Auth-Token: {v}\n< X-Request-Id: 7f1c2d3e")
+    v = base64.b64encode(f"deploy:{g.password(14)}".encode()).decode()
+    add("secret-assignment", v, f'curl -H "Authorization: Basic {v}" https://registry.acme.io/v2/_catalog')
+    v = g.hex(64)
+    add("secret-assignment", v, f'[tool.acme]\nendpoint = "https://api.acme.io"\napi_key = "{v}"\n')
+    v = "GOCSPX-" + g.chars(_B64URL, 28)
+    add("secret-assignment", v,
+        '{"installed": {"client_id": "1234567890-abc.apps.googleusercontent.com", '
+        f'"client_secret": "{v}", "redirect_uris": ["http://localhost"]}}}}')
+    v = "AIza" + g.chars(_B64URL, 35)
+    add("secret-assignment", v,
+        "const firebaseConfig = {\n"
+        f'  apiKey: "{v}",\n'
+        '  authDomain: "acme-app.firebaseapp.com",\n  projectId: "acme-app",\n};')
+    v = "npm_" + g.chars(_B62, 36)
+    add("secret-assignment", v, f"$ cat ~/.npmrc\n//registry.npmjs.org/:_authToken={v}\n")
+    v = "hf_" + g.chars(_LOWER + _UPPER, 34)
+    add("secret-assignment", v, f"$ huggingface-cli login --token {v}\nToken is valid (permission: write).")
+
+    # --- unnamed high-entropy strings ----------------------------------------
+    v = g.chars(_B62, 48)
+    add("high-entropy", v, f"Your new API key is: {v}\nStore it somewhere safe; it won't be shown again.")
+    v = base64.b64encode(g.rng.randbytes(32)).decode()
+    add("high-entropy", v,
+        "$ kubectl get secret api-tls -o yaml\napiVersion: v1\ndata:\n"
+        f"  tls.key: {v}\nkind: Secret\nmetadata:\n  name: api-tls\ntype: Opaque")
+    v = g.chars(_B64URL, 68)
+    add("high-entropy", v,
+        f"webhook configured: https://discord.com/api/webhooks/{g.digits(18)}/{v}")
+    v = g.chars(_B62, 40)
+    add("high-entropy", v, f"INFO  [session] established sid={v} peer=10.0.0.7:51234")
+
+    return out
+
+
+def benign() -> list[str]:
+    """Strings that ``redact`` must return unchanged (and as the same object)."""
+    g = _Gen(SEED + 1)
+    sha = g.hex(40)
+    sha256 = g.hex(64)
+    integrity = "sha512-" + base64.b64encode(g.rng.randbytes(64)).decode()
+    return [
+        f"commit {sha}\nAuthor: Jane Doe <jane@example.com>\nDate:   Tue Jun 11 09:14:02 2024 +0200",
+        f"git checkout {sha[:7]} && git cherry-pick {sha}",
+        "Merge: 1a2b3c4 5d6e7f8",
+        '{"sessionId": "5f0c3a4e-8d2b-4c6f-9a1e-2b3c4d5e6f70", "uuid": "0b9e7c1a-3f2d-4e5b-8a6c-7d8e9f0a1b2c"}',
+        "/home/user/projects/recall/indexer/redact.py",
+        "/Users/JaneDoe/Library/Application Support/Code/User/settings.json",
+        r"C:\Users\Bob\AppData\Local\Temp\pytest-of-bob\pytest-12\test_index0",
+        "tests/test_indexer.py::test_indexing_same_line_twice_never_duplicates PASSED [ 42%]",
+        "class AbstractSingletonProxyFactoryBean2Impl extends HTTP2ServerConnectionManagerFactoryV3 {}",
+        f"https://github.com/anthropics/claude-code/blob/{sha}/src/Components/UserProfile2.tsx#L10",
+        "git@github.com:acme/payments-api.git",
+        "ssh://git@github.com/acme/payments-api.git and https://github.com/acme/payments-api.git",
+        "echo SGVsbG8= | base64 -d",
+        "Python 3.11.7, numpy==1.26.4, tantivy 0.22.0, release v2.3.0-rc.1+build.5",
+        "color: #ff00aa; background: rgba(0, 0, 0, 0.5); border: 1px solid #333;",
+        f"FROM python:3.11-slim@sha256:{sha256}",
+        "npm install --save-dev typescript@5.4.2 && npm ci && npm run build",
+        f'"node_modules/left-pad": {{"version": "1.3.0", "integrity": "{integrity}"}}',
+        "golang.org/x/text v0.14.0 h1:ScX5w1eTa3QqT8oi6+ziP7dTV1S2+ALU0bI+0zXKWiQ=",
+        "Please reset your password from the settings page; tokens expire after 24 hours.",
+        "password=",
+        "DB_PASSWORD=${DB_PASSWORD}",
+        "token: <your-token>",
+        "password: changeme",
+        'api_key = os.environ["OPENAI_API_KEY"]',
+        "token = get_token(session)",
+        "def login(username: str, password: str) -> Token:",
+        "client.messages.create(model=MODEL, max_tokens=4096)",
+        '{"usage": {"input_tokens": 1234, "output_tokens": 56}, "stop_reason": "end_turn"}',
+        'curl -H "Authorization: Bearer $TOKEN" -H "X-Api-Key: ${API_KEY}" https://api.example.com',
+        "The tokenizer splits on whitespace; bearer tokens are validated by the auth middleware.",
+        "author: Jane Doe <jane@example.com>",
+        '{"type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "message_id": "msg_01XFDUDYJgAACzvnptvVoYEL"}',
+        'pytest -k "test_redact and not slow" -q',
+        "2024-05-01T12:34:56.789Z INFO [worker-3] processed 1500 messages in 0.42s",
+        "pod/api-7d4b9c8f6-x2k4j   1/1     Running   0          3h12m",
+        "model: claude-sonnet-4-5-20250929",
+        "at com.example.service.UserService.authenticate(UserService.java:42)",
+        "SSH_AUTH_SOCK=/tmp/ssh-XXXXabc123/agent.1234\nPWD=/work/main\nOLDPWD=/work",
+        'export PATH="$HOME/.local/bin:$PATH"',
+        "Store it in AWS Secrets Manager, never in code.",
+        '{"access_token_url": "https://oauth2.googleapis.com/token", "token_type": "Bearer"}',
+        "https://example.com/api/v1/users?page=2&limit=50",
+        "http://localhost:8080/health returned 200",
+        "password = ''  # set via env",
+        "Password: must be at least 12 characters long",
+        "secret_name: prod/payments/db",
+        "XAUTHORITY=/home/user/.Xauthority",
+        "",
+        "ok",
+    ]

@@ -1,0 +1,283 @@
+"""indexer.redact: secrets never reach the index, ordinary text is untouched."""
+
+from __future__ import annotations
+
+import random
+import re
+import string
+import time
+
+import pytest
+
+from indexer.redact import KINDS, redact, redact_counts
+from tests.secrets_corpus import benign, corpus
+
+CORPUS = corpus()
+BENIGN = benign()
+
+
+def _fresh(s: str) -> str:
+    """A copy that is not the same object (literals may be interned/shared)."""
+    return "".join(list(s))
+
+
+# ---------------------------------------------------------------------------
+# the corpus itself
+# ---------------------------------------------------------------------------
+def test_corpus_shape():
+    assert len(CORPUS) >= 40
+    assert len(BENIGN) >= 30
+    kinds = {k for k, _, _ in CORPUS}
+    assert kinds <= set(KINDS)
+    assert kinds == set(KINDS), f"kinds without a corpus example: {set(KINDS) - kinds}"
+    for kind, secret, text in CORPUS:
+        assert secret and secret in text
+
+
+def test_corpus_is_deterministic():
+    assert corpus() == CORPUS
+    assert benign() == BENIGN
+
+
+# ---------------------------------------------------------------------------
+# every secret goes, with the right label
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("kind,secret,text", CORPUS, ids=[f"{i}-{k}" for i, (k, _, _) in enumerate(CORPUS)])
+def test_corpus_secret_is_redacted(kind, secret, text):
+    out, counts = redact_counts(text)
+    assert secret not in out
+    assert f"[redacted:{kind}]" in out
+    assert counts.get(kind, 0) >= 1
+    assert redact(text) == out
+    # no long fragment of the secret survives either
+    for frag in re.findall(r"[A-Za-z0-9+/_\-]{16,}", secret):
+        assert frag not in out
+    if kind == "private-key":
+        assert "-----BEGIN" not in out
+        for line in re.findall(r"[A-Za-z0-9+/=]{40,}", text):
+            assert line not in out
+
+
+@pytest.mark.parametrize("kind,secret,text", CORPUS, ids=[f"{i}-{k}" for i, (k, _, _) in enumerate(CORPUS)])
+def test_corpus_is_idempotent(kind, secret, text):
+    once = redact(text)
+    twice = redact(once)
+    assert twice == once
+    assert twice is once  # nothing left to do: the fast "unchanged" path
+
+
+# ---------------------------------------------------------------------------
+# ordinary text survives, as the very same object
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("text", BENIGN, ids=[f"benign-{i}" for i in range(len(BENIGN))])
+def test_benign_unchanged(text):
+    s = _fresh(text)
+    out, counts = redact_counts(s)
+    assert out == text
+    assert counts == {}
+    assert redact(s) is s
+
+
+def test_fast_path_returns_same_object():
+    s = _fresh(
+        "Let me look at recall/store.py and fix the query builder so it handles quoted "
+        "phrases; then rerun pytest on tests/test_search.py and check the benchmark again."
+    )
+    assert redact(s) is s
+    code = _fresh("def add(a: int, b: int) -> int:\n    return a + b\n" * 10)
+    assert redact(code) is code
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "3f786850e387550fdab836ed7e6dc881de23001b",  # git sha
+        "3f78685",
+        "sha256:" + "ab" * 32,  # docker digest
+        "d41d8cd98f00b204e9800998ecf8427e",  # md5
+        "123e4567-e89b-12d3-a456-426614174000",  # uuid
+        "pk_test_TYooMQauvdEDq54NiTphI7jx",  # stripe publishable key (public by design)
+        "msg_01XFDUDYJgAACzvnptvVoYEL toolu_01A09q90qw90lq917835lq9 srvtoolu_01ABCDefghIJKLmnopQRSTuvwx",
+        "ToolSearchToolBm25_20251119Param and numpy/random/src/mt19937/LICENSE",
+        "GetObjectCommandOutput2WithSSEKMSKeyId",
+        "see https://github.com/org/repo/blob/3f786850e387550fdab836ed7e6dc881de23001b/src/Foo2Bar.tsx",
+        "password: str",
+        "token = request.headers.get('x-token')",
+        "self.password = password",
+        "api_key=api_key, timeout=30",
+        'headers={"Authorization": f"Bearer {token}"}',
+        "PASSWORD_FILE=/run/secrets/db_password",
+        "GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
+        "password = os.getenv('DB_PASSWORD')",
+        "Token.Name.Builtin: '#08547A'",
+        "max_tokens: 4096",
+        "the auth: module handles login",
+    ],
+)
+def test_judgment_calls_kept(text):
+    s = _fresh(text)
+    assert redact(s) is s, redact(s)
+
+
+# ---------------------------------------------------------------------------
+# exact output shapes
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("postgres://app:hunter2pw@db:5432/x", "postgres://app:[redacted:url-password]@db:5432/x"),
+        ("redis://:s3cretpw@cache:6379/0", "redis://:[redacted:url-password]@cache:6379/0"),
+        ("API_TOKEN=abc123xyz789", "API_TOKEN=[redacted:secret-assignment]"),
+        ("export DB_PASSWORD=hunter2x", "export DB_PASSWORD=[redacted:secret-assignment]"),
+        ('{"password": "hunter2x"}', '{"password": "[redacted:secret-assignment]"}'),
+        ("password: hunter2x\nuser: bob", "password: [redacted:secret-assignment]\nuser: bob"),
+        ("mysql --password hunter2x -u root", "mysql --password [redacted:secret-assignment] -u root"),
+        ('password: str = "hunter2x"', 'password: str = "[redacted:secret-assignment]"'),
+        ("?access_token=abc123def456&page=2", "?access_token=[redacted:secret-assignment]&page=2"),
+        ("SECRET_KEY=" + "a1" * 32, "SECRET_KEY=[redacted:secret-assignment]"),  # named hex secret
+        ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic [redacted:secret-assignment]"),
+    ],
+)
+def test_exact_output(text, expected):
+    assert redact(text) == expected
+    assert redact(expected) == expected
+
+
+def test_more_specific_kind_wins():
+    ant = "sk-ant-api03-" + "Ab3dEf5gHi7jKl9mNo1pQr3s" * 4 + "AA"
+    assert redact(f'curl -H "Authorization: Bearer {ant}"') == 'curl -H "Authorization: Bearer [redacted:anthropic-key]"'
+    assert redact(f'ANTHROPIC_API_KEY="{ant}"') == 'ANTHROPIC_API_KEY="[redacted:anthropic-key]"'
+
+
+def test_redact_counts():
+    tok = "ghp_" + "Ab3dEf5gHi7jKl9mNo1pQr3sTu5vWx7yZa9b"
+    text = f"a {tok} b {tok} <private>x</private> password=hunter2x"
+    out, counts = redact_counts(text)
+    assert counts == {"github-token": 2, "private": 1, "secret-assignment": 1}
+    assert out == "a [redacted:github-token] b [redacted:github-token]   password=[redacted:secret-assignment]"
+    assert redact_counts(out) == (out, {})
+
+
+def test_non_one_to_one_lowercase_still_redacts():
+    # "İ".lower() is two code points; offsets must still line up
+    text = "İİİ note: password=hunter2x and İ token: abc123XYZ789"
+    out = redact(text)
+    assert "hunter2x" not in out and "abc123XYZ789" not in out
+    assert out == "İİİ note: password=[redacted:secret-assignment] and İ token: [redacted:secret-assignment]"
+
+
+# ---------------------------------------------------------------------------
+# <private>
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("hello <private>my secret plan</private> world", "hello   world"),
+        ("a <PRIVATE>x</Private> b", "a   b"),
+        ("a <private>line1\nline2\n</private>\nb", "a  \nb"),
+        ("keep <private>drop everything\nafter this", "keep  "),
+        ("x <private>a <private>b</private> c</private> y", "x   y"),  # nested
+        ("x <private>a</private> y <private>b</private> z", "x   y   z"),
+        ("stray </private> closer stays", "stray </private> closer stays"),
+        ('a < private reason="pii" >secret</ private > b', "a   b"),
+        ("a <private/> b", "a   b"),
+        ("<private>everything</private>", " "),
+        ("no tags, just the word private", "no tags, just the word private"),
+    ],
+)
+def test_private_blocks(text, expected):
+    assert redact(text) == expected
+    assert redact(redact(text)) == redact(text)
+
+
+def test_private_block_hides_secrets_inside():
+    out, counts = redact_counts("<private>token=ghp_" + "A1b2" * 9 + "</private>")
+    assert out == " "
+    assert counts == {"private": 1}
+
+
+def test_private_glued_tags_do_not_break_idempotence():
+    for text in ["<private<private>x</private>>tail", "<pri<private>x</private>vate>tail", "<<private>x</private>private>t"]:
+        once = redact(text)
+        assert redact(once) == once
+
+
+# ---------------------------------------------------------------------------
+# hostile input: never raises, stays idempotent, stays reasonably fast
+# ---------------------------------------------------------------------------
+def _random_text(seed: int, n: int) -> str:
+    rng = random.Random(seed)
+    pool = string.printable + "ÄéİßΩ你好🔑\x00\u200b\ufeff"
+    return "".join(rng.choice(pool) for _ in range(n))
+
+
+HOSTILE = [
+    "",
+    "\x00",
+    "\x00" * 10_000,
+    "🔑" * 5000,
+    "\ud800\udfff lone surrogates \udc00 token=\ud800abc123",
+    "İ" * 1000 + "password=x1y2z3",
+    "<private>" * 1000,
+    "</private>" * 1000,
+    "<private<private>>" * 500,
+    "-----BEGIN PRIVATE KEY-----" * 500,
+    "-----END PRIVATE KEY-----" + "-----BEGIN RSA PRIVATE KEY-----\nabc\n" * 500,
+    "eyJ" * 10_000,
+    "eyJhbGciOiJIUzI1NiJ9." * 1000,
+    "Bearer " * 5000,
+    "password=" * 5000,
+    'password="' * 5000,
+    "token=$token=$" * 5000,
+    "auth: " * 5000,
+    "://a:b@" * 5000,
+    "sk-" * 10_000,
+    "asdfsk-" * 10_000,
+    "AKIA" * 10_000,
+    "xoxb-" * 10_000,
+    "a/" * 50_000 + "Ab3dEf5gHi7jKl9mNo1pQr3sTu5vWx7yZa9bCd",
+    "[redacted:jwt]" * 1000,
+    "password=[redacted:secret-assignment]" * 100,
+    _random_text(1, 50_000),
+    _random_text(2, 5_000),
+    "".join(random.Random(3).choice(string.ascii_letters + string.digits + "+/") for _ in range(200_000)),
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=[f"hostile-{i}" for i in range(len(HOSTILE))])
+def test_hostile_input(text):
+    out, counts = redact_counts(text)
+    assert isinstance(out, str)
+    assert isinstance(counts, dict)
+    assert "error" not in counts
+    assert redact(out) == out
+
+
+def test_huge_ordinary_text_is_linear():
+    chunk = (
+        "Let me check tests/test_index.py::test_query_returns_results again; the tokenizer "
+        "splits identifiers like recall_memory.indexer.redact and paths /work/main/recall/api.py.\n"
+        "commit 3f786850e387550fdab836ed7e6dc881de23001b Author: Jane <jane@example.com>\n"
+    )
+    text = chunk * (2_000_000 // len(chunk))
+    t0 = time.perf_counter()
+    assert redact(text) is text
+    assert time.perf_counter() - t0 < 10  # ~0.1 s in practice; generous for loaded CI
+
+
+def test_ordinary_messages_are_cheap():
+    """Smoke test of the hot path (the real figure is measured separately):
+    a generous bound that still catches an accidental quadratic or slow path."""
+    rng = random.Random(5)
+    words = ("the index search query message session file test function we should check fix "
+             "error run output line value config user path return import class cache update").split()
+    msgs = []
+    for i in range(2000):
+        prose = " ".join(rng.choice(words) for _ in range(80))
+        code = f"def f_{i}(x):\n    return recall.indexer.build(x, path='/work/main/tests/test_{i}.py')\n"
+        msgs.append(_fresh(prose if i % 2 else code * 5)[:500])
+    t0 = time.perf_counter()
+    for m in msgs:
+        assert redact(m) is m
+    per_msg = (time.perf_counter() - t0) / len(msgs)
+    assert per_msg < 200e-6, f"{per_msg * 1e6:.1f} us per message"
