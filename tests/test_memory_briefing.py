@@ -210,3 +210,14 @@ def test_symlinked_claude_md_is_not_written_through(project, tmp_path):
     fill(project, {"gotcha": 1})
     assert briefing.write_briefing(str(project), now=T0) is None
     assert target.read_text() == "outside\n"
+
+
+def test_none_mode_takes_an_old_block_out_at_session_start(project):
+    fill(project, {"gotcha": 1})
+    (project / "CLAUDE.md").write_text("mine\n")
+    briefing.write_briefing(str(project), now=T0)
+    assert briefing.START in (project / "CLAUDE.md").read_text()
+    config.set_value("memory.claude_md", "none")
+    out = capture.session_start({"session_id": "s", "cwd": str(project)})
+    assert "- gotcha fact 0" in out["hookSpecificOutput"]["additionalContext"]
+    assert (project / "CLAUDE.md").read_text() == "mine\n"

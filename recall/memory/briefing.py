@@ -260,11 +260,11 @@ def session_context(cwd: str, *, cfg: dict | None = None, now: float | None = No
     cfg = cfg or config.load()
     if not state.memories:
         return None
+    if safe_root(project) is not None:
+        try:  # in "none" mode this takes a block left from another mode out of the files
+            write_briefing(project, state, cfg=cfg, now=now)
+        except OSError as exc:
+            _log().warning("memory briefing not written: %s", exc)
     if mode(cfg) == "none" or safe_root(project) is None:
-        body = render_body(state, now)
-        return body or None
-    try:
-        write_briefing(project, state, cfg=cfg, now=now)
-    except OSError as exc:
-        _log().warning("memory briefing not written: %s", exc)
+        return render_body(state, now) or None
     return None
