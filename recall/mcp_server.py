@@ -19,6 +19,7 @@ Import this module only to serve (``recall mcp``) or test: it imports the mcp SD
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -43,7 +44,7 @@ ASK_TIMEOUT = 60.0
 MemoryType = Literal["architecture", "decision", "pattern", "gotcha", "progress", "context"]
 assert set(get_args(MemoryType)) == set(memory_tools.MEMORY_TYPES)
 
-_log = log.get("mcp")
+_log = logging.getLogger("recall.mcp")  # handlers: log.setup() in serve(), not at import
 
 INSTRUCTIONS = """\
 recall is persistent memory for Claude Code: every past session of this user is indexed, and
@@ -503,8 +504,6 @@ def default_cwd() -> str:
 
 def serve(cwd: str | None = None) -> None:
     """Serve over stdio until the client closes stdin (``recall mcp``)."""
-    import logging
-
     logger = log.setup()  # the file handler (the module's logger may have set it up already)
     if not any(type(h) is logging.StreamHandler for h in logger.handlers):
         stderr = logging.StreamHandler()  # stderr: Claude Code keeps it in its MCP logs
