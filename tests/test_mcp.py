@@ -140,6 +140,9 @@ def test_tools_are_listed_with_schemas_annotations_and_descriptions(world):
     assert search["limit"]["minimum"] == 1 and search["limit"]["maximum"] == 50
     type_enum = next(a["enum"] for a in search["type"]["anyOf"] if "enum" in a)
     assert set(type_enum) == set(memory_tools.MEMORY_TYPES)
+    from recall.memory import TYPES
+
+    assert memory_tools.MEMORY_TYPES == TYPES  # the typed-memory store's types, in its order
     assert by_name["memory_search"].input_schema["required"] == ["query"]
     assert by_name["memory_related"].input_schema["required"] == ["tags"]
     assert by_name["recall_search"].input_schema["properties"]["messages"]["type"] == "boolean"
