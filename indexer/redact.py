@@ -224,7 +224,7 @@ _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567
 _SLACK_HOOK_PATHS = ("com/services/", "com/workflows/", "com/triggers/")
 
 _DIGIT = re.compile(r"[0-9]")
-_HEXISH = re.compile(r"[0-9a-fA-F_\-]+")
+_HEXISH = re.compile(r"(?:0[xX])?[0-9a-fA-F_\-]+")
 _HEX_SEG = re.compile(
     r"(?<![A-Za-z0-9])(?:[0-9a-fA-F]{16,}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
     r"[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(?![A-Za-z0-9])"
@@ -249,15 +249,15 @@ def _entropy(s: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
 
 
-def _random_looking(run: str) -> bool:
+def _random_looking(run: str, minlen: int = 32) -> bool:
     core = run.rstrip("=")[:4096]  # a prefix is representative; bounds the cost
-    if len(core) < 32 or not _mixed(core) or _HEXISH.fullmatch(core):
+    if len(core) < minlen or not _mixed(core) or _HEXISH.fullmatch(core):
         return False
     if _NOT_SECRET_RUN.match(core):
         return False
     if _HEX_SEG.search(core):  # drop hashes/uuids embedded in paths/urls
         core = _HEX_SEG.sub("", core)
-        if len(core) < 32 or not _mixed(core):
+        if len(core) < minlen or not _mixed(core):
             return False
     n = len(core)
     if sum(map(len, _WORD.findall(core))) >= 0.6 * n:
@@ -368,7 +368,17 @@ def _check_run(text: str, s: int, e: int, spans: list) -> None:
             te += 1
         if text.endswith("h1:", 0, s):  # go.sum checksum
             return
-        if _random_looking(text[s:te]):
+        run = text[s:te]
+        slashes = run.count("/")
+        if slashes >= 3 and slashes * 12 > len(run):
+            # Path-like (base64 has one "/" per 64 chars): judge each segment
+            # on its own so "xybp888/iOS-SDKs/blob/master/iPhoneOS13" stays.
+            off = s
+            for seg in run.split("/"):
+                if len(seg) >= 24 and _random_looking(seg, 24):
+                    spans.append((off, off + len(seg), _P_ENTROPY, "high-entropy"))
+                off += len(seg) + 1
+        elif _random_looking(run):
             s, te = _trim_path(text, s, te)
             spans.append((s, te, _P_ENTROPY, "high-entropy"))
 
@@ -479,11 +489,12 @@ _META_NAME = re.compile(
     r"|user|username|email|scope|scopes|audience|issuer|version|format|algorithm|alg|timeout"
     r"|retries|store|storage|cache|manager|service|handler|middleware|module|config|settings"
     r"|options|opts|index|idx|ids|position|offset|budget|estimate|ratio|rate|per_minute"
-    r"|location|source|kind|label|description|desc|hint|message|msg|error|status|state)s?$"
+    r"|location|source|kind|label|description|desc|hint|message|msg|error|status|state"
+    r"|error_?code)s?$"
 )
 _PLACEHOLDER = re.compile(
     r"(?:\$\{?\{?[A-Za-z_][^}\s]*\}?\}?|\$\{\{.*\}\}|\$\(.*\)|\{\{.*\}\}|<[^<>]*>|%\([A-Za-z_]+\)s"
-    r"|%[A-Za-z_]+%|\*+|[xX]{3,}|\.{3,}|\u2026|#+|-+|_+|\?+|your[-_ ].*|my[-_ ]?(?:secret|token|password|api[-_]?key).*"
+    r"|%[A-Za-z_]+%|\{[A-Za-z_][^{}\s]*\}|(?:<[^<>]*>[:@/ ._\-]*)+|\*+|[xX]{3,}|\.{3,}|\u2026|#+|-+|_+|\?+|your[-_ ].*|my[-_ ]?(?:secret|token|password|api[-_]?key).*"
     r"|.*[-_]here|\[redacted:.*)",
     re.S,
 )
@@ -493,13 +504,27 @@ _PLACEHOLDER_WORDS = frozenset(
     basic bearer digest oauth oauth2 jwt saml oidc ldap sso kerberos ntlm apikey api_key
     required optional enabled disabled invalid expired missing revoked valid set unset present
     absent provided refreshed str string bytes int number bool boolean any object secretstr
-    password passwd secret token""".split()
+    float dict list tuple optional union callable datetime uuid literal sequence mapping
+    password passwd pass secret token foo bar baz""".split()
 )
 _NUMBER = re.compile(r"[-+]?[0-9][0-9_,.]*[kKmM]?")
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _COLOR = re.compile(r"(?:(?:bold|italic|underline|noinherit|bg:|border:) ?)*#[0-9a-fA-F]{3,8}")
-_ANNOTATION_TAIL = re.compile(r"[ \t]*=(?!=)")
+# after "name: Word": "= ...", "| None", "[str]", ", other", ")": a type annotation
+_ANNOTATION_TAIL = re.compile(r"[ \t]*(?:=(?!=)|\||\[|,|\))")
+# quoted or bare values that are names, not secrets: "ANTHROPIC_API_KEY",
+# "refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange"
+_NAMEISH = re.compile(r"[A-Za-z_][A-Za-z_.:/\-]*")
+_WORDLIKE = re.compile(r"[A-Z]?[a-z]+")
+# identifiers as people write them (snake_case, camelCase, PascalCase,
+# CONSTANT_CASE); random tokens mix case without that structure
+_CODE_IDENT = re.compile(
+    r"_*[a-z][a-z0-9]*(?:_[a-z0-9]+)*_*|_*[a-z]+(?:[A-Z][a-z0-9]+)+|_*[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)*"
+    r"|_*[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*"
+)
+_SNAKE_WORDS = re.compile(r"[a-z]+(?:_[a-z]+)+")
+_CAMEL = re.compile(r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+")
 _SCHEME_IN_VALUE = re.compile(r"(?i)(?:bearer|basic|token|digest)[ \t]+(?=\S)")
 
 
@@ -554,17 +579,28 @@ def _scan_assign(text: str, low: str | None, starts: list[int], spans: list) -> 
             continue
         if "." in name and not _KEYWORD.search(name.rsplit(".", 1)[1]):
             continue  # token.map = ..., Token.Name.Builtin: ... (attribute of an object)
-        if m.group("sp") is not None and (not text.startswith("--", ns) or m.group("nq")):
-            continue  # "--password hunter2" only for command-line flags
         if m.group("bv") is not None:
             value = text[vs:ve]
+            if m.group("sp") is not None:
+                # "--password hunter2x" only for command-line flags, and a
+                # plain word after one is prose ("the --password option")
+                if not text.startswith("--", ns) or m.group("nq") or _WORDLIKE.fullmatch(value):
+                    continue
             if m.group("nq") and _IDENT.fullmatch(value):
                 continue  # {"page_token": next_page}: a variable in a dict literal
+            if _CODE_IDENT.fullmatch(value) and text[ve : ve + 1] in (",", ")"):
+                continue  # f(auth_token=environment_key, ...): a keyword argument
             if m.group("sep") == ":" and m.group("scheme") is None:
+                if vs == m.end("sep"):
+                    continue  # "oauth:grant-type": a URN / scheme, YAML needs ": "
                 if _ANNOTATION_TAIL.match(text, ve):
                     continue  # Name: TypeAlias = ...
+                if _CAMEL.fullmatch(value):
+                    continue  # tokens: ParseResults -- a type, not a value
                 if value.isalpha() and not _line_start(text, ns, ve):
                     continue
+        elif m.group("sp") is not None:
+            continue
         kind = "secret-assignment"
         if "secret" in name:
             flat = name.replace("_", "").replace("-", "").replace(".", "")
@@ -588,6 +624,10 @@ def _value_span(text: str, m: re.Match) -> tuple[int, int] | None:
         value = value.strip()
     if len(value) < 3 or _placeholder(value) or _NUMBER.fullmatch(value) or _COLOR.fullmatch(value):
         return None
+    if _NAMEISH.fullmatch(value) and _KEYWORD.search(value.lower()):
+        return None  # ENV_API_KEY = "ANTHROPIC_API_KEY", grant_type="refresh_token"
+    if _SNAKE_WORDS.fullmatch(value):
+        return None  # AUTH_TYPE_OIDC = "oidc_federation": an enum value
     if m.group("scheme") is not None and len(value) < 20 and value.isalpha():
         return None  # "token: Token value" is prose, not "Authorization: token <cred>"
     if bare:
@@ -599,21 +639,23 @@ def _value_span(text: str, m: re.Match) -> tuple[int, int] | None:
             return None  # URL (see url-password) or attribute access
         if _IDENT.fullmatch(value) and _KEYWORD.search(value.lower()):
             return None  # api_key=api_key, token = new_token
+        if _CODE_IDENT.fullmatch(value) and m.group("sep") == "=" and text[m.start("sep") - 1] in " \t":
+            return None  # "tokens_start = pre_loc": code assigning a variable
     return vs, ve
 
 
 def _line_start(text: str, ns: int, ve: int) -> bool:
     """A plain word after ``name:`` is a value only in YAML / headers, where
-    the name starts the line and nothing follows the word; otherwise it is
-    prose ("your password: That is ...")."""
+    the name starts the line and nothing but a comment follows the word;
+    otherwise it is prose ("your password: That is ...", "token: The ...")."""
     lo = ns - 200 if ns > 200 else 0
     ls = text.rfind("\n", lo, ns)
     if ls < 0 and lo > 0:
         return False
     if text[ls + 1 : ns].strip(" \t-*>#<|"):
         return False
-    after = text[ve : ve + 2]
-    return not (len(after) == 2 and after[0] in " \t" and after[1].isalpha())
+    rest = text[ve : ve + 200].split("\n", 1)[0].strip()
+    return not rest or rest[0] == "#"
 
 
 # --------------------------------------------------------------------------
