@@ -217,3 +217,14 @@ def test_usage_is_recorded_for_the_cost_estimate(monkeypatch, standin, session):
     assert summary["by_purpose"] == {"extraction": 1} and summary["cost"] > 0
     assert Counter(r["purpose"] for r in map(json.loads, llm.usage_path().read_text().splitlines())) == \
         {"extraction": 1}
+
+
+def test_corrupt_state_wastes_no_call(monkeypatch, standin, session, project):
+    use_standin(monkeypatch, standin)
+    (project / ".memory").mkdir()
+    (project / ".memory" / "state.json").write_text("{broken")
+    session.user("a").assistant("b").user("c")
+    rep = run(session, "session-end")
+    assert "is not valid JSON" in rep.stopped and not standin.messages_requests()
+    assert (project / ".memory" / "state.json").read_text() == "{broken"
+    assert extract.load_cursor(session.session_id).offset == 0

@@ -2,10 +2,11 @@
 
 When: at SessionEnd (if anything was extracted since the last consolidation), after every
 ``EVERY_EXTRACTIONS`` extractions, when more than ``MAX_ACTIVE`` memories are active, and on
-``recall consolidate``. Per type with at least ``MIN_PER_TYPE`` active memories (and, unless
-forced or over ``MAX_ACTIVE``, only types that changed since the last consolidation) one
-call; its answer is validated, retried once when malformed, and applied atomically under the
-state lock against the state as it is then (ids that changed meanwhile are left alone).
+``recall consolidate``. One call per type with at least ``MIN_PER_TYPE`` active memories
+that changed since the last consolidation (every such type when forced), so a project that
+stays above ``MAX_ACTIVE`` costs at most one call per changed type. The answer is
+validated, retried once when malformed, and applied atomically under the state lock against
+the state as it is then (ids that changed meanwhile are left alone).
 
 Lineage: a merge writes a new memory with ``mergedFrom`` = the merged ids (confidence the
 highest, accessCount the sum, sessions the union, ``updated`` the latest of them so decay is
@@ -147,11 +148,10 @@ def consolidate(project: str, *, force: bool = False, event: str = "", cfg: dict
     logger = log.get("memory")
     result = Result(project=project)
     state = store.load(project)
-    over = len(state.active()) > MAX_ACTIVE
     todo = []
     for t in TYPES:
         mems = state.active(t)
-        if len(mems) >= MIN_PER_TYPE and (force or over or _changed_since(mems, state.last_consolidation)):
+        if len(mems) >= MIN_PER_TYPE and (force or _changed_since(mems, state.last_consolidation)):
             todo.append(t)
     key, _ = llm.find_api_key(cfg)
     if todo and not key:

@@ -352,6 +352,12 @@ def process(session_id: str, event: str, transcript_path: str | None = None, cwd
     if not key:
         report.stopped = "no key"
         return report
+    try:
+        store.load(project)  # a state.json we could not write to: no model call wasted on it
+    except store.StateError as exc:
+        logger.warning("session %s: not extracted: %s", session_id, exc)
+        report.stopped = str(exc)
+        return report
     now_fn = (lambda: now) if now is not None else time.time
     chunks = chunk(entries, cur.offset)
     report.chunks = len(chunks)
