@@ -471,7 +471,6 @@ _ASSIGN = re.compile(
     r"(?:"
     r"(?P<ann>[ \t]*:[ \t]*(?:str|string|bytes|secretstr|optional\[str\]|str[ \t]*\|[ \t]*none)[ \t]*(?==))?"
     r"[ \t]*(?P<sep>:=|=>|=(?!=)|:(?!:|//))[ \t]*"
-    r"|(?P<sp>[ \t]+)"
     r")"
     r"(?P<scheme>(?:bearer|basic|token|digest)[ \t]+)?"
     r"(?!\\{0,2}[\"'`]?\[redacted:)"
@@ -479,6 +478,12 @@ _ASSIGN = re.compile(
     r"|(?P<bv>[^\s\"'`,;&()\[\]{}<>\\]{1,256}))"
 )
 _ASSIGN_I = re.compile(_ASSIGN.pattern, re.I)
+# "--password hunter2x": a command-line flag naming a secret, value after a space
+_FLAG = re.compile(
+    r"--(?P<name>[a-z0-9_.\-]{0,64}?(?:" + _KW_ALT + r")[a-z0-9_.\-]{0,64}+)[ \t]+"
+    r"(?!\[redacted:)(?P<bv>[^\s\"'`,;&()\[\]{}<>\\]{1,256})"
+)
+_FLAG_I = re.compile(_FLAG.pattern, re.I)
 
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _META_NAME = re.compile(
@@ -565,7 +570,11 @@ def _scan_assign(text: str, low: str | None, starts: list[int], spans: list) -> 
         # on rejection resume right after the keyword, so that a rejected
         # match never hides an overlapping real one ("auth token=...")
         ne = pos = m.end("rest")
-        span = _value_span(text, m)
+        bare = m.group("qv") is None
+        vs, ve = m.span("bv" if bare else "qv")
+        sep = m.group("sep")
+        scheme = m.group("scheme") is not None
+        span = _value_span(text, vs, ve, bare, scheme, sep == "=" and text[m.start("sep") - 1] in " \t")
         if span is None:
             continue
         vs, ve = span
@@ -579,18 +588,13 @@ def _scan_assign(text: str, low: str | None, starts: list[int], spans: list) -> 
             continue
         if "." in name and not _KEYWORD.search(name.rsplit(".", 1)[1]):
             continue  # token.map = ..., Token.Name.Builtin: ... (attribute of an object)
-        if m.group("bv") is not None:
+        if bare:
             value = text[vs:ve]
-            if m.group("sp") is not None:
-                # "--password hunter2x" only for command-line flags, and a
-                # plain word after one is prose ("the --password option")
-                if not text.startswith("--", ns) or m.group("nq") or _WORDLIKE.fullmatch(value):
-                    continue
             if m.group("nq") and _IDENT.fullmatch(value):
                 continue  # {"page_token": next_page}: a variable in a dict literal
             if _CODE_IDENT.fullmatch(value) and text[ve : ve + 1] in (",", ")"):
                 continue  # f(auth_token=environment_key, ...): a keyword argument
-            if m.group("sep") == ":" and m.group("scheme") is None:
+            if sep == ":" and not scheme:
                 if vs == m.end("sep"):
                     continue  # "oauth:grant-type": a URN / scheme, YAML needs ": "
                 if _ANNOTATION_TAIL.match(text, ve):
@@ -599,22 +603,35 @@ def _scan_assign(text: str, low: str | None, starts: list[int], spans: list) -> 
                     continue  # tokens: ParseResults -- a type, not a value
                 if value.isalpha() and not _line_start(text, ns, ve):
                     continue
-        elif m.group("sp") is not None:
-            continue
-        kind = "secret-assignment"
-        if "secret" in name:
-            flat = name.replace("_", "").replace("-", "").replace(".", "")
-            if "secretaccesskey" in flat or "aws" in flat:
-                kind = "aws-secret-key"
-        spans.append((vs, ve, _P_ASSIGN, kind))
+        spans.append((vs, ve, _P_ASSIGN, _assign_kind(name)))
         pos = max(pos, ve)
 
 
-def _value_span(text: str, m: re.Match) -> tuple[int, int] | None:
-    """Where the value of assignment match ``m`` is, or None when the value
+def _scan_flags(text: str, low: str | None, spans: list) -> None:
+    it = _FLAG.finditer(low) if low is not None else _FLAG_I.finditer(text)
+    for m in it:
+        name = m.group("name")
+        vs, ve = m.span("bv")
+        value = text[vs:ve]
+        if _WORDLIKE.fullmatch(value) or _META_NAME.search(name):
+            continue  # "the --password option" is prose
+        if _value_span(text, vs, ve, True, False, False) is not None:
+            spans.append((vs, ve, _P_ASSIGN, _assign_kind(name)))
+
+
+def _assign_kind(name: str) -> str:
+    if "secret" in name:
+        flat = name.replace("_", "").replace("-", "").replace(".", "")
+        if "secretaccesskey" in flat or "aws" in flat:
+            return "aws-secret-key"
+    return "secret-assignment"
+
+
+def _value_span(
+    text: str, vs: int, ve: int, bare: bool, scheme: bool, spaced_eq: bool
+) -> tuple[int, int] | None:
+    """Where the value text[vs:ve] of an assignment really is, or None when it
     is not a secret (placeholder, number, code, path, ...)."""
-    bare = m.group("qv") is None
-    vs, ve = m.span("bv" if bare else "qv")
     value = text[vs:ve]
     if not bare:
         sm = _SCHEME_IN_VALUE.match(value)
@@ -628,7 +645,7 @@ def _value_span(text: str, m: re.Match) -> tuple[int, int] | None:
         return None  # ENV_API_KEY = "ANTHROPIC_API_KEY", grant_type="refresh_token"
     if _SNAKE_WORDS.fullmatch(value):
         return None  # AUTH_TYPE_OIDC = "oidc_federation": an enum value
-    if m.group("scheme") is not None and len(value) < 20 and value.isalpha():
+    if scheme and len(value) < 20 and value.isalpha():
         return None  # "token: Token value" is prose, not "Authorization: token <cred>"
     if bare:
         if value[0] in "/~.-$":
@@ -639,7 +656,7 @@ def _value_span(text: str, m: re.Match) -> tuple[int, int] | None:
             return None  # URL (see url-password) or attribute access
         if _IDENT.fullmatch(value) and _KEYWORD.search(value.lower()):
             return None  # api_key=api_key, token = new_token
-        if _CODE_IDENT.fullmatch(value) and m.group("sep") == "=" and text[m.start("sep") - 1] in " \t":
+        if spaced_eq and _CODE_IDENT.fullmatch(value):
             return None  # "tokens_start = pre_loc": code assigning a variable
     return vs, ve
 
@@ -695,6 +712,8 @@ def _pass(text: str) -> tuple[str, dict]:
     starts = _keyword_positions(low)
     if starts or not aligned:
         _scan_assign(text, low if aligned else None, starts, spans)
+        if "--" in text:
+            _scan_flags(text, low if aligned else None, spans)
     if "bearer" in low:
         _scan_bearer(text, low if aligned else None, spans)
     if "-----BEGIN" in text:
