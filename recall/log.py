@@ -9,7 +9,9 @@ import os
 
 from recall import paths
 
-_configured = False
+_file_handler: logging.Handler | None = None
+_file_path: str | None = None
+_stderr_handler: logging.Handler | None = None
 
 
 def log_file():
@@ -17,30 +19,40 @@ def log_file():
 
 
 def setup(stderr: bool = False, level: int = logging.INFO) -> logging.Logger:
-    """Configure the ``recall`` logger once per process; returns it."""
-    global _configured
+    """Point the ``recall`` logger at this RECALL_HOME's log file (and stderr if asked).
+
+    Cheap to call repeatedly; when RECALL_HOME changes (tests do this), the file handler
+    follows it.
+    """
+    global _file_handler, _file_path, _stderr_handler
     logger = logging.getLogger("recall")
-    if _configured:
-        return logger
-    _configured = True
     logger.setLevel(level)
     logger.propagate = False
-    try:
-        paths.ensure_dir(paths.log_dir())
-        handler = logging.handlers.RotatingFileHandler(log_file(), maxBytes=2_000_000, backupCount=3,
-                                                       encoding="utf-8")
+    target = str(log_file())
+    if target != _file_path:
+        if _file_handler is not None:
+            logger.removeHandler(_file_handler)
+            _file_handler.close()
+            _file_handler = None
+        _file_path = target
         try:
-            os.chmod(log_file(), 0o600)
+            paths.ensure_dir(paths.log_dir())
+            handler = logging.handlers.RotatingFileHandler(target, maxBytes=2_000_000, backupCount=3,
+                                                           encoding="utf-8")
+            try:
+                os.chmod(target, 0o600)
+            except OSError:
+                pass
+            handler.setFormatter(logging.Formatter(
+                "%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+            logger.addHandler(handler)
+            _file_handler = handler
         except OSError:
-            pass
-        handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
-        logger.addHandler(handler)
-    except OSError:
-        pass  # an unwritable RECALL_HOME must not break the caller
-    if stderr:
-        h = logging.StreamHandler()
-        h.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-        logger.addHandler(h)
+            pass  # an unwritable RECALL_HOME must not break the caller
+    if stderr and _stderr_handler is None:
+        _stderr_handler = logging.StreamHandler()
+        _stderr_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        logger.addHandler(_stderr_handler)
     return logger
 
 
