@@ -51,6 +51,8 @@ your yours yes ok okay thanks thank hi hello hey tell know think want need make 
 used using one two way thing things something anything lot really sure right still even well
 much many may might must shall yeah yep""".split()
 
+_STOP_WORDS = frozenset(STOPWORDS)
+
 _FILLER = {"please", "pls", "and", "then", "now", "just", "so", "you", "it", "that", "very", "much",
            "a", "lot", "all", "again", "for", "the", "this", "yes", "sir", "mate", "ahead", "on"}
 
@@ -196,6 +198,25 @@ def shared_searcher():
         return _searcher
 
 
+_QUERY_TOKEN = re.compile(r'"[^"]{2,200}"|\S+')
+_EDGE_PUNCT = ".,;:!?()[]{}<>'\"`*"
+
+
+def query_text(prompt: str) -> str:
+    """The prompt without its stopwords: the same hits, without scoring every document that
+    says "the" or "what" (quoted phrases are kept whole)."""
+    stop = _STOP_WORDS
+    keep = []
+    for tok in _QUERY_TOKEN.findall(prompt[:MAX_PROMPT_CHARS]):
+        if tok.startswith('"'):
+            keep.append(tok)
+            continue
+        core = tok.strip(_EDGE_PUNCT).lower()
+        if core and core not in stop:
+            keep.append(tok)
+    return " ".join(keep)
+
+
 def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None, hook: dict | None = None,
               searcher=None) -> list:
     """Hits worth injecting for ``prompt``: the current project (or all, by ``hook.scope``),
@@ -205,7 +226,7 @@ def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None
     from recall.search import analyze
 
     hook = hook or hook_settings()
-    text = prompt[:MAX_PROMPT_CHARS]
+    text = query_text(prompt)
     terms = informative_terms(text)
     if not terms:
         return []
@@ -251,10 +272,11 @@ def answer_to(searcher, hit, window: int = 3600):
 
     from recall.search import iso
 
-    import calendar
+    from datetime import datetime  # fromisoformat: no _strptime/locale import on the hot path
 
     try:
-        ts = calendar.timegm(time.strptime(hit.timestamp, "%Y-%m-%dT%H:%M:%SZ")) if hit.timestamp else None
+        ts = int(datetime.fromisoformat(hit.timestamp.replace("Z", "+00:00")).timestamp()) \
+            if hit.timestamp else None
     except (ValueError, OverflowError):
         ts = None
     if ts is None:
@@ -437,9 +459,23 @@ def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, se
     return hook_output(format_synthesis(result, max_chars, scope_all))
 
 
+def _service_may_run() -> bool:
+    """False when there is certainly no service to ask (saves importing the socket client)."""
+    if os.environ.get("RECALL_NO_SERVICE", "") not in ("", "0"):
+        return False
+    from recall import paths
+
+    sock = os.fsencode(str(paths.socket_path()))
+    if len(sock) > 100:  # too long for a unix socket: recall.client knows the short path
+        return True
+    return os.path.exists(sock)
+
+
 def service_context(payload: dict, deadline: float):
     """Ask the running service. Returns (answered, output); answered is False when the service
     is not running or failed, so the caller works it out in-process."""
+    if not _service_may_run():
+        return False, None
     try:
         from recall import client
     except ImportError:

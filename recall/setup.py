@@ -527,10 +527,14 @@ def check_index() -> Check:
     return Check("index", True, f"{docs} documents, up to date with every transcript")
 
 
-def check_key() -> Check:
+def check_key(service_up: bool = False) -> Check:
     from recall import llm
 
     key, where = llm.find_api_key()
+    if key and where == "ANTHROPIC_API_KEY" and service_up:
+        return Check("API key", False, "found in ANTHROPIC_API_KEY of this shell only: the background service "
+                     "(which synthesizes while it runs) does not see it",
+                     "run `recall config set api_key KEY` (or put it in ~/.config/anthropic/api_key)", warn=True)
     if key:
         return Check("API key", True, f"found in {where}")
     return Check("API key", False, "none found: the hook injects raw snippets instead of a synthesis",
@@ -564,7 +568,8 @@ def check_config() -> Check:
 
 def doctor(project: Path | str | None = None) -> list[Check]:
     root = project_root(project)
-    checks = [check_config(), *check_hooks(root), check_service(), check_index(), check_key(), check_mcp(root)]
+    service = check_service()
+    checks = [check_config(), *check_hooks(root), service, check_index(), check_key(service.ok), check_mcp(root)]
     try:
         from recall.memory.status import doctor_checks
     except ImportError:

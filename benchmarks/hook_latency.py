@@ -1,0 +1,228 @@
+"""How long the UserPromptSubmit hook takes, process start to output, as Claude Code runs it.
+
+Each sample starts ``recall hook user-prompt-submit`` (the console script), writes a hook
+payload to its stdin and stops the clock when its stdout closes, next to a plain
+``python -c pass`` measured the same way in the same run (interleaved, so machine noise
+hits both). Modes:
+
+  raw, no service    the hook opens the index and searches in-process (no API key: no model)
+  raw, service       the hook hands the prompt to a running ``recall serve`` over its socket
+  trivial            an acknowledgement ("ok, continue"): filtered before any search
+
+Usage::
+
+    python -m benchmarks.hook_latency --home ~/.local/share/recall-bench   # an existing index
+    python -m benchmarks.hook_latency --messages 1000000                  # build one first
+
+Writes ``benchmarks/out/hook_latency.json`` and prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+OUT = REPO / "benchmarks" / "out" / "hook_latency.json"
+
+
+def recall_exe() -> list[str]:
+    here = Path(sys.executable).parent / "recall"
+    if here.is_file():
+        return [str(here)]
+    return [sys.executable, "-m", "recall.entry"]
+
+
+def bench_env(home: Path, claude_dir: Path) -> dict[str, str]:
+    """An environment with no API key anywhere (the raw path) and the given state."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "RECALL_"))}
+    env["RECALL_HOME"] = str(home)
+    env["CLAUDE_CONFIG_DIR"] = str(claude_dir)
+    env["HOME"] = str(claude_dir.parent)  # no ~/.config/anthropic/api_key either
+    return env
+
+
+def build(home: Path, messages: int, seed: int) -> dict:
+    """Generate ``messages`` transcripts and index them into ``home``."""
+    from benchmarks.generate import generate
+
+    corpus = home / "corpus"
+    t0 = time.perf_counter()
+    stats = generate(corpus, messages, seed=seed)
+    gen_s = time.perf_counter() - t0
+    env = bench_env(home, home / "claude" / ".claude")
+    t0 = time.perf_counter()
+    subprocess.run([*recall_exe(), "index", "--source", str(corpus), "--json"], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    return {"generated": getattr(stats, "messages", messages), "generate_seconds": round(gen_s, 1),
+            "index_seconds": round(time.perf_counter() - t0, 1)}
+
+
+def biggest_project(home: Path) -> str:
+    con = sqlite3.connect(f"file:{home / 'state.db'}?mode=ro", uri=True)
+    try:
+        row = con.execute("SELECT project, COUNT(*) FROM sessions GROUP BY project ORDER BY 2 DESC LIMIT 1").fetchone()
+    finally:
+        con.close()
+    if not row:
+        raise SystemExit(f"no indexed sessions in {home}: pass --home of a built index or --messages N")
+    return row[0]
+
+
+def prompts(seed: int, n: int) -> list[str]:
+    from benchmarks.generate import query_set
+
+    rng = random.Random(seed)
+    out = []
+    for q in query_set(seed):
+        t = q["text"]
+        if q["kind"] == "keywords":
+            out.append(f"what did we decide about {t}, and why?")
+        elif q["kind"] in ("identifier", "path"):
+            out.append(f"why did {t} break last time, and what did we try?")
+        elif q["kind"] == "phrase":
+            out.append(f"remind me what we said about {t}")
+        else:
+            out.append(t)
+    rng.shuffle(out)
+    return (out * (n // max(1, len(out)) + 1))[:n]
+
+
+def time_process(argv: list[str], stdin: bytes, env: dict) -> tuple[float, bytes]:
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    out, _ = proc.communicate(stdin)
+    return time.perf_counter() - t0, out
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    if not s:
+        return float("nan")
+    k = (len(s) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def measure(label: str, texts: list[str], cwd: str, env: dict, warmup: int = 3) -> dict:
+    hook, base, injected = [], [], 0
+    argv = [*recall_exe(), "hook", "user-prompt-submit"]
+    for i, text in enumerate([*texts[:warmup], *texts]):
+        payload = json.dumps({"session_id": f"bench-{i}", "transcript_path": "", "cwd": cwd,
+                              "hook_event_name": "UserPromptSubmit", "prompt": text}).encode()
+        b, _ = time_process([sys.executable, "-c", "pass"], b"", env)
+        h, out = time_process(argv, payload, env)
+        if i < warmup:
+            continue
+        base.append(b)
+        hook.append(h)
+        injected += bool(out.strip())
+    row = {"mode": label, "runs": len(hook), "injected": injected,
+           "p50_ms": round(pct(hook, 0.5) * 1000, 1), "p95_ms": round(pct(hook, 0.95) * 1000, 1),
+           "python_pass_p50_ms": round(pct(base, 0.5) * 1000, 1),
+           "python_pass_p95_ms": round(pct(base, 0.95) * 1000, 1)}
+    row["over_python_p50_ms"] = round(row["p50_ms"] - row["python_pass_p50_ms"], 1)
+    return row
+
+
+def start_service(env: dict, home: Path) -> subprocess.Popen:
+    proc = subprocess.Popen([*recall_exe(), "serve"], env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    sys.path.insert(0, str(REPO))
+    deadline = time.monotonic() + 600
+    probe = [sys.executable, "-c", "from recall import client; import sys; sys.exit(0 if client.ping(1) else 1)"]
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"`recall serve` exited with {proc.returncode}; see {home / 'logs' / 'recall.log'}")
+        if subprocess.run(probe, env=env).returncode == 0:
+            return proc
+        time.sleep(0.5)
+    proc.terminate()
+    raise SystemExit("`recall serve` did not come up within 600 s")
+
+
+def stop_service(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.hook_latency", description=__doc__.split("\n")[0])
+    ap.add_argument("--home", type=Path, help="an existing RECALL_HOME with an index (else one is built)")
+    ap.add_argument("--messages", type=int, default=100_000, help="size of the index to build without --home")
+    ap.add_argument("--keep", type=Path, help="build into this folder and keep it (reuse it with --home)")
+    ap.add_argument("--runs", type=int, default=40, help="samples per mode")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-service", action="store_true", help="skip the with-service mode")
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args(argv)
+
+    tmp = None
+    built = None
+    if args.home:
+        home = args.home.expanduser().resolve()
+        if not (home / "index").is_dir():
+            raise SystemExit(f"{home} has no index: build one with `--messages N --keep {home}`")
+    else:
+        if args.keep:
+            home = args.keep.expanduser().resolve()
+        else:
+            tmp = tempfile.TemporaryDirectory(prefix="recall-hook-bench-")
+            home = Path(tmp.name)
+        print(f"building a {args.messages:,}-message index in {home} …", file=sys.stderr)
+        built = build(home, args.messages, args.seed)
+    claude_dir = home / "claude" / ".claude"
+    claude_dir.mkdir(parents=True, exist_ok=True)
+    env = bench_env(home, claude_dir)
+    cwd = biggest_project(home)
+    texts = prompts(args.seed, args.runs)
+    trivial = ["ok, continue", "thanks!", "yes go ahead", "lgtm"] * (args.runs // 4 + 1)
+
+    from recall.search import Searcher  # noqa: E402  (only to report the index size)
+
+    os.environ["RECALL_HOME"] = str(home)
+    docs = Searcher(home / "index").count()
+    rows = []
+    env_local = {**env, "RECALL_NO_SERVICE": "1"}
+    rows.append(measure("raw, no service", texts, cwd, env_local))
+    rows.append(measure("trivial prompt", trivial[:args.runs], cwd, env_local))
+    if not args.no_service:
+        service = start_service(env, home)
+        try:
+            rows.append(measure("raw, service", texts, cwd, env))
+        finally:
+            stop_service(service)
+    result = {"index_documents": docs, "project": cwd, "built": built, "python": sys.version.split()[0],
+              "cpus": os.cpu_count(), "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rows": rows}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"\nHook latency, process start to output, on an index of {docs:,} documents "
+          f"({os.cpu_count()} CPUs), {args.runs} prompts per mode:\n")
+    print("| mode | p50 ms | p95 ms | python -c pass p50 ms | hook − python p50 ms | prompts injected |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['mode']} | {r['p50_ms']} | {r['p95_ms']} | {r['python_pass_p50_ms']} | "
+              f"{r['over_python_p50_ms']} | {r['injected']}/{r['runs']} |")
+    print(f"\nwritten to {args.out}")
+    if tmp is not None:
+        tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
