@@ -3,7 +3,7 @@
 Each capture hook only records the trigger and hands the work on, so it returns within a
 few hundred milliseconds (SessionEnd hooks get 1.5 s by default):
   1. the service's ``capture`` op queues it for the service's worker thread; or, when no
-     service answers,
+     service answers (or the service has no API key of its own),
   2. the trigger is written to ``$RECALL_HOME/memory/queue/`` and ONE detached worker
      (``python -m recall.memory.worker``) is started unless one already holds the lock.
 With no API key, or ``memory.enabled`` false, nothing is queued (no retry loops).
@@ -46,8 +46,9 @@ def _capture(event: str, payload: dict) -> None:
     from recall import client
 
     try:
-        client.call("capture", args, timeout=CAPTURE_OP_TIMEOUT)
-        return None
+        reply = client.call("capture", args, timeout=CAPTURE_OP_TIMEOUT)
+        if isinstance(reply, dict) and reply.get("queued"):
+            return None
     except client.Unavailable:
         pass
     from recall.memory import queue

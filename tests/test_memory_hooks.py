@@ -201,3 +201,24 @@ def test_service_takes_the_capture(monkeypatch, standin, session, project, tmp_p
         serve.terminate()
         serve.wait(60)
     assert len([r for r in standin.messages_requests() if is_extraction(r)]) == 1
+
+
+def test_service_without_a_key_leaves_the_work_to_a_detached_worker(monkeypatch, standin, session, project):
+    use_standin(monkeypatch, standin)
+    standin.script(text(extraction(GOTCHA)))
+    hook_env = dict(os.environ)
+    hook_env.pop("RECALL_NO_SERVICE", None)
+    serve_env = {k: v for k, v in hook_env.items() if k != "ANTHROPIC_API_KEY"}  # started from another shell
+    serve = subprocess.Popen([sys.executable, "-m", "recall.entry", "serve"], env=serve_env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wait_for(lambda: client.ping(timeout=1.0), timeout=60)
+        assert client.call("capture", {"event": "stop", "session_id": session.session_id}) == \
+            {"queued": False, "reason": "the service has no Anthropic API key"}
+        rc, _, _ = hook("session-end", session.payload(), env=hook_env)
+        assert rc == 0
+        assert wait_for(lambda: active(project) and settled(), timeout=60)
+    finally:
+        serve.terminate()
+        serve.wait(60)
+    assert len([r for r in standin.messages_requests() if is_extraction(r)]) == 1

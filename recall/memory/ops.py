@@ -1,7 +1,9 @@
 """Service ops of the memory feature, and the service's memory worker thread.
 
 ``capture``  args ``{"event": "stop"|"pre-compact"|"session-end", "session_id", "transcript_path",
-             "cwd"}`` -> ``{"queued": true}``. Writes the trigger to the queue (durable: a
+             "cwd"}`` -> ``{"queued": true}``, or ``{"queued": false, "reason"}`` when the
+             service has no API key (the hook then starts a detached worker, which inherits
+             the key of Claude Code's environment). Writes the trigger to the queue (durable: a
              service that stops before it runs leaves it for the next worker) and wakes the
              worker thread, which drains the queue under the same lock a detached worker
              would take, so the two never extract a session twice.
@@ -62,6 +64,10 @@ def capture(args: dict) -> dict:
     if not isinstance(sid, str) or not sid:
         raise UsageError("capture needs a session_id (the hook's session_id field).")
     event = args.get("event") if args.get("event") in q.EVENTS else "stop"
+    from recall.memory.worker import has_key
+
+    if not has_key():  # the hook has a key we do not: it starts a detached worker instead
+        return {"queued": False, "reason": "the service has no Anthropic API key"}
     q.enqueue(event, sid, str(args.get("transcript_path") or ""), str(args.get("cwd") or ""))
     ensure_thread()
     _wake.set()

@@ -212,10 +212,26 @@ def _any_due(cfg: dict) -> bool:
     return any(due_at(g, cfg) <= now for g in coalesce(q.pending()).values())
 
 
+def has_key(cfg: dict | None = None) -> bool:
+    from recall import llm
+
+    return bool(llm.find_api_key(cfg)[0])
+
+
 def run(*, wait: bool = True, stop: threading.Event | None = None) -> list[dict]:
     """Drain until the queue is empty, re-checking after each release of the lock (a hook
-    may have queued a trigger while we held it and, seeing the lock taken, started nobody)."""
+    may have queued a trigger while we held it and, seeing the lock taken, started nobody).
+
+    A process without an API key (a service started where ANTHROPIC_API_KEY is not set)
+    never takes the lock and leaves the queue alone: the hook, which has the key, then
+    starts a detached worker that does. It still folds access counts."""
     reports: list[dict] = []
+    if not has_key():
+        try:
+            fold(config.load())
+        except Exception:  # noqa: BLE001
+            log.get("memory").exception("folding memory access counts failed")
+        return reports
     while True:
         reports += drain(wait=wait, stop=stop)
         if stop is not None and stop.is_set():
