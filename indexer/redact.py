@@ -82,7 +82,10 @@ Judgment calls (what is *not* a secret)
 * Base64 of short things (``SGVsbG8=``) is too short to matter; long base64
   blobs (data URIs, k8s ``Secret`` data) *are* redacted as ``high-entropy``.
 * Stripe publishable keys (``pk_live_``/``pk_test_``) are public by design
-  (they ship in web pages) and are kept.
+  (they ship in web pages) and are kept; so are SSH public keys
+  (``ssh-ed25519 AAAAC3NzaC1lZDI1NTE5...``).  Base64 lines of PEM
+  certificates / public keys are not special-cased and come out as
+  ``high-entropy`` (harmless over-redaction).
 * ``secret-assignment`` replaces only the value, keeping the name, for
   ``NAME=value``, ``NAME: value``, ``"name": "value"``, ``name := "v"``,
   ``name => 'v'``, ``export NAME=value``, ``--password value``,
@@ -264,6 +267,9 @@ _CLASS_RUN = re.compile(r"[A-Z]+|[a-z]+|[0-9]+")
 _NOT_SECRET_RUN = re.compile(
     r"(?:sha1|sha256|sha384|sha512)-"  # SRI / npm integrity
     r"|pk_(?:live|test)_"  # Stripe publishable keys are public by design
+    # SSH *public* key blobs (authorized_keys, *.pub): the base64 encodes the
+    # key type, "ssh-rsa" / "ssh-ed25519" / "ecdsa-sha2-..." / "ssh-dss"
+    r"|AAAA(?:B3NzaC1yc2E|C3NzaC1lZDI1NTE5|E2VjZHNhLXNoYTItbmlzdHA|B3NzaC1kc3M)"
     r"|(?:msg|toolu|srvtoolu|req|msgbatch|file|batch|compact)_01[A-Za-z0-9]{16,40}$"
 )
 

@@ -415,6 +415,7 @@ def benign() -> list[str]:
     sha = g.hex(40)
     sha256 = g.hex(64)
     integrity = "sha512-" + base64.b64encode(g.rng.randbytes(64)).decode()
+    ssh_pub = base64.b64encode(b"\x00\x00\x00\x0bssh-ed25519\x00\x00\x00\x20" + g.rng.randbytes(32)).decode()
     return [
         f"commit {sha}\nAuthor: Jane Doe <jane@example.com>\nDate:   Tue Jun 11 09:14:02 2024 +0200",
         f"git checkout {sha[:7]} && git cherry-pick {sha}",
@@ -435,6 +436,7 @@ def benign() -> list[str]:
         "npm install --save-dev typescript@5.4.2 && npm ci && npm run build",
         f'"node_modules/left-pad": {{"version": "1.3.0", "integrity": "{integrity}"}}',
         "golang.org/x/text v0.14.0 h1:ScX5w1eTa3QqT8oi6+ziP7dTV1S2+ALU0bI+0zXKWiQ=",
+        f"$ cat ~/.ssh/id_ed25519.pub\nssh-ed25519 {ssh_pub} dev@laptop",
         "Please reset your password from the settings page; tokens expire after 24 hours.",
         "password=",
         "DB_PASSWORD=${DB_PASSWORD}",
