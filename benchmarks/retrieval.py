@@ -22,7 +22,12 @@ Metrics, averaged over questions: Recall@k = fraction of the relevant items in t
 NDCG@k with binary relevance. The baseline, computed in the same run over the same
 messages of the same project, is ``rank_bm25.BM25Okapi`` on lowercase whitespace tokens
 (LongMemEval's BM25 protocol); at session level its documents are the sessions (the text
-of all their messages concatenated).
+of all their messages concatenated; LongMemEval's own script uses only the user turns).
+A second reference, reported beside it, runs the same BM25Okapi on recall's analyzer's
+terms (words, lowercased, stemmed): the gap to it is what the engine and query add beyond
+tokenization. ``--as-of-question`` searches "at" each question's dataset time instead of
+the wall clock, so the recency prior sees realistic ages (it is inert otherwise: the data
+is from 2022-2023).
 
     python -m benchmarks.retrieval [--dataset locomo|longmemeval|both] [--limit-questions N]
                                    [--out benchmarks/out/retrieval.json]
@@ -94,6 +99,7 @@ class Question:
     category: str
     evidence_messages: set[str]  # transcript uuids
     evidence_sessions: set[str]  # session ids
+    asked_at: float | None = None  # when the dataset says it was asked (epoch seconds)
 
 
 @dataclass
@@ -193,6 +199,8 @@ def load_locomo(path: Path, *, conversations: int | None = None, per_conversatio
                 dia_to_session[dia] = sess.session_id
             if sess.turns:
                 sessions.append(sess)
+        last = max((t.ts for s in sessions for t in s.turns), default=BASE_DATE)
+        asked_at = (last + timedelta(days=1)).timestamp()
         questions: list[Question] = []
         for i, qa in enumerate(conv.get("qa") or []):
             if per_conversation is not None and len(questions) >= per_conversation:
@@ -207,7 +215,7 @@ def load_locomo(path: Path, *, conversations: int | None = None, per_conversatio
                 continue
             questions.append(Question(
                 f"{name}#{i}", str(qa["question"]), str(category),
-                {dia_to_uuid[d] for d in dias}, {dia_to_session[d] for d in dias}))
+                {dia_to_uuid[d] for d in dias}, {dia_to_session[d] for d in dias}, asked_at))
         if budget is not None:
             budget -= len(questions)
         if questions:
@@ -255,8 +263,11 @@ def load_longmemeval(path: Path, *, limit_questions: int | None = None) -> list[
                 evidence_sessions.add(sess.session_id)
         if not evidence_sessions and not evidence_messages:
             continue
+        asked = parse_longmemeval_date(item.get("question_date"))
+        last = max(t.ts for s in sessions for t in s.turns)
         question = Question(qid, str(item.get("question") or ""), str(item.get("question_type") or ""),
-                            evidence_messages, evidence_sessions)
+                            evidence_messages, evidence_sessions,
+                            (asked or last + timedelta(days=1)).timestamp())
         cases.append(Case("longmemeval", qid, cwd, sessions, [question]))
     return cases
 
@@ -367,15 +378,24 @@ METRICS = tuple(f"{m}@{k}" for k in KS for m in ("recall", "ndcg"))
 
 
 def tokenize(text: str) -> list[str]:
+    """LongMemEval's BM25 protocol: lowercase, split on whitespace."""
     return text.lower().split()
+
+
+def tokenize_analyzed(text: str) -> list[str]:
+    """recall's own analyzer (words, lowercased, stemmed): the same BM25 on the index's terms."""
+    from recall.search import analyze
+
+    return analyze(text)
 
 
 class Baseline:
     """rank_bm25 over one project's messages, and over its sessions as documents."""
 
-    def __init__(self, case: Case, session_level: bool) -> None:
+    def __init__(self, case: Case, session_level: bool, tokenize: Callable[[str], list[str]] = tokenize) -> None:
         from rank_bm25 import BM25Okapi
 
+        self.tokenize = tokenize
         pairs = list(case.messages)
         self.message_ids = [t.uuid for _, t in pairs]
         self.messages = BM25Okapi([tokenize(t.text) or [""] for _, t in pairs])
@@ -385,9 +405,8 @@ class Baseline:
             self.sessions = BM25Okapi([tokenize("\n".join(t.text for t in s.turns)) or [""]
                                        for s in case.sessions])
 
-    @staticmethod
-    def _top(model, ids: list[str], query: str, k: int) -> list[str]:
-        got = model.get_scores(tokenize(query))
+    def _top(self, model, ids: list[str], query: str, k: int) -> list[str]:
+        got = model.get_scores(self.tokenize(query))
         order = sorted(range(len(ids)), key=lambda i: (-got[i], i))
         return [ids[i] for i in order[:k]]
 
@@ -405,13 +424,15 @@ class Baseline:
 SESSION_LEVEL = {"locomo": False, "longmemeval": True}
 
 
-def evaluate(cases: list[Case], searcher=None, *, baseline: bool = True,
-             session_level: dict[str, bool] | None = None,
+def evaluate(cases: list[Case], searcher=None, *, baseline: bool = True, analyzed_baseline: bool = False,
+             session_level: dict[str, bool] | None = None, as_of_question: bool = False,
              search: Callable[..., list] | None = None) -> list[dict]:
-    """Ask every question; return one record per question and level with both rankings' scores.
+    """Ask every question; return one record per question and level with every ranking's scores.
 
-    ``search(question, limit=, messages=, project=)`` defaults to ``searcher.search`` (a
-    ``recall.search.Searcher``); the tuning scripts pass variants.
+    ``search(question, limit=, messages=, project=[, now=])`` defaults to ``searcher.search``
+    (a ``recall.search.Searcher``); tuning scripts pass variants. ``as_of_question`` asks
+    "at" the dataset's question time (``now=``), so the recency prior sees the ages a user
+    would; by default ``now`` is the wall clock, as for the CLI.
     """
     from recall.api import resolve_project
 
@@ -427,6 +448,7 @@ def evaluate(cases: list[Case], searcher=None, *, baseline: bool = True,
         project = resolve_project(case.cwd)
         with_sessions = levels_for.get(case.dataset, False)
         base = Baseline(case, with_sessions) if baseline else None
+        base2 = Baseline(case, with_sessions, tokenize_analyzed) if analyzed_baseline else None
         for q in case.questions:
             levels = []
             if q.evidence_messages:
@@ -435,15 +457,17 @@ def evaluate(cases: list[Case], searcher=None, *, baseline: bool = True,
                 levels.append("session")
             for level in levels:
                 messages = level == "message"
-                hits = search(q.text, limit=FETCH, messages=messages, project=project)
+                extra = {"now": q.asked_at} if as_of_question and q.asked_at else {}
+                hits = search(q.text, limit=FETCH, messages=messages, project=project, **extra)
                 ranked = _dedup([h.uuid if messages else h.session_id for h in hits])
                 relevant = q.evidence_messages if messages else q.evidence_sessions
                 rec = {"dataset": case.dataset, "level": level, "qid": q.qid, "category": q.category,
                        "question": q.text, "relevant": len(relevant), "ours": scores(ranked, relevant),
                        "found": [i + 1 for i, x in enumerate(ranked) if x in relevant]}
-                if base is not None:
-                    branked = base.rank_messages(q.text) if messages else base.rank_sessions(q.text)
-                    rec["baseline"] = scores(branked, relevant)
+                for name, b in (("baseline", base), ("baseline_analyzed", base2)):
+                    if b is not None:
+                        branked = b.rank_messages(q.text) if messages else b.rank_sessions(q.text)
+                        rec[name] = scores(branked, relevant)
                 records.append(rec)
     return records
 
@@ -467,23 +491,36 @@ def aggregate(records: list[dict], by: str | None = None) -> dict:
                 base = sum(r["baseline"][m] for r in recs) / len(recs)
                 row["baseline"] = round(base, 4)
                 row["ratio"] = round(ours / base, 3) if base else None
+            if all("baseline_analyzed" in r for r in recs):
+                row["baseline_analyzed"] = round(sum(r["baseline_analyzed"][m] for r in recs) / len(recs), 4)
             entry[m] = row
         node[key[-1]] = entry
     return out
 
 
 def markdown_table(summary: dict) -> str:
-    lines = ["| dataset | level | metric | recall | baseline (BM25) | ratio |",
-             "|---|---|---|---:|---:|---:|"]
+    """ours vs the baseline; a last column for BM25 on recall's analyzed terms when it was run."""
+    rows = [entry[m] for levels in summary.values() for entry in levels.values() for m in METRICS]
+    analyzed = bool(rows) and all("baseline_analyzed" in r for r in rows)
+    head = "| dataset | level | metric | recall | baseline (BM25) | ratio |"
+    rule = "|---|---|---|---:|---:|---:|"
+    if analyzed:
+        head += " BM25, recall's analyzer |"
+        rule += "---:|"
+    lines = [head, rule]
+
+    def num(x, fmt="{:.3f}"):
+        return "" if x is None else fmt.format(x)
+
     for dataset, levels in summary.items():
         for level, entry in levels.items():
             for m in METRICS:
                 row = entry[m]
-                base = row.get("baseline")
-                ratio = row.get("ratio")
-                lines.append(f"| {dataset} (n={entry['questions']}) | {level} | {m} | {row['ours']:.3f} | "
-                             f"{'' if base is None else f'{base:.3f}'} | "
-                             f"{'' if ratio is None else f'{ratio:.2f}x'} |")
+                line = (f"| {dataset} (n={entry['questions']}) | {level} | {m} | {row['ours']:.3f} | "
+                        f"{num(row.get('baseline'))} | {num(row.get('ratio'), '{:.2f}x')} |")
+                if analyzed:
+                    line += f" {num(row.get('baseline_analyzed'))} |"
+                lines.append(line)
     return "\n".join(lines)
 
 
@@ -519,7 +556,7 @@ def load(data_dir: Path, datasets: Iterable[str], *, limit_questions: int | None
 def run(datasets: Iterable[str] = DATASETS, *, data_dir: Path | None = None, limit_questions: int | None = None,
         locomo_conversations: int | None = None, locomo_per_conversation: int | None = None,
         longmemeval_questions: int | None = None, workdir: Path | None = None,
-        per_question: bool = False) -> dict:
+        per_question: bool = False, analyzed_baseline: bool = True, as_of_question: bool = False) -> dict:
     """Convert, index, ask, score. Returns the JSON report (``summary`` holds the table)."""
     t0 = time.perf_counter()
     data_dir = data_dir or find_data_dir()
@@ -542,7 +579,8 @@ def run(datasets: Iterable[str] = DATASETS, *, data_dir: Path | None = None, lim
         t_index = time.perf_counter()
         from recall.search import Searcher
 
-        records = evaluate(cases, Searcher())
+        records = evaluate(cases, Searcher(), analyzed_baseline=analyzed_baseline,
+                           as_of_question=as_of_question)
         t_eval = time.perf_counter()
     report = {
         "datasets": datasets,
@@ -552,7 +590,11 @@ def run(datasets: Iterable[str] = DATASETS, *, data_dir: Path | None = None, lim
         "messages_written": lines,
         "messages_indexed": indexed["messages"],
         "questions": {ds: sum(len(c.questions) for c in cases if c.dataset == ds) for ds in datasets},
-        "baseline": "rank_bm25.BM25Okapi, lowercase whitespace tokens; sessions: all their messages as one document",
+        "baseline": "rank_bm25.BM25Okapi over the project's messages, lowercase whitespace tokens "
+                    "(LongMemEval's protocol); session level: each session's messages as one document",
+        "baseline_analyzed": "the same BM25Okapi on recall's analyzer's terms (words, lowercased, stemmed)"
+                             if analyzed_baseline else None,
+        "now": "question time" if as_of_question else "wall clock",
         "seconds": {"load": round(t_load - t0, 2), "write": round(t_write - t_load, 2),
                     "index": round(t_index - t_write, 2), "search_and_score": round(t_eval - t_index, 2),
                     "total": round(t_eval - t0, 2)},
@@ -577,6 +619,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="at most N LongMemEval questions (overrides --limit-questions for it)")
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out" / "retrieval.json")
     ap.add_argument("--per-question", action="store_true", help="also write every question's scores")
+    ap.add_argument("--as-of-question", action="store_true",
+                    help="search 'at' each question's dataset time (now=) instead of the wall clock")
+    ap.add_argument("--no-analyzed-baseline", action="store_true",
+                    help="skip the second reference (BM25 on recall's analyzed terms)")
     ap.add_argument("--keep", type=Path, default=None, metavar="DIR",
                     help="build the transcripts and index in DIR and keep them")
     args = ap.parse_args(argv)
@@ -585,7 +631,9 @@ def main(argv: list[str] | None = None) -> int:
         report = run(datasets, limit_questions=args.limit_questions,
                      locomo_conversations=args.locomo_conversations,
                      locomo_per_conversation=args.locomo_per_conversation,
-                     longmemeval_questions=args.longmemeval_questions, workdir=args.keep, per_question=args.per_question)
+                     longmemeval_questions=args.longmemeval_questions, workdir=args.keep,
+                     per_question=args.per_question, analyzed_baseline=not args.no_analyzed_baseline,
+                     as_of_question=args.as_of_question)
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -92,6 +92,8 @@ def test_harness_on_a_small_subset(tmp_path):
             assert entry["recall@10"]["ours"] >= entry["recall@5"]["ours"]
     table = rb.markdown_table(summary)
     assert table.count("\n") == 1 + 3 * len(rb.METRICS)
+    assert all(0.0 <= entry[m]["baseline_analyzed"] <= 1.0 for levels in summary.values()
+               for entry in levels.values() for m in rb.METRICS)
 
 
 @needs_data
