@@ -230,11 +230,10 @@ _RUN_FIND = re.compile(
 _RUN_HEAD = re.compile(r"(?=[A-Za-z0-9+/_\-]{20})[a-z0-9+/_\-]*+[A-Z][A-Za-z0-9+/_\-]*+")
 _SLACK_XOX = re.compile(r"x(?<![A-Za-z0-9].)ox[abposre]-[A-Za-z0-9\-]{10,}", re.S)
 
-# No lookbehind so that sre gets a charset prefix; the left boundary is
-# checked in Python.  Kind is derived from the first characters.
 # Every alternative starts with a literal (so sre gets a charset prefix) and
 # then checks, by a fixed-width lookbehind, that the token does not start in
-# the middle of a word: that keeps "task-..." out and the scan linear.
+# the middle of a word: that keeps "task-..." out and the scan linear.  The
+# kind is derived from the first characters (_prefixed_kind).
 _B = r"(?<![A-Za-z0-9].)"
 _PREFIXED = re.compile(
     r"s" + _B + r"k-ant-[A-Za-z0-9_\-]{20,}"
@@ -755,7 +754,7 @@ def _pass(text: str) -> tuple[str, dict]:
     spans: list = []
     aligned = len(low) == len(text)  # else a non 1:1 case mapping: use re.I
     starts = _keyword_positions(low)
-    if starts or not aligned:
+    if starts:  # (offsets are only usable when aligned; _scan_assign re-finds them otherwise)
         _scan_assign(text, low if aligned else None, starts, spans)
         if "--" in text:
             _scan_flags(text, low if aligned else None, spans)
