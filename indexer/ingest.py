@@ -35,6 +35,7 @@ from recall.errors import IndexBusy, UsageError
 WRITER_HEAP = int(os.environ.get("RECALL_WRITER_HEAP_MB", "128")) * 1_000_000
 COMMIT_EVERY = 100_000  # messages between commits during a backfill
 MAX_SESSION_FILES = 200
+ADDED_BITS = 1 << 26  # a 8 MB bitmap of the keys added since an empty index was opened
 
 
 @dataclass
@@ -66,12 +67,18 @@ class Summary:
 
 
 def message_document(m: Message) -> tantivy.Document:
-    doc = tantivy.Document(
-        key="m:" + m.uuid, doctype="message", session_id=m.session_id, project=m.project,
-        role=m.role, ts=int(m.timestamp), text=m.text.encode("utf-8", "replace"),
-        cwd=m.cwd.encode("utf-8", "replace"), branch=m.branch.encode("utf-8", "replace"),
-        content=prepare_content(m.text),
-    )
+    # one add_* call per field: ~4x cheaper than Document(**fields), which converts kwargs
+    doc = tantivy.Document()
+    doc.add_text("key", "m:" + m.uuid)
+    doc.add_text("doctype", "message")
+    doc.add_text("session_id", m.session_id)
+    doc.add_text("project", m.project)
+    doc.add_text("role", m.role)
+    doc.add_integer("ts", int(m.timestamp))
+    doc.add_bytes("text", m.text.encode("utf-8", "replace"))
+    doc.add_bytes("cwd", m.cwd.encode("utf-8", "replace"))
+    doc.add_bytes("branch", m.branch.encode("utf-8", "replace"))
+    doc.add_text("content", prepare_content(m.text))
     if m.files:
         doc.add_text("files", "\n".join(m.files))
     if m.tools:
@@ -293,6 +300,11 @@ class Indexer:
         self.pending_other = False  # memory docs / deletions waiting for a commit
         self.commits = 0
         self.last_commit = 0.0
+        # An index that was empty when this writer opened it can only hold the messages this
+        # writer added: a bitmap of their key hashes tells when an upsert needs its delete
+        # (a false positive only costs a needless delete). A backfill into an empty index
+        # then issues almost none; a delete per document costs ~10% of the backfill.
+        self._added = bytearray(ADDED_BITS >> 3) if self.index.searcher().num_docs == 0 else None
         self.needs_replay = bool(self.rebuilt)
 
     # lifecycle -----------------------------------------------------------------------
@@ -372,8 +384,18 @@ class Indexer:
         if archive:
             self.archive.append(messages)  # before the commit that holds them
         writer = self.writer
+        added = self._added
         for m in messages:
-            writer.delete_documents_by_term("key", "m:" + m.uuid)
+            key = "m:" + m.uuid
+            if added is None:
+                writer.delete_documents_by_term("key", key)
+            else:
+                h = hash(key) & (ADDED_BITS - 1)
+                bit = 1 << (h & 7)
+                if added[h >> 3] & bit:
+                    writer.delete_documents_by_term("key", key)
+                else:
+                    added[h >> 3] |= bit
             writer.add_document(message_document(m))
             self._note_session(m)
         self.pending_messages += len(messages)
