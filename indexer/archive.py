@@ -47,11 +47,15 @@ try:
     def _dumps(obj) -> bytes:
         return orjson.dumps(obj)
 
+    _dump_message = orjson.dumps  # a Message (dataclass) serialises as its to_record() dict
     _loads = orjson.loads
     _JSONError: tuple[type[Exception], ...] = (orjson.JSONDecodeError, ValueError, TypeError)
 except ImportError:  # pragma: no cover
     def _dumps(obj) -> bytes:
         return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    def _dump_message(m) -> bytes:
+        return _dumps(m.to_record())
 
     _loads = json.loads
     _JSONError = (ValueError, TypeError, UnicodeDecodeError)
@@ -60,7 +64,7 @@ from indexer.transcripts import Message
 from recall.paths import atomic_write, ensure_dir
 
 FORMAT = 1
-UUID_CACHE = 200_000      # uuids kept in memory for de-duplication, over all cached files
+UUID_CACHE = 100_000      # uuids kept in memory for de-duplication, over all cached files
 REPLAY_BATCH = 2_000      # messages per replayed batch
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -77,6 +81,21 @@ def session_filename(session_id: str) -> str:
     if safe != session_id or safe.startswith("."):
         safe = f"{safe.lstrip('.')}-{hashlib.sha1(session_id.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
     return safe + ".jsonl"
+
+
+SYNC_FILES = 32
+
+
+def _write_small(path: Path, data: bytes) -> None:
+    """tmp + rename (never a half-written file), without the fsync of atomic_write: a
+    lost file is rewritten by the next append."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
 
 
 def _open_append(path: Path) -> int:
@@ -187,9 +206,9 @@ class Archive:
     def _project_dir(self, project: str) -> Path:
         d = self.sessions_dir / project_slug(project)
         if d not in self._known_dirs:
-            if not d.is_dir():
+            if not (d / "project").exists():
                 ensure_dir(d)
-                atomic_write(d / "project", project)
+                _write_small(d / "project", project.encode("utf-8", "surrogateescape"))
             self._known_dirs.add(d)
         return d
 
@@ -234,7 +253,7 @@ class Archive:
                     continue
                 seen.add(m.uuid)
                 self._cached += 1
-                out.append(_dumps(m.to_record()) + b"\n")
+                out.append(_dump_message(m) + b"\n")
             if not out:
                 continue
             fd = _open_append(path)
@@ -253,7 +272,13 @@ class Archive:
         return written
 
     def sync(self) -> None:
-        """fsync what was appended since the last sync (clean shutdown, end of a run)."""
+        """Flush what was appended since the last sync to disk (clean shutdown, end of a
+        run). Appends survive ``kill -9`` without it (they are in the page cache); this is
+        for power loss. Many files (a backfill): one ``sync()`` instead of an fsync each."""
+        if len(self.touched) > SYNC_FILES:
+            os.sync()
+            self.touched.clear()
+            return
         for path in list(self.touched):
             try:
                 fd = os.open(path, os.O_RDONLY)

@@ -41,7 +41,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable
 
-from indexer.ingest import Indexer, Summary, discover
+from indexer.ingest import Indexer, Summary, discover, limit_malloc_arenas, trim_memory
 from recall import __version__, client, ops, paths
 from recall.errors import IndexBusy, RecallError, UsageError
 
@@ -210,11 +210,13 @@ class Service:
         self.last_commit = 0.0
         self.commits = 0
         self.backfill_progress: dict | None = None
+        self.last_backfill: dict | None = None
         self._status_cache: dict = {}
         self._last_status_write = 0.0
         self._last_counts = 0.0
         self._last_rescan = time.monotonic()
         self._last_root_check = 0.0
+        self._last_pending_check = time.monotonic()
         self._lock_fd: int | None = None
         self._live_waiting = False
         self.caught_up = False  # the backfill finished (not interrupted by a stop)
@@ -322,7 +324,9 @@ class Service:
         waited = False
         while not self.stop_event.is_set():
             try:
-                return Indexer(rebuild=rebuild, heap=heap, threads=WRITER_THREADS)
+                ix = Indexer(rebuild=rebuild, heap=heap, threads=WRITER_THREADS)
+                ix.after_commit.append(self._committed)
+                return ix
             except IndexBusy as exc:
                 if not waited:
                     self.log.warning("%s Waiting for it.", exc)
@@ -360,19 +364,20 @@ class Service:
         return bool(ix is not None and (ix.pending_files or ix.pending_messages or ix.dirty_sessions
                                         or ix.pending_other))
 
+    def _committed(self) -> None:
+        """Called by the Indexer after every commit (ours, a backfill's, an op's)."""
+        self.generation += 1
+        self.commits += 1
+        self.last_commit = time.time()
+
     def _commit(self) -> bool:
         assert self.ix is not None
-        before = self.ix.commits
         try:
             committed = self.ix.commit()
         except Exception as exc:  # a failed commit: keep running, the offsets were not saved
             self.error(f"commit failed: {type(exc).__name__}: {exc}")
             self.last_commit_mono = time.monotonic() + 1.0  # retry, not in a tight loop
             return False
-        if self.ix.commits != before or committed:
-            self.generation += 1
-            self.commits += 1
-            self.last_commit = time.time()
         self.last_commit_mono = time.monotonic()
         with self._mu:
             self.uncommitted_since = min(self.dirty.values()) if self.dirty else None
@@ -408,6 +413,7 @@ class Service:
         ix = self.ix
         t0 = time.perf_counter()
         summary = Summary(rebuilt=ix.rebuilt)
+        indexed_before = self.indexed
         prev_state = self.state
         self.state = "backfilling"
         try:
@@ -420,10 +426,7 @@ class Service:
                     self._between_files()
                     if self.stop_event.is_set():
                         return summary
-                docs = list(ix.archive.memory_docs().values())
-                if docs:
-                    ix.upsert_memory_docs(docs, log=False)
-                ix.needs_replay = False
+                ix.finish_replay()
             files, todo = ix.plan(roots)
             summary.files = len(files)
             for path in files:
@@ -441,23 +444,44 @@ class Service:
                     break
                 with self._mu:
                     self.dirty.pop(str(path), None)
-                added = self._index(str(path))
-                summary.messages += added
+                self._index(str(path))
+                summary.messages = self.indexed - indexed_before  # live lines drained meanwhile too
                 summary.changed += 1
                 done += max(nbytes, 0)
                 self.backfill_progress = {"bytes_done": done, "bytes_total": total, "messages": summary.messages}
                 self._between_files()
             self._commit()
+            summary.messages = self.indexed - indexed_before
             self.caught_up = not self.stop_event.is_set()
         finally:
             self.backfill_progress = None
             self.state = prev_state if prev_state not in ("starting", "backfilling") else "watching"
         summary.seconds = time.perf_counter() - t0
+        trim_memory()
+        self.last_backfill = dict(summary.as_dict(), finished=time.time(), complete=self.caught_up)
         self.log.info("backfill done: %d messages from %d files in %.1f s%s", summary.messages,
                       summary.changed, summary.seconds,
                       f", {summary.replayed} replayed from the archive" if summary.replayed else "")
         self._write_status(force=True)
         return summary
+
+    def apply_pending_memory(self) -> int:
+        """Memory-document changes queued while another process held the writer
+        (``recall.memory.index``): apply and commit them."""
+        try:
+            from recall.memory import index as memory_index
+        except Exception:  # the memory feature is optional here
+            return 0
+        try:
+            if not memory_index.pending_path().exists():
+                return 0
+            n = memory_index.apply_pending(self.ix)
+        except Exception as exc:
+            self.error(f"queued memory documents could not be applied: {type(exc).__name__}: {exc}")
+            return 0
+        if n:
+            self._commit()
+        return n
 
     def rescan(self) -> int:
         """Mark every file whose size or inode changed since it was read (missed events)."""
@@ -493,9 +517,9 @@ class Service:
         except Exception as exc:
             self.observer = None
             self.error(f"file watching unavailable ({exc}); rescanning every 2 s instead")
-        self._watch_roots()
+        self._watch_roots(initial=True)
 
-    def _watch_roots(self) -> None:
+    def _watch_roots(self, initial: bool = False) -> None:
         self._last_root_check = time.monotonic()
         for root in self.roots:
             key = str(root)
@@ -512,13 +536,14 @@ class Service:
                 self.watched[key] = None
                 self.error(f"cannot watch {key} ({exc}); it is rescanned every {RESCAN_INTERVAL:g} s "
                            "(raise fs.inotify.max_user_watches for instant updates)")
-            self.mark_scan(key)  # files written before the watch existed
+            if not initial:  # a root that appeared later: its files predate the watch
+                self.mark_scan(key)
 
     def add_roots(self, sources: list[Path]) -> None:
         for root in paths.transcript_roots(sources):
             if str(root) not in {str(r) for r in self.roots}:
                 self.roots.append(root)
-        self._watch_roots()
+        self._watch_roots(initial=True)  # the backfill that follows reads their files
 
     # status -------------------------------------------------------------------------------
     def _counts(self) -> dict:
@@ -563,7 +588,8 @@ class Service:
                        "exists": r.is_dir()} for r in self.roots],
             "commits": self.commits, "last_commit": self.last_commit or None, "lag_seconds": lag,
             "backlog_files": backlog, "indexed_since_start": self.indexed,
-            "backfill": self.backfill_progress, "errors": list(self.errors),
+            "backfill": self.backfill_progress, "last_backfill": self.last_backfill,
+            "errors": list(self.errors),
             "rss_mb": rss, "peak_rss_mb": peak, "socket_requests": getattr(self.server, "requests", 0),
         })
         return st
@@ -601,6 +627,7 @@ class Service:
         from recall.server import SocketServer
 
         self._lock_fd = acquire_lock()
+        limit_malloc_arenas()  # before our threads start: see indexer.ingest
         try:
             if threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGTERM, self._on_signal)
@@ -622,6 +649,7 @@ class Service:
                 return 0
             self._start_observer()
             self.backfill(self.roots)
+            self.apply_pending_memory()
             self._loop()
             return 0
         finally:
@@ -640,6 +668,9 @@ class Service:
                     self._drain()
             if now - self._last_root_check >= ROOT_CHECK_INTERVAL and len(self.watched) < len(self.roots):
                 self._watch_roots()
+            if now - self._last_pending_check >= HEARTBEAT_INTERVAL:
+                self._last_pending_check = now
+                self.apply_pending_memory()
             self._maybe_commit(COMMIT_INTERVAL)
             self._write_status(periodic=True)
             # sleep until the next thing to do: a commit falling due, or a tick
@@ -710,7 +741,6 @@ class Service:
             if self.ix is None:
                 raise RecallError("The service stopped during the rebuild: run `recall index --rebuild` again.")
             self.caught_up = False
-            self.generation += 1
         summary = self.backfill(roots)
         return summary.as_dict()
 
@@ -767,12 +797,7 @@ def _op_memory_docs(args: dict) -> dict:
     delete = args.get("delete") or []
     svc = _svc()
 
-    def work(ix: Indexer) -> dict:
-        out = apply_memory_docs(ix, upsert, delete)
-        svc.generation += 1
-        return out
-
-    return svc.run_in_writer(work, timeout=60.0)
+    return svc.run_in_writer(lambda ix: apply_memory_docs(ix, upsert, delete), timeout=60.0)
 
 
 def forget(ix: Indexer, session: str | None, project: str | None) -> dict:
@@ -790,9 +815,4 @@ def _op_forget(args: dict) -> dict:
     project = args.get("project") or None
     svc = _svc()
 
-    def work(ix: Indexer) -> dict:
-        out = forget(ix, session, project)
-        svc.generation += 1
-        return out
-
-    return svc.run_in_writer(work, timeout=300.0)
+    return svc.run_in_writer(lambda ix: forget(ix, session, project), timeout=300.0)

@@ -250,3 +250,22 @@ def test_a_rebuild_waits_for_the_lock_before_dropping_anything(claude_projects):
         with pytest.raises(IndexBusy):
             Indexer(rebuild=True)
         assert count() == 8  # nothing was dropped
+
+
+def test_an_interrupted_rebuild_resumes_its_replay(claude_projects):
+    sessions = write_sessions(claude_projects, n_sessions=3)
+    index_all()
+    for s in sessions:
+        s.path(claude_projects).unlink()
+    ix = Indexer(rebuild=True)
+    first = next(ix.archive.replay(batch=5))
+    ix.add_messages(first, archive=False)
+    ix.commit()
+    ix.close()  # killed before the replay finished
+    assert count() == 5
+    with Indexer() as ix:
+        assert ix.needs_replay
+        assert ix.run(paths.transcript_roots()).replayed == 24
+    assert count() == 24
+    with Indexer() as ix:
+        assert not ix.needs_replay

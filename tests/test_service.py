@@ -395,6 +395,13 @@ def test_rebuild_after_the_transcripts_are_gone(serve, claude_projects):
     assert out.returncode == 0 and "keeps the index current" in out.stderr
     assert svc.terminate() == 0
 
+    # a schema upgrade: the service rebuilds on start, from the archive
+    (paths.index_dir() / "recall-schema.json").write_text(json.dumps({"version": 0}))
+    svc = serve().ready()
+    assert svc.status()["last_backfill"]["replayed"] == 24
+    assert count() == 24 and count("session") == 3
+    assert svc.terminate() == 0
+
 
 def test_forget_through_the_service_and_without_it(serve, claude_projects):
     svc = serve().ready()
@@ -525,3 +532,14 @@ def test_index_without_a_service_and_bad_input(claude_projects, tmp_path):
     assert out.returncode == 0 and json.loads(out.stdout)["messages"] == 1
     bad = run_cli("serve", "--source", str(tmp_path / "missing"))
     assert bad.returncode != 0 and "is not a directory" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_memory_changes_queued_while_the_writer_was_busy_are_applied(serve, claude_projects):
+    memory_index = pytest.importorskip("recall.memory.index")
+    doc = {"id": "q1", "project": "/home/dev/app", "type": "decision", "content": "queued while busy",
+           "tags": [], "updated": 1_763_000_000.0, "session_ids": []}
+    paths.ensure_dir(memory_index.pending_path().parent)
+    memory_index.pending_path().write_text(json.dumps({"upsert": [doc], "delete": []}) + "\n")
+    serve().ready()
+    wait_for(lambda: count("memory") == 1, what="the queued memory document")
+    assert not memory_index.pending_path().exists()
