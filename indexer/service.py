@@ -77,8 +77,12 @@ class AlreadyRunning(RecallError):
 
 # locking and status, also used by the CLI ----------------------------------------------------
 def acquire_lock() -> int:
-    paths.home_dir()
-    fd = os.open(lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        paths.home_dir()
+        fd = os.open(lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise RecallError(f"Cannot write to {paths.recall_home()} ({exc.strerror or exc}): fix its "
+                          "permissions, or point RECALL_HOME at a writable directory.") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

@@ -543,3 +543,18 @@ def test_memory_changes_queued_while_the_writer_was_busy_are_applied(serve, clau
     serve().ready()
     wait_for(lambda: count("memory") == 1, what="the queued memory document")
     assert not memory_index.pending_path().exists()
+
+
+def test_a_root_that_appears_after_the_start_is_watched(serve, tmp_path):
+    root = tmp_path / "claude" / "projects"
+    assert not root.exists()
+    svc = serve().ready()
+    assert svc.status()["roots"] == [{"path": str(root), "watched": False, "exists": False}]
+    s = Session(cwd="/home/dev/late")
+    s.user("the first session ever, about the lemur")
+    s.write(root)  # Claude Code creates the directory with its first transcript
+    wait_for(lambda: keys_matching("lemur"), what="the first transcript")
+    wait_for(lambda: svc.status()["roots"][0]["watched"], what="the root to be watched")
+    append_line(s.path(root), s.user("and a second line about the lemur"))
+    wait_for(lambda: len(keys_matching("lemur")) == 2, what="a line appended later")
+    assert svc.terminate() == 0
