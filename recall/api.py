@@ -36,7 +36,7 @@ def resolve_project(project: Path | str | None) -> str | None:
 
 def run_search(text: str, *, limit: int = 10, since: str | None = None, project: Path | str | None = None,
                messages: bool = False, exclude_session: str | None = None,
-               searcher: Searcher | None = None) -> list[Hit]:
+               doctypes: tuple[str, ...] | None = None, searcher: Searcher | None = None) -> list[Hit]:
     """Search, through the running service when there is one (its index is open and warm),
     else in-process. Given a ``searcher``, always in-process (the service's own path)."""
     since_ts = parse_since(since) if since else None
@@ -46,12 +46,22 @@ def run_search(text: str, *, limit: int = 10, since: str | None = None, project:
 
         try:
             rows = client.call("search", {"text": text, "limit": limit, "since": since_ts, "project": proj,
-                                          "messages": messages, "exclude_session": exclude_session})
-            return [Hit(**row) for row in rows]
+                                          "messages": messages, "exclude_session": exclude_session,
+                                          "doctypes": list(doctypes) if doctypes else None})
+            return _noted([Hit(**row) for row in rows])
         except client.RemoteError as exc:
             raise RecallError(str(exc)) from None
         except (client.Unavailable, TypeError):  # TypeError: an answer of another shape
             pass
         searcher = ops.searcher()  # the warm one inside the service, a fresh one elsewhere
-    return searcher.search(text, limit=limit, messages=messages, project=proj, since=since_ts,
-                           exclude_session=exclude_session)
+    return _noted(searcher.search(text, limit=limit, messages=messages, project=proj, since=since_ts,
+                                  exclude_session=exclude_session, doctypes=doctypes))
+
+
+def _noted(hits: list[Hit]) -> list[Hit]:
+    """Memories shown to the user count as used (accessCount, folded in batches)."""
+    if any(h.kind == "memory" for h in hits):
+        from recall.memory import note_access
+
+        note_access(hits)
+    return hits

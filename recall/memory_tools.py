@@ -22,6 +22,7 @@ import tantivy
 
 from indexer.project import canonical_project
 from recall import paths
+from recall.memory import note_access
 from recall.errors import RecallError, UsageError
 from recall.search import Hit, Searcher, analyze, iso
 from recall.timespec import parse_since
@@ -222,6 +223,9 @@ def _check_type(mtype: str | None) -> str | None:
     return t
 
 
+TRANSCRIPTS = ("message", "session")
+
+
 def merged_matches(searcher: Searcher, text: str, *, limit: int, mtype: str | None = None,
                    project: str | None = None) -> list[Match]:
     """Typed memories and transcript hits for ``text``, ranked together.
@@ -234,7 +238,8 @@ def merged_matches(searcher: Searcher, text: str, *, limit: int, mtype: str | No
                                project=project)
     for h in memories:
         h.score *= MEMORY_WEIGHT
-    transcript = [] if mtype else searcher.search(text, limit=limit, messages=False, project=project)
+    transcript = [] if mtype else searcher.search(text, limit=limit, messages=False, project=project,
+                                                  doctypes=TRANSCRIPTS)
     ranked = sorted([*memories, *transcript], key=lambda h: h.score, reverse=True)[:limit]
     details = _memory_details(searcher, [h.uuid for h in ranked if h.kind == "memory"])
     out = []
@@ -261,6 +266,7 @@ def memory_search(text: str, *, limit: int = 10, mtype: str | None = None, proje
     s = searcher or Searcher()
     scope = resolve_scope(s, project, cwd)
     matches = merged_matches(s, text, limit=limit, mtype=mtype, project=scope.project)
+    note_access([m.hit for m in matches])
     return {"query": text, **scope.as_json(), "matches": [m.as_json() for m in matches]}
 
 
@@ -319,6 +325,7 @@ def memory_related(tags: list[str], *, limit: int = 20, cwd: str | None = None,
                   role=_stored(doc, "role"), text=text, snippet=clip(text, 240), score=float(n), kind="memory")
         matches.append(Match(hit, mtype=_stored(doc, "mtype"), tags=_split_tags(_stored(doc, "tags")),
                              matched_tags=matched).as_json())
+    note_access([(m["project"], m["id"]) for m in matches])
     return {"tags": wanted, "project": here or None, "total": total, "matches": matches}
 
 
@@ -382,6 +389,7 @@ def recall_search(text: str, *, since: str | None = None, limit: int = 5, messag
                              f"2026-11-01; got {since!r}.") from None
     s = searcher or Searcher()
     scope = resolve_scope(s, project, cwd)
-    hits = run_search(text, limit=limit, since=since, project=scope.project, messages=messages, searcher=s)
+    hits = run_search(text, limit=limit, since=since, project=scope.project, messages=messages,
+                      doctypes=None if messages else TRANSCRIPTS, searcher=s)
     return {"query": text, **scope.as_json(), "since": since, "messages": messages,
             "matches": [Match(h).as_json() for h in hits]}

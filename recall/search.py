@@ -32,6 +32,7 @@ W_PHRASE = 6.0        # an identifier / quoted phrase found whole, on top of its
 RECENCY_WEIGHT = 0.10  # at most +10% for a message from today
 RECENCY_HALF_LIFE_DAYS = 30.0
 SESSION_DOC_WEIGHT = 0.5
+MEMORY_WEIGHT = 1.2    # a typed memory is distilled: prefer it slightly over a raw message
 MAX_TERMS = 32
 SNIPPET_CHARS = 240
 
@@ -168,7 +169,7 @@ class Searcher:
                now: float | None = None) -> list[Hit]:
         limit = max(1, min(int(limit), 1000))
         if doctypes is None:
-            doctypes = ("message",) if messages else ("message", "session")
+            doctypes = ("message",) if messages else ("message", "session", "memory")
         searcher = self.index.searcher()
         built = self.build_query(searcher, text, doctypes=doctypes, project=project, since=since,
                                  until=until, exclude_session=exclude_session, roles=roles, mtype=mtype)
@@ -207,6 +208,8 @@ class Searcher:
         boosted = score * (1.0 + RECENCY_WEIGHT * math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS))
         if doctype == "session":
             boosted *= SESSION_DOC_WEIGHT
+        elif doctype == "memory":
+            boosted *= MEMORY_WEIGHT
         key = first("key")
         return Hit(
             session_id=first("session_id"), uuid=key.split(":", 1)[1] if ":" in key else key,
@@ -219,17 +222,19 @@ class Searcher:
 
 
 def _group_by_session(hits: list[Hit]) -> list[Hit]:
+    """One hit per session (shown by its best message); each memory stands on its own."""
     best: dict[str, Hit] = {}
     order: list[str] = []
     for h in hits:  # sorted by score: the first hit of a session is its best
-        cur = best.get(h.session_id)
+        group = "mem:" + h.uuid if h.kind == "memory" else h.session_id
+        cur = best.get(group)
         if cur is None:
-            best[h.session_id] = h
-            order.append(h.session_id)
+            best[group] = h
+            order.append(group)
         elif cur.kind == "session" and h.kind == "message":
             # show the session by its best message, keep the better score
             h.score = max(h.score, cur.score)
-            best[h.session_id] = h
+            best[group] = h
     return sorted((best[s] for s in order), key=lambda h: h.score, reverse=True)
 
 

@@ -259,3 +259,27 @@ def test_index_writer_is_exclusive(claude_projects):
     with Indexer():
         with pytest.raises(IndexBusy):
             Indexer()
+
+
+def test_cli_search_finds_memories_and_transcripts_together(claude_projects, capsys):
+    s = webhook_session()
+    s.write(claude_projects)
+    with Indexer() as ix:
+        ix.run([claude_projects])
+        ix.upsert_memory_docs([{"id": "m-vault", "project": "/home/dev/shop", "type": "decision",
+                                "content": "Stripe webhook signatures are verified with the vault secret.",
+                                "tags": ["stripe", "webhooks"], "updated": s.clock.timestamp(),
+                                "session_ids": [s.session_id]}])
+    code, out, _ = cli(capsys, "--raw", "--json", "stripe webhook signatures")
+    hits = json.loads(out)["hits"]
+    kinds = [h["kind"] for h in hits]
+    assert "memory" in kinds and "message" in kinds
+    memory = hits[kinds.index("memory")]
+    assert memory["uuid"] == "m-vault" and memory["role"] == "memory"
+    # --messages ranks transcript messages only
+    code, out, _ = cli(capsys, "--raw", "--json", "--messages", "stripe webhook signatures")
+    assert {h["kind"] for h in json.loads(out)["hits"]} == {"message"}
+    # a memory shown is counted as used (folded into accessCount in batches)
+    from recall.memory import access_log_path
+
+    assert "m-vault" in access_log_path().read_text()

@@ -317,11 +317,13 @@ def test_recall_search_has_the_cli_options(world):
     dated = ok(call(server, "recall_search", {"query": "stripe", "since": (NOW - timedelta(days=2)).date().isoformat(),
                                               "project": "all"}))
     assert dated["matches"] == []  # both stripe sessions are older
-    # the same engine as the CLI
+    # the same engine as the CLI (whose search also shows typed memories)
     cli = subprocess.run([str(RECALL_BIN), "--json", "--project", str(world.app), "--since", "3d", "redis"],
                          capture_output=True, text=True, env=os.environ.copy(), timeout=120)
     assert cli.returncode == 0, cli.stderr
-    assert [h["session_id"] for h in json.loads(cli.stdout)["hits"]] == [m["session_id"] for m in recent["matches"]]
+    cli_hits = json.loads(cli.stdout)["hits"]
+    assert any(h["kind"] == "memory" for h in cli_hits)
+    assert [h["session_id"] for h in cli_hits if h["kind"] != "memory"] == [m["session_id"] for m in recent["matches"]]
 
 
 # size caps ---------------------------------------------------------------------------------------------
