@@ -217,6 +217,22 @@ def query_text(prompt: str) -> str:
     return " ".join(keep)
 
 
+def candidates(searcher, text: str, limit: int, project: str | None, exclude_session: str | None) -> list:
+    """``Searcher.search(text, messages=True, doctypes=("message", "memory"), ...)`` without
+    the snippets: most candidates fall below the floor, and the kept ones get snippets fitted
+    to the block when it is formatted (snippets were half of the hook's search time)."""
+    s = searcher.index.searcher()
+    built = searcher.build_query(s, text, doctypes=("message", "memory"), project=project,
+                                 exclude_session=exclude_session)
+    if built is None:
+        return []
+    query, _terms = built
+    now = time.time()
+    hits = [searcher._hit(s.doc(address), score, now) for score, address in s.search(query, limit).hits]
+    hits.sort(key=lambda h: h.score, reverse=True)
+    return hits
+
+
 def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None, hook: dict | None = None,
               searcher=None) -> list:
     """Hits worth injecting for ``prompt``: the current project (or all, by ``hook.scope``),
@@ -238,8 +254,7 @@ def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None
         s = searcher if searcher is not None else shared_searcher()
     except IndexMissing:
         return []
-    hits = s.search(text, limit=max(limit * 4, 24), messages=True, project=project,
-                    exclude_session=session_id or None, doctypes=("message", "memory"))
+    hits = candidates(s, text, max(limit * 4, 24), project, session_id or None)
     if not hits:
         return []
     best = hits[0].score
@@ -365,12 +380,13 @@ def format_raw(hits: list, prompt: str = "", max_chars: int = 3000, scope_all: b
 
     if not hits:
         return ""
-    pattern = search._highlighter(search.analyze(prompt[:MAX_PROMPT_CHARS])) if prompt else None
+    terms = informative_terms(query_text(prompt))[:32] if prompt else []
+    pattern = search._highlighter(terms) if terms else None
     per = max(120, min(MAX_SNIPPET, (max_chars - 250) // max(1, len(hits)) - 40))
     lines = []
     for h in hits:
-        snip = search.snippet(h.text, pattern, width=per) if pattern is not None else h.snippet
-        snip = clean(_BOLD.sub(r"\1", snip or h.snippet or h.text[:per]))
+        snip = search.snippet(h.text, pattern, width=per)
+        snip = clean(_BOLD.sub(r"\1", snip or " ".join(h.text.split())[:per]))
         where = ""
         if scope_all and h.project:
             where = f" {os.path.basename(h.project.rstrip('/')) or h.project}"
