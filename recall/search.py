@@ -34,9 +34,24 @@ RECENCY_HALF_LIFE_DAYS = 30.0
 SESSION_DOC_WEIGHT = 0.5
 MEMORY_WEIGHT = 1.2    # a typed memory is distilled: prefer it slightly over a raw message
 MAX_TERMS = 32
+STOPWORD_WEIGHT = 0.3  # "what did we decide about X": keep the stopwords, but let X decide
+W_PROXIMITY = 2.0      # adjacent query words found near each other (a sloppy bigram)
+PROXIMITY_SLOP = 1
+
+# Tuned on the LoCoMo / LongMemEval dev sets (benchmarks/retrieval.py, docs/benchmarks.md):
+# down-weighting stopwords and the proximity bonus each beat dropping stopwords outright,
+# minimum-should-match, coverage re-ranking and neighbour-message smoothing.
+_STOPWORDS_RAW = """a about above after again against all am an and any are as at be because been before
+being below between both but by can cannot could did do does doing down during each few for from further
+had has have having he her here hers herself him himself his how i if in into is it its itself me more
+most my myself no nor not of off on once only or other ought our ours ourselves out over own same she
+should so some such than that the their theirs them themselves then there these they this those through
+to too under until up very was we were what when where which while who whom why with would you your
+yours yourself yourselves s t d ll m re ve don didn doesn isn wasn aren weren won wouldn shouldn couldn"""
 SNIPPET_CHARS = 240
 
 _ANALYZER = text_analyzer()
+STOPWORDS = frozenset(t for w in _STOPWORDS_RAW.split() for t in _ANALYZER.analyze(w))
 _IDENT = re.compile(r"[\w]+(?:[./\\:\-#@]+[\w]+)+|\b[\w]*[a-z0-9][A-Z][\w]*")
 _QUOTED = re.compile(r'"([^"]{2,200})"')
 
@@ -104,7 +119,8 @@ class Searcher:
                 if df:
                     scored.append((df, t))
             scored.sort()
-            terms = [t for _, t in scored[:MAX_TERMS]]
+            keep = {t for _, t in scored[:MAX_TERMS]}
+            terms = [t for t in terms if t in keep]  # the rarest, in the order written
         return terms
 
     def _phrases(self, text: str) -> list[list[str]]:
@@ -122,17 +138,22 @@ class Searcher:
                     exclude_session: str | None = None, roles=None, mtype: str | None = None):
         schema = self.schema
         terms = self._terms(searcher, text)
+        content_words = [t for t in terms if t not in STOPWORDS]
         should = []
         for t in terms:
+            w = STOPWORD_WEIGHT if (content_words and t in STOPWORDS) else 1.0
             should.append((tantivy.Occur.Should, tantivy.Query.boost_query(
-                tantivy.Query.term_query(schema, "content", t), W_CONTENT)))
+                tantivy.Query.term_query(schema, "content", t), W_CONTENT * w)))
             should.append((tantivy.Occur.Should, tantivy.Query.boost_query(
-                tantivy.Query.term_query(schema, "files", t, index_option="freq"), W_FILES)))
+                tantivy.Query.term_query(schema, "files", t, index_option="freq"), W_FILES * w)))
             should.append((tantivy.Occur.Should, tantivy.Query.boost_query(
-                tantivy.Query.term_query(schema, "tools", t, index_option="freq"), W_TOOLS)))
+                tantivy.Query.term_query(schema, "tools", t, index_option="freq"), W_TOOLS * w)))
             if "memory" in doctypes:
                 should.append((tantivy.Occur.Should, tantivy.Query.boost_query(
-                    tantivy.Query.term_query(schema, "tags", t, index_option="freq"), W_FILES)))
+                    tantivy.Query.term_query(schema, "tags", t, index_option="freq"), W_FILES * w)))
+        for a, b in list(zip(content_words, content_words[1:]))[:16]:  # adjacent words, near each other
+            should.append((tantivy.Occur.Should, tantivy.Query.boost_query(
+                tantivy.Query.phrase_query(schema, "content", [a, b], slop=PROXIMITY_SLOP), W_PROXIMITY)))
         for parts in self._phrases(text):
             should.append((tantivy.Occur.Should, tantivy.Query.boost_query(
                 tantivy.Query.phrase_query(schema, "content", parts), W_PHRASE)))
