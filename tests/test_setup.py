@@ -295,6 +295,8 @@ def test_config_set_get_show_unset(capsys):
     (("config", "set", "nonsense.key", "1"), "no setting"),
     (("config", "set", "hook", "1"), "group of settings"),
     (("config", "get", "hook.nope"), "no setting"),
+    (("config", "set", "model.family", "haiku"), "single setting"),
+    (("config", "set", "hook.max_chars.x", "1"), "single setting"),
 ])
 def test_config_rejects_bad_values_in_one_line(capsys, args, needle):
     code, out, err = cli(capsys, *args)
@@ -309,3 +311,11 @@ def test_hook_command_is_runnable_as_written(project, capsys):
                           text=True, timeout=60, cwd=project)
     assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
     assert sys.executable  # the venv's recall is what was written
+
+
+def test_config_set_refuses_to_clobber_a_broken_file(capsys):
+    paths.home_dir()
+    paths.config_path().write_text('{"hook": {"max_chars": 2000,')
+    code, _, err = cli(capsys, "config", "set", "hook.limit", "5")
+    assert code != 0 and "not valid JSON" in err and len(err.strip().splitlines()) == 1
+    assert paths.config_path().read_text() == '{"hook": {"max_chars": 2000,'

@@ -251,6 +251,20 @@ def config_set(key: str = typer.Argument(..., help="Dotted name."),
     _, known = _default_of(key)
     if not known and key.split(".")[0] not in config.DEFAULTS:
         raise UsageError(f"no setting {key!r}: `recall config show` lists them.")
+    problems = config.problems()
+    if problems:  # setting a value would replace the broken file with that one value
+        raise UsageError(problems[0])
+    parts = key.split(".")
+    current = config.load()
+    for i in range(1, len(parts)):  # every prefix must be a group, in the defaults and in the file
+        prefix = ".".join(parts[:i])
+        default, has = _default_of(prefix)
+        node = current
+        for part in parts[:i]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if (has and not isinstance(default, dict)) or (node is not None and not isinstance(node, dict)):
+            raise UsageError(f"{prefix} is a single setting, not a group: "
+                             f"`recall config set {prefix} VALUE` changes it.")
     parsed = parse_value(key, value)
     path = config.set_value(key, parsed)
     shown = _mask(parsed) if key in _SECRET_KEYS else json.dumps(parsed)
