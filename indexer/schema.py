@@ -53,8 +53,9 @@ _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\
 # ASCII fast path: lower-case letters and digits -> "a", upper case -> "A", the rest -> " ";
 # every camelCase boundary is then an ``aA`` found by ``bytes.find`` (C speed), where the
 # regex above costs ~3x more on the backfill path (long tool results).
-_CASE_MAP = bytes(0x61 if (0x61 <= b <= 0x7A or 0x30 <= b <= 0x39) else 0x41 if 0x41 <= b <= 0x5A else 0x20
-                  for b in range(256))
+# In UTF-8, lead bytes 0xE3-0xEF (U+3000-U+FFFF, every CJK range of _CJK) map to "C".
+_CASE_MAP = bytes(0x61 if (0x61 <= b <= 0x7A or 0x30 <= b <= 0x39) else 0x41 if 0x41 <= b <= 0x5A
+                  else 0x43 if 0xE3 <= b <= 0xEF else 0x20 for b in range(256))
 
 
 def prepare_content(text: str) -> str:
@@ -76,8 +77,21 @@ def prepare_content(text: str) -> str:
             i = mapped.find(b"aA", last)
         parts.append(text[last:])
         return " ".join(parts)
-    text = _CAMEL.sub(" ", text)
-    if _CJK.search(text):
+    # the same on UTF-8 (every byte of a non-ASCII character maps to " ", so an "aA" is
+    # still two adjacent ASCII characters): most text with a "…" or an accent is ASCII-heavy
+    data = text.encode("utf-8", "surrogatepass")
+    mapped = data.translate(_CASE_MAP)
+    i = mapped.find(b"aA")
+    if i >= 0:
+        parts = []
+        last = 0
+        while i >= 0:
+            parts.append(data[last:i + 1])
+            last = i + 1
+            i = mapped.find(b"aA", last)
+        parts.append(data[last:])
+        text = b" ".join(parts).decode("utf-8", "surrogatepass")
+    if b"C" in mapped and _CJK.search(text):
         text = _CJK.sub(lambda m: f" {m.group(0)} ", text)
     return text
 

@@ -164,11 +164,15 @@ def decode_project_dir(name: str) -> str:
 class FileContext:
     """Per-file parsing state: remembers tool ids and assistant blocks already seen."""
 
-    __slots__ = ("path", "session_id", "cwd", "tool_names", "seen_blocks")
+    __slots__ = ("path", "session_id", "cwd", "tool_names", "seen_blocks", "subagent", "source", "dir_project")
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.session_id = session_of(path)
+        # per file, not per line: pathlib properties cost ~1 us each on the backfill path
+        self.subagent = path.parent.name == "subagents"
+        self.source = str(path)
+        self.dir_project = decode_project_dir(path.parent.parent.parent.name if self.subagent else path.parent.name)
         self.cwd = ""
         self.tool_names: OrderedDict[str, str] = OrderedDict()
         self.seen_blocks: OrderedDict[str, None] = OrderedDict()
@@ -239,7 +243,7 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
         ctx.cwd = cwd
     cwd = cwd or ctx.cwd
     session_id = obj.get("sessionId")
-    if ctx.path.parent.name == "subagents" or not isinstance(session_id, str) or not session_id:
+    if ctx.subagent or not isinstance(session_id, str) or not session_id:
         session_id = ctx.session_id
     if kind == "summary":
         text = obj.get("summary")
@@ -354,7 +358,7 @@ def _message(uid, session_id, cwd, obj, role, text, tools, files, ctx) -> Messag
     return Message(
         uuid=uid,
         session_id=session_id,
-        project=canonical_project(cwd) if cwd else decode_project_dir(ctx.path.parent.name if ctx.path.parent.name != "subagents" else ctx.path.parent.parent.parent.name),
+        project=canonical_project(cwd) if cwd else ctx.dir_project,
         cwd=cwd,
         branch=branch if isinstance(branch, str) else "",
         role=role,
@@ -362,7 +366,7 @@ def _message(uid, session_id, cwd, obj, role, text, tools, files, ctx) -> Messag
         text=text,
         tools=list(dict.fromkeys(tools)),
         files=dedup_files,
-        source=str(ctx.path),
+        source=ctx.source,
     )
 
 
