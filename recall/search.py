@@ -202,44 +202,61 @@ class Searcher:
         result = searcher.search(query, fetch)
         now = time.time() if now is None else now
         hits: list[Hit] = []
+        docs: dict[int, tantivy.Document] = {}
         for score, address in result.hits:
             doc = searcher.doc(address)
-            hits.append(self._hit(doc, score, now))
+            h = self._hit(doc, score, now, full=False)  # only what ranking and grouping read
+            docs[id(h)] = doc
+            hits.append(h)
         hits.sort(key=lambda h: h.score, reverse=True)
         if not messages:
             hits = _group_by_session(hits)
         hits = hits[:limit]
+        for h in hits:  # decoding every candidate in full cost more than the query at 100K messages
+            self._fill(h, docs[id(h)])
         pattern = _highlighter(terms)
         for h in hits:
             h.snippet = snippet(h.text, pattern)
         return hits
 
-    def _hit(self, doc: tantivy.Document, score: float, now: float) -> Hit:
-        def first(name, default=""):
-            v = doc.get_first(name)
-            if v is None:
-                return default
-            if isinstance(v, (bytes, bytearray)):
-                return bytes(v).decode("utf-8", "replace")
-            return v
-
-        ts = int(first("ts", 0) or 0)
-        doctype = first("doctype", "message")
+    def _hit(self, doc: tantivy.Document, score: float, now: float, full: bool = True) -> Hit:
+        """A hit: score, session, key and kind; with ``full`` also the rest (``_fill``)."""
+        first = _first
+        ts = int(first(doc, "ts", 0) or 0)
+        doctype = first(doc, "doctype", "message")
         age_days = max(0.0, (now - ts) / 86400.0) if ts else 365.0
         boosted = score * (1.0 + RECENCY_WEIGHT * math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS))
         if doctype == "session":
             boosted *= SESSION_DOC_WEIGHT
         elif doctype == "memory":
             boosted *= MEMORY_WEIGHT
-        key = first("key")
-        return Hit(
-            session_id=first("session_id"), uuid=key.split(":", 1)[1] if ":" in key else key,
-            project=first("project"), cwd=first("cwd"), timestamp=iso(ts), role=first("role"),
-            text=first("text"), snippet="", score=boosted, kind=doctype,
-        )
+        key = first(doc, "key")
+        hit = Hit(session_id=first(doc, "session_id"), uuid=key.split(":", 1)[1] if ":" in key else key,
+                  project="", cwd="", timestamp="", role="", text="", snippet="", score=boosted, kind=doctype)
+        if full:
+            self._fill(hit, doc)
+        return hit
+
+    @staticmethod
+    def _fill(hit: Hit, doc: tantivy.Document) -> None:
+        """The fields of a hit that ranking does not read, decoded from its stored document."""
+        hit.project = _first(doc, "project")
+        hit.cwd = _first(doc, "cwd")
+        hit.timestamp = iso(int(_first(doc, "ts", 0) or 0))
+        hit.role = _first(doc, "role")
+        hit.text = _first(doc, "text")
 
     def count(self) -> int:
         return self.index.searcher().num_docs
+
+
+def _first(doc: tantivy.Document, name: str, default=""):
+    v = doc.get_first(name)
+    if v is None:
+        return default
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v).decode("utf-8", "replace")
+    return v
 
 
 def _group_by_session(hits: list[Hit]) -> list[Hit]:
