@@ -129,4 +129,26 @@ def run_hook(name: str, args: list[str] | None = None) -> int:
         if isinstance(exc, SystemExit) and not exc.code:
             return 0
         _log_exception(name)
+    if name in FAST_EXIT and sys.argv[1:3] == ["hook", name]:
+        _exit_now()
     return 0
+
+
+#: Hooks whose process ends right after its output (Claude Code waits for the exit, and
+#: tearing down an interpreter that loaded the index takes longer than the search did).
+FAST_EXIT = {"user-prompt-submit"}
+
+
+def _exit_now() -> None:
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    logging = sys.modules.get("logging")
+    if logging is not None:
+        try:
+            logging.shutdown()  # records are written one by one; this closes the files cleanly
+        except Exception:
+            pass
+    os._exit(0)
