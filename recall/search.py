@@ -49,6 +49,7 @@ should so some such than that the their theirs them themselves then there these 
 to too under until up very was we were what when where which while who whom why with would you your
 yours yourself yourselves s t d ll m re ve don didn doesn isn wasn aren weren won wouldn shouldn couldn"""
 SNIPPET_CHARS = 240
+ALL_DOCTYPES = frozenset({"message", "session", "memory"})  # every doctype indexer.ingest writes
 
 _ANALYZER = text_analyzer()
 STOPWORDS = frozenset(t for w in _STOPWORDS_RAW.split() for t in _ANALYZER.analyze(w))
@@ -164,7 +165,14 @@ class Searcher:
         def must(q):
             clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(q, 0.0)))
 
-        if len(doctypes) == 1:
+        if set(doctypes) <= ALL_DOCTYPES:
+            # every document has exactly one of ALL_DOCTYPES: leaving out the (few) others selects
+            # the same documents as requiring these, without intersecting with the posting list
+            # of "message" (~97% of the index; 3-4 ms a query at 1M messages)
+            others = sorted(ALL_DOCTYPES - set(doctypes))
+            if others:
+                clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_set_query(schema, "doctype", others)))
+        elif len(doctypes) == 1:
             must(tantivy.Query.term_query(schema, "doctype", doctypes[0], index_option="basic"))
         else:
             must(tantivy.Query.term_set_query(schema, "doctype", list(doctypes)))
