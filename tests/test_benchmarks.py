@@ -1,0 +1,116 @@
+"""The performance suite itself (``python -m benchmarks.run``), at ~20K messages, so the
+benchmark never rots: every figure is produced and sane, and the docs page is written.
+Figures are never compared with targets here: timings belong in docs/benchmarks.md."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from benchmarks import run as bench
+from benchmarks.fts5 import has_fts5
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not has_fts5(), reason="SQLite without FTS5")]
+
+MESSAGES = 20_000
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("bench")
+    docs = tmp / "benchmarks.md"
+    code = bench.main(["--messages", str(MESSAGES), "--quick", "--out-dir", str(tmp / "out"),
+                       "--work", str(tmp / "work"), "--write-docs", "--docs", str(docs),
+                       "--freshness-seconds", "3", "--freshness-corpus", "1000"])
+    assert code == 0
+    res = json.loads((tmp / "out" / "run.json").read_text())
+    return res, docs.read_text(), tmp
+
+
+def _positive(x) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x) and x > 0
+
+
+def test_backfill_figures(result):
+    res, _, _ = result
+    bf = res["backfill"]
+    for key in ("index", "fts5", "serve"):
+        row = bf[key]
+        assert row["messages"] == MESSAGES, key  # every system indexed the whole corpus
+        assert _positive(row["seconds"]) and _positive(row["peak_rss_mb"]) and _positive(row["index_mb"]), key
+    assert _positive(bf["index"]["cpu_seconds"]) and _positive(bf["fts5"]["cpu_seconds"])
+    assert _positive(bf["index"]["archive_mb"])
+    corpus = res["corpus"]
+    assert corpus["messages"] == MESSAGES and corpus["bytes_on_disk"] > bf["index"]["index_mb"] * 1e6
+
+
+def test_query_figures(result):
+    res, _, _ = result
+    q = res["queries"]
+    assert q["queries"] >= 50 and q["index_documents"] >= MESSAGES and q["fts5_rows"] == MESSAGES
+    for system in ("recall", "fts5"):
+        assert q[system]["n"] == q["queries"] * q["reps"]
+        assert 0 < q[system]["p50_ms"] <= q[system]["p95_ms"]
+    assert set(q["by_kind"]) == {"keywords", "phrase", "identifier", "path", "long"}
+    # the query set is drawn from the corpus' own vocabulary: nearly every query has hits
+    assert q["answered"]["recall"] >= 0.9 * q["answered"]["of"]
+    assert q["answered"]["fts5"] >= 0.9 * q["answered"]["of"]
+
+
+def test_process_figures(result):
+    res, _, _ = result
+    p = res["processes"]
+    for key in ("hook_local", "hook_service"):
+        h = p[key]
+        assert h["runs"] == p["runs"] and 0 < h["p50_ms"] <= h["p95_ms"]
+        assert _positive(h["python_pass_p50_ms"])
+        assert h["injected"] >= 1  # the hook found and printed context for real prompts
+    for key in ("cli_local", "cli_service"):
+        c = p[key]
+        assert c["failed"] == 0 and c["recall"]["n"] == p["runs"] and _positive(c["recall"]["p50_ms"])
+    assert _positive(p["service_rss_mb"])
+
+
+def test_freshness_figures(result):
+    res, _, _ = result
+    fr = res["freshness"]
+    for system in ("recall", "fts5"):
+        r = fr[system]
+        assert r["lines"] == int(fr["rate"] * fr["seconds"])
+        assert r["missing"] == 0, system
+        assert 0 < r["p50"] <= r["p95"]
+
+
+def test_table_has_every_figure_with_its_baseline(result):
+    res, _, _ = result
+    rows = res["rows"]
+    figures = {r["figure"] for r in rows}
+    for needle in ("backfill `recall index`, messages/s", "backfill `recall index`, peak RSS", "index size on disk", "search in-process p50",
+                   "prompt hook p50, no service", "prompt hook p50, with service", "`recall --raw` p50, no service",
+                   "`recall --raw` p50, with service", "freshness p95", "`recall serve` RSS while serving"):
+        assert any(f.startswith(needle) for f in figures), needle
+    for r in rows:
+        assert r["value"] is not None, r["figure"]
+        if r["target"]:
+            assert r["status"] in ("pass", "MISS"), r["figure"]
+        if r["baseline_name"]:
+            assert r["baseline"] is not None and r["ratio"].endswith("×"), r["figure"]
+
+
+def test_docs_written(result):
+    res, docs, _ = result
+    assert docs.startswith("# Benchmarks")
+    assert "do not edit by hand" in docs
+    assert "## Machine and run" in docs and "## Results" in docs and "## What profiling found" in docs
+    assert f"{MESSAGES:,} indexable messages" in docs
+    assert res["machine"]["tantivy"] in docs and "Load average" in docs
+    assert "python -m benchmarks.run --messages 20000 --quick" in docs and "--docs" not in docs
+    table = bench.table(res["rows"])
+    assert table in docs
+
+
+def test_work_directory_removed(result):
+    _, _, tmp = result
+    assert not (tmp / "work").exists()
