@@ -38,6 +38,9 @@ MIN_SYNTH_SECONDS = 0.6    # below this much time left, inject raw snippets righ
 SERVICE_SLACK = 0.35       # time kept back from the service for an in-process fallback
 MAX_PROMPT_CHARS = 4000    # of the prompt used as the search query
 PER_SESSION = 3            # at most this many hits from one past session
+LONG_PROMPT_TERMS = 12     # a prompt with more informative terms is judged by its rarest ones
+MIN_COVERAGE = 0.5         # default hook.min_coverage: idf-weighted share of the prompt's terms a hit holds
+PSEUDO_DOCS = 100          # smoothing of those weights for small indexes
 MAX_SNIPPET = 600          # characters of one raw snippet
 
 # Words that say nothing about what a prompt is about (compared after stemming).
@@ -170,11 +173,38 @@ def informative_terms(text: str) -> list[str]:
     return list(dict.fromkeys(t for t in analyze(text) if t not in stop and (len(t) > 1 or not t.isascii())))
 
 
-def needed_matches(n_terms: int, fraction: float = 0.25) -> int:
-    """How many of the prompt's informative terms a hit must contain to count as relevant."""
-    if n_terms <= 3:
-        return 1 if n_terms else 0
-    return max(2, math.ceil(fraction * n_terms))
+def term_weights(searcher, terms: list[str]) -> dict[str, float]:
+    """BM25's idf of each term over the whole index. A term no document contains weighs the
+    most: the prompt is about something past sessions never mention. A long prompt (a pasted
+    log, a long brief) is judged by its ``LONG_PROMPT_TERMS`` rarest terms that do occur."""
+    s = searcher.index.searcher()
+    # PSEUDO_DOCS documents that hold none of the terms: a small index (every word rare, any
+    # paraphrase missing) does not make a single absent word outweigh all the others
+    n = max(1, s.num_docs) + PSEUDO_DOCS
+    out, absent = {}, set()
+    for t in terms:
+        try:
+            df = s.doc_freq("content", t)
+        except Exception:
+            df = 0
+        if df == 0:
+            absent.add(t)
+        out[t] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    if len(out) > LONG_PROMPT_TERMS:
+        present = sorted((w, t) for t, w in out.items() if t not in absent)[-LONG_PROMPT_TERMS:]
+        out = {t: w for w, t in present}
+    return out
+
+
+def coverage(weights: dict[str, float], text: str) -> float:
+    """The idf-weighted share of the prompt's informative terms that ``text`` contains."""
+    from recall.search import analyze
+
+    total = sum(weights.values())
+    if total <= 0:
+        return 0.0
+    present = set(analyze(text[:20000]))
+    return sum(w for t, w in weights.items() if t in present) / total
 
 
 _searcher = None
@@ -202,17 +232,39 @@ _QUERY_TOKEN = re.compile(r'"[^"]{2,200}"|\S+')
 _EDGE_PUNCT = ".,;:!?()[]{}<>'\"`*"
 
 
+_NOISE = re.compile(r"^[A-Za-z0-9_\-+=]{16,}$")
+_HEX = re.compile(r"^[0-9a-fA-F\-]{16,}$")
+_SWITCH = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
+
+
+def _noise(token: str) -> bool:
+    """A key, hash, UUID or other random-looking token: it can only match itself (and secrets
+    were redacted from the index anyway), so it says nothing about what the prompt is about.
+    Identifiers such as ``parseBm25Score`` or ``s3_upload_v2`` are not noise."""
+    if len(token) > 60 and "/" not in token:
+        return True
+    if not _NOISE.match(token):
+        return False
+    digits = sum(c.isdigit() for c in token)
+    if not digits:
+        return False
+    if _HEX.match(token):
+        return True
+    alnum = sum(c.isalnum() for c in token)
+    return digits / alnum >= 0.25 or len(_SWITCH.findall(token)) >= 6
+
+
 def query_text(prompt: str) -> str:
-    """The prompt without its stopwords: the same hits, without scoring every document that
-    says "the" or "what" (quoted phrases are kept whole)."""
+    """The prompt without its stopwords and random-looking tokens: the same hits, without
+    scoring every document that says "the" or "what" (quoted phrases are kept whole)."""
     stop = _STOP_WORDS
     keep = []
     for tok in _QUERY_TOKEN.findall(prompt[:MAX_PROMPT_CHARS]):
         if tok.startswith('"'):
             keep.append(tok)
             continue
-        core = tok.strip(_EDGE_PUNCT).lower()
-        if core and core not in stop:
+        core = tok.strip(_EDGE_PUNCT)
+        if core and core.lower() not in stop and not _noise(core):
             keep.append(tok)
     return " ".join(keep)
 
@@ -239,7 +291,6 @@ def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None
     not the current session, above the relevance floor, at most ``hook.limit``."""
     from indexer.project import canonical_project
     from recall.errors import IndexMissing
-    from recall.search import analyze
 
     hook = hook or hook_settings()
     text = query_text(prompt)
@@ -259,13 +310,13 @@ def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None
         return []
     best = hits[0].score
     floor = max(float(hook.get("relevance_floor", 0.35)) * best, float(hook.get("min_score", 0.0)))
-    need = needed_matches(len(terms), float(hook.get("min_coverage", 0.25)))
-    wanted = set(terms)
+    weights = term_weights(s, terms)
+    need = float(hook.get("min_coverage", MIN_COVERAGE))
     kept, per_session, seen_text = [], {}, set()
     for h in hits:
         if h.score < floor:
             break
-        if len(wanted.intersection(analyze(h.text[:20000]))) < need:
+        if coverage(weights, h.text) < need:
             continue
         key = _normalize(h.text)[:300]
         if not key or key in seen_text:

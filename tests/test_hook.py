@@ -157,6 +157,36 @@ def test_unrelated_prompt_injects_nothing(indexed, project):
     assert rc.build_context(payload(project, "what is going on with all of this now?"), soon()) is None
 
 
+def test_a_prompt_about_something_never_discussed_injects_nothing(indexed, project, claude_projects):
+    s = Session(cwd=str(project))
+    s.user("explain how the job queue works in this codebase")
+    s.assistant("The worker polls the queue table every second.")
+    for topic in ("login form", "css grid", "router", "cache layer", "config loader", "cli parser",
+                  "logger", "date helpers", "upload handler", "search box"):
+        s.user(f"explain how the {topic} works")
+        s.assistant(f"The {topic} works like this: it reads its input and returns a result.")
+    s.write(claude_projects)
+    index_all()
+    # "explain ... works" matches, but the subject (quicksort) appears in no past session
+    assert rc.build_context(payload(project, "can you explain how quicksort works?"), soon()) is None
+    assert context_of(rc.build_context(payload(project, "can you explain how the job queue works?"), soon()))
+
+
+def test_noise_tokens_and_long_prompts_still_recall(indexed, project):
+    noise = ["3f2b9c1e-8d4a-4e2f-9b7a-1c2d3e4f5a6b", "9fceb02d0ae598e95dc970b74767f19372d61af8",
+             "ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"]
+    noisy = f"{QUESTION} ({', '.join(noise)})"
+    assert not any(n in rc.query_text(noisy) for n in noise)
+    assert "stripe_webhook.py" in rc.query_text("why does src/stripe_webhook.py retry?")
+    for ident in ("parseBm25ScoreForHits", "s3_upload_handler_v2_final", "useOAuth2RefreshTokens"):
+        assert ident in rc.query_text(f"where is {ident} defined?")
+    assert "SQLite in WAL mode" in context_of(rc.build_context(payload(project, noisy), soon()))
+    log = "\n".join(f"2026-11-20 12:00:{i:02d} worker[{i}] INFO tick {i} heartbeat ok elapsed={i * 3}ms"
+                     for i in range(40))
+    long_prompt = f"{log}\n\nthe job queue database keeps dropping jobs after a restart, which store did we choose?"
+    assert "SQLite in WAL mode" in context_of(rc.build_context(payload(project, long_prompt), soon()))
+
+
 def test_question_hit_brings_its_answer(indexed, project):
     ctx = context_of(rc.build_context(payload(project, "why is the retry backoff test flaky?"), soon()))
     assert "backoff test is flaky" in ctx
