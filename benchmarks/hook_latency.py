@@ -80,7 +80,33 @@ def biggest_project(home: Path) -> str:
     return row[0]
 
 
+def project_prompts(home: Path, project: str, seed: int, n: int) -> list[str]:
+    """Questions about things said in ``project`` before: the first words of past user
+    prompts there, asked again (these should recall something)."""
+    import tantivy
+
+    from recall.search import Searcher
+
+    s = Searcher(home / "index")
+    q = tantivy.Query
+    query = q.boolean_query([
+        (tantivy.Occur.Must, q.term_query(s.schema, "project", project, index_option="basic")),
+        (tantivy.Occur.Must, q.term_query(s.schema, "role", "user", index_option="basic")),
+    ])
+    searcher = s.index.searcher()
+    texts = []
+    for _score, address in searcher.search(query, 3000).hits:
+        words = bytes(searcher.doc(address).get_first("text")).decode("utf-8", "replace").split()
+        if len(words) >= 6:
+            texts.append(" ".join(words[:12]))
+    rng = random.Random(seed)
+    rng.shuffle(texts)
+    return [f"remind me what we found about this: {t}" for t in texts[:n]]
+
+
 def prompts(seed: int, n: int) -> list[str]:
+    """Questions built from the generator's query set (about any project: most of them are
+    not about the measured one, so these mostly measure the search that finds nothing)."""
     from benchmarks.generate import query_set
 
     rng = random.Random(seed)
@@ -207,7 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     # as after `pip install`: bytecode compiled (a dev shell may set PYTHONDONTWRITEBYTECODE)
     subprocess.run([sys.executable, "-m", "compileall", "-q", *(str(REPO / d) for d in ("recall", "indexer", "hooks"))],
                    env=env, check=False, stdout=subprocess.DEVNULL)
-    texts = prompts(args.seed, args.runs)
+    half = args.runs // 2
+    texts = [*project_prompts(home, cwd, args.seed, args.runs - half), *prompts(args.seed, half)]
+    random.Random(args.seed).shuffle(texts)
     trivial = ["ok, continue", "thanks!", "yes go ahead", "lgtm"] * (args.runs // 4 + 1)
 
     from recall.search import Searcher  # noqa: E402  (only to report the index size)
@@ -229,7 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"\nHook latency, process start to output, on an index of {docs:,} documents "
-          f"({os.cpu_count()} CPUs), {args.runs} prompts per mode:\n")
+          f"({os.cpu_count()} CPUs), {args.runs} prompts per mode (half about things said in the "
+          f"project before, half from the generator's query set):\n")
     print("| mode | p50 ms | p95 ms | python -c pass p50 ms | hook − python p50 ms | CPU p50 ms "
           "(python -c pass) | prompts injected |")
     print("|---|---|---|---|---|---|---|")
