@@ -13,7 +13,9 @@ For each corpus size (default 100K and 1M indexable messages, written by
   in transactions of 5,000; timed and measured the same way (its own process).
 
 Every system starts from an empty state directory. Each runs in its own process, one after
-the other, so peak RSS is per system.
+the other, so memory is per system: "peak RSS" is ``ru_maxrss``, which also counts the
+file-backed pages Tantivy maps while merging segments (page cache, reclaimable); "peak
+anon" is the anonymous RSS sampled every 100 ms (the memory the process itself holds).
 
     python -m benchmarks.backfill [--sizes 100000,1000000] [--systems serve,index,fts5]
                                   [--work /var/tmp/recall-bench] [--out benchmarks/out/backfill.json]
@@ -54,10 +56,45 @@ def _du(path: Path) -> int:
     return total
 
 
-def _run_measured(cmd: list[str], env: dict, stdout=subprocess.PIPE) -> tuple[int, str, float, float]:
-    """(exit code, stdout, wall seconds, peak RSS MB) of one child process."""
+class AnonSampler:
+    """Peak anonymous RSS (RssAnon) of a process, sampled every ``interval`` seconds.
+
+    ru_maxrss (peak RSS) also counts file-backed pages: Tantivy reads segments through
+    mmap, so merging large segments maps page cache into the process. The anonymous part
+    is the memory the process itself holds."""
+
+    def __init__(self, pid: int, interval: float = 0.1) -> None:
+        import threading
+
+        self.pid, self.interval, self.peak_kb = pid, interval, 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        path = f"/proc/{self.pid}/status"
+        while not self.stop.is_set():
+            try:
+                with open(path) as fh:
+                    for line in fh:
+                        if line.startswith("RssAnon:"):
+                            self.peak_kb = max(self.peak_kb, int(line.split()[1]))
+                            break
+            except (OSError, ValueError):
+                return
+            self.stop.wait(self.interval)
+
+    def finish(self) -> float | None:
+        self.stop.set()
+        self.thread.join()
+        return round(self.peak_kb / 1024, 1) if self.peak_kb else None
+
+
+def _run_measured(cmd: list[str], env: dict, stdout=subprocess.PIPE) -> tuple[int, str, float, float, float | None]:
+    """(exit code, stdout, wall seconds, peak RSS MB, peak anonymous RSS MB) of one child."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    sampler = AnonSampler(proc.pid)
     out_chunks = []
     # read output while waiting (the child must never block on a full pipe)
     import threading
@@ -75,13 +112,14 @@ def _run_measured(cmd: list[str], env: dict, stdout=subprocess.PIPE) -> tuple[in
         t.start()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
+    anon = sampler.finish()
     for t in threads:
         t.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
     peak = usage.ru_maxrss / (1 << 20) if sys.platform == "darwin" else usage.ru_maxrss / 1024
     if proc.returncode != 0:
         sys.stderr.write(b"".join(err_chunks).decode(errors="replace")[-3000:])
-    return proc.returncode, b"".join(out_chunks).decode(errors="replace"), wall, round(peak, 1)
+    return proc.returncode, b"".join(out_chunks).decode(errors="replace"), wall, round(peak, 1), anon
 
 
 def corpus(work: Path, size: int, seed: int) -> tuple[Path, dict]:
@@ -121,13 +159,13 @@ def _fresh(path: Path) -> Path:
 
 def run_index(claude: Path, work: Path) -> dict:
     home = _fresh(work / "home-index")
-    rc, out, wall, peak = _run_measured(_py("-m", "recall.entry", "index", "--json"),
-                                        _env(home, claude, no_service=True))
+    rc, out, wall, peak, anon = _run_measured(_py("-m", "recall.entry", "index", "--json"),
+                                              _env(home, claude, no_service=True))
     if rc != 0:
         raise SystemExit(f"recall index failed ({rc})")
     summary = json.loads(out)
     return {"system": "recall index", "messages": summary["messages"], "seconds": round(wall, 2),
-            "indexer_seconds": summary["seconds"], "peak_rss_mb": peak,
+            "indexer_seconds": summary["seconds"], "peak_rss_mb": peak, "peak_anon_mb": anon,
             "index_mb": round(_du(home / "index") / 1e6, 1), "archive_mb": round(_du(home / "archive") / 1e6, 1)}
 
 
@@ -144,6 +182,7 @@ def run_serve(claude: Path, work: Path) -> dict:
     t0 = time.perf_counter()
     proc = subprocess.Popen(_py("-m", "recall.entry", "serve"), env=env, stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL)
+    sampler = AnonSampler(proc.pid)
     peak_seen = 0.0
     try:
         while True:
@@ -156,7 +195,9 @@ def run_serve(claude: Path, work: Path) -> dict:
             time.sleep(2.0)
         wall = time.perf_counter() - t0
         bf = st["last_backfill"]
+        anon = sampler.finish()
     finally:
+        sampler.stop.set()
         proc.send_signal(signal.SIGTERM)
         try:
             proc.wait(120)
@@ -165,7 +206,7 @@ def run_serve(claude: Path, work: Path) -> dict:
         log.close()
     return {"system": "recall serve (backfill)", "messages": bf["messages"], "seconds": round(bf["seconds"], 2),
             "wall_seconds_incl_startup": round(wall, 2), "peak_rss_mb": max(peak_seen, st.get("peak_rss_mb") or 0),
-            "rss_after_mb": st.get("rss_mb"), "index_mb": round(_du(home / "index") / 1e6, 1),
+            "peak_anon_mb": anon, "rss_after_mb": st.get("rss_mb"), "index_mb": round(_du(home / "index") / 1e6, 1),
             "archive_mb": round(_du(home / "archive") / 1e6, 1)}
 
 
@@ -176,13 +217,15 @@ def run_fts5(claude: Path, work: Path) -> dict:
             os.unlink(str(db) + suffix)
         except FileNotFoundError:
             pass
-    rc, out, wall, peak = _run_measured(_py("-m", "benchmarks.backfill", "--fts5-worker", str(claude / "projects"),
-                                            "--db", str(db)), _env(work / "unused", claude, no_service=True))
+    rc, out, wall, peak, anon = _run_measured(_py("-m", "benchmarks.backfill", "--fts5-worker",
+                                                  str(claude / "projects"), "--db", str(db)),
+                                              _env(work / "unused", claude, no_service=True))
     if rc != 0:
         raise SystemExit(f"the FTS5 baseline failed ({rc})")
     res = json.loads(out)
     return {"system": "baseline: SQLite FTS5", "messages": res["messages"], "seconds": round(wall, 2),
-            "indexer_seconds": res["seconds"], "peak_rss_mb": peak, "index_mb": round(_du(db) / 1e6, 1),
+            "indexer_seconds": res["seconds"], "peak_rss_mb": peak, "peak_anon_mb": anon,
+            "index_mb": round(_du(db) / 1e6, 1),
             "archive_mb": None}
 
 
@@ -217,12 +260,15 @@ RUNNERS = {"serve": run_serve, "index": run_index, "fts5": run_fts5}
 
 
 def table(rows: list[dict]) -> str:
-    out = ["| corpus | system | messages | seconds | messages/s | peak RSS MB | index MB | archive MB |",
-           "|---|---|---:|---:|---:|---:|---:|---:|"]
+    out = ["| corpus | system | messages | seconds | messages/s | peak RSS MB | peak anon MB | index MB "
+           "| archive MB |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         rate = r["messages"] / r["seconds"] if r["seconds"] else 0
+        anon = f"{r['peak_anon_mb']:.0f}" if r.get("peak_anon_mb") else "—"
         out.append(f"| {r['corpus']:,} | {r['system']} | {r['messages']:,} | {r['seconds']:.1f} | {rate:,.0f} | "
-                   f"{r['peak_rss_mb']:.0f} | {r['index_mb']} | {r['archive_mb'] if r['archive_mb'] is not None else '—'} |")
+                   f"{r['peak_rss_mb']:.0f} | {anon} | {r['index_mb']} | "
+                   f"{r['archive_mb'] if r['archive_mb'] is not None else '—'} |")
     return "\n".join(out)
 
 

@@ -54,7 +54,7 @@ HEARTBEAT_INTERVAL = 5.0
 ROOT_CHECK_INTERVAL = 1.0
 MAX_ERRORS = 20
 # RSS budget: the writer heap is split across its threads (RECALL_WRITER_HEAP_MB, default 128).
-WRITER_THREADS = int(os.environ.get("RECALL_WRITER_THREADS", "1"))
+WRITER_THREADS = int(os.environ.get("RECALL_WRITER_THREADS", "2"))
 
 
 def lock_path() -> Path:
@@ -134,17 +134,24 @@ def read_status() -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def _rss_mb() -> tuple[float, float]:
-    """(current, peak) resident set size in MB."""
+def _rss_mb() -> tuple[float, float, float | None]:
+    """(current, peak, current anonymous) resident set size in MB. The peak (ru_maxrss)
+    includes file-backed pages: Tantivy reads segments through mmap, so a merge of large
+    segments maps hundreds of MB of page cache (reclaimable) into the process; the
+    anonymous part is the memory the service itself holds."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     peak_mb = peak / (1 << 20) if sys.platform == "darwin" else peak / 1024
-    cur_mb = 0.0
+    cur_mb, anon_mb = peak_mb, None
     try:
-        with open("/proc/self/statm") as fh:
-            cur_mb = int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / (1 << 20)
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    cur_mb = int(line.split()[1]) / 1024
+                elif line.startswith("RssAnon:"):
+                    anon_mb = round(int(line.split()[1]) / 1024, 1)
     except (OSError, ValueError, IndexError):
-        cur_mb = peak_mb
-    return round(cur_mb, 1), round(peak_mb, 1)
+        pass
+    return round(cur_mb, 1), round(peak_mb, 1), anon_mb
 
 
 # watchdog -------------------------------------------------------------------------------------
@@ -215,6 +222,7 @@ class Service:
         self.commits = 0
         self.backfill_progress: dict | None = None
         self.last_backfill: dict | None = None
+        self.peak_anon_mb = 0.0  # sampled at each status update
         self._status_cache: dict = {}
         self._last_status_write = 0.0
         self._last_counts = 0.0
@@ -581,7 +589,9 @@ class Service:
         if self._pending() and not firsts and self.last_commit_mono:
             firsts.append(self.last_commit_mono)
         lag = round(mono - min(firsts), 3) if firsts else 0.0
-        rss, peak = _rss_mb()
+        rss, peak, anon = _rss_mb()
+        if anon is not None:
+            self.peak_anon_mb = max(self.peak_anon_mb, anon)
         st = dict(self._status_cache)
         st.update({
             "running": self.state != "stopped", "pid": os.getpid(), "version": __version__,
@@ -594,7 +604,8 @@ class Service:
             "backlog_files": backlog, "indexed_since_start": self.indexed,
             "backfill": self.backfill_progress, "last_backfill": self.last_backfill,
             "errors": list(self.errors),
-            "rss_mb": rss, "peak_rss_mb": peak, "socket_requests": getattr(self.server, "requests", 0),
+            "rss_mb": rss, "peak_rss_mb": peak, "anon_mb": anon, "peak_anon_mb": self.peak_anon_mb or None,
+            "socket_requests": getattr(self.server, "requests", 0),
         })
         return st
 

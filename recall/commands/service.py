@@ -424,7 +424,7 @@ def service_status_cmd(as_json: bool = typer.Option(False, "--json", help="Print
         typer.echo(json.dumps(out))
         return
     inst = f"installed ({path})" if out["installed"] else f"not installed (`recall service install` writes {path})"
-    typer.echo(f"Unit:    {inst}" + (f", {manager_state}" if manager_state else ""))
+    typer.echo(f"Unit:    {inst}" + (f"; systemd says: {manager_state}" if manager_state else ""))
     _print_service_line(info)
 
 
