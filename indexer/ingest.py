@@ -27,7 +27,7 @@ import tantivy
 
 from indexer.archive import Archive
 from indexer.schema import SchemaMismatch, drop_index, open_index, prepare_content
-from indexer.state import HEAD_BYTES, FileState, SessionInfo, StateDB
+from indexer.state import HEAD_BYTES, FileState, SessionInfo, StateDB, fingerprint, fingerprint_length
 from indexer.transcripts import FileContext, Message, read_lines
 from recall import paths
 from recall.errors import IndexBusy, UsageError
@@ -399,7 +399,8 @@ class Indexer:
                 offset = 0
             elif st.st_size == known.offset:
                 return 0
-            elif known.head and _head(path, len(known.head)) != known.head:
+            elif fingerprint_length(known.head) and \
+                    fingerprint(_head(path, fingerprint_length(known.head))) != known.head:
                 offset = 0
         if offset == 0:
             self.contexts.pop(key, None)
@@ -415,9 +416,9 @@ class Indexer:
         for batch, new_offset in read_lines(path, offset, ctx, self.stats):
             self._add(batch)
             added += len(batch)
-            head = known.head if known is not None and offset and len(known.head) >= HEAD_BYTES else b""
-            if len(head) < HEAD_BYTES:
-                head = _head(path, min(HEAD_BYTES, new_offset))
+            head = known.head if known is not None and offset and fingerprint_length(known.head) >= HEAD_BYTES else b""
+            if fingerprint_length(head) < HEAD_BYTES:
+                head = fingerprint(_head(path, min(HEAD_BYTES, new_offset)))
             self.pending_files[key] = FileState(key, new_offset, st.st_size, st.st_ino, head)
             self._read_since_trim += new_offset - last
             last = new_offset

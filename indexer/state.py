@@ -8,6 +8,7 @@ upserted by its unique key.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -17,6 +18,16 @@ from pathlib import Path
 from recall.paths import ensure_dir
 
 HEAD_BYTES = 1024
+
+
+def fingerprint(head: bytes) -> bytes:
+    """A file's first bytes as (length, sha256): enough to notice a replaced file, and no
+    transcript text is kept outside the redacted index and archive."""
+    return len(head).to_bytes(4, "big") + hashlib.sha256(head).digest()
+
+
+def fingerprint_length(fp: bytes) -> int:
+    return int.from_bytes(fp[:4], "big") if len(fp) == 36 else 0
 
 
 @dataclass
