@@ -150,7 +150,9 @@ def doctor_cmd(
             if not c.ok and c.fix:
                 typer.echo(f"      fix: {c.fix}")
         if not failed:
-            typer.echo("All good.")
+            warned = sum(1 for c in checks if not c.ok)
+            typer.echo("All good." if not warned else
+                       f"No problems; {warned} optional piece(s) off (see warn lines).")
     if failed:
         raise RecallError(f"{len(failed)} problem(s) found: each one's fix is printed above.")
 
