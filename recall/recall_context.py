@@ -500,6 +500,10 @@ def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, se
     hits = find_hits(prompt, cwd, session_id, hook, searcher)
     if not hits:
         return None
+    if any(getattr(h, "kind", "") == "memory" for h in hits):
+        from recall.memory import note_access  # import-light: one append, never raises
+
+        note_access(hits)
     scope_all = hook.get("scope") == "all"
     max_chars = hook["max_chars"]
     raw = hook_output(format_raw(hits, prompt, max_chars, scope_all))

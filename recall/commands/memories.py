@@ -258,7 +258,7 @@ def gather(question: str, project: str | None, limit: int = ASK_MATCHES) -> list
     mem = s.search(question, limit=limit, doctypes=("memory",), messages=True, project=project)
     for h in mem:
         h.score *= MEMORY_WEIGHT
-    talk = s.search(question, limit=limit, project=project)
+    talk = s.search(question, limit=limit, project=project, doctypes=("message", "session"))
     hits = sorted([*mem, *talk], key=lambda h: h.score, reverse=True)[:limit]
     if project and not any(h.kind == "memory" for h in hits):
         hits = (_state_hits(project, question, 5) + hits)[:limit]
