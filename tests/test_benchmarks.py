@@ -114,3 +114,11 @@ def test_docs_written(result):
 def test_work_directory_removed(result):
     _, _, tmp = result
     assert not (tmp / "work").exists()
+
+
+def test_docs_rendered_again_from_run_json(result, capsys):
+    res, docs, tmp = result
+    again = tmp / "again.md"
+    assert bench.main(["--render", str(tmp / "out" / "run.json"), "--write-docs", "--docs", str(again)]) == 0
+    assert again.read_text() == docs
+    assert bench.table(res["rows"]) in capsys.readouterr().out
