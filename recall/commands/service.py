@@ -532,6 +532,8 @@ def _print_service_line(info: dict) -> None:
             bits.append(f"up {_span(svc['uptime'])}")
         if svc.get("state"):
             bits.append(svc["state"])
+        if svc.get("rss_mb"):
+            bits.append(f"{svc['rss_mb']:.0f} MB")
         if svc.get("answering") is False:
             bits.append("not answering on its socket")
         typer.echo(f"Service: running ({', '.join(bits)})")
