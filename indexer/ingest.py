@@ -226,8 +226,8 @@ def acquire_writer_lock() -> int:
             holder = ""
         os.close(fd)
         raise IndexBusy(f"pid {holder}" if holder else "") from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    os.pwrite(fd, f"{os.getpid():>10}\n".encode(), 0)  # fixed width: a reader never sees half
+    os.ftruncate(fd, 11)
     return fd
 
 

@@ -92,8 +92,8 @@ def acquire_lock() -> int:
             pid = ""
         os.close(fd)
         raise AlreadyRunning(pid) from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    os.pwrite(fd, f"{os.getpid():>10}\n".encode(), 0)  # fixed width: a reader never sees half
+    os.ftruncate(fd, 11)
     return fd
 
 

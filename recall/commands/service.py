@@ -113,9 +113,6 @@ def serve_cmd(
     from recall import log
 
     sources = _check_sources(source)
-    from indexer.service import acquire_lock
-
-    os.close(acquire_lock())  # an unwritable home or a running service: one line, before logging starts
     logger = log.setup(stderr=True)
     if not any(isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
                for h in logger.handlers):
