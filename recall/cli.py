@@ -106,20 +106,52 @@ def index_cmd(
         fmt.print_index_summary(summary)
 
 
+def _click_errors():
+    """typer vendors its own copy of click; catch both its exceptions and real click's."""
+    usage, other, exits, aborts = [click.UsageError], [click.ClickException], [click.exceptions.Exit], \
+        [click.exceptions.Abort]
+    try:
+        from typer._click import exceptions as tce
+
+        usage.append(tce.UsageError)
+        other.append(tce.ClickException)
+    except ImportError:  # an older typer that uses click itself
+        pass
+    exits.append(typer.Exit)
+    aborts.append(typer.Abort)
+    return tuple(usage), tuple(other), tuple(exits), tuple(aborts)
+
+
+_USAGE, _CLICK, _EXIT, _ABORT = _click_errors()
+
+
+def _usage_line(exc) -> str:
+    ctx = getattr(exc, "ctx", None)
+    where = getattr(ctx, "command_path", "") or "recall"
+    message = exc.format_message().rstrip(".")
+    return f"recall: {message}. Run `{where} --help` to see what it takes."
+
+
 def run(args: list[str]) -> int:
     """Entry for the console script: run the app, turning errors into one line each."""
     try:
-        app(args=args, prog_name="recall", standalone_mode=False)
-        return 0
+        result = app(args=args, prog_name="recall", standalone_mode=False)
+        return result if isinstance(result, int) else 0
     except RecallError as exc:
         typer.echo(f"recall: {exc}", err=True)
         return exc.exit_code
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
-    except click.exceptions.Abort:
+    except _EXIT as exc:
+        return getattr(exc, "exit_code", 0) or 0
+    except _USAGE as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # `recall memories` style groups: show help
+            typer.echo(exc.ctx.get_help() if getattr(exc, "ctx", None) else exc.format_message())
+            return 0
+        typer.echo(_usage_line(exc), err=True)
+        return 2
+    except _CLICK as exc:
+        typer.echo(f"recall: {exc.format_message()}", err=True)
+        return getattr(exc, "exit_code", 1) or 1
+    except _ABORT:
         typer.echo("recall: aborted.", err=True)
         return 130
     except KeyboardInterrupt:
