@@ -27,7 +27,6 @@ running inside it never calls itself.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
@@ -61,6 +60,8 @@ def address() -> str:
     path = str(socket_path())
     if len(os.fsencode(path)) <= _MAX_SUN_PATH:
         return path
+    import hashlib  # only for home paths too long for a unix socket
+
     digest = hashlib.sha1(os.fsencode(path)).hexdigest()[:16]
     return os.path.join(short_socket_dir(), f"{digest}.sock")
 

@@ -9,7 +9,6 @@ and files written atomically (tmp + rename) with 0600 permissions.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 
@@ -82,6 +81,8 @@ def atomic_write(path: Path, data: bytes | str, mode: int = 0o600) -> None:
     if isinstance(data, str):
         data = data.encode("utf-8")
     ensure_dir(path.parent)
+    import tempfile  # lazily: the prompt hook imports this module and rarely writes
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
