@@ -246,11 +246,11 @@ def rows_of(res: dict) -> list[dict]:
     rss_cap = TARGETS["service_rss_mb"]
     if sv:
         row("backfill `recall serve` (start-up), messages/s", rate(sv), "FTS5", rate(f5), "msg/s")
-        row("`recall serve` peak RSS during the backfill", sv.get("peak_rss_mb"), "FTS5 (backfill)",
+        row("`recall serve` peak RSS during the backfill", sv.get("peak_rss_mb"), "FTS5 backfill",
             f5.get("peak_rss_mb"), "MB", f"≤ {rss_cap:g} MB",
             sv.get("peak_rss_mb") is not None and sv["peak_rss_mb"] <= rss_cap)
         if sv.get("peak_anon_mb") is not None:
-            row("`recall serve` peak anonymous RSS during the backfill", sv["peak_anon_mb"], "FTS5 (backfill)",
+            row("`recall serve` peak anonymous RSS during the backfill", sv["peak_anon_mb"], "FTS5 backfill",
                 f5.get("peak_anon_mb"), "MB", f"≤ {rss_cap:g} MB", sv["peak_anon_mb"] <= rss_cap)
     corpus = res.get("corpus") or {}
     raw_mb = round(corpus["bytes_on_disk"] / 1e6, 1) if corpus.get("bytes_on_disk") else None
@@ -398,10 +398,12 @@ postings, doc store: its own threads) ~5.5 s; building documents ~2.2 s; parsing
   the bitmap), then 9.6 → 9.2 s (the UTF-8 path and FileContext, measured after others'
   changes to redaction had landed); peak RSS 271 → 149 MB.
 * Tried and not kept: a parse process (JSON, redaction) feeding the writer over a
-  multiprocessing queue. Identical output (summaries, skip counts, archive bytes), but no
-  gain here: 7 alternated runs of 100K gave a median of 6.6 s in-process against 7.0 s
-  pipelined, the pickling adding ~0.7 CPU-s; the other tenants of this machine leave no
-  idle core for a third busy thread. Also tried: a commit every 1M instead of 100K messages
+  multiprocessing queue (twice: a run-level pipeline, then a feed into `index_file`).
+  Identical output (summaries, skip counts, archive bytes), but no gain beyond noise:
+  under load, 7 alternated runs of 100K gave medians of 6.6 s in-process against 7.0 s
+  pipelined; at load 1–3, 8.4 / 9.8 / 6.2 s against 12.3 / 6.5 / 6.5 s. In-process already
+  keeps ~1.5 cores busy (Tantivy indexes on its own threads), so the pipeline mostly adds
+  its pickling (~1 CPU-s per 100K) to a CPU-bound job. Also tried: a commit every 1M instead of 100K messages
   and one indexing thread instead of two: no difference beyond noise on a 300K corpus.
 * Where the floor is: parsing, redaction and the archive are ~5.5 CPU-s per 100K messages
   in Python and Tantivy's indexing ~3.5–4.5 CPU-s (measured with the `content` field alone),
