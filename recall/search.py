@@ -294,12 +294,17 @@ _CJK_TERM = re.compile("^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u
 
 
 def _highlighter(terms: list[str]) -> re.Pattern | None:
-    alts = []
+    words, alts = [], []
     for t in sorted(set(terms), key=len, reverse=True)[:64]:
         if _CJK_TERM.match(t):
             alts.append(re.escape(t))
         elif len(t) >= 2 or t.isdigit():
-            alts.append(r"(?<![^\W_])" + re.escape(t) + r"[^\W_]*")
+            words.append(re.escape(t))
+    if words:
+        # one word-start check for all the words (was one per word, tried at every position):
+        # any word matching at a position spans to the end of its run of letters and digits,
+        # so the matches are the same whichever word matched; CJK terms never start there
+        alts.insert(0, r"(?<![^\W_])(?:" + "|".join(words) + r")[^\W_]*")
     if not alts:
         return None
     return re.compile("|".join(alts), re.I)
@@ -314,13 +319,24 @@ def snippet(text: str, pattern: re.Pattern | None, width: int = SNIPPET_CHARS) -
     if not matches:
         return flat[:width] + ("…" if len(flat) > width else "")
     best_start, best_count = matches[0].start(), 0
+    starts = [m.start() for m in matches]
+    words = [m.group(0).lower() for m in matches]
+    inside: dict[str, int] = {}  # the window's words and their counts (kept as it slides)
+    distinct = 0
     j = 0
-    for i, m in enumerate(matches):  # sliding window over match starts
-        while matches[j].start() < m.start() - width // 2:
+    half = width // 2
+    for i, start in enumerate(starts):  # sliding window over match starts
+        w = words[i]
+        n = inside.get(w, 0)
+        inside[w] = n + 1
+        distinct += n == 0
+        while starts[j] < start - half:
+            w = words[j]
+            inside[w] -= 1
+            distinct -= inside[w] == 0
             j += 1
-        distinct = len({x.group(0).lower() for x in matches[j:i + 1]})
         if distinct > best_count:
-            best_count, best_start = distinct, matches[j].start()
+            best_count, best_start = distinct, starts[j]
     start = max(0, best_start - width // 4)
     if start:
         space = flat.find(" ", start)
