@@ -532,6 +532,18 @@ def other_results() -> list[str]:
                     markdown_table(rep["summary"]), ""]
         except Exception as exc:  # noqa: BLE001 - another benchmark's file: never fatal here
             out += [f"<!-- retrieval.json not folded in: {exc!r} -->", ""]
+    bpath = OUT_DIR / "backfill-100k.json"
+    if bpath.exists():
+        try:
+            from benchmarks.backfill import table as backfill_table
+
+            rep = json.loads(bpath.read_text())
+            out += ["## Backfill at 100K messages (from `benchmarks/out/backfill-100k.json`)", "",
+                    "Written by `python -m benchmarks.backfill --sizes 100000 --out benchmarks/out/backfill-100k.json`"
+                    " (recall and the FTS5 baseline in the same run); folded in as it stands.", "",
+                    backfill_table(rep["results"]), ""]
+        except Exception as exc:  # noqa: BLE001 - another benchmark's file: never fatal here
+            out += [f"<!-- backfill-100k.json not folded in: {exc!r} -->", ""]
     return out
 
 
