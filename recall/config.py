@@ -93,19 +93,38 @@ def save(data: dict) -> Path:
     return path
 
 
+def _user_data() -> dict:
+    """The user's own settings file as written (no defaults); {} when absent or unreadable."""
+    try:
+        data = json.loads(paths.config_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def set_value(dotted: str, value) -> Path:
     """``recall config set hook.max_chars 2000`` style update of the user's file."""
-    path = paths.config_path()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        data = {}
+    data = _user_data()
     node = data
     keys = dotted.split(".")
     for k in keys[:-1]:
         node = node.setdefault(k, {})
     node[keys[-1]] = value
     return save(data)
+
+
+def unset_value(dotted: str) -> bool:
+    """Back to the default for one setting; False if the user's file did not set it."""
+    data = _user_data()
+    node = data
+    keys = dotted.split(".")
+    for k in keys[:-1]:
+        node = node.get(k) if isinstance(node, dict) else None
+    if not isinstance(node, dict) or keys[-1] not in node:
+        return False
+    del node[keys[-1]]
+    save(data)
+    return True
 
 
 def model(cfg: dict | None = None) -> str:

@@ -76,11 +76,16 @@ def transcript_roots(extra: list[Path] | tuple[Path, ...] = ()) -> list[Path]:
     return out
 
 
-def atomic_write(path: Path, data: bytes | str, mode: int = 0o600) -> None:
-    """Write ``data`` to ``path`` so readers see the old or the new file, never half of one."""
+def atomic_write(path: Path, data: bytes | str, mode: int = 0o600, private_dir: bool = True) -> None:
+    """Write ``data`` to ``path`` so readers see the old or the new file, never half of one.
+
+    ``private_dir`` creates the directory 0700 (right for recall's state); pass False to
+    write into a directory that is not ours (a project root) and leave its mode alone.
+    """
     if isinstance(data, str):
         data = data.encode("utf-8")
-    ensure_dir(path.parent)
+    if private_dir:
+        ensure_dir(path.parent)
     import tempfile  # lazily: the prompt hook imports this module and rarely writes
 
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

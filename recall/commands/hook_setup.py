@@ -275,18 +275,7 @@ def config_set(key: str = typer.Argument(..., help="Dotted name."),
 
 @config_app.command("unset", help="Go back to the default for one setting.")
 def config_unset(key: str = typer.Argument(..., help="Dotted name.")) -> None:
-    path = paths.config_path()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        data = {}
-    node = data
-    parts = key.split(".")
-    for part in parts[:-1]:
-        node = node.get(part) if isinstance(node, dict) else None
-    if not isinstance(node, dict) or parts[-1] not in node:
+    if not config.unset_value(key):
         typer.echo(f"{key} was not set; it is at its default.")
         return
-    del node[parts[-1]]
-    config.save(data)
     typer.echo(f"{key} is back to its default.")

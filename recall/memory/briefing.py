@@ -22,11 +22,10 @@ tantivy.
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from pathlib import Path
 
-from recall import config
+from recall import config, paths
 from recall.memory import TYPES
 from recall.memory.store import BRIEFING_FLOOR, Memory, State, effective_confidence, git_exclude, load, rank
 
@@ -187,27 +186,8 @@ def _write_file(path: Path, block: str | None) -> bool:
         return False
     if new == existing:
         return False
-    _replace(path, new, file_mode)
+    paths.atomic_write(path, new, mode=file_mode, private_dir=False)  # the project root is not ours
     return True
-
-
-def _replace(path: Path, data: bytes, file_mode: int) -> None:
-    """Atomic tmp + rename in the project root, leaving the directory's own mode alone
-    (``paths.atomic_write`` makes its directory 0700: right for recall's state, wrong here)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, file_mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _log():
