@@ -210,13 +210,13 @@ def _lock_path() -> Path:
     return paths.recall_home() / "writer.lock"
 
 
-def acquire_writer_lock() -> int:
-    """Hold ``$RECALL_HOME/writer.lock`` (flock) for as long as this process writes the
-    index; raises IndexBusy naming the holder's pid. Released by the kernel on any exit,
-    ``kill -9`` included."""
+def hold_pid_lock(path: Path) -> tuple[int | None, str]:
+    """Take an exclusive flock on ``path`` and write our pid into it (fixed width, so a
+    reader never sees half of one). Returns ``(fd, "")``, or ``(None, holder_pid)`` when
+    another process holds it. The kernel releases it on any exit, ``kill -9`` included."""
     import fcntl
 
-    fd = os.open(_lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -225,9 +225,18 @@ def acquire_writer_lock() -> int:
         except OSError:
             holder = ""
         os.close(fd)
-        raise IndexBusy(f"pid {holder}" if holder else "") from None
-    os.pwrite(fd, f"{os.getpid():>10}\n".encode(), 0)  # fixed width: a reader never sees half
+        return None, holder
+    os.pwrite(fd, f"{os.getpid():>10}\n".encode(), 0)
     os.ftruncate(fd, 11)
+    return fd, ""
+
+
+def acquire_writer_lock() -> int:
+    """Hold ``$RECALL_HOME/writer.lock`` for as long as this process writes the index;
+    raises IndexBusy naming the holder's pid."""
+    fd, holder = hold_pid_lock(_lock_path())
+    if fd is None:
+        raise IndexBusy(f"pid {holder}" if holder else "")
     return fd
 
 

@@ -28,7 +28,6 @@ only ``Indexer`` (the index writer) and:
 from __future__ import annotations
 
 import collections
-import fcntl
 import logging
 import os
 import queue
@@ -41,7 +40,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable
 
-from indexer.ingest import Indexer, Summary, discover, limit_malloc_arenas, trim_memory
+from indexer.ingest import Indexer, Summary, discover, hold_pid_lock, limit_malloc_arenas, trim_memory
 from recall import __version__, client, ops, paths
 from recall.errors import IndexBusy, RecallError, UsageError
 
@@ -79,21 +78,12 @@ class AlreadyRunning(RecallError):
 def acquire_lock() -> int:
     try:
         paths.home_dir()
-        fd = os.open(lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
+        fd, holder = hold_pid_lock(lock_path())
     except OSError as exc:
         raise RecallError(f"Cannot write to {paths.recall_home()} ({exc.strerror or exc}): fix its "
                           "permissions, or point RECALL_HOME at a writable directory.") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        try:
-            pid = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-        except OSError:
-            pid = ""
-        os.close(fd)
-        raise AlreadyRunning(pid) from None
-    os.pwrite(fd, f"{os.getpid():>10}\n".encode(), 0)  # fixed width: a reader never sees half
-    os.ftruncate(fd, 11)
+    if fd is None:
+        raise AlreadyRunning(holder)
     return fd
 
 
