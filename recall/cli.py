@@ -16,7 +16,7 @@ import typer
 from typer.core import TyperGroup
 
 from recall import __version__
-from recall.errors import RecallError
+from recall.errors import RecallError, report
 
 
 class DefaultSearchGroup(TyperGroup):
@@ -138,8 +138,7 @@ def run(args: list[str]) -> int:
         result = app(args=args, prog_name="recall", standalone_mode=False)
         return result if isinstance(result, int) else 0
     except RecallError as exc:
-        typer.echo(f"recall: {exc}", err=True)
-        return exc.exit_code
+        return report(exc)
     except _EXIT as exc:
         return getattr(exc, "exit_code", 0) or 0
     except _USAGE as exc:
@@ -154,18 +153,8 @@ def run(args: list[str]) -> int:
     except _ABORT:
         typer.echo("recall: aborted.", err=True)
         return 130
-    except KeyboardInterrupt:
-        typer.echo("recall: interrupted; nothing was lost (indexing resumes where it stopped).", err=True)
-        return 130
-    except BrokenPipeError:
-        return 0
-    except Exception as exc:  # never a traceback for users
-        from recall import log
-
-        log.get("cli").exception("unexpected error")
-        typer.echo(f"recall: unexpected error ({type(exc).__name__}: {exc}); details in {log.log_file()}. "
-                   "Please report it.", err=True)
-        return 1
+    except (KeyboardInterrupt, Exception) as exc:  # one line, never a traceback for users
+        return report(exc)
 
 
 def main() -> None:  # pragma: no cover

@@ -2,7 +2,8 @@
 
 Hook invocations (``recall hook ...``) run on every prompt, so they are dispatched here
 before anything heavy is imported (no typer, rich, anthropic or mcp); everything else
-goes to the typer CLI in ``recall.cli``.
+goes to the typer CLI in ``recall.cli``, except plain ``--raw``/``--json`` searches
+(``recall.fast_search``), which skip typer's ~100 ms of imports.
 """
 
 from __future__ import annotations
@@ -16,6 +17,16 @@ def main(argv: list[str] | None = None) -> int:
         from hooks.dispatch import run_hook
 
         return run_hook(args[1], args[2:])
+    from recall import fast_search
+
+    opts = fast_search.parse(args)
+    if opts is not None:
+        try:
+            return fast_search.run(opts)
+        except (KeyboardInterrupt, Exception) as exc:
+            from recall.errors import report
+
+            return report(exc)
     from recall.cli import run
 
     return run(args)

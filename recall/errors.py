@@ -28,3 +28,24 @@ class IndexBusy(RecallError):
             f"The index is being written by another recall process{who}: "
             "wait for it to finish, or stop it with `recall service stop`."
         )
+
+
+def report(exc: BaseException) -> int:
+    """Print one line on stderr for an error that reached a command-line edge (never a
+    traceback: unexpected ones go to the log file) and return the exit code."""
+    import sys
+
+    if isinstance(exc, RecallError):
+        message, code = f"recall: {exc}", exc.exit_code
+    elif isinstance(exc, KeyboardInterrupt):
+        message, code = "recall: interrupted; nothing was lost (indexing resumes where it stopped).", 130
+    elif isinstance(exc, BrokenPipeError):
+        return 0
+    else:
+        from recall import log
+
+        log.get("cli").exception("unexpected error")
+        message, code = (f"recall: unexpected error ({type(exc).__name__}: {exc}); details in "
+                         f"{log.log_file()}. Please report it."), 1
+    print(message, file=sys.stderr)
+    return code
