@@ -26,7 +26,7 @@ from typing import Callable, Iterable
 import tantivy
 
 from indexer.archive import Archive
-from indexer.schema import SchemaMismatch, drop_index, open_index, prepare_content
+from indexer.schema import DOCTYPE_CODES, SchemaMismatch, drop_index, group_hash, open_index, prepare_content
 from indexer.state import HEAD_BYTES, FileState, SessionInfo, StateDB, fingerprint, fingerprint_length
 from indexer.transcripts import FileContext, Message, read_lines
 from recall import paths
@@ -77,6 +77,8 @@ def message_document(m: Message) -> tantivy.Document:
     doc.add_text("project", m.project)
     doc.add_text("role", m.role)
     doc.add_integer("ts", int(m.timestamp))
+    doc.add_unsigned("group", group_hash(m.session_id))
+    doc.add_unsigned("dtcode", DOCTYPE_CODES["message"])
     doc.add_bytes("text", m.text.encode("utf-8", "replace"))
     doc.add_bytes("cwd", m.cwd.encode("utf-8", "replace"))
     doc.add_bytes("branch", m.branch.encode("utf-8", "replace"))
@@ -96,6 +98,8 @@ def session_document(s: SessionInfo) -> tantivy.Document:
         cwd=s.cwd.encode("utf-8", "replace"), branch=b"",
         content=prepare_content(body + "\n" + " ".join(s.files)),
     )
+    doc.add_unsigned("group", group_hash(s.session_id))
+    doc.add_unsigned("dtcode", DOCTYPE_CODES["session"])
     if s.files:
         doc.add_text("files", "\n".join(s.files))
     return doc
@@ -112,6 +116,8 @@ def memory_document(d: dict) -> tantivy.Document:
         text=content.encode("utf-8", "replace"), cwd=b"", branch=b"",
         content=prepare_content(content + " " + " ".join(tags)),
     )
+    doc.add_unsigned("group", group_hash("mem:" + str(d["id"])))
+    doc.add_unsigned("dtcode", DOCTYPE_CODES["memory"])
     if d.get("type"):
         doc.add_text("mtype", str(d["type"]))
     if tags:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import tantivy
 
-from indexer.schema import SchemaMismatch, open_index, prepare_content, text_analyzer
+from indexer.schema import DOCTYPES_BY_CODE, SchemaMismatch, open_index, prepare_content, text_analyzer
 from recall import paths
 from recall.errors import IndexMissing, RecallError
 
@@ -37,6 +37,9 @@ MAX_TERMS = 32
 STOPWORD_WEIGHT = 0.3  # "what did we decide about X": keep the stopwords, but let X decide
 W_PROXIMITY = 2.0      # adjacent query words found near each other (a sloppy bigram)
 PROXIMITY_SLOP = 1
+MAX_BIGRAMS = 16
+MAX_PHRASES = 8
+MAX_LONG_PHRASES = 3   # in a pasted prompt (more than MAX_TERMS terms): the rarest ones
 
 # Tuned on the LoCoMo / LongMemEval dev sets (benchmarks/retrieval.py, docs/benchmarks.md):
 # down-weighting stopwords and the proximity bonus each beat dropping stopwords outright,
@@ -111,35 +114,51 @@ class Searcher:
         self.index.reload()
 
     # query building -------------------------------------------------------------------
-    def _terms(self, searcher: tantivy.Searcher, text: str) -> list[str]:
+    def _terms(self, searcher: tantivy.Searcher, text: str) -> tuple[list[str], bool]:
+        """The query's terms, and whether the text was long enough to be cut to the rarest."""
         terms = _unique(analyze(text))
-        if len(terms) > MAX_TERMS:  # a pasted log: keep the rarest terms that exist at all
-            scored = []
-            for t in terms:
-                df = searcher.doc_freq("content", t)
-                if df:
-                    scored.append((df, t))
-            scored.sort()
-            keep = {t for _, t in scored[:MAX_TERMS]}
-            terms = [t for t in terms if t in keep]  # the rarest, in the order written
-        return terms
+        if len(terms) <= MAX_TERMS:
+            return terms, False
+        # a pasted log: keep the rarest terms that exist at all
+        scored = []
+        for t in terms:
+            df = searcher.doc_freq("content", t)
+            if df:
+                scored.append((df, t))
+        scored.sort()
+        keep = {t for _, t in scored[:MAX_TERMS]}
+        return [t for t in terms if t in keep], True  # the rarest, in the order written
 
-    def _phrases(self, text: str) -> list[list[str]]:
+    def _phrases(self, searcher: tantivy.Searcher, text: str, long: bool) -> list[list[str]]:
+        """Quoted text, identifiers, paths and dotted.names, each as the list of its parts.
+
+        A phrase query reads positions for every document holding all its parts: ~2-3 ms
+        each on common parts at 1M messages. A pasted prompt (``long``) can name many;
+        it keeps the MAX_LONG_PHRASES whose rarest part is rarest (cheapest and most telling).
+        """
         phrases = []
         for chunk in [*_QUOTED.findall(text), *_IDENT.findall(text[:4000])]:
             parts = analyze(chunk)
             if 1 < len(parts) <= 12 and parts not in phrases:
                 phrases.append(parts)
-            if len(phrases) >= 8:
+            if len(phrases) >= MAX_PHRASES:
                 break
+        if long and len(phrases) > MAX_LONG_PHRASES:
+            rarest = {tuple(p): min(searcher.doc_freq("content", t) for t in p) for p in phrases}
+            keep = sorted(rarest, key=rarest.get)[:MAX_LONG_PHRASES]
+            phrases = [p for p in phrases if tuple(p) in keep]
         return phrases
 
     def build_query(self, searcher: tantivy.Searcher, text: str, *, doctypes=("message",),
                     project: str | None = None, since: float | None = None, until: float | None = None,
                     exclude_session: str | None = None, roles=None, mtype: str | None = None):
         schema = self.schema
-        terms = self._terms(searcher, text)
+        terms, long = self._terms(searcher, text)
         content_words = [t for t in terms if t not in STOPWORDS]
+        phrases = self._phrases(searcher, text, long)
+        # an exact phrase already rewards its adjacent parts: no sloppy bigram for them (on a
+        # path both read the same common positions: ~10 ms at 1M messages)
+        in_phrase = {pair for p in phrases for pair in zip(p, p[1:])}
         should = []
         for t in terms:
             w = STOPWORD_WEIGHT if (content_words and t in STOPWORDS) else 1.0
@@ -152,10 +171,11 @@ class Searcher:
             if "memory" in doctypes:
                 should.append((tantivy.Occur.Should, tantivy.Query.boost_query(
                     tantivy.Query.term_query(schema, "tags", t, index_option="freq"), W_FILES * w)))
-        for a, b in list(zip(content_words, content_words[1:]))[:16]:  # adjacent words, near each other
+        bigrams = [pair for pair in zip(content_words, content_words[1:]) if pair not in in_phrase]
+        for a, b in bigrams[:MAX_BIGRAMS]:  # adjacent words, near each other
             should.append((tantivy.Occur.Should, tantivy.Query.boost_query(
                 tantivy.Query.phrase_query(schema, "content", [a, b], slop=PROXIMITY_SLOP), W_PROXIMITY)))
-        for parts in self._phrases(text):
+        for parts in phrases:
             should.append((tantivy.Occur.Should, tantivy.Query.boost_query(
                 tantivy.Query.phrase_query(schema, "content", parts), W_PHRASE)))
         if not should:
@@ -207,42 +227,41 @@ class Searcher:
         query, terms = built
         fetch = limit if messages else min(limit * 8 + 20, 600)
         fetch = min(fetch + 10, 1000)
-        result = searcher.search(query, fetch)
+        result = searcher.search(query, fetch, count=False)
+        if not result.hits:
+            return []
         now = time.time() if now is None else now
-        hits: list[Hit] = []
-        docs: dict[int, tantivy.Document] = {}
-        for score, address in result.hits:
-            doc = searcher.doc(address)
-            h = self._hit(doc, score, now, full=False)  # only what ranking and grouping read
-            docs[id(h)] = doc
-            hits.append(h)
-        hits.sort(key=lambda h: h.score, reverse=True)
+        # rank and group from fast-field columns; decode stored documents only for the hits
+        # shown (decoding ~110 candidates cost ~1.3 ms a query at 1M messages)
+        addresses = [address for _, address in result.hits]
+        stamps = searcher.fast_field_values("ts", addresses)
+        groups = searcher.fast_field_values("group", addresses)
+        codes = searcher.fast_field_values("dtcode", addresses)
+        ranked = []
+        for i, (score, address) in enumerate(result.hits):
+            doctype = DOCTYPES_BY_CODE.get(codes[i], "message")
+            group = groups[i] if groups[i] is not None else ("doc", i)
+            ranked.append(_Candidate(rank_score(score, stamps[i] or 0, doctype, now), doctype, group, address))
+        ranked.sort(key=lambda c: c.score, reverse=True)
         if not messages:
-            hits = _group_by_session(hits)
-        hits = hits[:limit]
-        for h in hits:  # decoding every candidate in full cost more than the query at 100K messages
-            self._fill(h, docs[id(h)])
+            ranked = _group_by_session(ranked)
+        hits = [self._hit(searcher.doc(c.address), c.score, now, boost=False) for c in ranked[:limit]]
         pattern = _highlighter(terms)
         for h in hits:
             h.snippet = snippet(h.text, pattern)
         return hits
 
-    def _hit(self, doc: tantivy.Document, score: float, now: float, full: bool = True) -> Hit:
-        """A hit: score, session, key and kind; with ``full`` also the rest (``_fill``)."""
+    def _hit(self, doc: tantivy.Document, score: float, now: float, boost: bool = True) -> Hit:
+        """The hit for a stored document; ``score`` is Tantivy's, boosted by ``rank_score``
+        unless ``boost`` is false (already done)."""
         first = _first
         ts = int(first(doc, "ts", 0) or 0)
         doctype = first(doc, "doctype", "message")
-        age_days = max(0.0, (now - ts) / 86400.0) if ts else 365.0
-        boosted = score * (1.0 + RECENCY_WEIGHT * math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS))
-        if doctype == "session":
-            boosted *= SESSION_DOC_WEIGHT
-        elif doctype == "memory":
-            boosted *= MEMORY_WEIGHT
         key = first(doc, "key")
         hit = Hit(session_id=first(doc, "session_id"), uuid=key.split(":", 1)[1] if ":" in key else key,
-                  project="", cwd="", timestamp="", role="", text="", snippet="", score=boosted, kind=doctype)
-        if full:
-            self._fill(hit, doc)
+                  project="", cwd="", timestamp="", role="", text="", snippet="",
+                  score=rank_score(score, ts, doctype, now) if boost else score, kind=doctype)
+        self._fill(hit, doc)
         return hit
 
     @staticmethod
@@ -267,21 +286,39 @@ def _first(doc: tantivy.Document, name: str, default=""):
     return v
 
 
-def _group_by_session(hits: list[Hit]) -> list[Hit]:
+@dataclass
+class _Candidate:
+    score: float
+    kind: str
+    group: object  # the ``group`` fast field: a session, or a memory's own key
+    address: object
+
+
+def rank_score(score: float, ts: int | float, doctype: str, now: float) -> float:
+    """Tantivy's score with the recency prior and the doctype's weight."""
+    age_days = max(0.0, (now - ts) / 86400.0) if ts else 365.0
+    boosted = score * (1.0 + RECENCY_WEIGHT * math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS))
+    if doctype == "session":
+        boosted *= SESSION_DOC_WEIGHT
+    elif doctype == "memory":
+        boosted *= MEMORY_WEIGHT
+    return boosted
+
+
+def _group_by_session(ranked: list[_Candidate]) -> list[_Candidate]:
     """One hit per session (shown by its best message); each memory stands on its own."""
-    best: dict[str, Hit] = {}
-    order: list[str] = []
-    for h in hits:  # sorted by score: the first hit of a session is its best
-        group = "mem:" + h.uuid if h.kind == "memory" else h.session_id
-        cur = best.get(group)
+    best: dict[object, _Candidate] = {}
+    order: list[object] = []
+    for c in ranked:  # sorted by score: the first hit of a session is its best
+        cur = best.get(c.group)
         if cur is None:
-            best[group] = h
-            order.append(group)
-        elif cur.kind == "session" and h.kind == "message":
+            best[c.group] = c
+            order.append(c.group)
+        elif cur.kind == "session" and c.kind == "message":
             # show the session by its best message, keep the better score
-            h.score = max(h.score, cur.score)
-            best[group] = h
-    return sorted((best[s] for s in order), key=lambda h: h.score, reverse=True)
+            c.score = max(c.score, cur.score)
+            best[c.group] = c
+    return sorted((best[g] for g in order), key=lambda c: c.score, reverse=True)
 
 
 def iso(ts: int | float) -> str:
