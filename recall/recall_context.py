@@ -280,7 +280,7 @@ def candidates(searcher, text: str, limit: int, project: str | None, exclude_ses
         return []
     query, _terms = built
     now = time.time()
-    hits = [searcher._hit(s.doc(address), score, now) for score, address in s.search(query, limit).hits]
+    hits = [searcher._hit(s.doc(address), score, now) for score, address in s.search(query, limit, count=False).hits]
     hits.sort(key=lambda h: h.score, reverse=True)
     return hits
 
@@ -359,7 +359,7 @@ def answer_to(searcher, hit, window: int = 3600):
     ])
     try:
         s = searcher.index.searcher()
-        result = s.search(query, 1, order_by_field="ts", order=tantivy.Order.Asc)
+        result = s.search(query, 1, count=False, order_by_field="ts", order=tantivy.Order.Asc)
         if not result.hits:
             return None
         doc = s.doc(result.hits[0][1])
