@@ -9,7 +9,6 @@ import re
 import sys
 from typing import Callable, Iterator
 
-from indexer.transcripts import SKIP_REASONS
 
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 
@@ -67,6 +66,8 @@ def print_index_summary(summary) -> None:
         rate = summary.messages / summary.seconds if summary.seconds else 0
         print(f"Indexed {summary.messages} messages from {summary.changed} of {summary.files} files "
               f"in {summary.seconds:.2f} s ({rate:,.0f} messages/s).")
+    from indexer.transcripts import SKIP_REASONS
+
     skipped = {k: v for k, v in summary.skipped.items() if k in SKIP_REASONS and v}
     if skipped:
         total = sum(skipped.values())

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -23,6 +23,7 @@ import tantivy
 
 from indexer.schema import DOCTYPES_BY_CODE, SchemaMismatch, open_index, prepare_content, text_analyzer
 from recall import paths
+from recall.hit import Hit
 from recall.errors import IndexMissing, RecallError
 
 W_CONTENT = 10.0
@@ -58,25 +59,6 @@ _ANALYZER = text_analyzer()
 STOPWORDS = frozenset(t for w in _STOPWORDS_RAW.split() for t in _ANALYZER.analyze(w))
 _IDENT = re.compile(r"[\w]+(?:[./\\:\-#@]+[\w]+)+|\b[\w]*[a-z0-9][A-Z][\w]*")
 _QUOTED = re.compile(r'"([^"]{2,200})"')
-
-
-@dataclass
-class Hit:
-    session_id: str
-    uuid: str
-    project: str
-    cwd: str
-    timestamp: str  # ISO 8601, UTC
-    role: str
-    text: str
-    snippet: str
-    score: float
-    kind: str = "message"  # message | session | memory
-
-    def as_json(self) -> dict:
-        d = asdict(self)
-        d["score"] = round(self.score, 4)
-        return d
 
 
 class SearchIndexError(RecallError):

@@ -11,6 +11,7 @@ import pytest
 from indexer.ingest import index_all
 from recall import entry, fast_search
 from recall.cli import app, run
+from tests.test_client import server  # noqa: F401 - the in-process service fixture
 from tests.test_index_search import webhook_session
 
 
@@ -75,6 +76,19 @@ def test_a_shell_search_does_not_import_typer(claude_projects):
     code = ("import sys, json; from recall.entry import main; rc = main(['--raw', '--json', 'stripe']); "
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('typer', 'click', 'rich', 'anthropic', 'mcp'))), file=sys.stderr); sys.exit(rc)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["hits"]
+    assert json.loads(proc.stderr.strip().splitlines()[-1]) == []
+
+
+def test_with_the_service_a_shell_search_imports_neither_tantivy_nor_the_indexer(claude_projects, server):
+    webhook_session().write(claude_projects)
+    index_all()
+    code = ("import sys, json; from recall.entry import main; rc = main(['--raw', '--json', 'stripe']); "
+            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('typer', 'click', 'rich', 'tantivy', 'indexer', 'sqlite3') or m == 'recall.search')), "
+            "file=sys.stderr); sys.exit(rc)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["hits"]
