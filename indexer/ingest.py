@@ -26,7 +26,8 @@ from typing import Callable, Iterable
 import tantivy
 
 from indexer.archive import Archive
-from indexer.schema import DOCTYPE_CODES, SchemaMismatch, drop_index, group_hash, open_index, prepare_content
+from indexer.schema import (DOCTYPE_CODES, SchemaMismatch, drop_index, group_hash, open_index, prepare_content,
+                            stored_value)
 from indexer.state import HEAD_BYTES, FileState, SessionInfo, StateDB, fingerprint, fingerprint_length
 from indexer.transcripts import FileContext, Message, read_lines
 from recall import paths
@@ -149,12 +150,7 @@ def check_memory_doc(d) -> dict:
 
 def _message_from_doc(doc: tantivy.Document) -> Message:
     def first(name, default=""):
-        v = doc.get_first(name)
-        if v is None:
-            return default
-        if isinstance(v, (bytes, bytearray)):
-            return bytes(v).decode("utf-8", "replace")
-        return v
+        return stored_value(doc, name, default)
 
     key = first("key")
     return Message(uuid=key[2:], session_id=first("session_id"), project=first("project"), cwd=first("cwd"),

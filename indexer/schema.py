@@ -58,9 +58,9 @@ def text_analyzer() -> tantivy.TextAnalyzer:
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-# ASCII fast path: lower-case letters and digits -> "a", upper case -> "A", the rest -> " ";
-# every camelCase boundary is then an ``aA`` found by ``bytes.find`` (C speed), where the
-# regex above costs ~3x more on the backfill path (long tool results).
+# Lower-case letters and digits -> "a", upper case -> "A", the rest -> " ": every camelCase
+# boundary is then an ``aA`` found by ``bytes.find`` (C speed), where the regex above costs
+# ~3x more on the backfill path (long tool results).
 # In UTF-8, lead bytes 0xE3-0xEF (U+3000-U+FFFF, every CJK range of _CJK) map to "C".
 _CASE_MAP = bytes(0x61 if (0x61 <= b <= 0x7A or 0x30 <= b <= 0x39) else 0x41 if 0x41 <= b <= 0x5A
                   else 0x43 if 0xE3 <= b <= 0xEF else 0x20 for b in range(256))
@@ -72,21 +72,8 @@ def prepare_content(text: str) -> str:
     Index and query both pass text through here, so ``getUserName`` is found by ``user``
     and ``数据库`` by ``数据``.
     """
-    if text.isascii():  # no CJK; camelCase boundaries from a byte map (same result as _CAMEL)
-        mapped = text.encode("ascii").translate(_CASE_MAP)
-        i = mapped.find(b"aA")
-        if i < 0:
-            return text
-        parts = []
-        last = 0
-        while i >= 0:
-            parts.append(text[last:i + 1])
-            last = i + 1
-            i = mapped.find(b"aA", last)
-        parts.append(text[last:])
-        return " ".join(parts)
-    # the same on UTF-8 (every byte of a non-ASCII character maps to " ", so an "aA" is
-    # still two adjacent ASCII characters): most text with a "…" or an accent is ASCII-heavy
+    # camelCase boundaries from a byte map over the UTF-8 (same result as _CAMEL): every byte
+    # of a non-ASCII character maps to " ", so an "aA" is still two adjacent ASCII characters
     data = text.encode("utf-8", "surrogatepass")
     mapped = data.translate(_CASE_MAP)
     i = mapped.find(b"aA")
@@ -109,6 +96,16 @@ def group_hash(key: str) -> int:
     """A stable 64-bit hash (not Python's per-process ``hash``) for the ``group`` field."""
     return int.from_bytes(hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
                           "little")
+
+
+def stored_value(doc: tantivy.Document, name: str, default=""):
+    """The first stored value of ``name`` in ``doc`` (bytes fields decoded), or ``default``."""
+    v = doc.get_first(name)
+    if v is None:
+        return default
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v).decode("utf-8", "replace")
+    return v
 
 
 def build_schema() -> tantivy.Schema:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import tantivy
 
 from indexer.project import canonical_project
+from indexer.schema import stored_value
 from recall import paths
 from recall.memory import note_access
 from recall.errors import RecallError, UsageError
@@ -168,12 +169,7 @@ class Match:
 
 
 def _stored(doc: tantivy.Document, name: str) -> str:
-    v = doc.get_first(name)
-    if v is None:
-        return ""
-    if isinstance(v, (bytes, bytearray)):
-        return bytes(v).decode("utf-8", "replace")
-    return str(v)
+    return str(stored_value(doc, name))
 
 
 def _memory_details(searcher: Searcher, ids: list[str]) -> dict[str, tantivy.Document]:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import tantivy
 
-from indexer.schema import DOCTYPES_BY_CODE, SchemaMismatch, open_index, prepare_content, text_analyzer
+from indexer.schema import DOCTYPES_BY_CODE, SchemaMismatch, open_index, prepare_content, stored_value, text_analyzer
 from recall import paths
 from recall.hit import Hit
 from recall.errors import IndexMissing, RecallError
@@ -236,7 +236,7 @@ class Searcher:
     def _hit(self, doc: tantivy.Document, score: float, now: float, boost: bool = True) -> Hit:
         """The hit for a stored document; ``score`` is Tantivy's, boosted by ``rank_score``
         unless ``boost`` is false (already done)."""
-        first = _first
+        first = stored_value
         ts = int(first(doc, "ts", 0) or 0)
         doctype = first(doc, "doctype", "message")
         key = first(doc, "key")
@@ -249,23 +249,14 @@ class Searcher:
     @staticmethod
     def _fill(hit: Hit, doc: tantivy.Document) -> None:
         """The fields of a hit that ranking does not read, decoded from its stored document."""
-        hit.project = _first(doc, "project")
-        hit.cwd = _first(doc, "cwd")
-        hit.timestamp = iso(int(_first(doc, "ts", 0) or 0))
-        hit.role = _first(doc, "role")
-        hit.text = _first(doc, "text")
+        hit.project = stored_value(doc, "project")
+        hit.cwd = stored_value(doc, "cwd")
+        hit.timestamp = iso(int(stored_value(doc, "ts", 0) or 0))
+        hit.role = stored_value(doc, "role")
+        hit.text = stored_value(doc, "text")
 
     def count(self) -> int:
         return self.index.searcher().num_docs
-
-
-def _first(doc: tantivy.Document, name: str, default=""):
-    v = doc.get_first(name)
-    if v is None:
-        return default
-    if isinstance(v, (bytes, bytearray)):
-        return bytes(v).decode("utf-8", "replace")
-    return v
 
 
 @dataclass

@@ -70,26 +70,26 @@ def test_same_error_without_an_index(capsys):
     assert fast == slow and fast[0] == 1 and "run `recall index`" in fast[2]
 
 
-def test_a_shell_search_does_not_import_typer(claude_projects):
-    webhook_session().write(claude_projects)
-    index_all()
+def shell_search(watch: tuple[str, ...]) -> list[str]:
+    """`recall --raw --json stripe` in a new process: asserts it found hits, returns which of
+    the ``watch`` modules (top-level names, or full names) it imported."""
     code = ("import sys, json; from recall.entry import main; rc = main(['--raw', '--json', 'stripe']); "
-            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('typer', 'click', 'rich', 'anthropic', 'mcp'))), file=sys.stderr); sys.exit(rc)")
+            f"watch = {watch!r}; "
+            "print(json.dumps(sorted(m for m in sys.modules if m in watch or m.split('.')[0] in watch)), "
+            "file=sys.stderr); sys.exit(rc)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["hits"]
-    assert json.loads(proc.stderr.strip().splitlines()[-1]) == []
+    return json.loads(proc.stderr.strip().splitlines()[-1])
+
+
+def test_a_shell_search_does_not_import_typer(claude_projects):
+    webhook_session().write(claude_projects)
+    index_all()
+    assert shell_search(("typer", "click", "rich", "anthropic", "mcp")) == []
 
 
 def test_with_the_service_a_shell_search_imports_neither_tantivy_nor_the_indexer(claude_projects, server):
     webhook_session().write(claude_projects)
     index_all()
-    code = ("import sys, json; from recall.entry import main; rc = main(['--raw', '--json', 'stripe']); "
-            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('typer', 'click', 'rich', 'tantivy', 'indexer', 'sqlite3') or m == 'recall.search')), "
-            "file=sys.stderr); sys.exit(rc)")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["hits"]
-    assert json.loads(proc.stderr.strip().splitlines()[-1]) == []
+    assert shell_search(("typer", "click", "rich", "tantivy", "indexer", "sqlite3", "recall.search")) == []
