@@ -111,6 +111,19 @@ def test_docs_written(result):
     assert table in docs
 
 
+def test_retrieval_quality_is_part_of_the_run(result):
+    res, docs, _ = result
+    ret = res["retrieval"]
+    assert "## Retrieval quality" in docs
+    if "skipped" in ret:  # no ../shared/data on this machine: the page says so
+        assert "Not measured in this run" in docs and "shared/data" in ret["skipped"]
+        return
+    assert set(ret["questions"]) == {"locomo", "longmemeval"} and all(ret["questions"].values())
+    cell = ret["summary"]["locomo"]["message"]["recall@5"]
+    assert 0 <= cell["ours"] <= 1 and 0 <= cell["baseline"] <= 1
+    assert "| locomo" in docs and "recall@5" in docs
+
+
 def test_work_directory_removed(result):
     _, _, tmp = result
     assert not (tmp / "work").exists()
