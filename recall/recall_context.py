@@ -269,10 +269,13 @@ def query_text(prompt: str) -> str:
     return " ".join(keep)
 
 
-def candidates(searcher, text: str, limit: int, project: str | None, exclude_session: str | None) -> list:
+def candidates(searcher, text: str, limit: int, project: str | None, exclude_session: str | None,
+               floor: float = 0.0, min_score: float = 0.0) -> list:
     """``Searcher.search(text, messages=True, doctypes=("message", "memory"), ...)`` without
     the snippets: most candidates fall below the floor, and the kept ones get snippets fitted
-    to the block when it is formatted (snippets were half of the hook's search time)."""
+    to the block when it is formatted (snippets were half of the hook's search time). Ranked
+    from fast fields; only candidates scoring at least ``floor`` × the best (and
+    ``min_score``) have their stored documents decoded."""
     s = searcher.index.searcher()
     built = searcher.build_query(s, text, doctypes=("message", "memory"), project=project,
                                  exclude_session=exclude_session)
@@ -280,9 +283,11 @@ def candidates(searcher, text: str, limit: int, project: str | None, exclude_ses
         return []
     query, _terms = built
     now = time.time()
-    hits = [searcher._hit(s.doc(address), score, now) for score, address in s.search(query, limit, count=False).hits]
-    hits.sort(key=lambda h: h.score, reverse=True)
-    return hits
+    ranked = searcher.rank(s, s.search(query, limit, count=False).hits, now)
+    if not ranked:
+        return []
+    cut = max(floor * ranked[0].score, min_score)
+    return [searcher._hit(s.doc(c.address), c.score, now, boost=False) for c in ranked if c.score >= cut]
 
 
 def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None, hook: dict | None = None,
@@ -305,11 +310,11 @@ def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None
         s = searcher if searcher is not None else shared_searcher()
     except IndexMissing:
         return []
-    hits = candidates(s, text, max(limit * 4, 24), project, session_id or None)
+    ratio, min_score = float(hook.get("relevance_floor", 0.35)), float(hook.get("min_score", 0.0))
+    hits = candidates(s, text, max(limit * 4, 24), project, session_id or None, ratio, min_score)
     if not hits:
         return []
-    best = hits[0].score
-    floor = max(float(hook.get("relevance_floor", 0.35)) * best, float(hook.get("min_score", 0.0)))
+    floor = max(ratio * hits[0].score, min_score)
     weights = term_weights(s, terms)
     need = float(hook.get("min_coverage", MIN_COVERAGE))
     kept, per_session, seen_text = [], {}, set()

@@ -213,18 +213,7 @@ class Searcher:
         if not result.hits:
             return []
         now = time.time() if now is None else now
-        # rank and group from fast-field columns; decode stored documents only for the hits
-        # shown (decoding ~110 candidates cost ~1.3 ms a query at 1M messages)
-        addresses = [address for _, address in result.hits]
-        stamps = searcher.fast_field_values("ts", addresses)
-        groups = searcher.fast_field_values("group", addresses)
-        codes = searcher.fast_field_values("dtcode", addresses)
-        ranked = []
-        for i, (score, address) in enumerate(result.hits):
-            doctype = DOCTYPES_BY_CODE.get(codes[i], "message")
-            group = groups[i] if groups[i] is not None else ("doc", i)
-            ranked.append(_Candidate(rank_score(score, stamps[i] or 0, doctype, now), doctype, group, address))
-        ranked.sort(key=lambda c: c.score, reverse=True)
+        ranked = self.rank(searcher, result.hits, now)
         if not messages:
             ranked = _group_by_session(ranked)
         hits = [self._hit(searcher.doc(c.address), c.score, now, boost=False) for c in ranked[:limit]]
@@ -232,6 +221,25 @@ class Searcher:
         for h in hits:
             h.snippet = snippet(h.text, pattern)
         return hits
+
+    @staticmethod
+    def rank(searcher: tantivy.Searcher, scored: list, now: float) -> list["_Candidate"]:
+        """Tantivy's (score, address) pairs ranked by ``rank_score``, best first, read from
+        fast-field columns: stored documents are decoded only for the hits kept (decoding
+        ~110 candidates cost ~1.3 ms a query at 1M messages)."""
+        if not scored:
+            return []
+        addresses = [address for _, address in scored]
+        stamps = searcher.fast_field_values("ts", addresses)
+        groups = searcher.fast_field_values("group", addresses)
+        codes = searcher.fast_field_values("dtcode", addresses)
+        ranked = []
+        for i, (score, address) in enumerate(scored):
+            doctype = DOCTYPES_BY_CODE.get(codes[i], "message")
+            group = groups[i] if groups[i] is not None else ("doc", i)
+            ranked.append(_Candidate(rank_score(score, stamps[i] or 0, doctype, now), doctype, group, address))
+        ranked.sort(key=lambda c: c.score, reverse=True)
+        return ranked
 
     def _hit(self, doc: tantivy.Document, score: float, now: float, boost: bool = True) -> Hit:
         """The hit for a stored document; ``score`` is Tantivy's, boosted by ``rank_score``
