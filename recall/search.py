@@ -114,7 +114,7 @@ class Searcher:
     def _phrases(self, searcher: tantivy.Searcher, text: str, long: bool) -> list[list[str]]:
         """Quoted text, identifiers, paths and dotted.names, each as the list of its parts.
 
-        A phrase query reads positions for every document holding all its parts: ~2-3 ms
+        A phrase query reads positions for every document holding all its parts: 1-7 ms
         each on common parts at 1M messages. A pasted prompt (``long``) can name many;
         it keeps the MAX_LONG_PHRASES whose rarest part is rarest (cheapest and most telling).
         """
@@ -223,7 +223,7 @@ class Searcher:
         return hits
 
     @staticmethod
-    def rank(searcher: tantivy.Searcher, scored: list, now: float) -> list["_Candidate"]:
+    def rank(searcher: tantivy.Searcher, scored: list, now: float) -> list[Candidate]:
         """Tantivy's (score, address) pairs ranked by ``rank_score``, best first, read from
         fast-field columns: stored documents are decoded only for the hits kept (decoding
         ~110 candidates cost ~1.3 ms a query at 1M messages)."""
@@ -237,7 +237,7 @@ class Searcher:
         for i, (score, address) in enumerate(scored):
             doctype = DOCTYPES_BY_CODE.get(codes[i], "message")
             group = groups[i] if groups[i] is not None else ("doc", i)
-            ranked.append(_Candidate(rank_score(score, stamps[i] or 0, doctype, now), doctype, group, address))
+            ranked.append(Candidate(rank_score(score, stamps[i] or 0, doctype, now), doctype, group, address))
         ranked.sort(key=lambda c: c.score, reverse=True)
         return ranked
 
@@ -268,7 +268,9 @@ class Searcher:
 
 
 @dataclass
-class _Candidate:
+class Candidate:
+    """A ranked match before its stored document is decoded (``Searcher.rank``)."""
+
     score: float
     kind: str
     group: object  # the ``group`` fast field: a session, or a memory's own key
@@ -286,9 +288,9 @@ def rank_score(score: float, ts: int | float, doctype: str, now: float) -> float
     return boosted
 
 
-def _group_by_session(ranked: list[_Candidate]) -> list[_Candidate]:
+def _group_by_session(ranked: list[Candidate]) -> list[Candidate]:
     """One hit per session (shown by its best message); each memory stands on its own."""
-    best: dict[object, _Candidate] = {}
+    best: dict[object, Candidate] = {}
     order: list[object] = []
     for c in ranked:  # sorted by score: the first hit of a session is its best
         cur = best.get(c.group)
