@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from recall.errors import RecallError

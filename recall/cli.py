@@ -72,7 +72,7 @@ def search_cmd(
     text = " ".join(query)
     hits = run_search(text, limit=limit, since=since, project=project, messages=messages)
     if as_json:
-        typer.echo(json.dumps({"query": text, "hits": [h.as_json() for h in hits]}, ensure_ascii=False))
+        fmt.print_hits_json(text, hits)
     else:
         from recall.commands.hook_setup import print_search_result
 

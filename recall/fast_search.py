@@ -71,14 +71,11 @@ def run(opts: dict) -> int:
     project = Path(opts["project"]) if opts["project"] is not None else None
     hits = run_search(text, limit=opts["limit"], since=opts["since"], project=project,
                       messages=opts["messages"])
+    from recall import format as fmt
+
     if opts["as_json"]:
-        import json
-
-        sys.stdout.write(json.dumps({"query": text, "hits": [h.as_json() for h in hits]},
-                                    ensure_ascii=False) + "\n")
+        fmt.print_hits_json(text, hits)
     else:
-        from recall import format as fmt
-
         fmt.print_hits(hits, text)
     sys.stdout.flush()
     return 0

@@ -56,6 +56,13 @@ def print_hits(hits, query: str) -> None:
         print(file=out)
 
 
+def print_hits_json(query: str, hits) -> None:
+    """The ``--json`` output of a search (schema in docs/cli.md)."""
+    import json
+
+    print(json.dumps({"query": query, "hits": [h.as_json() for h in hits]}, ensure_ascii=False))
+
+
 def print_index_summary(summary) -> None:
     if summary.rebuilt:
         print(f"Rebuilt the index ({summary.rebuilt}).")

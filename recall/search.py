@@ -96,27 +96,25 @@ class Searcher:
         self.index.reload()
 
     # query building -------------------------------------------------------------------
-    def _terms(self, searcher: tantivy.Searcher, text: str) -> tuple[list[str], bool]:
-        """The query's terms, and whether the text was long enough to be cut to the rarest."""
+    def _terms(self, searcher: tantivy.Searcher, text: str) -> tuple[list[str], dict[str, int] | None]:
+        """The query's terms; for a text long enough to be cut to its rarest terms, also the
+        document frequency of every term it held (None otherwise)."""
         terms = _unique(analyze(text))
         if len(terms) <= MAX_TERMS:
-            return terms, False
+            return terms, None
         # a pasted log: keep the rarest terms that exist at all
-        scored = []
-        for t in terms:
-            df = searcher.doc_freq("content", t)
-            if df:
-                scored.append((df, t))
-        scored.sort()
+        dfs = {t: searcher.doc_freq("content", t) for t in terms}
+        scored = sorted((df, t) for t, df in dfs.items() if df)
         keep = {t for _, t in scored[:MAX_TERMS]}
-        return [t for t in terms if t in keep], True  # the rarest, in the order written
+        return [t for t in terms if t in keep], dfs  # the rarest, in the order written
 
-    def _phrases(self, searcher: tantivy.Searcher, text: str, long: bool) -> list[list[str]]:
+    def _phrases(self, searcher: tantivy.Searcher, text: str, dfs: dict[str, int] | None) -> list[list[str]]:
         """Quoted text, identifiers, paths and dotted.names, each as the list of its parts.
 
         A phrase query reads positions for every document holding all its parts: 1-7 ms
-        each on common parts at 1M messages. A pasted prompt (``long``) can name many;
-        it keeps the MAX_LONG_PHRASES whose rarest part is rarest (cheapest and most telling).
+        each on common parts at 1M messages. A pasted prompt (``dfs`` given: see ``_terms``) can
+        name many; it keeps the MAX_LONG_PHRASES whose rarest part is rarest (cheapest and most
+        telling).
         """
         phrases = []
         for chunk in [*_QUOTED.findall(text), *_IDENT.findall(text[:4000])]:
@@ -125,8 +123,11 @@ class Searcher:
                 phrases.append(parts)
             if len(phrases) >= MAX_PHRASES:
                 break
-        if long and len(phrases) > MAX_LONG_PHRASES:
-            rarest = {tuple(p): min(searcher.doc_freq("content", t) for t in p) for p in phrases}
+        if dfs is not None and len(phrases) > MAX_LONG_PHRASES:
+            def df(t: str) -> int:
+                return dfs[t] if t in dfs else searcher.doc_freq("content", t)
+
+            rarest = {tuple(p): min(df(t) for t in p) for p in phrases}
             keep = sorted(rarest, key=rarest.get)[:MAX_LONG_PHRASES]
             phrases = [p for p in phrases if tuple(p) in keep]
         return phrases
@@ -135,9 +136,9 @@ class Searcher:
                     project: str | None = None, since: float | None = None, until: float | None = None,
                     exclude_session: str | None = None, roles=None, mtype: str | None = None):
         schema = self.schema
-        terms, long = self._terms(searcher, text)
+        terms, dfs = self._terms(searcher, text)
         content_words = [t for t in terms if t not in STOPWORDS]
-        phrases = self._phrases(searcher, text, long)
+        phrases = self._phrases(searcher, text, dfs)
         # an exact phrase already rewards its adjacent parts: no sloppy bigram for them (on a
         # path both read the same common positions: ~10 ms at 1M messages)
         in_phrase = {pair for p in phrases for pair in zip(p, p[1:])}
@@ -210,8 +211,6 @@ class Searcher:
         fetch = limit if messages else min(limit * 8 + 20, 600)
         fetch = min(fetch + 10, 1000)
         result = searcher.search(query, fetch, count=False)
-        if not result.hits:
-            return []
         now = time.time() if now is None else now
         ranked = self.rank(searcher, result.hits, now)
         if not messages:
