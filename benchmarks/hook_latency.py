@@ -96,7 +96,7 @@ def project_prompts(home: Path, project: str, seed: int, n: int) -> list[str]:
     searcher = s.index.searcher()
     texts = []
     for _score, address in searcher.search(query, 3000).hits:
-        words = bytes(searcher.doc(address).get_first("text")).decode("utf-8", "replace").split()
+        words = s._hit(searcher.doc(address), 0.0, 0.0).text.split()  # text from the archive
         if len(words) >= 6:
             texts.append(" ".join(words[:12]))
     rng = random.Random(seed)

@@ -13,14 +13,19 @@ Layout (directories 0700, files 0600)::
                                       {"op": "upsert", "doc": {...}} | {"op": "delete", "key": "mem:<id>"}
       forgotten.json                  tombstones written by ``recall forget``
 
-* Appends go through ``Archive.append``: records are grouped per (project, session)
+* Appends go through ``Archive.store``: records are grouped per (project, session)
   file and written with one ``write`` each (O_APPEND). A uuid already in a file is not
   written again, so re-reading a transcript (truncation, replacement, a restart after
   ``kill -9``) never duplicates it; the uuids of recently touched files are cached
   (bounded by ``UUID_CACHE`` entries in total), older files are re-read on demand.
+* ``store`` returns each message's *position*, the byte offset of its line: the index
+  keeps it instead of the text, and the searcher reads the text back at that offset
+  (``indexer.archive_files``). Files are never rewritten, only appended to or deleted
+  whole, so positions stay valid.
 * A write cut short by ``kill -9`` leaves at most a partial last line: the reader skips
   lines that do not parse, the next append first truncates the file to its last newline.
-* ``replay()`` streams everything back as batches of ``Message`` (the rebuild path);
+* ``replay_positions()`` streams everything back as batches of ``Message`` with their
+  positions (the rebuild path);
   ``memory_docs()`` folds the memory log into the current memory documents.
 * ``forget_session`` / ``forget_project`` delete from the archive and record a
   tombstone (``forgotten.json``): messages of that session/project dated up to the
@@ -31,10 +36,8 @@ Layout (directories 0700, files 0600)::
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 import shutil
 import time
 from collections import OrderedDict
@@ -48,8 +51,6 @@ try:
         return orjson.dumps(obj)
 
     _dump_message = orjson.dumps  # a Message (dataclass) serialises as its to_record() dict
-    _loads = orjson.loads
-    _JSONError: tuple[type[Exception], ...] = (orjson.JSONDecodeError, ValueError, TypeError)
 except ImportError:  # pragma: no cover
     def _dumps(obj) -> bytes:
         return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
@@ -57,30 +58,15 @@ except ImportError:  # pragma: no cover
     def _dump_message(m) -> bytes:
         return _dumps(m.to_record())
 
-    _loads = json.loads
-    _JSONError = (ValueError, TypeError, UnicodeDecodeError)
-
+from indexer.archive_files import iter_lines, project_slug, session_filename
 from indexer.transcripts import Message
 from recall.paths import atomic_write, ensure_dir
+
+__all__ = ["Archive", "Tombstones", "project_slug", "session_filename"]
 
 FORMAT = 1
 UUID_CACHE = 100_000      # uuids kept in memory for de-duplication, over all cached files
 REPLAY_BATCH = 2_000      # messages per replayed batch
-_SAFE = re.compile(r"[^A-Za-z0-9._-]")
-
-
-def project_slug(project: str) -> str:
-    """A directory name for ``project``: readable tail + hash (unique, filesystem-safe)."""
-    digest = hashlib.sha1(project.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    tail = _SAFE.sub("-", os.path.basename(project.rstrip("/")) or "root")[:40].strip("-.") or "p"
-    return f"{tail}-{digest}"
-
-
-def session_filename(session_id: str) -> str:
-    safe = _SAFE.sub("-", session_id)[:120] or "unknown"
-    if safe != session_id or safe.startswith("."):
-        safe = f"{safe.lstrip('.')}-{hashlib.sha1(session_id.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
-    return safe + ".jsonl"
 
 
 SYNC_FILES = 32
@@ -130,20 +116,8 @@ def _heal_tail(path: Path) -> None:
 
 
 def _iter_records(path: Path) -> Iterator[dict]:
-    try:
-        fh = open(path, "rb")
-    except FileNotFoundError:
-        return
-    with fh:
-        for raw in fh:
-            if not raw.endswith(b"\n"):
-                break  # a partial last line: an interrupted write
-            try:
-                rec = _loads(raw)
-            except _JSONError:
-                continue
-            if isinstance(rec, dict):
-                yield rec
+    for _, rec in iter_lines(path):
+        yield rec
 
 
 class Tombstones:
@@ -192,7 +166,7 @@ class Archive:
         if not fmt.exists():
             atomic_write(fmt, f"{FORMAT}\n")
         self.tombstones = Tombstones(root / "forgotten.json")
-        self._uuids: OrderedDict[Path, set[str]] = OrderedDict()
+        self._uuids: OrderedDict[Path, dict[str, int]] = OrderedDict()  # uuid -> position
         self._cached = 0
         self._healed: set[Path] = set()
         self._known_dirs: set[Path] = set()
@@ -218,19 +192,20 @@ class Archive:
         return sorted(self.sessions_dir.glob("*/*.jsonl"))
 
     # de-duplication ------------------------------------------------------------------
-    def _uuid_set(self, path: Path) -> set[str]:
-        s = self._uuids.get(path)
-        if s is not None:
+    def _positions(self, path: Path) -> dict[str, int]:
+        """uuid -> position (offset of its line) of every message archived in ``path``."""
+        known = self._uuids.get(path)
+        if known is not None:
             self._uuids.move_to_end(path)
-            return s
+            return known
         if path not in self._healed:
             _heal_tail(path)
             self._healed.add(path)
-        s = {str(rec.get("uuid")) for rec in _iter_records(path)}
-        self._uuids[path] = s
-        self._cached += len(s)
+        known = {str(rec.get("uuid")): pos for pos, rec in iter_lines(path)}
+        self._uuids[path] = known
+        self._cached += len(known)
         self._evict()
-        return s
+        return known
 
     def _evict(self) -> None:
         while self._cached > UUID_CACHE and len(self._uuids) > 1:
@@ -238,26 +213,36 @@ class Archive:
             self._cached -= len(old)
 
     # writing -------------------------------------------------------------------------
-    def append(self, messages: Iterable[Message]) -> int:
-        """Archive messages not archived yet; returns how many were written."""
-        groups: dict[tuple[str, str], list[Message]] = {}
-        for m in messages:
-            groups.setdefault((m.project, m.session_id), []).append(m)
+    def store(self, messages: list[Message]) -> list[int]:
+        """Archive the messages not archived yet; returns every message's position in its
+        session file (where it was written, or where it already was), in order."""
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, m in enumerate(messages):
+            groups.setdefault((m.project, m.session_id), []).append(i)
+        positions = [0] * len(messages)
         written = 0
-        for (project, session_id), msgs in groups.items():
+        for (project, session_id), idxs in groups.items():
             path = self._project_dir(project) / session_filename(session_id)
-            seen = self._uuid_set(path)
-            out = []
-            for m in msgs:
-                if m.uuid in seen:
+            known = self._positions(path)
+            out: list[bytes] = []
+            new: list[tuple[int, int]] = []  # (message index, offset within this write)
+            size = 0
+            for i in idxs:
+                uuid = messages[i].uuid
+                pos = known.get(uuid)
+                if pos is not None:
+                    positions[i] = pos
                     continue
-                seen.add(m.uuid)
-                self._cached += 1
-                out.append(_dump_message(m) + b"\n")
+                known[uuid] = -1  # a repeat within this batch: resolved below
+                line = _dump_message(messages[i]) + b"\n"
+                new.append((i, size))
+                out.append(line)
+                size += len(line)
             if not out:
                 continue
             fd = _open_append(path)
             try:
+                base = os.fstat(fd).st_size  # the only writer (writer.lock): appends land here
                 data = b"".join(out)
                 view = memoryview(data)
                 while view:
@@ -265,11 +250,22 @@ class Archive:
                     view = view[n:]
             finally:
                 os.close(fd)
+            for i, off in new:
+                known[messages[i].uuid] = positions[i] = base + off
+            for i in idxs:
+                positions[i] = known[messages[i].uuid]
+            self._cached += len(new)
             self.touched.add(path)
-            written += len(out)
+            written += len(new)
         self.written += written
         self._evict()
-        return written
+        return positions
+
+    def append(self, messages: Iterable[Message]) -> int:
+        """Archive messages not archived yet; returns how many were written."""
+        before = self.written
+        self.store(list(messages))
+        return self.written - before
 
     def sync(self) -> None:
         """Flush what was appended since the last sync to disk (clean shutdown, end of a
@@ -295,9 +291,15 @@ class Archive:
     # reading -------------------------------------------------------------------------
     def replay(self, batch: int = REPLAY_BATCH) -> Iterator[list[Message]]:
         """Every archived message, streamed in batches (bounded memory)."""
+        for messages, _ in self.replay_positions(batch):
+            yield messages
+
+    def replay_positions(self, batch: int = REPLAY_BATCH) -> Iterator[tuple[list[Message], list[int]]]:
+        """``replay`` with each message's position in its session file (the rebuild path)."""
         out: list[Message] = []
+        where: list[int] = []
         for path in self.session_files():
-            for rec in _iter_records(path):
+            for pos, rec in iter_lines(path):
                 try:
                     m = Message.from_record(rec)
                 except (TypeError, ValueError):
@@ -305,11 +307,12 @@ class Archive:
                 if not m.uuid or self.tombstones.covers(m):
                     continue
                 out.append(m)
+                where.append(pos)
                 if len(out) >= batch:
-                    yield out
-                    out = []
+                    yield out, where
+                    out, where = [], []
         if out:
-            yield out
+            yield out, where
 
     def count(self) -> int:
         n = 0

@@ -69,7 +69,9 @@ class Summary:
                    errors=list(d.get("errors") or []), replayed=int(d.get("replayed") or 0))
 
 
-def message_document(m: Message) -> tantivy.Document:
+def message_document(m: Message, pos: int | None = None) -> tantivy.Document:
+    """The document of message ``m``; ``pos``: its position in the archive, where its text
+    is read from (stored in the document when there is none)."""
     # one add_* call per field: ~4x cheaper than Document(**fields), which converts kwargs
     doc = tantivy.Document()
     doc.add_text("key", "m:" + m.uuid)
@@ -80,9 +82,12 @@ def message_document(m: Message) -> tantivy.Document:
     doc.add_integer("ts", int(m.timestamp))
     doc.add_unsigned("group", group_hash(m.session_id))
     doc.add_unsigned("dtcode", DOCTYPE_CODES["message"])
-    doc.add_bytes("text", m.text.encode("utf-8", "replace"))
-    doc.add_bytes("cwd", m.cwd.encode("utf-8", "replace"))
-    doc.add_bytes("branch", m.branch.encode("utf-8", "replace"))
+    if pos is None:
+        doc.add_bytes("text", m.text.encode("utf-8", "replace"))
+        doc.add_bytes("cwd", m.cwd.encode("utf-8", "replace"))
+        doc.add_bytes("branch", m.branch.encode("utf-8", "replace"))
+    else:
+        doc.add_integer("apos", pos)
     doc.add_text("content", prepare_content(m.text))
     if m.files:
         doc.add_text("files", "\n".join(m.files))
@@ -281,7 +286,9 @@ def _seed(archive: Archive, index: tantivy.Index) -> None:
             n = searcher.search(q, 1, count=True).count
             if n:
                 hits = searcher.search(q, n).hits
-                archive.append([_message_from_doc(searcher.doc(addr)) for _, addr in hits])
+                docs = (searcher.doc(addr) for _, addr in hits)
+                # a document with an archive position has its text in an archive that is gone
+                archive.append([_message_from_doc(d) for d in docs if d.get_first("apos") is None])
             lo += step
     mem = Q.term_query(schema, "doctype", "memory", index_option="basic")
     n = searcher.search(mem, 1, count=True).count
@@ -440,18 +447,22 @@ class Indexer:
             trim_memory()
         return added
 
-    def _add(self, messages: list[Message], archive: bool = True) -> None:
+    def _add(self, messages: list[Message], archive: bool = True, positions: list[int] | None = None) -> None:
+        """Index ``messages``: archived first (``archive``), or already archived at
+        ``positions``; with neither, their text is stored in the index."""
         if self.archive.tombstones:
-            kept = [m for m in messages if not self.archive.tombstones.covers(m)]
-            self.stats["forgotten"] += len(messages) - len(kept)
-            messages = kept
+            keep = [i for i, m in enumerate(messages) if not self.archive.tombstones.covers(m)]
+            if len(keep) < len(messages):
+                self.stats["forgotten"] += len(messages) - len(keep)
+                messages = [messages[i] for i in keep]
+                positions = [positions[i] for i in keep] if positions is not None else None
         if not messages:
             return
         if archive:
-            self.archive.append(messages)  # before the commit that holds them
+            positions = self.archive.store(messages)  # before the commit that holds them
         writer = self.writer
         added = self._added
-        for m in messages:
+        for i, m in enumerate(messages):
             key = "m:" + m.uuid
             if added is None:
                 writer.delete_documents_by_term("key", key)
@@ -462,15 +473,16 @@ class Indexer:
                     writer.delete_documents_by_term("key", key)
                 else:
                     added[h >> 3] |= bit
-            writer.add_document(message_document(m))
+            writer.add_document(message_document(m, positions[i] if positions is not None else None))
             self._note_session(m)
         self.pending_messages += len(messages)
         for listener in self.listeners:
             listener(messages)
 
-    def add_messages(self, messages: list[Message], archive: bool = True) -> None:
+    def add_messages(self, messages: list[Message], archive: bool = True,
+                     positions: list[int] | None = None) -> None:
         """Index already-parsed messages (the archive replay and tests use this)."""
-        self._add(messages, archive=archive)
+        self._add(messages, archive=archive, positions=positions)
         if self.pending_messages >= COMMIT_EVERY:
             self.commit()
 
@@ -478,8 +490,8 @@ class Indexer:
         """Index everything the archive holds (messages, then memory documents); returns
         messages replayed. Runs after a rebuild dropped the index."""
         n = 0
-        for batch in self.archive.replay():
-            self.add_messages(batch, archive=False)
+        for batch, positions in self.archive.replay_positions():
+            self.add_messages(batch, archive=False, positions=positions)
             n += len(batch)
             if progress:
                 progress(n)

@@ -10,7 +10,12 @@ Fields (one document per message, per session and per memory; ``doctype`` tells 
   doctype    raw, stored, indexed   message | session | memory
   session_id, project, role, mtype  raw, stored, indexed (filters)
   ts         integer seconds, stored, indexed, fast (range filters, recency)
+  apos       integer, stored only: a message's position in its archive file (see
+             indexer.archive_files); its text, cwd and branch are read from there, not
+             stored here (half the index, and less for merges to copy). A message indexed
+             without an archive copy has no apos and stores them itself.
   text, cwd, branch   stored bytes: the redacted text as written, and where it was said
+             (session and memory documents, and messages without an apos)
   content    ``recall_text``: Unicode words, lowercased, English-stemmed, with positions.
              It is fed camelCase-split text (and CJK split per character) so identifiers are
              found by their parts; whole identifiers, paths and dotted.names are found by a
@@ -38,7 +43,7 @@ from tantivy import Filter, TextAnalyzerBuilder, Tokenizer
 
 from recall.paths import atomic_write, ensure_dir
 
-SCHEMA_VERSION = 2  # 2: the group and dtcode fast fields
+SCHEMA_VERSION = 3  # 2: the group and dtcode fast fields; 3: message text in the archive (apos)
 
 DOCTYPE_CODES = {"message": 0, "session": 1, "memory": 2}
 DOCTYPES_BY_CODE = {v: k for k, v in DOCTYPE_CODES.items()}
@@ -115,6 +120,7 @@ def build_schema() -> tantivy.Schema:
     sb.add_integer_field("ts", stored=True, indexed=True, fast=True)
     for name in ("group", "dtcode"):
         sb.add_unsigned_field(name, stored=False, indexed=False, fast=True)
+    sb.add_integer_field("apos", stored=True, indexed=False, fast=False)
     for name in ("text", "cwd", "branch"):
         sb.add_bytes_field(name, stored=True, indexed=False)
     sb.add_text_field("content", stored=False, tokenizer_name=TEXT_ANALYZER, index_option="position")

@@ -421,8 +421,8 @@ class Service:
         try:
             if ix.needs_replay:
                 self.log.info("replaying the archive into the rebuilt index")
-                for batch in ix.archive.replay():
-                    ix.add_messages(batch, archive=False)
+                for batch, positions in ix.archive.replay_positions():
+                    ix.add_messages(batch, archive=False, positions=positions)
                     summary.replayed += len(batch)
                     self.backfill_progress = {"replayed": summary.replayed}
                     self._between_files()

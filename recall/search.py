@@ -21,6 +21,7 @@ from pathlib import Path
 
 import tantivy
 
+from indexer.archive_files import read_message
 from indexer.schema import DOCTYPES_BY_CODE, SchemaMismatch, open_index, prepare_content, stored_value, text_analyzer
 from recall import paths
 from recall.hit import Hit
@@ -91,6 +92,7 @@ class Searcher:
                 "The index was built by another version of recall: run `recall index --rebuild`."
             ) from None
         self.schema = self.index.schema
+        self.archive_root = self.index_path.parent / "archive"  # paths.archive_dir() beside index_dir()
 
     def refresh(self) -> None:
         self.index.reload()
@@ -253,14 +255,20 @@ class Searcher:
         self._fill(hit, doc)
         return hit
 
-    @staticmethod
-    def _fill(hit: Hit, doc: tantivy.Document) -> None:
-        """The fields of a hit that ranking does not read, decoded from its stored document."""
+    def _fill(self, hit: Hit, doc: tantivy.Document) -> None:
+        """The fields of a hit that ranking does not read: from its stored document, and
+        a message's text and cwd from its line in the archive."""
         hit.project = stored_value(doc, "project")
-        hit.cwd = stored_value(doc, "cwd")
         hit.timestamp = iso(int(stored_value(doc, "ts", 0) or 0))
         hit.role = stored_value(doc, "role")
-        hit.text = stored_value(doc, "text")
+        pos = doc.get_first("apos")
+        if pos is None:
+            hit.cwd = stored_value(doc, "cwd")
+            hit.text = stored_value(doc, "text")
+            return
+        rec = read_message(self.archive_root, hit.project, hit.session_id, int(pos), hit.uuid) or {}
+        hit.cwd = str(rec.get("cwd") or "")
+        hit.text = str(rec.get("text") or "")
 
     def count(self) -> int:
         return self.index.searcher().num_docs

@@ -76,6 +76,48 @@ def test_a_torn_last_line_is_skipped_and_healed(tmp_path):
     assert [json.loads(l)["uuid"] for l in lines] == ["u1", "u2", "u3"]
 
 
+def test_store_returns_positions_that_read_back(tmp_path):
+    from indexer.archive_files import read_message
+
+    root = tmp_path / "a"
+    arch = Archive(root)
+    first = arch.store([msg(1), msg(2, session="s2"), msg(3)])
+    again = Archive(root).store([msg(3), msg(4), msg(4), msg(1)])  # a new process; a repeat
+    assert again[0] == first[2] and again[3] == first[0] and again[1] == again[2]
+    for i, pos in [(1, first[0]), (3, first[2]), (4, again[1])]:
+        rec = read_message(root, "/p/app", "s1", pos, f"u{i}")
+        assert rec["text"] == f"message number {i} about zebra{i}" and rec["cwd"] == "/p/app"
+    assert read_message(root, "/p/app", "s2", first[1], "u2")["uuid"] == "u2"
+    replayed = [(m.uuid, pos) for batch, where in Archive(root).replay_positions() for m, pos in zip(batch, where)]
+    assert sorted(replayed) == sorted({("u1", first[0]), ("u2", first[1]), ("u3", first[2]), ("u4", again[1])})
+
+
+def test_a_position_survives_a_healed_torn_write(tmp_path):
+    from indexer.archive_files import read_message
+
+    root = tmp_path / "a"
+    Archive(root).store([msg(1)])
+    path = Archive(root).session_files()[0]
+    with open(path, "ab") as fh:  # kill -9 in the middle of a write
+        fh.write(b'{"uuid": "u2", "session_id": "s1", "te')
+    (pos,) = Archive(root).store([msg(2)])
+    assert read_message(root, "/p/app", "s1", pos, "u2")["text"] == "message number 2 about zebra2"
+
+
+def test_reading_a_message_that_is_gone_or_misplaced(tmp_path):
+    from indexer.archive_files import read_message
+
+    root = tmp_path / "a"
+    arch = Archive(root)
+    p1, p2 = arch.store([msg(1), msg(2)])
+    assert read_message(root, "/p/app", "s1", p1, "u2")["uuid"] == "u2"  # wrong position: found by a scan
+    assert read_message(root, "/p/app", "s1", 10**9, "u1")["uuid"] == "u1"  # past the end
+    assert read_message(root, "/p/app", "s1", p2, "u9") is None
+    assert read_message(root, "/p/app", "nope", 0, "u1") is None
+    arch.forget_session("s1")
+    assert read_message(root, "/p/app", "s1", p1, "u1") is None
+
+
 def test_replay_streams_in_batches(tmp_path):
     arch = Archive(tmp_path / "a")
     arch.append([msg(i, session=f"s{i % 7}") for i in range(5000)])
@@ -152,6 +194,42 @@ def test_rebuild_restores_sessions_whose_transcripts_are_gone(claude_projects):
     assert {h.session_id for h in hits} == {s.session_id for s in sessions}
 
 
+def test_message_text_is_read_from_the_archive_not_stored_in_the_index(claude_projects):
+    import tantivy
+
+    write_sessions(claude_projects, n_sessions=2)
+    index_all()
+    s = Searcher()
+    ts = s.index.searcher()
+    q = tantivy.Query.term_query(s.schema, "doctype", "message", index_option="basic")
+    docs = [ts.doc(addr) for _, addr in ts.search(q, 100).hits]
+    assert len(docs) == 16
+    assert all(d.get_first("apos") is not None and d.get_first("text") is None for d in docs)
+    hits = Searcher().search("giraffe webhook", limit=5, messages=True)
+    assert hits and all("giraffe webhook" in h.text and h.cwd == "/home/dev/app" for h in hits)
+    assert all("**giraffe**" in h.snippet for h in hits)
+
+
+def test_a_hit_whose_archive_line_is_gone_has_no_text_and_no_error(claude_projects):
+    import shutil
+
+    write_sessions(claude_projects, n_sessions=1)
+    index_all()
+    shutil.rmtree(paths.archive_dir() / "sessions")
+    hits = Searcher().search("giraffe", limit=5, messages=True)
+    assert hits and all(h.text == "" and h.snippet == "" for h in hits)
+
+
+def test_rebuilt_index_reads_text_at_replayed_positions(claude_projects):
+    sessions = write_sessions(claude_projects, n_sessions=2)
+    index_all()
+    for s in sessions:
+        s.path(claude_projects).unlink()
+    assert index_all(rebuild=True).replayed == 16
+    hits = Searcher().search("answer 3 of session 1 signing secret", limit=3, messages=True)
+    assert hits[0].text == "answer 3 of session 1: rotate the signing secret"
+
+
 def test_a_schema_change_replays_the_archive(claude_projects):
     sessions = write_sessions(claude_projects, n_sessions=2)
     index_all()
@@ -163,14 +241,19 @@ def test_a_schema_change_replays_the_archive(claude_projects):
 
 
 def test_an_index_older_than_the_archive_seeds_it(claude_projects):
+    from indexer.ingest import discover
+    from indexer.transcripts import FileContext, read_lines
+
     write_sessions(claude_projects, n_sessions=2)
-    index_all()
-    with Indexer() as ix:
+    with Indexer() as ix:  # an index of a version without the archive: text in the index
+        for path in discover([claude_projects]):
+            for batch, _ in read_lines(path, 0, FileContext(path), ix.stats):
+                ix.add_messages(batch, archive=False)
         ix.upsert_memory_docs([{"id": "k1", "project": "/home/dev/app", "type": "decision",
                                 "content": "use ed25519 keys", "tags": ["ssh"], "updated": 1.7e9}])
     import shutil
 
-    shutil.rmtree(paths.archive_dir())  # as if the index came from a version without the archive
+    shutil.rmtree(paths.archive_dir())
     with Indexer():
         pass
     assert len(archived_uuids()) == 16

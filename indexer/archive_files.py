@@ -1,0 +1,113 @@
+"""Where the archive keeps a message, and reading it back from there.
+
+A message's archive file is ``sessions/<project_slug(project)>/<session_filename(session)>``
+under the archive root, and its *position* is the byte offset of its line in that file.
+Archive files are only ever appended to or deleted whole (``recall forget``), so a position
+stays valid for as long as the message exists; the index stores it (field ``apos``)
+instead of the message's text, which is read back from here for the hits shown.
+
+Light on imports: the searcher, and with it the prompt hook, reads hit text through this
+module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+try:
+    import orjson
+
+    _loads = orjson.loads
+    _JSONError: tuple[type[Exception], ...] = (orjson.JSONDecodeError, ValueError, TypeError)
+except ImportError:  # pragma: no cover
+    import json
+
+    _loads = json.loads
+    _JSONError = (ValueError, TypeError, UnicodeDecodeError)
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+READ_CHUNK = 8192
+
+
+def project_slug(project: str) -> str:
+    """A directory name for ``project``: readable tail + hash (unique, filesystem-safe)."""
+    digest = hashlib.sha1(project.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    tail = _SAFE.sub("-", os.path.basename(project.rstrip("/")) or "root")[:40].strip("-.") or "p"
+    return f"{tail}-{digest}"
+
+
+def session_filename(session_id: str) -> str:
+    safe = _SAFE.sub("-", session_id)[:120] or "unknown"
+    if safe != session_id or safe.startswith("."):
+        safe = f"{safe.lstrip('.')}-{hashlib.sha1(session_id.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+    return safe + ".jsonl"
+
+
+def session_path(root: Path, project: str, session_id: str) -> Path:
+    return root / "sessions" / project_slug(project) / session_filename(session_id)
+
+
+def parse_line(raw: bytes) -> dict | None:
+    try:
+        rec = _loads(raw)
+    except _JSONError:
+        return None
+    return rec if isinstance(rec, dict) else None
+
+
+def iter_lines(path: Path):
+    """``(position, record)`` for every complete line of an archive file that parses."""
+    try:
+        fh = open(path, "rb")
+    except FileNotFoundError:
+        return
+    with fh:
+        pos = 0
+        for raw in fh:
+            if not raw.endswith(b"\n"):
+                break  # a partial last line: an interrupted write
+            rec = parse_line(raw)
+            if rec is not None:
+                yield pos, rec
+            pos += len(raw)
+
+
+def _line_at(fd: int, pos: int) -> bytes:
+    out = b""
+    size = READ_CHUNK
+    while True:
+        chunk = os.pread(fd, size, pos + len(out))
+        if not chunk:
+            return b""  # no newline before the end: not a whole line
+        i = chunk.find(b"\n")
+        if i >= 0:
+            return out + chunk[:i + 1]
+        out += chunk
+        size = min(size * 2, 1 << 20)
+
+
+def read_message(root: Path, project: str, session_id: str, pos: int, uuid: str) -> dict | None:
+    """The archived record of message ``uuid`` (a ``Message.to_record()`` dict), read at
+    ``pos`` in its session file; None when the file or the message is gone (forgotten).
+    A position that does not hold ``uuid`` (never expected: files are append-only) falls
+    back to scanning the file."""
+    path = session_path(root, project, session_id)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        rec = parse_line(_line_at(fd, pos)) if pos >= 0 else None
+    except OSError:
+        rec = None
+    finally:
+        os.close(fd)
+    if rec is not None and rec.get("uuid") == uuid:
+        return rec
+    for _, rec in iter_lines(path):
+        if rec.get("uuid") == uuid:
+            return rec
+    return None
