@@ -306,9 +306,11 @@ def main(argv: list[str] | None = None) -> int:
             print(table([row]).splitlines()[-1], file=sys.stderr, flush=True)
         for d in ("home-index", "home-serve"):
             shutil.rmtree(args.work / d, ignore_errors=True)
-    result = {"benchmark": "backfill", "cpus": os.cpu_count(), "writer_heap_mb": os.environ.get(
-        "RECALL_WRITER_HEAP_MB", "128"), "generated": generated, "results": rows,
-        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    from indexer.ingest import writer_heap
+
+    result = {"benchmark": "backfill", "cpus": os.cpu_count(), "writer_heap_mb": writer_heap() // 1_000_000,
+              "generated": generated, "results": rows,
+              "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1, default=str))
     print(table(rows))

@@ -33,7 +33,20 @@ from indexer.transcripts import FileContext, Message, read_lines
 from recall import paths
 from recall.errors import IndexBusy, UsageError
 
-WRITER_HEAP = int(os.environ.get("RECALL_WRITER_HEAP_MB", "128")) * 1_000_000
+# Tantivy's indexing memory budget, shared by its threads. Peak RSS of the service's 1M-message
+# backfill by budget (two runs each, same session): 64 MB 301/268 MB, 48 MB 254/253 MB, 32 MB
+# 317 MB (more segments, more merging); CPU-seconds within the noise. With 128 MB `recall
+# index` peaked at 342 MB against 281 at 64. One indexing thread instead of two: worse on both.
+WRITER_HEAP_MB = 48
+
+
+def writer_heap() -> int:
+    """The writer's memory budget in bytes (``RECALL_WRITER_HEAP_MB`` overrides it; at
+    least 32 MB: Tantivy wants 15 MB per indexing thread)."""
+    try:
+        return max(32, int(os.environ.get("RECALL_WRITER_HEAP_MB", WRITER_HEAP_MB))) * 1_000_000
+    except ValueError:
+        return WRITER_HEAP_MB * 1_000_000
 COMMIT_EVERY = 100_000  # messages between commits during a backfill
 MAX_SESSION_FILES = 200
 ADDED_BITS = 1 << 26  # a 8 MB bitmap of the keys added since an empty index was opened
@@ -313,14 +326,14 @@ def _head(path: Path, n: int) -> bytes:
 class Indexer:
     """The single writer of one RECALL_HOME's index. Use as a context manager."""
 
-    def __init__(self, rebuild: bool = False, heap: int = WRITER_HEAP, threads: int = 0) -> None:
+    def __init__(self, rebuild: bool = False, heap: int | None = None, threads: int = 0) -> None:
         paths.home_dir()
         limit_malloc_arenas()
         self.index_path = paths.index_dir()
         self.writer = None
         self._lock_fd = acquire_writer_lock()  # before anything destructive (a rebuild)
         try:
-            self._open(rebuild, heap, threads)
+            self._open(rebuild, writer_heap() if heap is None else heap, threads)
         except BaseException:
             release_writer_lock(self._lock_fd)
             raise

@@ -322,11 +322,10 @@ class Service:
 
     # indexing (writer thread) -------------------------------------------------------------
     def _open_indexer(self, rebuild: bool = False) -> Indexer | None:
-        heap = int(os.environ.get("RECALL_WRITER_HEAP_MB", "128")) * 1_000_000
         waited = False
         while not self.stop_event.is_set():
             try:
-                ix = Indexer(rebuild=rebuild, heap=heap, threads=WRITER_THREADS)
+                ix = Indexer(rebuild=rebuild, threads=WRITER_THREADS)
                 ix.after_commit.append(self._committed)
                 return ix
             except IndexBusy as exc:

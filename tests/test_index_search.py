@@ -295,3 +295,14 @@ def test_cli_search_finds_memories_and_transcripts_together(claude_projects, cap
 def test_bad_usage_is_one_line_naming_the_help(capsys, args, message):
     code, out, err = cli(capsys, *args)
     assert (code, out, err) == (2, "", message)
+
+
+@pytest.mark.parametrize("value, mb", [(None, 48), ("96", 96), ("8", 32), ("lots", 48)])
+def test_writer_heap_setting(monkeypatch, value, mb):
+    from indexer.ingest import writer_heap
+
+    if value is None:
+        monkeypatch.delenv("RECALL_WRITER_HEAP_MB", raising=False)
+    else:
+        monkeypatch.setenv("RECALL_WRITER_HEAP_MB", value)
+    assert writer_heap() == mb * 1_000_000
