@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from functools import lru_cache
 from pathlib import Path
 
 try:
@@ -50,6 +51,11 @@ def session_path(root: Path, project: str, session_id: str) -> Path:
     return root / "sessions" / project_slug(project) / session_filename(session_id)
 
 
+@lru_cache(maxsize=4096)  # two hashes and a regex per hit otherwise (~5 us, a third of a read)
+def _relative(project: str, session_id: str) -> str:
+    return f"sessions/{project_slug(project)}/{session_filename(session_id)}"
+
+
 def parse_line(raw: bytes) -> dict | None:
     try:
         rec = _loads(raw)
@@ -58,7 +64,7 @@ def parse_line(raw: bytes) -> dict | None:
     return rec if isinstance(rec, dict) else None
 
 
-def iter_lines(path: Path):
+def iter_lines(path: Path | str):
     """``(position, record)`` for every complete line of an archive file that parses."""
     try:
         fh = open(path, "rb")
@@ -94,7 +100,7 @@ def read_message(root: Path, project: str, session_id: str, pos: int, uuid: str)
     ``pos`` in its session file; None when the file or the message is gone (forgotten).
     A position that does not hold ``uuid`` (never expected: files are append-only) falls
     back to scanning the file."""
-    path = session_path(root, project, session_id)
+    path = os.path.join(root, _relative(project, session_id))
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
