@@ -174,9 +174,6 @@ class Archive:
         self.written = 0
 
     # paths ---------------------------------------------------------------------------
-    def session_path(self, project: str, session_id: str) -> Path:
-        return self.sessions_dir / project_slug(project) / session_filename(session_id)
-
     def _project_dir(self, project: str) -> Path:
         d = self.sessions_dir / project_slug(project)
         if d not in self._known_dirs:
@@ -240,21 +237,26 @@ class Archive:
                 size += len(line)
             if not out:
                 continue
-            fd = _open_append(path)
+            self._cached += len(new)
             try:
-                base = os.fstat(fd).st_size  # the only writer (writer.lock): appends land here
-                data = b"".join(out)
-                view = memoryview(data)
-                while view:
-                    n = os.write(fd, view)
-                    view = view[n:]
-            finally:
-                os.close(fd)
+                fd = _open_append(path)
+                try:
+                    base = os.fstat(fd).st_size  # the only writer (writer.lock): appends land here
+                    view = memoryview(b"".join(out))
+                    while view:
+                        n = os.write(fd, view)
+                        view = view[n:]
+                finally:
+                    os.close(fd)
+            except BaseException:
+                # re-read from disk next time: a partial line is cut first, and what was not
+                # written is written then
+                self._drop_cache(path)
+                raise
             for i, off in new:
                 known[messages[i].uuid] = positions[i] = base + off
             for i in idxs:
                 positions[i] = known[messages[i].uuid]
-            self._cached += len(new)
             self.touched.add(path)
             written += len(new)
         self.written += written

@@ -47,10 +47,6 @@ def session_filename(session_id: str) -> str:
     return safe + ".jsonl"
 
 
-def session_path(root: Path, project: str, session_id: str) -> Path:
-    return root / "sessions" / project_slug(project) / session_filename(session_id)
-
-
 @lru_cache(maxsize=4096)  # two hashes and a regex per hit otherwise (~5 us, a third of a read)
 def _relative(project: str, session_id: str) -> str:
     return f"sessions/{project_slug(project)}/{session_filename(session_id)}"

@@ -104,6 +104,30 @@ def test_a_position_survives_a_healed_torn_write(tmp_path):
     assert read_message(root, "/p/app", "s1", pos, "u2")["text"] == "message number 2 about zebra2"
 
 
+def test_a_failed_write_is_retried_whole_and_positions_stay_right(tmp_path, monkeypatch):
+    import indexer.archive as archive_mod
+    from indexer.archive_files import read_message
+
+    root = tmp_path / "a"
+    arch = Archive(root)
+    arch.store([msg(1)])
+    real_write = os.write
+
+    def half_then_fail(fd, data):  # the disk fills in the middle of a write
+        real_write(fd, bytes(data[:10]))
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(archive_mod.os, "write", half_then_fail)
+    with pytest.raises(OSError):
+        arch.store([msg(2), msg(3)])
+    monkeypatch.setattr(archive_mod.os, "write", real_write)
+    positions = arch.store([msg(2), msg(3)])
+    data = arch.session_files()[0].read_bytes()
+    assert [json.loads(data[p:data.index(b"\n", p)])["uuid"] for p in positions] == ["u2", "u3"]
+    assert read_message(root, "/p/app", "s1", positions[1], "u3")["text"] == "message number 3 about zebra3"
+    assert sorted(m.uuid for b in Archive(root).replay() for m in b) == ["u1", "u2", "u3"]
+
+
 def test_reading_a_message_that_is_gone_or_misplaced(tmp_path):
     from indexer.archive_files import read_message
 
