@@ -472,23 +472,48 @@ nor the indexer (the hit type moved to `recall/hit.py`). `recall --raw` p50 in t
 runs: 257 ms before, 78 ms after the first change (`python -c pass` 23–32 ms).
 
 **Memory.** Peak RSS (`ru_maxrss`) includes the segment files Tantivy maps while merging
-(reclaimable page cache): at 1M the `recall index` RSS steps from ~185 MB to ~360 MB at the
-first large merge. The anonymous RSS rows show what the process itself holds.
+(reclaimable page cache); the anonymous RSS rows show what the process itself holds.
+
+* Second round: at 1M the file-backed part peaked at ~290 MB during the large merges, most
+  of it the doc store (335 MB of the 543 MB index), which held the text of every message,
+  text the archive already keeps. The index now stores each message's position in its
+  archive file (schema 3) and the searcher reads the shown hits' text from there: index
+  543 → 282 MB (doc store 335 → 66 MB), `recall index` peak RSS at 1M 472 → 339–344 MB,
+  and 0.6–1.0 fewer CPU-s per 100K messages (two alternated pairs at 100K).
+* Tantivy's writer budget (its in-memory segments, shared by the indexing threads): the
+  service's peak RSS over the 1M backfill was 301 and 268 MB at 64 MB, 254 and 253 MB at
+  48 MB, 317 MB at 32 MB (more segments, more merging), CPU-seconds within the noise; it is
+  48 MB now (was 128). One indexing thread instead of two peaked higher (388–409 MB).
+* Not calling `malloc_trim` every 16 MB read: no CPU gain beyond noise (two alternated
+  pairs at 1M), peak RSS +30–50 MB. Kept.
+* What the two changes cost search (1M, one session, the benchmark's 60 queries, in-process
+  breakdown, p50): reading the 10 shown hits' text from the archive is ~13 µs a hit with a
+  warm page cache (after caching each session's file path; decoding went 0.19 → 0.40 ms a
+  search); the smaller writer budget leaves more segments (13–14 against 6 for the same
+  corpus), and the Tantivy query takes 3.9–4.2 ms against 3.4–3.6 (pasted prompts 4.7–5.5 →
+  6.0–6.1 ms, keywords +0.1–0.2 ms). The old code on its index and the new one on a
+  6-segment index, alternated three times: 4.4–5.0 against 4.8–5.0 ms. So the search
+  target now sits at its edge: the price of the memory target.
 """
 
 MISS_REASONS = {
     "backfill `recall index`, messages/s": "Per 100K messages: ~3.6 CPU-s of parsing, redaction and archiving in "
-    "Python (alone, on one core, that caps at ~28,000/s) plus ~2.9 CPU-s of Tantivy indexing, then commits, "
+    "Python (alone, on one core, that caps at ~28,000/s) plus ~2.9 CPU-s of Tantivy indexing (measured before "
+    "the text left the index, which saved 0.6–1.0 CPU-s per 100K overall), then commits, "
     "system time and ~30% more for segment merges at 1M; 30,000/s allows 6.6 CPU-s on two fully busy cores. "
     "The FTS5 baseline shares the parser and redaction and is itself below the target. A parse process "
     "feeding the writer was built, measured without gain, and not kept (see below).",
     "`recall serve` peak RSS during the backfill": "`ru_maxrss` counts the segment files Tantivy maps while "
-    "merging (page cache); see the anonymous RSS row for the memory the service holds.",
+    "merging (page cache), and the peak moves with when the large merges fall (253 and 254 MB in two runs "
+    "with this writer budget during the work, see below); the anonymous RSS row is the memory the service "
+    "holds.",
     "`recall serve` peak anonymous RSS": "The service's own memory during the start-up backfill (writer heap, "
     "parse state, merge buffers).",
     "search in-process p50": "The Tantivy query itself: 3–4 scored clauses per term, exact phrases for "
     "identifiers and paths (1–7 ms each at 1M when their parts are common), sloppy bigrams for the ranking's "
-    "proximity bonus; 4.3 ms on a quiet machine during the optimisation work (see below).",
+    "proximity bonus; 4.3 ms on a quiet machine during the optimisation work. Reading hit text from the "
+    "archive and the smaller writer budget (more segments), which brought the service's memory under its "
+    "target, added ~0.3–0.8 ms (see Memory below).",
     "search in-process p50 speed-up": "10× FTS5 would need ~1.5–1.9 ms for the whole search; a flat union of "
     "content terms alone, without phrases, already takes 1.2 ms at 1M. FTS5 is far slower on keywords and "
     "long prompts (the hook's queries) but close on short identifier and path phrases, which sets the median.",
@@ -496,7 +521,8 @@ MISS_REASONS = {
     "column; the hook adds imports, the socket round trip and the search.",
     "prompt hook p50, no service": "Process start-up, imports, opening the index and the search in-process.",
     "freshness p95": "Commit cadence of the service under the write load.",
-    "index size on disk": "Stored text plus positions for phrases.",
+    "index size on disk": "Postings, positions for phrases and the filter fields; the text itself is read "
+    "from the archive.",
 }
 
 

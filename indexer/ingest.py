@@ -34,9 +34,10 @@ from recall import paths
 from recall.errors import IndexBusy, UsageError
 
 # Tantivy's indexing memory budget, shared by its threads. Peak RSS of the service's 1M-message
-# backfill by budget (two runs each, same session): 64 MB 301/268 MB, 48 MB 254/253 MB, 32 MB
-# 317 MB (more segments, more merging); CPU-seconds within the noise. With 128 MB `recall
-# index` peaked at 342 MB against 281 at 64. One indexing thread instead of two: worse on both.
+# backfill (same session): 64 MB 301 and 268 MB, 48 MB 254 and 253 MB, 32 MB 317 MB (more
+# segments, more merging); CPU-seconds within the noise. With 128 MB, `recall index` peaked
+# at 342 MB against 281 at 64. A smaller budget leaves more segments (13-14 against 6 at 1M),
+# which costs search ~0.3-0.6 ms. One indexing thread instead of two peaked higher.
 WRITER_HEAP_MB = 48
 
 
@@ -47,6 +48,8 @@ def writer_heap() -> int:
         return max(32, int(os.environ.get("RECALL_WRITER_HEAP_MB", WRITER_HEAP_MB))) * 1_000_000
     except ValueError:
         return WRITER_HEAP_MB * 1_000_000
+
+
 COMMIT_EVERY = 100_000  # messages between commits during a backfill
 MAX_SESSION_FILES = 200
 ADDED_BITS = 1 << 26  # a 8 MB bitmap of the keys added since an empty index was opened
