@@ -273,6 +273,27 @@ class Searcher:
     def count(self) -> int:
         return self.index.searcher().num_docs
 
+    def missing_text(self, sample: int = 20) -> tuple[int, int, str]:
+        """Of the ``sample`` newest messages, how many were checked and how many have lost
+        the archive line their text is read from (``recall doctor``), with one such session."""
+        searcher = self.index.searcher()
+        q = tantivy.Query.term_query(self.schema, "doctype", "message", index_option="basic")
+        hits = searcher.search(q, sample, order_by_field="ts", order=tantivy.Order.Desc).hits
+        checked = lost = 0
+        session = ""
+        for _, address in hits:
+            doc = searcher.doc(address)
+            pos = doc.get_first("apos")
+            if pos is None:
+                continue
+            checked += 1
+            key = stored_value(doc, "key")
+            if read_message(self.archive_root, stored_value(doc, "project"), stored_value(doc, "session_id"),
+                            int(pos), key.split(":", 1)[-1]) is None:
+                lost += 1
+                session = session or stored_value(doc, "session_id")
+        return checked, lost, session
+
 
 @dataclass
 class Candidate:

@@ -502,7 +502,9 @@ def check_index() -> Check:
         from indexer.state import StateDB
         from recall.search import Searcher
 
-        docs = Searcher(index).count()
+        searcher = Searcher(index)
+        docs = searcher.count()
+        checked, lost, session = searcher.missing_text()
         state = StateDB(paths.state_db_path())
         try:
             known = state.all_files()
@@ -521,6 +523,11 @@ def check_index() -> Check:
         return Check("index", False, str(exc), "run `recall index --rebuild`")
     except Exception as exc:
         return Check("index", False, f"cannot be read ({type(exc).__name__}: {exc})", "run `recall index --rebuild`")
+    if lost:
+        return Check("index", False, f"{lost} of the {checked} newest messages have no text: their lines in the "
+                     f"archive ({paths.archive_dir()}) are gone (session {session})",
+                     f"restore {paths.archive_dir()} from a backup; `recall index --rebuild` would keep only "
+                     "what the archive and the live transcripts still hold")
     if behind:
         return Check("index", False, f"{docs} documents; {behind} transcript file(s) have lines not indexed yet",
                      "run `recall index` (or `recall service start` to keep it fresh)")

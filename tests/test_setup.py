@@ -252,6 +252,21 @@ def test_doctor_after_setup_is_green(project, capsys, claude_projects, monkeypat
     assert code == 1 and "FAIL  index:" in out and "not indexed yet" in out
 
 
+def test_doctor_spots_an_archive_that_lost_the_text_of_indexed_messages(project, capsys, claude_projects):
+    import shutil
+
+    s = Session(cwd=str(project))
+    s.user("we picked argon2id for password hashing")
+    s.write(claude_projects)
+    assert cli(capsys, "index")[0] == 0
+    shutil.rmtree(paths.archive_dir() / "sessions")
+    code, out, _ = cli(capsys, "doctor", "--project", str(project))
+    assert code == 1
+    assert f"FAIL  index: 1 of the 1 newest messages have no text: their lines in the archive " \
+           f"({paths.archive_dir()}) are gone (session {s.session_id})" in out
+    assert f"fix: restore {paths.archive_dir()} from a backup" in out
+
+
 def test_doctor_spots_a_hook_that_cannot_run(project, capsys):
     settings = project / ".claude" / "settings.json"
     assert cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")[0] == 0
