@@ -6,9 +6,10 @@ both drive it: ``index_file`` reads whatever a file gained since its saved byte 
 ``commit`` makes those documents visible and only then saves the offsets.
 
 Every message indexed is also appended to the durable archive (``indexer.archive``)
-before the commit that holds it, so a rebuild (``--rebuild``, a schema upgrade) replays
-the archive and then re-reads the live transcripts: sessions whose transcript Claude Code
-deleted are never lost. Memory documents (doctype "memory", written by
+before the commit that holds it, and its document keeps the position of its line there in
+place of its text (read back for the hits shown). A rebuild (``--rebuild``, a schema
+upgrade) replays the archive and then re-reads the live transcripts: sessions whose
+transcript Claude Code deleted are never lost. Memory documents (doctype "memory", written by
 ``upsert_memory_docs``) are logged in the archive too and replayed the same way.
 ``forget_session`` / ``forget_project`` delete from the index and the archive and leave
 a tombstone so a rebuild does not bring the messages back.
