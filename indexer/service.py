@@ -451,6 +451,8 @@ class Service:
                 done += max(nbytes, 0)
                 self.backfill_progress = {"bytes_done": done, "bytes_total": total, "messages": summary.messages}
                 self._between_files()
+            if not self.stop_event.is_set():
+                ix.forget_replayed()
             self._commit()
             summary.messages = self.indexed - indexed_before
             self.caught_up = not self.stop_event.is_set()

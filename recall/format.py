@@ -69,6 +69,9 @@ def print_index_summary(summary) -> None:
     if summary.nothing_new:
         print(f"Nothing new: {summary.files} transcript files already indexed "
               f"({summary.seconds:.2f} s).")
+    elif summary.replayed:
+        print(f"Re-read {summary.changed} of {summary.files} transcript files: {summary.messages} "
+              f"messages not in the archive ({summary.seconds:.2f} s in all).")
     else:
         rate = summary.messages / summary.seconds if summary.seconds else 0
         print(f"Indexed {summary.messages} messages from {summary.changed} of {summary.files} files "

@@ -254,6 +254,25 @@ def test_rebuilt_index_reads_text_at_replayed_positions(claude_projects):
     assert hits[0].text == "answer 3 of session 1: rotate the signing secret"
 
 
+def test_a_rebuild_does_not_index_the_live_transcripts_twice(claude_projects):
+    from indexer.state import StateDB
+
+    sessions = write_sessions(claude_projects, n_sessions=2)
+    index_all()
+    sessions[1].user("a question asked after the last index run, about the okapi")
+    sessions[1].write(claude_projects)
+    summary = index_all(rebuild=True)
+    assert summary.replayed == 16 and summary.messages == 1  # only the line the archive lacked
+    s = Searcher()
+    assert s.index.searcher().num_docs == 17 + 2  # one document per message and per session
+    assert count() == 17 and Searcher().search("okapi", messages=True)[0].text.endswith("about the okapi")
+    state = StateDB(paths.state_db_path())
+    try:
+        assert sorted(state.session(x.session_id).messages for x in sessions) == [8, 9]  # not counted twice
+    finally:
+        state.close()
+
+
 def test_a_schema_change_replays_the_archive(claude_projects):
     sessions = write_sessions(claude_projects, n_sessions=2)
     index_all()
