@@ -251,10 +251,15 @@ def hold_pid_lock(path: Path) -> tuple[int | None, str]:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        try:
-            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
-        except OSError:
-            holder = ""
+        holder = ""
+        for _ in range(20):  # the holder writes its pid right after taking the lock
+            try:
+                holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+            except OSError:
+                break
+            if holder:
+                break
+            time.sleep(0.005)
         os.close(fd)
         return None, holder
     os.pwrite(fd, f"{os.getpid():>10}\n".encode(), 0)
