@@ -281,9 +281,9 @@ def candidates(searcher, text: str, limit: int, project: str | None, exclude_ses
                                  exclude_session=exclude_session)
     if built is None:
         return []
-    query, _terms = built
+    queries, _terms = built
     now = time.time()
-    ranked = searcher.rank(s, s.search(query, limit, count=False).hits, now)
+    ranked = searcher.rank(s, searcher.top(s, queries, limit), now)
     if not ranked:
         return []
     cut = max(floor * ranked[0].score, min_score)

@@ -42,6 +42,8 @@ PROXIMITY_SLOP = 1
 MAX_BIGRAMS = 16
 MAX_PHRASES = 8
 MAX_LONG_PHRASES = 3   # in a pasted prompt (more than MAX_TERMS terms): the rarest ones
+COMMON_SHARE = 0.05    # a query term in this share of the index is common (common_terms) ...
+COMMON_MIN_DOCS = 5000  # ... and in at least this many documents (below, its postings are cheap)
 
 # Tuned on the LoCoMo / LongMemEval dev sets (benchmarks/retrieval.py, docs/benchmarks.md):
 # down-weighting stopwords and the proximity bonus each beat dropping stopwords outright,
@@ -78,6 +80,24 @@ def _unique(seq):
     return list(dict.fromkeys(seq))
 
 
+def common_terms(dfs: dict[str, int], terms: list[str], num_docs: int) -> set[str]:
+    """The query terms too common to decide which documents match: each in at least
+    COMMON_MIN_DOCS documents and COMMON_SHARE of the index, while a rarer term of the query
+    occurs at all. Such a term (``home``, ``src``, ``py`` in a path: each in a third of the
+    messages of a heavy user) has a near-flat BM25 score, so Tantivy cannot skip any of its
+    postings: ~2.5 ms each at 1M messages. It only counts inside the query's phrases
+    (``Searcher.build_query``). Stopwords are never common: they are weighted down already,
+    and LoCoMo's questions lose recall without them. When every other term is common, the
+    rarest one stays.
+    """
+    floor = max(COMMON_MIN_DOCS, COMMON_SHARE * num_docs)
+    words = sorted((dfs.get(t, 0), t) for t in terms if dfs.get(t, 0) and t not in STOPWORDS)
+    common = {t for df, t in words if df >= floor}
+    if common and len(common) == len(words):
+        common.discard(words[0][1])
+    return common
+
+
 class Searcher:
     """A read-only view of the index. Cheap to keep open (the service keeps one warm)."""
 
@@ -98,23 +118,23 @@ class Searcher:
         self.index.reload()
 
     # query building -------------------------------------------------------------------
-    def _terms(self, searcher: tantivy.Searcher, text: str) -> tuple[list[str], dict[str, int] | None]:
-        """The query's terms; for a text long enough to be cut to its rarest terms, also the
-        document frequency of every term it held (None otherwise)."""
+    def _terms(self, searcher: tantivy.Searcher, text: str) -> tuple[list[str], dict[str, int], bool]:
+        """The query's terms, the document frequency of each in ``content``, and whether the
+        text was long enough to be cut to its MAX_TERMS rarest terms (a pasted log)."""
         terms = _unique(analyze(text))
-        if len(terms) <= MAX_TERMS:
-            return terms, None
-        # a pasted log: keep the rarest terms that exist at all
         dfs = {t: searcher.doc_freq("content", t) for t in terms}
+        if len(terms) <= MAX_TERMS:
+            return terms, dfs, False
+        # a pasted log: keep the rarest terms that exist at all
         scored = sorted((df, t) for t, df in dfs.items() if df)
         keep = {t for _, t in scored[:MAX_TERMS]}
-        return [t for t in terms if t in keep], dfs  # the rarest, in the order written
+        return [t for t in terms if t in keep], dfs, True  # the rarest, in the order written
 
-    def _phrases(self, searcher: tantivy.Searcher, text: str, dfs: dict[str, int] | None) -> list[list[str]]:
+    def _phrases(self, searcher: tantivy.Searcher, text: str, dfs: dict[str, int], long: bool) -> list[list[str]]:
         """Quoted text, identifiers, paths and dotted.names, each as the list of its parts.
 
         A phrase query reads positions for every document holding all its parts: 1-7 ms
-        each on common parts at 1M messages. A pasted prompt (``dfs`` given: see ``_terms``) can
+        each on common parts at 1M messages. A pasted prompt (``long``: see ``_terms``) can
         name many; it keeps the MAX_LONG_PHRASES whose rarest part is rarest (cheapest and most
         telling).
         """
@@ -125,7 +145,7 @@ class Searcher:
                 phrases.append(parts)
             if len(phrases) >= MAX_PHRASES:
                 break
-        if dfs is not None and len(phrases) > MAX_LONG_PHRASES:
+        if long and len(phrases) > MAX_LONG_PHRASES:
             def df(t: str) -> int:
                 return dfs[t] if t in dfs else searcher.doc_freq("content", t)
 
@@ -136,36 +156,77 @@ class Searcher:
 
     def build_query(self, searcher: tantivy.Searcher, text: str, *, doctypes=("message",),
                     project: str | None = None, since: float | None = None, until: float | None = None,
-                    exclude_session: str | None = None, roles=None, mtype: str | None = None):
+                    exclude_session: str | None = None, roles=None, mtype: str | None = None,
+                    split: bool | None = None) -> tuple[list[tantivy.Query], list[str]] | None:
+        """The queries whose matches, merged by ``top``, rank a search, and the query's terms
+        (None when the text has no term).
+
+        A document scores the sum of its term clauses (content, files, tools, and tags for
+        memories; stopwords weighted down) and of the phrase and proximity bonuses it earns.
+        A term too common to tell documents apart (``common_terms``) has no clause of its
+        own: in a path (``home``, ``src``, ``py``) each is in a third of a heavy user's
+        messages, and scoring it reads all of its postings (~2.5 ms each at 1M messages); it
+        still counts inside the phrases it belongs to.
+
+        Bonuses (a phrase or sloppy bigram) cannot be pruned, and checked on every document
+        holding a term they cost ~10 ms at 1M messages. So there are two queries:
+
+        * the documents that earn a bonus (found by those clauses: few), with their terms;
+        * every document holding a term, scored by the terms alone: a bare union of term
+          clauses, which Tantivy prunes (block-max WAND).
+
+        A document earning no bonus scores the same in both, so their merged top ``fetch`` is
+        the top of the one query with every clause (``split=False``), which a pasted prompt
+        (``long``) keeps by default: its many bigrams match most of what its terms match.
+        """
         schema = self.schema
-        terms, dfs = self._terms(searcher, text)
+        terms, dfs, long = self._terms(searcher, text)
+        if not terms:
+            return None
         content_words = [t for t in terms if t not in STOPWORDS]
-        phrases = self._phrases(searcher, text, dfs)
+        phrases = self._phrases(searcher, text, dfs, long)
         # an exact phrase already rewards its adjacent parts: no sloppy bigram for them (on a
         # path both read the same common positions: ~10 ms at 1M messages)
         in_phrase = {pair for p in phrases for pair in zip(p, p[1:])}
-        should = []
+        common = common_terms(dfs, terms, searcher.num_docs)
+        fields = [("content", W_CONTENT), ("files", W_FILES), ("tools", W_TOOLS)]
+        if "memory" in doctypes:
+            fields.append(("tags", W_FILES))
+        scored = []
         for t in terms:
+            if t in common:
+                continue
             w = STOPWORD_WEIGHT if (content_words and t in STOPWORDS) else 1.0
-            should.append((tantivy.Occur.Should, tantivy.Query.boost_query(
-                tantivy.Query.term_query(schema, "content", t), W_CONTENT * w)))
-            should.append((tantivy.Occur.Should, tantivy.Query.boost_query(
-                tantivy.Query.term_query(schema, "files", t, index_option="freq"), W_FILES * w)))
-            should.append((tantivy.Occur.Should, tantivy.Query.boost_query(
-                tantivy.Query.term_query(schema, "tools", t, index_option="freq"), W_TOOLS * w)))
-            if "memory" in doctypes:
-                should.append((tantivy.Occur.Should, tantivy.Query.boost_query(
-                    tantivy.Query.term_query(schema, "tags", t, index_option="freq"), W_FILES * w)))
-        bigrams = [pair for pair in zip(content_words, content_words[1:]) if pair not in in_phrase]
-        for a, b in bigrams[:MAX_BIGRAMS]:  # adjacent words, near each other
-            should.append((tantivy.Occur.Should, tantivy.Query.boost_query(
+            for name, weight in fields:
+                scored.append((tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(
+                    schema, name, t, index_option="position" if name == "content" else "freq"), weight * w)))
+        bonuses = []
+        # adjacent words near each other; not two common ones (their pair is common too)
+        bigrams = [(a, b) for a, b in zip(content_words, content_words[1:])
+                   if (a, b) not in in_phrase and not (a in common and b in common)]
+        for a, b in bigrams[:MAX_BIGRAMS]:
+            bonuses.append((tantivy.Occur.Should, tantivy.Query.boost_query(
                 tantivy.Query.phrase_query(schema, "content", [a, b], slop=PROXIMITY_SLOP), W_PROXIMITY)))
         for parts in phrases:
-            should.append((tantivy.Occur.Should, tantivy.Query.boost_query(
+            bonuses.append((tantivy.Occur.Should, tantivy.Query.boost_query(
                 tantivy.Query.phrase_query(schema, "content", parts), W_PHRASE)))
-        if not should:
-            return None
-        clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
+
+        filters = self._filters(doctypes, project, since, until, exclude_session, roles, mtype)
+        if not (split if split is not None else not long):
+            scored, bonuses = scored + bonuses, []
+        queries = []
+        if bonuses:
+            queries.append(tantivy.Query.boolean_query(
+                [(tantivy.Occur.Must, tantivy.Query.boolean_query(bonuses)), *scored, *filters]))
+        union = tantivy.Query.boolean_query(scored)
+        # no filter: the bare union (a boolean around it costs ~15% and stops the pruning)
+        queries.append(tantivy.Query.boolean_query([(tantivy.Occur.Must, union), *filters]) if filters else union)
+        return queries, terms
+
+    def _filters(self, doctypes, project, since, until, exclude_session, roles, mtype) -> list:
+        """The clauses that select documents without scoring them."""
+        schema = self.schema
+        clauses = []
 
         def must(q):
             clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(q, 0.0)))
@@ -194,7 +255,21 @@ class Searcher:
         if exclude_session:
             clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_query(
                 schema, "session_id", exclude_session, index_option="basic")))
-        return tantivy.Query.boolean_query(clauses), terms
+        return clauses
+
+    @staticmethod
+    def top(searcher: tantivy.Searcher, queries: list[tantivy.Query], fetch: int) -> list:
+        """The best ``fetch`` (score, address) pairs over ``queries`` (``build_query``), best
+        first; a document matched by more than one keeps its best score."""
+        if len(queries) == 1:
+            return searcher.search(queries[0], fetch, count=False).hits
+        best: dict[tuple[int, int], tuple[float, object]] = {}
+        for q in queries:
+            for score, address in searcher.search(q, fetch, count=False).hits:
+                key = (address.segment_ord, address.doc)
+                if key not in best or score > best[key][0]:
+                    best[key] = (score, address)
+        return sorted(best.values(), key=lambda h: h[0], reverse=True)[:fetch]
 
     # searching ------------------------------------------------------------------------
     def search(self, text: str, *, limit: int = 10, messages: bool = False, project: str | None = None,
@@ -209,12 +284,11 @@ class Searcher:
                                  until=until, exclude_session=exclude_session, roles=roles, mtype=mtype)
         if built is None:
             return []
-        query, terms = built
+        queries, terms = built
         fetch = limit if messages else min(limit * 8 + 20, 600)
         fetch = min(fetch + 10, 1000)
-        result = searcher.search(query, fetch, count=False)
         now = time.time() if now is None else now
-        ranked = self.rank(searcher, result.hits, now)
+        ranked = self.rank(searcher, self.top(searcher, queries, fetch), now)
         if not messages:
             ranked = _group_by_session(ranked)
         hits = [self._hit(searcher.doc(c.address), c.score, now, boost=False) for c in ranked[:limit]]
