@@ -461,10 +461,32 @@ postings, doc store: its own threads) ~5.5 s; building documents ~2.2 s; parsing
     instead of ~110 stored documents (1.3 ms): 4.7 → 4.3 ms.
   - Tried and dropped: a cheap first pass (terms only, top 200), then the phrases run only
     on those candidates through a term set of their keys: the term set alone cost 6.6 ms.
-* What remains, and the 10× target: a flat union of content-term queries alone (no
-  phrases, no files/tools clauses) is 1.2 ms p50 at 1M. FTS5's p50 on this query set is
-  14–19 ms, so 10× would need ~1.5–1.9 ms for the whole search, stored text of the hits and
-  snippets included: below what the identifier and path phrases cost on their own.
+* Third round (1M index, 60 queries × 3, old and new code alternated three times in one
+  session): what a path cost was not its phrase but its common parts. `home`, `src`,
+  `simple`, `py` are each in 23–38% of the messages; BM25 scores such a term almost flat,
+  so block-max WAND skips none of its postings (2–2.8 ms each, top 110 or top 10 alike), and
+  any phrase or sloppy-bigram clause in the union stops the pruning of all the others. A
+  single optional clause checked on the ~55K–110K documents the rarer terms match still
+  cost 4–11 ms (Tantivy's union refills 4,096-document windows, decoding every block).
+  - A content word in ≥ 20% of the index (and ≥ 5,000 documents) gets no term clause, only
+    its place in phrases; stopwords never (LoCoMo lost 1–2% of recall without them); the
+    rarest word always stays. Below that, the phrases and bigrams run as a second query over
+    the documents that earn them (few) and the term union stays bare; merged, the top 110 is
+    the single query's (tested on a generated corpus). Pasted prompts keep one query: their
+    16 bigrams match most of what their terms do, and the split cost them +2.7 ms.
+  - p50 6.4–6.8 → 3.6–3.7 ms; paths 16.9 → 4.1–4.2, identifiers 5.3–5.9 → 3.6, quoted
+    phrases 3.7 → 3.5, keywords 2.8 → 2.5, pasted prompts unchanged (12–13 ms).
+  - Retrieval: at the benchmark's 47K messages no term reaches 5,000 documents outside
+    stopwords, so to see the rule at work it was forced on (no minimum). The share was
+    chosen by that: at 5% LoCoMo R@10 fell 0.633 → 0.595, at 10% to 0.616, at 20% to 0.631
+    (NDCG@10 0.513 → 0.511); LongMemEval unchanged or better at every share.
+  - Tried and dropped: the common terms as optional clauses (on the documents the rarer
+    terms match): 9–30 ms for paths, the window refills above; a whole-identifier field
+    fed by Tantivy's regex tokenizer (43 µs a message, twice the whole `content` analysis,
+    against a backfill already short of its target) or by Python's `re` (80 µs).
+* What remains, and the 10× target: FTS5's p50 on this query set is 14–19 ms, so 10× would
+  need ~1.4–1.9 ms for the whole search; ranking, archive reads and snippets take ~1.2 ms
+  of Python alone, and the Tantivy part 1.5 ms for keywords to 4 ms for paths.
 **Processes.** `recall --raw` spent ~100 ms importing typer, click and every command
 module before searching: the plain `--raw`/`--json` forms now skip typer (same output and
 errors, tested side by side), and with the service running they import neither Tantivy
@@ -513,14 +535,14 @@ MISS_REASONS = {
     "holds.",
     "`recall serve` peak anonymous RSS": "The service's own memory during the start-up backfill (writer heap, "
     "parse state, merge buffers).",
-    "search in-process p50": "The Tantivy query itself: 3–4 scored clauses per term, exact phrases for "
-    "identifiers and paths (1–7 ms each at 1M when their parts are common), sloppy bigrams for the ranking's "
-    "proximity bonus; 4.3 ms on a quiet machine during the optimisation work. Reading hit text from the "
-    "archive and the smaller writer budget (more segments), which brought the service's memory under its "
-    "target, added ~0.3–0.8 ms (see Memory below).",
-    "search in-process p50 speed-up": "10× FTS5 would need ~1.5–1.9 ms for the whole search; a flat union of "
-    "content terms alone, without phrases, already takes 1.2 ms at 1M. FTS5 is far slower on keywords and "
-    "long prompts (the hook's queries) but close on short identifier and path phrases, which sets the median.",
+    "search in-process p50": "The Tantivy queries: a union of 3 scored clauses per informative term, and "
+    "the phrase and proximity bonuses as a second query (see Search below); ~1.2 ms of Python on top "
+    "(ranking columns, archive reads, snippets). Paths and pasted prompts are the slow kinds.",
+    "search in-process p50 speed-up": "10× FTS5 would need ~1.4–1.9 ms for the whole search. The Python part "
+    "alone (ranking ~110 candidates from fast-field columns, reading the 10 hits' text from the archive, "
+    "snippets) takes ~1.2 ms, and the Tantivy part 1.5 ms for keywords to 4 ms for paths and ~9 ms for "
+    "pasted prompts at 1M. FTS5 is far slower on keywords and long prompts (the hook's queries) but close "
+    "on short identifier and path phrases, which sets the median.",
     "prompt hook p50, with service": "Process start-up is most of it: `python -c pass` alone is in the baseline "
     "column; the hook adds imports, the socket round trip and the search.",
     "prompt hook p50, no service": "Process start-up, imports, opening the index and the search in-process.",
