@@ -42,7 +42,7 @@ PROXIMITY_SLOP = 1
 MAX_BIGRAMS = 16
 MAX_PHRASES = 8
 MAX_LONG_PHRASES = 3   # in a pasted prompt (more than MAX_TERMS terms): the rarest ones
-COMMON_SHARE = 0.05    # a query term in this share of the index is common (common_terms) ...
+COMMON_SHARE = 0.2     # a content word in this share of the index is common (common_terms) ...
 COMMON_MIN_DOCS = 5000  # ... and in at least this many documents (below, its postings are cheap)
 
 # Tuned on the LoCoMo / LongMemEval dev sets (benchmarks/retrieval.py, docs/benchmarks.md):
