@@ -110,3 +110,19 @@ def test_split_query_ranks_like_one_query(generated_index, monkeypatch, floor):
     for text in texts[:12]:
         assert _same_ranking(_top(searcher, text, False, project=project, exclude_session="x"),
                              _top(searcher, text, True, project=project, exclude_session="x")), text
+
+
+def test_an_error_in_a_parallel_query_reaches_the_caller(generated_index):
+    searcher = Searcher(generated_index)
+    ts = searcher.index.searcher()
+    queries, _ = searcher.build_query(ts, "src/app/main.py", doctypes=("message",), split=True)
+    assert len(queries) == 2  # a bonus query and the term union, run on two threads
+
+    class Broken:
+        def search(self, query, *args, **kwargs):
+            if query is queries[1]:
+                raise RuntimeError("segment vanished")
+            return ts.search(query, *args, **kwargs)
+
+    with pytest.raises(RuntimeError, match="segment vanished"):
+        Searcher.top(Broken(), queries, 10)
