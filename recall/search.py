@@ -7,7 +7,9 @@ Ranking: BM25 over ``content`` (10x), ``files`` (2x) and ``tools`` (1x); identif
 paths and dotted.names in the query also match as a phrase of their parts (so
 ``stripe_webhook.py`` prefers the exact file over scattered words), quoted text as a
 phrase; a mild recency prior; then, unless ``messages=True``, one hit per session (its best
-message).
+message). In a large index a word found in a fifth of it only counts inside those phrases
+(``common_terms``), and the phrase and proximity bonuses run as a query of their own
+(``Searcher.build_query``): both keep a search at 1M messages to a few milliseconds.
 """
 
 from __future__ import annotations
