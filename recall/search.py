@@ -215,7 +215,9 @@ class Searcher:
                 tantivy.Query.phrase_query(schema, "content", parts), W_PHRASE)))
 
         filters = self._filters(doctypes, project, since, until, exclude_session, roles, mtype)
-        if not (split if split is not None else not long):
+        if split is None:
+            split = not long
+        if not split:
             scored, bonuses = scored + bonuses, []
         queries = []
         if bonuses:
