@@ -490,8 +490,8 @@ postings, doc store: its own threads) ~5.5 s; building documents ~2.2 s; parsing
     terms match): 9–30 ms for paths, the window refills above; a whole-identifier field
     fed by Tantivy's regex tokenizer (43 µs a message, twice the whole `content` analysis,
     against a backfill already short of its target) or by Python's `re` (80 µs).
-* What remains, and the 10× target: FTS5's p50 on this query set is 14–19 ms, so 10× would
-  need ~1.4–1.9 ms for the whole search; ranking, archive reads and snippets take ~1.2 ms
+* What remains, and the 10× target: FTS5's p50 on this query set is 14–20 ms, so 10× would
+  need ~1.4–2.0 ms for the whole search; ranking, archive reads and snippets take ~1.2 ms
   of Python alone, and the Tantivy part 1.5 ms for keywords to 4 ms for paths.
 **Processes.** `recall --raw` spent ~100 ms importing typer, click and every command
 module before searching: the plain `--raw`/`--json` forms now skip typer (same output and
