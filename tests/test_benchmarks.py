@@ -111,6 +111,24 @@ def test_docs_written(result):
     assert table in docs
 
 
+def test_floor_measured_and_shown(result):
+    """The floor under the throughput targets: every backfill step alone, on the whole
+    20K corpus, and every search phase on the run's index, on the page beside the budgets."""
+    res, docs, _ = result
+    ing = res["floor"]["ingest"]
+    assert ing["messages"] == MESSAGES and ing["files"] == res["corpus"]["files"]
+    for key in ("read_json_cpu", "reader_cpu", "redact_cpu", "archive_cpu", "documents_cpu", "tantivy_cpu"):
+        assert _positive(ing[key]), key
+    assert ing["reader_cpu"] > ing["read_json_cpu"]  # the reader parses the JSON, and more
+    se = res["floor"]["search"]
+    assert se["queries"] == res["queries"]["queries"] and set(se["by_kind"]) == set(res["queries"]["by_kind"])
+    for key in ("build", "tantivy", "rank", "hits", "total", "tantivy_k10", "bare_union_k10"):
+        assert _positive(se["p50_ms"][key]), key
+    assert "## The floor under the throughput targets" in docs
+    assert f"allows **{bench.backfill_budget(res):.2f}** CPU-s per 100K" in docs
+    assert f"| **{res['queries']['fts5']['p50_ms'] / 10:.2f}** |" in docs  # 10× FTS5, from this run
+
+
 def test_retrieval_quality_is_part_of_the_run(result):
     res, docs, _ = result
     ret = res["retrieval"]
