@@ -51,8 +51,9 @@ def _cpu_all() -> float:
 
 
 def _files(claude: Path) -> list[Path]:
-    root = claude / "projects" if (claude / "projects").is_dir() else claude
-    return sorted(root.rglob("*.jsonl"))
+    from indexer.ingest import discover
+
+    return discover([claude / "projects" if (claude / "projects").is_dir() else claude])
 
 
 def ingest_floor(claude: Path, messages: int = PER) -> dict:
@@ -139,7 +140,7 @@ def search_floor(home: Path, seed: int = 0, reps: int = 3) -> dict:
     import tantivy
 
     from benchmarks.generate import query_set
-    from recall.search import Searcher, _group_by_session, _highlighter, analyze, snippet
+    from recall.search import Searcher, _group_by_session, analyze, fetch_size
 
     s = Searcher(home / "index")
     queries = query_set(seed)
@@ -157,14 +158,11 @@ def search_floor(home: Path, seed: int = 0, reps: int = 3) -> dict:
             if built is None:
                 continue
             qs, terms = built
-            top = s.top(searcher, qs, 110)  # Searcher.search's fetch for limit 10
+            top = s.top(searcher, qs, fetch_size(10, messages=False))
             t2 = time.perf_counter()
             ranked = _group_by_session(s.rank(searcher, top, now))
             t3 = time.perf_counter()
-            hits = [s._hit(searcher.doc(c.address), c.score, now, boost=False) for c in ranked[:10]]
-            pattern = _highlighter(terms)
-            for h in hits:
-                h.snippet = snippet(h.text, pattern)
+            s.hits(searcher, ranked[:10], terms, now)
             t4 = time.perf_counter()
             s.top(searcher, qs, 10)
             t5 = time.perf_counter()

@@ -597,8 +597,7 @@ def missed(rows: list[dict], res: dict | None = None) -> list[str]:
         if r["figure"].startswith("backfill `recall index`, messages/s") and ix.get("cpu_seconds") and ix.get("seconds"):
             ing = fl.get("ingest")
             if ing:
-                fixed = ing["read_json_cpu"] + ing["redact_cpu"] + ing["tantivy_cpu"]
-                why = (f"Reading the JSON, redaction and Tantivy's indexing alone take {fixed:.2f} of the "
+                why = (f"Reading the JSON, redaction and Tantivy's indexing alone take {floor_fixed(ing):.2f} of the "
                        f"{backfill_budget(res):.2f} CPU-s per 100K the target allows. ") + why
             why = (f"This run: {ix['cpu_seconds'] / ix['messages'] * 1e5:.1f} CPU-s per 100K messages, "
                    f"{ix['cpu_seconds'] / ix['seconds']:.1f} cores busy on average: CPU-bound. ") + why
@@ -658,6 +657,12 @@ def backfill_budget(res: dict) -> float:
     return res["machine"]["cores"] / TARGETS["backfill_rate"] * 1e5
 
 
+def floor_fixed(ing: dict) -> float:
+    """CPU-s per 100K of the backfill steps recall cannot drop, from ``benchmarks.floor``:
+    reading the JSON, redaction and Tantivy's indexing."""
+    return ing["read_json_cpu"] + ing["redact_cpu"] + ing["tantivy_cpu"]
+
+
 def floor_section(res: dict) -> list[str]:
     """What the engine and the steps recall cannot drop leave of the two throughput targets
     (``benchmarks.floor``), from this run."""
@@ -670,7 +675,7 @@ def floor_section(res: dict) -> list[str]:
     ing = fl.get("ingest")
     if ing:
         budget = backfill_budget(res)
-        fixed = ing["read_json_cpu"] + ing["redact_cpu"] + ing["tantivy_cpu"]
+        fixed = floor_fixed(ing)
         parse = max(ing["reader_cpu"] - ing["read_json_cpu"] - ing["redact_cpu"], 0.0)
         rest = parse + ing["archive_cpu"] + ing["documents_cpu"] + ing["tantivy_feed_cpu"]
         ix = (res.get("backfill") or {}).get("index") or {}

@@ -310,13 +310,15 @@ class Searcher:
         if built is None:
             return []
         queries, terms = built
-        fetch = limit if messages else min(limit * 8 + 20, 600)
-        fetch = min(fetch + 10, 1000)
         now = time.time() if now is None else now
-        ranked = self.rank(searcher, self.top(searcher, queries, fetch), now)
+        ranked = self.rank(searcher, self.top(searcher, queries, fetch_size(limit, messages)), now)
         if not messages:
             ranked = _group_by_session(ranked)
-        hits = [self._hit(searcher.doc(c.address), c.score, now, boost=False) for c in ranked[:limit]]
+        return self.hits(searcher, ranked[:limit], terms, now)
+
+    def hits(self, searcher: tantivy.Searcher, ranked: list[Candidate], terms: list[str], now: float) -> list[Hit]:
+        """The hits of ranked candidates: stored document and archived text read, snippet cut."""
+        hits = [self._hit(searcher.doc(c.address), c.score, now, boost=False) for c in ranked]
         pattern = _highlighter(terms)
         for h in hits:
             h.snippet = snippet(h.text, pattern)
@@ -402,6 +404,13 @@ class Candidate:
     kind: str
     group: object  # the ``group`` fast field: a session, or a memory's own key
     address: object
+
+
+def fetch_size(limit: int, messages: bool) -> int:
+    """How many candidates a search of ``limit`` hits asks Tantivy for (before ranking):
+    unless ``messages``, only a session's best message is kept, so several per hit."""
+    fetch = limit if messages else min(limit * 8 + 20, 600)
+    return min(fetch + 10, 1000)
 
 
 def rank_score(score: float, ts: int | float, doctype: str, now: float) -> float:
