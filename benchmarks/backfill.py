@@ -170,7 +170,7 @@ def run_index(claude: Path, work: Path) -> dict:
 
 
 def _status(env: dict) -> dict:
-    code = "import json; from recall import client; print(json.dumps(client.call('status', {}, timeout=5)))"
+    code = "import json; from recall.core import service_client as client; print(json.dumps(client.call('status', {}, timeout=5)))"
     out = subprocess.run(_py("-c", code), capture_output=True, text=True, env=env, timeout=60)
     return json.loads(out.stdout) if out.returncode == 0 and out.stdout.strip() else {}
 

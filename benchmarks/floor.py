@@ -140,7 +140,8 @@ def search_floor(home: Path, seed: int = 0, reps: int = 3) -> dict:
     import tantivy
 
     from benchmarks.generate import query_set
-    from recall.search import Searcher, _group_by_session, analyze, fetch_size
+    from recall.search.query import analyze
+    from recall.search.searcher import Searcher, _group_by_session, fetch_size
 
     s = Searcher(home / "index")
     queries = query_set(seed)

@@ -86,7 +86,7 @@ def tantivy_reader(n: int, out: str, poll: float, timeout: float) -> None:
     import tantivy
 
     from indexer.schema import open_index
-    from recall import paths
+    from recall.core import paths
 
     index = None
     seen: dict[int, float] = {}
@@ -212,7 +212,7 @@ def _latencies(written: dict[int, float], seen_file: Path) -> tuple[list[float],
 
 
 def _status(env: dict) -> dict:
-    code = "import json; from recall import client; print(json.dumps(client.call('status', {}, timeout=5)))"
+    code = "import json; from recall.core import service_client as client; print(json.dumps(client.call('status', {}, timeout=5)))"
     out = subprocess.run(_py("-c", code), capture_output=True, text=True, env=env, timeout=60)
     return json.loads(out.stdout) if out.returncode == 0 and out.stdout.strip() else {}
 

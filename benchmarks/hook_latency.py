@@ -85,7 +85,7 @@ def project_prompts(home: Path, project: str, seed: int, n: int) -> list[str]:
     prompts there, asked again (these should recall something)."""
     import tantivy
 
-    from recall.search import Searcher
+    from recall.search.searcher import Searcher
 
     s = Searcher(home / "index")
     q = tantivy.Query
@@ -180,7 +180,7 @@ def start_service(env: dict, home: Path) -> subprocess.Popen:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     sys.path.insert(0, str(REPO))
     deadline = time.monotonic() + 600
-    probe = [sys.executable, "-c", "from recall import client; import sys; sys.exit(0 if client.ping(1) else 1)"]
+    probe = [sys.executable, "-c", "from recall.core import service_client as client; import sys; sys.exit(0 if client.ping(1) else 1)"]
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise SystemExit(f"`recall serve` exited with {proc.returncode}; see {home / 'logs' / 'recall.log'}")
@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     random.Random(args.seed).shuffle(texts)
     trivial = ["ok, continue", "thanks!", "yes go ahead", "lgtm"] * (args.runs // 4 + 1)
 
-    from recall.search import Searcher  # noqa: E402  (only to report the index size)
+    from recall.search.searcher import Searcher  # noqa: E402  (only to report the index size)
 
     os.environ["RECALL_HOME"] = str(home)
     docs = Searcher(home / "index").count()

@@ -1,7 +1,7 @@
 """Query latency: recall's in-process search next to SQLite FTS5 on the same corpus and
 queries, and the ``recall --raw`` CLI next to ``python -c pass``.
 
-* **in-process** — ``recall.search.Searcher.search(text, limit=10)`` (the path the service
+* **in-process** — ``recall.search.searcher.Searcher.search(text, limit=10)`` (the path the service
   and the prompt hook take: query analysis, BM25 + phrases, stored documents, grouping by
   session, snippets) against ``benchmarks.fts5.FTS5Store.search(text, limit=10)`` (a MATCH
   with ``bm25(10, 2, 1)``, ids and scores only), over ``benchmarks.generate.query_set``
@@ -52,7 +52,7 @@ def in_process(home: Path, fts5_db: Path, seed: int = 0, reps: int = 5, limit: i
     """Search latency of recall (in this process) and of FTS5 on ``query_set(seed)``."""
     from benchmarks.fts5 import FTS5Store
     from benchmarks.generate import query_set
-    from recall.search import Searcher
+    from recall.search.searcher import Searcher
 
     queries = query_set(seed)
     searcher = Searcher(home / "index")

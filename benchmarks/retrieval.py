@@ -15,7 +15,7 @@ line uuids are uuid5s of the dataset ids, so a hit maps back to the dataset's ev
   LongMemEval's own retrieval evaluation.
 
 Everything is indexed with ``indexer.ingest.Indexer`` into a throw-away ``RECALL_HOME``;
-every question is asked with ``recall.search.Searcher().search`` scoped to its project,
+every question is asked with ``recall.search.searcher.Searcher().search`` scoped to its project,
 ``messages=True`` (message level) and ``messages=False`` (session level, LongMemEval).
 
 Metrics, averaged over questions: Recall@k = fraction of the relevant items in the top k;
@@ -384,7 +384,7 @@ def tokenize(text: str) -> list[str]:
 
 def tokenize_analyzed(text: str) -> list[str]:
     """recall's own analyzer (words, lowercased, stemmed): the same BM25 on the index's terms."""
-    from recall.search import analyze
+    from recall.search.query import analyze
 
     return analyze(text)
 
@@ -430,15 +430,15 @@ def evaluate(cases: list[Case], searcher=None, *, baseline: bool = True, analyze
     """Ask every question; return one record per question and level with every ranking's scores.
 
     ``search(question, limit=, messages=, project=[, now=])`` defaults to ``searcher.search``
-    (a ``recall.search.Searcher``); tuning scripts pass variants. ``as_of_question`` asks
+    (a ``recall.search.searcher.Searcher``); tuning scripts pass variants. ``as_of_question`` asks
     "at" the dataset's question time (``now=``), so the recency prior sees the ages a user
     would; by default ``now`` is the wall clock, as for the CLI.
     """
-    from recall.api import resolve_project
+    from recall.search.run import resolve_project
 
     if search is None:
         if searcher is None:
-            from recall.search import Searcher
+            from recall.search.searcher import Searcher
 
             searcher = Searcher()
         search = searcher.search
@@ -577,7 +577,7 @@ def run(datasets: Iterable[str] = DATASETS, *, data_dir: Path | None = None, lim
         stack.enter_context(recall_home(workdir / "home"))
         indexed = build_index(root)
         t_index = time.perf_counter()
-        from recall.search import Searcher
+        from recall.search.searcher import Searcher
 
         records = evaluate(cases, Searcher(), analyzed_baseline=analyzed_baseline,
                            as_of_question=as_of_question)

@@ -60,7 +60,7 @@ except ImportError:  # pragma: no cover
 
 from indexer.archive_files import iter_lines, project_slug, session_filename
 from indexer.transcripts import Message
-from recall.paths import atomic_write, ensure_dir
+from recall.core.paths import atomic_write, ensure_dir
 
 __all__ = ["Archive", "Tombstones", "project_slug", "session_filename"]
 

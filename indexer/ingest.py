@@ -33,8 +33,8 @@ from indexer.schema import (DOCTYPE_CODES, SchemaMismatch, drop_index, group_has
                             stored_value)
 from indexer.state import HEAD_BYTES, FileState, SessionInfo, StateDB, fingerprint, fingerprint_length
 from indexer.transcripts import FileContext, Message, read_lines
-from recall import paths
-from recall.errors import IndexBusy, UsageError
+from recall.core import paths
+from recall.core.errors import IndexBusy, UsageError
 
 # Tantivy's indexing memory budget, shared by its threads. Peak RSS of the service's 1M-message
 # backfill (same session): 64 MB 301 and 268 MB, 48 MB 254 and 253 MB, 32 MB 317 MB (more
@@ -746,3 +746,11 @@ def index_all(extra_sources: Iterable[Path] = (), rebuild: bool = False,
     roots = paths.transcript_roots(list(extra_sources))
     with Indexer(rebuild=rebuild) as ix:
         return ix.run(roots, progress=progress)
+
+
+def forget(ix: Indexer, session: str | None, project: str | None) -> dict:
+    if bool(session) == bool(project):
+        raise UsageError("Say what to forget: `recall forget --session ID` or `recall forget --project PATH`.")
+    if session:
+        return ix.forget_session(session)
+    return ix.forget_project(project)

@@ -41,7 +41,7 @@ from pathlib import Path
 import tantivy
 from tantivy import Filter, TextAnalyzerBuilder, Tokenizer
 
-from recall.paths import atomic_write, ensure_dir
+from recall.core.paths import atomic_write, ensure_dir
 
 SCHEMA_VERSION = 3  # 2: the group and dtcode fast fields; 3: message text in the archive (apos)
 

@@ -15,7 +15,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from recall.paths import ensure_dir
+from recall.core.paths import ensure_dir
 
 HEAD_BYTES = 1024
 

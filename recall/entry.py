@@ -2,7 +2,7 @@
 
 Hook invocations (``recall hook ...``) run on every prompt, so they are dispatched here
 before anything heavy is imported (no typer, rich, anthropic or mcp); everything else
-goes to the typer CLI in ``recall.cli``, except plain ``--raw``/``--json`` searches
+goes to the typer CLI in ``recall.cli.app``, except plain ``--raw``/``--json`` searches
 (``recall.fast_search``), which skip typer's ~100 ms of imports.
 """
 
@@ -14,20 +14,20 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) >= 2 and args[0] == "hook":
-        from hooks.dispatch import run_hook
+        from recall.hooks.dispatch import run_hook
 
         return run_hook(args[1], args[2:])
-    from recall import fast_search
+    from recall.cli import fast_search
 
     opts = fast_search.parse(args)
     if opts is not None:
         try:
             return fast_search.run(opts)
         except (KeyboardInterrupt, Exception) as exc:
-            from recall.errors import report
+            from recall.core.errors import report
 
             return report(exc)
-    from recall.cli import run
+    from recall.cli.app import run
 
     return run(args)
 

@@ -102,7 +102,8 @@ def prompt_of(req: dict) -> str:
 
 def use_standin(monkeypatch, standin, **memory_cfg) -> None:
     """Point recall's model client at the stand-in with a fake key; memory settings for tests."""
-    from recall import config, llm
+    from recall.core import config
+    from recall.llm import messages_api as llm
 
     monkeypatch.setenv("ANTHROPIC_BASE_URL", standin.url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-real")

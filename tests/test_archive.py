@@ -13,9 +13,9 @@ import pytest
 from indexer.archive import Archive, project_slug, session_filename
 from indexer.ingest import Indexer, index_all
 from indexer.transcripts import Message
-from recall import paths
-from recall.errors import IndexBusy, UsageError
-from recall.search import Searcher
+from recall.core import paths
+from recall.core.errors import IndexBusy, UsageError
+from recall.search.searcher import Searcher
 from tests.factory import Session
 
 

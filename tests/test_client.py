@@ -14,9 +14,10 @@ import time
 
 import pytest
 
-from recall import client, ops
-from recall.errors import UsageError
-from recall.server import SocketServer
+from recall.core import service_client as client
+from recall.service import registry as ops
+from recall.core.errors import UsageError
+from recall.service.socket_server import SocketServer
 from tests.factory import Session
 
 
@@ -156,9 +157,9 @@ def test_a_broken_op_module_is_logged_not_fatal(monkeypatch, caplog):
 
 
 def test_client_imports_only_the_standard_library():
-    code = ("import sys; import recall.client; "
+    code = ("import sys; import recall.core.service_client; "
             "heavy = [m for m in ('tantivy', 'typer', 'rich', 'anthropic', 'mcp', 'watchdog', 'orjson', "
-            "'recall.search', 'indexer') if m in sys.modules]; print(heavy)")
+            "'recall.search.searcher', 'indexer') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
@@ -167,7 +168,7 @@ def test_client_imports_only_the_standard_library():
 # search through the socket ------------------------------------------------------------------------
 def test_run_search_uses_the_service_then_falls_back(claude_projects, server, monkeypatch):
     from indexer.ingest import index_all
-    from recall import api
+    from recall.search import run as api
 
     s = Session(cwd=str(claude_projects.parent / "app"))
     s.user("the okapi deployment failed on friday")

@@ -11,7 +11,7 @@ import click
 import pytest
 import typer.main
 
-from recall.cli import app, run
+from recall.cli.app import app, run
 from tests.factory import Session
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,9 +11,9 @@ import json
 import pytest
 
 from indexer.ingest import index_all
-from recall import config
-from recall.cli import run
-from recall.search import Searcher
+from recall.core import config
+from recall.cli.app import run
+from recall.search.searcher import Searcher
 from tests.support.standin import error, hang, is_claude_code_request, is_messages_request, request_text, text
 
 pytestmark = pytest.mark.e2e

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from indexer.ingest import index_all
-from recall.search import Searcher
+from recall.search.searcher import Searcher
 from tests.support.standin import text, tool_use
 
 pytestmark = pytest.mark.e2e

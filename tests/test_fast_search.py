@@ -9,8 +9,9 @@ import sys
 import pytest
 
 from indexer.ingest import index_all
-from recall import entry, fast_search
-from recall.cli import app, run
+from recall import entry
+from recall.cli import fast_search
+from recall.cli.app import app, run
 from tests.test_client import server  # noqa: F401 - the in-process service fixture
 from tests.test_index_search import webhook_session
 
@@ -92,4 +93,4 @@ def test_a_shell_search_does_not_import_typer(claude_projects):
 def test_with_the_service_a_shell_search_imports_neither_tantivy_nor_the_indexer(claude_projects, server):
     webhook_session().write(claude_projects)
     index_all()
-    assert shell_search(("typer", "click", "rich", "tantivy", "indexer", "sqlite3", "recall.search")) == []
+    assert shell_search(("typer", "click", "rich", "tantivy", "indexer", "sqlite3", "recall.search.searcher")) == []

@@ -15,10 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from hooks import dispatch
+from recall.hooks import dispatch
 from indexer.ingest import index_all
-from recall import config, llm, recall_context as rc, synthesis
-from recall.cli import run
+from recall.core import config
+from recall.llm import messages_api as llm
+from recall.prompt import candidates, trivial
+from recall.prompt import context as rc
+from recall.prompt.settings import hook_settings
+from recall.llm import synthesis
+from recall.cli.app import run
 from tests.factory import Session
 from tests.support.standin import error, hang, text
 
@@ -98,7 +103,7 @@ def set_hook_config(**values):
     "~/projects/recall/hooks/dispatch.py ~/projects/recall/README.md", None, 42, ["a list"],
 ])
 def test_trivial_prompts_are_skipped(prompt):
-    assert rc.is_trivial(prompt), prompt
+    assert trivial.is_trivial(prompt), prompt
 
 
 @pytest.mark.parametrize("prompt", [
@@ -107,22 +112,22 @@ def test_trivial_prompts_are_skipped(prompt):
     "数据库的连接池配置是怎么决定的？我们之前讨论过",
 ])
 def test_real_questions_are_not_trivial(prompt):
-    assert not rc.is_trivial(prompt), prompt
+    assert not trivial.is_trivial(prompt), prompt
 
 
 def test_skip_list_and_minimum_are_configurable():
     set_hook_config(skip=["ship the release now"], min_chars=4)
-    hook = rc.hook_settings()
-    assert rc.trivial_reason("Ship the release now!", hook) == "acknowledgement"
-    assert rc.trivial_reason("yes thanks", hook) is None  # the default list was replaced
-    assert rc.trivial_reason("why?", hook) is None
-    assert rc.trivial_reason("why", hook) == "short"
+    hook = hook_settings()
+    assert trivial.trivial_reason("Ship the release now!", hook) == "acknowledgement"
+    assert trivial.trivial_reason("yes thanks", hook) is None  # the default list was replaced
+    assert trivial.trivial_reason("why?", hook) is None
+    assert trivial.trivial_reason("why", hook) == "short"
 
 
 def test_bad_config_values_fall_back_to_defaults():
     config.save({"hook": {"max_chars": "huge", "budget_seconds": -3, "scope": "galaxy", "limit": 10**9,
                           "synthesize": "yes"}})
-    hook = rc.hook_settings()
+    hook = hook_settings()
     defaults = config.DEFAULTS["hook"]
     assert hook["max_chars"] == defaults["max_chars"]
     assert hook["budget_seconds"] >= 0.5 and hook["scope"] == "project"
@@ -176,10 +181,10 @@ def test_noise_tokens_and_long_prompts_still_recall(indexed, project):
     noise = ["3f2b9c1e-8d4a-4e2f-9b7a-1c2d3e4f5a6b", "9fceb02d0ae598e95dc970b74767f19372d61af8",
              "ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"]
     noisy = f"{QUESTION} ({', '.join(noise)})"
-    assert not any(n in rc.query_text(noisy) for n in noise)
-    assert "stripe_webhook.py" in rc.query_text("why does src/stripe_webhook.py retry?")
+    assert not any(n in candidates.query_text(noisy) for n in noise)
+    assert "stripe_webhook.py" in candidates.query_text("why does src/stripe_webhook.py retry?")
     for ident in ("parseBm25ScoreForHits", "s3_upload_handler_v2_final", "useOAuth2RefreshTokens"):
-        assert ident in rc.query_text(f"where is {ident} defined?")
+        assert ident in candidates.query_text(f"where is {ident} defined?")
     assert "SQLite in WAL mode" in context_of(rc.build_context(payload(project, noisy), soon()))
     log = "\n".join(f"2026-11-20 12:00:{i:02d} worker[{i}] INFO tick {i} heartbeat ok elapsed={i * 3}ms"
                      for i in range(40))
@@ -250,7 +255,7 @@ def test_unexpected_error_is_logged_not_shown(indexed, project, monkeypatch, cap
     assert dispatch.run_hook("user-prompt-submit", []) == 0
     out = capsys.readouterr()
     assert out.out == "" and out.err == ""
-    from recall import log
+    from recall.core import log
 
     assert "kaboom" in log.log_file().read_text()
 
@@ -259,12 +264,12 @@ def test_capture_events_route_to_the_capture_module(monkeypatch, capsys):
     import types
 
     calls = []
-    fake = types.ModuleType("hooks.capture")
+    fake = types.ModuleType("recall.hooks.capture")
     for fn in ("stop", "pre_compact", "session_end", "session_start"):
         setattr(fake, fn, (lambda name: lambda p: calls.append((name, p)) or (
             {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "x"}}
             if name == "session_start" else None))(fn))
-    monkeypatch.setitem(sys.modules, "hooks.capture", fake)
+    monkeypatch.setitem(sys.modules, "recall.hooks.capture", fake)
     for name in ("stop", "pre-compact", "session-end", "session-start"):
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b'{"session_id": "s1"}')))
         monkeypatch.setattr(dispatch, "_emitted", False)
@@ -275,7 +280,7 @@ def test_capture_events_route_to_the_capture_module(monkeypatch, capsys):
 
 
 def test_missing_capture_module_exits_silently(monkeypatch):
-    monkeypatch.setitem(dispatch.HANDLERS, "stop", ("hooks.not_installed_capture", "stop"))
+    monkeypatch.setitem(dispatch.HANDLERS, "stop", ("recall.hooks.not_installed_capture", "stop"))
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"{}")))
     assert dispatch.run_hook("stop", []) == 0
 
@@ -286,9 +291,9 @@ def test_raw_path_imports_no_heavy_module(indexed, project):
     assert proc.returncode == 0
     assert "SQLite in WAL mode" in proc.stdout
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
-    assert "tantivy" in imported and "recall.recall_context" in imported  # the probe sees imports
+    assert "tantivy" in imported and "recall.prompt.context" in imported  # the probe sees imports
     heavy = {m for m in imported if m.split(".")[0] in
-             ("anthropic", "mcp", "typer", "rich", "click", "pydantic", "httpx", "httpx2", "recall.cli")}
+             ("anthropic", "mcp", "typer", "rich", "click", "pydantic", "httpx", "httpx2") or m.startswith("recall.cli")}
     assert not heavy, sorted(heavy)
 
 
@@ -354,7 +359,7 @@ def test_model_failure_falls_back_to_raw_snippets(indexed, project, api, reply):
     ctx = context_of(json.loads(proc.stdout))
     assert "SQLite in WAL mode" in ctx and "session " in ctx
     assert api.messages_requests()  # it did try
-    from recall import log
+    from recall.core import log
 
     assert "raw snippets" in log.log_file().read_text()
 
@@ -395,7 +400,7 @@ def test_synthesize_off_never_calls_the_model(indexed, project, api):
 
 
 def test_answer_question_contract(indexed, project, api):
-    from recall.api import run_search
+    from recall.search.run import run_search
 
     hits = run_search(QUESTION, messages=True, project=project)
     api.script(text("SQLite in WAL mode [2026-11-03 session abcdef12]"))
@@ -445,10 +450,11 @@ def test_recall_query_without_key_says_how_to_enable(indexed, project, capsys):
 def service(indexed):
     import logging
 
-    from recall import hook_ops, ops  # noqa: F401  (registers hook_context)
-    from recall.server import SocketServer
+    from recall.service.ops import hook as hook_ops
+    from recall.service import registry as ops  # noqa: F401  (registers hook_context)
+    from recall.service.socket_server import SocketServer
 
-    assert "recall.hook_ops" in ops.OP_MODULES
+    assert "recall.service.ops.hook" in ops.OP_MODULES
     calls = []
     real = ops.OPS["hook_context"]
 
@@ -478,12 +484,12 @@ def test_hook_hands_the_work_to_the_service(service, project):
     # the service path imports neither tantivy nor the model SDK in the hook process
     proc = run_hook_process(payload(project), extra=("-X", "importtime"))
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
-    assert "recall.client" in imported
+    assert "recall.core.service_client" in imported
     assert not {m for m in imported if m.split(".")[0] in ("tantivy", "anthropic", "mcp", "typer", "rich")}
 
 
 def test_service_op_synthesizes_and_respects_budget(service, project, api):
-    from recall import ops
+    from recall.service import registry as ops
 
     api.script(hang(30, text(SYNTH)))
     started = time.monotonic()
@@ -499,7 +505,7 @@ def test_broken_service_falls_back_in_process(indexed, project, tmp_path):
     """A socket that accepts and never answers: the hook still answers, in-process."""
     import socket
 
-    from recall import client
+    from recall.core import service_client as client
 
     set_hook_config(budget_seconds=2)
     addr = client.address()

@@ -11,9 +11,9 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from indexer.ingest import Indexer, index_all
-from recall import paths
-from recall.cli import run
-from recall.search import Searcher
+from recall.core import paths
+from recall.cli.app import run
+from recall.search.searcher import Searcher
 from tests.factory import Session
 
 
@@ -255,7 +255,7 @@ def test_summary_counts_skips(claude_projects, capsys):
 
 
 def test_index_writer_is_exclusive(claude_projects):
-    from recall.errors import IndexBusy
+    from recall.core.errors import IndexBusy
 
     with Indexer():
         with pytest.raises(IndexBusy):

@@ -16,8 +16,8 @@ import pytest
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 
 from indexer.ingest import Indexer, index_all
-from recall import memory_tools
-from recall.mcp_server import RESULT_CHARS, build_server
+from recall.mcp import tools as memory_tools
+from recall.mcp.server import RESULT_CHARS, build_server
 from tests.factory import Session
 from tests.support.standin import StandIn, error, request_text, text
 
@@ -361,7 +361,7 @@ def test_results_are_capped_and_say_how_many_more(world, claude_projects):
 
 
 def test_fit_cuts_texts_before_dropping_matches():
-    from recall.mcp_server import SearchOut, fit, render_search
+    from recall.mcp.server import SearchOut, fit, render_search
 
     match = {"kind": "memory", "id": "m1", "type": "gotcha", "tags": ["a"], "date": "2026-11-01T00:00:00Z",
              "project": "/p", "session_id": "", "role": "memory", "snippet": "short", "score": 1.0,
@@ -374,7 +374,8 @@ def test_fit_cuts_texts_before_dropping_matches():
 
 # the service path ---------------------------------------------------------------------------------------
 def test_uses_the_service_when_it_runs(world, monkeypatch):
-    from recall import client, ops
+    from recall.core import service_client as client
+    from recall.service import registry as ops
 
     ops.load_modules()
     assert "mcp.memory_search" in ops.OPS
@@ -386,7 +387,7 @@ def test_uses_the_service_when_it_runs(world, monkeypatch):
         try:
             return json.loads(json.dumps(ops.OPS[op](payload)))
         except Exception as exc:
-            from recall.errors import RecallError
+            from recall.core.errors import RecallError
 
             if isinstance(exc, RecallError):
                 raise client.RemoteError(str(exc)) from None
@@ -418,7 +419,7 @@ def test_uses_the_service_when_it_runs(world, monkeypatch):
 
 
 def test_through_the_real_service(world, tmp_path, monkeypatch):
-    from recall import client
+    from recall.core import service_client as client
 
     monkeypatch.setenv("RECALL_WRITER_HEAP_MB", "48")
     with open(tmp_path / "serve.log", "wb") as out:

@@ -7,8 +7,8 @@ import stat
 
 import pytest
 
-from hooks import capture
-from recall import config
+from recall.hooks import capture
+from recall.core import config
 from recall.memory import briefing, store
 from tests.memory_support import make_project
 

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from recall import llm
-from recall.cli import run
+from recall.llm import messages_api as llm
+from recall.cli.app import run
 from recall.memory import status, store
 from tests.memory_support import is_consolidation, make_project, use_standin
 from tests.support.standin import error, text
@@ -121,7 +121,9 @@ def test_ask_answers_from_memories_and_transcripts(project, capsys, monkeypatch,
 def test_status_and_doctor_lines(project, monkeypatch, standin):
     lines = status.status_lines(str(project))
     assert lines[0] == "Memory:  " + status.NO_KEY
-    checks = status.doctor_checks(project)
+    from recall.cli.checks import check_memory
+
+    checks = check_memory(project)
     assert checks[0].warn and "memory extraction is off" in checks[0].detail
     use_standin(monkeypatch, standin, daily_call_cap=1)
     llm.record_usage("claude-haiku-4-5", 1_000_000, 100_000, "extraction")
@@ -135,7 +137,7 @@ def test_capture_hooks_stay_import_light(project, monkeypatch, standin, claude_p
     use_standin(monkeypatch, standin)
     code = (
         "import sys, json\n"
-        "from hooks import capture\n"
+        "from recall.hooks import capture\n"
         f"capture.stop({{'session_id': 's1', 'cwd': {str(project)!r}, 'transcript_path': ''}})\n"
         f"capture.session_end({{'session_id': 's1', 'cwd': {str(project)!r}}})\n"
         f"capture.session_start({{'session_id': 's1', 'cwd': {str(project)!r}, 'source': 'startup'}})\n"

@@ -8,7 +8,8 @@ from collections import Counter
 
 import pytest
 
-from recall import config, llm
+from recall.core import config
+from recall.llm import messages_api as llm
 from recall.memory import extract, store
 from tests.memory_support import (Transcript, active, extraction, is_extraction, make_project, prompt_of,
                                   use_standin)

@@ -232,7 +232,7 @@ def test_forget_removes_and_unlinks_lineage(project):
 
 # access counts -----------------------------------------------------------------------------------
 def test_access_hits_are_batched_and_folded(project):
-    from recall.search import Hit
+    from recall.search.hit import Hit
 
     m = add(project, "decision", "We picked tantivy over SQLite FTS5 for speed").memory
     before = store.state_path(project).stat().st_mtime_ns

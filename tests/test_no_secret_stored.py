@@ -10,7 +10,7 @@ import tantivy
 
 from indexer.ingest import Indexer
 from indexer.schema import prepare_content, text_analyzer
-from recall import paths
+from recall.core import paths
 from tests.factory import Session
 from tests.secrets_corpus import corpus
 

@@ -6,18 +6,19 @@ from __future__ import annotations
 
 import pytest
 
-import recall.search as search
+import recall.search.query as query
 from benchmarks.generate import generate, query_set
 from indexer.ingest import index_all
-from recall.search import STOPWORDS, Searcher, common_terms
+from recall.search.query import STOPWORDS, common_terms
+from recall.search.searcher import Searcher
 from tests.factory import Session
 
 
 @pytest.fixture
 def low_floor(monkeypatch):
     """What a heavy user's index does (a term in 20% of 1M messages), on a test-sized one."""
-    monkeypatch.setattr(search, "COMMON_MIN_DOCS", 1)
-    monkeypatch.setattr(search, "COMMON_SHARE", 0.2)
+    monkeypatch.setattr(query, "COMMON_MIN_DOCS", 1)
+    monkeypatch.setattr(query, "COMMON_SHARE", 0.2)
 
 
 def test_common_terms_rules(low_floor):
@@ -34,7 +35,7 @@ def test_common_terms_rules(low_floor):
 
 def test_a_word_in_a_tenth_of_the_index_still_scores(monkeypatch):
     # the share was chosen on LoCoMo: demoting words in 10% of the index cost 1.7 points of recall@10
-    monkeypatch.setattr(search, "COMMON_MIN_DOCS", 1)
+    monkeypatch.setattr(query, "COMMON_MIN_DOCS", 1)
     dfs = {"app": 10, "src": 25, "widget": 1}
     assert common_terms(dfs, list(dfs), 100) == {"src"}
 
@@ -95,8 +96,8 @@ def _same_ranking(a, b) -> bool:
 @pytest.mark.parametrize("floor", ["default", "low"])
 def test_split_query_ranks_like_one_query(generated_index, monkeypatch, floor):
     if floor == "low":
-        monkeypatch.setattr(search, "COMMON_MIN_DOCS", 1)
-        monkeypatch.setattr(search, "COMMON_SHARE", 0.2)
+        monkeypatch.setattr(query, "COMMON_MIN_DOCS", 1)
+        monkeypatch.setattr(query, "COMMON_SHARE", 0.2)
     searcher = Searcher(generated_index)
     texts = [q["text"] for q in query_set(0) if q["kind"] != "long"]
     texts += ["what did we decide about the cache", "src/app/main.py", '"retry budget"', "logger commit"]

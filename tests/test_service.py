@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from indexer.archive import Archive
-from recall import client, paths
+from recall.core import service_client as client
+from recall.core import paths
 from tests.factory import Session
 
 RECALL = [sys.executable, "-m", "recall.entry"]
@@ -58,7 +59,7 @@ def count(doctype: str = "message", **terms) -> int:
 
 
 def keys_matching(word: str) -> list[str]:
-    from recall.search import Searcher
+    from recall.search.searcher import Searcher
 
     return [h.uuid for h in Searcher().search(word, messages=True, limit=1000)]
 

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from recall import config, paths
-from recall import setup as st
-from recall.cli import run
+from recall.core import config
+from recall.core import paths
+from recall.cli import install as st
+from recall.cli.app import run
 from tests.factory import Session
 
 EVENTS = ("UserPromptSubmit", "SessionStart", "Stop", "PreCompact", "SessionEnd")
@@ -208,8 +209,8 @@ def test_setup_installs_and_starts_the_service(project, capsys, tmp_path, monkey
         f.write_text("#!/bin/sh\necho 'Failed to connect to bus' >&2\nexit 1\n")
         f.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake_bin}{os.pathsep}{os.environ['PATH']}")
-    from recall import client
-    from recall.commands.service import stop_service
+    from recall.core import service_client as client
+    from recall.cli.commands.service import stop_service
 
     try:
         code, out, err = cli(capsys, "setup", "--project", str(project), "--no-index")
@@ -294,7 +295,7 @@ def test_config_set_get_show_unset(capsys):
     code, out, _ = cli(capsys, "config", "set", "api_key", "sk-ant-api03-secretsecretsecret1234")
     assert code == 0 and "secretsecretsecret" not in out
     assert config.load()["api_key"] == "sk-ant-api03-secretsecretsecret1234"
-    from recall import llm
+    from recall.llm import messages_api as llm
 
     assert llm.find_api_key() == ("sk-ant-api03-secretsecretsecret1234", str(paths.config_path()))
     code, out, _ = cli(capsys, "config", "show")

@@ -1,7 +1,7 @@
 """Typed project memories: extracted from sessions by a small model, deduplicated, decayed,
 consolidated, and briefed to Claude at every session start (see docs/memory.md).
 
-This package module is import-light on purpose (stdlib + recall.paths): the hooks, the
+This package module is import-light on purpose (stdlib + recall.core.paths): the hooks, the
 prompt hook and the MCP tools import it to note memory hits.
 
 Layout of the package:
@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from recall import paths
+from recall.core import paths
 
 TYPES = ("architecture", "decision", "pattern", "gotcha", "progress", "context")
 
@@ -37,7 +37,7 @@ def access_log_path() -> Path:
 def note_access(items) -> int:
     """Record that memories were shown to someone (a search hit, the prompt hook, an MCP tool).
 
-    ``items`` are ``recall.search.Hit``-like objects (``kind == "memory"``, ``uuid`` = memory
+    ``items`` are ``recall.search.hit.Hit``-like objects (``kind == "memory"``, ``uuid`` = memory
     id, ``project``), dicts with ``id``/``project`` (and ``kind`` "memory" when present), or
     ``(project, id)`` pairs. One append to ``$RECALL_HOME/memory/access.log`` (no lock, no
     state.json rewrite); the worker folds the log into ``accessCount`` in batches. Returns

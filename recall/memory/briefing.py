@@ -25,7 +25,8 @@ import os
 import time
 from pathlib import Path
 
-from recall import config, paths
+from recall.core import config
+from recall.core import paths
 from recall.memory import TYPES
 from recall.memory.store import BRIEFING_FLOOR, Memory, State, effective_confidence, git_exclude, load, rank
 
@@ -191,7 +192,7 @@ def _write_file(path: Path, block: str | None) -> bool:
 
 
 def _log():
-    from recall import log
+    from recall.core import log
 
     return log.get("memory")
 

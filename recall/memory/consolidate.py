@@ -20,7 +20,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from recall import config, llm, log
+from recall.core import config
+from recall.llm import messages_api as llm
+from recall.core import log
 from recall.memory import TYPES, store
 
 MIN_PER_TYPE = 5

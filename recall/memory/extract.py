@@ -28,7 +28,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from recall import config, llm, log, paths
+from recall.core import config
+from recall.llm import messages_api as llm
+from recall.core import log
+from recall.core import paths
 from recall.memory import memory_home
 from recall.memory import store
 

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
-from recall import log, paths
+from recall.core import log
+from recall.core import paths
 from recall.memory import memory_home, store
+
+_service_writer = None  # set inside the service: see use_service_writer
 
 
 def pending_path() -> Path:
@@ -113,23 +115,15 @@ def deliver(upserts: list[dict], deletes: list[str]) -> str:
     if not upserts and not deletes:
         return ""
     logger = log.get("memory")
-    svc = _in_service()
-    if svc is not None:  # inside the service: its writer thread owns the index
+    if _service_writer is not None:  # inside the service: its writer thread owns the index
         try:
-            from indexer.service import apply_memory_docs
-
-            def work(ix):
-                out = apply_memory_docs(ix, upserts, deletes)
-                svc.generation += 1  # the warm searcher reloads
-                return out
-
-            svc.run_in_writer(work, timeout=60.0)
+            _service_writer(lambda ix: apply_memory_docs(ix, upserts, deletes))
             return "service"
         except Exception as exc:  # noqa: BLE001 - stopping or busy: keep the change for later
             logger.warning("memory documents queued, the service could not take them: %s", exc)
             _queue(upserts, deletes)
             return "pending"
-    from recall import client
+    from recall.core import service_client as client
 
     try:
         client.call("memory_docs", {"upsert": upserts, "delete": deletes}, timeout=15.0)
@@ -138,7 +132,7 @@ def deliver(upserts: list[dict], deletes: list[str]) -> str:
         logger.warning("the service refused memory documents (%s); writing them directly", exc)
     except client.Unavailable:
         pass
-    from recall.errors import IndexBusy
+    from recall.core.errors import IndexBusy
 
     try:
         from indexer.ingest import Indexer
@@ -158,9 +152,33 @@ def deliver(upserts: list[dict], deletes: list[str]) -> str:
         return "pending"
 
 
-def _in_service():
-    mod = sys.modules.get("recall.ops")
-    return mod.service() if mod is not None else None
+def use_service_writer(run) -> None:
+    """Inside the service: ``run(fn)`` runs ``fn(indexer)`` on its writer thread, and
+    ``deliver`` writes through it (``recall.service.ops.memory`` hands it in; None: off)."""
+    global _service_writer
+    _service_writer = run
+
+
+def normalize_memory_keys(items) -> list[str]:
+    keys = []
+    for k in items or []:
+        k = str(k)
+        if k:
+            keys.append(k if k.startswith("mem:") else "mem:" + k)
+    return keys
+
+
+def apply_memory_docs(ix, upsert: list, delete: list) -> dict:
+    """Upsert then delete memory documents and commit (the service's "memory_docs" op, and
+    ``deliver`` inside the service)."""
+    from recall.core.errors import UsageError
+
+    if not isinstance(upsert, list) or not isinstance(delete, list):
+        raise UsageError("memory_docs takes {'upsert': [memory dicts], 'delete': [ids or 'mem:' keys]}.")
+    n_up = ix.upsert_memory_docs(upsert) if upsert else 0
+    n_del = ix.delete_keys(normalize_memory_keys(delete)) if delete else 0
+    ix.commit()
+    return {"upserted": n_up, "deleted": n_del}
 
 
 def sync(project: str, changed, removed, state: store.State | None = None) -> str:

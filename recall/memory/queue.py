@@ -1,6 +1,6 @@
 """The capture queue: hook triggers waiting for the one memory worker.
 
-Import-light (stdlib + recall.paths): the Stop / PreCompact / SessionEnd hooks use it and
+Import-light (stdlib + recall.core.paths): the Stop / PreCompact / SessionEnd hooks use it and
 must return within a few hundred milliseconds.
 
 A trigger is one small JSON file in ``$RECALL_HOME/memory/queue/`` (written atomically,
@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from recall import paths
+from recall.core import paths
 from recall.memory import memory_home
 
 EVENTS = ("stop", "pre-compact", "session-end", "manual")

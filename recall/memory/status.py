@@ -1,4 +1,4 @@
-"""What ``recall status`` and ``recall doctor`` say about memory: whether extraction is on
+"""What ``recall status`` and ``recall doctor`` say about memory (``memory_status``): whether extraction is on
 (and the one thing to do when it is not), calls today against the daily cap, the running
 cost estimate, the current project's memories and the worker's last problem."""
 
@@ -7,7 +7,8 @@ from __future__ import annotations
 import os
 import time
 
-from recall import config, llm
+from recall.core import config
+from recall.llm import messages_api as llm
 
 NO_KEY = ("memory extraction is off: no Anthropic API key (set ANTHROPIC_API_KEY or run "
           "`recall config set api_key KEY`)")
@@ -74,25 +75,3 @@ def status_lines(cwd: str | None = None, cfg: dict | None = None) -> list[str]:
     if s["last_problem"] and s["last_run"] and time.time() - float(s["last_run"]) < 86400:
         lines.append(f"{pad}last run: {s['last_problem']}")
     return lines
-
-
-def doctor_checks(project=None) -> list:
-    """``recall.setup.Check`` items for ``recall doctor``."""
-    from recall.setup import Check
-
-    s = memory_status(str(project) if project else None)
-    checks = []
-    if not s["key"]:
-        checks.append(Check("memory", False, NO_KEY, "export ANTHROPIC_API_KEY, or run `recall config set api_key KEY`",
-                            warn=True))
-    elif not s["configured"]:
-        checks.append(Check("memory", False, DISABLED, "recall config set memory.enabled true", warn=True))
-    elif s["cap_reached"]:
-        checks.append(Check("memory", False, f"the daily cap of {s['daily_call_cap']} model calls is reached",
-                            "wait for midnight UTC, or `recall config set memory.daily_call_cap N`", warn=True))
-    else:
-        checks.append(Check("memory", True, f"extraction on; {s['active']} active memories in {s['project']}; "
-                                            f"{s['calls_today']} calls today, est. ${s['cost_total']:.2f} in all"))
-    if s["problem"]:
-        checks.append(Check("memory state", False, s["problem"], "fix or move the file aside"))
-    return checks

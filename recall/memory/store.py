@@ -42,8 +42,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
-from recall import paths
-from recall.errors import RecallError
+from recall.core import paths
+from recall.core.errors import RecallError
 from recall.memory import TYPES, access_log_path, memory_home
 
 SCHEMA_VERSION = 1
@@ -591,7 +591,7 @@ def fold_access() -> dict[str, int]:
                                 state.dirty = True
                                 folded[project] = folded.get(project, 0) + n
                 except StateError as exc:
-                    from recall import log as rlog
+                    from recall.core import log as rlog
 
                     rlog.get("memory").warning("access counts for %s not folded: %s", project, exc)
             for f in files:

@@ -18,7 +18,9 @@ import os
 import threading
 import time
 
-from recall import config, log, paths
+from recall.core import config
+from recall.core import log
+from recall.core import paths
 from recall.memory import memory_home
 from recall.memory import queue as q
 
@@ -213,7 +215,7 @@ def _any_due(cfg: dict) -> bool:
 
 
 def has_key(cfg: dict | None = None) -> bool:
-    from recall import llm
+    from recall.llm import messages_api as llm
 
     return bool(llm.find_api_key(cfg)[0])
 

@@ -8,7 +8,7 @@ Usage::
     def test_x(tmp_path):
         with StandIn() as api:
             env = ClaudeEnv.create(tmp_path, api.url, binary=require_claude())
-            env.add_hook("UserPromptSubmit", "python -m hooks.user_prompt_submit")
+            env.add_hook("UserPromptSubmit", "python -m recall.hooks.user_prompt_submit")
             api.script(tool_use("Bash", {"command": "echo hi"}), text("done"))
             proc = env.run("do it")               # claude -p "do it" --allowedTools "Bash Write"
             assert proc.returncode == 0, proc.stderr

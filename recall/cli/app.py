@@ -1,0 +1,198 @@
+"""The ``recall`` command line. Thin: parse options, call library functions, format output.
+
+``recall "some question"`` (or ``recall --raw --limit 5 "query"``) searches; ``recall index``
+indexes; the other words are the subcommands of ``recall.cli.commands``, merged in here.
+Errors are ``RecallError``s, printed once here as one line.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import click
+import typer
+from typer.core import TyperGroup
+
+from recall import __version__
+from recall.cli.commands import ask, config, doctor, forget, mcp, memories, service, setup, status
+from recall.core.errors import RecallError, report
+
+
+class DefaultSearchGroup(TyperGroup):
+    """Anything that is not a subcommand is a search: ``recall --raw "query"``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            args = ["search", *args]
+        return super().parse_args(ctx, args)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [c for c in self.commands if c != "hook"]
+
+
+app = typer.Typer(
+    cls=DefaultSearchGroup,
+    help="Persistent memory for Claude Code. `recall QUERY` searches your past sessions; "
+    "the commands below index, serve and set it up.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"recall {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    pass
+
+
+# search ----------------------------------------------------------------------------------
+@app.command("search", help="Search past sessions (the default command: `recall QUERY`).")
+def search_cmd(
+    query: List[str] = typer.Argument(..., help="What to look for; any text."),
+    raw: bool = typer.Option(False, "--raw", help="Print ranked hits only; never call a model."),
+    limit: int = typer.Option(10, "--limit", "-n", min=1, max=1000, help="How many hits."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (schema in docs/cli.md)."),
+    since: Optional[str] = typer.Option(None, "--since", help="Only after: 2h, 3d, 1w, or a date."),
+    project: Optional[Path] = typer.Option(None, "--project", help="Only the project PATH belongs to."),
+    messages: bool = typer.Option(False, "--messages", help="Rank single messages, not sessions."),
+) -> None:
+    from recall.cli import output as fmt
+    from recall.search.run import run_search
+
+    text = " ".join(query)
+    hits = run_search(text, limit=limit, since=since, project=project, messages=messages)
+    if as_json:
+        fmt.print_hits_json(text, hits)
+    else:
+        print_search_result(text, hits, raw=raw)
+
+
+def print_search_result(text: str, hits: list, raw: bool) -> None:
+    """Hits for ``--raw``; otherwise a synthesized answer first when a key exists, or the hits
+    plus one line saying synthesis is off and how to turn it on."""
+    from recall.cli import output as fmt
+    from recall.llm import messages_api as llm
+
+    if raw or not hits:
+        fmt.print_hits(hits, text)
+        return
+    from recall.llm.synthesis import answer_question
+
+    try:
+        answer = answer_question(text, hits, timeout=30)
+    except llm.NoKey:
+        fmt.print_hits(hits, text)
+        print("Synthesis is off (no Anthropic API key): set ANTHROPIC_API_KEY or run "
+              "`recall config set api_key KEY` to get an answer above the hits; --raw hides this line.")
+        return
+    except (llm.ModelError, llm.CapReached) as exc:
+        fmt.print_hits(hits, text)
+        print(f"No synthesized answer ({exc}); the hits above are complete. Try again, or use --raw.")
+        return
+    print(answer.strip())
+    print()
+    print("Sources:")
+    print()
+    fmt.print_hits(hits, text)
+
+# index -----------------------------------------------------------------------------------
+@app.command("index", help="Index new transcript lines (incremental; --rebuild starts over).")
+def index_cmd(
+    rebuild: bool = typer.Option(False, "--rebuild", help="Drop the index and build it again."),
+    source: List[Path] = typer.Option([], "--source", help="Another transcript root (repeatable)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    from recall.cli import output as fmt
+    from indexer.ingest import index_all
+
+    for s in source:
+        if not s.is_dir():
+            raise RecallError(f"--source {s} is not a directory: pass a folder of Claude Code transcripts.")
+    from recall.cli.commands.service import index_via_service
+
+    summary = index_via_service(source, rebuild, quiet=as_json)  # the running service holds the writer
+    if summary is None:
+        with fmt.progress("Indexing", enabled=not as_json) as update:
+            summary = index_all(source, rebuild=rebuild, progress=update)
+    if as_json:
+        typer.echo(json.dumps(summary.as_dict()))
+    else:
+        if summary.replayed:
+            typer.echo(f"Restored {summary.replayed:,} messages from the archive.")
+        fmt.print_index_summary(summary)
+
+
+def _click_errors():
+    """typer vendors its own copy of click; catch both its exceptions and real click's."""
+    usage, other, exits, aborts = [click.UsageError], [click.ClickException], [click.exceptions.Exit], \
+        [click.exceptions.Abort]
+    try:
+        from typer._click import exceptions as tce
+
+        usage.append(tce.UsageError)
+        other.append(tce.ClickException)
+    except ImportError:  # an older typer that uses click itself
+        pass
+    exits.append(typer.Exit)
+    aborts.append(typer.Abort)
+    return tuple(usage), tuple(other), tuple(exits), tuple(aborts)
+
+
+_USAGE, _CLICK, _EXIT, _ABORT = _click_errors()
+
+
+def _usage_line(exc) -> str:
+    ctx = getattr(exc, "ctx", None)
+    where = getattr(ctx, "command_path", "") or "recall"
+    message = exc.format_message().rstrip(".")
+    return f"recall: {message}. Run `{where} --help` to see what it takes."
+
+
+def run(args: list[str]) -> int:
+    """Entry for the console script: run the app, turning errors into one line each."""
+    try:
+        result = app(args=args, prog_name="recall", standalone_mode=False)
+        return result if isinstance(result, int) else 0
+    except RecallError as exc:
+        return report(exc)
+    except _EXIT as exc:
+        return getattr(exc, "exit_code", 0) or 0
+    except _USAGE as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # `recall memories` style groups: show help
+            typer.echo(exc.ctx.get_help() if getattr(exc, "ctx", None) else exc.format_message())
+            return 0
+        typer.echo(_usage_line(exc), err=True)
+        return 2
+    except _CLICK as exc:
+        typer.echo(f"recall: {exc.format_message()}", err=True)
+        return getattr(exc, "exit_code", 1) or 1
+    except _ABORT:
+        typer.echo("recall: aborted.", err=True)
+        return 130
+    except (KeyboardInterrupt, Exception) as exc:  # one line, never a traceback for users
+        return report(exc)
+
+
+def main() -> None:  # pragma: no cover
+    sys.exit(run(sys.argv[1:]))
+
+
+# The other commands: each module of recall.cli.commands holds its own ``commands``; they are
+# merged here in this order (`recall --help` lists them so), and none imports this module.
+COMMAND_MODULES = (mcp, setup, doctor, config, service, status, forget, memories, ask)
+for _module in COMMAND_MODULES:
+    app.registered_commands.extend(_module.commands.registered_commands)
+for _module in COMMAND_MODULES:
+    app.registered_groups.extend(_module.commands.registered_groups)

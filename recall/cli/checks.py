@@ -1,0 +1,227 @@
+"""``recall doctor``'s checks: each piece (config, hooks, service, index, API key, MCP
+server, memory) as a ``Check`` with the fix for a failure."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from recall.cli.install import (HOOK_EVENTS, MCP_NAME, SetupError, load_json, local_settings_file, mcp_file,
+                                ours, project_root)
+from recall.core import config, paths
+from recall.core.errors import RecallError
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    warn: bool = False  # a failed check that does not make recall unusable
+
+
+def _settings_candidates(root: Path) -> list[Path]:
+    return [root / ".claude" / "settings.json", local_settings_file(root), paths.claude_config_dir() / "settings.json"]
+
+
+def find_hooks(root: Path) -> dict[str, tuple[Path, dict]]:
+    """event -> (settings file, hook entry) for recall's hooks that Claude Code would run here."""
+    found: dict[str, tuple[Path, dict]] = {}
+    for path in _settings_candidates(root):
+        try:
+            data = load_json(path) or {}
+        except SetupError:
+            continue
+        hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+        for event, groups in hooks.items():
+            for group in groups if isinstance(groups, list) else []:
+                for h in (group.get("hooks") if isinstance(group, dict) else None) or []:
+                    name = ours(h)
+                    if name and event in HOOK_EVENTS and HOOK_EVENTS[event][0] == name and event not in found:
+                        found[event] = (path, h)
+    return found
+
+
+def _runnable(command: str) -> str | None:
+    """None when the command's program exists and is executable, else why not."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        return f"cannot parse the command ({exc})"
+    if not argv:
+        return "the command is empty"
+    exe = argv[0]
+    resolved = exe if os.sep in exe else shutil.which(exe)
+    if not resolved or not os.path.isfile(resolved):
+        return f"{exe} does not exist"
+    if not os.access(resolved, os.X_OK):
+        return f"{exe} is not executable"
+    return None
+
+
+def check_hooks(root: Path) -> list[Check]:
+    checks = []
+    found = find_hooks(root)
+    fix = f"run `recall setup --project {shlex.quote(str(root))}`"
+    missing = [e for e in HOOK_EVENTS if e not in found]
+    if missing:
+        checks.append(Check("hooks", False, f"missing in Claude Code's settings for {root}: {', '.join(missing)}", fix))
+    else:
+        checks.append(Check("hooks", True, "all five hooks are registered ("
+                            + ", ".join(sorted({str(p) for p, _ in found.values()})) + ")"))
+    for event, (path, h) in found.items():
+        why = _runnable(str(h.get("command")))
+        if why:
+            checks.append(Check(f"{event} hook", False, f"{why} ({path})", fix))
+        elif not isinstance(h.get("timeout"), (int, float)):
+            checks.append(Check(f"{event} hook", False, f"has no timeout ({path})", fix))
+    if "UserPromptSubmit" in found and not _runnable(str(found["UserPromptSubmit"][1].get("command"))):
+        command = str(found["UserPromptSubmit"][1]["command"])
+        payload = json.dumps({"prompt": "ok", "cwd": str(root), "session_id": "recall-doctor",
+                              "hook_event_name": "UserPromptSubmit"})
+        started = time.monotonic()
+        try:
+            proc = subprocess.run(command, shell=True, input=payload, capture_output=True, text=True,
+                                  timeout=30, cwd=str(root))
+            took = time.monotonic() - started
+            bad_out = proc.stdout.strip() and not proc.stdout.strip().startswith("{")
+            if proc.returncode != 0 or bad_out:
+                checks.append(Check("UserPromptSubmit hook run", False,
+                                    f"exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[:200]}",
+                                    f"see {paths.log_dir() / 'recall.log'}, then {fix}"))
+            else:
+                checks.append(Check("UserPromptSubmit hook run", True, f"ran in {took * 1000:.0f} ms"))
+        except subprocess.TimeoutExpired:
+            checks.append(Check("UserPromptSubmit hook run", False, "did not finish within 30 s",
+                                f"see {paths.log_dir() / 'recall.log'}"))
+        except OSError as exc:
+            checks.append(Check("UserPromptSubmit hook run", False, f"could not start: {exc}", fix))
+    return checks
+
+
+def check_service() -> Check:
+    from recall.core import service_client as client
+
+    info = client.ping(timeout=1.0)
+    if info:
+        return Check("service", True, f"running (pid {info.get('pid', '?')}, version {info.get('version', '?')})")
+    return Check("service", False, "not running: prompts are served in-process (slower) and new "
+                 "transcript lines wait for `recall index`", "run `recall service start`", warn=True)
+
+
+def check_index() -> Check:
+    from indexer.schema import index_exists
+
+    index = paths.index_dir()
+    if not index_exists(index):
+        return Check("index", False, f"no index at {index}", "run `recall index`")
+    try:
+        from indexer.ingest import discover
+        from indexer.state import StateDB
+        from recall.search.searcher import Searcher
+
+        searcher = Searcher(index)
+        docs = searcher.count()
+        checked, lost, session = searcher.missing_text()
+        state = StateDB(paths.state_db_path())
+        try:
+            known = state.all_files()
+        finally:
+            state.close()
+        behind = 0
+        for path in discover(paths.transcript_roots()):
+            try:
+                size = path.stat().st_size
+            except OSError:
+                continue
+            k = known.get(str(path))
+            if k is None or k.offset < size:
+                behind += 1
+    except RecallError as exc:
+        return Check("index", False, str(exc), "run `recall index --rebuild`")
+    except Exception as exc:
+        return Check("index", False, f"cannot be read ({type(exc).__name__}: {exc})", "run `recall index --rebuild`")
+    if lost:
+        return Check("index", False, f"{lost} of the {checked} newest messages have no text: their lines in the "
+                     f"archive ({paths.archive_dir()}) are gone (session {session})",
+                     f"restore {paths.archive_dir()} from a backup; `recall index --rebuild` would keep only "
+                     "what the archive and the live transcripts still hold")
+    if behind:
+        return Check("index", False, f"{docs} documents; {behind} transcript file(s) have lines not indexed yet",
+                     "run `recall index` (or `recall service start` to keep it fresh)")
+    return Check("index", True, f"{docs} documents, up to date with every transcript")
+
+
+def check_key(service_up: bool = False) -> Check:
+    from recall.llm import messages_api as llm
+
+    key, where = llm.find_api_key()
+    if key and where == "ANTHROPIC_API_KEY" and service_up:
+        return Check("API key", False, "found in ANTHROPIC_API_KEY of this shell only: the background service "
+                     "(which synthesizes while it runs) does not see it",
+                     "run `recall config set api_key KEY` (or put it in ~/.config/anthropic/api_key)", warn=True)
+    if key:
+        return Check("API key", True, f"found in {where}")
+    return Check("API key", False, "none found: the hook injects raw snippets instead of a synthesis",
+                 "export ANTHROPIC_API_KEY, or run `recall config set api_key KEY`", warn=True)
+
+
+def check_mcp(root: Path) -> Check:
+    fix = f"run `recall setup --project {shlex.quote(str(root))}`"
+    for path, getter in ((root / ".mcp.json", lambda d: (d.get("mcpServers") or {}).get(MCP_NAME)),
+                         (mcp_file(None, True), lambda d: (d.get("mcpServers") or {}).get(MCP_NAME)
+                          or ((d.get("projects") or {}).get(str(root)) or {}).get("mcpServers", {}).get(MCP_NAME))):
+        try:
+            data = load_json(path) or {}
+            entry = getter(data)
+        except (SetupError, AttributeError):
+            continue
+        if isinstance(entry, dict):
+            why = _runnable(" ".join(shlex.quote(str(p)) for p in [entry.get("command") or "", *(entry.get("args") or [])]))
+            if why:
+                return Check("MCP server", False, f"registered in {path}, but {why}", fix)
+            return Check("MCP server", True, f"registered in {path}")
+    return Check("MCP server", False, f"not registered for {root}", fix)
+
+
+def check_config() -> Check:
+    problems = config.problems()
+    if problems:
+        return Check("config", False, problems[0], f"edit {paths.config_path()}")
+    return Check("config", True, f"{paths.config_path()}" + ("" if paths.config_path().exists() else " (defaults)"))
+
+
+def doctor(project: Path | str | None = None) -> list[Check]:
+    root = project_root(project)
+    service = check_service()
+    checks = [check_config(), *check_hooks(root), service, check_index(), check_key(service.ok), check_mcp(root)]
+    return [*checks, *check_memory(root)]
+
+
+def check_memory(project=None) -> list[Check]:
+    """Whether memory extraction is on, and the project's memory state readable."""
+    from recall.memory.status import DISABLED, NO_KEY, memory_status
+
+    s = memory_status(str(project) if project else None)
+    checks = []
+    if not s["key"]:
+        checks.append(Check("memory", False, NO_KEY, "export ANTHROPIC_API_KEY, or run `recall config set api_key KEY`",
+                            warn=True))
+    elif not s["configured"]:
+        checks.append(Check("memory", False, DISABLED, "recall config set memory.enabled true", warn=True))
+    elif s["cap_reached"]:
+        checks.append(Check("memory", False, f"the daily cap of {s['daily_call_cap']} model calls is reached",
+                            "wait for midnight UTC, or `recall config set memory.daily_call_cap N`", warn=True))
+    else:
+        checks.append(Check("memory", True, f"extraction on; {s['active']} active memories in {s['project']}; "
+                                            f"{s['calls_today']} calls today, est. ${s['cost_total']:.2f} in all"))
+    if s["problem"]:
+        checks.append(Check("memory state", False, s["problem"], "fix or move the file aside"))
+    return checks

@@ -1,0 +1,82 @@
+"""``recall ask``: answer a question from the project's memories and past sessions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from recall.core.errors import UsageError
+from recall.cli.commands.memories import _PROJECT_HELP, _project
+
+commands = typer.Typer()  # merged into the app by recall.cli.app
+
+
+# ask ---------------------------------------------------------------------------------------
+ASK_MATCHES = 30
+MEMORY_WEIGHT = 1.5
+
+
+def _state_hits(root: str, question: str, limit: int) -> list:
+    """Memory hits straight from state.json (when there is no index yet)."""
+    from recall.memory import store
+    from recall.search.hit import Hit
+
+    q = store.tokens(question)
+    scored = []
+    for m in store.load(root).active():
+        overlap = len(q & m.tokens)
+        if overlap:
+            scored.append((overlap / (len(m.tokens) or 1) + overlap, m))
+    scored.sort(key=lambda x: x[0], reverse=True)
+    return [Hit(session_id=(m.sessions or [""])[0], uuid=m.id, project=root, cwd="",
+                timestamp=store.iso(m.updated) or "", role="memory", text=m.content, snippet=m.content[:240],
+                score=s, kind="memory") for s, m in scored[:limit]]
+
+
+def gather(question: str, project: str | None, limit: int = ASK_MATCHES) -> list:
+    """The top ``limit`` matches from memories and transcripts (memories weighted up)."""
+    from recall.core.errors import IndexMissing
+    from recall.search.searcher import Searcher
+
+    try:
+        s = Searcher()
+    except IndexMissing:
+        return _state_hits(project, question, limit) if project else []
+    mem = s.search(question, limit=limit, doctypes=("memory",), messages=True, project=project)
+    for h in mem:
+        h.score *= MEMORY_WEIGHT
+    talk = s.search(question, limit=limit, project=project, doctypes=("message", "session"))
+    hits = sorted([*mem, *talk], key=lambda h: h.score, reverse=True)[:limit]
+    if project and not any(h.kind == "memory" for h in hits):
+        hits = (_state_hits(project, question, 5) + hits)[:limit]
+    return hits
+
+
+@commands.command("ask", help="Answer a question from the project's memories and past sessions.")
+def ask_cmd(
+    question: List[str] = typer.Argument(..., help="The question."),
+    project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
+    everywhere: bool = typer.Option(False, "--all-projects", help="Search every project."),
+    as_json: bool = typer.Option(False, "--json", help="Print the answer and its sources as JSON."),
+) -> None:
+    from recall.llm import messages_api as llm
+    from recall.memory import note_access
+    from recall.llm.synthesis import answer_question
+
+    text = " ".join(question).strip()
+    if not text:
+        raise UsageError('Ask something: recall ask "why did we pick tantivy?"')
+    root = None if everywhere else _project(project)
+    if not llm.find_api_key()[0]:
+        raise llm.NoKey()
+    hits = gather(text, root)
+    answer = answer_question(text, hits)
+    note_access(hits)
+    if as_json:
+        typer.echo(json.dumps({"question": text, "answer": answer, "sources": [h.as_json() for h in hits]},
+                              ensure_ascii=False))
+        return
+    typer.echo(answer)

@@ -1,0 +1,394 @@
+"""``recall setup`` / ``recall setup --uninstall``: wiring recall into Claude Code.
+
+What setup writes (and uninstall removes, exactly):
+  * hook entries in ``<project>/.claude/settings.json`` (``~/.claude/settings.json`` with
+    ``--global``): ``UserPromptSubmit`` (recall's per-prompt context) and the capture events
+    ``SessionStart``, ``Stop``, ``PreCompact``, ``SessionEnd``, each a command hook
+    ``<recall> hook <name>`` with an explicit ``timeout`` in seconds. Other hooks and keys
+    are left alone; running it twice changes nothing.
+  * the MCP server: ``mcpServers.recall`` in ``<project>/.mcp.json`` (approved for this user
+    in ``.claude/settings.local.json``'s ``enabledMcpjsonServers``), or with ``--global``
+    in the user-scope ``mcpServers`` of ``~/.claude.json``.
+Files that setup had to create are remembered in ``$RECALL_HOME/setup.json`` so that
+uninstall deletes them again once nothing else is in them.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import re
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from recall.core import config
+from recall.core import paths
+from recall.core.errors import RecallError
+
+#: event -> (``recall hook`` name, timeout in seconds; None: from the hook budget)
+HOOK_EVENTS: dict[str, tuple[str, int | None]] = {
+    "UserPromptSubmit": ("user-prompt-submit", None),
+    "SessionStart": ("session-start", 15),
+    "Stop": ("stop", 30),
+    "PreCompact": ("pre-compact", 60),
+    "SessionEnd": ("session-end", 30),
+}
+MCP_NAME = "recall"
+
+_OURS = re.compile(r"(?:^|[\s/\\'\"])(?:recall(?:\.exe)?|recall\.entry)['\"]?\s+hook\s+([a-z][a-z-]*)")
+
+
+class SetupError(RecallError):
+    pass
+
+
+@dataclass
+class Report:
+    changes: list[str] = field(default_factory=list)    # what was written
+    unchanged: list[str] = field(default_factory=list)  # already as wanted
+    notes: list[str] = field(default_factory=list)      # steps skipped or failed, with the fix
+
+    def lines(self) -> list[str]:
+        return [*self.changes, *self.unchanged, *self.notes]
+
+
+# ------------------------------------------------------------------------------ locations
+def recall_executable() -> list[str]:
+    """argv prefix that runs this recall: the console script beside this Python, else on PATH,
+    else ``python -m recall.entry``. Always absolute."""
+    here = Path(sys.executable).parent / ("recall.exe" if os.name == "nt" else "recall")
+    if here.is_file() and os.access(here, os.X_OK):
+        return [str(here)]
+    found = shutil.which("recall")
+    if found:
+        return [os.path.abspath(found)]
+    return [os.path.abspath(sys.executable), "-m", "recall.entry"]
+
+
+def hook_command(name: str) -> str:
+    return " ".join(shlex.quote(p) for p in [*recall_executable(), "hook", name])
+
+
+def hook_timeout(event: str, cfg: dict | None = None) -> int:
+    name, timeout = HOOK_EVENTS[event]
+    if timeout is not None:
+        return timeout
+    from recall.prompt.settings import hook_settings
+
+    # Claude Code must never cut the hook off before its own deadline does.
+    return int(math.ceil(hook_settings(cfg)["budget_seconds"])) + 5
+
+
+def project_root(project: Path | str | None) -> Path:
+    from indexer.project import canonical_project
+
+    start = os.path.abspath(os.path.expanduser(str(project))) if project else os.getcwd()
+    if not os.path.isdir(start):
+        raise SetupError(f"--project {start} is not a directory: pass the folder you run Claude Code in.")
+    return Path(canonical_project(start))
+
+
+def settings_file(root: Path | None, global_: bool) -> Path:
+    if global_:
+        return paths.claude_config_dir() / "settings.json"
+    return root / ".claude" / "settings.json"
+
+
+def local_settings_file(root: Path) -> Path:
+    return root / ".claude" / "settings.local.json"
+
+
+def mcp_file(root: Path | None, global_: bool) -> Path:
+    if global_:
+        env = os.environ.get("CLAUDE_CONFIG_DIR")
+        return Path(env).expanduser() / ".claude.json" if env else Path.home() / ".claude.json"
+    return root / ".mcp.json"
+
+
+def mcp_entry() -> dict:
+    exe = recall_executable()
+    return {"type": "stdio", "command": exe[0], "args": [*exe[1:], "mcp"]}
+
+
+# ------------------------------------------------------------------------------ JSON files
+def load_json(path: Path) -> dict | None:
+    """The object in ``path``; None if it does not exist. Raises SetupError for a bad file."""
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise SetupError(f"cannot read {path} ({exc.strerror or exc}): fix its permissions and run again.") from None
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise SetupError(f"{path} is not valid JSON ({exc}): fix it (or move it away) and run again.") from None
+    if not isinstance(data, dict):
+        raise SetupError(f"{path} does not hold a JSON object: fix it (or move it away) and run again.")
+    return data
+
+
+def write_json(path: Path, data: dict) -> None:
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        mode = 0o600 if path.name == ".claude.json" else 0o644
+    path.parent.mkdir(parents=True, exist_ok=True)
+    paths.atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=mode)
+
+
+def _manifest_path() -> Path:
+    return paths.recall_home() / "setup.json"
+
+
+def _manifest() -> dict:
+    try:
+        data = json.loads(_manifest_path().read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _remember_created(*created: Path) -> None:
+    data = _manifest()
+    files = set(data.get("created") or [])
+    files.update(str(p) for p in created)
+    data["created"] = sorted(files)
+    paths.home_dir()
+    paths.atomic_write(_manifest_path(), json.dumps(data, indent=2) + "\n")
+
+
+def _forget_created(path: Path) -> bool:
+    """Whether setup created ``path`` (and forget it)."""
+    data = _manifest()
+    files = list(data.get("created") or [])
+    if str(path) not in files:
+        return False
+    files.remove(str(path))
+    data["created"] = files
+    try:
+        paths.atomic_write(_manifest_path(), json.dumps(data, indent=2) + "\n")
+    except OSError:
+        pass
+    return True
+
+
+def _save(path: Path, before: dict | None, after: dict, created: list[Path]) -> None:
+    if before is None:
+        if not path.parent.exists():
+            created.append(path.parent)
+        created.append(path)
+    write_json(path, after)
+
+
+# ------------------------------------------------------------------------------ hooks
+def ours(hook: dict) -> str | None:
+    """The ``recall hook`` name a settings hook entry runs, or None if it is not recall's."""
+    if not isinstance(hook, dict) or hook.get("type", "command") != "command":
+        return None
+    m = _OURS.search(str(hook.get("command") or ""))
+    return m.group(1) if m else None
+
+
+def merge_hooks(settings: dict, where: str, cfg: dict | None = None) -> tuple[dict, list[str], list[str]]:
+    """``settings`` with recall's hook entries (added or brought up to date). Returns
+    (new settings, changes, unchanged)."""
+    out = copy.deepcopy(settings)
+    hooks = out.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise SetupError(f'"hooks" in {where} is not an object: fix it and run `recall setup` again.')
+    changes, unchanged = [], []
+    for event, (name, _) in HOOK_EVENTS.items():
+        want = {"type": "command", "command": hook_command(name), "timeout": hook_timeout(event, cfg)}
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise SetupError(f'"hooks.{event}" in {where} is not a list: fix it and run `recall setup` again.')
+        found = []
+        for gi, group in enumerate(groups):
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                for hi, h in enumerate(group["hooks"]):
+                    if ours(h) == name:
+                        found.append((gi, hi))
+        if not found:
+            groups.append({"hooks": [want]})
+            changes.append(f"added the {event} hook to {where}")
+            continue
+        gi, hi = found[0]
+        current = groups[gi]["hooks"][hi]
+        if {k: current.get(k) for k in want} != want:
+            groups[gi]["hooks"][hi] = {**current, **want}
+            changes.append(f"updated the {event} hook in {where}")
+        else:
+            unchanged.append(f"the {event} hook in {where} is already set")
+        for gi2, hi2 in reversed(found[1:]):  # duplicates of ours
+            del groups[gi2]["hooks"][hi2]
+            changes.append(f"removed a duplicate {event} hook from {where}")
+        _prune_groups(hooks, event)
+    return out, changes, unchanged
+
+
+def _prune_groups(hooks: dict, event: str) -> None:
+    groups = hooks.get(event)
+    if isinstance(groups, list):
+        groups[:] = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])]
+        if not groups:
+            del hooks[event]
+
+
+def remove_hooks(settings: dict, where: str) -> tuple[dict, list[str]]:
+    out = copy.deepcopy(settings)
+    hooks = out.get("hooks")
+    changes: list[str] = []
+    if not isinstance(hooks, dict):
+        return out, changes
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                before = len(group["hooks"])
+                group["hooks"] = [h for h in group["hooks"] if ours(h) is None]
+                if len(group["hooks"]) != before:
+                    changes.append(f"removed the {event} hook from {where}")
+        _prune_groups(hooks, event)
+    if not hooks:
+        del out["hooks"]
+    return out, changes
+
+
+# ------------------------------------------------------------------------------ MCP
+def _is_our_mcp(entry) -> bool:
+    if not isinstance(entry, dict):
+        return False
+    cmd = " ".join([str(entry.get("command") or ""), *map(str, entry.get("args") or [])])
+    return bool(re.search(r"(?:^|[\s/\\])(?:recall(?:\.exe)?|recall\.entry)\s+mcp\b", cmd))
+
+
+def merge_mcp(data: dict, where: str) -> tuple[dict, list[str], list[str]]:
+    out = copy.deepcopy(data)
+    servers = out.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise SetupError(f'"mcpServers" in {where} is not an object: fix it and run `recall setup` again.')
+    want = mcp_entry()
+    current = servers.get(MCP_NAME)
+    if current == want:
+        return out, [], [f"the recall MCP server is already registered in {where}"]
+    if current is not None and not _is_our_mcp(current):
+        raise SetupError(f'{where} already has an MCP server named "{MCP_NAME}" that is not recall\'s: '
+                         "rename or remove it, then run `recall setup` again.")
+    servers[MCP_NAME] = want
+    verb = "updated" if current is not None else "registered"
+    return out, [f"{verb} the recall MCP server in {where}"], []
+
+
+def remove_mcp(data: dict, where: str) -> tuple[dict, list[str]]:
+    out = copy.deepcopy(data)
+    servers = out.get("mcpServers")
+    if isinstance(servers, dict) and _is_our_mcp(servers.get(MCP_NAME)):
+        del servers[MCP_NAME]
+        if not servers:
+            del out["mcpServers"]
+        return out, [f"removed the recall MCP server from {where}"]
+    return out, []
+
+
+def _approve(data: dict, where: str) -> tuple[dict, list[str]]:
+    out = copy.deepcopy(data)
+    enabled = out.setdefault("enabledMcpjsonServers", [])
+    if not isinstance(enabled, list):
+        raise SetupError(f'"enabledMcpjsonServers" in {where} is not a list: fix it and run `recall setup` again.')
+    if MCP_NAME in enabled:
+        return out, []
+    enabled.append(MCP_NAME)
+    return out, [f"approved the project's recall MCP server in {where}"]
+
+
+def _unapprove(data: dict, where: str) -> tuple[dict, list[str]]:
+    out = copy.deepcopy(data)
+    enabled = out.get("enabledMcpjsonServers")
+    if isinstance(enabled, list) and MCP_NAME in enabled:
+        enabled.remove(MCP_NAME)
+        if not enabled:
+            del out["enabledMcpjsonServers"]
+        return out, [f"withdrew the recall MCP server's approval from {where}"]
+    return out, []
+
+
+# ------------------------------------------------------------------------------ install / uninstall
+def install_files(project: Path | str | None = None, global_: bool = False, mcp: bool = True) -> Report:
+    """Merge recall's hooks (and MCP server) into Claude Code's settings. Idempotent."""
+    report = Report()
+    root = None if global_ else project_root(project)
+    created: list[Path] = []
+    cfg = config.load()
+
+    spath = settings_file(root, global_)
+    before = load_json(spath)
+    after, changes, unchanged = merge_hooks(before or {}, str(spath), cfg)
+    if changes:
+        _save(spath, before, after, created)
+    report.changes += changes
+    report.unchanged += unchanged
+
+    if mcp:
+        mpath = mcp_file(root, global_)
+        mbefore = load_json(mpath)
+        mafter, changes, unchanged = merge_mcp(mbefore or {}, str(mpath))
+        if changes:
+            _save(mpath, mbefore, mafter, created)
+        report.changes += changes
+        report.unchanged += unchanged
+        if not global_:
+            lpath = local_settings_file(root)
+            lbefore = load_json(lpath)
+            lafter, changes = _approve(lbefore or {}, str(lpath))
+            if changes:
+                _save(lpath, lbefore, lafter, created)
+            report.changes += changes
+    if created:
+        _remember_created(*created)
+    return report
+
+
+def uninstall_files(project: Path | str | None = None, global_: bool = False) -> Report:
+    """Remove exactly what ``install_files`` added (files it created go once they are empty)."""
+    report = Report()
+    root = None if global_ else project_root(project)
+    targets = [(settings_file(root, global_), remove_hooks), (mcp_file(root, global_), remove_mcp)]
+    if not global_:
+        targets.append((local_settings_file(root), _unapprove))
+    for path, remove in targets:
+        before = load_json(path)
+        if before is None:
+            continue
+        after, changes = remove(before, str(path))
+        if not changes:
+            continue
+        report.changes += changes
+        if not after and _forget_created(path):
+            path.unlink(missing_ok=True)
+            report.changes.append(f"deleted {path} (setup had created it)")
+        else:
+            write_json(path, after)
+    for path, _ in targets:  # folders setup created, once nothing is left in them
+        parent = path.parent
+        if parent.is_dir() and not any(parent.iterdir()) and _forget_created(parent):
+            try:
+                parent.rmdir()
+                report.changes.append(f"deleted {parent} (setup had created it)")
+            except OSError:
+                pass
+    if not report.changes:
+        report.unchanged.append("nothing of recall's was installed there")
+    return report
+
+
+# ------------------------------------------------------------------------------ doctor

@@ -1,0 +1,138 @@
+"""User settings in ``$RECALL_HOME/config.json`` merged over defaults.
+
+Import-light on purpose (the prompt hook reads it on every prompt). Unknown keys are kept;
+a malformed file falls back to defaults and ``problems()`` says how to fix it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+
+from recall.core import paths
+
+DEFAULT_MODEL = "claude-haiku-4-5"
+
+# $ per million tokens (input, output) for the cost estimate in `recall status`
+PRICES = {"haiku": (1.0, 5.0), "sonnet": (3.0, 15.0), "opus": (5.0, 25.0)}
+
+ACKNOWLEDGEMENTS = [
+    "yes", "y", "yep", "yeah", "yup", "no", "nope", "ok", "okay", "k", "kk", "sure", "continue",
+    "go on", "go ahead", "proceed", "do it", "thanks", "thank you", "thx", "ty", "lgtm",
+    "looks good", "sounds good", "perfect", "great", "nice", "cool", "done", "next", "retry",
+    "try again", "again", "good", "fine", "approved", "ship it", "keep going", "carry on",
+]
+
+DEFAULTS: dict = {
+    "api_key": None,
+    "model": DEFAULT_MODEL,
+    "tool_result_chars": 2000,
+    "hook": {
+        "budget_seconds": 5.0,      # the whole hook, process start to output
+        "max_chars": 3000,          # size of the injected block
+        "min_chars": 15,            # shorter prompts are trivial
+        "skip": ACKNOWLEDGEMENTS,   # whole-prompt acknowledgements (case/punctuation-insensitive)
+        "scope": "project",         # project | all
+        "limit": 8,                 # hits handed to synthesis
+        "relevance_floor": 0.35,    # keep hits scoring at least this fraction of the best...
+        "min_score": 8.0,           # ...and at least this absolute score
+        "synthesize": True,         # False: always inject raw snippets
+    },
+    "memory": {
+        "enabled": True,            # False: the capture hooks queue nothing
+        "daily_call_cap": 200,      # extraction + consolidation calls per day
+        "claude_md": "claude_md",   # claude_md | local | none (inject at SessionStart instead)
+        "idle_seconds": 60,         # a Stop is extracted once the transcript was quiet this long
+        "timeout_seconds": 60,      # one extraction / consolidation call
+    },
+}
+
+
+def _merge(base: dict, over: dict) -> dict:
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+_problem: str | None = None
+
+
+def load() -> dict:
+    """Defaults merged with the user's config file (never raises)."""
+    global _problem
+    _problem = None
+    path = paths.config_path()
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except OSError:
+        return copy.deepcopy(DEFAULTS)
+    try:
+        data = json.loads(raw)
+        if not isinstance(data, dict):
+            raise ValueError("top level is not an object")
+    except ValueError as exc:
+        _problem = f"{path} is not valid JSON ({exc}): fix it or delete it to use the defaults."
+        return copy.deepcopy(DEFAULTS)
+    return _merge(DEFAULTS, data)
+
+
+def problems() -> list[str]:
+    load()
+    return [_problem] if _problem else []
+
+
+def save(data: dict) -> Path:
+    path = paths.config_path()
+    paths.atomic_write(path, json.dumps(data, indent=2) + "\n")
+    return path
+
+
+def _user_data() -> dict:
+    """The user's own settings file as written (no defaults); {} when absent or unreadable."""
+    try:
+        data = json.loads(paths.config_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def set_value(dotted: str, value) -> Path:
+    """``recall config set hook.max_chars 2000`` style update of the user's file."""
+    data = _user_data()
+    node = data
+    keys = dotted.split(".")
+    for k in keys[:-1]:
+        node = node.setdefault(k, {})
+    node[keys[-1]] = value
+    return save(data)
+
+
+def unset_value(dotted: str) -> bool:
+    """Back to the default for one setting; False if the user's file did not set it."""
+    data = _user_data()
+    node = data
+    keys = dotted.split(".")
+    for k in keys[:-1]:
+        node = node.get(k) if isinstance(node, dict) else None
+    if not isinstance(node, dict) or keys[-1] not in node:
+        return False
+    del node[keys[-1]]
+    save(data)
+    return True
+
+
+def model(cfg: dict | None = None) -> str:
+    return os.environ.get("RECALL_MODEL") or (cfg or load()).get("model") or DEFAULT_MODEL
+
+
+def price_per_mtok(model_id: str) -> tuple[float, float]:
+    for family, price in PRICES.items():
+        if family in model_id:
+            return price
+    return PRICES["haiku"]

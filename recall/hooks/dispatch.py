@@ -1,0 +1,154 @@
+"""``recall hook <name>``: the entry point Claude Code runs for every hook event.
+
+Reads the event's JSON from stdin (every field optional, garbage tolerated), calls the
+handler, prints its output as one JSON object (or nothing), and ALWAYS exits 0: a hook must
+never block a prompt or print a traceback into a session. Problems go to the log under
+``$RECALL_HOME/logs``. Imported before anything heavy (see ``recall.entry``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+
+_T0 = time.time()
+
+#: hook name -> (module, function). Handlers take the payload dict and return an output dict
+#: or None. Capture hooks belong to the memory feature; a missing module means "not installed".
+HANDLERS: dict[str, tuple[str, str]] = {
+    "user-prompt-submit": ("recall.hooks.user_prompt_submit", "handle"),
+    "stop": ("recall.hooks.capture", "stop"),
+    "pre-compact": ("recall.hooks.capture", "pre_compact"),
+    "session-end": ("recall.hooks.capture", "session_end"),
+    "session-start": ("recall.hooks.capture", "session_start"),
+}
+
+MAX_STDIN = 32 * 1024 * 1024
+
+_emit_lock = threading.Lock()
+_emitted = False
+
+
+def process_start() -> float:
+    """When this process started (epoch seconds), from /proc; else when this module loaded."""
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            stat = fh.read().decode("ascii", "replace")
+        ticks = int(stat.rsplit(")", 1)[1].split()[19])
+        with open("/proc/stat", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"btime "):
+                    started = int(line.split()[1]) + ticks / os.sysconf("SC_CLK_TCK")
+                    # clock-tick resolution: never later than our own first timestamp
+                    return min(started, _T0) if _T0 - started < 30 else _T0
+    except (OSError, ValueError, IndexError):
+        pass
+    return _T0
+
+
+def read_payload(stream=None) -> dict:
+    """The hook JSON from stdin as a dict ({} for a terminal, empty input or garbage)."""
+    stream = stream if stream is not None else sys.stdin
+    try:
+        if stream is None or stream.isatty():
+            return {}
+        raw = stream.buffer.read(MAX_STDIN) if hasattr(stream, "buffer") else stream.read(MAX_STDIN)
+    except (OSError, ValueError):
+        return {}
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8", "replace")
+    raw = raw.strip()
+    if not raw:
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def emit(output) -> bool:
+    """Print ``output`` (a dict) as JSON once per process; False if something was already printed."""
+    global _emitted
+    with _emit_lock:
+        if _emitted:
+            return False
+        _emitted = True
+        if isinstance(output, dict) and output:
+            try:
+                sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
+                sys.stdout.flush()
+            except (OSError, ValueError):
+                pass
+        return True
+
+
+def _log_exception(name: str) -> None:
+    try:
+        from recall.core import log
+
+        log.get("hook").exception("hook %s failed", name)
+    except Exception:
+        pass
+
+
+def resolve(name: str):
+    """The handler for ``name``, or None (unknown name, or its module is not installed)."""
+    entry = HANDLERS.get(name)
+    if entry is None:
+        return None
+    module_name, func = entry
+    import importlib
+
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name in (module_name, module_name.rsplit(".", 1)[0]):
+            return None
+        raise
+    return getattr(module, func, None)
+
+
+def run_hook(name: str, args: list[str] | None = None) -> int:
+    """Run hook ``name``; always returns 0."""
+    try:
+        if name not in HANDLERS:
+            sys.stderr.write(f"recall: unknown hook {name!r} (known: {', '.join(HANDLERS)}); "
+                             "run `recall setup` to rewrite the hook entries.\n")
+            return 0
+        payload = read_payload()
+        handler = resolve(name)
+        if handler is None:
+            return 0
+        out = handler(payload)
+        emit(out)
+    except BaseException as exc:  # noqa: BLE001 - a hook never fails its caller
+        if isinstance(exc, SystemExit) and not exc.code:
+            return 0
+        _log_exception(name)
+    if name in FAST_EXIT and sys.argv[1:3] == ["hook", name]:
+        _exit_now()
+    return 0
+
+
+#: Hooks whose process ends right after its output (Claude Code waits for the exit, and
+#: tearing down an interpreter that loaded the index takes longer than the search did).
+FAST_EXIT = {"user-prompt-submit"}
+
+
+def _exit_now() -> None:
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    logging = sys.modules.get("logging")
+    if logging is not None:
+        try:
+            logging.shutdown()  # records are written one by one; this closes the files cleanly
+        except Exception:
+            pass
+    os._exit(0)

@@ -1,0 +1,177 @@
+"""Turning search hits into prose with a small model (Haiku by default).
+
+``synthesize_recall(prompt, hits, timeout)``: the per-prompt briefing the hook injects.
+``answer_question(question, hits, timeout=30)``: the answer of ``recall QUERY`` and the MCP
+``memory_ask`` tool. Both raise ``recall.llm.messages_api.NoKey`` / ``ModelError`` and send nothing that
+is not in the hits (plus the question), redacted once more before it leaves.
+
+Answers are cached under ``$RECALL_HOME/cache/synthesis`` keyed by the model and the exact
+hit set (and the question, for ``answer_question``): the same hits never cost a second call.
+A cache hit does not import the anthropic SDK.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+from recall.core import config
+from recall.llm import messages_api as llm
+from recall.core import paths
+
+CACHE_TTL_SECONDS = 14 * 86400
+CACHE_MAX_FILES = 2000
+HIT_CHARS = 1500          # of one hit's text sent to the model
+NONE_ANSWER = "NONE"
+
+RECALL_SYSTEM = """You are the memory of a software project. A developer is about to send a \
+coding assistant (Claude Code) a new prompt. Below it are excerpts of their PAST sessions that a \
+search found for that prompt. Write a short briefing for the assistant with what those excerpts \
+say that bears on the prompt:
+- decisions that were made, and their rationale;
+- approaches that were tried, including those that failed, and why they failed;
+- key file paths;
+- warnings and lessons learned;
+- issues left unresolved.
+Rules: use ONLY what the excerpts say; never add facts, guesses or advice of your own. End every \
+point with the citation of the excerpt it comes from, exactly as given, e.g. \
+[2026-11-20 session 3c4e0949]. Bullet points, terse, most important first, at most {chars} \
+characters in all; skip any heading that has nothing. Do not answer the prompt itself. If none \
+of the excerpts bears on the prompt, reply with exactly NONE."""
+
+ANSWER_SYSTEM = """You answer a developer's question about their past Claude Code sessions, \
+using ONLY the excerpts of those sessions given below (found by a search for the question). \
+Cite the excerpt behind every statement exactly as given, e.g. [2026-11-20 session 3c4e0949]. \
+Prefer decisions with their rationale, what was tried and failed and why, file paths, warnings \
+and open issues. Never invent anything. If the excerpts do not answer the question, say so in \
+one sentence and mention the closest thing they do contain. Be concise: a few sentences or \
+bullets."""
+
+
+def citation(hit) -> str:
+    date = (getattr(hit, "timestamp", "") or "")[:10] or "undated"
+    if getattr(hit, "kind", "message") == "memory":
+        return f"[{date} memory]"
+    return f"[{date} session {(getattr(hit, 'session_id', '') or '?')[:8]}]"
+
+
+def _redact(text: str) -> str:
+    from indexer.redact import redact
+
+    return redact(text)
+
+
+def _excerpts(hits: list) -> str:
+    parts = []
+    for h in hits:
+        body = " ".join((h.text or "").split())
+        if len(body) > HIT_CHARS:
+            body = body[:HIT_CHARS] + " …"
+        project = os.path.basename((h.project or "").rstrip("/")) or "?"
+        parts.append(f"{citation(h)} ({h.role}, project {project})\n{body}")
+    return "\n\n".join(parts)
+
+
+def _model(cfg: dict) -> str:
+    hook = cfg.get("hook") if isinstance(cfg.get("hook"), dict) else {}
+    override = hook.get("model") if isinstance(hook, dict) else None
+    return override if isinstance(override, str) and override.strip() else config.model(cfg)
+
+
+# ---------------------------------------------------------------------------- the cache
+def cache_dir() -> Path:
+    return paths.recall_home() / "cache" / "synthesis"
+
+
+def cache_key(kind: str, model: str, hits: list, extra: str = "") -> str:
+    h = hashlib.sha256()
+    h.update(f"{kind}\0{model}\0{extra}\0".encode())
+    for uid, digest in sorted((str(x.uuid), hashlib.sha1((x.text or "").encode("utf-8", "replace")).hexdigest())
+                              for x in hits):
+        h.update(f"{uid}\0{digest}\0".encode())
+    return h.hexdigest()
+
+
+def cache_get(key: str) -> str | None:
+    path = cache_dir() / f"{key}.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("text"), str):
+        return None
+    if time.time() - float(data.get("t", 0) or 0) > CACHE_TTL_SECONDS:
+        return None
+    return data["text"]
+
+
+def cache_put(key: str, text: str) -> None:
+    directory = cache_dir()
+    try:
+        paths.ensure_dir(paths.recall_home())
+        paths.ensure_dir(directory.parent)
+        paths.atomic_write(directory / f"{key}.json", json.dumps({"t": time.time(), "text": text}))
+        _prune(directory)
+    except OSError:
+        pass
+
+
+def _prune(directory: Path) -> None:
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    if len(entries) <= CACHE_MAX_FILES:
+        return
+    entries.sort(key=lambda e: e.stat().st_mtime if e.is_file() else 0)
+    for e in entries[:len(entries) - CACHE_MAX_FILES // 2]:
+        try:
+            os.unlink(e.path)
+        except OSError:
+            pass
+
+
+# ---------------------------------------------------------------------------- the calls
+def synthesize_recall(prompt: str, hits: list, timeout: float, max_chars: int = 3000) -> str:
+    """A cited briefing of what ``hits`` say about ``prompt`` ("" when none of them bears on it).
+
+    Raises NoKey or ModelError (the hook then injects raw snippets)."""
+    cfg = config.load()
+    model = _model(cfg)
+    chars = max(300, int(max_chars) - 250)
+    key = cache_key("recall", model, hits, str(chars))
+    cached = cache_get(key)
+    if cached is not None:
+        return cached
+    if not llm.find_api_key(cfg)[0]:
+        raise llm.NoKey()
+    user = _redact(f"New prompt:\n{prompt[:4000]}\n\nExcerpts of past sessions:\n\n{_excerpts(hits)}")
+    text = llm.complete(RECALL_SYSTEM.format(chars=chars), user, purpose="recall",
+                        max_tokens=max(200, min(1500, chars // 3 + 100)), timeout=timeout, model=model)
+    text = text.strip()
+    if text.strip().strip(".").upper() == NONE_ANSWER:
+        text = ""
+    cache_put(key, text)
+    return text
+
+
+def answer_question(question: str, hits: list, timeout: float = 30) -> str:
+    """An answer to ``question`` from ``hits`` alone, citing them. Raises NoKey, ModelError."""
+    cfg = config.load()
+    if not llm.find_api_key(cfg)[0]:
+        raise llm.NoKey()
+    if not hits:
+        return "Nothing in your past sessions matches this question."
+    model = _model(cfg)
+    key = cache_key("answer", model, hits, " ".join(question.lower().split()))
+    cached = cache_get(key)
+    if cached is not None:
+        return cached
+    user = _redact(f"Question:\n{question[:4000]}\n\nExcerpts of past sessions:\n\n{_excerpts(hits)}")
+    text = llm.complete(ANSWER_SYSTEM, user, purpose="answer", max_tokens=1024, timeout=timeout,
+                        model=model).strip()
+    cache_put(key, text)
+    return text

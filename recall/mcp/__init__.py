@@ -1,0 +1,1 @@
+"""The MCP server (``recall mcp``) and the library functions behind its tools."""

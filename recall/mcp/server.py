@@ -1,0 +1,526 @@
+"""The recall MCP server: Claude asks its past sessions and memories for more, mid-session.
+
+Four read-only tools, thin over ``recall.mcp.tools``:
+
+``memory_search``  typed memories and transcript hits for a query, ranked together
+``memory_related`` memories carrying any of some tags
+``memory_ask``     a question answered from the top 30 matches (Haiku), with citations
+``recall_search``  ``recall QUERY`` over raw transcripts, with the CLI's options
+
+Each call goes to the background service over its socket when it runs (warm index, warm
+model client) and runs in this process otherwise. Results are structured (an output
+schema, ``structuredContent``) plus readable text, each capped at ``RESULT_CHARS``
+characters. A bad argument or a recall problem is a tool error (``isError``) whose text
+says what to do; nothing a client sends stops the server. Logs go to stderr and
+``recall.core.log``; stdout carries only the protocol.
+
+Import this module only to serve (``recall mcp``) or test: it imports the mcp SDK.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from typing import Annotated, Any, Callable, Literal, get_args
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field, ValidationError
+
+from recall import __version__
+from recall.core import log
+from recall.mcp import tools
+from recall.core.errors import RecallError, UsageError
+
+#: Size cap of one tool result, for its text and its structured JSON each (Claude Code
+#: truncates large tool output; a few thousand characters is what a model reads well).
+RESULT_CHARS = 8000
+ALL = "all"  # the project value meaning every project
+ANSWER_CHARS = 4000
+SERVICE_TIMEOUT = 10.0
+ASK_TIMEOUT = 60.0
+
+MemoryType = Literal["architecture", "decision", "pattern", "gotcha", "progress", "context"]
+assert set(get_args(MemoryType)) == set(tools.MEMORY_TYPES)
+
+_log = logging.getLogger("recall.mcp")  # handlers: log.setup() in serve(), not at import
+
+INSTRUCTIONS = """\
+recall is persistent memory for Claude Code: every past session of this user is indexed, and
+durable lessons are kept as typed memories (architecture, decision, pattern, gotcha,
+progress, context). Relevant context is already injected into prompts; use these tools when
+that is not enough, e.g. the user refers to earlier work ("like we did last week", "that
+bug again"), you need a past decision or its reason, or you are about to redo something
+that may have been solved before.
+- memory_search: first choice. Memories and transcript hits for keywords, ranked.
+- memory_ask: a question answered in prose from the top matches, with citations.
+- memory_related: memories by tag, to widen around a memory you already found.
+- recall_search: raw transcript search with time and per-message options.
+Results default to the current project; pass project="all" for every project."""
+
+PROJECT_DESC = ('Project to search: a path (absolute, ~, or relative to the working directory; '
+                'any folder of a repository means its root), the name of an indexed project, or "all" '
+                'for every project. Default: the current working directory\'s project (every project '
+                'when nothing of it is indexed yet).')
+
+
+# structured output --------------------------------------------------------------------------
+class MatchOut(BaseModel):
+    """One result: a memory, a transcript message, or a session."""
+
+    n: int = Field(description="Position in this result (citations [n] refer to it).")
+    kind: Literal["memory", "message", "session"] = Field(
+        description="memory: a curated typed memory; message: one transcript message; "
+        "session: a session matched as a whole (first prompt and summaries).")
+    id: str = Field(description="Memory id, message uuid, or session id.")
+    type: str | None = Field(None, description="Memory type (memories only).")
+    tags: list[str] = Field(default_factory=list, description="Memory tags (memories only).")
+    matched_tags: list[str] | None = Field(None, description="Which of the asked tags it carries (memory_related).")
+    date: str = Field(description="When it was said or last updated, ISO 8601 UTC.")
+    project: str = Field(description="Project root it belongs to.")
+    session_id: str = Field(description="Session it comes from ('' for a memory with no session).")
+    role: str = Field(description="user, assistant, tool, summary or session for transcript hits.")
+    snippet: str = Field(description="Passage around the query words, matches in **bold**.")
+    text: str | None = Field(None, description="Fuller text, cut to fit the size cap (… marks a cut).")
+    score: float = Field(description="Relevance (higher is better; memory_related: tags matched).")
+
+
+class _Page(BaseModel):
+    project: str = Field(description='Project searched (its root); "all" when every project was.')
+    note: str | None = Field(None, description="Anything worth knowing about this result.")
+    shown: int = Field(description="Results included here.")
+    more: int = Field(0, description="Further results left out to fit the size cap: lower limit or narrow the query.")
+    matches: list[MatchOut]
+
+
+class SearchOut(_Page):
+    query: str
+
+
+class RelatedOut(_Page):
+    tags: list[str]
+    total: int = Field(description="Memories carrying any of the tags.")
+
+
+class AskOut(_Page):
+    question: str
+    synthesized: bool = Field(description="Whether answer was written by the model from the matches.")
+    answer: str | None = Field(None, description="The answer, citing matches as [n]; null when synthesis is off.")
+
+
+class RecallSearchOut(_Page):
+    query: str
+    since: str | None = None
+    messages: bool = False
+
+
+# fitting results into the cap ---------------------------------------------------------------
+_LEVELS = [  # (text chars, snippet chars) tried in order until the result fits
+    (1200, 240), (700, 240), (400, 240), (200, 200), (0, 200), (0, 140), (0, 100),
+]
+
+
+def _shape(m: dict, n: int, text_chars: int, snippet_chars: int, text_kinds: tuple[str, ...]) -> dict:
+    d = dict(m)
+    d["n"] = n
+    text = d.get("text") or ""
+    d["text"] = tools.clip(text, text_chars) if text_chars and d["kind"] in text_kinds and text else None
+    d["snippet"] = tools.clip(d.get("snippet") or "", snippet_chars)
+    return d
+
+
+def fit(payload: dict, model: type[_Page], render: Callable[[Any], str], *,
+        text_kinds: tuple[str, ...] = ("memory", "message", "session"), cap: int = RESULT_CHARS) -> _Page:
+    """The richest rendering of ``payload`` whose JSON and text both stay within ``cap``.
+
+    As many matches as fit at the most compact level are kept (the rest are counted in
+    ``more``), then shown with the longest texts and snippets that still fit.
+    """
+    matches = payload.get("matches") or []
+    base = {k: v for k, v in payload.items() if k in model.model_fields and k != "matches"}
+    more = int(base.pop("more", 0) or 0)
+    note = base.pop("note", None) or ""
+    base["project"] = base.get("project") or ALL
+
+    def page(keep: int, level: tuple[int, int]) -> _Page:
+        shaped = [_shape(m, i + 1, level[0], level[1], text_kinds) for i, m in enumerate(matches[:keep])]
+        left = more + len(matches) - keep
+        extra = f"{left} more not shown (size cap): lower limit or narrow the query." if left else ""
+        return model(**base, matches=shaped, shown=keep, more=left, note=_join(note, extra) or None)
+
+    def fits(p: _Page) -> bool:
+        return len(wire_json(p)) <= cap and len(render(p)) <= cap
+
+    lo, hi = 0, len(matches)  # the most matches that fit at the most compact level
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(page(mid, _LEVELS[-1])):
+            lo = mid
+        else:
+            hi = mid - 1
+    for level in _LEVELS:
+        p = page(lo, level)
+        if fits(p):
+            return p
+    return page(lo, _LEVELS[-1])
+
+
+def wire(page: _Page) -> dict:
+    """The structured content sent: JSON, without null fields (Claude Code hands it to the model)."""
+    return page.model_dump(mode="json", exclude_none=True)
+
+
+def wire_json(page: _Page) -> str:
+    import json
+
+    return json.dumps(wire(page), ensure_ascii=False, separators=(",", ":"))
+
+
+def _join(*parts: str) -> str:
+    return " ".join(p for p in parts if p)
+
+
+def with_hint(out: dict, hint: str) -> dict:
+    """``out`` with ``hint`` added to its note (what to try when nothing matched)."""
+    return {**out, "note": _join(out.get("note") or "", hint)}
+
+
+# readable text --------------------------------------------------------------------------------
+def _head(m: MatchOut, show_project: bool) -> str:
+    when = m.date.replace("T", " ")[:16] if m.date else "undated"
+    project = m.project if show_project else ""
+    if m.kind == "memory":
+        bits = [f"memory {m.type or ''}".strip(), when, project, f"id {m.id}"]
+        if m.tags:
+            bits.append("tags: " + " ".join(m.tags))
+        if m.session_id:
+            bits.append(f"session {m.session_id}")
+    else:
+        bits = [m.kind if m.kind == "session" else (m.role or "message"), when, project, f"session {m.session_id}"]
+    return f"[{m.n}] " + " · ".join(b for b in bits if b)
+
+
+def _body(m: MatchOut) -> str:
+    if m.kind == "memory":
+        return m.text or m.snippet
+    plain = m.snippet.replace("**", "").strip("…")
+    if m.text and len(m.text) > len(plain) + 80:  # the passage, then more of the message
+        return f"{m.snippet}\n    more: {m.text}"
+    return m.snippet
+
+
+def _render_matches(page: _Page) -> list[str]:
+    out = []
+    for m in page.matches:
+        out.append(_head(m, show_project=m.project != page.project))
+        body = _body(m)
+        if body:
+            out.append("    " + body)
+    return out
+
+
+def _scope(page: _Page) -> str:
+    return "all projects" if page.project == ALL else f"project {page.project}"
+
+
+def render_search(page: SearchOut) -> str:
+    lines = [f'memory_search "{page.query}" in {_scope(page)}: {page.shown} result(s).']
+    if page.note:
+        lines.append(page.note)
+    return "\n".join(lines + _render_matches(page))
+
+
+def render_related(page: RelatedOut) -> str:
+    lines = [f"memory_related {', '.join(page.tags)}: {page.total} memories carry any of the tags; "
+             f"{page.shown} shown (current project first)."]
+    if page.note:
+        lines.append(page.note)
+    return "\n".join(lines + _render_matches(page))
+
+
+def render_ask(page: AskOut) -> str:
+    lines = [f'memory_ask "{page.question}" in {_scope(page)}.']
+    if page.answer:
+        lines += [page.answer, "", "Sources:"]
+    if page.note:
+        lines.append(page.note)
+    return "\n".join(lines + _render_matches(page))
+
+
+def render_recall(page: RecallSearchOut) -> str:
+    opts = [_scope(page)]
+    if page.since:
+        opts.append(f"since {page.since}")
+    if page.messages:
+        opts.append("single messages")
+    lines = [f'recall_search "{page.query}" ({", ".join(opts)}): {page.shown} hit(s).']
+    if page.note:
+        lines.append(page.note)
+    return "\n".join(lines + _render_matches(page))
+
+
+def _result(page: _Page, render: Callable[[Any], str]) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=render(page))],
+                          structured_content=wire(page))
+
+
+# running an operation: the service when it runs, else here -------------------------------------
+class Backend:
+    """Runs the tools' operations: over the service's socket when it answers, else locally
+    with a Searcher kept open (reloaded per call, reopened when the index is rebuilt)."""
+
+    def __init__(self, cwd: str | None = None, use_service: bool = True) -> None:
+        self.cwd = os.path.abspath(cwd or os.getcwd())
+        self.use_service = use_service
+        self.local_ops = dict(LOCAL_OPS)
+        self._searcher = None
+        self._stamp: tuple | None = None
+        self._lock = threading.Lock()
+
+    def searcher(self):
+        from indexer.schema import _version_file
+        from recall.core import paths
+        from recall.search.searcher import Searcher
+
+        with self._lock:
+            try:
+                st = os.stat(_version_file(paths.index_dir()))
+                stamp = (st.st_ino, st.st_mtime_ns)
+            except OSError:
+                stamp = None
+            if self._searcher is None or stamp != self._stamp:
+                self._searcher = Searcher()  # raises IndexMissing with the next step
+                self._stamp = stamp
+            else:
+                self._searcher.refresh()
+            return self._searcher
+
+    def _service(self, op: str, args: dict, timeout: float):
+        """The service's answer, or None when it does not run (or is too old to know ``op``)."""
+        if not self.use_service:
+            return None
+        try:
+            from recall.core import service_client as client
+        except ImportError:
+            return None
+        try:
+            return client.call(op, args, timeout=timeout)
+        except client.RemoteError as exc:  # the service refused the arguments: say why
+            raise UsageError(str(exc)) from None
+        except client.Unavailable as exc:  # not running, too old to know op, ...: work here
+            _log.debug("service unavailable for %s: %s", op, exc)
+            return None
+
+    def run(self, op: str, args: dict, timeout: float = SERVICE_TIMEOUT) -> dict:
+        args = {**args, "cwd": self.cwd}
+        answer = self._service(op, args, timeout)
+        if answer is not None:
+            return answer
+        return self.local_ops[op](**args, searcher=self.searcher())
+
+
+LOCAL_OPS: dict[str, Callable[..., dict]] = {
+    "mcp.memory_search": tools.memory_search,
+    "mcp.memory_related": tools.memory_related,
+    "mcp.memory_ask": tools.memory_ask,
+    "mcp.recall_search": tools.recall_search,
+}
+
+
+def _call(tool: str, backend: Backend, op: str, args: dict, timeout: float = SERVICE_TIMEOUT) -> dict:
+    """Run ``op``; every failure becomes a ToolError with a sentence the model can act on."""
+    t0 = time.perf_counter()
+    try:
+        out = backend.run(op, args, timeout=timeout)
+    except ToolError:
+        raise
+    except RecallError as exc:
+        _log.info("%s refused: %s", tool, exc)
+        raise ToolError(str(exc)) from exc
+    except Exception as exc:  # never let one call take the server down
+        _log.exception("%s failed", tool)
+        raise ToolError(f"recall failed unexpectedly ({type(exc).__name__}: {str(exc)[:200]}); details in "
+                        f"{log.log_file()}. Try again, or use another recall tool.") from exc
+    _log.info("%s: %d match(es) in %.0f ms", tool, len(out.get("matches") or []),
+              (time.perf_counter() - t0) * 1000)
+    return out
+
+
+# the server -------------------------------------------------------------------------------------
+def explain(tool: str, exc: ValidationError) -> str:
+    """A schema violation as one sentence per bad argument (no pydantic boilerplate)."""
+    parts = []
+    for e in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in e.get("loc") or ()) or "arguments"
+        msg = e.get("msg", "is invalid")
+        if e.get("type") != "missing" and "input" in e:
+            shown = repr(e["input"])
+            msg += f" (got {shown[:60] + '…' if len(shown) > 60 else shown})"
+        parts.append(f"{where}: {msg}")
+    return f"Invalid arguments for {tool}: " + "; ".join(parts) + ". Fix them and call again."
+
+
+class RecallServer(MCPServer):
+    """MCPServer whose argument errors read as plain sentences the model can act on."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError) and not isinstance(exc, UnexpectedToolError):
+                raise ToolError(explain(name, exc.__cause__)) from exc.__cause__
+            raise
+
+
+READ_ONLY = dict(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+def build_server(cwd: str | None = None, use_service: bool = True) -> RecallServer:
+    """The MCPServer with recall's four tools; ``cwd`` is the default project's directory."""
+    backend = Backend(cwd, use_service=use_service)
+    server = RecallServer("recall", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+
+    @server.tool(
+        name="memory_search",
+        title="Search memories and past sessions",
+        annotations=ToolAnnotations(title="Search memories and past sessions", **READ_ONLY),
+    )
+    def memory_search(
+        query: Annotated[str, Field(min_length=1, max_length=2000, description=(
+            "Keywords, identifiers, file names or an error message to look for, e.g. "
+            "'stripe webhook signature' or 'AuthMiddleware.refresh'."))],
+        limit: Annotated[int, Field(ge=1, le=50, description="Most results to return (1-50).")] = 10,
+        type: Annotated[MemoryType | None, Field(description=(
+            "Only memories of this type (then no transcript hits): architecture = how the system "
+            "is built, decision = a choice and its reason, pattern = how things are done here, "
+            "gotcha = a trap and its fix, progress = where work stands, context = background."))] = None,
+        project: Annotated[str | None, Field(description=PROJECT_DESC)] = None,
+    ) -> Annotated[CallToolResult, SearchOut]:
+        """Search recall's memory of past Claude Code sessions: curated typed memories
+        (decisions, gotchas, patterns, architecture, progress, context) and raw transcript
+        hits, ranked together, each with its date, project and session id.
+
+        Use it first whenever the injected context is not enough: the user mentions earlier
+        work, a past decision or bug, or you are about to solve something that may have been
+        solved before. Use memory_ask instead for a prose answer to a question, recall_search
+        for raw transcripts with time filters, memory_related to widen by tags."""
+        out = _call("memory_search", backend, "mcp.memory_search",
+                    {"text": query, "limit": limit, "mtype": type, "project": project})
+        if not out.get("matches"):
+            out = with_hint(out, "Nothing matched: try other words" + (", another type" if type else "")
+                            + (', or project="all"' if out.get("project") else "") + ".")
+        return _result(fit(out, SearchOut, render_search), render_search)
+
+    @server.tool(
+        name="memory_related",
+        title="Memories by tag",
+        annotations=ToolAnnotations(title="Memories by tag", **READ_ONLY),
+    )
+    def memory_related(
+        tags: Annotated[list[Annotated[str, Field(min_length=1, max_length=100)]], Field(
+            min_length=1, max_length=tools.MAX_TAGS,
+            description='Tags to look for, e.g. ["stripe", "webhooks"]; a memory carrying any of them '
+                        "matches (words are matched case-insensitively, plurals too).")],
+        limit: Annotated[int, Field(ge=1, le=100, description="Most memories to return (1-100).")] = 20,
+    ) -> Annotated[CallToolResult, RelatedOut]:
+        """List the memories carrying any of the given tags, across all projects, those with
+        the most matching tags first, then the current project's, then the newest.
+
+        Use it to widen around something you found: take the tags of a memory from
+        memory_search and ask for its neighbours. For free-text search use memory_search."""
+        out = _call("memory_related", backend, "mcp.memory_related", {"tags": list(tags), "limit": limit})
+        if not out.get("matches"):
+            out = with_hint(out, "No memory carries these tags: try memory_search with the same words.")
+        return _result(fit(out, RelatedOut, render_related), render_related)
+
+    @server.tool(
+        name="memory_ask",
+        title="Ask recall a question",
+        annotations=ToolAnnotations(title="Ask recall a question", **READ_ONLY),
+    )
+    def memory_ask(
+        question: Annotated[str, Field(min_length=1, max_length=2000, description=(
+            "A question about past work, e.g. 'Why did we switch the queue to SQS?' or "
+            "'How is the staging database reset?'"))],
+        project: Annotated[str | None, Field(description=PROJECT_DESC)] = None,
+    ) -> Annotated[CallToolResult, AskOut]:
+        """Answer a question about past sessions: the top 30 memories and transcript hits are
+        synthesized by a small model into a short answer citing them as [n] (the sources are
+        listed with the answer). Without an API key for recall it returns the raw matches and a
+        note saying synthesis is off and how to turn it on.
+
+        Use it for "why"/"how did we" questions whose answer is spread over several sessions;
+        it takes a few seconds. For quick lookups use memory_search."""
+        out = _call("memory_ask", backend, "mcp.memory_ask", {"question": question, "project": project},
+                    timeout=ASK_TIMEOUT)
+        if out.get("answer"):
+            out["answer"] = tools.clip_block(out["answer"], ANSWER_CHARS)
+        text_kinds = () if out.get("synthesized") else ("memory", "message", "session")
+        return _result(fit(out, AskOut, render_ask, text_kinds=text_kinds), render_ask)
+
+    @server.tool(
+        name="recall_search",
+        title="Search raw transcripts",
+        annotations=ToolAnnotations(title="Search raw transcripts", **READ_ONLY),
+    )
+    def recall_search(
+        query: Annotated[str, Field(min_length=1, max_length=2000, description=(
+            "Any text: words, identifiers, paths, a quoted \"exact phrase\", or a pasted error."))],
+        since: Annotated[str | None, Field(max_length=40, description=(
+            "Only hits after this: a span back from now like 30m, 2h, 3d, 1w, or a date like "
+            "2026-11-01. Default: any time."))] = None,
+        limit: Annotated[int, Field(ge=1, le=50, description="Most hits to return (1-50).")] = 5,
+        messages: Annotated[bool, Field(description=(
+            "true: rank single messages (several per session possible); false: one hit per "
+            "session, its best message."))] = False,
+        project: Annotated[str | None, Field(description=PROJECT_DESC)] = None,
+    ) -> Annotated[CallToolResult, RecallSearchOut]:
+        """Search the raw transcripts of past Claude Code sessions, exactly like the
+        `recall QUERY` command line (same engine and options): ranked hits with date,
+        project, session id and the passage that matched.
+
+        Use it for what memories do not hold: exact commands, error messages, file names, or
+        what happened in a time window (since). For curated knowledge use memory_search."""
+        out = _call("recall_search", backend, "mcp.recall_search",
+                    {"text": query, "since": since, "limit": limit, "messages": messages,
+                     "project": project})
+        if not out.get("matches"):
+            out = with_hint(out, "Nothing matched: try other words" + (", a longer since" if since else "")
+                            + (', or project="all"' if out.get("project") else "") + ".")
+        return _result(fit(out, RecallSearchOut, render_recall), render_recall)
+
+    server.backend = backend  # type: ignore[attr-defined]  (tests and the command use it)
+    return server
+
+
+def default_cwd() -> str:
+    """The client's working directory: Claude Code starts MCP servers in the project."""
+    env = os.environ.get("CLAUDE_PROJECT_DIR")
+    if env and os.path.isdir(env):
+        return env
+    return os.getcwd()
+
+
+def serve(cwd: str | None = None) -> None:
+    """Serve over stdio until the client closes stdin (``recall mcp``)."""
+    logger = log.setup()  # the file handler (the module's logger may have set it up already)
+    if not any(type(h) is logging.StreamHandler for h in logger.handlers):
+        stderr = logging.StreamHandler()  # stderr: Claude Code keeps it in its MCP logs
+        stderr.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(stderr)
+    sdk = logging.getLogger("mcp")
+    sdk.handlers = list(logger.handlers)  # the SDK's own logs: stderr and recall.log, not rich
+    sdk.propagate = False
+    sdk.setLevel(logging.WARNING)
+    root = cwd or default_cwd()
+    _log.info("mcp server %s starting (pid %d, project dir %s)", __version__, os.getpid(), root)
+    server = build_server(root)
+    try:
+        server.run("stdio")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        _log.info("mcp server stopped")

@@ -1,0 +1,86 @@
+"""Which prompts are not worth a search: too short, a slash command, a number, a bare path,
+or an acknowledgement ("ok thanks, go ahead"). ``trivial_reason`` says why; the hook skips
+such a prompt before it imports anything heavy.
+
+``STOPWORDS`` (words that say nothing about what a prompt is about) also decide which of a
+prompt's terms count as informative (``recall.prompt.candidates``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from recall.prompt.settings import hook_settings
+
+# Words that say nothing about what a prompt is about (compared after stemming).
+STOPWORDS = """a about above after again all also am an and any are as at be because been before being
+below between both but by can could did do does doing done down during each few for from further
+had has have having he her here hers him his how i if in into is it its itself just let like me
+more most my no nor not now of off on once only or other our ours out over own please same she
+should so some such than that the their them then there these they this those through to too
+under until up us very was we were what when where which while who whom why will with would you
+your yours yes ok okay thanks thank hi hello hey tell know think want need make get got go use
+used using one two way thing things something anything lot really sure right still even well
+much many may might must shall yeah yep""".split()
+
+_STOP_WORDS = frozenset(STOPWORDS)
+
+_FILLER = {"please", "pls", "and", "then", "now", "just", "so", "you", "it", "that", "very", "much",
+           "a", "lot", "all", "again", "for", "the", "this", "yes", "sir", "mate", "ahead", "on"}
+
+_SLASH = re.compile(r"^/[A-Za-z][\w:.\-]*(?:\s|$)")
+_NUMBER = re.compile(r"^[\s\d.,:;+\-#%()/*=x]+$")
+_PATH_TOKEN = re.compile(
+    r"^(?:file://)?(?:[A-Za-z]:)?[~.]{0,2}[/\\]?[\w.@+~%\-]*(?:[/\\][\w.@+~%\-]*)+(?::\d+)*$")
+_PUNCT = re.compile(r"[^\w\s]+")
+_SPACES = re.compile(r"\s+")
+
+
+def _normalize(text: str) -> str:
+    return _SPACES.sub(" ", _PUNCT.sub(" ", text.lower())).strip()
+
+
+def _is_acknowledgement(prompt: str, skip: list[str]) -> bool:
+    words = _normalize(prompt).split()
+    if not words:
+        return True
+    phrases = sorted({tuple(_normalize(s).split()) for s in skip if _normalize(s)}, key=len, reverse=True)
+    i = 0
+    matched = False
+    while i < len(words):
+        for ph in phrases:
+            if tuple(words[i:i + len(ph)]) == ph:
+                i += len(ph)
+                matched = True
+                break
+        else:
+            if words[i] in _FILLER:
+                i += 1
+                continue
+            return False
+    return matched
+
+
+def trivial_reason(prompt, hook: dict | None = None) -> str | None:
+    """Why ``prompt`` is not worth a search (a short label), or None when it is."""
+    hook = hook or hook_settings()
+    if not isinstance(prompt, str):
+        return "no prompt"
+    p = prompt.strip()
+    if len(p) < int(hook.get("min_chars", 15)):
+        return "short"
+    if _SLASH.match(p):
+        return "slash command"
+    if _NUMBER.match(p):
+        return "number"
+    tokens = p.strip("'\"`").split()
+    if tokens and all(_PATH_TOKEN.match(t.strip("'\"`,")) for t in tokens) and any(
+            "/" in t or "\\" in t for t in tokens):
+        return "path"
+    if _is_acknowledgement(p, hook.get("skip") or []):
+        return "acknowledgement"
+    return None
+
+
+def is_trivial(prompt, hook: dict | None = None) -> bool:
+    return trivial_reason(prompt, hook) is not None

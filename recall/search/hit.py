@@ -1,0 +1,35 @@
+"""``Hit``: one search result, as the searcher, the service's socket and every edge pass it.
+
+Its own module so that the edges that only print hits from the service (``recall --raw``,
+the prompt hook) need not import the searcher and Tantivy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+
+
+@dataclass
+class Hit:
+    session_id: str
+    uuid: str
+    project: str
+    cwd: str
+    timestamp: str  # ISO 8601, UTC
+    role: str
+    text: str
+    snippet: str
+    score: float
+    kind: str = "message"  # message | session | memory
+
+    def as_json(self) -> dict:
+        d = asdict(self)
+        d["score"] = round(self.score, 4)
+        return d
+
+
+def iso(ts: int | float) -> str:
+    if not ts:
+        return ""
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,62 @@
+"""The query side of search: the index's terms for any text, the stopwords, and which
+terms are too common to decide a match (``common_terms``).
+
+The query text is never handed to Tantivy's query parser (it raises on raw user text): it
+is analysed here with the index's own analyzer, and ``Searcher.build_query`` turns the
+terms into term and phrase queries.
+"""
+
+from __future__ import annotations
+
+import re
+
+from indexer.schema import prepare_content, text_analyzer
+
+COMMON_SHARE = 0.2     # a content word in this share of the index is common (common_terms) ...
+COMMON_MIN_DOCS = 5000  # ... and in at least this many documents (below, its postings are cheap)
+
+# Tuned on the LoCoMo / LongMemEval dev sets (benchmarks/retrieval.py, docs/benchmarks.md):
+# down-weighting stopwords and the proximity bonus each beat dropping stopwords outright,
+# minimum-should-match, coverage re-ranking and neighbour-message smoothing.
+_STOPWORDS_RAW = """a about above after again against all am an and any are as at be because been before
+being below between both but by can cannot could did do does doing down during each few for from further
+had has have having he her here hers herself him himself his how i if in into is it its itself me more
+most my myself no nor not of off on once only or other ought our ours ourselves out over own same she
+should so some such than that the their theirs them themselves then there these they this those through
+to too under until up very was we were what when where which while who whom why with would you your
+yours yourself yourselves s t d ll m re ve don didn doesn isn wasn aren weren won wouldn shouldn couldn"""
+
+_ANALYZER = text_analyzer()
+STOPWORDS = frozenset(t for w in _STOPWORDS_RAW.split() for t in _ANALYZER.analyze(w))
+_IDENT = re.compile(r"[\w]+(?:[./\\:\-#@]+[\w]+)+|\b[\w]*[a-z0-9][A-Z][\w]*")
+_QUOTED = re.compile(r'"([^"]{2,200})"')
+
+
+def analyze(text: str) -> list[str]:
+    """The index's terms for ``text``, in order, with duplicates."""
+    try:
+        return _ANALYZER.analyze(prepare_content(text))
+    except Exception:  # the analyzer takes any str; be safe anyway
+        return []
+
+
+def _unique(seq):
+    return list(dict.fromkeys(seq))
+
+
+def common_terms(dfs: dict[str, int], terms: list[str], num_docs: int) -> set[str]:
+    """The query terms too common to decide which documents match: each in at least
+    COMMON_MIN_DOCS documents and COMMON_SHARE of the index, while a rarer term of the query
+    occurs at all. Such a term (``home``, ``src``, ``py`` in a path: each in a third of the
+    messages of a heavy user) has a near-flat BM25 score, so Tantivy cannot skip any of its
+    postings: ~2.5 ms each at 1M messages. It only counts inside the query's phrases
+    (``Searcher.build_query``). Stopwords are never common: they are weighted down already,
+    and LoCoMo's questions lose recall without them. When every other term is common, the
+    rarest one stays.
+    """
+    floor = max(COMMON_MIN_DOCS, COMMON_SHARE * num_docs)
+    words = sorted((dfs.get(t, 0), t) for t in terms if dfs.get(t, 0) and t not in STOPWORDS)
+    common = {t for df, t in words if df >= floor}
+    if common and len(common) == len(words):
+        common.discard(words[0][1])
+    return common

@@ -1,0 +1,398 @@
+"""Searching the index: any text in, ranked hits out.
+
+The query text is never handed to Tantivy's query parser (it raises on raw user text):
+it is analysed with the index's own analyzer and turned into term and phrase queries.
+
+Ranking: BM25 over ``content`` (10x), ``files`` (2x) and ``tools`` (1x); identifiers,
+paths and dotted.names in the query also match as a phrase of their parts (so
+``stripe_webhook.py`` prefers the exact file over scattered words), quoted text as a
+phrase; a mild recency prior; then, unless ``messages=True``, one hit per session (its best
+message). In a large index a word found in a fifth of it only counts inside those phrases
+(``common_terms``), and the phrase and proximity bonuses run as a query of their own
+(``Searcher.build_query``): both keep a search at 1M messages to a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import tantivy
+
+from indexer.archive_files import read_message
+from indexer.schema import DOCTYPES_BY_CODE, SchemaMismatch, open_index, stored_value
+from recall.core import paths
+from recall.core.errors import IndexMissing, RecallError
+from recall.search.hit import Hit, iso
+from recall.search.query import _IDENT, _QUOTED, STOPWORDS, _unique, analyze, common_terms
+from recall.search.snippets import highlighter, snippet
+
+W_CONTENT = 10.0
+W_FILES = 2.0
+W_TOOLS = 1.0
+W_PHRASE = 6.0        # an identifier / quoted phrase found whole, on top of its parts
+RECENCY_WEIGHT = 0.10  # at most +10% for a message from today
+RECENCY_HALF_LIFE_DAYS = 30.0
+SESSION_DOC_WEIGHT = 0.5
+MEMORY_WEIGHT = 1.2    # a typed memory is distilled: prefer it slightly over a raw message
+MAX_TERMS = 32
+STOPWORD_WEIGHT = 0.3  # "what did we decide about X": keep the stopwords, but let X decide
+W_PROXIMITY = 2.0      # adjacent query words found near each other (a sloppy bigram)
+PROXIMITY_SLOP = 1
+MAX_BIGRAMS = 16
+MAX_PHRASES = 8
+MAX_LONG_PHRASES = 3   # in a pasted prompt (more than MAX_TERMS terms): the rarest ones
+
+ALL_DOCTYPES = frozenset({"message", "session", "memory"})  # every doctype indexer.ingest writes
+
+
+
+class SearchIndexError(RecallError):
+    pass
+
+
+class Searcher:
+    """A read-only view of the index. Cheap to keep open (the service keeps one warm)."""
+
+    def __init__(self, index_path: Path | None = None) -> None:
+        self.index_path = index_path or paths.index_dir()
+        try:
+            self.index = open_index(self.index_path)
+        except FileNotFoundError:
+            raise IndexMissing(self.index_path) from None
+        except SchemaMismatch:
+            raise SearchIndexError(
+                "The index was built by another version of recall: run `recall index --rebuild`."
+            ) from None
+        self.schema = self.index.schema
+        self.archive_root = self.index_path.parent / "archive"  # paths.archive_dir() beside index_dir()
+
+    def refresh(self) -> None:
+        self.index.reload()
+
+    # query building -------------------------------------------------------------------
+    def _terms(self, searcher: tantivy.Searcher, text: str) -> tuple[list[str], dict[str, int], bool]:
+        """The query's terms, the document frequency of each in ``content``, and whether the
+        text was long enough to be cut to its MAX_TERMS rarest terms (a pasted log)."""
+        terms = _unique(analyze(text))
+        dfs = {t: searcher.doc_freq("content", t) for t in terms}
+        if len(terms) <= MAX_TERMS:
+            return terms, dfs, False
+        # a pasted log: keep the rarest terms that exist at all
+        scored = sorted((df, t) for t, df in dfs.items() if df)
+        keep = {t for _, t in scored[:MAX_TERMS]}
+        return [t for t in terms if t in keep], dfs, True  # the rarest, in the order written
+
+    def _phrases(self, searcher: tantivy.Searcher, text: str, dfs: dict[str, int], long: bool) -> list[list[str]]:
+        """Quoted text, identifiers, paths and dotted.names, each as the list of its parts.
+
+        A phrase query reads positions for every document holding all its parts: 1-7 ms
+        each on common parts at 1M messages. A pasted prompt (``long``: see ``_terms``) can
+        name many; it keeps the MAX_LONG_PHRASES whose rarest part is rarest (cheapest and most
+        telling).
+        """
+        phrases = []
+        for chunk in [*_QUOTED.findall(text), *_IDENT.findall(text[:4000])]:
+            parts = analyze(chunk)
+            if 1 < len(parts) <= 12 and parts not in phrases:
+                phrases.append(parts)
+            if len(phrases) >= MAX_PHRASES:
+                break
+        if long and len(phrases) > MAX_LONG_PHRASES:
+            def df(t: str) -> int:
+                return dfs[t] if t in dfs else searcher.doc_freq("content", t)
+
+            rarest = {tuple(p): min(df(t) for t in p) for p in phrases}
+            keep = sorted(rarest, key=rarest.get)[:MAX_LONG_PHRASES]
+            phrases = [p for p in phrases if tuple(p) in keep]
+        return phrases
+
+    def build_query(self, searcher: tantivy.Searcher, text: str, *, doctypes=("message",),
+                    project: str | None = None, since: float | None = None, until: float | None = None,
+                    exclude_session: str | None = None, roles=None, mtype: str | None = None,
+                    split: bool | None = None) -> tuple[list[tantivy.Query], list[str]] | None:
+        """The queries whose matches, merged by ``top``, rank a search, and the query's terms
+        (None when the text has no term).
+
+        A document scores the sum of its term clauses (content, files, tools, and tags for
+        memories; stopwords weighted down) and of the phrase and proximity bonuses it earns.
+        A term too common to tell documents apart (``common_terms``) has no clause of its
+        own: in a path (``home``, ``src``, ``py``) each is in a third of a heavy user's
+        messages, and scoring it reads all of its postings (~2.5 ms each at 1M messages); it
+        still counts inside the phrases it belongs to.
+
+        Bonuses (a phrase or sloppy bigram) cannot be pruned, and checked on every document
+        holding a term they cost ~10 ms at 1M messages. So there are two queries:
+
+        * the documents that earn a bonus (found by those clauses: few), with their terms;
+        * every document holding a term, scored by the terms alone: a bare union of term
+          clauses, which Tantivy prunes (block-max WAND).
+
+        A document earning no bonus scores the same in both, so their merged top ``fetch`` is
+        the top of the one query with every clause (``split=False``), which a pasted prompt
+        (``long``) keeps by default: its many bigrams match most of what its terms match.
+        """
+        schema = self.schema
+        terms, dfs, long = self._terms(searcher, text)
+        if not terms:
+            return None
+        content_words = [t for t in terms if t not in STOPWORDS]
+        phrases = self._phrases(searcher, text, dfs, long)
+        # an exact phrase already rewards its adjacent parts: no sloppy bigram for them (on a
+        # path both read the same common positions: ~10 ms at 1M messages)
+        in_phrase = {pair for p in phrases for pair in zip(p, p[1:])}
+        common = common_terms(dfs, terms, searcher.num_docs)
+        fields = [("content", W_CONTENT), ("files", W_FILES), ("tools", W_TOOLS)]
+        if "memory" in doctypes:
+            fields.append(("tags", W_FILES))
+        scored = []
+        for t in terms:
+            if t in common:
+                continue
+            w = STOPWORD_WEIGHT if (content_words and t in STOPWORDS) else 1.0
+            for name, weight in fields:
+                scored.append((tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(
+                    schema, name, t, index_option="position" if name == "content" else "freq"), weight * w)))
+        bonuses = []
+        # adjacent words near each other; not two common ones (their pair is common too)
+        bigrams = [(a, b) for a, b in zip(content_words, content_words[1:])
+                   if (a, b) not in in_phrase and not (a in common and b in common)]
+        for a, b in bigrams[:MAX_BIGRAMS]:
+            bonuses.append((tantivy.Occur.Should, tantivy.Query.boost_query(
+                tantivy.Query.phrase_query(schema, "content", [a, b], slop=PROXIMITY_SLOP), W_PROXIMITY)))
+        for parts in phrases:
+            bonuses.append((tantivy.Occur.Should, tantivy.Query.boost_query(
+                tantivy.Query.phrase_query(schema, "content", parts), W_PHRASE)))
+
+        filters = self._filters(doctypes, project, since, until, exclude_session, roles, mtype)
+        if split is None:
+            split = not long
+        if not split:
+            scored, bonuses = scored + bonuses, []
+        queries = []
+        if bonuses:
+            queries.append(tantivy.Query.boolean_query(
+                [(tantivy.Occur.Must, tantivy.Query.boolean_query(bonuses)), *scored, *filters]))
+        union = tantivy.Query.boolean_query(scored)
+        # no filter: the bare union (a boolean around it costs ~15% and stops the pruning)
+        queries.append(tantivy.Query.boolean_query([(tantivy.Occur.Must, union), *filters]) if filters else union)
+        return queries, terms
+
+    def _filters(self, doctypes, project, since, until, exclude_session, roles, mtype) -> list:
+        """The clauses that select documents without scoring them."""
+        schema = self.schema
+        clauses = []
+
+        def must(q):
+            clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(q, 0.0)))
+
+        if set(doctypes) <= ALL_DOCTYPES:
+            # every document has exactly one of ALL_DOCTYPES: leaving out the (few) others selects
+            # the same documents as requiring these, without intersecting with the posting list
+            # of "message" (~97% of the index; 3-4 ms a query at 1M messages)
+            others = sorted(ALL_DOCTYPES - set(doctypes))
+            if others:
+                clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_set_query(schema, "doctype", others)))
+        elif len(doctypes) == 1:
+            must(tantivy.Query.term_query(schema, "doctype", doctypes[0], index_option="basic"))
+        else:
+            must(tantivy.Query.term_set_query(schema, "doctype", list(doctypes)))
+        if project:
+            must(tantivy.Query.term_query(schema, "project", project, index_option="basic"))
+        if roles:
+            must(tantivy.Query.term_set_query(schema, "role", list(roles)))
+        if mtype:
+            must(tantivy.Query.term_query(schema, "mtype", mtype, index_option="basic"))
+        if since is not None or until is not None:
+            must(tantivy.Query.range_query(
+                schema, "ts", tantivy.FieldType.Integer,
+                int(since) if since is not None else None, int(until) if until is not None else None))
+        if exclude_session:
+            clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_query(
+                schema, "session_id", exclude_session, index_option="basic")))
+        return clauses
+
+    @staticmethod
+    def top(searcher: tantivy.Searcher, queries: list[tantivy.Query], fetch: int) -> list:
+        """The best ``fetch`` (score, address) pairs over ``queries`` (``build_query``), best
+        first; a document matched by more than one keeps its best score.
+
+        The queries run at once, one thread each: Tantivy searches without the GIL, so the
+        wall time is the slower query's, not their sum (1M messages, split queries: 20-50%
+        less)."""
+        if len(queries) == 1:
+            return searcher.search(queries[0], fetch, count=False).hits
+        results: list = [None] * len(queries)
+
+        def run(i: int) -> None:
+            try:
+                results[i] = searcher.search(queries[i], fetch, count=False).hits
+            except BaseException as exc:  # re-raised below, in the caller's thread
+                results[i] = exc
+
+        threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(1, len(queries))]
+        for t in threads:
+            t.start()
+        run(0)
+        for t in threads:
+            t.join()
+        best: dict[tuple[int, int], tuple[float, object]] = {}
+        for hits in results:
+            if isinstance(hits, BaseException):
+                raise hits
+            for score, address in hits:
+                key = (address.segment_ord, address.doc)
+                if key not in best or score > best[key][0]:
+                    best[key] = (score, address)
+        return sorted(best.values(), key=lambda h: h[0], reverse=True)[:fetch]
+
+    # searching ------------------------------------------------------------------------
+    def search(self, text: str, *, limit: int = 10, messages: bool = False, project: str | None = None,
+               since: float | None = None, until: float | None = None, exclude_session: str | None = None,
+               doctypes: tuple[str, ...] | None = None, roles=None, mtype: str | None = None,
+               now: float | None = None) -> list[Hit]:
+        limit = max(1, min(int(limit), 1000))
+        if doctypes is None:
+            doctypes = ("message",) if messages else ("message", "session", "memory")
+        searcher = self.index.searcher()
+        built = self.build_query(searcher, text, doctypes=doctypes, project=project, since=since,
+                                 until=until, exclude_session=exclude_session, roles=roles, mtype=mtype)
+        if built is None:
+            return []
+        queries, terms = built
+        now = time.time() if now is None else now
+        ranked = self.rank(searcher, self.top(searcher, queries, fetch_size(limit, messages)), now)
+        if not messages:
+            ranked = _group_by_session(ranked)
+        return self.hits(searcher, ranked[:limit], terms, now)
+
+    def hits(self, searcher: tantivy.Searcher, ranked: list[Candidate], terms: list[str], now: float) -> list[Hit]:
+        """The hits of ranked candidates: stored document and archived text read, snippet cut."""
+        hits = [self._hit(searcher.doc(c.address), c.score, now, boost=False) for c in ranked]
+        pattern = highlighter(terms)
+        for h in hits:
+            h.snippet = snippet(h.text, pattern)
+        return hits
+
+    @staticmethod
+    def rank(searcher: tantivy.Searcher, scored: list, now: float) -> list[Candidate]:
+        """Tantivy's (score, address) pairs ranked by ``rank_score``, best first, read from
+        fast-field columns: stored documents are decoded only for the hits kept (decoding
+        ~110 candidates cost ~1.3 ms a query at 1M messages)."""
+        if not scored:
+            return []
+        addresses = [address for _, address in scored]
+        stamps = searcher.fast_field_values("ts", addresses)
+        groups = searcher.fast_field_values("group", addresses)
+        codes = searcher.fast_field_values("dtcode", addresses)
+        ranked = []
+        for i, (score, address) in enumerate(scored):
+            doctype = DOCTYPES_BY_CODE.get(codes[i], "message")
+            group = groups[i] if groups[i] is not None else ("doc", i)
+            ranked.append(Candidate(rank_score(score, stamps[i] or 0, doctype, now), doctype, group, address))
+        ranked.sort(key=lambda c: c.score, reverse=True)
+        return ranked
+
+    def _hit(self, doc: tantivy.Document, score: float, now: float, boost: bool = True) -> Hit:
+        """The hit for a stored document; ``score`` is Tantivy's, boosted by ``rank_score``
+        unless ``boost`` is false (already done)."""
+        first = stored_value
+        ts = int(first(doc, "ts", 0) or 0)
+        doctype = first(doc, "doctype", "message")
+        key = first(doc, "key")
+        hit = Hit(session_id=first(doc, "session_id"), uuid=key.split(":", 1)[1] if ":" in key else key,
+                  project="", cwd="", timestamp="", role="", text="", snippet="",
+                  score=rank_score(score, ts, doctype, now) if boost else score, kind=doctype)
+        self._fill(hit, doc)
+        return hit
+
+    def _fill(self, hit: Hit, doc: tantivy.Document) -> None:
+        """The fields of a hit that ranking does not read: from its stored document, and
+        a message's text and cwd from its line in the archive."""
+        hit.project = stored_value(doc, "project")
+        hit.timestamp = iso(int(stored_value(doc, "ts", 0) or 0))
+        hit.role = stored_value(doc, "role")
+        pos = doc.get_first("apos")
+        if pos is None:
+            hit.cwd = stored_value(doc, "cwd")
+            hit.text = stored_value(doc, "text")
+            return
+        rec = read_message(self.archive_root, hit.project, hit.session_id, int(pos), hit.uuid) or {}
+        hit.cwd = str(rec.get("cwd") or "")
+        hit.text = str(rec.get("text") or "")
+
+    def count(self) -> int:
+        return self.index.searcher().num_docs
+
+    def missing_text(self, sample: int = 20) -> tuple[int, int, str]:
+        """Of the ``sample`` newest messages, how many were checked and how many have lost
+        the archive line their text is read from (``recall doctor``), with one such session."""
+        searcher = self.index.searcher()
+        q = tantivy.Query.term_query(self.schema, "doctype", "message", index_option="basic")
+        hits = searcher.search(q, sample, order_by_field="ts", order=tantivy.Order.Desc).hits
+        checked = lost = 0
+        session = ""
+        for _, address in hits:
+            doc = searcher.doc(address)
+            pos = doc.get_first("apos")
+            if pos is None:
+                continue
+            checked += 1
+            key = stored_value(doc, "key")
+            if read_message(self.archive_root, stored_value(doc, "project"), stored_value(doc, "session_id"),
+                            int(pos), key.split(":", 1)[-1]) is None:
+                lost += 1
+                session = session or stored_value(doc, "session_id")
+        return checked, lost, session
+
+
+@dataclass
+class Candidate:
+    """A ranked match before its stored document is decoded (``Searcher.rank``)."""
+
+    score: float
+    kind: str
+    group: object  # the ``group`` fast field: a session, or a memory's own key
+    address: object
+
+
+def fetch_size(limit: int, messages: bool) -> int:
+    """How many candidates a search of ``limit`` hits asks Tantivy for (before ranking):
+    unless ``messages``, only a session's best message is kept, so several per hit."""
+    fetch = limit if messages else min(limit * 8 + 20, 600)
+    return min(fetch + 10, 1000)
+
+
+def rank_score(score: float, ts: int | float, doctype: str, now: float) -> float:
+    """Tantivy's score with the recency prior and the doctype's weight."""
+    age_days = max(0.0, (now - ts) / 86400.0) if ts else 365.0
+    boosted = score * (1.0 + RECENCY_WEIGHT * math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS))
+    if doctype == "session":
+        boosted *= SESSION_DOC_WEIGHT
+    elif doctype == "memory":
+        boosted *= MEMORY_WEIGHT
+    return boosted
+
+
+def _group_by_session(ranked: list[Candidate]) -> list[Candidate]:
+    """One hit per session (shown by its best message); each memory stands on its own."""
+    best: dict[object, Candidate] = {}
+    order: list[object] = []
+    for c in ranked:  # sorted by score: the first hit of a session is its best
+        cur = best.get(c.group)
+        if cur is None:
+            best[c.group] = c
+            order.append(c.group)
+        elif cur.kind == "session" and c.kind == "message":
+            # show the session by its best message, keep the better score
+            c.score = max(c.score, cur.score)
+            best[c.group] = c
+    return sorted((best[g] for g in order), key=lambda c: c.score, reverse=True)
+
+
+def search(query: str, **kwargs) -> list[Hit]:
+    """One-shot search (opens the index, searches, returns hits)."""
+    return Searcher().search(query, **kwargs)

@@ -1,0 +1,65 @@
+"""Snippets: a window of a hit's text around the densest run of query terms, the matches
+in **bold** (``snippet``), and the pattern that finds them (``highlighter``)."""
+
+from __future__ import annotations
+
+import re
+
+SNIPPET_CHARS = 240
+
+
+_CJK_TERM = re.compile("^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+$")
+
+
+def highlighter(terms: list[str]) -> re.Pattern | None:
+    words, alts = [], []
+    for t in sorted(set(terms), key=len, reverse=True)[:64]:
+        if _CJK_TERM.match(t):
+            alts.append(re.escape(t))
+        elif len(t) >= 2 or t.isdigit():
+            words.append(re.escape(t))
+    if words:
+        # one word-start check for all the words (was one per word, tried at every position):
+        # any word matching at a position spans to the end of its run of letters and digits,
+        # so the matches are the same whichever word matched; CJK terms never start there
+        alts.insert(0, r"(?<![^\W_])(?:" + "|".join(words) + r")[^\W_]*")
+    if not alts:
+        return None
+    return re.compile("|".join(alts), re.I)
+
+
+def snippet(text: str, pattern: re.Pattern | None, width: int = SNIPPET_CHARS) -> str:
+    """A window of ``text`` around the densest run of query terms, matches in **bold**."""
+    flat = " ".join(text.split())
+    if not flat:
+        return ""
+    matches = list(pattern.finditer(flat)) if pattern is not None else []
+    if not matches:
+        return flat[:width] + ("…" if len(flat) > width else "")
+    best_start, best_count = matches[0].start(), 0
+    starts = [m.start() for m in matches]
+    words = [m.group(0).lower() for m in matches]
+    inside: dict[str, int] = {}  # the window's words and their counts (kept as it slides)
+    distinct = 0
+    j = 0
+    half = width // 2
+    for i, start in enumerate(starts):  # sliding window over match starts
+        w = words[i]
+        n = inside.get(w, 0)
+        inside[w] = n + 1
+        distinct += n == 0
+        while starts[j] < start - half:
+            w = words[j]
+            inside[w] -= 1
+            distinct -= inside[w] == 0
+            j += 1
+        if distinct > best_count:
+            best_count, best_start = distinct, starts[j]
+    start = max(0, best_start - width // 4)
+    if start:
+        space = flat.find(" ", start)
+        start = space + 1 if 0 <= space < best_start else start
+    end = min(len(flat), start + width)
+    window = flat[start:end]
+    window = pattern.sub(lambda m: f"**{m.group(0)}**", window)
+    return ("…" if start else "") + window + ("…" if end < len(flat) else "")

@@ -1,0 +1,3 @@
+"""The background service (``recall serve``): the daemon that owns the index writer, its socket
+server, the op registry and the ops.
+"""

@@ -1,0 +1,754 @@
+"""The background indexer service (``recall serve``): keeps the index current while you work.
+
+One instance per ``RECALL_HOME`` (``service.lock``, flock, holds the pid). It owns the
+only ``Indexer`` (the index writer) and:
+
+* watches every transcript root recursively with watchdog (new project directories, new
+  session files, subagent files); an event marks a file dirty;
+* drains dirty files every ``TICK`` seconds, reading what each gained since its saved
+  byte offset (a partial last line waits for its newline; a truncated or replaced file
+  is re-read, upserts by uuid keep that free of duplicates; a deleted file loses
+  nothing), and commits when anything is new, at most every ``COMMIT_INTERVAL``
+  seconds — a line written is searchable by another process well within a second,
+  without a commit per line;
+* saves offsets only after the commit that holds their lines (``Indexer.commit``), so
+  ``kill -9`` at any moment loses and duplicates nothing;
+* backfills at start (replaying the archive first when the index had to be rebuilt),
+  keeping live files fresh between backfilled files;
+* rescans the roots every ``RESCAN_INTERVAL`` seconds as a safety net for missed events;
+* answers ops on a unix socket (``recall.service.socket_server``) with a warm ``Searcher`` that is
+  reloaded after each commit; writes from ops (memory documents, forget, index,
+  rebuild) run on the writer thread via ``run_in_writer``;
+* keeps ``service.json`` fresh (pid, uptime, roots, counts, last commit, lag, recent
+  errors) for ``recall status``;
+* stops cleanly on SIGTERM/SIGINT: a final drain and commit, the socket removed.
+  It starts no child processes.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import queue
+import resource
+import signal
+import sys
+import threading
+import time
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, Callable
+
+from indexer.ingest import Indexer, Summary, discover, hold_pid_lock, limit_malloc_arenas, trim_memory
+from recall import __version__
+from recall.core import paths
+from recall.core import service_client as client
+from recall.core.errors import IndexBusy, RecallError
+from recall.service import registry as ops
+
+TICK = float(os.environ.get("RECALL_TICK_SECONDS", "0.1"))
+COMMIT_INTERVAL = float(os.environ.get("RECALL_COMMIT_SECONDS", "0.25"))
+BACKFILL_COMMIT_INTERVAL = 1.0
+RESCAN_INTERVAL = float(os.environ.get("RECALL_RESCAN_SECONDS", "30"))
+STATUS_INTERVAL = 1.0
+HEARTBEAT_INTERVAL = 5.0
+ROOT_CHECK_INTERVAL = 1.0
+MAX_ERRORS = 20
+# RSS budget: the writer heap is split across its threads (RECALL_WRITER_HEAP_MB, default 128).
+WRITER_THREADS = int(os.environ.get("RECALL_WRITER_THREADS", "2"))
+
+
+def lock_path() -> Path:
+    return paths.recall_home() / "service.lock"
+
+
+def status_path() -> Path:
+    return paths.recall_home() / "service.json"
+
+
+class AlreadyRunning(RecallError):
+    exit_code = 0
+
+    def __init__(self, pid: str) -> None:
+        self.pid = pid
+        who = f"pid {pid}" if pid else "another process"
+        super().__init__(f"the service already runs for {paths.recall_home()} ({who}); nothing to do "
+                         "(`recall status` shows it, `recall service stop` stops it).")
+
+
+# locking and status, also used by the CLI ----------------------------------------------------
+def acquire_lock() -> int:
+    try:
+        paths.home_dir()
+        fd, holder = hold_pid_lock(lock_path())
+    except OSError as exc:
+        raise RecallError(f"Cannot write to {paths.recall_home()} ({exc.strerror or exc}): fix its "
+                          "permissions, or point RECALL_HOME at a writable directory.") from None
+    if fd is None:
+        raise AlreadyRunning(holder)
+    return fd
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (exited, not yet reaped by its parent) is not running
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            if fh.read().rsplit(b")", 1)[-1].split()[0] == b"Z":
+                return False
+    except (OSError, IndexError):
+        pass
+    return True
+
+
+def lock_holder() -> int | None:
+    """The pid in service.lock if that process is alive (the service, or a stale reuse)."""
+    try:
+        pid = int(lock_path().read_text().strip() or "0")
+    except (OSError, ValueError):
+        return None
+    return pid if pid_alive(pid) else None
+
+
+def read_status() -> dict | None:
+    import json
+
+    try:
+        data = json.loads(status_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _rss_mb() -> tuple[float, float, float | None]:
+    """(current, peak, current anonymous) resident set size in MB. The peak (ru_maxrss)
+    includes file-backed pages: Tantivy reads segments through mmap, so a merge of large
+    segments maps hundreds of MB of page cache (reclaimable) into the process; the
+    anonymous part is the memory the service itself holds."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak_mb = peak / (1 << 20) if sys.platform == "darwin" else peak / 1024
+    cur_mb, anon_mb = peak_mb, None
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    cur_mb = int(line.split()[1]) / 1024
+                elif line.startswith("RssAnon:"):
+                    anon_mb = round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return round(cur_mb, 1), round(peak_mb, 1), anon_mb
+
+
+# watchdog -------------------------------------------------------------------------------------
+def _event_handler(service: "Service"):
+    from watchdog.events import FileSystemEventHandler
+
+    class Handler(FileSystemEventHandler):
+        def on_any_event(self, event) -> None:
+            kind = event.event_type
+            if kind in ("opened", "closed_no_write", "attrib"):
+                return
+            path = os.fsdecode(event.dest_path if kind == "moved" and event.dest_path else event.src_path)
+            if event.is_directory:
+                if kind in ("created", "moved"):
+                    service.mark_scan(path)
+                return
+            if path.endswith(".jsonl"):
+                service.mark_dirty(path)
+
+    return Handler()
+
+
+def _event_filter():
+    from watchdog import events as ev
+
+    return [ev.FileCreatedEvent, ev.FileModifiedEvent, ev.FileMovedEvent, ev.FileDeletedEvent,
+            ev.FileClosedEvent, ev.DirCreatedEvent, ev.DirMovedEvent]
+
+
+# the service ----------------------------------------------------------------------------------
+class _Request:
+    __slots__ = ("fn", "future", "heavy")
+
+    def __init__(self, fn, heavy: bool) -> None:
+        self.fn = fn
+        self.future: Future = Future()
+        self.heavy = heavy
+
+
+class Service:
+    def __init__(self, sources: list[Path] | tuple[Path, ...] = (), log: logging.Logger | None = None) -> None:
+        self.home = paths.recall_home()
+        self.log = log or logging.getLogger("recall.service")
+        self.roots: list[Path] = paths.transcript_roots(list(sources))
+        self.watched: dict[str, Any] = {}   # root -> ObservedWatch
+        self.observer = None
+        self.ix: Indexer | None = None
+        self.server = None
+        self.stop_event = threading.Event()
+        self.wake = threading.Event()
+        self._mu = threading.Lock()
+        self.dirty: dict[str, float] = {}   # path -> monotonic time of its first unhandled event
+        self.scan_dirs: set[str] = set()
+        self.uncommitted_since: float | None = None
+        self.seen: dict[str, tuple[int, int]] = {}  # path -> (size, inode) when last read
+        self.requests: "queue.Queue[_Request]" = queue.Queue()
+        self.generation = 0
+        self._search_lock = threading.Lock()
+        self._searcher = None
+        self._searcher_gen = -1
+        self.state = "starting"
+        self.started = time.time()
+        self.started_mono = time.monotonic()
+        self.errors: collections.deque = collections.deque(maxlen=MAX_ERRORS)
+        self.indexed = 0         # messages indexed by this process
+        self.last_commit_mono = 0.0
+        self.last_commit = 0.0
+        self.commits = 0
+        self.backfill_progress: dict | None = None
+        self.last_backfill: dict | None = None
+        self.peak_anon_mb = 0.0  # sampled at each status update
+        self._status_cache: dict = {}
+        self._last_status_write = 0.0
+        self._last_counts = 0.0
+        self._last_rescan = time.monotonic()
+        self._last_root_check = 0.0
+        self._last_pending_check = time.monotonic()
+        self._lock_fd: int | None = None
+        self._live_waiting = False
+        self.caught_up = False  # the backfill finished (not interrupted by a stop)
+        self.main_thread = threading.current_thread()
+
+    # events (watchdog thread) -------------------------------------------------------------
+    def mark_dirty(self, path: str) -> None:
+        now = time.monotonic()
+        with self._mu:
+            self.dirty.setdefault(path, now)
+        self.wake.set()
+
+    def mark_scan(self, directory: str) -> None:
+        with self._mu:
+            self.scan_dirs.add(directory)
+        self.wake.set()
+
+    def _take_dirty(self) -> list[str]:
+        with self._mu:
+            scan, self.scan_dirs = self.scan_dirs, set()
+        found = [str(p) for d in sorted(scan) for p in discover([Path(d)])]
+        now = time.monotonic()
+        with self._mu:
+            for p in found:
+                self.dirty.setdefault(p, now)
+            taken, self.dirty = self.dirty, {}
+        if taken:
+            first = min(taken.values())
+            if self.uncommitted_since is None or first < self.uncommitted_since:
+                self.uncommitted_since = first
+        return sorted(taken)
+
+    # errors -------------------------------------------------------------------------------
+    def error(self, message: str) -> None:
+        self.log.error(message)
+        self.errors.append({"time": time.time(), "message": message})
+
+    # requests from ops (server threads) ----------------------------------------------------
+    def run_in_writer(self, fn: Callable[[Indexer], Any], timeout: float | None = 60.0, heavy: bool = False):
+        """Run ``fn(indexer)`` on the writer thread and return its result."""
+        if threading.current_thread() is self.main_thread:
+            return fn(self.ix)
+        if self.stop_event.is_set():
+            raise RecallError("The recall service is stopping: try again in a moment.")
+        req = _Request(fn, heavy)
+        self.requests.put(req)
+        self.wake.set()
+        try:
+            return req.future.result(timeout)
+        except TimeoutError:
+            raise RecallError("The recall service is busy (backfilling): try again in a minute.") from None
+
+    def _run_requests(self, light_only: bool = False) -> None:
+        if self.ix is None:
+            return
+        deferred = []
+        while True:
+            try:
+                req = self.requests.get_nowait()
+            except queue.Empty:
+                break
+            if light_only and req.heavy:
+                deferred.append(req)
+                continue
+            if not req.future.set_running_or_notify_cancel():
+                continue
+            try:
+                req.future.set_result(req.fn(self.ix))
+            except BaseException as exc:  # handed to the waiting op
+                req.future.set_exception(exc)
+        for req in deferred:
+            self.requests.put(req)
+
+    def _fail_requests(self) -> None:
+        while True:
+            try:
+                req = self.requests.get_nowait()
+            except queue.Empty:
+                return
+            if req.future.set_running_or_notify_cancel():
+                req.future.set_exception(RecallError("The recall service stopped: try again."))
+
+    # the warm searcher (server threads) ---------------------------------------------------
+    def searcher(self):
+        from recall.search.searcher import Searcher
+
+        with self._search_lock:
+            if self.state == "rebuilding":
+                raise RecallError("The service is rebuilding the index: searching in-process meanwhile.")
+            if self._searcher is None:
+                self._searcher = Searcher()
+                self._searcher_gen = self.generation
+            elif self._searcher_gen != self.generation:
+                self._searcher.refresh()
+                self._searcher_gen = self.generation
+            return self._searcher
+
+    def _drop_searcher(self) -> None:
+        with self._search_lock:
+            self._searcher = None
+
+    # indexing (writer thread) -------------------------------------------------------------
+    def _open_indexer(self, rebuild: bool = False) -> Indexer | None:
+        waited = False
+        while not self.stop_event.is_set():
+            try:
+                ix = Indexer(rebuild=rebuild, threads=WRITER_THREADS)
+                ix.after_commit.append(self._committed)
+                return ix
+            except IndexBusy as exc:
+                if not waited:
+                    self.log.warning("%s Waiting for it.", exc)
+                    waited = True
+                self.stop_event.wait(1.0)
+        return None
+
+    def _index(self, path: str) -> int:
+        assert self.ix is not None
+        p = Path(path)
+        try:
+            st = p.stat()
+        except FileNotFoundError:
+            self.seen.pop(path, None)
+            self.ix.contexts.pop(path, None)
+            return 0
+        except OSError as exc:
+            self.error(f"cannot read {path}: {exc.strerror or exc}")
+            return 0
+        try:
+            added = self.ix.index_file(p)
+        except FileNotFoundError:
+            self.seen.pop(path, None)
+            self.ix.contexts.pop(path, None)
+            return 0
+        except OSError as exc:
+            self.error(f"cannot read {path}: {exc.strerror or exc}")
+            return 0
+        self.seen[path] = (st.st_size, st.st_ino)
+        self.indexed += added
+        return added
+
+    def _pending(self) -> bool:
+        ix = self.ix
+        return bool(ix is not None and (ix.pending_files or ix.pending_messages or ix.dirty_sessions
+                                        or ix.pending_other))
+
+    def _committed(self) -> None:
+        """Called by the Indexer after every commit (ours, a backfill's, an op's)."""
+        self.generation += 1
+        self.commits += 1
+        self.last_commit = time.time()
+
+    def _commit(self) -> bool:
+        assert self.ix is not None
+        try:
+            committed = self.ix.commit()
+        except Exception as exc:  # a failed commit: keep running, the offsets were not saved
+            self.error(f"commit failed: {type(exc).__name__}: {exc}")
+            self.last_commit_mono = time.monotonic() + 1.0  # retry, not in a tight loop
+            return False
+        self.last_commit_mono = time.monotonic()
+        with self._mu:
+            self.uncommitted_since = min(self.dirty.values()) if self.dirty else None
+        return committed
+
+    def _drain(self) -> int:
+        added = 0
+        for path in self._take_dirty():
+            added += self._index(path)
+        return added
+
+    def _maybe_commit(self, interval: float) -> None:
+        if self._pending() and time.monotonic() - self.last_commit_mono >= interval:
+            self._commit()
+            self._write_status()
+
+    def _between_files(self) -> None:
+        """During a backfill: keep live files fresh (a commit at most every
+        BACKFILL_COMMIT_INTERVAL when they gained lines) and answer light requests."""
+        self._run_requests(light_only=True)
+        if self.dirty or self.scan_dirs:
+            if self._drain():
+                self._live_waiting = True
+        if self._live_waiting and time.monotonic() - self.last_commit_mono >= BACKFILL_COMMIT_INTERVAL:
+            self._commit()
+            self._live_waiting = False
+        self._write_status(periodic=True)
+
+    def backfill(self, roots: list[Path]) -> Summary:
+        """Index everything not indexed yet below ``roots`` (after a rebuild, the archive
+        first), staying responsive to live writes and requests."""
+        assert self.ix is not None
+        ix = self.ix
+        t0 = time.perf_counter()
+        summary = Summary(rebuilt=ix.rebuilt)
+        indexed_before = self.indexed
+        prev_state = self.state
+        self.state = "backfilling"
+        try:
+            if ix.needs_replay:
+                self.log.info("replaying the archive into the rebuilt index")
+                for batch, positions in ix.archive.replay_positions():
+                    ix.add_messages(batch, archive=False, positions=positions)
+                    summary.replayed += len(batch)
+                    self.backfill_progress = {"replayed": summary.replayed}
+                    self._between_files()
+                    if self.stop_event.is_set():
+                        return summary
+                ix.finish_replay()
+            files, todo = ix.plan(roots)
+            summary.files = len(files)
+            for path in files:
+                try:
+                    st = path.stat()
+                    self.seen.setdefault(str(path), (st.st_size, st.st_ino))
+                except OSError:
+                    pass
+            total = sum(max(n, 0) for _, n in todo)
+            done = 0
+            if todo:
+                self.log.info("backfilling %d files (%.1f MB)", len(todo), total / 1e6)
+            for path, nbytes in todo:
+                if self.stop_event.is_set():
+                    break
+                with self._mu:
+                    self.dirty.pop(str(path), None)
+                self._index(str(path))
+                summary.messages = self.indexed - indexed_before  # live lines drained meanwhile too
+                summary.changed += 1
+                done += max(nbytes, 0)
+                self.backfill_progress = {"bytes_done": done, "bytes_total": total, "messages": summary.messages}
+                self._between_files()
+            if not self.stop_event.is_set():
+                ix.forget_replayed()
+            self._commit()
+            summary.messages = self.indexed - indexed_before
+            self.caught_up = not self.stop_event.is_set()
+        finally:
+            self.backfill_progress = None
+            self.state = prev_state if prev_state not in ("starting", "backfilling") else "watching"
+        summary.seconds = time.perf_counter() - t0
+        trim_memory()
+        self.last_backfill = dict(summary.as_dict(), finished=time.time(), complete=self.caught_up)
+        self.log.info("backfill done: %d messages from %d files in %.1f s%s", summary.messages,
+                      summary.changed, summary.seconds,
+                      f", {summary.replayed} replayed from the archive" if summary.replayed else "")
+        self._write_status(force=True)
+        return summary
+
+    def apply_pending_memory(self) -> int:
+        """Memory-document changes queued while another process held the writer
+        (``recall.memory.index``): apply and commit them."""
+        try:
+            from recall.memory import index as memory_index
+        except Exception:  # the memory feature is optional here
+            return 0
+        try:
+            if not memory_index.pending_path().exists():
+                return 0
+            n = memory_index.apply_pending(self.ix)
+        except Exception as exc:
+            self.error(f"queued memory documents could not be applied: {type(exc).__name__}: {exc}")
+            return 0
+        if n:
+            self._commit()
+        return n
+
+    def rescan(self) -> int:
+        """Mark every file whose size or inode changed since it was read (missed events)."""
+        marked = 0
+        now = time.monotonic()
+        current = set()
+        for path in discover(self.roots):
+            key = str(path)
+            current.add(key)
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            if self.seen.get(key) != (st.st_size, st.st_ino):
+                with self._mu:
+                    self.dirty.setdefault(key, now)
+                marked += 1
+        for gone in [k for k in self.seen if k not in current]:
+            self.seen.pop(gone, None)
+            if self.ix is not None:
+                self.ix.contexts.pop(gone, None)
+        self._last_rescan = now
+        return marked
+
+    # watching -----------------------------------------------------------------------------
+    def _start_observer(self) -> None:
+        try:
+            from watchdog.observers import Observer
+
+            self.observer = Observer(timeout=0.2)
+            self.observer.daemon = True
+            self.observer.start()
+        except Exception as exc:
+            self.observer = None
+            self.error(f"file watching unavailable ({exc}); rescanning every 2 s instead")
+        self._watch_roots(initial=True)
+
+    def _watch_roots(self, initial: bool = False) -> None:
+        self._last_root_check = time.monotonic()
+        for root in self.roots:
+            key = str(root)
+            if key in self.watched or not root.is_dir():
+                continue
+            if self.observer is None:
+                self.watched[key] = None
+                continue
+            try:
+                self.watched[key] = self.observer.schedule(_event_handler(self), key, recursive=True,
+                                                           event_filter=_event_filter())
+                self.log.info("watching %s", key)
+            except Exception as exc:
+                self.watched[key] = None
+                self.error(f"cannot watch {key} ({exc}); it is rescanned every {RESCAN_INTERVAL:g} s "
+                           "(raise fs.inotify.max_user_watches for instant updates)")
+            if not initial:  # a root that appeared later: its files predate the watch
+                self.mark_scan(key)
+
+    def add_roots(self, sources: list[Path]) -> None:
+        for root in paths.transcript_roots(sources):
+            if str(root) not in {str(r) for r in self.roots}:
+                self.roots.append(root)
+        self._watch_roots(initial=True)  # the backfill that follows reads their files
+
+    # status -------------------------------------------------------------------------------
+    def _counts(self) -> dict:
+        out = dict(self._status_cache.get("counts") or {})
+        try:
+            import tantivy
+
+            s = self.searcher()
+            searcher = s.index.searcher()
+            for dt, name in (("message", "messages"), ("session", "sessions_indexed"), ("memory", "memories")):
+                q = tantivy.Query.term_query(s.schema, "doctype", dt, index_option="basic")
+                out[name] = searcher.search(q, 1, count=True).count
+        except Exception:
+            pass
+        if self.ix is not None:
+            try:
+                out.update(self.ix.state.counts())
+            except Exception:
+                pass
+        return out
+
+    def status(self) -> dict:
+        """The status dict (also the "status" op's result); live fields recomputed."""
+        now = time.time()
+        mono = time.monotonic()
+        with self._mu:
+            firsts = list(self.dirty.values())
+            backlog = len(self.dirty)
+        if self.uncommitted_since is not None:
+            firsts.append(self.uncommitted_since)
+        if self._pending() and not firsts and self.last_commit_mono:
+            firsts.append(self.last_commit_mono)
+        lag = round(mono - min(firsts), 3) if firsts else 0.0
+        rss, peak, anon = _rss_mb()
+        if anon is not None:
+            self.peak_anon_mb = max(self.peak_anon_mb, anon)
+        st = dict(self._status_cache)
+        st.update({
+            "running": self.state != "stopped", "pid": os.getpid(), "version": __version__,
+            "protocol": client.PROTOCOL, "home": str(self.home), "socket": client.address(),
+            "state": self.state, "started": self.started, "uptime": round(mono - self.started_mono, 1),
+            "heartbeat": now,
+            "roots": [{"path": str(r), "watched": str(r) in self.watched and self.watched[str(r)] is not None,
+                       "exists": r.is_dir()} for r in self.roots],
+            "commits": self.commits, "last_commit": self.last_commit or None, "lag_seconds": lag,
+            "backlog_files": backlog, "indexed_since_start": self.indexed,
+            "backfill": self.backfill_progress, "last_backfill": self.last_backfill,
+            "errors": list(self.errors),
+            "rss_mb": rss, "peak_rss_mb": peak, "anon_mb": anon, "peak_anon_mb": self.peak_anon_mb or None,
+            "socket_requests": getattr(self.server, "requests", 0),
+        })
+        return st
+
+    def _write_status(self, force: bool = False, periodic: bool = False) -> None:
+        import json
+
+        now = time.monotonic()
+        due = now - self._last_status_write >= (HEARTBEAT_INTERVAL if periodic else STATUS_INTERVAL)
+        if not (force or due):
+            return
+        if force or now - self._last_counts >= STATUS_INTERVAL:
+            self._status_cache["counts"] = self._counts()
+            self._last_counts = now
+        st = self.status()
+        try:
+            paths.atomic_write(status_path(), json.dumps(st, indent=1))
+        except OSError as exc:
+            self.log.error("cannot write %s: %s", status_path(), exc)
+        self._last_status_write = now
+
+    # lifecycle ----------------------------------------------------------------------------
+    def _on_signal(self, signum, _frame) -> None:
+        self.log.info("received %s: stopping", signal.Signals(signum).name)
+        self.stop_event.set()
+        self.wake.set()
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.wake.set()
+
+    def run(self) -> int:
+        """Run until SIGTERM/SIGINT (or ``stop()``). Raises AlreadyRunning when another
+        service holds this RECALL_HOME."""
+        from recall.service.socket_server import SocketServer
+
+        self._lock_fd = acquire_lock()
+        limit_malloc_arenas()  # before our threads start: see indexer.ingest
+        try:
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGTERM, self._on_signal)
+                signal.signal(signal.SIGINT, self._on_signal)
+            client.LOCAL_ONLY = True  # code running in here never calls the service
+            ops.set_service(self)
+            for name in ops.load_modules(self.log):
+                self.error(f"op module {name} failed to import (see the log)")
+            self.log.info("recall %s serving %s (pid %d)", __version__, self.home, os.getpid())
+            self.server = SocketServer(self.log)
+            try:
+                self.server.start()
+            except OSError as exc:
+                self.error(f"cannot listen on {self.server.address} ({exc}); callers search in-process")
+                self.server = None
+            self._write_status(force=True)
+            self.ix = self._open_indexer()
+            if self.ix is None:
+                return 0
+            self._start_observer()
+            self.backfill(self.roots)
+            self.apply_pending_memory()
+            self._loop()
+            return 0
+        finally:
+            self._shutdown()
+
+    def _loop(self) -> None:
+        while not self.stop_event.is_set():
+            self._run_requests()
+            if self.dirty or self.scan_dirs:
+                self._drain()
+            now = time.monotonic()
+            rescan_every = RESCAN_INTERVAL if self.observer is not None else min(RESCAN_INTERVAL, 2.0)
+            if now - self._last_rescan >= rescan_every:
+                self.rescan()
+                if self.dirty:
+                    self._drain()
+            if now - self._last_root_check >= ROOT_CHECK_INTERVAL and len(self.watched) < len(self.roots):
+                self._watch_roots()
+            if now - self._last_pending_check >= HEARTBEAT_INTERVAL:
+                self._last_pending_check = now
+                self.apply_pending_memory()
+            self._maybe_commit(COMMIT_INTERVAL)
+            self._write_status(periodic=True)
+            # sleep until the next thing to do: a commit falling due, or a tick
+            if self._pending():
+                due_in = COMMIT_INTERVAL - (time.monotonic() - self.last_commit_mono)
+                if due_in > 0:
+                    self.stop_event.wait(min(due_in, TICK))
+            else:
+                self.wake.wait(min(HEARTBEAT_INTERVAL, rescan_every))
+                self.wake.clear()
+                # batch events arriving together: a short pause before draining
+                if not self.stop_event.is_set():
+                    self.stop_event.wait(min(TICK, 0.05))
+
+    def _shutdown(self) -> None:
+        self.stop_event.set()
+        if self.observer is not None:
+            try:
+                self.observer.stop()
+                self.observer.join(timeout=5.0)
+            except Exception:
+                pass
+        if self.ix is not None:
+            try:
+                self._run_requests(light_only=True)
+                if self.caught_up:
+                    self.rescan()  # lines whose events were still queued in the stopped watcher
+                self._drain()
+                self._commit()
+                self.ix.close(commit=True)
+                self.log.info("final commit done; %d messages indexed since start", self.indexed)
+            except Exception as exc:
+                self.error(f"final commit failed: {type(exc).__name__}: {exc}")
+            self.ix = None
+        self._fail_requests()
+        if self.server is not None:
+            self.server.stop()
+        self.state = "stopped"
+        try:
+            st = self.status()
+            st["running"] = False
+            st["stopped"] = time.time()
+            import json
+
+            paths.atomic_write(status_path(), json.dumps(st, indent=1))
+        except OSError:
+            pass
+        ops.set_service(None)
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    # writer-side operations used by ops ---------------------------------------------------
+    def index_request(self, sources: list[Path], rebuild: bool) -> dict:
+        if sources:
+            self.add_roots(sources)
+        roots = self.roots
+        if rebuild:
+            self.state = "rebuilding"
+            self._drop_searcher()
+            self.ix.close(commit=True)
+            self.ix = None
+            self.seen.clear()
+            try:
+                self.ix = self._open_indexer(rebuild=True)
+            finally:
+                self.state = "watching"
+            if self.ix is None:
+                raise RecallError("The service stopped during the rebuild: run `recall index --rebuild` again.")
+            self.caught_up = False
+        summary = self.backfill(roots)
+        return summary.as_dict()

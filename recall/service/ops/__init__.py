@@ -1,0 +1,1 @@
+"""The service's ops, one module per feature; ``recall.service.registry.OP_MODULES`` lists them."""

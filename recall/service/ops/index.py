@@ -1,0 +1,62 @@
+"""The service's ops on its index (see ``recall.service.registry``): all run on the one
+writer thread through ``Service.run_in_writer``.
+
+    status       {}                                   -> Service.status()
+    index        {"sources": [dirs], "rebuild": bool} -> Summary.as_dict()
+    memory_docs  {"upsert": [memory dicts], "delete": [ids]} -> {"upserted", "deleted"}
+    forget       {"session": id} or {"project": path} -> what was removed
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from indexer.ingest import forget
+from recall.core.errors import RecallError, UsageError
+from recall.memory.index import apply_memory_docs
+from recall.service.registry import op, service
+
+
+def _svc():
+    svc = service()
+    if svc is None:
+        raise RecallError("This op needs the running service.")
+    return svc
+
+
+@op("status")
+def _op_status(args: dict) -> dict:
+    return _svc().status()
+
+
+@op("index")
+def _op_index(args: dict) -> dict:
+    """args: {"sources": [absolute dirs], "rebuild": bool} -> Summary.as_dict()."""
+    sources = []
+    for s in args.get("sources") or []:
+        p = Path(str(s))
+        if not p.is_absolute() or not p.is_dir():
+            raise UsageError(f"--source {s} is not a directory: pass a folder of Claude Code transcripts.")
+        sources.append(p)
+    rebuild = bool(args.get("rebuild"))
+    svc = _svc()
+    return svc.run_in_writer(lambda ix: svc.index_request(sources, rebuild), timeout=None, heavy=True)
+
+
+@op("memory_docs")
+def _op_memory_docs(args: dict) -> dict:
+    upsert = args.get("upsert") or []
+    delete = args.get("delete") or []
+    svc = _svc()
+
+    return svc.run_in_writer(lambda ix: apply_memory_docs(ix, upsert, delete), timeout=60.0)
+
+
+@op("forget")
+def _op_forget(args: dict) -> dict:
+    """args: {"session": id} or {"project": canonical project path}."""
+    session = args.get("session") or None
+    project = args.get("project") or None
+    svc = _svc()
+
+    return svc.run_in_writer(lambda ix: forget(ix, session, project), timeout=300.0)

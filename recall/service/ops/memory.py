@@ -1,0 +1,106 @@
+"""Service ops of the memory feature, and the service's memory worker thread.
+
+``capture``  args ``{"event": "stop"|"pre-compact"|"session-end", "session_id", "transcript_path",
+             "cwd"}`` -> ``{"queued": true}``, or ``{"queued": false, "reason"}`` when the
+             service has no API key (the hook then starts a detached worker, which inherits
+             the key of Claude Code's environment). Writes the trigger to the queue (durable: a
+             service that stops before it runs leaves it for the next worker) and wakes the
+             worker thread, which drains the queue under the same lock a detached worker
+             would take, so the two never extract a session twice.
+``memory_fold``  args ``{}`` -> ``{"folded": {project: hits}}``: fold the access log now.
+
+The worker thread also wakes every ``TICK`` seconds to fold access counts and deliver
+memory documents that were queued while the index was busy.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from recall.core import log
+from recall.core.errors import UsageError
+from recall.memory import queue as q
+from recall.service.registry import op, service
+
+TICK = 30.0
+
+_wake = threading.Event()
+_thread: threading.Thread | None = None
+_start_lock = threading.Lock()
+
+
+def _stop_event() -> threading.Event | None:
+    svc = service()
+    return getattr(svc, "stop_event", None)
+
+
+def _loop() -> None:
+    from recall.memory import index, worker
+
+    stop = _stop_event() or threading.Event()
+    logger = log.get("memory")
+    while not stop.is_set():
+        try:
+            worker.run(wait=True, stop=stop)
+            if index.pending_path().exists():
+                index.deliver([], [])
+        except Exception:  # noqa: BLE001 - the thread must survive one bad run
+            logger.exception("memory worker thread: run failed")
+        _wake.wait(TICK)
+        _wake.clear()
+
+
+def ensure_thread() -> None:
+    global _thread
+    with _start_lock:
+        if _thread is None or not _thread.is_alive():
+            _thread = threading.Thread(target=_loop, name="recall-memory", daemon=True)
+            _thread.start()
+
+
+@op("capture")
+def capture(args: dict) -> dict:
+    sid = args.get("session_id")
+    if not isinstance(sid, str) or not sid:
+        raise UsageError("capture needs a session_id (the hook's session_id field).")
+    event = args.get("event") if args.get("event") in q.EVENTS else "stop"
+    from recall.memory.worker import has_key
+
+    if not has_key():  # the hook has a key we do not: it starts a detached worker instead
+        return {"queued": False, "reason": "the service has no Anthropic API key"}
+    q.enqueue(event, sid, str(args.get("transcript_path") or ""), str(args.get("cwd") or ""))
+    ensure_thread()
+    _wake.set()
+    return {"queued": True}
+
+
+@op("memory_fold")
+def memory_fold(args: dict) -> dict:
+    from recall.memory import store
+
+    return {"folded": store.fold_access()}
+
+
+def wake() -> None:
+    """Nudge the worker thread (starting it if needed)."""
+    ensure_thread()
+    _wake.set()
+
+
+def _write_in_service(fn):
+    """Run ``fn(indexer)`` on the service's writer thread; the warm searcher then reloads."""
+    svc = service()
+
+    def work(ix):
+        out = fn(ix)
+        svc.generation += 1
+        return out
+
+    return svc.run_in_writer(work, timeout=60.0)
+
+
+if service() is not None:  # imported by the service at start: drain what queued up meanwhile
+    from recall.memory import index as _memory_index
+
+    _memory_index.use_service_writer(_write_in_service)
+    ensure_thread()
