@@ -125,7 +125,9 @@ def index_cmd(
     summary = index_via_service(source, rebuild, quiet=as_json)  # the running service holds the writer
     if summary is None:
         with fmt.progress("Indexing", enabled=not as_json) as update:
-            summary = index_all(source, rebuild=rebuild, progress=update)
+            from recall.privacy.forget import attach
+
+            summary = index_all(source, rebuild=rebuild, progress=update, on_open=attach)
     if as_json:
         typer.echo(json.dumps(summary.as_dict()))
     else:
