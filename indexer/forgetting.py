@@ -304,3 +304,28 @@ def resolve_session(prefix: str) -> str:
         raise UsageError(f"{prefix!r} matches {len(found)} sessions ({', '.join(f[:13] for f in found[:3])}"
                          f"{', ...' if len(found) > 3 else ''}): give more characters of the id.")
     return found[0]
+
+
+def archived_projects() -> dict[str, dict]:
+    """Every project the archive holds: ``{project: {"sessions": n, "messages": n}}``."""
+    out: dict[str, dict] = {}
+    sessions_dir = paths.archive_dir() / "sessions"
+    if not sessions_dir.is_dir():
+        return out
+    for d in sorted(sessions_dir.iterdir()):
+        try:
+            project = (d / "project").read_text(encoding="utf-8")
+        except OSError:
+            continue
+        files = list(d.glob("*.jsonl"))
+        n = 0
+        for f in files:
+            try:
+                with open(f, "rb") as fh:
+                    n += sum(1 for raw in fh if raw.endswith(b"\n"))
+            except OSError:
+                pass
+        entry = out.setdefault(project, {"sessions": 0, "messages": 0})
+        entry["sessions"] += len(files)
+        entry["messages"] += n
+    return out
