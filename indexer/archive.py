@@ -20,8 +20,9 @@ Layout (directories 0700, files 0600)::
   (bounded by ``UUID_CACHE`` entries in total), older files are re-read on demand.
 * ``store`` returns each message's *position*, the byte offset of its line: the index
   keeps it instead of the text, and the searcher reads the text back at that offset
-  (``indexer.archive_files``). Files are never rewritten, only appended to or deleted
-  whole, so positions stay valid.
+  (``indexer.archive_files``). Files are only appended to or deleted whole, except by
+  ``indexer.forgetting`` (``recall forget --match/--before/--secret``), which rewrites a
+  session's file and re-indexes that session at the new positions in the same step.
 * A write cut short by ``kill -9`` leaves at most a partial last line: the reader skips
   lines that do not parse, the next append first truncates the file to its last newline.
 * ``replay_positions()`` streams everything back as batches of ``Message`` with their

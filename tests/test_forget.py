@@ -4,6 +4,7 @@ bring anything back; `recall: off` sessions, exclusions and the pause on the ing
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -223,3 +224,38 @@ def test_a_pause_keeps_its_window_out_even_after_a_rebuild(claude_projects):
     index_all(rebuild=True)
     assert len(texts("moose")) == 2
     assert refusal({"prompt": "is the moose fed?"}, config.load()) is None
+
+
+def test_remember_guesses_the_type_and_tells_standing_instructions_apart(tmp_path, capsys):
+    from recall.cli.app import run
+    from recall.memory.remember import guess_type, is_standing_instruction
+
+    assert is_standing_instruction("always run make lint before committing")
+    assert is_standing_instruction("Never push straight to main")
+    assert is_standing_instruction("please don't touch the generated files")
+    assert not is_standing_instruction("the billing tests need docker running")
+    assert guess_type("the webhook test is flaky when redis is down") == "gotcha"
+    assert guess_type("we decided on pgbouncer instead of pgpool") == "decision"
+    assert guess_type("the billing tests need docker running") == "pattern"
+    project = make_project(tmp_path, "app")
+    assert run(["remember", "--project", str(project), "--json", "the", "webhook", "test", "is", "flaky"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["type"] == "gotcha" and out["action"] == "added" and out["instruction"] is False
+    assert "the webhook test is flaky" in claude_md(project)
+    assert run(["remember", "--project", str(project)]) == 2
+    assert "Say what to remember" in capsys.readouterr().err
+
+
+def test_ask_or_hits_prints_the_hits_without_a_model(claude_projects, tmp_path, capsys):
+    from recall.cli.app import run
+
+    project = make_project(tmp_path, "app")
+    s = Session(cwd=str(project))
+    s.user("the kestrel cache warms up at boot")
+    s.write(claude_projects)
+    index_all()
+    assert run(["ask", "--project", str(project), "what", "about", "kestrel"]) == 1
+    assert "No Anthropic API key" in capsys.readouterr().err
+    assert run(["ask", "--or-hits", "--project", str(project), "what", "about", "kestrel"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("No synthesized answer (No Anthropic API key found)") and "**kestrel**" in out
