@@ -191,6 +191,7 @@ class Gate:
         self.patterns: list[str] = []
         self.windows: list[tuple[float, float]] = []
         self.off: dict[str, float] = {}
+        self._excluded: dict[tuple[str, str], bool] = {}  # (project, cwd) -> excluded, per refresh
 
     @staticmethod
     def _mtime(path: Path):
@@ -208,7 +209,17 @@ class Gate:
             data = read_controls()
             self.windows = _windows(data)
             self.off = off_sessions(data)
+            self._excluded = {}
         return self
+
+    def excluded(self, project: str, cwd: str) -> bool:
+        key = (project, cwd)
+        hit = self._excluded.get(key)
+        if hit is None:
+            if len(self._excluded) > 10_000:
+                self._excluded.clear()
+            hit = self._excluded[key] = excluded_by(project, cwd, self.patterns) is not None
+        return hit
 
     def invalidate(self) -> None:
         self._stamp = None
@@ -218,7 +229,7 @@ class Gate:
 
     def hides(self, project: str, cwd: str, session_id: str) -> bool:
         """Whether a search hit must not be shown (an excluded project, a session switched off)."""
-        return session_id in self.off or bool(self.patterns and excluded_by(project, cwd, self.patterns))
+        return session_id in self.off or bool(self.patterns and self.excluded(project, cwd))
 
     def paused_at(self, ts: float) -> bool:
         return any(a <= ts < b for a, b in self.windows)
@@ -227,7 +238,7 @@ class Gate:
         """Why a message is kept out ("excluded", "paused", "off"), or None."""
         if session_id in self.off:
             return "off"
-        if self.patterns and excluded_by(project, cwd, self.patterns):
+        if self.patterns and self.excluded(project, cwd):
             return "excluded"
         if self.windows and self.paused_at(ts):
             return "paused"
