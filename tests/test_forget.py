@@ -259,3 +259,18 @@ def test_ask_or_hits_prints_the_hits_without_a_model(claude_projects, tmp_path, 
     assert run(["ask", "--or-hits", "--project", str(project), "what", "about", "kestrel"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("No synthesized answer (No Anthropic API key found)") and "**kestrel**" in out
+
+
+def test_memory_extraction_reads_nothing_of_excluded_or_switched_off_sessions(claude_projects, project):
+    from recall.memory.extract import read_new
+
+    s = Session(cwd=str(project))
+    s.user("a question about the badger queue")
+    s.assistant("the badger queue drains every minute")
+    path = s.write(claude_projects)
+    assert len(read_new(path, 0)[0]) == 2
+    config.set_value("exclude", [str(project)])
+    assert read_new(path, 0)[0] == []
+    config.set_value("exclude", [])
+    ledger.switch_off([s.session_id])
+    assert read_new(path, 0)[0] == []

@@ -190,3 +190,20 @@ def test_pause_resume_and_the_status_line():
     assert "Capture: on" in run_cli("status").stdout
     bad = run_cli("pause", "--for", "soon")
     assert bad.returncode == 2 and "is not a duration" in bad.stderr
+
+
+def test_recall_off_through_the_running_service(serve, tmp_path, claude_projects):
+    project, old = shop(tmp_path, claude_projects)
+    svc = serve().ready()
+    wait_for(lambda: "walrus" in raw("walrus billing host"))
+    start = len(old.lines)
+    old.user("recall: off")
+    old.user("one more walrus line after the marker")
+    old.append(claude_projects, start)
+    wait_for(lambda: "walrus" not in raw("walrus billing host") and "giraffe" not in raw("giraffe deploy"),
+             what="the switched-off session leaving the index")
+    wait_for(lambda: store.load(project).memories == [], what="its memories leaving state.json")
+    assert "walrus" not in (project / "CLAUDE.md").read_text()
+    assert svc.terminate() == 0
+    assert run_cli("index", "--rebuild").returncode == 0
+    assert "walrus" not in raw("walrus billing host")
