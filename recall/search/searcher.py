@@ -23,6 +23,7 @@ from pathlib import Path
 import tantivy
 
 from indexer.archive_files import read_message
+from indexer.ledger import Gate
 from indexer.schema import DOCTYPES_BY_CODE, SchemaMismatch, open_index, stored_value
 from recall.core import paths
 from recall.core.errors import IndexMissing, RecallError
@@ -69,6 +70,7 @@ class Searcher:
             ) from None
         self.schema = self.index.schema
         self.archive_root = self.index_path.parent / "archive"  # paths.archive_dir() beside index_dir()
+        self.gate = Gate()  # exclusions and sessions switched off: their hits are never shown
 
     def refresh(self) -> None:
         self.index.reload()
@@ -267,7 +269,22 @@ class Searcher:
         ranked = self.rank(searcher, self.top(searcher, queries, fetch_size(limit, messages)), now)
         if not messages:
             ranked = _group_by_session(ranked)
+        if self.gate.refresh().patterns or self.gate.off:
+            return self.shown_hits(searcher, ranked, terms, now, limit)
         return self.hits(searcher, ranked[:limit], terms, now)
+
+    def shown_hits(self, searcher: tantivy.Searcher, ranked: list[Candidate], terms: list[str], now: float,
+                   limit: int) -> list[Hit]:
+        """``hits`` without those of excluded projects and sessions switched off (what was
+        indexed before the exclusion stays out of every search until `--purge` removes it)."""
+        out: list[Hit] = []
+        i = 0
+        while len(out) < limit and i < len(ranked):
+            chunk = ranked[i:i + limit]
+            i += len(chunk)
+            out += [h for h in self.hits(searcher, chunk, terms, now)
+                    if not self.gate.hides(h.project, h.cwd, h.session_id)]
+        return out[:limit]
 
     def hits(self, searcher: tantivy.Searcher, ranked: list[Candidate], terms: list[str], now: float) -> list[Hit]:
         """The hits of ranked candidates: stored document and archived text read, snippet cut."""
