@@ -316,3 +316,13 @@ def test_mcp_rule_tools_add_update_and_remove(project):
     assert upd.structured_content["rule"]["any"] == ["index"] and upd.structured_content["rule"]["paths"] == []
     assert gone.structured_content["removed"] is True
     assert store.load_all(str(project)) == []
+
+
+def test_the_rules_benchmark_runs_and_reports_its_figures(monkeypatch, tmp_path):
+    from benchmarks import rules as bench
+
+    monkeypatch.setattr(bench, "OUT", tmp_path / "rules.json")
+    assert bench.main(["--rules", "60", "--prompts", "10", "--json"]) == 0
+    res = json.loads((tmp_path / "rules.json").read_text())
+    assert res["rules"] == res["compiled"] == 60
+    assert {"match_p50_ms", "match_p95_ms", "baseline_p50_ms", "ratio_p50", "load_median_ms"} <= set(res)
