@@ -13,7 +13,7 @@ import sys
 
 # The typer app's top-level command names (a test keeps this in step with recall.cli.app).
 COMMANDS = frozenset({"ask", "config", "consolidate", "doctor", "forget", "hook", "index", "mcp",
-                      "memories", "rules", "serve", "service", "setup", "status"})
+                      "memories", "rules", "serve", "service", "sessions", "setup", "show", "status"})
 _FLAGS = {"--raw": "raw", "--json": "as_json", "--messages": "messages"}
 _VALUES = {"--limit": "limit", "-n": "limit", "--since": "since", "--project": "project"}
 MAX_LIMIT = 1000
