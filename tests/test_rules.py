@@ -132,9 +132,9 @@ def test_regex_and_tools_and_combined_conditions(project):
 
 def test_an_unconditional_rule_fires_on_every_prompt_and_expired_rules_never(project):
     r = add(project, "In this repo, tests run with make test.")
-    add(project, "old", any="deploy", expires="1d")
+    old = add(project, "old", any="deploy", expires="1d")
     assert fired_ids(project, "anything") == [r.id]
-    assert fired_ids(project, "deploy", ) != [r.id] or True
+    assert fired_ids(project, "deploy") == [old.id, r.id]  # a rule with a condition comes first
     later = time.time() + 3 * 86400
     s = Situation.build("deploy now", (), (), [str(project)])
     assert [f.rule.id for f in fire(s, compiled_rules(str(project)), now=later)] == [r.id]
