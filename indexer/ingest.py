@@ -728,6 +728,7 @@ class Indexer:
         After a rebuild the archive is replayed first, so sessions whose transcript is gone
         come back too."""
         t0 = time.perf_counter()
+        roots = list(roots)
         summary = Summary(rebuilt=self.rebuilt)
         before = Counter(self.stats)
         if self.needs_replay:
@@ -749,6 +750,12 @@ class Indexer:
                 progress(done, total)
         self.forget_replayed()
         self.commit()
+        try:  # Claude Code's own memory files (MEMORY.md, CLAUDE.md): never fails the run
+            from indexer import native_memory
+
+            native_memory.sync(self, roots)
+        except Exception as exc:  # noqa: BLE001
+            summary.errors.append(f"Claude Code memory files: {type(exc).__name__}: {exc}")
         summary.skipped = self.stats - before
         summary.seconds = time.perf_counter() - t0
         return summary

@@ -66,6 +66,60 @@ def known_projects(path: Path) -> list[str]:
         return []
 
 
+_SESSION_COLS = "session_id, project, cwd, first_prompt, summaries, files, started, ended, messages"
+
+
+def _session_info(row) -> SessionInfo:
+    return SessionInfo(row[0], row[1] or "", row[2] or "", row[3] or "", json.loads(row[4] or "[]"),
+                       json.loads(row[5] or "[]"), row[6] or 0.0, row[7] or 0.0, row[8] or 0)
+
+
+def list_sessions(path: Path | None = None, *, project: str | None = None, since: float | None = None,
+                  limit: int | None = None, prefix: str | None = None) -> list[SessionInfo]:
+    """Indexed sessions, newest first (by their last message), read without taking any lock:
+    of one ``project``, active after ``since``, whose id starts with ``prefix``."""
+    from recall.core import paths as _paths
+
+    path = path or _paths.state_db_path()
+    if not path.exists():
+        return []
+    where, args = [], []
+    if project:
+        where.append("project=?")
+        args.append(project)
+    if since is not None:
+        where.append("MAX(COALESCE(ended, 0), COALESCE(started, 0)) >= ?")
+        args.append(float(since))
+    if prefix:
+        where.append("substr(session_id, 1, ?) = ?")
+        args += [len(prefix), prefix]
+    sql = f"SELECT {_SESSION_COLS} FROM sessions"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY MAX(COALESCE(ended, 0), COALESCE(started, 0)) DESC, session_id"
+    if limit:
+        sql += f" LIMIT {int(limit)}"
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            return [_session_info(r) for r in conn.execute(sql, args)]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return []
+
+
+def session_row(session_id: str) -> dict | None:
+    """One session's facts as a dict, or None (read-only, no lock)."""
+    found = list_sessions(prefix=session_id, limit=2)
+    exact = [s for s in found if s.session_id == session_id]
+    if not exact:
+        return None
+    s = exact[0]
+    return {"session_id": s.session_id, "project": s.project, "cwd": s.cwd, "first_prompt": s.first_prompt,
+            "started": s.started, "ended": s.ended, "messages": s.messages}
+
+
 class StateDB:
     def __init__(self, path: Path) -> None:
         ensure_dir(path.parent)

@@ -1,5 +1,5 @@
 """The docs tell the truth: every command and option is in docs/cli.md, and the examples in
-docs/cli.md and the README run."""
+docs/cli.md, docs/rules.md and the README run."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from tests.factory import Session
 ROOT = Path(__file__).resolve().parent.parent
 CLI_MD = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+RULES_MD = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
 
 
 def _commands(group: click.Group, prefix=()):
@@ -49,7 +50,7 @@ def _examples(markdown: str) -> list[str]:
     return lines
 
 
-EXAMPLES = sorted(set(_examples(CLI_MD) + _examples(README)))
+EXAMPLES = sorted(set(_examples(CLI_MD) + _examples(README) + _examples(RULES_MD)))
 
 
 def test_there_are_examples():

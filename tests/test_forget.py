@@ -274,3 +274,43 @@ def test_memory_extraction_reads_nothing_of_excluded_or_switched_off_sessions(cl
     config.set_value("exclude", [])
     ledger.switch_off([s.session_id])
     assert read_new(path, 0)[0] == []
+
+
+def test_forget_removes_the_summaries_of_the_sessions_it_touches(claude_projects, project):
+    from recall.memory import summaries
+
+    s = Session(cwd=str(project))
+    s.user("the pelican cache is warmed at boot")
+    s.assistant("pelican warm-up runs in the init container")
+    s.write(claude_projects)
+    other = Session(cwd=str(project))
+    other.user("the heron queue drains nightly")
+    other.write(claude_projects)
+    index_all()
+    summaries.put(s.session_id, str(project), "Goal: warm the pelican cache at boot.")
+    summaries.put(other.session_id, str(project), "Goal: drain the heron queue.")
+    assert any(h.uuid == summaries.doc_id(s.session_id) for h in Searcher().search("pelican", limit=10))
+
+    sel = Selection(match="pelican").check()
+    assert plan(sel)["summaries"] == 1
+    out = forget(sel)
+    assert out["summaries"] == 1
+    assert summaries.get(s.session_id) is None and summaries.get(other.session_id) is not None
+    assert not any("pelican" in h.text for h in Searcher().search("pelican", limit=10))
+
+
+def test_remember_turns_a_standing_instruction_into_a_rule(tmp_path, capsys):
+    from recall.cli.app import run
+    from recall.rules import store as rules
+
+    project = make_project(tmp_path, "app")
+    assert run(["remember", "--project", str(project), "--json", "always", "run", "make", "lint", "before",
+                "committing"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["action"] == "rule" and out["instruction"] is True
+    [rule] = rules.load("project", str(project))
+    assert rule.id == out["id"] and rule.text == "always run make lint before committing"
+    assert rule.origin == "remember" and not (rule.any or rule.all or rule.regex or rule.paths or rule.tools)
+    assert store.load(str(project)).memories == []  # a rule, not a memory as well
+    assert run(["remember", "--project", str(project), "always", "rebase", "on", "main"]) == 0
+    assert capsys.readouterr().out.startswith("Saved as rule ")

@@ -129,10 +129,12 @@ def test_tools_are_listed_with_schemas_annotations_and_descriptions(world):
 
     tools, instructions = run(go)
     by_name = {t.name: t for t in tools}
-    assert set(by_name) == {"memory_search", "memory_related", "memory_ask", "recall_search"}
+    assert set(by_name) == {"memory_search", "memory_related", "memory_ask", "recall_search",
+                            "rule_add", "rule_update"}
     for t in tools:
-        assert t.annotations.read_only_hint is True and t.annotations.destructive_hint is False
-        assert t.output_schema and "matches" in t.output_schema["properties"]
+        writes = t.name.startswith("rule_")  # the two rule tools write a rule file
+        assert t.annotations.read_only_hint is (not writes) and t.annotations.destructive_hint is False
+        assert t.output_schema and ("rule" if writes else "matches") in t.output_schema["properties"]
         assert len(t.description) > 100
         for name, prop in t.input_schema["properties"].items():
             assert prop.get("description"), (t.name, name)
@@ -480,7 +482,8 @@ def test_every_tool_over_stdio(world, tmp_path):
                     return out
 
     out = run(go)
-    assert out["tools"] == ["memory_ask", "memory_related", "memory_search", "recall_search"]
+    assert out["tools"] == ["memory_ask", "memory_related", "memory_search", "recall_search", "rule_add",
+                            "rule_update"]
     search = ok(out["search"])
     assert search["project"] == str(world.app) and search["matches"][0]["id"] == "m-stripe"
     assert "limit" in err(out["bad"]) and "gotcha" in err(out["bad_type"])

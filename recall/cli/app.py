@@ -17,8 +17,8 @@ import typer
 from typer.core import TyperGroup
 
 from recall import __version__
-from recall.cli.commands import (ask, config, doctor, exclude, forget, mcp, memories, pause, remember, service, setup,
-                                 status)
+from recall.cli.commands import (ask, config, doctor, exclude, forget, mcp, memories, pause, remember, rules, service,
+                                 sessions, setup, status)
 from recall.core.errors import RecallError, report
 
 
@@ -194,7 +194,8 @@ def main() -> None:  # pragma: no cover
 
 # The other commands: each module of recall.cli.commands holds its own ``commands``; they are
 # merged here in this order (`recall --help` lists them so), and none imports this module.
-COMMAND_MODULES = (mcp, setup, doctor, config, service, status, forget, exclude, pause, memories, remember, ask)
+COMMAND_MODULES = (mcp, setup, doctor, config, service, status, forget, exclude, pause, memories, remember, rules,
+                   sessions, ask)
 for _module in COMMAND_MODULES:
     app.registered_commands.extend(_module.commands.registered_commands)
 for _module in COMMAND_MODULES:

@@ -13,7 +13,8 @@ import sys
 
 # The typer app's top-level command names (a test keeps this in step with recall.cli.app).
 COMMANDS = frozenset({"ask", "config", "consolidate", "doctor", "exclude", "forget", "hook", "index", "mcp",
-                      "memories", "pause", "remember", "resume", "serve", "service", "setup", "status"})
+                      "memories", "pause", "remember", "resume", "rules", "serve", "service", "sessions", "setup",
+                      "show", "status"})
 _FLAGS = {"--raw": "raw", "--json": "as_json", "--messages": "messages"}
 _VALUES = {"--limit": "limit", "-n": "limit", "--since": "since", "--project": "project"}
 MAX_LIMIT = 1000

@@ -39,6 +39,7 @@ DEFAULTS: dict = {
         "relevance_floor": 0.35,    # keep hits scoring at least this fraction of the best...
         "min_score": 8.0,           # ...and at least this absolute score
         "synthesize": True,         # False: always inject raw snippets
+        "max_rules": 5,             # triggered rules injected per prompt (recall rules); 0: none
     },
     "exclude": [],                  # projects (paths, globs) never captured: `recall exclude`
     "memory": {

@@ -127,7 +127,7 @@ def usage_summary(days: int | None = None) -> dict:
     return out
 
 
-def calls_today(purposes: tuple[str, ...] = ("extraction", "consolidation")) -> int:
+def calls_today(purposes: tuple[str, ...] = ("extraction", "consolidation", "summary")) -> int:
     today = datetime.now(timezone.utc).date()
     n = 0
     try:

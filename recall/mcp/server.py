@@ -7,6 +7,9 @@ Four read-only tools, thin over ``recall.mcp.tools``:
 ``memory_ask``     a question answered from the top 30 matches (Haiku), with citations
 ``recall_search``  ``recall QUERY`` over raw transcripts, with the CLI's options
 
+and two that write, over ``recall.mcp.rule_tools``: ``rule_add`` and ``rule_update`` (a
+triggered rule when the user says "always remember to …"; see docs/rules.md).
+
 Each call goes to the background service over its socket when it runs (warm index, warm
 model client) and runs in this process otherwise. Results are structured (an output
 schema, ``structuredContent``) plus readable text, each capped at ``RESULT_CHARS``
@@ -32,7 +35,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from recall import __version__
 from recall.core import log
-from recall.mcp import tools
+from recall.mcp import rule_tools, tools
 from recall.core.errors import RecallError, UsageError
 
 #: Size cap of one tool result, for its text and its structured JSON each (Claude Code
@@ -59,6 +62,9 @@ that may have been solved before.
 - memory_ask: a question answered in prose from the top matches, with citations.
 - memory_related: memories by tag, to widen around a memory you already found.
 - recall_search: raw transcript search with time and per-message options.
+- rule_add / rule_update: when the user says "always remember to …", "whenever you touch X,
+  do Y" or "never …", store it as a triggered rule; recall then injects it whenever the
+  situation comes up (words, a regex, file paths, tools), in every later session.
 Results default to the current project; pass project="all" for every project."""
 
 PROJECT_DESC = ('Project to search: a path (absolute, ~, or relative to the working directory; '
@@ -115,6 +121,48 @@ class RecallSearchOut(_Page):
     query: str
     since: str | None = None
     messages: bool = False
+
+
+class RuleOut(BaseModel):
+    id: str = Field(description="The rule's id (rule_update takes it).")
+    text: str = Field(description="What is injected when the rule fires.")
+    any: list[str] = Field(description="Fires when the prompt has any of these words.")
+    all: list[str] = Field(description="Fires when the prompt has all of these words.")
+    regex: str | None = Field(None, description="Fires when this RE2 pattern is in the prompt.")
+    paths: list[str] = Field(description="Fires when a mentioned or recently used file matches a glob.")
+    tools: list[str] = Field(description="Fires when a recent turn used one of these tools.")
+    expires: str | None = Field(None, description="When it stops firing (ISO 8601 UTC), or null.")
+    created: str
+    updated: str
+    origin: str
+    scope: Literal["project", "global"]
+    project: str | None = Field(None, description="The project root (null for a global rule).")
+    expired: bool
+
+
+class RuleResult(BaseModel):
+    rule: RuleOut
+    when: str = Field(description="The rule's condition in words.")
+    removed: bool = False
+
+
+def _rule_result(out: dict) -> CallToolResult:
+    verb = "Removed" if out.get("removed") else "Saved"
+    text = f"{verb} rule {out['rule']['id']} ({out['rule']['scope']}): when {out['when']}: {out['rule']['text']}"
+    return CallToolResult(content=[TextContent(type="text", text=text)],
+                          structured_content=RuleResult(**out).model_dump(mode="json"))
+
+
+def _rule_call(tool: str, fn: Callable[..., dict], **kwargs) -> dict:
+    try:
+        return fn(**kwargs)
+    except RecallError as exc:
+        _log.info("%s refused: %s", tool, exc)
+        raise ToolError(str(exc)) from exc
+    except Exception as exc:
+        _log.exception("%s failed", tool)
+        raise ToolError(f"recall failed unexpectedly ({type(exc).__name__}: {str(exc)[:200]}); details in "
+                        f"{log.log_file()}. Try again, or use `recall rules add` in a shell.") from exc
 
 
 # fitting results into the cap ---------------------------------------------------------------
@@ -492,8 +540,79 @@ def build_server(cwd: str | None = None, use_service: bool = True) -> RecallServ
                             + (', or project="all"' if out.get("project") else "") + ".")
         return _result(fit(out, RecallSearchOut, render_recall), render_recall)
 
+    _rule_tools(server, backend)
     server.backend = backend  # type: ignore[attr-defined]  (tests and the command use it)
     return server
+
+
+_WORDS = Annotated[str | None, Field(max_length=500, description=(
+    "Space-separated words; matched on their stems, so plurals and case match."))]
+_GLOBS = Annotated[list[Annotated[str, Field(min_length=1, max_length=300)]] | None, Field(
+    max_length=20, description="File-path globs relative to the project, e.g. [\"migrations/**\", \"*.sql\"]: "
+    "fires when the prompt mentions, or a recent turn used, a matching file.")]
+_TOOLS = Annotated[list[Annotated[str, Field(min_length=1, max_length=100)]] | None, Field(
+    max_length=20, description="Tool names, e.g. [\"Bash\"] or [\"mcp__github__*\"]: fires when a recent turn used one.")]
+_REGEX = Annotated[str | None, Field(max_length=500, description=(
+    "An RE2 regular expression tested on the prompt (no backreferences or lookaround)."))]
+_EXPIRES = Annotated[str | None, Field(max_length=40, description=(
+    "When the rule stops firing: a date like 2026-12-31, or a span like 30d or 2w."))]
+_RULE_PROJECT = Annotated[str | None, Field(max_length=1000, description=(
+    "The project's folder (default: the current working directory's project)."))]
+WRITES = dict(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+
+
+def _rule_tools(server: RecallServer, backend: Backend) -> None:
+    @server.tool(name="rule_add", title="Add a triggered rule",
+                 annotations=ToolAnnotations(title="Add a triggered rule", **WRITES))
+    def rule_add(
+        text: Annotated[str, Field(min_length=1, max_length=1000, description=(
+            "What Claude must be told when the rule fires, as an instruction, e.g. "
+            "'Run `sqitch verify` before changing anything under migrations/.'"))],
+        any_words: _WORDS = None,
+        all_words: _WORDS = None,
+        regex: _REGEX = None,
+        paths: _GLOBS = None,
+        tools: _TOOLS = None,
+        scope: Annotated[Literal["project", "global"], Field(description=(
+            "project: this project only (kept in its .memory/rules.json); global: every project."))] = "project",
+        expires: _EXPIRES = None,
+        project: _RULE_PROJECT = None,
+    ) -> Annotated[CallToolResult, RuleResult]:
+        """Store a triggered rule: recall injects its text into the prompt whenever its
+        condition holds, in this and every later session (once per session, again for a new
+        file). Conditions (all given must hold): any_words, all_words, regex (on the prompt),
+        paths (files mentioned in the prompt or used in the last turns), tools (used in the
+        last turns). With no condition it fires on every prompt of the project.
+
+        Use it when the user says "always remember to …", "whenever you touch X, do Y",
+        "never …": rules reach Claude from the prompt, before any file is read."""
+        return _rule_result(_rule_call("rule_add", rule_tools.rule_add, text=text, paths=paths,
+                                       any_words=any_words, all_words=all_words, regex=regex, tools=tools,
+                                       scope=scope, expires=expires, project=project, cwd=backend.cwd))
+
+    @server.tool(name="rule_update", title="Change or remove a triggered rule",
+                 annotations=ToolAnnotations(title="Change or remove a triggered rule", **WRITES))
+    def rule_update(
+        id: Annotated[str, Field(min_length=1, max_length=40, description=(
+            "The rule's id (a unique prefix is enough), as rule_add returned it or `recall rules list` shows."))],
+        text: Annotated[str | None, Field(max_length=1000, description="New text.")] = None,
+        any_words: _WORDS = None,
+        all_words: _WORDS = None,
+        regex: _REGEX = None,
+        paths: _GLOBS = None,
+        tools: _TOOLS = None,
+        expires: _EXPIRES = None,
+        remove: Annotated[bool, Field(description="true: delete the rule.")] = False,
+        project: _RULE_PROJECT = None,
+    ) -> Annotated[CallToolResult, RuleResult]:
+        """Change a triggered rule: each field given replaces the stored one (an empty
+        string or list clears that condition); remove=true deletes the rule.
+
+        Use it when the user corrects or retracts something they asked you to always remember."""
+        return _rule_result(_rule_call("rule_update", rule_tools.rule_update, rule_id=id, text=text,
+                                       paths=paths, any_words=any_words, all_words=all_words, regex=regex,
+                                       tools=tools, expires=expires, remove=remove, project=project,
+                                       cwd=backend.cwd))
 
 
 def default_cwd() -> str:

@@ -70,11 +70,36 @@ def allocate(counts: dict[str, int], budgets: dict[str, int] | None = None) -> d
     return alloc
 
 
+def said_elsewhere(state: State) -> set[str]:
+    """Ids of the active memories that the project's Claude Code auto memory (MEMORY.md) or
+    the user's part of its CLAUDE.md files already say: the near-duplicate test memories use
+    among themselves (Jaccard of index tokens >= DEDUP_JACCARD) against each of their notes.
+    Claude reads those files anyway, so the briefing need not repeat them."""
+    from indexer.native_memory import project_notes
+
+    notes = project_notes(state.project) if state.project else []
+    if not notes:
+        return set()
+    from recall.memory.store import DEDUP_JACCARD, jaccard, tokens
+
+    note_tokens = [t for t in (tokens(n) for n in notes) if t]
+    return {m.id for m in state.active()
+            if any(jaccard(m.tokens, nt) >= DEDUP_JACCARD for nt in note_tokens)}
+
+
 def select(state: State, now: float | None = None) -> dict[str, tuple[list[Memory], int]]:
-    """Per type: (memories shown, how many more are eligible but not shown)."""
+    """Per type: (memories shown, how many more are eligible but not shown). A memory that
+    MEMORY.md or the user's CLAUDE.md already says is left out (``said_elsewhere``)."""
     now = time.time() if now is None else now
     eligible: dict[str, list[Memory]] = {t: [] for t in TYPES}
+    try:
+        repeated = said_elsewhere(state)
+    except Exception as exc:  # noqa: BLE001 - an unreadable note file never stops the briefing
+        _log().warning("notes of Claude Code's memory files not compared: %s", exc)
+        repeated = set()
     for m in state.active():
+        if m.id in repeated:
+            continue
         if effective_confidence(m, now) >= BRIEFING_FLOOR:
             eligible[m.type].append(m)
     for t in TYPES:

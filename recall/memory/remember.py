@@ -43,9 +43,10 @@ def guess_type(text: str) -> str:
 
 
 def remember(project: str, text: str, mtype: str | None = None, tags=()) -> tuple[store.Outcome, store.State]:
-    """Save ``text`` as a memory of ``project`` now (deduplicated like any other). A standing
-    instruction is kept as a "pattern" (a convention). Returns the outcome and the state, for
-    the caller's briefing and index update."""
+    """Save ``text`` as a memory of ``project`` now (deduplicated like any other). Given a
+    standing instruction, it is kept as a "pattern" (a convention); ``recall remember`` turns
+    those into rules before it gets here. Returns the outcome and the state, for the
+    caller's briefing and index update."""
     kind = mtype or ("pattern" if is_standing_instruction(text) else guess_type(text))
     with store.transaction(project) as state:
         out = store.add_memory(state, kind, text, tags, origin="manual")

@@ -111,6 +111,8 @@ def run_session(group: dict, cfg: dict) -> dict:
     report = extract.process(group["session_id"], group["event"], group["transcript_path"] or None,
                              group["cwd"] or None, cfg=cfg)
     out = report.as_dict()
+    if group["event"] == "session-end":
+        out["summary"] = summarize_session(group, cfg)
     project = report.project
     if not project or not store.state_path(project).exists():
         return out
@@ -130,6 +132,28 @@ def run_session(group: dict, cfg: dict) -> dict:
         logger.warning("memory of %s not updated: %s", project, exc)
         out["problem"] = str(exc)
     return out
+
+
+def summarize_session(group: dict, cfg: dict) -> dict:
+    """The session's summary, once it ended (recall.memory.summarize); never raises."""
+    try:
+        from recall.memory import summarize
+
+        return summarize.summarize(group["session_id"], group["transcript_path"] or None, group["cwd"] or None,
+                                   cfg=cfg)
+    except Exception as exc:  # noqa: BLE001 - a summary must not stop the memory queue
+        log.get("memory").exception("summary of session %s failed", group["session_id"])
+        return {"status": "failed", "problem": f"{type(exc).__name__}: {exc}"}
+
+
+def retry_summaries(cfg: dict) -> list[dict]:
+    try:
+        from recall.memory import summarize
+
+        return summarize.retry_pending(cfg)
+    except Exception:  # noqa: BLE001
+        log.get("memory").exception("retrying pending session summaries failed")
+        return []
 
 
 def fold(cfg: dict) -> dict[str, int]:
@@ -193,6 +217,8 @@ def drain(*, wait: bool = True, stop: threading.Event | None = None, cfg: dict |
                 stop.wait(delay)
             else:
                 time.sleep(delay)
+        if not (stop is not None and stop.is_set()):
+            retry_summaries(cfg or config.load())
         try:
             fold(cfg or config.load())
         except Exception:  # noqa: BLE001

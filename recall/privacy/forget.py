@@ -5,7 +5,10 @@ at once, one named step per store:
    (messages and session facts; a rebuild never brings them back);
 2. ``memories``: the typed memories drawn from what was forgotten, in each project's
    ``.memory/state.json``, their index documents and the archive's memory log;
-3. ``claude_md``: the briefing block of each project whose memories changed.
+3. ``claude_md``: the briefing block of each project whose memories changed;
+4. ``summaries``: the session summary of every session the selection touched (a summary
+   may repeat any of its messages), its index document and any pending retry, and the
+   record of which rules fired in a session that is gone whole.
 
 ``plan`` says what ``forget_everywhere`` would remove without touching anything (the
 confirmation shown before it runs). Both run on the index writer: the service's when it
@@ -78,6 +81,9 @@ def plan(sel: Selection) -> dict:
         rewritten += len(rew)
     out["memories"] = memories
     out["memories_rewritten"] = rewritten
+    from recall.memory import summaries
+
+    out["summaries"] = len(summaries.get_many(sorted(set(out.get("sessions") or []) | gone)))
     return out
 
 
@@ -147,7 +153,19 @@ def forget_everywhere(ix, sel: Selection) -> dict:
     out["memories"] = deleted
     out["memories_rewritten"] = rewritten
     out["briefings"] = refresh_briefings(changed)
+    out["summaries"] = remove_summaries(ix, out.get("sessions") or [], gone)
     return out
+
+
+def remove_summaries(ix, touched, gone: set[str]) -> int:
+    """Step ``summaries``: drop the summaries of the ``touched`` sessions, and the rule-firing
+    records of the sessions ``gone`` whole; how many summaries went."""
+    from recall.memory import summaries
+    from recall.rules.inject import forget_sessions
+
+    removed = summaries.remove(sorted(set(touched) | set(gone)), ix)
+    forget_sessions(gone)
+    return removed
 
 
 def drop_sessions(ix, session_ids: list[str]) -> None:
@@ -157,6 +175,7 @@ def drop_sessions(ix, session_ids: list[str]) -> None:
     projects = known_projects(ix.archive, sel)
     _, _, changed = remove_from_memories(ix, sel, set(session_ids), projects)
     refresh_briefings(changed)
+    remove_summaries(ix, session_ids, set(session_ids))
 
 
 def attach(ix) -> None:

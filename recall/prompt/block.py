@@ -14,6 +14,7 @@ HEADER = ("Recalled by recall from past Claude Code sessions{scope} "
           "(may be outdated: verify before relying on it).")
 EVENT = "UserPromptSubmit"
 MAX_SNIPPET = 600          # characters of one raw snippet
+RULES_HEADER = "Rules the user set with `recall rules` for this situation (follow them):"
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _TAGS = re.compile(r"</?\s*recalled-context\b[^>]*>", re.I)
 
@@ -55,12 +56,37 @@ def _wrap(lines: list[str], max_chars: int, header: str) -> str:
     return head + "\n".join(body) + tail
 
 
-def format_raw(hits: list, prompt: str = "", max_chars: int = 3000, scope_all: bool = False) -> str:
-    """Compact, cited raw snippets (the fallback when there is no synthesis)."""
+def rule_lines(fired: list) -> list[str]:
+    """``- [rule r3f2a1c9] text`` for each fired rule (``recall.rules.match.Fired``)."""
+    lines = []
+    for f in fired:
+        text = " ".join(clean(f.rule.text).split())
+        lines.append(f"- [rule {f.rule.id}] {text}")
+    return lines
+
+
+def _wrap_with_rules(rules: list[str], lines: list[str], max_chars: int, header: str) -> str:
+    """The block with the rules first (they survive the cut), then the recalled history."""
+    if not rules:
+        return _wrap(lines, max_chars, header)
+    if not lines:
+        return _wrap(rules, max_chars, RULES_HEADER)
+    return _wrap([*rules, header, *lines], max_chars, RULES_HEADER)
+
+
+def format_rules(fired: list, max_chars: int = 3000) -> str:
+    """A block holding only fired rules (no history recalled)."""
+    return _wrap(rule_lines(fired), max_chars, RULES_HEADER) if fired else ""
+
+
+def format_raw(hits: list, prompt: str = "", max_chars: int = 3000, scope_all: bool = False,
+               rules: list | None = None) -> str:
+    """Compact, cited raw snippets (the fallback when there is no synthesis), after the
+    fired ``rules`` if any."""
     from recall.search.snippets import highlighter, snippet
 
     if not hits:
-        return ""
+        return format_rules(rules or [], max_chars)
     terms = informative_terms(query_text(prompt))[:32] if prompt else []
     pattern = highlighter(terms) if terms else None
     per = max(120, min(MAX_SNIPPET, (max_chars - 250) // max(1, len(hits)) - 40))
@@ -72,12 +98,14 @@ def format_raw(hits: list, prompt: str = "", max_chars: int = 3000, scope_all: b
         if scope_all and h.project:
             where = f" {os.path.basename(h.project.rstrip('/')) or h.project}"
         lines.append(f"- {citation(h)}{where} {h.role}: {snip}")
-    return _wrap(lines, max_chars, _header(scope_all))
+    return _wrap_with_rules(rule_lines(rules or []), lines, max_chars, _header(scope_all))
 
 
-def format_synthesis(body: str, max_chars: int = 3000, scope_all: bool = False) -> str:
+def format_synthesis(body: str, max_chars: int = 3000, scope_all: bool = False,
+                     rules: list | None = None) -> str:
     lines = [ln.rstrip() for ln in clean(body).strip().splitlines()]
-    return _wrap([ln for ln in lines if ln.strip() or ln == ""], max_chars, _header(scope_all))
+    return _wrap_with_rules(rule_lines(rules or []), [ln for ln in lines if ln.strip() or ln == ""],
+                            max_chars, _header(scope_all))
 
 
 def hook_output(context: str) -> dict:

@@ -24,7 +24,7 @@ import threading
 import time
 
 from recall.core import config
-from recall.prompt.block import format_raw, format_synthesis, hook_output
+from recall.prompt.block import format_raw, format_rules, format_synthesis, hook_output
 from recall.prompt.candidates import find_hits
 from recall.prompt.settings import hook_settings
 from recall.prompt.trivial import trivial_reason
@@ -78,6 +78,29 @@ def refusal(payload: dict, cfg: dict) -> str | None:
     return hook_refusal(text("cwd"), text("session_id"), payload.get("prompt"), cfg)
 
 
+def fired_rules(payload: dict, hook: dict) -> list:
+    """The triggered rules (``recall rules``) this prompt fires and this session has not seen;
+    [] on any failure (a broken rule file is logged, never stops the prompt)."""
+    limit = int(hook.get("max_rules", 5) or 0)
+    if limit <= 0:
+        return []
+    try:
+        from recall.rules.inject import rules_for_prompt
+
+        return rules_for_prompt(payload, limit)
+    except Exception as exc:  # noqa: BLE001 - the hook fails open
+        _log().warning("rules skipped: %s", str(exc)[:300])
+        return []
+
+
+def without_rule_docs(hits: list) -> list:
+    """Search hits minus the rules' own index documents (a rule reaches the prompt when it
+    fires, not because its words matched) and minus session summaries (a summary as a
+    compact hit is not the hook's default until the retrieval benchmark says it helps)."""
+    return [h for h in hits if not (getattr(h, "kind", "") == "memory"
+                                    and str(h.uuid).startswith(("rule-", "sum-")))]
+
+
 def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, searcher=None,
                   on_fallback=None) -> dict | None:
     """The hook's output for ``payload`` (or None: nothing to inject), ready by ``deadline``
@@ -90,16 +113,20 @@ def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, se
         return None
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload.get("cwd") else None
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-    hits = find_hits(prompt, cwd, session_id, hook, searcher)
+    rules = fired_rules(payload, hook)
+    only_rules = hook_output(format_rules(rules, hook["max_chars"])) if rules else None
+    if only_rules is not None and on_fallback is not None:
+        on_fallback(only_rules)
+    hits = without_rule_docs(find_hits(prompt, cwd, session_id, hook, searcher))
     if not hits:
-        return None
+        return only_rules
     if any(getattr(h, "kind", "") == "memory" for h in hits):
         from recall.memory import note_access  # import-light: one append, never raises
 
         note_access(hits)
     scope_all = hook.get("scope") == "all"
     max_chars = hook["max_chars"]
-    raw = hook_output(format_raw(hits, prompt, max_chars, scope_all))
+    raw = hook_output(format_raw(hits, prompt, max_chars, scope_all, rules=rules))
     if on_fallback is not None:
         on_fallback(raw)
     if not hook.get("synthesize", True):
@@ -119,8 +146,8 @@ def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, se
         _log().warning("synthesis failed (%s); injected raw snippets", str(result)[:300])
         return raw
     if not result.strip():
-        return None  # the model found nothing in the hits that bears on the prompt
-    return hook_output(format_synthesis(result, max_chars, scope_all))
+        return only_rules  # the model found nothing in the hits that bears on the prompt
+    return hook_output(format_synthesis(result, max_chars, scope_all, rules=rules))
 
 
 def _service_may_run() -> bool:

@@ -52,6 +52,7 @@ TICK = float(os.environ.get("RECALL_TICK_SECONDS", "0.1"))
 COMMIT_INTERVAL = float(os.environ.get("RECALL_COMMIT_SECONDS", "0.25"))
 BACKFILL_COMMIT_INTERVAL = 1.0
 RESCAN_INTERVAL = float(os.environ.get("RECALL_RESCAN_SECONDS", "30"))
+NATIVE_DELAY = 0.3  # seconds after a memory-file event before re-reading them
 STATUS_INTERVAL = 1.0
 HEARTBEAT_INTERVAL = 5.0
 ROOT_CHECK_INTERVAL = 1.0
@@ -164,6 +165,8 @@ def _event_handler(service: "Service"):
                 return
             if path.endswith(".jsonl"):
                 service.mark_dirty(path)
+            elif path.endswith(".md"):  # Claude Code's auto memory (indexer.native_memory)
+                service.mark_native()
 
     return Handler()
 
@@ -226,6 +229,7 @@ class Service:
         self._lock_fd: int | None = None
         self._live_waiting = False
         self.caught_up = False  # the backfill finished (not interrupted by a stop)
+        self.native_due: float | None = None  # when to re-read Claude Code's memory files
         self.main_thread = threading.current_thread()
 
     # events (watchdog thread) -------------------------------------------------------------
@@ -234,6 +238,28 @@ class Service:
         with self._mu:
             self.dirty.setdefault(path, now)
         self.wake.set()
+
+    def mark_native(self) -> None:
+        """A memory file changed: re-read them shortly (a save often comes as several events)."""
+        if self.native_due is None:
+            self.native_due = time.monotonic() + NATIVE_DELAY
+        self.wake.set()
+
+    def sync_native(self) -> dict | None:
+        """Index Claude Code's own memory files that changed (``indexer.native_memory``)."""
+        self.native_due = None
+        if self.ix is None:
+            return None
+        try:
+            from indexer import native_memory
+
+            out = native_memory.sync(self.ix, self.roots)
+        except Exception as exc:  # never stops the service: the next rescan tries again
+            self.error(f"Claude Code's memory files could not be indexed: {type(exc).__name__}: {exc}")
+            return None
+        if out["indexed"] or out["removed"]:
+            self.log.info("Claude Code memory files: %d re-indexed, %d removed", out["indexed"], out["removed"])
+        return out
 
     def mark_scan(self, directory: str) -> None:
         with self._mu:
@@ -459,6 +485,8 @@ class Service:
             if not self.stop_event.is_set():
                 ix.forget_replayed()
             self._commit()
+            if not self.stop_event.is_set():
+                self.sync_native()
             summary.messages = self.indexed - indexed_before
             self.caught_up = not self.stop_event.is_set()
         finally:
@@ -677,6 +705,9 @@ class Service:
                 self.rescan()
                 if self.dirty:
                     self._drain()
+                self.sync_native()
+            elif self.native_due is not None and now >= self.native_due:
+                self.sync_native()
             if now - self._last_root_check >= ROOT_CHECK_INTERVAL and len(self.watched) < len(self.roots):
                 self._watch_roots()
             if now - self._last_pending_check >= HEARTBEAT_INTERVAL:

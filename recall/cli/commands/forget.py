@@ -46,7 +46,7 @@ def plan_lines(plan: dict) -> list[str]:
                                                          if plan.get("rewritten") else ""),
              f"memories: {plan.get('memories', 0):,}" + (f" removed, {plan['memories_rewritten']:,} with the secret "
                                                          "cut out" if plan.get("memories_rewritten") else ""),
-             f"summaries: {sessions:,} (the session summaries of the sessions touched)"]
+             f"session summaries: {plan.get('summaries', 0):,}"]
     return lines
 
 
@@ -133,6 +133,8 @@ def forget_cmd(
     if result.get("memories") or result.get("memories_rewritten"):
         bits.append(f"{result.get('memories', 0):,} memories deleted"
                     + (f", {result['memories_rewritten']:,} rewritten" if result.get("memories_rewritten") else ""))
+    if result.get("summaries"):
+        bits.append(f"{result['summaries']:,} session summaries deleted")
     typer.echo(f"Forgot {what}: {'; '.join(bits)}. Claude Code's own transcript files were not touched; "
                "a rebuild will not bring it back.")
 

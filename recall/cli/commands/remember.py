@@ -1,5 +1,8 @@
 """``recall remember TEXT``: save a memory now, its type guessed (``recall.memory.remember``);
-what ``/remember`` runs inside Claude Code. Thin: text in, the library saves, one line out."""
+what ``/remember`` runs inside Claude Code. A standing instruction ("always run make lint
+before committing") becomes a triggered rule of the project instead (``recall.rules``): it
+then reaches Claude in every session, not only when a prompt's words match it. Thin: text
+in, the library saves, one line out."""
 
 from __future__ import annotations
 
@@ -30,6 +33,9 @@ def remember_cmd(
     if not content:
         raise UsageError('Say what to remember: recall remember "the billing tests need docker running".')
     root = _project(project)
+    if mtype is None and is_standing_instruction(content):
+        _remember_as_rule(root, content, as_json)
+        return
     out, state = remember(root, content, _check_type(mtype))
     _after_change(root, state)
     m = out.memory
@@ -43,3 +49,18 @@ def remember_cmd(
         typer.echo(f"Remembered as {m.type} {m.id} (replaces {out.replaced.id}: {_short(out.replaced.content, 60)}).")
     else:
         typer.echo(f"Remembered as {m.type} {m.id}: {_short(m.content, 80)}")
+
+
+def _remember_as_rule(root: str, content: str, as_json: bool) -> None:
+    """A standing instruction: a rule of the project with no condition (it fires once in
+    every session of the project; `recall rules edit ID` narrows it)."""
+    from recall.rules import docs, store
+
+    rule = store.add({"text": content}, "project", root, origin="remember")
+    docs.sync([rule])
+    if as_json:
+        typer.echo(json.dumps({"action": "rule", "id": rule.id, "type": "rule", "content": rule.text,
+                               "project": root, "instruction": True}))
+        return
+    typer.echo(f"Saved as rule {rule.id} (a standing instruction: Claude gets it once in every session of this "
+               f"project; narrow it with `recall rules edit {rule.id}`): {_short(rule.text, 80)}")

@@ -1,0 +1,313 @@
+"""Claude Code's own memory, indexed as documents of its project.
+
+Claude Code keeps notes of its own ("auto memory": ``<projects root>/<encoded cwd>/memory/
+MEMORY.md`` and topic files beside it) and reads the ``CLAUDE.md`` files the user writes
+(``<project>/CLAUDE.md``, ``<project>/.claude/CLAUDE.md``, ``<project>/CLAUDE.local.md``,
+and ``~/.claude/CLAUDE.md`` for every project). Each file is split into notes (a heading's
+bullets and paragraphs, up to CHUNK_CHARS) and indexed as memory documents
+(``mem:cc-<file hash>-<n>``; type ``claude-memory`` or ``claude-md``), so search, the hook
+and the MCP tools find "we deploy with make ship" whether Claude noted it or a transcript
+said it. recall's own briefing block inside a CLAUDE.md is left out (it repeats memories
+that are indexed already).
+
+``sync(ix, roots)`` compares every file's (mtime, size, inode) with the registry
+``$RECALL_HOME/native-memory.json``: a changed file is re-indexed (its old notes replaced),
+a deleted one leaves the index. ``recall index`` and the service's rescan run it; the
+service also runs it soon after a watched ``.md`` file changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from recall.core import paths
+
+AUTO_TYPE = "claude-memory"
+CLAUDE_MD_TYPE = "claude-md"
+CHUNK_CHARS = 1200
+MAX_FILE_BYTES = 512 * 1024
+MAX_TOPIC_FILES = 200
+# recall's briefing block (recall.memory.briefing.START / END; the ground floor cannot import it)
+BRIEFING_START = "<!-- MEMORY:START -->"
+BRIEFING_END = "<!-- MEMORY:END -->"
+CLAUDE_MD_NAMES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md")
+_HEADING = re.compile(r"^#{1,6}\s+(.*)$")
+_BULLET = re.compile(r"^\s{0,3}(?:[-*+]|\d+[.)])\s+")
+
+
+def registry_path() -> Path:
+    return paths.recall_home() / "native-memory.json"
+
+
+def encode_cwd(cwd: str) -> str:
+    """Claude Code's name for a project folder under its projects root."""
+    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
+
+
+def auto_memory_dir(project: str) -> Path:
+    return paths.claude_config_dir() / "projects" / encode_cwd(project) / "memory"
+
+
+@dataclass
+class Source:
+    path: str
+    kind: str        # AUTO_TYPE | CLAUDE_MD_TYPE
+    project: str     # "" for the user's ~/.claude/CLAUDE.md (every project)
+
+
+# reading ----------------------------------------------------------------------------------------
+def without_briefing(text: str) -> str:
+    """``text`` minus recall's own block (the user's part of a CLAUDE.md)."""
+    while True:
+        start = text.find(BRIEFING_START)
+        if start < 0:
+            return text
+        end = text.find(BRIEFING_END, start)
+        end = len(text) if end < 0 else end + len(BRIEFING_END)
+        text = text[:start] + text[end:]
+
+
+def read_text(path: str) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES)
+    except OSError:
+        return None
+    return without_briefing(data.decode("utf-8", "replace"))
+
+
+def notes(text: str) -> list[tuple[str, str]]:
+    """(heading, note) for each bullet (with its continuation lines) or paragraph."""
+    out: list[tuple[str, str]] = []
+    heading = ""
+    current: list[str] = []
+
+    def flush() -> None:
+        body = " ".join(" ".join(current).split())
+        if body:
+            out.append((heading, body))
+        current.clear()
+
+    in_front = text.startswith("---\n")
+    for i, line in enumerate(text.splitlines()):
+        if in_front:
+            if i > 0 and line.strip() == "---":
+                in_front = False
+            continue
+        m = _HEADING.match(line)
+        if m:
+            flush()
+            heading = m.group(1).strip()
+            continue
+        if not line.strip():
+            flush()
+            continue
+        if _BULLET.match(line):
+            flush()
+            current.append(_BULLET.sub("", line, count=1))
+            continue
+        current.append(line.strip())
+    flush()
+    return out
+
+
+def chunks(text: str, max_chars: int = CHUNK_CHARS) -> list[str]:
+    """The notes grouped per heading into pieces of at most ``max_chars`` (a longer note alone)."""
+    out: list[str] = []
+    cur_head, cur = None, []
+    size = 0
+    for heading, note in notes(text):
+        if cur and (heading != cur_head or size + len(note) > max_chars):
+            out.append(_render(cur_head, cur))
+            cur, size = [], 0
+        cur_head = heading
+        cur.append(note)
+        size += len(note) + 3
+    if cur:
+        out.append(_render(cur_head, cur))
+    return out
+
+
+def _render(heading, items: list[str]) -> str:
+    body = "\n".join(f"- {n}" for n in items)
+    return f"{heading}:\n{body}" if heading else body
+
+
+# finding the files ----------------------------------------------------------------------------------
+def _cwd_of_transcripts(folder: Path) -> str | None:
+    """The cwd Claude Code recorded in a transcript of ``folder`` (the auto-memory's project)."""
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl"))
+    except OSError:
+        return None
+    for name in names[:5]:
+        try:
+            with open(folder / name, "rb") as fh:
+                head = fh.read(256 * 1024)
+        except OSError:
+            continue
+        for line in head.split(b"\n"):
+            if b'"cwd"' not in line:
+                continue
+            try:
+                cwd = json.loads(line).get("cwd")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(cwd, str) and cwd:
+                return cwd
+    return None
+
+
+def _project_of_folder(folder: Path, by_code: dict[str, str], remembered: dict) -> str | None:
+    from indexer.project import canonical_project
+
+    if folder.name in by_code:
+        return by_code[folder.name]
+    cwd = _cwd_of_transcripts(folder)
+    if cwd:
+        return canonical_project(cwd)
+    prior = remembered.get(folder.name)
+    if isinstance(prior, str) and prior:
+        return prior  # its transcripts are gone (Claude Code's 30-day clean-up)
+    return None
+
+
+def discover(roots, known_projects: list[str], remembered: dict | None = None) -> tuple[list[Source], dict]:
+    """Every memory file to index, and the folder -> project map worked out on the way."""
+    remembered = dict(remembered or {})
+    by_code = {encode_cwd(p): p for p in known_projects}
+    sources: list[Source] = []
+    projects = set(known_projects)
+    for root in roots:
+        root = Path(root)
+        try:
+            folders = sorted(d for d in root.iterdir() if (d / "memory").is_dir())
+        except OSError:
+            continue
+        for folder in folders:
+            project = _project_of_folder(folder, by_code, remembered)
+            if not project:
+                continue
+            remembered[folder.name] = project
+            projects.add(project)
+            mem = folder / "memory"
+            found = []
+            for dirpath, dirnames, filenames in os.walk(mem):
+                dirnames.sort()
+                found += [os.path.join(dirpath, n) for n in sorted(filenames) if n.endswith(".md")]
+            for f in found[:MAX_TOPIC_FILES]:
+                sources.append(Source(f, AUTO_TYPE, project))
+    for project in sorted(projects):
+        for name in CLAUDE_MD_NAMES:
+            f = os.path.join(project, name)
+            if os.path.isfile(f):
+                sources.append(Source(f, CLAUDE_MD_TYPE, project))
+    user = paths.claude_config_dir() / "CLAUDE.md"
+    if user.is_file():
+        sources.append(Source(str(user), CLAUDE_MD_TYPE, ""))
+    return sources, remembered
+
+
+# documents ------------------------------------------------------------------------------------------
+def _file_key(path: str) -> str:
+    return hashlib.blake2b(path.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+
+
+def label(source: Source) -> str:
+    if source.kind == AUTO_TYPE:
+        return f"Claude Code memory {os.path.basename(source.path)}"
+    if not source.project:
+        return "user CLAUDE.md"
+    return os.path.relpath(source.path, source.project)
+
+
+def docs_for(source: Source, mtime: float) -> list[dict]:
+    text = read_text(source.path)
+    if text is None:
+        return []
+    key = _file_key(source.path)
+    out = []
+    for i, chunk in enumerate(chunks(text)):
+        out.append({"id": f"cc-{key}-{i}", "project": source.project, "type": source.kind,
+                    "content": f"{label(source)}: {chunk}", "tags": ["claude-code", os.path.basename(source.path)],
+                    "updated": mtime, "session_ids": []})
+    return out
+
+
+def _stamp(path: str) -> list | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size, st.st_ino]
+
+
+def load_registry() -> dict:
+    try:
+        data = json.loads(registry_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"files": {}, "folders": {}}
+    if not isinstance(data, dict):
+        return {"files": {}, "folders": {}}
+    files = data.get("files") if isinstance(data.get("files"), dict) else {}
+    folders = data.get("folders") if isinstance(data.get("folders"), dict) else {}
+    return {"files": files, "folders": folders}
+
+
+def sync(ix, roots, known_projects: list[str] | None = None) -> dict:
+    """Bring the index in line with the memory files on disk; commits when anything changed.
+    Returns {"indexed": files re-indexed, "removed": files gone, "notes": documents written}."""
+    from indexer.state import known_projects as projects_in_state
+
+    reg = load_registry()
+    known = known_projects if known_projects is not None else projects_in_state(paths.state_db_path())
+    sources, folders = discover(roots, known, reg["folders"])
+    files: dict = reg["files"]
+    current = {s.path for s in sources}
+    upserts: list[dict] = []
+    deletes: list[str] = []
+    indexed = removed = 0
+    for s in sources:
+        stamp = _stamp(s.path)
+        if stamp is None:
+            continue
+        prior = files.get(s.path) or {}
+        if prior.get("stamp") == stamp and prior.get("project") == s.project:
+            continue
+        docs = docs_for(s, stamp[0] / 1e9)
+        ids = [d["id"] for d in docs]
+        deletes += [f"mem:{i}" for i in prior.get("ids", []) if i not in ids]
+        upserts += docs
+        files[s.path] = {"stamp": stamp, "ids": ids, "project": s.project, "kind": s.kind}
+        indexed += 1
+    for path in [p for p in files if p not in current]:
+        deletes += [f"mem:{i}" for i in files[path].get("ids", [])]
+        del files[path]
+        removed += 1
+    changed = bool(upserts or deletes) or folders != reg["folders"]
+    if upserts:
+        ix.upsert_memory_docs(upserts)
+    if deletes:
+        ix.delete_keys(deletes)
+    if upserts or deletes:
+        ix.commit()
+    if changed:
+        paths.atomic_write(registry_path(), json.dumps({"files": files, "folders": folders}))
+    return {"indexed": indexed, "removed": removed, "notes": len(upserts)}
+
+
+def project_notes(project: str) -> list[str]:
+    """The notes of the project's auto-memory MEMORY.md and of the user's part of its
+    CLAUDE.md files (for the briefing's near-duplicate test); [] when there are none."""
+    files = [str(auto_memory_dir(project) / "MEMORY.md")] + [os.path.join(project, n) for n in CLAUDE_MD_NAMES]
+    out: list[str] = []
+    for f in files:
+        text = read_text(f)
+        if text:
+            out += [n for _, n in notes(text)]
+    return out

@@ -1,0 +1,132 @@
+"""Browsing past sessions: ``recall sessions`` (recent sessions with their summary or first
+prompt) and ``recall show SESSION`` (the summary, then the transcript as recall indexed it:
+redacted, read from the archive, so it works after Claude Code deleted the transcript)."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+
+from recall.core.errors import UsageError
+from recall.memory import summaries
+
+TOOL_LINE_CHARS = 160
+
+
+def _iso(ts: float) -> str | None:
+    if not ts:
+        return None
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def as_dict(info, summary: dict | None) -> dict:
+    return {"session_id": info.session_id, "project": info.project, "started": _iso(info.started),
+            "ended": _iso(info.ended), "messages": info.messages, "first_prompt": info.first_prompt or None,
+            "summary": summary["summary"] if summary else None}
+
+
+def recent(project: str | None = None, since: float | None = None, limit: int = 20) -> list[dict]:
+    """Recent sessions, newest first, each with its summary (None until one exists)."""
+    from indexer.state import list_sessions
+
+    rows = list_sessions(project=project, since=since, limit=limit)
+    sums = summaries.get_many(r.session_id for r in rows)
+    return [as_dict(r, sums.get(r.session_id)) for r in rows]
+
+
+def resolve(ref: str):
+    """The session whose id is ``ref`` or starts with it; UsageError naming the next step."""
+    from indexer.state import list_sessions
+
+    ref = (ref or "").strip()
+    if not ref:
+        raise UsageError("Give a session id (a unique prefix is enough): `recall sessions` lists them.")
+    found = list_sessions(prefix=ref, limit=5)
+    exact = [s for s in found if s.session_id == ref]
+    if exact:
+        return exact[0]
+    if not found:
+        raise UsageError(f"No indexed session starts with {ref!r}: `recall sessions` lists them "
+                         "(run `recall index` if it is new).")
+    if len(found) > 1:
+        raise UsageError(f"{ref!r} matches several sessions ({', '.join(s.session_id[:12] for s in found[:4])}…): "
+                         "give more of the id.")
+    return found[0]
+
+
+def one_line(text: str, n: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= n else text[:n - 1].rstrip() + "…"
+
+
+def _clock(ts: float) -> str:
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%H:%M") if ts else "--:--"
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + ln if ln.strip() else "" for ln in text.strip().splitlines())
+
+
+def render_message(m, root: str = "") -> str | None:
+    """One archived message, readable: prompts and replies in full, tool calls and results as
+    one line each."""
+    text = m.text or ""
+    if root and root != "/":
+        text = text.replace(root.rstrip("/") + "/", "")
+    if not text.strip():
+        return None
+    when = _clock(m.timestamp)
+    if m.role == "tool_use":
+        return "\n".join(f"{when} → {one_line(ln, TOOL_LINE_CHARS)}" for ln in text.splitlines() if ln.strip())
+    if m.role == "tool_result":
+        return f"{when} ← {one_line(text, TOOL_LINE_CHARS)}"
+    label = {"user": "USER", "assistant": "CLAUDE", "summary": "SUMMARY"}.get(m.role, m.role.upper())
+    return f"{when} {label}\n{_indent(text)}"
+
+
+def archived_messages(session_id: str) -> list:
+    from indexer.archive_files import iter_lines, session_filename
+    from indexer.transcripts import Message
+    from recall.core import paths
+
+    out = []
+    for path in sorted((paths.archive_dir() / "sessions").glob(f"*/{session_filename(session_id)}")):
+        for _pos, rec in iter_lines(path):
+            try:
+                out.append(Message.from_record(rec))
+            except (TypeError, ValueError):
+                continue
+    out.sort(key=lambda m: m.timestamp)
+    return out
+
+
+def show_text(info) -> str:
+    """The whole of ``recall show``: a header, the summary, the transcript."""
+    rec = summaries.get(info.session_id)
+    started = _iso(info.started) or "?"
+    head = [f"session {info.session_id}",
+            f"project {info.project or '?'}",
+            f"{started} → {_iso(info.ended) or '?'}, {info.messages} messages", ""]
+    if rec:
+        head += ["Summary:", _indent(rec["summary"]), ""]
+    else:
+        head += ["No summary yet (written when a session ends, with a model backend).", ""]
+    body = []
+    for m in archived_messages(info.session_id):
+        line = render_message(m, info.project)
+        if line:
+            body.append(line)
+    if not body:
+        body = ["(nothing archived for this session)"]
+    return "\n".join(head + ["Transcript:", ""] + body) + "\n"
+
+
+def project_root(project) -> str | None:
+    if project is None:
+        return None
+    from indexer.project import canonical_project
+
+    raw = os.path.abspath(os.path.expanduser(str(project)))
+    if not os.path.isdir(raw):
+        raise UsageError(f"--project {project} is not a directory: pass a folder of the project.")
+    return canonical_project(raw)
