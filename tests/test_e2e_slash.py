@@ -70,10 +70,18 @@ def test_slash_commands_reach_the_model_and_uninstall_removes_exactly_them(wired
     proc = env.run("/remember always run make lint before committing", allowed_tools=None)
     assert proc.returncode == 0, proc.stderr
     sent = main_text(standin, mark)
-    assert "Remembered as pattern" in sent, sent[sent.find("<command-name>/remember"):][:800]
+    assert "Saved as rule " in sent, sent[sent.find("<command-name>/remember"):][:800]
+    from recall.rules import store as rules
+
+    assert [(r.text, r.origin) for r in rules.load("project", str(env.project))] == [
+        ("always run make lint before committing", "remember")]
+    mark = len(standin.snapshot())
+    proc = env.run("/remember the billing tests need docker running", allowed_tools=None)
+    assert proc.returncode == 0, proc.stderr
+    assert "Remembered as pattern" in main_text(standin, mark)
     mems = store.load(str(env.project)).memories
     assert [(m.type, m.content, m.origin) for m in mems] == [
-        ("pattern", "always run make lint before committing", "manual")]
+        ("pattern", "the billing tests need docker running", "manual")]
 
     other = env.project / ".claude" / "commands" / "mine.md"
     other.write_text("my own command\n")
