@@ -85,6 +85,11 @@ def print_index_summary(summary) -> None:
         print(f"Skipped {total} lines: {parts}.")
     for err in summary.errors[:10]:
         print(f"  could not read {err}")
+    bad = getattr(summary, "bad_lines", None) or []
+    if bad:
+        from recall.core import log
+
+        print(f"  {len(bad)} line(s) were not JSON and were skipped (all named in {log.log_file()}), first: {bad[0]}")
 
 
 @contextlib.contextmanager
