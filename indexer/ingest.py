@@ -865,7 +865,7 @@ class Indexer:
             except OSError:
                 continue
             if not stat.S_ISREG(st.st_mode):  # a FIFO, socket or device named *.jsonl: never opened
-                self.not_regular[path_text(path)] = "not a regular file: skipped"
+                self.not_regular[path_text(path)] = "not a regular file (a FIFO, socket or device): skipped"
                 continue
             k = known.get(path_text(path))
             if k is None or k.size != st.st_size or k.inode != st.st_ino or k.offset != st.st_size:
