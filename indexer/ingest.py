@@ -489,20 +489,26 @@ class Indexer:
         self.close(commit=exc[0] is None)
 
     def close(self, commit: bool = True) -> None:
-        if getattr(self, "writer", None) is None:
-            return
+        if getattr(self, "_lock_fd", None) is None:
+            return  # closed already
         try:
-            if commit:
-                self.commit()
-            else:
-                self.writer.rollback()
-            self.writer.wait_merging_threads()
+            if self.writer is not None:  # None: lost to a failed write (see _reopen_writer)
+                if commit:
+                    self.commit()
+                else:
+                    self.writer.rollback()
+                self.writer.wait_merging_threads()
         finally:
             self.writer = None
-            self.archive.sync()
-            self.state.close()
-            release_writer_lock(self._lock_fd)
-            self._lock_fd = None
+            try:
+                self.archive.sync()
+            except OSError:
+                pass  # appends are in the page cache already; sync is for power loss
+            try:
+                self.state.close()
+            finally:
+                release_writer_lock(self._lock_fd)
+                self._lock_fd = None
 
     # reading -------------------------------------------------------------------------
     def index_file(self, path: Path) -> int:
@@ -553,6 +559,8 @@ class Indexer:
                     added += self._add(batch)
                 except OSError as exc:  # the archive could not be written
                     raise storage_error(exc, paths.archive_dir(), "the archive") from None
+                except ValueError as exc:  # the index writer failed (a full disk killed it...)
+                    raise storage_error(exc, self.index_path) from None
                 head = known.head if known is not None and offset and fingerprint_length(known.head) >= HEAD_BYTES else b""
                 if fingerprint_length(head) < HEAD_BYTES:
                     head = fingerprint(_head(path, min(HEAD_BYTES, new_offset)))

@@ -496,7 +496,7 @@ def test_a_damaged_index_is_named_as_damaged_and_rebuilt(claude_projects, capsys
     assert found("alphaword") == 3
 
 
-def test_storage_error_messages():
+def test_storage_error_messages(tmp_path):
     from recall.core.errors import storage_error
 
     full = storage_error(OSError(errno.ENOSPC, "No space left on device"), "/nonexistent/recall/index")
@@ -506,7 +506,26 @@ def test_storage_error_messages():
                               "(the service retries by itself, or run `recall index`).")
     tantivy_full = storage_error(ValueError("IoError { kind: StorageFull, ... }"), "/x", "the archive")
     assert "Cannot write the archive: the filesystem at / is full" in str(tantivy_full)
-    ro = storage_error(OSError(errno.EROFS, "Read-only file system"), "/x/index")
-    assert str(ro) == ("Cannot write the index at /x/index (Read-only file system): check that the filesystem "
+    ro = storage_error(OSError(errno.EROFS, "Read-only file system"), tmp_path)
+    assert str(ro) == (f"Cannot write the index at {tmp_path} (Read-only file system): check that the filesystem "
                        "is mounted and writable; nothing is lost: what was not saved is read again (the "
                        "service retries by itself, or run `recall index`).")
+    gone = storage_error(OSError(errno.ENOENT, "No such file or directory"), tmp_path / "index")
+    assert str(gone) == (f"Cannot write the index at {tmp_path / 'index'}: it was deleted. Nothing is lost: recall "
+                         "rebuilds it from the archive and reads again what was not saved (the service by "
+                         "itself, or run `recall index`).")
+
+
+def test_service_rebuilds_an_index_deleted_under_it(claude_projects, monkeypatch):
+    import shutil
+
+    monkeypatch.setattr("recall.service.daemon.HEARTBEAT_INTERVAL", 0.3)
+    session("alphaword", 5).write(claude_projects)
+    with ServiceThread() as st:
+        assert found("alphaword") == 5
+        shutil.rmtree(paths.index_dir())
+        wait_for(lambda: paths.index_dir().exists() and found("alphaword") == 5, 60,
+                 "the index to be rebuilt from the archive")
+        session("betaword", 3, cwd="/home/dev/after").write(claude_projects)
+        wait_for(lambda: found("betaword") == 3, 60, "new lines after the rebuild")
+        assert any("was deleted" in e["message"] for e in st.svc.errors)

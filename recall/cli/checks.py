@@ -205,8 +205,17 @@ def _unindexed(searcher, archive) -> tuple[int, int] | None:
 
 
 def _service_status() -> dict:
+    """The running service's status: asked live (its status file may be stale, or unwritable
+    on a full disk), else read from that file; {} when no service runs."""
+    from recall.core import service_client as client
     from recall.service.daemon import lock_holder, read_status
 
+    try:
+        st = client.call("status", {}, timeout=2.0)
+        if isinstance(st, dict):
+            return st
+    except Exception:  # no service, or one that does not answer: its file says the rest
+        pass
     st = read_status() or {}
     return st if st.get("running") and lock_holder() else {}
 

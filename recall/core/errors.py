@@ -103,6 +103,10 @@ def storage_error(exc: BaseException, path, what: str = "the index") -> StorageE
             f"Cannot write {what}: the filesystem at {mount} is full (holding {path}{free}). Free some "
             "space there; nothing is lost: what was not saved is read again once space returns "
             "(the service retries by itself, or run `recall index`).")
+    if not os.path.exists(path):
+        return StorageError(
+            f"Cannot write {what} at {path}: it was deleted. Nothing is lost: recall rebuilds it from the "
+            "archive and reads again what was not saved (the service by itself, or run `recall index`).")
     detail = getattr(exc, "strerror", None) or (str(exc).splitlines() or [type(exc).__name__])[0][:200]
     return StorageError(
         f"Cannot write {what} at {path} ({detail}): check that the filesystem is mounted and writable; "

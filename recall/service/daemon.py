@@ -277,6 +277,18 @@ class Service:
         self._retry_wait = min(self._retry_wait * 2, RETRY_MAX)
         self.state = "retrying"
 
+    def _index_lost(self) -> bool:
+        """The index directory (or its schema file) was deleted under the running service:
+        reopen now, which rebuilds it from the archive (see ``Indexer._check_identity``)."""
+        from indexer.schema import index_exists
+
+        if self.ix is None or index_exists(self.ix.index_path):
+            return False
+        self.error(f"The index at {self.ix.index_path} was deleted: rebuilding it from the archive "
+                   "(nothing is lost).")
+        self.retry_at = time.monotonic()
+        return True
+
     def _recover(self) -> None:
         """Reopen the writer (its identity checked again: an index deleted meanwhile is
         rebuilt from the archive) and backfill what is not marked done."""
@@ -298,6 +310,7 @@ class Service:
             self.log.info("writing works again: every file not marked done was read again")
             self.storage_problem = ""
             self._retry_wait = RETRY_FIRST
+            self._write_status(force=True)
 
     # requests from ops (server threads) ----------------------------------------------------
     def run_in_writer(self, fn: Callable[[Indexer], Any], timeout: float | None = 60.0, heavy: bool = False):
@@ -754,6 +767,8 @@ class Service:
                 self._watch_roots()
             if now - self._last_pending_check >= HEARTBEAT_INTERVAL:
                 self._last_pending_check = now
+                if self._index_lost():
+                    continue
                 self.apply_pending_memory()
             self._maybe_commit(COMMIT_INTERVAL)
             self._write_status(periodic=True)
