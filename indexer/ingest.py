@@ -617,6 +617,8 @@ class Indexer:
         elif positions is not None and self._replaying is not None:
             self._replaying.extend(_replay_key(m, p) for m, p in zip(messages, positions))
         writer = self.writer
+        if writer is None:
+            raise self._no_writer()
         added = self._added
         for i, m in enumerate(messages):
             key = "m:" + m.uuid
@@ -681,6 +683,8 @@ class Indexer:
     def upsert_memory_docs(self, docs: list[dict], log: bool = True) -> int:
         """Add or replace memory documents (key "mem:<id>"); visible after ``commit``."""
         checked = [check_memory_doc(d) for d in docs]
+        if self.writer is None:
+            raise self._no_writer()
         for d in checked:
             self.writer.delete_documents_by_term("key", "mem:" + d["id"])
             self.writer.add_document(memory_document(d))
@@ -694,6 +698,8 @@ class Indexer:
     def delete_keys(self, keys: list[str], log: bool = True) -> int:
         """Delete documents by key ("mem:<id>", "m:<uuid>", ...); visible after ``commit``."""
         keys = [str(k) for k in keys if k]
+        if self.writer is None:
+            raise self._no_writer()
         for k in keys:
             self.writer.delete_documents_by_term("key", k)
         if keys:
@@ -782,6 +788,8 @@ class Indexer:
                 and not self.pending_other:
             return False
         writer = self.writer
+        if writer is None:
+            raise self._no_writer()
         dirty = [self.sessions[s] for s in self.dirty_sessions if s in self.sessions]
         try:
             for s in dirty:
@@ -812,6 +820,10 @@ class Indexer:
         for fn in self.after_commit:
             fn()
         return True
+
+    def _no_writer(self) -> StorageError:
+        return StorageError(f"The index writer at {self.index_path} was lost to a failed write: nothing is lost; "
+                            "restart the service (`recall service restart`) or run `recall index` again.")
 
     def _commit_writer(self) -> None:
         self.writer.commit()

@@ -306,6 +306,9 @@ def test_non_utf8_file_name_never_stops_the_rest(claude_projects, capsys):
     assert "Indexed 5 messages" in out
     assert found("alphaword") == 3 and found("betaword") == 2
     assert run(["index"]) == 0 and "Nothing new" in capsys.readouterr().out
+    from recall.cli.checks import check_index
+
+    assert check_index().ok
 
 
 def test_service_starts_with_a_non_utf8_file_name(claude_projects):
@@ -331,6 +334,9 @@ def test_fifo_never_hangs_recall_index(claude_projects):
     assert proc.returncode == 0, proc.stderr
     assert "pipe.jsonl: not a regular file" in proc.stdout
     assert found("alphaword") == 2
+    from recall.cli.checks import check_index
+
+    assert check_index().ok  # never "behind" for a file that is never read
 
 
 def test_fifo_never_stalls_the_service_and_sigterm_stops_it(claude_projects, tmp_path):
@@ -529,3 +535,48 @@ def test_service_rebuilds_an_index_deleted_under_it(claude_projects, monkeypatch
         session("betaword", 3, cwd="/home/dev/after").write(claude_projects)
         wait_for(lambda: found("betaword") == 3, 60, "new lines after the rebuild")
         assert any("was deleted" in e["message"] for e in st.svc.errors)
+
+
+def _can_unshare() -> bool:
+    import shutil
+
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        return False
+    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True)
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not _can_unshare(), reason="needs root and unshare -m (a private tmpfs)")
+def test_a_real_full_tmpfs_loses_nothing(claude_projects, tmp_path):
+    """The audit's reproduction: RECALL_HOME on a small tmpfs (in a private mount namespace)
+    filled up; `recall index` fails naming the full filesystem, and once space is freed the
+    next run indexes every message."""
+    for k in range(20):
+        s = Session(cwd=f"/home/dev/p{k % 3}")
+        for i in range(100):
+            s.user(f"fullword message {k}-{i} " + "filler text " * 10)
+        s.write(claude_projects)
+    home = os.environ["RECALL_HOME"]
+    script = f"""
+set -u
+mkdir -p {home} && mount -t tmpfs -o size=8m tmpfs {home} || exit 97
+avail=$(df -k --output=avail {home} | tail -1)
+head -c $(( (avail - 300) * 1024 )) /dev/zero > {home}/filler
+{sys.executable} -m recall.entry index; echo "RC1=$?"
+rm {home}/filler
+{sys.executable} -m recall.entry index; echo "RC2=$?"
+{sys.executable} -c "
+import tantivy
+from indexer.schema import open_index
+from recall.core import paths
+ix = open_index(paths.index_dir())
+q = tantivy.Query.term_query(ix.schema, 'doctype', 'message', index_option='basic')
+print('INDEXED', ix.searcher().search(q, 1, count=True).count)"
+"""
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+    out = proc.stdout + proc.stderr
+    if proc.returncode == 97:
+        pytest.skip("cannot mount a tmpfs here")
+    assert "RC1=1" in out and "is full" in out and "cannot read" not in out.lower(), out
+    assert "RC2=0" in out and "INDEXED 2000" in out, out

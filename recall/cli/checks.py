@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import time
 from dataclasses import dataclass
@@ -130,6 +131,7 @@ def check_index() -> Check:
         from indexer.archive import Archive
         from indexer.ingest import discover
         from indexer.state import StateDB
+        from indexer.transcripts import path_text
         from recall.search.searcher import Searcher
 
         searcher = Searcher(index)
@@ -144,10 +146,13 @@ def check_index() -> Check:
         behind = 0
         for path in discover(paths.transcript_roots()):
             try:
-                size = path.stat().st_size
+                st = path.stat()
             except OSError:
                 continue
-            k = known.get(str(path))
+            if not stat.S_ISREG(st.st_mode):
+                continue  # a FIFO or device named *.jsonl: never indexed, never behind
+            size = st.st_size
+            k = known.get(path_text(path))
             if k is None or k.offset < size:
                 behind += 1
         ident = index_id(index)

@@ -402,26 +402,26 @@ class Service:
         except FileNotFoundError:
             self.seen.pop(path, None)
             self.ix.contexts.pop(path_text(path), None)
-            self.unreadable.pop(path, None)
+            self.unreadable.pop(path_text(path), None)
             return 0
         except StorageError as exc:
             self._storage_failed(exc)
             return 0
         except NotRegularFile:
-            if path not in self.unreadable:
-                self.log.warning("skipping %s: not a regular file (a FIFO, socket or device)", path_text(path))
-                self.unreadable[path] = "not a regular file"
+            if path_text(path) not in self.unreadable:
+                self.unreadable[path_text(path)] = "not a regular file (a FIFO, socket or device): skipped"
+                self.log.warning("%s: %s", path_text(path), self.unreadable[path_text(path)])
             self.seen[path] = (st.st_size, st.st_ino)  # looked at again only when it changes
             return 0
         except (OSError, UnicodeError, ValueError) as exc:
             # not marked seen: the next rescan tries again (a permission fixed, a disk back)
             self.seen.pop(path, None)
             why = read_error(exc)
-            if self.unreadable.get(path) != why:
+            if self.unreadable.get(path_text(path)) != why:
                 self.error(f"cannot read {path_text(path)}: {why} (retried every {RESCAN_INTERVAL:g} s)")
-            self.unreadable[path] = why
+            self.unreadable[path_text(path)] = why
             return 0
-        if self.unreadable.pop(path, None) is not None:
+        if self.unreadable.pop(path_text(path), None) is not None:
             self.log.info("%s is readable again", path_text(path))
         self.seen[path] = (st.st_size, st.st_ino)
         self.indexed += added
@@ -514,7 +514,7 @@ class Service:
                 self.log.info("backfilling %d files (%.1f MB)", len(todo), total / 1e6)
             for p, why in ix.not_regular.items():
                 if p not in self.unreadable:
-                    self.log.warning("skipping %s: %s", p, why)
+                    self.log.warning("%s: %s", p, why)
                     self.unreadable[p] = why
             for path, nbytes in todo:
                 if self.stop_event.is_set() or self.retry_at is not None:
