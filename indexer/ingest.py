@@ -37,7 +37,7 @@ from indexer.state import (HEAD_BYTES, FileState, SessionInfo, StateDB, fingerpr
                            tail_fingerprint)
 from indexer.transcripts import FileContext, Message, NotRegularFile, path_text, read_lines
 from recall.core import paths
-from recall.core.errors import IndexBusy, StorageError, UsageError, storage_error
+from recall.core.errors import IndexBusy, StorageError, UsageError, is_disk_full, storage_error
 
 # Tantivy's indexing memory budget, shared by its threads. Peak RSS of the service's 1M-message
 # backfill (same session): 64 MB 301 and 268 MB, 48 MB 254 and 253 MB, 32 MB 317 MB (more
@@ -340,18 +340,23 @@ def _seed(archive: Archive, index: tantivy.Index) -> None:
     archive.sync()
 
 
-def secure_files(directory: Path) -> None:
+def secure_files(directory: Path, done: set[str] | None = None) -> None:
     """Tantivy creates its segment files with the process umask (0644 as a rule): make
     every file in the index directory 0600, like the rest of recall's state (the directory
-    itself is 0700). Run after each commit; a merge's files are caught by the next one."""
+    itself is 0700). Run after each commit; a merge's files are caught by the next one.
+    ``done``: names already made private (segment files are never rewritten), skipped."""
     try:
         entries = list(os.scandir(directory))
     except OSError:
         return
     for entry in entries:
+        if done is not None and entry.name in done:
+            continue
         try:
             if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mode & 0o077:
                 os.chmod(entry.path, 0o600)
+            if done is not None and not entry.name.endswith(".json"):  # meta.json is replaced
+                done.add(entry.name)
         except OSError:
             pass
 
@@ -380,8 +385,11 @@ class Indexer:
         self._lock_fd = acquire_writer_lock()  # before anything destructive (a rebuild)
         try:
             self._open(rebuild, writer_heap() if heap is None else heap, threads)
-        except BaseException:
+        except BaseException as exc:
             release_writer_lock(self._lock_fd)
+            self._lock_fd = None
+            if isinstance(exc, OSError) or (isinstance(exc, (ValueError, sqlite3.Error)) and is_disk_full(exc)):
+                raise storage_error(exc, self.index_path) from None  # a full disk, a read-only one
             raise
 
     def _open(self, rebuild: bool, heap: int, threads: int) -> None:
@@ -414,6 +422,7 @@ class Indexer:
                 raise IndexBusy() from exc
             raise
         self.failed_files: set[str] = set()  # files whose lines were in a failed commit
+        self._secured: set[str] = set()  # index files already made 0600 (secure_files)
         self._memory_ops: list[tuple[str, list]] = []  # memory changes since the last commit
         # parsing state of recently read files (tool names, seen blocks), bounded: a backfill
         # of thousands of files must not keep all of them
@@ -803,7 +812,7 @@ class Indexer:
             self._abandon_batch()
             raise storage_error(exc, self.index_path) from None
         self._memory_ops.clear()
-        secure_files(self.index_path)
+        secure_files(self.index_path, self._secured)
         try:
             self.state.save(list(self.pending_files.values()), dirty)
         except sqlite3.Error as exc:  # the index holds the batch; its offsets are saved next time

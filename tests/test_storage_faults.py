@@ -89,11 +89,15 @@ class ServiceThread:
         self.svc = Service()
         self.thread = threading.Thread(target=self.svc.run, daemon=True)
 
-    def __enter__(self) -> "ServiceThread":
+    def start(self) -> "ServiceThread":
         from recall.core import service_client as client
 
         self.local_only = client.LOCAL_ONLY  # the service sets it for its own process
         self.thread.start()
+        return self
+
+    def __enter__(self) -> "ServiceThread":
+        self.start()
         wait_for(lambda: self.svc.state == "watching" and self.svc.caught_up, what="the service to catch up")
         return self
 
@@ -180,6 +184,29 @@ def test_service_recovers_by_itself_when_space_returns(claude_projects, monkeypa
         assert first.exists()
     with _state() as state:
         assert state.file(str(s.path(claude_projects))).offset == s.path(claude_projects).stat().st_size
+
+
+def test_service_started_on_a_full_disk_waits_for_space(claude_projects, monkeypatch):
+    monkeypatch.setattr("recall.service.daemon.RETRY_FIRST", 0.2)
+    session("alphaword", 3).write(claude_projects)
+    full = [True]
+    real = Indexer._check_identity
+
+    def check(self, existed):
+        if full[0]:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, existed)
+
+    monkeypatch.setattr(Indexer, "_check_identity", check)
+    st = ServiceThread().start()
+    try:
+        wait_for(lambda: st.svc.storage_problem, what="the full disk to be reported")
+        assert "is full" in st.svc.storage_problem and st.thread.is_alive()
+        full[0] = False
+        wait_for(lambda: found("alphaword") == 3, what="the backfill once space returns")
+        wait_for(lambda: not st.svc.storage_problem, what="the problem to clear")
+    finally:
+        st.__exit__(None, None, None)
 
 
 class _state:

@@ -306,6 +306,10 @@ class Service:
         self.seen.clear()
         self.state = "watching"
         self.backfill(self.roots)
+        self._writing_works()
+
+    def _writing_works(self) -> None:
+        """After a backfill: a write problem that did not come back is over."""
         if self.retry_at is None and self.storage_problem:
             self.log.info("writing works again: every file not marked done was read again")
             self.storage_problem = ""
@@ -389,6 +393,12 @@ class Service:
                     self.log.warning("%s Waiting for it.", exc)
                     waited = True
                 self.stop_event.wait(1.0)
+            except StorageError as exc:  # a full disk at start: wait for space, keep answering
+                if str(exc) != self.storage_problem:
+                    self.error(str(exc))
+                self.storage_problem = str(exc)
+                self.stop_event.wait(self._retry_wait)
+                self._retry_wait = min(self._retry_wait * 2, RETRY_MAX)
         return None
 
     def _index(self, path: str) -> int:
@@ -737,6 +747,7 @@ class Service:
                 return 0
             self._start_observer()
             self.backfill(self.roots)
+            self._writing_works()
             self.apply_pending_memory()
             self._loop()
             return 0
