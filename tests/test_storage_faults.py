@@ -607,3 +607,21 @@ print('INDEXED', ix.searcher().search(q, 1, count=True).count)"
         pytest.skip("cannot mount a tmpfs here")
     assert "RC1=1" in out and "is full" in out and "cannot read" not in out.lower(), out
     assert "RC2=0" in out and "INDEXED 2000" in out, out
+
+
+def test_recall_index_through_a_service_that_cannot_write_says_so(claude_projects, monkeypatch, capsys):
+    from recall.cli.app import run
+
+    monkeypatch.setattr("recall.service.daemon.RETRY_FIRST", 30.0)  # stays in the failed state
+    session("alphaword", 2).write(claude_projects)
+    with ServiceThread() as st:
+        from recall.core import service_client as client
+
+        client.LOCAL_ONLY = st.local_only  # this test is the CLI, a client of the service
+        disk_full(monkeypatch, [10**6])
+        session("deltaword", 2, cwd="/home/dev/full").write(claude_projects)
+        wait_for(lambda: st.svc.storage_problem, what="the failed commit")
+        capsys.readouterr()
+        assert run(["index"]) == 1
+        err = capsys.readouterr().err
+        assert "is full" in err and "Nothing new" not in err

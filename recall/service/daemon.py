@@ -835,6 +835,8 @@ class Service:
 
     # writer-side operations used by ops ---------------------------------------------------
     def index_request(self, sources: list[Path], rebuild: bool) -> dict:
+        if self.retry_at is not None:  # `recall index` must not say "nothing new" meanwhile
+            raise StorageError(self.storage_problem)
         if sources:
             self.add_roots(sources)
         roots = self.roots
@@ -852,4 +854,6 @@ class Service:
                 raise RecallError("The service stopped during the rebuild: run `recall index --rebuild` again.")
             self.caught_up = False
         summary = self.backfill(roots)
+        if self.retry_at is not None:
+            raise StorageError(self.storage_problem)
         return summary.as_dict()
