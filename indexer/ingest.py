@@ -406,7 +406,7 @@ class Indexer:
         try:
             self.index = open_index(self.index_path, create=True)
         except IndexCorrupt as exc:
-            self._start_over(f"the index was damaged ({exc}); rebuilt from the archive")
+            self._start_over(f"the index was damaged: {exc}")
             self.index = open_index(self.index_path, create=True)
             existed = False
         except SchemaMismatch as exc:
@@ -483,7 +483,7 @@ class Indexer:
         else:
             mismatch = "the index is not the one the saved offsets describe" if saved != ident else ""
         if mismatch:
-            self._start_over(f"{mismatch}; rebuilt from the archive")
+            self._start_over(mismatch)
             self.index = open_index(self.index_path, create=True)
             ident = index_id(self.index_path)
         if ident is None:

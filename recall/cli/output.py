@@ -65,7 +65,8 @@ def print_hits_json(query: str, hits) -> None:
 
 def print_index_summary(summary) -> None:
     if summary.rebuilt:
-        print(f"Rebuilt the index ({summary.rebuilt}).")
+        restored = f": {summary.replayed} messages restored from the archive" if summary.replayed else ""
+        print(f"Rebuilt the index ({summary.rebuilt}){restored}.")
     if summary.nothing_new:
         print(f"Nothing new: {summary.files} transcript files already indexed "
               f"({summary.seconds:.2f} s).")
