@@ -631,3 +631,24 @@ def test_recall_index_through_a_service_that_cannot_write_says_so(claude_project
         assert run(["index"]) == 1
         err = capsys.readouterr().err
         assert "is full" in err and "Nothing new" not in err
+
+
+def test_lost_writer_and_damaged_index_messages(tmp_path):
+    from recall.search.searcher import SearchIndexError, Searcher
+
+    ix = Indexer.__new__(Indexer)
+    ix.index_path = tmp_path / "index"
+    assert str(ix._no_writer()) == (f"The index writer at {tmp_path / 'index'} was lost to a failed write: nothing "
+                                    "is lost; restart the service (`recall service restart`) or run `recall index` "
+                                    "again.")
+    session_dir = tmp_path / "idx"
+    from indexer.schema import open_index
+
+    open_index(session_dir, create=True)
+    (session_dir / "meta.json").write_text("{garbage")
+    with pytest.raises(SearchIndexError) as err:
+        Searcher(session_dir)
+    text = str(err.value)
+    assert text.startswith(f"The index at {session_dir} is damaged (Data corrupted: ")
+    assert text.endswith("): run `recall index` to rebuild it from the archive (nothing is lost).")
+

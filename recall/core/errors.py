@@ -56,9 +56,6 @@ class StorageError(RecallError):
     or vanished filesystem. Nothing read since the last successful commit is marked done, so
     it is read again once the cause is fixed."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-
 
 _FULL = ("no space left on device", "storagefull", "disk quota exceeded", "database or disk is full")
 
