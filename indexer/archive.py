@@ -329,6 +329,19 @@ class Archive:
                 continue
         return n
 
+    def distinct_messages(self) -> int:
+        """Messages archived, each uuid once: a message whose project changed between two
+        reads (a ``git init`` in its folder, then a rebuild) is in two session files but one
+        document. Parses every line (seconds for a million): ``recall doctor`` asks only when
+        ``count`` shows a gap."""
+        seen: set[int] = set()
+        for path in self.session_files():
+            for _, rec in iter_lines(path):
+                uuid = rec.get("uuid")
+                if uuid and not self.tombstones.covers(Message.from_record(rec)):
+                    seen.add(hash(uuid))
+        return len(seen)
+
     def stats(self) -> dict:
         files = self.session_files()
         size = 0

@@ -652,3 +652,20 @@ def test_lost_writer_and_damaged_index_messages(tmp_path):
     assert text.startswith(f"The index at {session_dir} is damaged (Data corrupted: ")
     assert text.endswith("): run `recall index` to rebuild it from the archive (nothing is lost).")
 
+
+
+def test_doctor_counts_a_message_archived_under_two_projects_once(claude_projects):
+    """A message whose project changed between two reads is archived twice, indexed once:
+    not a gap."""
+    from indexer.archive import Archive
+    from indexer.transcripts import Message
+    from recall.cli.checks import check_index
+
+    session("alphaword", 3).write(claude_projects)
+    index_all()
+    archive = Archive(paths.archive_dir())
+    first = next(iter(archive.replay()))[0]
+    moved = Message.from_record(dict(first.to_record(), project="/home/dev/now-a-repo"))
+    archive.append([moved])
+    assert archive.count() == 4 and archive.distinct_messages() == 3
+    assert check_index().ok, check_index()

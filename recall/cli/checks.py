@@ -206,6 +206,9 @@ def _unindexed(searcher, archive) -> tuple[int, int] | None:
         time.sleep(1.0)  # a commit of the running service may be due: count again
         archived = archive.count()
         gap = archived - _message_count(searcher)
+    if gap > 0:  # lines are not messages: count each uuid once (slower, so only now)
+        archived = archive.distinct_messages()
+        gap = archived - _message_count(searcher)
     return (gap, archived) if gap > 0 else None
 
 
