@@ -356,11 +356,30 @@ class Archive:
             yield out, where
 
     def count(self) -> int:
+        """Messages archived: complete lines over every session file (newlines counted a
+        megabyte at a time; ~1 s for a million messages)."""
         n = 0
         for path in self.session_files():
-            with open(path, "rb") as fh:
-                n += sum(1 for raw in fh if raw.endswith(b"\n"))
+            try:
+                with open(path, "rb") as fh:
+                    while chunk := fh.read(1 << 20):
+                        n += chunk.count(b"\n")
+            except FileNotFoundError:  # forgotten meanwhile
+                continue
         return n
+
+    def distinct_messages(self) -> int:
+        """Messages archived, each uuid once: a message whose project changed between two
+        reads (a ``git init`` in its folder, then a rebuild) is in two session files but one
+        document. Parses every line (seconds for a million): ``recall doctor`` asks only when
+        ``count`` shows a gap."""
+        seen: set[int] = set()
+        for path in self.session_files():
+            for _, rec in iter_lines(path):
+                uuid = rec.get("uuid")
+                if uuid and not self.tombstones.covers(Message.from_record(rec)):
+                    seen.add(hash(uuid))
+        return len(seen)
 
     def stats(self) -> dict:
         files = self.session_files()

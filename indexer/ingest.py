@@ -18,6 +18,8 @@ a tombstone so a rebuild does not bring the messages back.
 from __future__ import annotations
 
 import os
+import sqlite3
+import stat
 import time
 from array import array
 from bisect import bisect_left
@@ -30,12 +32,13 @@ import tantivy
 
 from indexer.archive import Archive
 from indexer.ledger import Gate, admit
-from indexer.schema import (DOCTYPE_CODES, SchemaMismatch, drop_index, group_hash, open_index, prepare_content,
-                            stored_value)
-from indexer.state import HEAD_BYTES, FileState, SessionInfo, StateDB, fingerprint, fingerprint_length
-from indexer.transcripts import FileContext, Message, read_lines
+from indexer.schema import (DOCTYPE_CODES, IndexCorrupt, SchemaMismatch, assign_index_id, drop_index, group_hash,
+                            index_exists, index_id, open_index, prepare_content, stored_value)
+from indexer.state import (HEAD_BYTES, FileState, SessionInfo, StateDB, fingerprint, fingerprint_length,
+                           tail_fingerprint)
+from indexer.transcripts import FileContext, Message, NotRegularFile, path_text, read_lines
 from recall.core import paths
-from recall.core.errors import IndexBusy, UsageError
+from recall.core.errors import IndexBusy, StorageError, UsageError, is_disk_full, storage_error
 
 # Tantivy's indexing memory budget, shared by its threads. Peak RSS of the service's 1M-message
 # backfill (same session): 64 MB 301 and 268 MB, 48 MB 254 and 253 MB, 32 MB 317 MB (more
@@ -71,6 +74,7 @@ class Summary:
     rebuilt: str = ""        # why the index was rebuilt, if it was
     errors: list[str] = field(default_factory=list)
     replayed: int = 0        # messages restored from the archive (rebuilds)
+    bad_lines: list[str] = field(default_factory=list)  # "<file> line N: why" (the first ones)
 
     @property
     def nothing_new(self) -> bool:
@@ -79,14 +83,16 @@ class Summary:
     def as_dict(self) -> dict:
         return {"files": self.files, "changed": self.changed, "messages": self.messages,
                 "skipped": dict(self.skipped), "seconds": round(self.seconds, 3),
-                "rebuilt": self.rebuilt, "errors": self.errors, "replayed": self.replayed}
+                "rebuilt": self.rebuilt, "errors": self.errors, "replayed": self.replayed,
+                "bad_lines": self.bad_lines}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Summary":
         return cls(files=int(d.get("files") or 0), changed=int(d.get("changed") or 0),
                    messages=int(d.get("messages") or 0), skipped=Counter(d.get("skipped") or {}),
                    seconds=float(d.get("seconds") or 0.0), rebuilt=str(d.get("rebuilt") or ""),
-                   errors=list(d.get("errors") or []), replayed=int(d.get("replayed") or 0))
+                   errors=list(d.get("errors") or []), replayed=int(d.get("replayed") or 0),
+                   bad_lines=list(d.get("bad_lines") or []))
 
 
 def message_document(m: Message, pos: int | None = None) -> tantivy.Document:
@@ -335,9 +341,38 @@ def _seed(archive: Archive, index: tantivy.Index) -> None:
     archive.sync()
 
 
+def secure_files(directory: Path, done: set[str] | None = None) -> None:
+    """Tantivy creates its segment files with the process umask (0644 as a rule): make
+    every file in the index directory 0600, like the rest of recall's state (the directory
+    itself is 0700). Run after each commit; a merge's files are caught by the next one.
+    ``done``: names already made private (segment files are never rewritten), skipped."""
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    for entry in entries:
+        if done is not None and entry.name in done:
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mode & 0o077:
+                os.chmod(entry.path, 0o600)
+            if done is not None and not entry.name.endswith(".json"):  # meta.json is replaced
+                done.add(entry.name)
+        except OSError:
+            pass
+
+
 def _head(path: Path, n: int) -> bytes:
     with open(path, "rb") as fh:
         return fh.read(n)
+
+
+def _tail(path: Path, offset: int) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        return tail_fingerprint(fd, offset)
+    finally:
+        os.close(fd)
 
 
 class Indexer:
@@ -351,8 +386,11 @@ class Indexer:
         self._lock_fd = acquire_writer_lock()  # before anything destructive (a rebuild)
         try:
             self._open(rebuild, writer_heap() if heap is None else heap, threads)
-        except BaseException:
+        except BaseException as exc:
             release_writer_lock(self._lock_fd)
+            self._lock_fd = None
+            if isinstance(exc, OSError) or (isinstance(exc, (ValueError, sqlite3.Error)) and is_disk_full(exc)):
+                raise storage_error(exc, self.index_path) from None  # a full disk, a read-only one
             raise
 
     def _open(self, rebuild: bool, heap: int, threads: int) -> None:
@@ -362,13 +400,21 @@ class Indexer:
             seed_archive(self.archive, self.index_path)
         self.state = StateDB(paths.state_db_path())
         self.rebuilt = ""
+        self._heap, self._threads = heap, threads
         if rebuild:
             self._start_over("asked for")
+        existed = index_exists(self.index_path)
         try:
             self.index = open_index(self.index_path, create=True)
+        except IndexCorrupt as exc:
+            self._start_over(f"the index was damaged: {exc}")
+            self.index = open_index(self.index_path, create=True)
+            existed = False
         except SchemaMismatch as exc:
             self._start_over(f"schema changed ({exc})")
             self.index = open_index(self.index_path, create=True)
+            existed = False
+        self._check_identity(existed)
         try:
             self.writer = self.index.writer(heap, threads)
         except ValueError as exc:
@@ -376,6 +422,9 @@ class Indexer:
             if "LockBusy" in str(exc) or "lock" in str(exc).lower():
                 raise IndexBusy() from exc
             raise
+        self.failed_files: set[str] = set()  # files whose lines were in a failed commit
+        self._secured: set[str] = set()  # index files already made 0600 (secure_files)
+        self._memory_ops: list[tuple[str, list]] = []  # memory changes since the last commit
         # parsing state of recently read files (tool names, seen blocks), bounded: a backfill
         # of thousands of files must not keep all of them
         self.contexts: OrderedDict[str, FileContext] = OrderedDict()
@@ -385,6 +434,8 @@ class Indexer:
         self.pending_messages = 0
         self.listeners: list[Callable[[list[Message]], None]] = []
         self.stats: Counter = Counter()
+        self.bad_lines: list[str] = []  # lines that could not be read, by file and line
+        self.not_regular: dict[str, str] = {}  # *.jsonl that are FIFOs, sockets, devices (plan)
         self.pending_other = False  # memory docs / deletions waiting for a commit
         self._read_since_trim = 0
         self.commits = 0
@@ -410,10 +461,40 @@ class Indexer:
 
     # lifecycle -----------------------------------------------------------------------
     def _start_over(self, why: str) -> None:
+        # offsets forgotten and the replay marked first (one transaction), then the index
+        # dropped: a kill between the two leaves offsets describing no index, which the
+        # identity check of the next open notices (see _check_identity)
+        self.state.reset(replay=True)
         drop_index(self.index_path)
-        self.state.reset()
-        self.state.set_meta("replay_pending", "1")
         self.rebuilt = why
+
+    def _check_identity(self, existed: bool) -> None:
+        """Tie the offsets in state.db to the index they describe. The index's id (in
+        recall-schema.json) and the one saved beside the offsets must agree; when they do
+        not -- the index was deleted, lost its schema file, or was dropped by a rebuild that
+        was killed before it finished -- the offsets describe something that is gone: start
+        over and replay the archive, instead of saying "nothing new" over an empty index."""
+        ident = index_id(self.index_path)
+        saved = self.state.get_meta("index_id")
+        has_offsets = self.state.counts()["files"] > 0
+        if self.rebuilt:
+            mismatch = ""  # started over just now: a fresh index and no offsets
+        elif not existed:
+            mismatch = "the index was missing" if saved is not None or has_offsets else ""
+        elif ident is None:
+            mismatch = ""  # an index from before identities: it and its offsets belong together
+        elif saved is None:
+            mismatch = "the saved offsets belong to no known index" if has_offsets else ""
+        else:
+            mismatch = "the index is not the one the saved offsets describe" if saved != ident else ""
+        if mismatch:
+            self._start_over(mismatch)
+            self.index = open_index(self.index_path, create=True)
+            ident = index_id(self.index_path)
+        if ident is None:
+            ident = assign_index_id(self.index_path)
+        if self.state.get_meta("index_id") != ident:
+            self.state.set_meta("index_id", ident)
 
     def __enter__(self) -> "Indexer":
         return self
@@ -422,33 +503,45 @@ class Indexer:
         self.close(commit=exc[0] is None)
 
     def close(self, commit: bool = True) -> None:
-        if getattr(self, "writer", None) is None:
-            return
+        if getattr(self, "_lock_fd", None) is None:
+            return  # closed already
         try:
-            if commit:
-                self.commit()
-            else:
-                self.writer.rollback()
-            self.writer.wait_merging_threads()
+            if self.writer is not None:  # None: lost to a failed write (see _reopen_writer)
+                if commit:
+                    self.commit()
+                else:
+                    self.writer.rollback()
+                self.writer.wait_merging_threads()
         finally:
             self.writer = None
-            self.archive.sync()
-            self.state.close()
-            release_writer_lock(self._lock_fd)
-            self._lock_fd = None
+            try:
+                self.archive.sync()
+            except OSError:
+                pass  # appends are in the page cache already; sync is for power loss
+            try:
+                self.state.close()
+            finally:
+                release_writer_lock(self._lock_fd)
+                self._lock_fd = None
 
     # reading -------------------------------------------------------------------------
     def index_file(self, path: Path) -> int:
         """Index what ``path`` gained since its saved offset. Returns messages added.
 
-        A file that shrank, was replaced (new inode) or whose first bytes changed is read
-        again from the start; upserts by uuid keep that free of duplicates.
+        A file that shrank, was replaced (new inode), whose first bytes changed, or whose
+        bytes just before the saved offset changed (rewritten in place: a restore from a
+        backup, ``cp`` over it) is read again from the start; upserts by uuid keep that free
+        of duplicates. A FIFO, socket or device named ``*.jsonl`` is never opened
+        (``NotRegularFile``). A failed read raises OSError; a failed write of recall's own
+        state raises StorageError (and nothing of this file is marked done).
         """
-        key = str(path)
+        key = path_text(path)
         try:
             st = path.stat()
         except FileNotFoundError:
             return 0  # deleted: everything already indexed stays
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(0, "not a regular file: skipped", key)
         known = self.pending_files.get(key) or self.state.file(key)
         offset = 0
         if known is not None:
@@ -460,31 +553,59 @@ class Indexer:
             elif fingerprint_length(known.head) and \
                     fingerprint(_head(path, fingerprint_length(known.head))) != known.head:
                 offset = 0
+            elif known.tail and _tail(path, known.offset) != known.tail:
+                offset = 0  # rewritten in place
         if offset == 0:
             self.contexts.pop(key, None)
         ctx = self.contexts.get(key)
-        if ctx is None:
+        if ctx is None or ctx.line != (known.lines if known is not None and offset else 0):
             ctx = self.contexts[key] = FileContext(path)
+            ctx.line = known.lines if known is not None and offset else 0
             while len(self.contexts) > MAX_CONTEXTS:
                 self.contexts.popitem(last=False)
         else:
             self.contexts.move_to_end(key)
         added = 0
         last = offset
-        for batch, new_offset in read_lines(path, offset, ctx, self.stats):
-            added += self._add(batch)
-            head = known.head if known is not None and offset and fingerprint_length(known.head) >= HEAD_BYTES else b""
-            if fingerprint_length(head) < HEAD_BYTES:
-                head = fingerprint(_head(path, min(HEAD_BYTES, new_offset)))
-            self.pending_files[key] = FileState(key, new_offset, st.st_size, st.st_ino, head)
-            self._read_since_trim += new_offset - last
-            last = new_offset
-            if self.pending_messages >= COMMIT_EVERY:
-                self.commit()
+        try:
+            for batch, new_offset in read_lines(path, offset, ctx, self.stats):
+                try:
+                    added += self._add(batch)
+                except OSError as exc:  # the archive could not be written
+                    raise storage_error(exc, paths.archive_dir(), "the archive") from None
+                except ValueError as exc:  # the index writer failed (a full disk killed it...)
+                    raise storage_error(exc, self.index_path) from None
+                head = known.head if known is not None and offset and fingerprint_length(known.head) >= HEAD_BYTES else b""
+                if fingerprint_length(head) < HEAD_BYTES:
+                    head = fingerprint(_head(path, min(HEAD_BYTES, new_offset)))
+                self.pending_files[key] = FileState(key, new_offset, st.st_size, st.st_ino, head,
+                                                    _tail(path, new_offset), ctx.line)
+                self._read_since_trim += new_offset - last
+                last = new_offset
+                if self.pending_messages >= COMMIT_EVERY:
+                    self.commit()
+        except BaseException:
+            # the parsing state went past what is marked done: the next read starts afresh
+            self.contexts.pop(key, None)
+            raise
+        finally:
+            if ctx.bad:
+                self._note_bad_lines(key, ctx.bad)
+                ctx.bad = []
         if self._read_since_trim >= TRIM_EVERY_BYTES:
             self._read_since_trim = 0
             trim_memory()
         return added
+
+    def _note_bad_lines(self, key: str, bad: list[tuple[int, str]]) -> None:
+        """Name each line that could not be read by file and line, in the log and the summary."""
+        from recall.core import log
+
+        logger = log.get("ingest")
+        for line, why in bad:
+            logger.warning("skipped line %d of %s: %s", line, key, why)
+            if len(self.bad_lines) < 50:
+                self.bad_lines.append(f"{key} line {line}: {why}")
 
     def _add(self, messages: list[Message], archive: bool = True, positions: list[int] | None = None) -> int:
         """Index ``messages``: archived first (``archive``), or already archived at
@@ -510,6 +631,8 @@ class Indexer:
         elif positions is not None and self._replaying is not None:
             self._replaying.extend(_replay_key(m, p) for m, p in zip(messages, positions))
         writer = self.writer
+        if writer is None:
+            raise self._no_writer()
         added = self._added
         for i, m in enumerate(messages):
             key = "m:" + m.uuid
@@ -574,21 +697,29 @@ class Indexer:
     def upsert_memory_docs(self, docs: list[dict], log: bool = True) -> int:
         """Add or replace memory documents (key "mem:<id>"); visible after ``commit``."""
         checked = [check_memory_doc(d) for d in docs]
+        if self.writer is None:
+            raise self._no_writer()
         for d in checked:
             self.writer.delete_documents_by_term("key", "mem:" + d["id"])
             self.writer.add_document(memory_document(d))
+        if checked:
+            self._memory_ops.append(("upsert", checked))
         if log and checked:
             self.archive.log_memory(upserts=checked)
         self.pending_other = self.pending_other or bool(checked)
         return len(checked)
 
-    def delete_keys(self, keys: list[str]) -> int:
+    def delete_keys(self, keys: list[str], log: bool = True) -> int:
         """Delete documents by key ("mem:<id>", "m:<uuid>", ...); visible after ``commit``."""
         keys = [str(k) for k in keys if k]
+        if self.writer is None:
+            raise self._no_writer()
         for k in keys:
             self.writer.delete_documents_by_term("key", k)
+        if keys:
+            self._memory_ops.append(("delete", keys))
         mem = [k for k in keys if k.startswith("mem:")]
-        if mem:
+        if mem and log:
             self.archive.log_memory(deletes=mem)
         self.pending_other = self.pending_other or bool(keys)
         return len(keys)
@@ -680,12 +811,27 @@ class Indexer:
                 and not self.pending_other:
             return False
         writer = self.writer
+        if writer is None:
+            raise self._no_writer()
         dirty = [self.sessions[s] for s in self.dirty_sessions if s in self.sessions]
-        for s in dirty:
-            writer.delete_documents_by_term("key", "s:" + s.session_id)
-            writer.add_document(session_document(s))
-        writer.commit()
-        self.state.save(list(self.pending_files.values()), dirty)
+        try:
+            for s in dirty:
+                writer.delete_documents_by_term("key", "s:" + s.session_id)
+                writer.add_document(session_document(s))
+            self._commit_writer()
+        except (OSError, ValueError) as exc:
+            # Nothing of this batch may be marked done: its offsets are dropped (the files are
+            # read again from their last saved offsets), the writer is rolled back (or
+            # reopened), and the memory changes of the batch are fed to it again.
+            self._abandon_batch()
+            raise storage_error(exc, self.index_path) from None
+        self._memory_ops.clear()
+        secure_files(self.index_path, self._secured)
+        try:
+            self.state.save(list(self.pending_files.values()), dirty)
+        except sqlite3.Error as exc:  # the index holds the batch; its offsets are saved next time
+            raise storage_error(exc, paths.state_db_path(), "the offsets") from None
+        self.failed_files.difference_update(self.pending_files)
         self.pending_files.clear()
         self.dirty_sessions.clear()
         self.pending_messages = 0
@@ -697,6 +843,50 @@ class Indexer:
         for fn in self.after_commit:
             fn()
         return True
+
+    def _no_writer(self) -> StorageError:
+        return StorageError(f"The index writer at {self.index_path} was lost to a failed write: nothing is lost; "
+                            "restart the service (`recall service restart`) or run `recall index` again.")
+
+    def _commit_writer(self) -> None:
+        self.writer.commit()
+
+    def _abandon_batch(self) -> None:
+        """After a failed commit: forget everything read since the last good one."""
+        self.failed_files.update(self.pending_files)
+        self.pending_files.clear()
+        self.dirty_sessions.clear()
+        self.sessions.clear()  # their counts included the lost batch: state.db has the last good ones
+        self.contexts.clear()
+        self.pending_messages = 0
+        self.pending_other = False
+        if self._replaying is not None:  # a replay in progress starts over (replay_pending stays 1)
+            self._replaying = array("q")
+        try:
+            self.writer.rollback()
+        except (OSError, ValueError):
+            self._reopen_writer()
+        ops, self._memory_ops = self._memory_ops, []
+        for kind, items in ops:
+            try:
+                if kind == "upsert":
+                    self.upsert_memory_docs(items, log=False)
+                else:
+                    self.delete_keys(items, log=False)
+            except (OSError, ValueError):
+                break  # the writer is unusable until space returns: the archive's log keeps them
+
+    def _reopen_writer(self) -> None:
+        try:
+            self.writer.wait_merging_threads()  # gives the writer (and its lock) up
+        except (OSError, ValueError, RuntimeError):
+            pass
+        self.writer = None
+        try:
+            self.index = open_index(self.index_path)
+            self.writer = self.index.writer(self._heap, self._threads)
+        except (OSError, ValueError, SchemaMismatch) as exc:
+            raise storage_error(exc, self.index_path) from None
 
     def delete_sessions(self, session_ids: list[str]) -> None:
         for sid in session_ids:
@@ -717,7 +907,10 @@ class Indexer:
                 st = path.stat()
             except OSError:
                 continue
-            k = known.get(str(path))
+            if not stat.S_ISREG(st.st_mode):  # a FIFO, socket or device named *.jsonl: never opened
+                self.not_regular[path_text(path)] = "not a regular file (a FIFO, socket or device): skipped"
+                continue
+            k = known.get(path_text(path))
             if k is None or k.size != st.st_size or k.inode != st.st_ino or k.offset != st.st_size:
                 todo.append((path, st.st_size - (k.offset if k and k.inode == st.st_ino and st.st_size >= k.offset else 0)))
         return files, todo
@@ -735,13 +928,14 @@ class Indexer:
             summary.replayed = self.replay_archive()
         files, todo = self.plan(roots)
         summary.files = len(files)
+        summary.errors.extend(f"{p}: {why}" for p, why in self.not_regular.items())
         total = sum(max(n, 0) for _, n in todo)
         done = 0
         for path, nbytes in todo:
             try:
                 added = self.index_file(path)
-            except OSError as exc:
-                summary.errors.append(f"{path}: {exc.strerror or exc}")
+            except (OSError, UnicodeError, ValueError) as exc:  # this file only: never the rest
+                summary.errors.append(f"{path_text(path)}: {read_error(exc)}")
                 continue
             summary.messages += added
             summary.changed += 1
@@ -757,8 +951,16 @@ class Indexer:
         except Exception as exc:  # noqa: BLE001
             summary.errors.append(f"Claude Code memory files: {type(exc).__name__}: {exc}")
         summary.skipped = self.stats - before
+        summary.bad_lines = self.bad_lines[:20]
         summary.seconds = time.perf_counter() - t0
         return summary
+
+
+def read_error(exc: BaseException) -> str:
+    """Why a transcript could not be read, in a few words."""
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {str(exc)[:160]}"
 
 
 def index_all(extra_sources: Iterable[Path] = (), rebuild: bool = False,

@@ -149,8 +149,37 @@ def stored_version(path: Path) -> int | None:
         return None
 
 
+def index_id(path: Path) -> str | None:
+    """The identity of the index at ``path`` (a random id written when it was created, also
+    kept in state.db beside the offsets that describe it), or None (no index, or one
+    created before identities)."""
+    try:
+        value = json.loads(_version_file(path).read_text()).get("id")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) and value else None
+
+
+def _write_version(path: Path, ident: str) -> None:
+    atomic_write(_version_file(path), json.dumps({"version": SCHEMA_VERSION, "id": ident}))
+
+
+def assign_index_id(path: Path) -> str:
+    """Give an index created before identities one (kept from then on); returns it."""
+    import uuid
+
+    ident = uuid.uuid4().hex
+    _write_version(path, ident)
+    return ident
+
+
 class SchemaMismatch(Exception):
     pass
+
+
+class IndexCorrupt(SchemaMismatch):
+    """The index's own files cannot be read (damaged, truncated): rebuilt from the archive
+    like a schema change, but reported as what it is."""
 
 
 def open_index(path: Path, create: bool = False) -> tantivy.Index:
@@ -167,14 +196,18 @@ def open_index(path: Path, create: bool = False) -> tantivy.Index:
             shutil.rmtree(path)
         ensure_dir(path)
         index = tantivy.Index(build_schema(), path=str(path))
-        atomic_write(_version_file(path), json.dumps({"version": SCHEMA_VERSION}))
+        assign_index_id(path)
         return register(index)
     if version != SCHEMA_VERSION:
         raise SchemaMismatch(f"index schema {version}, this recall expects {SCHEMA_VERSION}")
     try:
         index = tantivy.Index(build_schema(), path=str(path), reuse=True)
-    except ValueError as exc:  # Tantivy's own schema check
-        raise SchemaMismatch(str(exc)) from exc
+    except ValueError as exc:
+        # Tantivy's own schema check, or files it cannot read (a damaged index)
+        text = str(exc)
+        if "schema does not match" in text.lower() or "schema error" in text.lower():
+            raise SchemaMismatch(text) from exc
+        raise IndexCorrupt(text.splitlines()[0][:300] if text else "unreadable") from exc
     return register(index)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from recall.core.paths import ensure_dir
 
 HEAD_BYTES = 1024
+TAIL_BYTES = 4096  # checked before reading on from a saved offset: a file rewritten in place
 
 
 def fingerprint(head: bytes) -> bytes:
@@ -30,6 +31,14 @@ def fingerprint_length(fp: bytes) -> int:
     return int.from_bytes(fp[:4], "big") if len(fp) == 36 else 0
 
 
+def tail_fingerprint(fd: int, offset: int) -> bytes:
+    """A checksum of the (up to) TAIL_BYTES before ``offset`` -- the end of the last line
+    read -- as (length, sha256). Read again before reading on from ``offset``: a file
+    rewritten in place (same inode, same first kilobyte, longer) no longer matches."""
+    start = max(0, offset - TAIL_BYTES)
+    return fingerprint(os.pread(fd, offset - start, start))
+
+
 @dataclass
 class FileState:
     path: str
@@ -37,6 +46,8 @@ class FileState:
     size: int = 0
     inode: int = 0
     head: bytes = b""
+    tail: bytes = b""  # tail_fingerprint at offset (b"": not known, a state from before it)
+    lines: int = 0     # lines before offset (to name a skipped line by its number)
 
 
 @dataclass
@@ -141,6 +152,10 @@ class StateDB:
             CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
             """
         )
+        cols = {r[1] for r in self.conn.execute("PRAGMA table_info(files)")}
+        for col, decl in (("tail", "BLOB NOT NULL DEFAULT x''"), ("lines", "INTEGER NOT NULL DEFAULT 0")):
+            if col not in cols:  # a state.db from before these columns
+                self.conn.execute(f"ALTER TABLE files ADD COLUMN {col} {decl}")
 
     def close(self) -> None:
         self.conn.close()
@@ -148,12 +163,12 @@ class StateDB:
     # files ---------------------------------------------------------------------------
     def file(self, path: str) -> FileState | None:
         row = self.conn.execute(
-            "SELECT path, offset, size, inode, head FROM files WHERE path=?", (path,)
+            "SELECT path, offset, size, inode, head, tail, lines FROM files WHERE path=?", (path,)
         ).fetchone()
         return FileState(*row) if row else None
 
     def all_files(self) -> dict[str, FileState]:
-        rows = self.conn.execute("SELECT path, offset, size, inode, head FROM files")
+        rows = self.conn.execute("SELECT path, offset, size, inode, head, tail, lines FROM files")
         return {r[0]: FileState(*r) for r in rows}
 
     # sessions ------------------------------------------------------------------------
@@ -173,8 +188,8 @@ class StateDB:
         with self.conn:
             self.conn.execute("BEGIN")
             self.conn.executemany(
-                "INSERT OR REPLACE INTO files(path, offset, size, inode, head) VALUES(?,?,?,?,?)",
-                [(f.path, f.offset, f.size, f.inode, f.head) for f in files],
+                "INSERT OR REPLACE INTO files(path, offset, size, inode, head, tail, lines) VALUES(?,?,?,?,?,?,?)",
+                [(f.path, f.offset, f.size, f.inode, f.head, f.tail, f.lines) for f in files],
             )
             self.conn.executemany(
                 "INSERT OR REPLACE INTO sessions VALUES(?,?,?,?,?,?,?,?,?)",
@@ -206,7 +221,13 @@ class StateDB:
         with self.conn:
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES(?,?)", (key, value))
 
-    def reset(self) -> None:
+    def reset(self, replay: bool = False) -> None:
+        """Forget every offset and session fact (and the index they described); ``replay``:
+        in the same transaction, mark the archive to be replayed into the next index."""
         with self.conn:
+            self.conn.execute("BEGIN")
             self.conn.execute("DELETE FROM files")
             self.conn.execute("DELETE FROM sessions")
+            self.conn.execute("DELETE FROM meta WHERE key='index_id'")
+            if replay:
+                self.conn.execute("INSERT OR REPLACE INTO meta VALUES('replay_pending', '1')")

@@ -149,6 +149,42 @@ def clean_text(text: str) -> str:
     return text.strip()
 
 
+def path_text(path) -> str:
+    """``path`` as text that can be stored anywhere (SQLite, JSON, Tantivy, the log): a file
+    name that is not valid UTF-8 keeps its undecodable bytes as ``\\xNN`` escapes."""
+    text = os.fspath(path)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
+
+
+_BAD_CHARS = re.compile("[\ud800-\udfff\x00\ufeff]")
+
+
+def _clean_value(value):
+    if isinstance(value, str):
+        if _BAD_CHARS.search(value):
+            return _BAD_CHARS.sub(lambda m: "" if m.group(0) in "\x00\ufeff" else "\ufffd", value)
+        return value
+    if isinstance(value, dict):
+        return {_clean_value(k): _clean_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean_value(v) for v in value]
+    return value
+
+
+def lenient_loads(line: bytes):
+    """A line the strict parser refused, repaired character by character: an invalid byte
+    and a lone surrogate become U+FFFD, a byte-order mark and NULs are dropped, raw control
+    characters inside strings are accepted. Raises ValueError when it still is not JSON."""
+    import json
+
+    text = line.decode("utf-8", "replace").replace("\ufeff", "").replace("\x00", "")
+    return _clean_value(json.loads(text, strict=False))
+
+
 def session_of(path: Path) -> str:
     """The session a transcript file belongs to, from its location."""
     if path.parent.name == "subagents":
@@ -164,15 +200,21 @@ def decode_project_dir(name: str) -> str:
 class FileContext:
     """Per-file parsing state: remembers tool ids and assistant blocks already seen."""
 
-    __slots__ = ("path", "session_id", "cwd", "tool_names", "seen_blocks", "subagent", "source", "dir_project")
+    __slots__ = ("path", "session_id", "cwd", "tool_names", "seen_blocks", "subagent", "source", "dir_project",
+                 "line", "bad")
+
+    MAX_BAD = 20  # skipped lines named per read (the rest are counted)
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.session_id = session_of(path)
+        self.session_id = path_text(session_of(path))
         # per file, not per line: pathlib properties cost ~1 us each on the backfill path
         self.subagent = path.parent.name == "subagents"
-        self.source = str(path)
-        self.dir_project = decode_project_dir(path.parent.parent.parent.name if self.subagent else path.parent.name)
+        self.source = path_text(path)
+        self.dir_project = path_text(decode_project_dir(path.parent.parent.parent.name if self.subagent
+                                                        else path.parent.name))
+        self.line = 0  # complete lines before the read position
+        self.bad: list[tuple[int, str]] = []  # (line number, why) of lines that could not be read
         self.cwd = ""
         self.tool_names: OrderedDict[str, str] = OrderedDict()
         self.seen_blocks: OrderedDict[str, None] = OrderedDict()
@@ -370,6 +412,37 @@ def _message(uid, session_id, cwd, obj, role, text, tools, files, ctx) -> Messag
     )
 
 
+class NotRegularFile(OSError):
+    """A ``*.jsonl`` that is a FIFO, a socket or a device: never opened for reading."""
+
+
+def open_regular(path: Path):
+    """Open ``path`` for reading only if it is a regular file. O_NONBLOCK: opening a FIFO
+    never waits for a writer (it is then refused by its type)."""
+    import stat as _stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not _stat.S_ISREG(mode):
+            raise NotRegularFile(0, f"not a regular file ({_kind(mode)}): skipped", path_text(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _kind(mode: int) -> str:
+    import stat as _stat
+
+    for test, name in ((_stat.S_ISFIFO, "a FIFO"), (_stat.S_ISSOCK, "a socket"), (_stat.S_ISCHR, "a character device"),
+                       (_stat.S_ISBLK, "a block device"), (_stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return name
+    return "not a file"
+
+
 @dataclass
 class ReadResult:
     messages: list[Message]
@@ -381,9 +454,11 @@ def read_lines(path: Path, offset: int, ctx: FileContext, stats: Counter,
     """Stream complete lines from ``offset``; yields (messages, new_offset) every ~``max_bytes``.
 
     A partial last line (no newline yet) is left for the next read: the offset stops
-    before it. Memory stays bounded whatever the file size.
+    before it. Memory stays bounded whatever the file size. ``ctx.line`` counts the lines
+    read; a line that is not JSON even once repaired is noted in ``ctx.bad`` by number.
+    Only a regular file is read (see ``open_regular``): a FIFO named ``*.jsonl`` never blocks.
     """
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         fh.seek(offset)
         pos = offset
         batch: list[Message] = []
@@ -393,14 +468,20 @@ def read_lines(path: Path, offset: int, ctx: FileContext, stats: Counter,
                 break  # partial line: wait for its newline
             pos += len(raw)
             consumed += len(raw)
+            ctx.line += 1
             line = raw.strip()
             if not line:
                 continue
             try:
                 obj = _loads(line)
-            except JSONError:
-                stats["malformed-json"] += 1
-                continue
+            except JSONError as exc:
+                try:
+                    obj = lenient_loads(line)  # a bad character costs that character, not the line
+                except (ValueError, RecursionError):
+                    stats["malformed-json"] += 1
+                    if len(ctx.bad) < ctx.MAX_BAD:
+                        ctx.bad.append((ctx.line, f"not JSON ({str(exc).splitlines()[0][:80]})"))
+                    continue
             msg = parse_line(obj, ctx, stats)
             if msg is not None:
                 batch.append(msg)

@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import time
 from dataclasses import dataclass
@@ -117,14 +118,20 @@ def check_service() -> Check:
 
 
 def check_index() -> Check:
-    from indexer.schema import index_exists
+    from indexer.schema import index_exists, index_id
 
     index = paths.index_dir()
     if not index_exists(index):
+        if paths.state_db_path().exists():
+            return Check("index", False, f"no index at {index}, though offsets say transcripts were indexed "
+                         "(the index was deleted or lost)",
+                         "run `recall index`: it rebuilds the index from the archive")
         return Check("index", False, f"no index at {index}", "run `recall index`")
     try:
+        from indexer.archive import Archive
         from indexer.ingest import discover
         from indexer.state import StateDB
+        from indexer.transcripts import path_text
         from recall.search.searcher import Searcher
 
         searcher = Searcher(index)
@@ -133,30 +140,92 @@ def check_index() -> Check:
         state = StateDB(paths.state_db_path())
         try:
             known = state.all_files()
+            saved_id = state.get_meta("index_id")
         finally:
             state.close()
         behind = 0
         for path in discover(paths.transcript_roots()):
             try:
-                size = path.stat().st_size
+                st = path.stat()
             except OSError:
                 continue
-            k = known.get(str(path))
+            if not stat.S_ISREG(st.st_mode):
+                continue  # a FIFO or device named *.jsonl: never indexed, never behind
+            size = st.st_size
+            k = known.get(path_text(path))
             if k is None or k.offset < size:
                 behind += 1
+        ident = index_id(index)
+        missing = _unindexed(searcher, Archive(paths.archive_dir()))
     except RecallError as exc:
         return Check("index", False, str(exc), "run `recall index --rebuild`")
     except Exception as exc:
         return Check("index", False, f"cannot be read ({type(exc).__name__}: {exc})", "run `recall index --rebuild`")
+    service = _service_status()
+    if service.get("write_error"):
+        return Check("index", False, f"the service cannot write: {service['write_error']}",
+                     "free space (or fix the filesystem); the service then reads again by itself")
+    if saved_id and ident and saved_id != ident:
+        return Check("index", False, f"{index} is not the index the saved offsets describe (it was lost or "
+                     "replaced): transcripts marked done may be missing from it",
+                     "run `recall index`: it rebuilds the index from the archive")
     if lost:
         return Check("index", False, f"{lost} of the {checked} newest messages have no text: their lines in the "
                      f"archive ({paths.archive_dir()}) are gone (session {session})",
                      f"restore {paths.archive_dir()} from a backup; `recall index --rebuild` would keep only "
                      "what the archive and the live transcripts still hold")
+    if missing:
+        gap, archived = missing
+        if service.get("state") in ("starting", "backfilling", "rebuilding", "retrying"):
+            return Check("index", False, f"{gap} of the {archived} archived messages are not in the index yet "
+                         f"(the service is {service['state']})", "wait for the service to finish", warn=True)
+        return Check("index", False, f"{gap} of the {archived} archived messages are not in the index "
+                     "(a write that failed, or an index replaced behind recall's back)",
+                     "run `recall index --rebuild`: it replays the archive (nothing is lost)")
     if behind:
         return Check("index", False, f"{docs} documents; {behind} transcript file(s) have lines not indexed yet",
                      "run `recall index` (or `recall service start` to keep it fresh)")
     return Check("index", True, f"{docs} documents, up to date with every transcript")
+
+
+def _message_count(searcher) -> int:
+    import tantivy
+
+    searcher.refresh()
+    q = tantivy.Query.term_query(searcher.schema, "doctype", "message", index_option="basic")
+    return searcher.index.searcher().search(q, 1, count=True).count
+
+
+def _unindexed(searcher, archive) -> tuple[int, int] | None:
+    """(messages archived but not in the index, messages archived), or None when the index
+    holds them all. Every message is archived before the commit that indexes it, so a gap
+    that outlives the writer's next commit (~1 s) means a batch was lost."""
+    archived = archive.count()
+    gap = archived - _message_count(searcher)
+    if gap > 0 and _service_status().get("running"):
+        time.sleep(1.0)  # a commit of the running service may be due: count again
+        archived = archive.count()
+        gap = archived - _message_count(searcher)
+    if gap > 0:  # lines are not messages: count each uuid once (slower, so only now)
+        archived = archive.distinct_messages()
+        gap = archived - _message_count(searcher)
+    return (gap, archived) if gap > 0 else None
+
+
+def _service_status() -> dict:
+    """The running service's status: asked live (its status file may be stale, or unwritable
+    on a full disk), else read from that file; {} when no service runs."""
+    from recall.core import service_client as client
+    from recall.service.daemon import lock_holder, read_status
+
+    try:
+        st = client.call("status", {}, timeout=2.0)
+        if isinstance(st, dict):
+            return st
+    except Exception:  # no service, or one that does not answer: its file says the rest
+        pass
+    st = read_status() or {}
+    return st if st.get("running") and lock_holder() else {}
 
 
 def check_key(service_up: bool = False) -> Check:

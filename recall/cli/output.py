@@ -65,7 +65,8 @@ def print_hits_json(query: str, hits) -> None:
 
 def print_index_summary(summary) -> None:
     if summary.rebuilt:
-        print(f"Rebuilt the index ({summary.rebuilt}).")
+        restored = f": {summary.replayed} messages restored from the archive" if summary.replayed else ""
+        print(f"Rebuilt the index ({summary.rebuilt}){restored}.")
     if summary.nothing_new:
         print(f"Nothing new: {summary.files} transcript files already indexed "
               f"({summary.seconds:.2f} s).")
@@ -85,6 +86,11 @@ def print_index_summary(summary) -> None:
         print(f"Skipped {total} lines: {parts}.")
     for err in summary.errors[:10]:
         print(f"  could not read {err}")
+    bad = getattr(summary, "bad_lines", None) or []
+    if bad:
+        from recall.core import log
+
+        print(f"  {len(bad)} line(s) were not JSON and were skipped (all named in {log.log_file()}), first: {bad[0]}")
 
 
 @contextlib.contextmanager

@@ -49,3 +49,63 @@ def report(exc: BaseException) -> int:
                          f"{log.log_file()}. Please report it."), 1
     print(message, file=sys.stderr)
     return code
+
+
+class StorageError(RecallError):
+    """Writing recall's own state (index, archive, offsets) failed: a full disk, a read-only
+    or vanished filesystem. Nothing read since the last successful commit is marked done, so
+    it is read again once the cause is fixed."""
+
+
+_FULL = ("no space left on device", "storagefull", "disk quota exceeded", "database or disk is full")
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    import errno
+
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    text = str(exc).lower()
+    return any(marker in text for marker in _FULL)
+
+
+def mount_point(path) -> str:
+    """The mount point of the filesystem holding ``path`` (its nearest existing parent)."""
+    import os
+
+    p = os.path.abspath(os.fspath(path))
+    while not os.path.exists(p) and os.path.dirname(p) != p:
+        p = os.path.dirname(p)
+    while not os.path.ismount(p):
+        parent = os.path.dirname(p)
+        if parent == p:
+            break
+        p = parent
+    return p
+
+
+def storage_error(exc: BaseException, path, what: str = "the index") -> StorageError:
+    """The one-line StorageError for a failed write of ``what`` under ``path``, naming the
+    real cause: a full filesystem (by its mount point and free space) or the OS error."""
+    import os
+
+    if is_disk_full(exc):
+        mount = mount_point(path)
+        try:
+            st = os.statvfs(mount)
+            free = f", {st.f_bavail * st.f_frsize // 1024} KB free"
+        except OSError:
+            free = ""
+        return StorageError(
+            f"Cannot write {what}: the filesystem at {mount} is full (holding {path}{free}). Free some "
+            "space there; nothing is lost: what was not saved is read again once space returns "
+            "(the service retries by itself, or run `recall index`).")
+    if not os.path.exists(path):
+        return StorageError(
+            f"Cannot write {what} at {path}: it was deleted. Nothing is lost: recall rebuilds it from the "
+            "archive and reads again what was not saved (the service by itself, or run `recall index`).")
+    detail = getattr(exc, "strerror", None) or (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+    return StorageError(
+        f"Cannot write {what} at {path} ({detail}): check that the filesystem is mounted and writable; "
+        "nothing is lost: what was not saved is read again (the service retries by itself, or run "
+        "`recall index`).")

@@ -14,6 +14,18 @@ _file_path: str | None = None
 _stderr_handler: logging.Handler | None = None
 
 
+class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """A rotating log whose every file (the new one after each rollover too) is 0600."""
+
+    def _open(self):
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.chmod(self.baseFilename, 0o600)  # a file created 0644 by an older recall
+        except OSError:
+            pass
+        return open(fd, self.mode, encoding=self.encoding, errors=self.errors)
+
+
 def log_file():
     return paths.log_dir() / "recall.log"
 
@@ -37,12 +49,8 @@ def setup(stderr: bool = False, level: int = logging.INFO) -> logging.Logger:
         _file_path = target
         try:
             paths.ensure_dir(paths.log_dir())
-            handler = logging.handlers.RotatingFileHandler(target, maxBytes=2_000_000, backupCount=3,
-                                                           encoding="utf-8")
-            try:
-                os.chmod(target, 0o600)
-            except OSError:
-                pass
+            handler = PrivateRotatingFileHandler(target, maxBytes=2_000_000, backupCount=3, encoding="utf-8",
+                                                 errors="backslashreplace")
             handler.setFormatter(logging.Formatter(
                 "%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
             logger.addHandler(handler)

@@ -24,7 +24,7 @@ import tantivy
 
 from indexer.archive_files import read_message
 from indexer.ledger import Gate
-from indexer.schema import DOCTYPES_BY_CODE, SchemaMismatch, open_index, stored_value
+from indexer.schema import DOCTYPES_BY_CODE, IndexCorrupt, SchemaMismatch, open_index, stored_value
 from recall.core import paths
 from recall.core.errors import IndexMissing, RecallError
 from recall.search.hit import Hit, iso
@@ -64,6 +64,11 @@ class Searcher:
             self.index = open_index(self.index_path)
         except FileNotFoundError:
             raise IndexMissing(self.index_path) from None
+        except IndexCorrupt as exc:
+            raise SearchIndexError(
+                f"The index at {self.index_path} is damaged ({exc}): run `recall index` to rebuild it from "
+                "the archive (nothing is lost)."
+            ) from None
         except SchemaMismatch:
             raise SearchIndexError(
                 "The index was built by another version of recall: run `recall index --rebuild`."

@@ -40,11 +40,12 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable
 
-from indexer.ingest import Indexer, Summary, discover, hold_pid_lock, limit_malloc_arenas, trim_memory
+from indexer.ingest import Indexer, Summary, discover, hold_pid_lock, limit_malloc_arenas, read_error, trim_memory
+from indexer.transcripts import NotRegularFile, path_text
 from recall import __version__
 from recall.core import paths
 from recall.core import service_client as client
-from recall.core.errors import IndexBusy, RecallError
+from recall.core.errors import IndexBusy, RecallError, StorageError
 from recall.service import registry as ops
 from recall.privacy.forget import attach as attach_privacy
 
@@ -57,6 +58,7 @@ STATUS_INTERVAL = 1.0
 HEARTBEAT_INTERVAL = 5.0
 ROOT_CHECK_INTERVAL = 1.0
 MAX_ERRORS = 20
+RETRY_FIRST, RETRY_MAX = 2.0, 60.0  # after a failed write (a full disk): seconds to the next try
 # RSS budget: the writer heap is split across its threads (RECALL_WRITER_HEAP_MB, default 128).
 WRITER_THREADS = int(os.environ.get("RECALL_WRITER_THREADS", "2"))
 
@@ -231,6 +233,10 @@ class Service:
         self.caught_up = False  # the backfill finished (not interrupted by a stop)
         self.native_due: float | None = None  # when to re-read Claude Code's memory files
         self.main_thread = threading.current_thread()
+        self.unreadable: dict[str, str] = {}  # path -> why it could not be read (retried by rescans)
+        self.storage_problem = ""              # why the last write failed, until one succeeds
+        self.retry_at: float | None = None     # when to reopen the writer and read again
+        self._retry_wait = RETRY_FIRST
 
     # events (watchdog thread) -------------------------------------------------------------
     def mark_dirty(self, path: str) -> None:
@@ -285,6 +291,57 @@ class Service:
     def error(self, message: str) -> None:
         self.log.error(message)
         self.errors.append({"time": time.time(), "message": message})
+
+    def _storage_failed(self, exc: StorageError) -> None:
+        """A write of the index, archive or offsets failed (a full disk...): nothing of the
+        batch was marked done (``Indexer.commit``). Stop reading until ``retry_at``, then
+        reopen the writer and read everything not marked done again (``_recover``)."""
+        message = str(exc)
+        if message != self.storage_problem:
+            self.error(message)
+        self.storage_problem = message
+        self.retry_at = time.monotonic() + self._retry_wait
+        self._retry_wait = min(self._retry_wait * 2, RETRY_MAX)
+        self.state = "retrying"
+
+    def _index_lost(self) -> bool:
+        """The index directory (or its schema file) was deleted under the running service:
+        reopen now, which rebuilds it from the archive (see ``Indexer._check_identity``)."""
+        from indexer.schema import index_exists
+
+        if self.ix is None or index_exists(self.ix.index_path):
+            return False
+        self.error(f"The index at {self.ix.index_path} was deleted: rebuilding it from the archive "
+                   "(nothing is lost).")
+        self.retry_at = time.monotonic()
+        return True
+
+    def _recover(self) -> None:
+        """Reopen the writer (its identity checked again: an index deleted meanwhile is
+        rebuilt from the archive) and backfill what is not marked done."""
+        self.retry_at = None
+        self._drop_searcher()
+        if self.ix is not None:
+            try:
+                self.ix.close(commit=False)
+            except Exception as exc:  # the writer may be unusable: its lock goes with it
+                self.log.warning("closing the writer after a failed write: %s", exc)
+            self.ix = None
+        self.ix = self._open_indexer()
+        if self.ix is None:
+            return
+        self.seen.clear()
+        self.state = "watching"
+        self.backfill(self.roots)
+        self._writing_works()
+
+    def _writing_works(self) -> None:
+        """After a backfill: a write problem that did not come back is over."""
+        if self.retry_at is None and self.storage_problem:
+            self.log.info("writing works again: every file not marked done was read again")
+            self.storage_problem = ""
+            self._retry_wait = RETRY_FIRST
+            self._write_status(force=True)
 
     # requests from ops (server threads) ----------------------------------------------------
     def run_in_writer(self, fn: Callable[[Indexer], Any], timeout: float | None = 60.0, heavy: bool = False):
@@ -364,29 +421,46 @@ class Service:
                     self.log.warning("%s Waiting for it.", exc)
                     waited = True
                 self.stop_event.wait(1.0)
+            except StorageError as exc:  # a full disk at start: wait for space, keep answering
+                if str(exc) != self.storage_problem:
+                    self.error(str(exc))
+                self.storage_problem = str(exc)
+                self.stop_event.wait(self._retry_wait)
+                self._retry_wait = min(self._retry_wait * 2, RETRY_MAX)
         return None
 
     def _index(self, path: str) -> int:
         assert self.ix is not None
+        if self.retry_at is not None:  # writing failed: everything waits for the retry
+            return 0
         p = Path(path)
         try:
             st = p.stat()
-        except FileNotFoundError:
-            self.seen.pop(path, None)
-            self.ix.contexts.pop(path, None)
-            return 0
-        except OSError as exc:
-            self.error(f"cannot read {path}: {exc.strerror or exc}")
-            return 0
-        try:
             added = self.ix.index_file(p)
         except FileNotFoundError:
             self.seen.pop(path, None)
-            self.ix.contexts.pop(path, None)
+            self.ix.contexts.pop(path_text(path), None)
+            self.unreadable.pop(path_text(path), None)
             return 0
-        except OSError as exc:
-            self.error(f"cannot read {path}: {exc.strerror or exc}")
+        except StorageError as exc:
+            self._storage_failed(exc)
             return 0
+        except NotRegularFile:
+            if path_text(path) not in self.unreadable:
+                self.unreadable[path_text(path)] = "not a regular file (a FIFO, socket or device): skipped"
+                self.log.warning("%s: %s", path_text(path), self.unreadable[path_text(path)])
+            self.seen[path] = (st.st_size, st.st_ino)  # looked at again only when it changes
+            return 0
+        except (OSError, UnicodeError, ValueError) as exc:
+            # not marked seen: the next rescan tries again (a permission fixed, a disk back)
+            self.seen.pop(path, None)
+            why = read_error(exc)
+            if self.unreadable.get(path_text(path)) != why:
+                self.error(f"cannot read {path_text(path)}: {why} (retried every {RESCAN_INTERVAL:g} s)")
+            self.unreadable[path_text(path)] = why
+            return 0
+        if self.unreadable.pop(path_text(path), None) is not None:
+            self.log.info("%s is readable again", path_text(path))
         self.seen[path] = (st.st_size, st.st_ino)
         self.indexed += added
         return added
@@ -406,6 +480,9 @@ class Service:
         assert self.ix is not None
         try:
             committed = self.ix.commit()
+        except StorageError as exc:  # nothing of the batch marked done: read again after the retry
+            self._storage_failed(exc)
+            return False
         except Exception as exc:  # a failed commit: keep running, the offsets were not saved
             self.error(f"commit failed: {type(exc).__name__}: {exc}")
             self.last_commit_mono = time.monotonic() + 1.0  # retry, not in a tight loop
@@ -450,13 +527,15 @@ class Service:
         self.state = "backfilling"
         try:
             if ix.needs_replay:
+                if summary.rebuilt:
+                    self.log.warning("index rebuilt: %s", summary.rebuilt)
                 self.log.info("replaying the archive into the rebuilt index")
                 for batch, positions in ix.archive.replay_positions():
                     ix.add_messages(batch, archive=False, positions=positions)
                     summary.replayed += len(batch)
                     self.backfill_progress = {"replayed": summary.replayed}
                     self._between_files()
-                    if self.stop_event.is_set():
+                    if self.stop_event.is_set() or self.retry_at is not None:
                         return summary
                 ix.finish_replay()
             files, todo = ix.plan(roots)
@@ -471,8 +550,12 @@ class Service:
             done = 0
             if todo:
                 self.log.info("backfilling %d files (%.1f MB)", len(todo), total / 1e6)
+            for p, why in ix.not_regular.items():
+                if p not in self.unreadable:
+                    self.log.warning("%s: %s", p, why)
+                    self.unreadable[p] = why
             for path, nbytes in todo:
-                if self.stop_event.is_set():
+                if self.stop_event.is_set() or self.retry_at is not None:
                     break
                 with self._mu:
                     self.dirty.pop(str(path), None)
@@ -482,16 +565,20 @@ class Service:
                 done += max(nbytes, 0)
                 self.backfill_progress = {"bytes_done": done, "bytes_total": total, "messages": summary.messages}
                 self._between_files()
-            if not self.stop_event.is_set():
+            if not self.stop_event.is_set() and self.retry_at is None:
                 ix.forget_replayed()
             self._commit()
             if not self.stop_event.is_set():
                 self.sync_native()
             summary.messages = self.indexed - indexed_before
-            self.caught_up = not self.stop_event.is_set()
+            summary.bad_lines = ix.bad_lines[:20]
+            self.caught_up = not self.stop_event.is_set() and self.retry_at is None
+        except StorageError as exc:  # read again from what is marked done, at the retry
+            self._storage_failed(exc)
         finally:
             self.backfill_progress = None
-            self.state = prev_state if prev_state not in ("starting", "backfilling") else "watching"
+            self.state = ("retrying" if self.retry_at is not None else
+                          prev_state if prev_state not in ("starting", "backfilling", "retrying") else "watching")
         summary.seconds = time.perf_counter() - t0
         trim_memory()
         self.last_backfill = dict(summary.as_dict(), finished=time.time(), complete=self.caught_up)
@@ -628,6 +715,8 @@ class Service:
             "backlog_files": backlog, "indexed_since_start": self.indexed,
             "backfill": self.backfill_progress, "last_backfill": self.last_backfill,
             "errors": list(self.errors),
+            "write_error": self.storage_problem or None,
+            "unreadable_files": dict(list(self.unreadable.items())[:20]),
             "rss_mb": rss, "peak_rss_mb": peak, "anon_mb": anon, "peak_anon_mb": self.peak_anon_mb or None,
             "socket_requests": getattr(self.server, "requests", 0),
         })
@@ -688,6 +777,7 @@ class Service:
                 return 0
             self._start_observer()
             self.backfill(self.roots)
+            self._writing_works()
             self.apply_pending_memory()
             self._loop()
             return 0
@@ -696,6 +786,15 @@ class Service:
 
     def _loop(self) -> None:
         while not self.stop_event.is_set():
+            if self.retry_at is not None:  # a write failed: wait, then reopen and read again
+                self._run_requests()
+                self._write_status(periodic=True)
+                wait = self.retry_at - time.monotonic()
+                if wait > 0:
+                    self.stop_event.wait(min(wait, 0.5))
+                    continue
+                self._recover()
+                continue
             self._run_requests()
             if self.dirty or self.scan_dirs:
                 self._drain()
@@ -712,6 +811,8 @@ class Service:
                 self._watch_roots()
             if now - self._last_pending_check >= HEARTBEAT_INTERVAL:
                 self._last_pending_check = now
+                if self._index_lost():
+                    continue
                 self.apply_pending_memory()
             self._maybe_commit(COMMIT_INTERVAL)
             self._write_status(periodic=True)
@@ -767,6 +868,8 @@ class Service:
 
     # writer-side operations used by ops ---------------------------------------------------
     def index_request(self, sources: list[Path], rebuild: bool) -> dict:
+        if self.retry_at is not None:  # `recall index` must not say "nothing new" meanwhile
+            raise StorageError(self.storage_problem)
         if sources:
             self.add_roots(sources)
         roots = self.roots
@@ -784,4 +887,6 @@ class Service:
                 raise RecallError("The service stopped during the rebuild: run `recall index --rebuild` again.")
             self.caught_up = False
         summary = self.backfill(roots)
+        if self.retry_at is not None:
+            raise StorageError(self.storage_problem)
         return summary.as_dict()
