@@ -19,7 +19,11 @@ Kinds
 ``anthropic-key`` ``openai-key`` ``aws-access-key`` ``aws-secret-key``
 ``github-token`` ``gitlab-token`` ``slack-token`` ``stripe-key``
 ``bearer-token`` ``jwt`` ``private-key`` ``url-password``
-``secret-assignment`` ``high-entropy``
+``secret-assignment`` ``high-entropy``, the vendor formats of the public rule
+sets (``databricks-token`` ... ``vendor-token``: see ``KINDS`` and
+docs/redaction.md), ``basic-auth`` (base64 of ``user:password`` after
+``Basic``) and ``cli-password`` (``curl -u user:PW``, ``sshpass -p PW``,
+``mysql -pPW``).
 
 When two detectors claim overlapping text the more specific one wins, in this
 order: private-key, vendor-prefixed tokens (anthropic/openai/aws/github/gitlab/
@@ -51,9 +55,13 @@ Private blocks
 --------------
 ``<private>...</private>`` (case-insensitive, attributes and whitespace
 inside the tag tolerated, multi-line, nested blocks handled by depth
-counting) is replaced by a single space, tags included.  An unclosed
-``<private>`` removes everything to the end of the text.  A stray
-``</private>`` with no opener is left alone; ``<private/>`` is just dropped.
+counting) is replaced by a single space, tags included.  The tag is also
+recognised HTML-escaped (``&lt;private&gt;``), as a numeric entity,
+JSON-escaped (``\u003cprivate\u003e``) and full-width.  An unclosed
+``<private>`` removes everything to the end of the text.  A ``</private>``
+with no opener ends a block opened in an earlier message, so everything
+before it (back to the previous block) is removed too; ``<private/>`` is just
+dropped.
 
 Judgment calls (what is *not* a secret)
 --------------------------------------
@@ -120,9 +128,17 @@ Judgment calls (what is *not* a secret)
 * ``bearer-token``: the credential after ``Bearer`` when it has 12+ chars
   with a digit, or 20+ chars.  ``Bearer $TOKEN`` / ``${TOKEN}`` / ``<token>``
   are kept.
+* An unquoted value runs to the next whitespace or quote, whatever it holds
+  (``DB_PASSWORD=Xk9mP2&vL8qRt4`` is redacted whole), except: in a URL query
+  or JDBC parameter list (the name follows ``?``, ``&`` or ``;``) the next
+  separator ends it; in JSON-escaped text an escaped newline/tab/quote ends
+  it; and a trailing ``, ; . : ! ?`` or a closing bracket the value did not
+  open is left outside (``f(password=x)``), unless the value ends its
+  ``NAME=value`` / ``name: value`` line.  ``get_token()``, ``os.environ.get(``,
+  ``Optional[str]`` and ``{user:`` are code, not values.
+* Google Docs/Drive/Sheets ids and IPFS CIDs are ids, not secrets: kept.
 * Limits: a secret with no vendor prefix, no secret-ish name and no
-  randomness (``hunter2`` on its own line) cannot be told from prose;
-  ``curl -u user:pass`` and ``mysql -pPASS`` are not recognised.
+  randomness (``hunter2`` on its own line) cannot be told from prose.
 * ``url-password`` keeps scheme, user and host:
   ``postgres://app:[redacted:url-password]@db:5432/x``.  A token used as the
   *user* part (``https://ghp_...@github.com``) is caught by its own prefix.
@@ -193,7 +209,12 @@ _P_PEM, _P_PREFIX, _P_JWT, _P_BEARER, _P_URL, _P_ASSIGN, _P_BASIC, _P_ENTROPY = 
 # --------------------------------------------------------------------------
 # <private> blocks
 # --------------------------------------------------------------------------
-_PRIV_TAG = re.compile(r"<\s*(/)?\s*private(?:\s[^<>]*)?/?>", re.I)
+# The tag as typed, HTML-escaped (&lt;private&gt;, as in a fetched page or a tool's
+# HTML output), as a numeric entity, JSON-escaped (\u003c) or full-width.
+_LT = r"(?:<|&lt;|&#0*60;|&#x0*3c;|\\u003c|\uff1c)"
+_GT = r"(?:>|&gt;|&#0*62;|&#x0*3e;|\\u003e|\uff1e)"
+_PRIV_TAG = re.compile(_LT + r"\s*(/)?\s*private(?:\s[^<>]*?)?(/)?\s*" + _GT, re.I)
+_PRIV_HINTS = ("<", "&lt", "&#", "\\u003c", "\uff1c")
 
 
 def _strip_private(text: str) -> tuple[str, int]:
@@ -203,7 +224,7 @@ def _strip_private(text: str) -> tuple[str, int]:
     blocks = 0
     for m in _PRIV_TAG.finditer(text):
         closing = m.group(1) is not None
-        if not closing and m.group().endswith("/>"):  # <private/>: empty element
+        if not closing and m.group(2) is not None:  # <private/>: empty element
             if depth == 0:
                 out.append(text[last : m.start()])
                 out.append(" ")
@@ -212,7 +233,15 @@ def _strip_private(text: str) -> tuple[str, int]:
             continue
         if closing:
             if depth == 0:
-                continue  # stray closer, leave it
+                # A closer with no opener ends a block opened in an earlier message
+                # (an unclosed <private> hides the rest of its own message): what
+                # comes before it (back to the previous block) is private too.
+                # Nothing leaked wins over keeping a message that only talks about
+                # the tag.
+                out.append(" ")
+                last = m.end()
+                blocks += 1
+                continue
             depth -= 1
             if depth == 0:
                 last = m.end()
@@ -1085,7 +1114,7 @@ def _resolve(spans: list) -> list:
 def _pass(text: str) -> tuple[str, dict]:
     counts: dict[str, int] = {}
     low = text.lower()
-    if "<" in text and "private" in low:
+    if "private" in low and any(h in low for h in _PRIV_HINTS):
         new, nblocks = _remove_private(text)
         if nblocks:
             counts["private"] = nblocks

@@ -240,7 +240,16 @@ def test_non_one_to_one_lowercase_still_redacts():
         ("keep <private>drop everything\nafter this", "keep  "),
         ("x <private>a <private>b</private> c</private> y", "x   y"),  # nested
         ("x <private>a</private> y <private>b</private> z", "x   y   z"),
-        ("stray </private> closer stays", "stray </private> closer stays"),
+        # issue 17: a block opened in one message and closed in the next: the closer
+        # ends a block that started before this message, so what precedes it is private
+        ("rest of the secret plan</private> and the public part", "  and the public part"),
+        ("x <private>a</private> y </private> z", "x    z"),  # a closer after a block ends another
+        # issue 17: the HTML-escaped tag (a fetched page, a tool's HTML) and other spellings
+        ("a &lt;private&gt;my secret&lt;/private&gt; b", "a   b"),
+        ("a &LT;private&GT;my secret", "a  "),
+        ("a &#60;private&#62;s&#60;/private&#62; b", "a   b"),
+        ("a \\u003cprivate\\u003es\\u003c/private\\u003e b", "a   b"),
+        ("a \uff1cprivate\uff1es\uff1c/private\uff1e b", "a   b"),
         ('a < private reason="pii" >secret</ private > b', "a   b"),
         ("a <private/> b", "a   b"),
         ("<private>everything</private>", " "),
@@ -250,6 +259,26 @@ def test_non_one_to_one_lowercase_still_redacts():
 def test_private_blocks(text, expected):
     assert redact(text) == expected
     assert redact(redact(text)) == redact(text)
+
+
+def test_private_block_across_two_messages_leaks_nothing(claude_projects):
+    """Issue 17: ``<private>`` opened in one message and closed in the next leaked the
+    private part of the second; now neither message stores any of it."""
+    from indexer.ingest import Indexer
+    from recall.core import paths
+    from tests.factory import Session
+
+    s = Session(cwd="/home/dev/app")
+    s.user("note for later <private>the vault combination is 4711-alpha and")
+    s.assistant("Noted.")
+    s.user("the backup phrase is zebra-lantern-99</private> now fix the login bug")
+    s.write(claude_projects)
+    with Indexer() as ix:
+        ix.run([claude_projects])
+    archive = b"".join(p.read_bytes() for p in paths.archive_dir().rglob("*") if p.is_file())
+    for piece in (b"4711-alpha", b"zebra-lantern-99", b"vault combination", b"backup phrase"):
+        assert piece not in archive
+    assert b"now fix the login bug" in archive and b"note for later" in archive
 
 
 def test_private_block_hides_secrets_inside():
