@@ -83,7 +83,12 @@ SKIP_REASONS = (
     "malformed-json",
 )
 
-_RECALLED = re.compile(r"<recalled-context\b[^>]*>.*?(?:</recalled-context>|\Z)", re.S | re.I)
+# Our own injected block: the opener starts the text or a line, or ends its line (every
+# block recall injects does both). A message that merely mentions the tag in a sentence
+# ("we wrap output in <recalled-context> tags") is not cut at it.
+_RECALLED = re.compile(
+    r"(?:(?:\A|(?<=\n))[ \t]*<recalled-context\b[^>\n]*>|<recalled-context\b[^>\n]*>(?=[ \t]*\r?\n))"
+    r".*?(?:</recalled-context>|\Z)", re.S | re.I)
 _REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
 _COMMAND_WRAPPER = re.compile(
     r"^\s*<(command-name|command-message|command-args|local-command-stdout|local-command-stderr|"
