@@ -34,6 +34,15 @@ def test_corpus_shape():
         assert secret and secret in text
 
 
+def test_every_kind_is_documented():
+    """docs/redaction.md lists every kind the redactor can emit."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "redaction.md").read_text(encoding="utf-8")
+    missing = [k for k in KINDS if f"`{k}`" not in doc]
+    assert missing == []
+
+
 def test_corpus_is_deterministic():
     assert corpus() == CORPUS
     assert benign() == BENIGN
