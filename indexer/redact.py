@@ -730,10 +730,10 @@ _CLI_USER = re.compile(
     r"(?<![A-Za-z0-9_\-])(?:-u|--user|--proxy-user)(?:[ \t]+|=)?(?:\\{0,2}(?P<q>[\"']))?[^\s:\"'@/]{1,64}:"
     r"(?P<v>(?(q)[^\n\"']{1,256}|[^\s\"']{1,256}))")
 _SSHPASS = re.compile(
-    r"sshpass(?:[ \t]+-[^p\s]\S*)*[ \t]+-p[ \t]*(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))")
+    r"sshpass(?:[ \t]+-[^p\s]\S{0,64}){0,8}[ \t]+-p[ \t]*(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))")
 _MYSQL = re.compile(
     r"(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b"
-    r"[^\n|;&]*?[ \t]-p(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))",
+    r"[^\n|;&]{0,300}?[ \t]-p(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))",
     re.I)
 
 
@@ -1051,7 +1051,9 @@ def _bare_end(text: str, vs: int, ve: int, before: str) -> int:
     """Where an unquoted value that starts at ``vs`` really ends (``ve``: the next
     whitespace or quote). ``before`` is the character before the name: after ``?``, ``&``
     or ``;`` the name is a URL query / JDBC parameter and the next separator ends it."""
-    if "\\" in text[vs:ve] and '"' in text[text.rfind("\n", 0, vs) + 1 : vs]:
+    lo = vs - 256 if vs > 256 else 0  # bounded look-back keeps hostile input linear
+    ls = text.rfind("\n", lo, vs) + 1 or lo
+    if "\\" in text[vs:ve] and '"' in text[ls:vs]:
         m = _ESCAPE_END.search(text, vs, ve)  # inside a JSON string
         if m is not None and m.start() > vs:
             ve = m.start()
@@ -1066,8 +1068,7 @@ def _bare_end(text: str, vs: int, ve: int, before: str) -> int:
             ve = cut
     # a line that is only NAME=value / name: value (.env, YAML) keeps the whole value
     if ve >= len(text) or text[ve] in "\r\n":
-        ls = text.rfind("\n", 0, vs) + 1
-        if _LINE_ASSIGN.match(text, ls, vs) is not None:
+        if (ls == 0 or text[ls - 1] == "\n") and _LINE_ASSIGN.match(text, ls, vs) is not None:
             return ve
     return _trim_tail(text, vs, ve)
 
