@@ -22,9 +22,8 @@ _BOLD = re.compile(r"\*\*(.+?)\*\*")
 # block early (and have what follows read as the user's own context): any spelling of "<"
 # (HTML entity, JSON escape, full-width, small or angle-bracket lookalikes), optional "/",
 # "recalled", any separator (or none), "context" plus any suffix ("contexts"), and any
-# spelling of ">" -- or none at all (``</recalled-context`` cut short). Zero-width and
-# other invisible characters are dropped from recalled text first, so one inside the
-# name does not hide it.
+# spelling of ">" -- or none at all (``</recalled-context`` cut short). When zero-width or
+# other invisible characters hide such a tag, they are all dropped from that text first.
 _LT = r"(?:<|&lt;?|&#0*60;?|&#x0*3c;?|\\u003c|\\x3c|%3c|\uff1c|\ufe64|\u2039|\u3008|\u27e8|\u2329)"
 _GT = r"(?:>|&gt;?|&#0*62;?|&#x0*3e;?|\\u003e|\\x3e|%3e|\uff1e|\ufe65|\u203a|\u3009|\u27e9|\u232a)"
 _TAGS = re.compile(_LT + r"\s*[/\uff0f\\]?\s*recalled[\s_\-\u2010-\u2015\u2212\uff0d.:]*context\w*"
@@ -41,8 +40,8 @@ _SPECIAL_TOKEN = re.compile(
     r"admin|developer|assistant|user|human|tool_result|function_results?|im_start|im_end)\s*>",
     re.I)
 _ROLE = re.compile(
-    r"(?m)(^|[.!?]\s+|\n\s*[-*>#]*\s*)(?P<role>system|assistant|human|user|developer|admin"
-    r"|administrator|operator|claude|ai|model|instructions?|important|note to (?:the )?(?:ai|assistant|model))"
+    r"(?m)(^|[.!?]\s+|\n\s*[-*>#]*\s*)(?P<role>system|assistant|human|user|developer|ai"
+    r"|(?:new )?instructions?|important|note to (?:the )?(?:ai|assistant|model))"
     r"(?P<tail>\s*(?:message|prompt|override|instruction)?s?\s*:)", re.I)
 
 
@@ -58,7 +57,9 @@ def clean(text: str) -> str:
     """Text safe to put inside the block: no lookalike of the block's own tags, no chat
     template tokens, and role markers ("SYSTEM:") marked as quoted."""
     if _INVISIBLE.search(text):
-        text = _INVISIBLE.sub("", text)
+        visible = _INVISIBLE.sub("", text)
+        if _TAGS.search(visible):  # an invisible character was hiding a tag: drop them all
+            text = visible
     text = _TAGS.sub("", text)
     text = _SPECIAL_TOKEN.sub(_bracketed, text)
     return _ROLE.sub(_quoted_role, text)
