@@ -762,6 +762,8 @@ def _scan_literals(text: str, low: str, spans: list) -> None:
         return
     if "-u" in text:  # also --user, --proxy-user
         for m in _CLI_USER.finditer(text):
+            if not _http_line(text, m.start()):
+                continue  # docker run -u node:node, sudo -u: a user and group, not a password
             s, e = m.span("v")
             if not m.group("q"):
                 e = _trim_tail(text, s, e)
@@ -782,6 +784,14 @@ def _scan_literals(text: str, low: str, spans: list) -> None:
             s, e = m.span("qv") if m.group("qv") is not None else m.span("v")
             if e - s >= 3 and not _placeholder(text[s:e]):
                 spans.append((s, e, _P_ASSIGN, "cli-password"))
+
+
+def _http_line(text: str, at: int) -> bool:
+    """Is the command line around ``at`` an HTTP client's (curl, wget, a URL on it)?"""
+    lo = text.rfind("\n", at - 300 if at > 300 else 0, at) + 1
+    hi = text.find("\n", at, at + 500)
+    line = text[lo : hi if hi >= 0 else at + 500].lower()
+    return "curl" in line or "wget" in line or "http" in line or "://" in line
 
 
 def _basic_credential(b64: str) -> bool:

@@ -604,6 +604,8 @@ def false_positives() -> list[str]:
         'config = {"auth": {"user": name}}',
         "$ git push -u origin main",
         "$ docker run -u 1000:1000 -v $(pwd):/src image",
+        "$ docker run --rm -u node:node -v $(pwd):/app node:20 npm test",
+        "$ sudo -u postgres:postgres psql",
         "$ mysql -u root -p shop",
         "$ mysql -P 3306 -h db -u app -p",
         "$ sshpass -f ~/.sshpass ssh host",
