@@ -1,7 +1,8 @@
 """``recall hook <name>``: the entry point Claude Code runs for every hook event.
 
-Reads the event's JSON from stdin (every field optional, garbage tolerated), calls the
-handler, prints its output as one JSON object (or nothing), and ALWAYS exits 0: a hook must
+Reads the event's JSON from stdin (every field optional, garbage tolerated; the wait is
+bounded by a deadline counted from process start, so a stdin never closed cannot hang it),
+calls the handler, prints its output as one JSON object (or nothing), and ALWAYS exits 0: a hook must
 never block a prompt or print a traceback into a session. Problems go to the log under
 ``$RECALL_HOME/logs``. Imported before anything heavy (see ``recall.entry``).
 """
