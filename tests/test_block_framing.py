@@ -148,7 +148,7 @@ def test_our_own_blocks_are_still_cut(text, kept):
 
 
 def test_mention_of_the_opener_is_searchable(claude_projects):
-    s = Session(cwd="/work/tool")
+    s = Session(cwd="/home/dev/tool")
     s.user("why does the hook wrap output in <recalled-context> tags? we decided zygomorphic framing wins")
     s.write(claude_projects)
     index_all()
