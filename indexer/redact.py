@@ -19,7 +19,11 @@ Kinds
 ``anthropic-key`` ``openai-key`` ``aws-access-key`` ``aws-secret-key``
 ``github-token`` ``gitlab-token`` ``slack-token`` ``stripe-key``
 ``bearer-token`` ``jwt`` ``private-key`` ``url-password``
-``secret-assignment`` ``high-entropy``
+``secret-assignment`` ``high-entropy``, the vendor formats of the public rule
+sets (``databricks-token`` ... ``vendor-token``: see ``KINDS`` and
+docs/redaction.md), ``basic-auth`` (base64 of ``user:password`` after
+``Basic``) and ``cli-password`` (``curl -u user:PW``, ``sshpass -p PW``,
+``mysql -pPW``).
 
 When two detectors claim overlapping text the more specific one wins, in this
 order: private-key, vendor-prefixed tokens (anthropic/openai/aws/github/gitlab/
@@ -51,9 +55,13 @@ Private blocks
 --------------
 ``<private>...</private>`` (case-insensitive, attributes and whitespace
 inside the tag tolerated, multi-line, nested blocks handled by depth
-counting) is replaced by a single space, tags included.  An unclosed
-``<private>`` removes everything to the end of the text.  A stray
-``</private>`` with no opener is left alone; ``<private/>`` is just dropped.
+counting) is replaced by a single space, tags included.  The tag is also
+recognised HTML-escaped (``&lt;private&gt;``), as a numeric entity,
+JSON-escaped (``\u003cprivate\u003e``) and full-width.  An unclosed
+``<private>`` removes everything to the end of the text.  A ``</private>``
+with no opener ends a block opened in an earlier message, so everything
+before it (back to the previous block) is removed too; ``<private/>`` is just
+dropped.
 
 Judgment calls (what is *not* a secret)
 --------------------------------------
@@ -120,9 +128,17 @@ Judgment calls (what is *not* a secret)
 * ``bearer-token``: the credential after ``Bearer`` when it has 12+ chars
   with a digit, or 20+ chars.  ``Bearer $TOKEN`` / ``${TOKEN}`` / ``<token>``
   are kept.
+* An unquoted value runs to the next whitespace or quote, whatever it holds
+  (``DB_PASSWORD=Xk9mP2&vL8qRt4`` is redacted whole), except: in a URL query
+  or JDBC parameter list (the name follows ``?``, ``&`` or ``;``) the next
+  separator ends it; in JSON-escaped text an escaped newline/tab/quote ends
+  it; and a trailing ``, ; . : ! ?`` or a closing bracket the value did not
+  open is left outside (``f(password=x)``), unless the value ends its
+  ``NAME=value`` / ``name: value`` line.  ``get_token()``, ``os.environ.get(``,
+  ``Optional[str]`` and ``{user:`` are code, not values.
+* Google Docs/Drive/Sheets ids and IPFS CIDs are ids, not secrets: kept.
 * Limits: a secret with no vendor prefix, no secret-ish name and no
-  randomness (``hunter2`` on its own line) cannot be told from prose;
-  ``curl -u user:pass`` and ``mysql -pPASS`` are not recognised.
+  randomness (``hunter2`` on its own line) cannot be told from prose.
 * ``url-password`` keeps scheme, user and host:
   ``postgres://app:[redacted:url-password]@db:5432/x``.  A token used as the
   *user* part (``https://ghp_...@github.com``) is caught by its own prefix.
@@ -152,18 +168,53 @@ KINDS = (
     "url-password",
     "secret-assignment",
     "high-entropy",
+    # vendor formats from the public rule sets (gitleaks, trufflehog, detect-secrets)
+    "databricks-token",
+    "mailgun-key",
+    "shopify-token",
+    "digitalocean-token",
+    "vault-token",
+    "postman-key",
+    "newrelic-key",
+    "alibaba-key",
+    "age-key",
+    "azure-secret",
+    "azure-sas",
+    "twilio-token",
+    "supabase-token",
+    "sentry-token",
+    "huggingface-token",
+    "django-secret",
+    "npm-token",
+    "pypi-token",
+    "google-api-key",
+    "google-oauth",
+    "sendgrid-key",
+    "grafana-token",
+    "docker-token",
+    "doppler-token",
+    "atlassian-token",
+    "linear-key",
+    "vendor-token",
+    "basic-auth",
+    "cli-password",
 )
 
 _MARK = "[redacted:"
 _MAX_PASSES = 4
 
 # Span priorities: lower wins when spans overlap.
-_P_PEM, _P_PREFIX, _P_JWT, _P_BEARER, _P_URL, _P_ASSIGN, _P_ENTROPY = range(7)
+_P_PEM, _P_PREFIX, _P_JWT, _P_BEARER, _P_URL, _P_ASSIGN, _P_BASIC, _P_ENTROPY = range(8)
 
 # --------------------------------------------------------------------------
 # <private> blocks
 # --------------------------------------------------------------------------
-_PRIV_TAG = re.compile(r"<\s*(/)?\s*private(?:\s[^<>]*)?/?>", re.I)
+# The tag as typed, HTML-escaped (&lt;private&gt;, as in a fetched page or a tool's
+# HTML output), as a numeric entity, JSON-escaped (\u003c) or full-width.
+_LT = r"(?:<|&lt;|&#0*60;|&#x0*3c;|\\u003c|\uff1c)"
+_GT = r"(?:>|&gt;|&#0*62;|&#x0*3e;|\\u003e|\uff1e)"
+_PRIV_TAG = re.compile(_LT + r"\s*(/)?\s*private(?:\s[^<>]*?)?(/)?\s*" + _GT, re.I)
+_PRIV_HINTS = ("<", "&lt", "&#", "\\u003c", "\uff1c")
 
 
 def _strip_private(text: str) -> tuple[str, int]:
@@ -173,7 +224,7 @@ def _strip_private(text: str) -> tuple[str, int]:
     blocks = 0
     for m in _PRIV_TAG.finditer(text):
         closing = m.group(1) is not None
-        if not closing and m.group().endswith("/>"):  # <private/>: empty element
+        if not closing and m.group(2) is not None:  # <private/>: empty element
             if depth == 0:
                 out.append(text[last : m.start()])
                 out.append(" ")
@@ -182,7 +233,15 @@ def _strip_private(text: str) -> tuple[str, int]:
             continue
         if closing:
             if depth == 0:
-                continue  # stray closer, leave it
+                # A closer with no opener ends a block opened in an earlier message
+                # (an unclosed <private> hides the rest of its own message): what
+                # comes before it (back to the previous block) is private too.
+                # Nothing leaked wins over keeping a message that only talks about
+                # the tag.
+                out.append(" ")
+                last = m.end()
+                blocks += 1
+                continue
             depth -= 1
             if depth == 0:
                 last = m.end()
@@ -345,6 +404,140 @@ def _prefixed_kind(tok: str) -> str:
     return "slack-token"
 
 
+# Vendor formats from the public rule sets (gitleaks' rules, trufflehog's detectors,
+# detect-secrets' plugins): (prefix, kind, pattern of the whole token).  A token starts a
+# run of token characters (checked with one ``str.startswith`` per run) or, for the dotted
+# ones, follows ``<prefix>.`` (checked when a run starts right after a dot).  Each
+# pattern ends where the token does; what follows must not be a token character.
+_VENDOR_TABLE = (
+    ("dapi", "databricks-token", r"dapi[a-f0-9]{32}(?:-[0-9]+)?"),
+    ("key-", "mailgun-key", r"key-[a-f0-9]{32}"),
+    ("shpat_", "shopify-token", r"shpat_[a-fA-F0-9]{32}"),
+    ("shpss_", "shopify-token", r"shpss_[a-fA-F0-9]{32}"),
+    ("shpca_", "shopify-token", r"shpca_[a-fA-F0-9]{32}"),
+    ("shppa_", "shopify-token", r"shppa_[a-fA-F0-9]{32}"),
+    ("dop_v1_", "digitalocean-token", r"dop_v1_[a-f0-9]{64}"),
+    ("doo_v1_", "digitalocean-token", r"doo_v1_[a-f0-9]{64}"),
+    ("dor_v1_", "digitalocean-token", r"dor_v1_[a-f0-9]{64}"),
+    ("PMAK-", "postman-key", r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}"),
+    ("NRAK-", "newrelic-key", r"NRAK-[A-Z0-9]{27}"),
+    ("NRJS-", "newrelic-key", r"NRJS-[a-f0-9]{19}"),
+    ("NRII-", "newrelic-key", r"NRII-[A-Za-z0-9_\-]{32}"),
+    ("LTAI", "alibaba-key", r"LTAI[A-Za-z0-9]{20}"),
+    ("AGE-SECRET-KEY-1", "age-key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    ("SK", "twilio-token", r"SK[0-9a-fA-F]{32}"),
+    ("sbp_", "supabase-token", r"sbp_[a-f0-9]{40}"),
+    ("sb_secret_", "supabase-token", r"sb_secret_[A-Za-z0-9_\-]{20,}"),
+    ("sntryu_", "sentry-token", r"sntryu_[a-f0-9]{64}"),
+    ("sntrys_", "sentry-token", r"sntrys_[A-Za-z0-9+/=_\-]{40,}"),
+    ("hf_", "huggingface-token", r"hf_(?=[a-z0-9]*[A-Z])(?=[A-Z0-9]*[a-z])[A-Za-z0-9]{30,40}"),
+    ("api_org_", "huggingface-token", r"api_org_[A-Za-z]{34}"),
+    ("npm_", "npm-token", r"npm_[A-Za-z0-9]{36}"),
+    ("pypi-AgEIcHlwaS5vcmc", "pypi-token", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
+    ("AIza", "google-api-key", r"AIza[A-Za-z0-9_\-]{35}"),
+    ("GOCSPX-", "google-oauth", r"GOCSPX-[A-Za-z0-9_\-]{28}"),
+    ("1//0", "google-oauth", r"1//0[A-Za-z0-9_\-]{40,}"),
+    ("glsa_", "grafana-token", r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),
+    ("glc_", "grafana-token", r"glc_[A-Za-z0-9+/]{32,}={0,2}"),
+    ("dckr_pat_", "docker-token", r"dckr_pat_[A-Za-z0-9_\-]{27,}"),
+    ("ATATT3", "atlassian-token", r"ATATT3[A-Za-z0-9_=\-]{100,}"),
+    ("ATCTT3", "atlassian-token", r"ATCTT3[A-Za-z0-9_=\-]{100,}"),
+    ("ATBB", "atlassian-token", r"ATBB[A-Za-z0-9]{32}"),
+    ("lin_api_", "linear-key", r"lin_api_[A-Za-z0-9]{40}"),
+    ("xai-", "vendor-token", r"xai-[A-Za-z0-9]{80}"),
+    ("gsk_", "vendor-token", r"gsk_[A-Za-z0-9]{52}"),
+    ("r8_", "vendor-token", r"r8_[A-Za-z0-9]{37}"),
+    ("tskey-", "vendor-token", r"tskey-(?:api|auth|client|webhook)-[A-Za-z0-9\-]{20,}"),
+    ("figd_", "vendor-token", r"figd_[A-Za-z0-9_\-]{40}"),
+    ("pnu_", "vendor-token", r"pnu_[A-Za-z0-9]{36}"),
+    ("rubygems_", "vendor-token", r"rubygems_[a-f0-9]{48}"),
+    ("xkeysib-", "vendor-token", r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}"),
+    ("sq0atp-", "vendor-token", r"sq0atp-[A-Za-z0-9_\-]{22,}"),
+    ("sq0csp-", "vendor-token", r"sq0csp-[A-Za-z0-9_\-]{40,}"),
+    ("FLWSECK", "vendor-token", r"FLWSECK(?:_TEST)?-[a-h0-9]{32}-X"),
+    ("ntn_", "vendor-token", r"ntn_[A-Za-z0-9]{40,}"),
+    ("pul-", "vendor-token", r"pul-[a-f0-9]{40}"),
+    ("CLOJARS_", "vendor-token", r"CLOJARS_[a-z0-9]{60}"),
+    ("lsv2_", "vendor-token", r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}"),
+    ("pcsk_", "vendor-token", r"pcsk_[A-Za-z0-9_]{40,}"),
+    ("oy2", "vendor-token", r"oy2[a-z0-9]{43}"),
+    ("HRKU-", "vendor-token", r"HRKU-[A-Za-z0-9_\-]{40,}"),
+)
+# after a dot: "hvs.<run>", "SG.<run>.<run>", ...
+_VENDOR_DOTTED = (
+    ("hvs.", "vault-token", r"hvs\.[A-Za-z0-9_\-]{24,}"),
+    ("hvb.", "vault-token", r"hvb\.[A-Za-z0-9_\-]{24,}"),
+    ("SG.", "sendgrid-key", r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"),
+    ("ya29.", "google-oauth", r"ya29\.[A-Za-z0-9_\-]{30,}"),
+    ("dp.pt.", "doppler-token", r"dp\.pt\.[A-Za-z0-9]{40,}"),
+    ("dp.st.", "doppler-token", r"dp\.st\.(?:[a-z0-9\-_]{2,35}\.)?[A-Za-z0-9]{40,}"),
+    ("dp.ct.", "doppler-token", r"dp\.ct\.[A-Za-z0-9]{40,}"),
+    ("dp.sa.", "doppler-token", r"dp\.sa\.[A-Za-z0-9]{40,}"),
+    ("dt0c01.", "vendor-token", r"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}"),
+)
+_TOKEN_END = r"(?![A-Za-z0-9_\-])"
+
+
+def _vendor_index(table) -> dict:
+    out: dict = {}
+    for prefix, kind, pattern in table:
+        out.setdefault(prefix, []).append((kind, re.compile(pattern + _TOKEN_END)))
+    return out
+
+
+_VENDOR = _vendor_index(_VENDOR_TABLE)
+_VENDOR_STARTS = tuple(_VENDOR)
+_VENDOR_DOT = _vendor_index(_VENDOR_DOTTED)
+_VENDOR_DOT_ENDS = tuple(_VENDOR_DOT)
+
+
+def _vendor_at(text: str, s: int):
+    """(start, end, kind) of a vendor token starting the run at ``s`` (or just before it,
+    for the dotted prefixes), else None."""
+    if text[s : s + 2] in _VENDOR_HEADS and text.startswith(_VENDOR_STARTS, s):
+        for prefix, rules in _VENDOR.items():
+            if text.startswith(prefix, s):
+                for kind, rx in rules:
+                    m = rx.match(text, s)
+                    if m is not None:
+                        return s, m.end(), kind
+    if s and text[s - 1] == "." and text.endswith(_VENDOR_DOT_ENDS, 0, s):
+        for prefix, rules in _VENDOR_DOT.items():
+            ps = s - len(prefix)
+            if ps >= 0 and text.startswith(prefix, ps) and (ps == 0 or text[ps - 1] not in _ALNUM):
+                for kind, rx in rules:
+                    m = rx.match(text, ps)
+                    if m is not None:
+                        return ps, m.end(), kind
+    return None
+
+
+_VENDOR_HEADS = frozenset(p[:2] for p in _VENDOR_STARTS)
+# the formats whose token can have no upper-case letter (hex bodies): only runs starting
+# with one of these are worth a look among the (many) lower-case runs
+_LOWER_VENDOR_STARTS = tuple(p for p, _k, rx in _VENDOR_TABLE
+                             if p.islower() and re.fullmatch(r"[a-z0-9_\-]+", p) and "A-Z" not in rx)
+_LOWER_VENDOR_BYTES = tuple(p.encode("ascii") for p in _LOWER_VENDOR_STARTS)
+
+
+# ids that look random but are not secrets, told by what comes before them: Google
+# Docs/Drive/Sheets ids and IPFS content ids are what users search for.
+_PUBLIC_ID_HOSTS = ("docs.google.", "drive.google.", "sheets.google.", "slides.google.",
+                    "forms.google.", "script.google.", "/ipfs/", "/ipns/", "ipfs://", "ipns://")
+_IPFS_CID = re.compile(r"Qm[1-9A-HJ-NP-Za-km-z]{44}|b[a-z2-7]{58,}|z[1-9A-HJ-NP-Za-km-z]{46,}")
+
+
+def _public_id(text: str, s: int, run: str) -> bool:
+    if _IPFS_CID.fullmatch(run.rstrip("/").rsplit("/", 1)[-1]):
+        return True
+    lo = s - 48 if s > 48 else 0
+    window = text[lo : s + 8]  # the run may start with the "//" of "ipfs://"
+    for host in _PUBLIC_ID_HOSTS:
+        if host in window:
+            return True
+    return False
+
+
 # Runs are found on a translated copy: token chars become "a", everything
 # else " ", and ``bytes.find`` looks for 20 a's in a row (memchr speed).  For
 # ASCII text byte offsets are character offsets, so that copy also gives the
@@ -365,21 +558,46 @@ def _scan_runs(text: str, spans: list) -> None:
             e = t.find(b" ", i + 20)
             if e < 0:
                 e = len(t)
-            if not text[i:e].islower():  # runs without upper case hold no candidates
+            # runs without upper case hold no candidates, but for a few vendor formats
+            if not text[i:e].islower() or text.startswith(_LOWER_VENDOR_STARTS, i):
                 _check_run(text, i, e, spans)
             i = t.find(_RUN_NEEDLE, e)
         return
-    if _RUN_NEEDLE not in text.encode("utf-8", "surrogatepass").translate(_RUN_TABLE):
+    raw = text.encode("utf-8", "surrogatepass")
+    t = raw.translate(_RUN_TABLE)
+    i = t.find(_RUN_NEEDLE)
+    if i < 0:
         return
     m = _RUN_HEAD.match(text)
     if m is not None:
         _check_run(text, 0, m.end(), spans)
     for m in _RUN_FIND.finditer(text):
         _check_run(text, m.start(1), m.end(), spans)
+    # lower-case vendor tokens: looked for on the bytes (offsets differ from the text's,
+    # but a run is a run), and only on a hit located in the text
+    while i >= 0:
+        e = t.find(b" ", i + 20)
+        if e < 0:
+            e = len(t)
+        if raw.startswith(_LOWER_VENDOR_BYTES, i) and raw[i:e].islower():
+            for m in _ANY_RUN.finditer(text):
+                if m.group().islower() and text.startswith(_LOWER_VENDOR_STARTS, m.start()):
+                    _check_run(text, m.start(), m.end(), spans)
+            return
+        i = t.find(_RUN_NEEDLE, e)
+
+
+_ANY_RUN = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{20,}")
 
 
 def _check_run(text: str, s: int, e: int, spans: list) -> None:
     n = len(text)
+    if text[s : s + 2] in _VENDOR_HEADS or text[s - 1 : s] == ".":
+        v = _vendor_at(text, s)
+        if v is not None:
+            spans.append((v[0], v[1], _P_PREFIX, v[2]))
+            if v[1] >= e:
+                return
     hit = False
     p = s
     while True:
@@ -419,10 +637,10 @@ def _check_run(text: str, s: int, e: int, spans: list) -> None:
             # on its own so "xybp888/iOS-SDKs/blob/master/iPhoneOS13" stays.
             off = s
             for seg in run.split("/"):
-                if len(seg) >= 24 and _random_looking(seg, 24):
+                if len(seg) >= 24 and _random_looking(seg, 24) and not _public_id(text, off, seg):
                     spans.append((off, off + len(seg), _P_ENTROPY, "high-entropy"))
                 off += len(seg) + 1
-        elif _random_looking(run):
+        elif _random_looking(run) and not _public_id(text, s, run):
             s, te = _trim_path(text, s, te)
             spans.append((s, te, _P_ENTROPY, "high-entropy"))
 
@@ -496,6 +714,105 @@ def _scan_url(text: str, spans: list) -> None:
 
 
 # --------------------------------------------------------------------------
+# Formats a run of token characters cannot hold, each behind its own literal
+# --------------------------------------------------------------------------
+_DJANGO = re.compile(r"django-insecure-[^\s\"'`]{20,}")
+# Azure AD client secrets: 3 chars, a digit, "Q~", 31-34 chars (gitleaks azure-ad-client-secret)
+_AZURE_AD = re.compile(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.\-]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])")
+# Azure SAS signatures (storage account keys are long base64: high-entropy catches them)
+_AZURE_SIG = re.compile(r"(?<![A-Za-z0-9])sig=([A-Za-z0-9%+/=_\-]{16,})")
+_HEX32 = re.compile(r"(?<![A-Za-z0-9])[0-9a-f]{32}(?![A-Za-z0-9])")
+# "Basic <base64 of user:password>" anywhere (a header without a name, prose, curl -H)
+_BASIC = re.compile(r"basic[ \t]+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])", re.I)
+# passwords on command lines: curl -u user:pw / --user user:pw, sshpass -p pw,
+# mysql-family -pPW (no space: "-p" alone prompts)
+_CLI_USER = re.compile(
+    r"(?<![A-Za-z0-9_\-])(?:-u|--user|--proxy-user)(?:[ \t]+|=)?(?:\\{0,2}(?P<q>[\"']))?[^\s:\"'@/]{1,64}:"
+    r"(?P<v>(?(q)[^\n\"']{1,256}|[^\s\"']{1,256}))")
+_SSHPASS = re.compile(
+    r"sshpass(?:[ \t]+-[^p\s]\S{0,64}){0,8}[ \t]+-p[ \t]*(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))")
+_MYSQL = re.compile(
+    r"(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b"
+    r"[^\n|;&]{0,300}?[ \t]-p(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))",
+    re.I)
+
+
+def _scan_literals(text: str, low: str, spans: list) -> None:
+    # Each detector sits behind the cheapest test that cannot miss it: a rare single
+    # character first (memchr speed), then its literal.
+    if "~" in text and "Q~" in text:
+        for m in _AZURE_AD.finditer(text):
+            spans.append((m.start(), m.end(), _P_PREFIX, "azure-secret"))
+    if "&" in text and "sig=" in text:  # a SAS URL always has sv=...&sig=
+        for m in _AZURE_SIG.finditer(text):
+            spans.append((m.start(1), m.end(1), _P_PREFIX, "azure-sas"))
+    if "insecure" in low:
+        for m in _DJANGO.finditer(text):
+            s, e = m.span()
+            e = _trim_tail(text, s + 16, e)
+            spans.append((s, e, _P_PREFIX, "django-secret"))
+    if "twilio" in low:  # its auth token is 32 hex with no prefix: only known by the name nearby
+        for m in _HEX32.finditer(text):
+            spans.append((m.start(), m.end(), _P_PREFIX, "twilio-token"))
+    if "basic" in low:
+        for m in _BASIC.finditer(text):
+            if _basic_credential(m.group(1)):
+                spans.append((m.start(1), m.end(1), _P_BASIC, "basic-auth"))
+    if " -" not in text:  # every command-line form below has a flag after a space
+        return
+    if "-u" in text:  # also --user, --proxy-user
+        for m in _CLI_USER.finditer(text):
+            if not _http_line(text, m.start()):
+                continue  # docker run -u node:node, sudo -u: a user and group, not a password
+            s, e = m.span("v")
+            if not m.group("q"):
+                e = _trim_tail(text, s, e)
+            while e > s and text[e - 1] == "\\":  # the escape of a JSON-escaped closing quote
+                e -= 1
+            value = text[s:e]
+            if e - s >= 3 and not value.isdigit() and not _placeholder(value):  # -u 1000:1000 is uid:gid
+                spans.append((s, e, _P_ASSIGN, "cli-password"))
+    if " -p" not in text:  # sshpass -p PW, mysql -pPW
+        return
+    if "sshpass" in low:
+        for m in _SSHPASS.finditer(text):
+            s, e = m.span("qv") if m.group("qv") is not None else m.span("v")
+            if not _placeholder(text[s:e]):
+                spans.append((s, e, _P_ASSIGN, "cli-password"))
+    if "mysql" in low or "mariadb" in low:
+        for m in _MYSQL.finditer(text):
+            s, e = m.span("qv") if m.group("qv") is not None else m.span("v")
+            if e - s >= 3 and not _placeholder(text[s:e]):
+                spans.append((s, e, _P_ASSIGN, "cli-password"))
+
+
+def _http_line(text: str, at: int) -> bool:
+    """Is the command line around ``at`` an HTTP client's (curl, wget, a URL on it)?"""
+    lo = text.rfind("\n", at - 300 if at > 300 else 0, at) + 1
+    hi = text.find("\n", at, at + 500)
+    line = text[lo : hi if hi >= 0 else at + 500].lower()
+    return "curl" in line or "wget" in line or "http" in line or "://" in line
+
+
+def _basic_credential(b64: str) -> bool:
+    """Is ``b64`` base64 of ``user:password`` (what a Basic credential is)?"""
+    import base64
+    import binascii
+
+    try:
+        raw = base64.b64decode(b64 + "=" * (-len(b64) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    if b":" not in raw:
+        return False
+    try:
+        decoded = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return decoded.isprintable()
+
+
+# --------------------------------------------------------------------------
 # NAME = value assignments
 # --------------------------------------------------------------------------
 _KW_ALT = (
@@ -514,18 +831,18 @@ _ASSIGN = re.compile(
     r"(?P<nq>\\{0,2}[\"'])?"
     r"(?:"
     r"(?P<ann>[ \t]*:[ \t]*(?:str|string|bytes|secretstr|optional\[str\]|str[ \t]*\|[ \t]*none)[ \t]*(?==))?"
-    r"[ \t]*(?P<sep>:=|=>|=(?!=)|:(?!:|//))[ \t]*"
+    r"[ \t]*(?P<sep>:=|=>|=(?!=[\s=])|:(?!:|//))[ \t]*"
     r")"
     r"(?P<scheme>(?:bearer|basic|token|digest)[ \t]+)?"
     r"(?!\\{0,2}[\"'`]?\[redacted:)"
     r"(?:(?P<oq>\\{0,2}[\"'`])(?P<qv>[^\n]{0,1024}?)(?P=oq)"
-    r"|(?P<bv>[^\s\"'`,;&()\[\]{}<>\\]{1,256}))"
+    r"|(?P<bv>[^\s\"'`]{1,256}))"
 )
 _ASSIGN_I = re.compile(_ASSIGN.pattern, re.I)
 # "--password hunter2x": a command-line flag naming a secret, value after a space
 _FLAG = re.compile(
     r"--(?P<name>[a-z0-9_.\-]{0,64}?(?:" + _KW_ALT + r")[a-z0-9_.\-]{0,64}+)[ \t]+"
-    r"(?!\[redacted:)(?P<bv>[^\s\"'`,;&()\[\]{}<>\\]{1,256})"
+    r"(?!\[redacted:)(?P<bv>[^\s\"'`]{1,256})"
 )
 _FLAG_I = re.compile(_FLAG.pattern, re.I)
 
@@ -542,8 +859,8 @@ _META_NAME = re.compile(
     r"|error_?code)s?$"
 )
 _PLACEHOLDER = re.compile(
-    r"(?:\$\{?\{?[A-Za-z_][^}\s]*\}?\}?|\$\{\{.*\}\}|\$\(.*\)|\{\{.*\}\}|<[^<>]*>|%\([A-Za-z_]+\)s"
-    r"|%[A-Za-z_]+%|\{[A-Za-z_][^{}\s]*\}|(?:<[^<>]*>[:@/ ._\-]*)+|\*+|[xX]{3,}|\.{3,}|\u2026|#+|-+|_+|\?+|your[-_ ].*|my[-_ ]?(?:secret|token|password|api[-_]?key).*"
+    r"(?:\$\{?\{?[A-Za-z_][A-Za-z0-9_.:\-]*\}?\}?|\$\{\{.*\}\}|\$\(.*\)|\{\{.*\}\}|<[A-Za-z_][\w .\-:/|]*>|%\([A-Za-z_]+\)s"
+    r"|%[A-Za-z_]+%|\{[A-Za-z_][^{}\s]*\}|(?:<[A-Za-z_][\w .\-:/|]*>[:@/ ._\-]*)+|\*+|[xX]{3,}|\.{3,}|\u2026|#+|-+|_+|\?+|your[-_ ].*|my[-_ ]?(?:secret|token|password|api[-_]?key).*"
     r"|.*[-_]here|\[redacted:.*)",
     re.S,
 )
@@ -618,15 +935,17 @@ def _scan_assign(text: str, low: str | None, starts: list[int], spans: list) -> 
         vs, ve = m.span("bv" if bare else "qv")
         sep = m.group("sep")
         scheme = m.group("scheme") is not None
-        span = _value_span(text, vs, ve, bare, scheme, sep == "=" and text[m.start("sep") - 1] in " \t")
-        if span is None:
-            continue
-        vs, ve = span
         # full name: walk back from the keyword to the start of the identifier
         ns = k
         floor = k - 64 if k > 64 else 0
         while ns > floor and text[ns - 1] in _NAME_CHARS:
             ns -= 1
+        if bare:
+            ve = _bare_end(text, vs, ve, text[ns - 1] if ns else "")
+        span = _value_span(text, vs, ve, bare, scheme, sep == "=" and text[m.start("sep") - 1] in " \t")
+        if span is None:
+            continue
+        vs, ve = span
         name = text[ns:ne].lower().lstrip("-.")
         if name in ("pwd", "oldpwd") or _META_NAME.search(name):
             continue
@@ -656,6 +975,7 @@ def _scan_flags(text: str, low: str | None, spans: list) -> None:
     for m in it:
         name = m.group("name")
         vs, ve = m.span("bv")
+        ve = _bare_end(text, vs, ve, "")
         value = text[vs:ve]
         if _WORDLIKE.fullmatch(value) or _META_NAME.search(name):
             continue  # "the --password option" is prose
@@ -692,17 +1012,78 @@ def _value_span(
     if scheme and len(value) < 20 and value.isalpha():
         return None  # "token: Token value" is prose, not "Authorization: token <cred>"
     if bare:
-        if value[0] in "/~.-$":
+        if value[0] in "/~.-$" and _NOT_A_VALUE.fullmatch(value):
             return None  # path, variable or another flag
-        if text[ve : ve + 1] in ("(", "[", "{"):
-            return None  # call / subscript: code
-        if "://" in value or _DOTTED.fullmatch(value):
-            return None  # URL (see url-password) or attribute access
+        if _CALLISH.fullmatch(value) or _STRUCTURE.fullmatch(value):
+            return None  # call / subscript / type / the start of a literal: code
+        if "://" in value or (_DOTTED.fullmatch(value) and all(map(_CODE_IDENT.fullmatch, value.split(".")))):
+            return None  # URL (see url-password) or attribute access (self.password)
         if _IDENT.fullmatch(value) and _KEYWORD.search(value.lower()):
             return None  # api_key=api_key, token = new_token
         if spaced_eq and _CODE_IDENT.fullmatch(value):
             return None  # "tokens_start = pre_loc": code assigning a variable
     return vs, ve
+
+
+# An unquoted value runs to the next whitespace or quote: a strong password may hold
+# any of & ; , ( ) { } [ ] < > \ and a value cut at the first one leaks the rest.
+# These tell code and structure from such a value:
+# get_token(), os.environ.get(, config[, Optional[str], dict[str,  (a call, subscript, type)
+_CALLISH = re.compile(r"[A-Za-z_$][\w.$]*[(\[][\w.$,]*[)\]]*[.,;)\]]*")
+# {user:  (a:  [a,  <<  : the start of a literal, not a value
+_STRUCTURE = re.compile(r"[\[{(<]+[A-Za-z_ ]*[:,)\]}>]*")
+# in JSON-escaped text a value ends at an escaped newline, tab or quote
+_ESCAPE_END = re.compile(r"\\(?:[nrt\"']|u00)")
+_CLOSERS = {")": "(", "]": "[", "}": "{", ">": "<"}
+# values that start like a path, a shell variable or the next flag (and are nothing else)
+_NOT_A_VALUE = re.compile(
+    r"[~.]{0,2}/[\w.\-~/@+:%=,]*|\.[\w.\-/]*|~[\w.\-/]*|--?[A-Za-z][\w\-]*(?:=\S*)?"
+    r"|\$(?:[A-Za-z_]\w*|\{.*|\(.*|[0-9@*#?$!])")
+
+
+def _trim_tail(text: str, vs: int, ve: int) -> int:
+    """End of an unquoted value without the punctuation of the sentence or code around
+    it: a trailing ``, ; . : ! ?`` and closing brackets the value did not open."""
+    for _ in range(3):
+        if ve - vs < 2:
+            break
+        c = text[ve - 1]
+        if c in ",;.:!?":
+            ve -= 1
+        elif c in _CLOSERS and text.count(c, vs, ve) > text.count(_CLOSERS[c], vs, ve):
+            ve -= 1
+        else:
+            break
+    return ve
+
+
+def _bare_end(text: str, vs: int, ve: int, before: str) -> int:
+    """Where an unquoted value that starts at ``vs`` really ends (``ve``: the next
+    whitespace or quote). ``before`` is the character before the name: after ``?``, ``&``
+    or ``;`` the name is a URL query / JDBC parameter and the next separator ends it."""
+    lo = vs - 256 if vs > 256 else 0  # bounded look-back keeps hostile input linear
+    ls = text.rfind("\n", lo, vs) + 1 or lo
+    if "\\" in text[vs:ve] and '"' in text[ls:vs]:
+        m = _ESCAPE_END.search(text, vs, ve)  # inside a JSON string
+        if m is not None and m.start() > vs:
+            ve = m.start()
+    if before in "?&" and before:
+        for sep in "&#":
+            cut = text.find(sep, vs, ve)
+            if cut > vs:
+                ve = cut
+    elif before == ";":
+        cut = text.find(";", vs, ve)
+        if cut > vs:
+            ve = cut
+    # a line that is only NAME=value / name: value (.env, YAML) keeps the whole value
+    if ve >= len(text) or text[ve] in "\r\n":
+        if (ls == 0 or text[ls - 1] == "\n") and _LINE_ASSIGN.match(text, ls, vs) is not None:
+            return ve
+    return _trim_tail(text, vs, ve)
+
+
+_LINE_ASSIGN = re.compile(r"[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?[\"']?[A-Za-z0-9_.\-]+[\"']?[ \t]*(?:=|:)[ \t]*$")
 
 
 def _line_start(text: str, ns: int, ve: int) -> bool:
@@ -744,7 +1125,7 @@ def _resolve(spans: list) -> list:
 def _pass(text: str) -> tuple[str, dict]:
     counts: dict[str, int] = {}
     low = text.lower()
-    if "<" in text and "private" in low:
+    if "private" in low and any(h in low for h in _PRIV_HINTS):
         new, nblocks = _remove_private(text)
         if nblocks:
             counts["private"] = nblocks
@@ -766,6 +1147,7 @@ def _pass(text: str) -> tuple[str, dict]:
         _scan_jwt(text, spans)
     if "@" in text and "://" in text:
         _scan_url(text, spans)
+    _scan_literals(text, low, spans)
     _scan_runs(text, spans)
 
     if not spans:

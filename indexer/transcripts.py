@@ -83,7 +83,45 @@ SKIP_REASONS = (
     "malformed-json",
 )
 
-_RECALLED = re.compile(r"<recalled-context\b[^>]*>.*?(?:</recalled-context>|\Z)", re.S | re.I)
+# Our own injected block: a closed block anywhere, or an unclosed one (cut short) whose
+# opener starts the text or a line, or ends its line (every block recall injects does
+# both). A message that merely mentions the opener in a sentence ("we wrap output in
+# <recalled-context> tags? we decided ...") is not cut at it.
+_RECALLED_OPEN = re.compile(r"<recalled-context\b[^>\n]*>", re.I)
+_RECALLED_CLOSE = re.compile(r"</recalled-context>", re.I)
+
+
+def _cut_recalled(text: str) -> str:
+    """``text`` without our own blocks (see above); linear in the length of ``text``."""
+    out: list[str] = []
+    last = 0
+    closers = True
+    pos = 0
+    while True:
+        m = _RECALLED_OPEN.search(text, pos)
+        if m is None:
+            break
+        close = _RECALLED_CLOSE.search(text, m.end()) if closers else None
+        if close is not None:
+            out.append(text[last:m.start()])
+            last = pos = close.end()
+            continue
+        closers = False  # no closer after this opener, so none after any later one (linear)
+        i = m.start()
+        while i > 0 and text[i - 1] in " \t":
+            i -= 1
+        j = m.end()
+        while j < len(text) and text[j] in " \t":
+            j += 1
+        if i == 0 or text[i - 1] == "\n" or text.startswith(("\n", "\r\n"), j):
+            out.append(text[last:m.start()])
+            last = len(text)
+            break
+        pos = m.end()
+    if not out and last == 0:
+        return text
+    out.append(text[last:])
+    return "".join(out)
 _REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
 _COMMAND_WRAPPER = re.compile(
     r"^\s*<(command-name|command-message|command-args|local-command-stdout|local-command-stderr|"
@@ -143,7 +181,7 @@ def parse_timestamp(value) -> float:
 def clean_text(text: str) -> str:
     """Cut our own recalled context and system reminders out of a piece of text."""
     if "recalled-context" in text or "RECALLED-CONTEXT" in text:
-        text = _RECALLED.sub("", text)
+        text = _cut_recalled(text)
     if "<system-reminder>" in text:
         text = _REMINDER.sub("", text)
     return text.strip()

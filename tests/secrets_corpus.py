@@ -23,7 +23,8 @@ import json
 import random
 import string
 
-__all__ = ["corpus", "benign", "SEED"]
+__all__ = ["corpus", "benign", "matrix", "passwords", "false_positives", "token_formats", "PLACEMENTS",
+           "PASSWORD_FORMS", "SEED"]
 
 SEED = 20240611
 
@@ -358,7 +359,7 @@ def corpus() -> list[tuple[str, str, str]]:
 
     # --- named secrets -------------------------------------------------------
     v = "django-insecure-" + g.chars(_B62 + "!@#$%^*-_=+", 50)
-    add("secret-assignment", v, f"# config/settings.py\nDEBUG = True\nSECRET_KEY = '{v}'\nALLOWED_HOSTS = []")
+    add("django-secret", v, f"# config/settings.py\nDEBUG = True\nSECRET_KEY = '{v}'\nALLOWED_HOSTS = []")
     v = g.password(14)
     add("secret-assignment", v,
         "services:\n  db:\n    image: postgres:16\n    environment:\n"
@@ -380,18 +381,18 @@ def corpus() -> list[tuple[str, str, str]]:
     v = g.hex(64)
     add("secret-assignment", v, f'[tool.acme]\nendpoint = "https://api.acme.io"\napi_key = "{v}"\n')
     v = "GOCSPX-" + g.chars(_B64URL, 28)
-    add("secret-assignment", v,
+    add("google-oauth", v,
         '{"installed": {"client_id": "1234567890-abc.apps.googleusercontent.com", '
         f'"client_secret": "{v}", "redirect_uris": ["http://localhost"]}}}}')
     v = "AIza" + g.chars(_B64URL, 35)
-    add("secret-assignment", v,
+    add("google-api-key", v,
         "const firebaseConfig = {\n"
         f'  apiKey: "{v}",\n'
         '  authDomain: "acme-app.firebaseapp.com",\n  projectId: "acme-app",\n};')
     v = "npm_" + g.chars(_B62, 36)
-    add("secret-assignment", v, f"$ cat ~/.npmrc\n//registry.npmjs.org/:_authToken={v}\n")
+    add("npm-token", v, f"$ cat ~/.npmrc\n//registry.npmjs.org/:_authToken={v}\n")
     v = "hf_" + g.chars(_LOWER + _UPPER, 34)
-    add("secret-assignment", v, f"$ huggingface-cli login --token {v}\nToken is valid (permission: write).")
+    add("huggingface-token", v, f"$ huggingface-cli login --token {v}\nToken is valid (permission: write).")
 
     # --- unnamed high-entropy strings ----------------------------------------
     v = g.chars(_B62, 48)
@@ -406,6 +407,214 @@ def corpus() -> list[tuple[str, str, str]]:
     v = g.chars(_B62, 40)
     add("high-entropy", v, f"INFO  [session] established sid={v} peer=10.0.0.7:51234")
 
+    return out + matrix()
+
+
+# ---------------------------------------------------------------------------
+# formats x placements: every vendor format of the public rule sets the redactor
+# covers, in every place a transcript shows a secret
+# ---------------------------------------------------------------------------
+_BECH32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
+_DJANGO = _LOWER + _DIGITS + "!@#$%^&*(-_=+)"
+
+
+def token_formats(g: _Gen) -> list[tuple[str, str]]:
+    """(kind, token) for every format recognised by its own shape, with no name around it."""
+    return [
+        ("databricks-token", "dapi" + g.hex(32)),
+        ("mailgun-key", "key-" + g.hex(32)),
+        ("shopify-token", "shpat_" + g.hex(32)),
+        ("shopify-token", "shpss_" + g.hex(32)),
+        ("digitalocean-token", "dop_v1_" + g.hex(64)),
+        ("vault-token", "hvs." + g.chars(_B64URL, 90)),
+        ("vault-token", "hvs." + g.chars(_B62, 24)),
+        ("postman-key", f"PMAK-{g.hex(24)}-{g.hex(34)}"),
+        ("newrelic-key", "NRAK-" + g.chars(_UPPER + _DIGITS, 27)),
+        ("alibaba-key", "LTAI" + g.chars(_B62, 20)),
+        ("age-key", "AGE-SECRET-KEY-1" + "".join(g.rng.choice(_BECH32) for _ in range(58))),
+        ("azure-secret", g.chars(_B62, 3) + g.digits(1) + "Q~" + g.chars(_B62, 10) + "_~." + g.chars(_B62, 21)),
+        ("twilio-token", "SK" + g.hex(32)),
+        ("supabase-token", "sbp_" + g.hex(40)),
+        ("sentry-token", "sntryu_" + g.hex(64)),
+        ("huggingface-token", "hf_" + g.chars(_LOWER + _UPPER, 34)),
+        ("npm-token", "npm_" + g.chars(_B62, 36)),
+        ("pypi-token", "pypi-AgEIcHlwaS5vcmc" + g.chars(_B64URL, 70)),
+        ("google-api-key", "AIza" + g.chars(_B64URL, 35)),
+        ("google-oauth", "GOCSPX-" + g.chars(_B64URL, 28)),
+        ("google-oauth", "ya29." + g.chars(_B64URL, 60)),
+        ("sendgrid-key", f"SG.{g.chars(_B64URL, 22)}.{g.chars(_B64URL, 43)}"),
+        ("grafana-token", f"glsa_{g.chars(_B62, 32)}_{g.hex(8)}"),
+        ("docker-token", "dckr_pat_" + g.chars(_B64URL, 27)),
+        ("doppler-token", "dp.pt." + g.chars(_B62, 43)),
+        ("atlassian-token", "ATATT3" + g.chars(_B64URL, 186)),
+        ("linear-key", "lin_api_" + g.chars(_B62, 40)),
+        ("vendor-token", "xai-" + g.chars(_B62, 80)),
+        ("vendor-token", "gsk_" + g.chars(_B62, 52)),
+        ("vendor-token", "r8_" + g.chars(_B62, 37)),
+        ("vendor-token", "tskey-api-" + g.chars(_B62, 30)),
+        ("anthropic-key", g.anthropic()),
+        ("openai-key", g.openai_project()),
+        ("aws-access-key", g.aws_access()),
+        ("github-token", g.github("ghp_")),
+        ("github-token", g.github_pat()),
+        ("gitlab-token", g.gitlab()),
+        ("slack-token", g.slack_bot()),
+        ("stripe-key", g.stripe("sk_live_")),
+    ]
+
+
+#: where a token shows up, under a name that says nothing about secrets
+PLACEMENTS = {
+    "prose": lambda t: f"Here is the one from the dashboard: {t} and it works now.",
+    "env": lambda t: f"# .env\nNODE_ENV=production\nSERVICE_VALUE={t}\nPORT=8080\n",
+    "json": lambda t: f'{{"service": {{"value": "{t}", "region": "eu-west-1"}}}}',
+    "yaml": lambda t: f"service:\n  value: {t}\n  retries: 3\n",
+    "shell": lambda t: f"$ deploy --value '{t}' --region eu && echo done (value `{t}`)",
+}
+
+
+def _contextual(g: _Gen) -> list[tuple[str, str, str]]:
+    """Formats only known by what is around them, each in five placements."""
+    out = []
+    sid = "AC" + g.hex(32)
+    for i in range(5):
+        t = g.hex(32)
+        text = (f"The Twilio auth token is {t} (account {sid}).",
+                f"TWILIO_ACCOUNT_SID={sid}\nTWILIO_AUTH_TOKEN={t}\n",
+                f'{{"twilio": {{"account_sid": "{sid}", "auth_token": "{t}"}}}}',
+                f"twilio:\n  sid: {sid}\n  auth: {t}\n",
+                f'client = twilio.rest.Client("{sid}", "{t}")')[i]
+        out.append(("twilio-token", t, text))
+    for i in range(5):
+        sig = base64.b64encode(g.rng.randbytes(32)).decode().replace("+", "%2B").replace("/", "%2F").replace("=", "%3D")
+        url = (f"https://acme.blob.core.windows.net/backups/db.bak?sv=2022-11-02&ss=b&srt=o&sp=r"
+               f"&se=2026-01-01T00:00:00Z&sig={sig}")
+        text = (f"Download it from {url} before it expires.",
+                f"AZURE_BACKUP_URL={url}\n",
+                f'{{"backup_url": "{url}"}}',
+                f"backup:\n  url: {url}\n",
+                f'$ curl -sS -o db.bak "{url}"')[i]
+        out.append(("azure-sas", sig, text))
+    for i in range(5):
+        v = "django-insecure-" + "".join(g.rng.choice(_DJANGO) for _ in range(50))
+        text = (f"The generated key was {v} so rotate it.",
+                f"DJANGO_SETTINGS_MODULE=app.settings\nDJANGO_KEY={v}\n",
+                f'{{"django": {{"key": "{v}"}}}}',
+                f"django:\n  key: {v}\n",
+                f"$ python manage.py check  # key {v}")[i]
+        out.append(("django-secret", v, text))
+    for i in range(5):
+        v = base64.b64encode(f"deploy:{g.password(16)}".encode()).decode()
+        text = (f"The proxy wants Basic {v} on every call.",
+                f"upstream sends `Basic {v}` to the registry",
+                f'headers = {{"X-Upstream": "Basic {v}"}}',
+                f"upstream:\n  header: Basic {v}\n",
+                f"$ http GET registry.acme.io/v2/ 'X-Forward: Basic {v}'")[i]
+        out.append(("basic-auth", v, text))
+    for i in range(5):
+        pw = g.password(16)
+        text = (f"$ curl -u deploy:{pw} https://registry.acme.io/v2/_catalog",
+                f"$ curl --user 'admin:{pw}' -X POST https://ci.acme.io/job/build",
+                f'{{"command": "curl -sS -u \\"api:{pw}\\" https://api.acme.io/v1/me"}}',
+                f"RESP=$(curl -s -u ops:{pw} https://status.acme.io)",
+                f"then I ran curl --user=bot:{pw} https://hooks.acme.io and it answered 200")[i]
+        out.append(("cli-password", pw, text))
+    for i in range(5):
+        pw = g.password(16)
+        text = (f"$ sshpass -p {pw} ssh root@10.0.0.5 uptime",
+                f"$ sshpass -p '{pw}' scp dump.sql backup@db:/srv/",
+                f"sshpass -v -p {pw} rsync -a ./site/ web@host:/var/www/",
+                f'{{"command": "sshpass -p {pw} ssh deploy@host"}}',
+                f"I used sshpass -p {pw} to get in")[i]
+        out.append(("cli-password", pw, text))
+    for i in range(5):
+        pw = g.password(16)
+        text = (f"$ mysql -uroot -p{pw} shop",
+                f"$ mysqldump -u app -p{pw} --all-databases > dump.sql",
+                f"$ mysql -h db -u app -p'{pw}' -e 'select 1'",
+                f"docker exec db mariadb -uroot -p{pw} -e 'show databases'",
+                f'{{"command": "mysqladmin -u root -p{pw} status"}}')[i]
+        out.append(("cli-password", pw, text))
+    for i in range(5):
+        pw = g.chars(_B62 + "!*-_.~", 16)
+        text = (f"jdbc:mysql://db:3306/shop?user=app&password={pw}&useSSL=true",
+                f"jdbc:sqlserver://db:1433;databaseName=shop;user=sa;password={pw};encrypt=true",
+                f"spring.datasource.url=jdbc:postgresql://db:5432/shop?user=app&password={pw}\n",
+                f'{{"url": "jdbc:postgresql://db/shop?password={pw}"}}',
+                f"The app connects with jdbc:mariadb://db/shop?user=app&password={pw} today.")[i]
+        out.append(("secret-assignment", pw, text))
+    return out
+
+
+def matrix() -> list[tuple[str, str, str]]:
+    """``(kind, secret, text)``: every token format in every placement, then the formats
+    known by their context."""
+    g = _Gen(SEED + 2)
+    out = [(kind, tok, place(tok)) for kind, tok in token_formats(g) for place in PLACEMENTS.values()]
+    return out + _contextual(g)
+
+
+#: characters a generated password may hold: every one that used to end an unquoted value
+PASSWORD_ALPHABET = _B62 + "!#%*+-_.~^&;,(){}[]<>\\@=:?/|$"
+
+#: the three unquoted forms of issue 17: a .env line, YAML, a --password flag
+PASSWORD_FORMS = {
+    "env": lambda pw: f"NODE_ENV=production\nDB_PASSWORD={pw}\nDB_PORT=5432\n",
+    "yaml": lambda pw: f"database:\n  host: db.internal\n  password: {pw}\n  port: 5432\n",
+    "flag": lambda pw: f"$ pg-admin --user app --password {pw} --host db.internal",
+}
+
+
+def passwords(n: int = 200) -> list[tuple[str, str, str]]:
+    """``(form, password, text)``: ``n`` random 16-character passwords per unquoted form."""
+    g = _Gen(SEED + 3)
+    out = []
+    for form, make in PASSWORD_FORMS.items():
+        for _ in range(n):
+            pw = g.chars(PASSWORD_ALPHABET, 16)
+            out.append((form, pw, make(pw)))
+    return out
+
+
+def false_positives() -> list[str]:
+    """Random-looking ids that are not secrets and that users search for: they must come
+    out of ``redact`` unchanged."""
+    g = _Gen(SEED + 4)
+    b58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+    out = []
+    for _ in range(5):
+        doc = "1" + g.chars(_B64URL, 43)
+        cid0 = "Qm" + "".join(g.rng.choice(b58) for _ in range(44))
+        cid1 = "bafybei" + "".join(g.rng.choice(_LOWER + "234567") for _ in range(52))
+        out += [
+            f"the spec is at https://docs.google.com/document/d/{doc}/edit?usp=sharing",
+            f"https://docs.google.com/spreadsheets/d/{doc}/edit#gid=0",
+            f"shared folder https://drive.google.com/drive/folders/{doc}",
+            f"https://drive.google.com/open?id={doc}",
+            f"ipfs://{cid0}",
+            f"pinned {cid0} to the cluster",
+            f"https://ipfs.io/ipfs/{cid0}/index.html",
+            f"ipfs://{cid1}/metadata.json",
+        ]
+    out += [
+        "token = get_token(session)",
+        "requests.get(url, auth=(user, password), timeout=10)",
+        "password: Optional[str] = None",
+        "def check(token: dict[str, int]) -> bool:",
+        'config = {"auth": {"user": name}}',
+        "$ git push -u origin main",
+        "$ docker run -u 1000:1000 -v $(pwd):/src image",
+        "$ docker run --rm -u node:node -v $(pwd):/app node:20 npm test",
+        "$ sudo -u postgres:postgres psql",
+        "$ mysql -u root -p shop",
+        "$ mysql -P 3306 -h db -u app -p",
+        "$ sshpass -f ~/.sshpass ssh host",
+        "Basic auth is configured in the proxy; see the Basic usage section.",
+        "export DB_PASSWORD=$DB_PASSWORD_FROM_VAULT",
+        "TOKEN=${TOKEN:-default}",
+        "password=$(cat /run/secrets/db)",
+        "if (password) { login(user, password); }",
+    ]
     return out
 
 

@@ -73,3 +73,27 @@ def test_no_corpus_secret_is_stored_anywhere(claude_projects):
                 if len(term) >= 12 and searcher.doc_freq("content", term):
                     leaks.append((kind, term))
     assert leaks == []
+
+
+def test_no_corpus_secret_comes_back_in_search_or_the_hook(claude_projects, capsys):
+    """Issue 17 named the leaks' way out too: ``recall --raw`` and the hook's injected
+    context. Every placement word of the corpus is searched; nothing secret comes back."""
+    from recall.cli.app import run
+    from recall.prompt.block import format_raw
+    from recall.search.searcher import Searcher
+
+    _transcript(claude_projects)
+    with Indexer() as ix:
+        ix.run([claude_projects])
+    shown = []
+    for query in ("dashboard", "service value", "twilio auth token", "curl", "sshpass", "mysql", "jdbc password",
+                  "django key", "Basic", "backup url", "password", "token", "key"):
+        assert run(["--raw", "--limit", "50", query]) == 0
+        shown.append(capsys.readouterr().out)
+        hits = Searcher().search(query, limit=50, messages=True)
+        shown.append(format_raw(hits, query, max_chars=9000))
+    out = "\n".join(shown)
+    assert "[redacted:" in out
+    leaks = [(kind, piece) for kind, secret, _text in corpus() for piece in _pieces(secret) if piece in out]
+    assert leaks == []
+

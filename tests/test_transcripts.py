@@ -82,7 +82,8 @@ def test_recalled_context_is_cut_wherever_it_appears(claude_projects):
     s.user("What did we decide? <recalled-context>Decision: use postgres (2026-10-01)</recalled-context> thanks")
     tid = s.tool_use("Bash", {"command": "recall --raw postgres"})
     s.tool_result(tid, "<recalled-context>\nold hit about postgres\n</recalled-context>")
-    s.assistant("Quoting: <recalled-context>unterminated block about postgres")
+    # a block cut short starts its own line; a mere mention of the opener is kept (issue 17)
+    s.assistant("Quoting:\n<recalled-context>\nunterminated block about postgres")
     msgs, stats = parse(s.write(claude_projects))
     assert [m.role for m in msgs] == ["user", "tool_use", "assistant"]
     assert msgs[0].text == "What did we decide?  thanks"

@@ -79,9 +79,11 @@ def session_start(payload: dict) -> dict | None:
     if not _enabled(cfg):
         return None
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload.get("cwd") else os.getcwd()
+    from recall.prompt.block import QUOTED, clean
+
     text = briefing.session_context(cwd, cfg=cfg)
     if not text:
         return None
     return {"hookSpecificOutput": {"hookEventName": "SessionStart",
-                                   "additionalContext": f'<recalled-context source="memory">\n{text}\n'
-                                                        "</recalled-context>"}}
+                                   "additionalContext": f'<recalled-context source="memory">\n{QUOTED}\n'
+                                                        f"{clean(text)}\n</recalled-context>"}}

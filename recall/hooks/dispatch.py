@@ -1,7 +1,8 @@
 """``recall hook <name>``: the entry point Claude Code runs for every hook event.
 
-Reads the event's JSON from stdin (every field optional, garbage tolerated), calls the
-handler, prints its output as one JSON object (or nothing), and ALWAYS exits 0: a hook must
+Reads the event's JSON from stdin (every field optional, garbage tolerated; the wait is
+bounded by a deadline counted from process start, so a stdin never closed cannot hang it),
+calls the handler, prints its output as one JSON object (or nothing), and ALWAYS exits 0: a hook must
 never block a prompt or print a traceback into a session. Problems go to the log under
 ``$RECALL_HOME/logs``. Imported before anything heavy (see ``recall.entry``).
 """
@@ -49,13 +50,79 @@ def process_start() -> float:
     return _T0
 
 
-def read_payload(stream=None) -> dict:
-    """The hook JSON from stdin as a dict ({} for a terminal, empty input or garbage)."""
+#: seconds after process start by which a hook other than the prompt hook must have its
+#: input (Claude Code writes the JSON at once); the prompt hook uses its own budget
+STDIN_SECONDS = 10.0
+
+
+def input_deadline(name: str, started: float) -> float:
+    """When (epoch seconds) hook ``name`` stops waiting for its stdin: counted from process
+    start, so a stdin that is never closed cannot keep the hook alive past its budget."""
+    if name == "user-prompt-submit":
+        try:
+            from recall.prompt.settings import hook_settings
+
+            return started + hook_settings()["budget_seconds"]
+        except Exception:  # a broken config must not hang the hook either
+            pass
+    return started + STDIN_SECONDS
+
+
+def _read_fd(fd: int, deadline: float) -> bytes:
+    """Bytes from ``fd`` until EOF, a complete JSON object, ``MAX_STDIN`` or ``deadline``."""
+    import select
+
+    chunks: list[bytes] = []
+    size = 0
+    while size < MAX_STDIN:
+        left = deadline - time.time()
+        if left <= 0:
+            break
+        try:
+            ready, _, _ = select.select([fd], [], [], left)
+        except (OSError, ValueError):
+            break
+        if not ready:
+            break  # the deadline: go on with what arrived
+        try:
+            chunk = os.read(fd, min(1 << 16, MAX_STDIN - size))
+        except BlockingIOError:
+            continue
+        except OSError:
+            break
+        if not chunk:
+            break  # EOF
+        chunks.append(chunk)
+        size += len(chunk)
+        if chunk.rstrip().endswith(b"}"):
+            # the whole object may be here already: do not wait for an EOF that may never come
+            try:
+                if isinstance(json.loads(b"".join(chunks)), dict):
+                    break
+            except ValueError:
+                pass
+    return b"".join(chunks)
+
+
+def read_payload(stream=None, deadline: float | None = None) -> dict:
+    """The hook JSON from stdin as a dict ({} for a terminal, empty input or garbage).
+
+    With ``deadline`` (epoch seconds) a real stdin is read only until then, or until it
+    holds one complete JSON object, whether or not the writer closes it."""
     stream = stream if stream is not None else sys.stdin
     try:
         if stream is None or stream.isatty():
             return {}
-        raw = stream.buffer.read(MAX_STDIN) if hasattr(stream, "buffer") else stream.read(MAX_STDIN)
+        fd = None
+        if deadline is not None and os.name == "posix":
+            try:
+                fd = stream.fileno()
+            except (OSError, ValueError, AttributeError):
+                fd = None  # an in-memory stream (tests): read it whole
+        if fd is not None:
+            raw = _read_fd(fd, deadline)
+        else:
+            raw = stream.buffer.read(MAX_STDIN) if hasattr(stream, "buffer") else stream.read(MAX_STDIN)
     except (OSError, ValueError):
         return {}
     if isinstance(raw, bytes):
@@ -119,7 +186,7 @@ def run_hook(name: str, args: list[str] | None = None) -> int:
             sys.stderr.write(f"recall: unknown hook {name!r} (known: {', '.join(HANDLERS)}); "
                              "run `recall setup` to rewrite the hook entries.\n")
             return 0
-        payload = read_payload()
+        payload = read_payload(deadline=input_deadline(name, process_start()))
         handler = resolve(name)
         if handler is None:
             return 0
