@@ -138,6 +138,9 @@ def service_context(payload: dict, deadline: float):
     args["_budget"] = left - SERVICE_SLACK
     try:
         result = client.call("hook_context", args, timeout=left - SERVICE_SLACK + 0.15)
+    except client.Untrusted as exc:
+        _log().warning("%s", exc)
+        return False, None
     except client.Unavailable:
         return False, None
     except Exception as exc:

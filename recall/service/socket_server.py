@@ -85,7 +85,10 @@ class SocketServer:
         """Bind (replacing a stale socket left by a crash: the caller holds the service
         lock, so no live service owns it) and start accepting."""
         parent = os.path.dirname(self.address)
-        ensure_dir(Path(parent))
+        if parent == str(Path(client.socket_path()).parent):
+            ensure_dir(Path(parent))
+        # never listen in a directory another user owns or can write to (raises Untrusted)
+        client.check_dir(parent, create=True)
         try:
             st = os.lstat(self.address)
             if stat.S_ISSOCK(st.st_mode) or stat.S_ISLNK(st.st_mode):
