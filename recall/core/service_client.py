@@ -58,6 +58,10 @@ class Untrusted(Unavailable):
     was sent. ``str(exc)`` is one line naming the next step."""
 
 
+class Timeout(Unavailable):
+    """The service accepted the request and did not answer in time (it may be hung)."""
+
+
 class RemoteError(Unavailable):
     """The service answered with a user-facing error (``str(exc)`` is one line)."""
 
@@ -191,7 +195,7 @@ def call(op: str, args: dict | None = None, timeout: float = 2.0):
                 if len(buf) > MAX_RESPONSE:
                     raise Unavailable("the recall service answered too much")
         except socket.timeout:
-            raise Unavailable(f"the recall service did not answer {op!r} within {timeout:g} s") from None
+            raise Timeout(f"the recall service did not answer {op!r} within {timeout:g} s") from None
         except OSError as exc:
             raise Unavailable(f"the recall service dropped the connection: {exc}") from None
     finally:

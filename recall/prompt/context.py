@@ -33,6 +33,7 @@ SAFETY_SECONDS = 0.35      # the pipeline's own deadline: this long before the b
 WATCHDOG_SECONDS = 0.1     # the watchdog's: this long before it
 MIN_SYNTH_SECONDS = 0.6    # below this much time left, inject raw snippets right away
 SERVICE_SLACK = 0.35       # time kept back from the service for an in-process fallback
+BREAKER_SECONDS = 120.0    # after the service hung, prompts skip it this long (then try again)
 
 
 _log_lock = threading.Lock()
@@ -122,10 +123,50 @@ def _service_may_run() -> bool:
     return os.path.exists(sock)
 
 
-def service_context(payload: dict, deadline: float):
+def _breaker_path():
+    from recall.core import paths
+
+    return paths.recall_home() / "service-hung"
+
+
+def breaker_open() -> float | None:
+    """When the service last hung on a prompt, if that was less than BREAKER_SECONDS ago
+    (the circuit is open: prompts work in-process and do not wait for it), else None."""
+    try:
+        since = os.stat(_breaker_path()).st_mtime
+    except OSError:
+        return None
+    return since if 0 <= time.time() - since < BREAKER_SECONDS else None
+
+
+def _trip_breaker(reason: str) -> None:
+    from recall.core import paths
+
+    try:
+        paths.atomic_write(_breaker_path(), reason[:300] + "\n")
+    except OSError:
+        pass
+
+
+def _reset_breaker() -> None:
+    try:
+        os.unlink(_breaker_path())
+    except OSError:
+        pass
+
+
+def service_context(payload: dict, deadline: float, trace: dict | None = None):
     """Ask the running service. Returns (answered, output); answered is False when the service
-    is not running or failed, so the caller works it out in-process."""
+    is not running or failed, so the caller works it out in-process.
+
+    A service that accepted the request and did not answer in time trips a short circuit
+    breaker (``$RECALL_HOME/service-hung``): for ``BREAKER_SECONDS`` the next prompts do
+    not wait for it, then one prompt tries it again."""
+    trace = trace if trace is not None else {}
     if not _service_may_run():
+        return False, None
+    if breaker_open() is not None:
+        trace["service"] = "skipped: hung on an earlier prompt"
         return False, None
     try:
         from recall.core import service_client as client
@@ -140,6 +181,12 @@ def service_context(payload: dict, deadline: float):
         result = client.call("hook_context", args, timeout=left - SERVICE_SLACK + 0.15)
     except client.Untrusted as exc:
         _log().warning("%s", exc)
+        trace["service"] = "untrusted"
+        return False, None
+    except client.Timeout as exc:
+        _trip_breaker(str(exc))
+        _log().warning("%s; the next prompts skip it for %d s", exc, BREAKER_SECONDS)
+        trace["service"] = "hung"
         return False, None
     except client.Unavailable:
         return False, None
@@ -147,6 +194,8 @@ def service_context(payload: dict, deadline: float):
         _log().warning("service hook_context failed (%s: %s); working it out in-process",
                        type(exc).__name__, str(exc)[:200])
         return False, None
+    if breaker_open() is not None:
+        _reset_breaker()
     if result is None or (isinstance(result, dict) and "hookSpecificOutput" in result):
         return True, result
     _log().warning("service hook_context returned %r; working it out in-process", type(result).__name__)
