@@ -82,7 +82,7 @@ def test_consolidate_and_ask_need_a_key(project, capsys):
     cli(capsys, "memories", "add", "gotcha", "Redis must run first")
     for args in (("consolidate",), ("ask", "why redis?")):
         code, _, err = cli(capsys, *args)
-        assert code == 1 and "No Anthropic API key found" in err
+        assert code == 1 and "Model calls are off: no Anthropic key and no Claude Code found" in err
 
 
 def test_consolidate_command(project, capsys, monkeypatch, standin):

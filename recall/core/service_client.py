@@ -3,7 +3,8 @@ the prompt hook's hot path, which must not import tantivy, typer, rich, anthropi
 
 Protocol: newline-delimited JSON over ``address()`` (``$RECALL_HOME/service.sock``, 0600).
 
-    request   {"v": PROTOCOL, "op": "<name>", "args": {...}}
+    request   {"v": PROTOCOL, "op": "<name>", "args": {...}, "env": {...}?}
+              (``env``: the caller's model variables, see ``recall.core.caller``)
     response  {"ok": true, "result": ...}
             | {"ok": false, "error": "one line", "code": "version|unknown_op|bad_request|recall|internal"}
 
@@ -161,12 +162,18 @@ def disabled() -> bool:
     return LOCAL_ONLY or os.environ.get("RECALL_NO_SERVICE", "") not in ("", "0")
 
 
-def request(op: str, args: dict | None = None) -> bytes:
-    return (json.dumps({"v": PROTOCOL, "op": op, "args": args or {}}, ensure_ascii=False) + "\n").encode("utf-8")
+def request(op: str, args: dict | None = None, env: dict | None = None) -> bytes:
+    req = {"v": PROTOCOL, "op": op, "args": args or {}}
+    if env is not None:
+        req["env"] = env
+    return (json.dumps(req, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def call(op: str, args: dict | None = None, timeout: float = 2.0):
-    """Ask the service to run ``op``; returns its result (see module docstring)."""
+def call(op: str, args: dict | None = None, timeout: float = 2.0, credentials: bool = False):
+    """Ask the service to run ``op``; returns its result (see module docstring).
+
+    ``credentials``: send this process's model variables along (``recall.core.caller``), so
+    a model call the op makes uses them; sent only after ``verify`` passed."""
     if disabled():
         raise Unavailable("the service is not used in this process")
     addr = address()
@@ -181,7 +188,12 @@ def call(op: str, args: dict | None = None, timeout: float = 2.0):
             raise Unavailable(f"cannot reach the recall service at {addr}: {exc}") from None
         verify(sock, addr)
         try:
-            sock.sendall(request(op, args))
+            if credentials:
+                from recall.core.caller import caller_env
+
+                sock.sendall(request(op, args, caller_env()))
+            else:
+                sock.sendall(request(op, args))
             buf = bytearray()
             while True:
                 chunk = sock.recv(1 << 16)

@@ -114,6 +114,8 @@ def resolve(name: str):
 
 def run_hook(name: str, args: list[str] | None = None) -> int:
     """Run hook ``name``; always returns 0."""
+    if os.environ.get("RECALL_CHILD"):
+        return 0  # a headless Claude Code that recall itself started (recall.llm.claude_code)
     try:
         if name not in HANDLERS:
             sys.stderr.write(f"recall: unknown hook {name!r} (known: {', '.join(HANDLERS)}); "

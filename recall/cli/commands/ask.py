@@ -62,7 +62,6 @@ def ask_cmd(
     everywhere: bool = typer.Option(False, "--all-projects", help="Search every project."),
     as_json: bool = typer.Option(False, "--json", help="Print the answer and its sources as JSON."),
 ) -> None:
-    from recall.llm import messages_api as llm
     from recall.memory import note_access
     from recall.llm.synthesis import answer_question
 
@@ -70,8 +69,9 @@ def ask_cmd(
     if not text:
         raise UsageError('Ask something: recall ask "why did we pick tantivy?"')
     root = None if everywhere else _project(project)
-    if not llm.find_api_key()[0]:
-        raise llm.NoKey()
+    from recall.llm import backend
+
+    backend.require()
     hits = gather(text, root)
     answer = answer_question(text, hits)
     note_access(hits)
