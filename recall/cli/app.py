@@ -17,7 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from recall import __version__
-from recall.cli.commands import ask, config, doctor, forget, mcp, memories, service, setup, status
+from recall.cli.commands import ask, config, doctor, forget, log, mcp, memories, service, setup, status
 from recall.core.errors import RecallError, report
 
 
@@ -191,7 +191,7 @@ def main() -> None:  # pragma: no cover
 
 # The other commands: each module of recall.cli.commands holds its own ``commands``; they are
 # merged here in this order (`recall --help` lists them so), and none imports this module.
-COMMAND_MODULES = (mcp, setup, doctor, config, service, status, forget, memories, ask)
+COMMAND_MODULES = (mcp, setup, doctor, config, service, status, forget, memories, ask, log)
 for _module in COMMAND_MODULES:
     app.registered_commands.extend(_module.commands.registered_commands)
 for _module in COMMAND_MODULES:

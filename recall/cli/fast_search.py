@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 
 # The typer app's top-level command names (a test keeps this in step with recall.cli.app).
-COMMANDS = frozenset({"ask", "config", "consolidate", "doctor", "forget", "hook", "index", "mcp",
+COMMANDS = frozenset({"ask", "config", "consolidate", "doctor", "forget", "hook", "index", "log", "mcp",
                       "memories", "serve", "service", "setup", "status"})
 _FLAGS = {"--raw": "raw", "--json": "as_json", "--messages": "messages"}
 _VALUES = {"--limit": "limit", "-n": "limit", "--since": "since", "--project": "project"}
