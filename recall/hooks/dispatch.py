@@ -38,12 +38,13 @@ def process_start() -> float:
         with open("/proc/self/stat", "rb") as fh:
             stat = fh.read().decode("ascii", "replace")
         ticks = int(stat.rsplit(")", 1)[1].split()[19])
-        with open("/proc/stat", "rb") as fh:
-            for line in fh:
-                if line.startswith(b"btime "):
-                    started = int(line.split()[1]) + ticks / os.sysconf("SC_CLK_TCK")
-                    # clock-tick resolution: never later than our own first timestamp
-                    return min(started, _T0) if _T0 - started < 30 else _T0
+        # boot time from /proc/uptime (10 ms resolution), not /proc/stat's btime (whole
+        # seconds: it put the start up to 1 s too early)
+        with open("/proc/uptime", "rb") as fh:
+            uptime = float(fh.read().split()[0])
+        started = time.time() - uptime + ticks / os.sysconf("SC_CLK_TCK")
+        # clock-tick resolution: never later than our own first timestamp
+        return min(started, _T0) if _T0 - started < 30 else _T0
     except (OSError, ValueError, IndexError):
         pass
     return _T0
