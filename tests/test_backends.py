@@ -184,3 +184,39 @@ def test_doctor_names_the_backend_of_each_feature(tmp_path, monkeypatch, capsys)
     code, out, _ = cli(capsys, "doctor")
     assert "ok    model backend: model.backend = auto: synthesis: claude-code; memory: claude-code; " \
            "ask: claude-code (Claude Code's own login (no Anthropic key found)" in out
+
+
+def test_doctor_fails_when_the_service_would_have_no_backend_the_hook_has(tmp_path, monkeypatch, capsys):
+    """A service that, even given the hook's credentials, would run without a backend (an
+    older service, a Claude Code it cannot run...) is a FAIL, not a silent raw fallback."""
+    import logging
+
+    from recall.cli.checks import check_backend
+    from recall.service import registry as ops
+    from recall.service.socket_server import SocketServer
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-shell-not-real")
+    ops.load_modules()
+    srv = SocketServer(logging.getLogger("test"))
+    srv.start()
+    try:
+        check = check_backend(service_up=True)
+        assert check.ok and check.detail.startswith("model.backend = auto: synthesis: api; memory: api; ask: api")
+        monkeypatch.setitem(ops.OPS, "backend", lambda args: {"caller": {"backend": "off", "why": "it is old"},
+                                                              "service": {"backend": "off", "why": "it is old"}})
+        check = check_backend(service_up=True)
+        assert not check.ok and not check.warn
+        assert "but the service, given the hook's credentials, would use off (it is old)" in check.detail
+        assert check.fix.startswith("run `recall service restart`")
+    finally:
+        srv.stop()
+
+
+def test_the_service_answers_which_backend_for_the_caller(monkeypatch):
+    from recall.service import registry as ops
+
+    ops.load_modules()
+    with caller.use({"ANTHROPIC_API_KEY": "sk-of-the-hook"}):
+        out = ops.OPS["backend"]({})
+    assert out["caller"]["backend"] == "api" and out["caller"]["source"] == "ANTHROPIC_API_KEY"
+    assert out["service"]["backend"] == "off" and "sk-of-the-hook" not in json.dumps(out)

@@ -92,10 +92,9 @@ def print_search_result(text: str, hits: list, raw: bool) -> None:
 
     try:
         answer = answer_question(text, hits, timeout=30)
-    except llm.NoKey:
+    except llm.NoKey as exc:
         fmt.print_hits(hits, text)
-        print("Synthesis is off (no Anthropic API key): set ANTHROPIC_API_KEY or run "
-              "`recall config set api_key KEY` to get an answer above the hits; --raw hides this line.")
+        print(f"Synthesis is off. {exc} --raw hides this line.")
         return
     except (llm.ModelError, llm.CapReached) as exc:
         fmt.print_hits(hits, text)

@@ -17,10 +17,13 @@ def backend(args: dict) -> dict:
     from recall.core import caller
     from recall.llm import backend as backends
 
+    def brief(choice) -> dict:
+        return {"backend": choice.name, "why": choice.why, "source": choice.source}
+
     mine = caller.current() if caller.is_caller() else None
     with caller.use(None):
-        own = backends.choose().as_json()
-    return {"caller": backends.choose(env=mine).as_json() if mine is not None else own, "service": own}
+        own = brief(backends.choose())
+    return {"caller": brief(backends.choose(env=mine)) if mine is not None else own, "service": own}
 
 
 @op("hook_context")
