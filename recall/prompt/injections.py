@@ -73,6 +73,7 @@ def record(payload: dict, trace: dict, output: dict | None, started: float) -> d
         "hits": trace.get("hits", []),
         "backend": trace.get("backend", ""),
         "via": trace.get("via", ""),
+        "service": trace.get("service", ""),  # "hung" / "untrusted" / "skipped: …" when it was not used
         "chars": len(text),
         "tokens": estimate_tokens(len(text)),
         "latency_ms": round((time.time() - started) * 1000, 1),
