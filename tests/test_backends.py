@@ -32,13 +32,13 @@ def cli(capsys, *args):
 
 def fake_claude(directory: Path, flags: str = "--print --safe-mode --no-session-persistence --tools "
                                              "--output-format --model --system-prompt --strict-mcp-config",
-                version: str = "2.1.197") -> Path:
+                version: str = "2.1.197", run: str = "exit 3") -> Path:
     """A `claude` on PATH that only answers --version and --help (for the flag check)."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "claude"
     help_lines = "\\n".join(f"  {f} <x>   the flag" for f in flags.split())
     path.write_text(f"#!/bin/sh\ncase \"$1\" in\n  --version) echo '{version} (Claude Code)';;\n"
-                    f"  --help) printf '{help_lines}\\n';;\n  *) exit 3;;\nesac\n")
+                    f"  --help) printf '{help_lines}\\n';;\n  *) {run};;\nesac\n")
     path.chmod(0o755)
     return path
 
@@ -220,3 +220,30 @@ def test_the_service_answers_which_backend_for_the_caller(monkeypatch):
         out = ops.OPS["backend"]({})
     assert out["caller"]["backend"] == "api" and out["caller"]["source"] == "ANTHROPIC_API_KEY"
     assert out["service"]["backend"] == "off" and "sk-of-the-hook" not in json.dumps(out)
+
+
+def test_a_hand_edited_backend_is_reported_by_doctor(capsys):
+    paths.atomic_write(paths.config_path(), json.dumps({"model": {"backend": "gpt-9"}}))
+    assert config.backend_setting() == "auto"
+    code, out, _ = cli(capsys, "doctor")
+    assert code == 1 and "FAIL  config: model.backend in" in out and "is 'gpt-9', not one of auto, api" in out
+    assert "fix: edit" in out
+
+
+def test_a_hung_claude_code_is_killed_at_its_timeout(tmp_path, monkeypatch):
+    pidfile = tmp_path / "child.pid"
+    fake_claude(tmp_path / "bin", run=f"echo $$ > {pidfile}; sleep 60")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    with pytest.raises(llm.ModelError) as err:
+        claude_code.complete("system", "prompt", purpose="test", timeout=1.0)
+    assert str(err.value) == "Claude Code did not answer within 1 s (stopped)"
+    pid = int(pidfile.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    # the child got the recursion guard and not the parent session's variables
+    fake_claude(tmp_path / "bin", run=f"env > {tmp_path / 'env.txt'}; exit 1")
+    monkeypatch.setenv("CLAUDECODE", "1")
+    with pytest.raises(llm.ModelError):
+        claude_code.complete("system", "prompt", purpose="test", timeout=10.0)
+    child_env = (tmp_path / "env.txt").read_text()
+    assert "RECALL_CHILD=1" in child_env and "CLAUDECODE=" not in child_env

@@ -96,8 +96,15 @@ def load() -> dict:
 
 
 def problems() -> list[str]:
-    load()
-    return [_problem] if _problem else []
+    cfg = load()
+    if _problem:
+        return [_problem]
+    node = cfg.get("model")
+    value = node.get("backend") if isinstance(node, dict) else None
+    if value not in BACKENDS:
+        return [f"model.backend in {paths.config_path()} is {value!r}, not one of {', '.join(BACKENDS)} (auto is "
+                f"used): run `recall config set model.backend auto`."]
+    return []
 
 
 def save(data: dict) -> Path:

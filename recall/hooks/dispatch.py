@@ -137,12 +137,20 @@ def run_hook(name: str, args: list[str] | None = None) -> int:
     return 0
 
 
+def stop_children() -> None:
+    """Kill a headless Claude Code this hook started and no longer waits for."""
+    context = sys.modules.get("recall.prompt.context")
+    if context is not None:
+        context.stop_children()
+
+
 #: Hooks whose process ends right after its output (Claude Code waits for the exit, and
 #: tearing down an interpreter that loaded the index takes longer than the search did).
 FAST_EXIT = {"user-prompt-submit"}
 
 
 def _exit_now() -> None:
+    stop_children()
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -167,6 +167,7 @@ def complete(system: str, prompt: str, *, purpose: str, timeout: float = 60.0, m
                                 start_new_session=True)
     except OSError as exc:
         raise ModelError(f"Claude Code at {found.path} could not start ({exc.strerror})") from None
+    _live.add(proc)
     try:
         out, err = proc.communicate(prompt.encode("utf-8"), timeout=max(0.5, timeout))
     except subprocess.TimeoutExpired:
@@ -175,6 +176,8 @@ def complete(system: str, prompt: str, *, purpose: str, timeout: float = 60.0, m
     except BaseException:
         _kill(proc)
         raise
+    finally:
+        _live.discard(proc)
     try:
         reply = json.loads(out.decode("utf-8", "replace"))
     except ValueError:
@@ -194,6 +197,19 @@ def complete(system: str, prompt: str, *, purpose: str, timeout: float = 60.0, m
     if not text.strip():
         raise ModelError("Claude Code returned no text")
     return text
+
+
+_live: set = set()
+
+
+def kill_all() -> None:
+    """Stop every child still running (a hook that ends at its deadline calls this: no
+    headless Claude Code outlives the prompt it was started for)."""
+    for proc in list(_live):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def _kill(proc: subprocess.Popen) -> None:

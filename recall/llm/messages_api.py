@@ -181,19 +181,14 @@ def calls_today(purposes: tuple[str, ...] = ("extraction", "consolidation")) -> 
 
 
 def complete(system: str, prompt: str, *, purpose: str, max_tokens: int = 1024, timeout: float = 30.0,
-             model: str | None = None, cap: int | None = None, backend: str | None = None) -> str:
-    """One model call; returns the text. Raises NoKey, CapReached, ModelError.
-
-    Runs on the backend ``recall.llm.backend.choose()`` picks (``model.backend``), unless
-    ``backend`` names one ("api" here; "claude-code" in ``recall.llm.claude_code``)."""
+             model: str | None = None, cap: int | None = None) -> str:
+    """One model call on the backend ``recall.llm.backend.choose()`` picks (``model.backend``);
+    returns the text. Raises NoKey, CapReached (``cap`` counts every backend's calls), ModelError."""
     if cap is not None and calls_today() >= cap:
         raise CapReached(cap)
-    if backend is None:
-        from recall.llm import backend as backends
+    from recall.llm import backend
 
-        return backends.complete(system, prompt, purpose=purpose, max_tokens=max_tokens, timeout=timeout,
-                                 model=model)
-    return api_complete(system, prompt, purpose=purpose, max_tokens=max_tokens, timeout=timeout, model=model)
+    return backend.complete(system, prompt, purpose=purpose, max_tokens=max_tokens, timeout=timeout, model=model)
 
 
 def api_complete(system: str, prompt: str, *, purpose: str, max_tokens: int = 1024, timeout: float = 30.0,

@@ -262,6 +262,19 @@ def service_op(args: dict, searcher=None) -> dict | None:
     return {**(out or {}), "_trace": trace}
 
 
+def stop_children() -> None:
+    """Kill a headless Claude Code (the claude-code backend) still running for this hook:
+    none outlives the prompt it was started for."""
+    import sys
+
+    backend = sys.modules.get("recall.llm.claude_code")
+    if backend is not None:
+        try:
+            backend.kill_all()
+        except Exception:
+            pass
+
+
 class Watchdog:
     """At ``deadline``: emit the best output known (``fallback``) and end the process."""
 
@@ -288,6 +301,7 @@ class Watchdog:
             _log().warning("hook budget reached; emitted %s", "raw snippets" if self.fallback else "nothing")
         except Exception:
             pass
+        stop_children()
         os._exit(0)
 
     def cancel(self) -> None:
