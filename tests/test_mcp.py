@@ -383,6 +383,8 @@ def test_uses_the_service_when_it_runs(world, monkeypatch):
 
     def fake_call(op, args=None, timeout=2.0, credentials=False):
         seen.append(op)
+        # only memory_ask may call the model: it alone sends the MCP server's credentials
+        assert credentials == (op == "mcp.memory_ask")
         payload = json.loads(json.dumps(args))  # over the wire: JSON both ways
         try:
             return json.loads(json.dumps(ops.OPS[op](payload)))
