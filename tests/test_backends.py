@@ -161,11 +161,17 @@ def test_without_credentials_the_hook_says_why_it_fell_back(indexed, project, mo
     assert code == 2 and err.strip() == "recall: --limit takes a number of prompts >= 1, not 0."
     code, out, _ = cli(capsys, "status")
     assert "Prompts: last 24 h: 0 synthesized, 1 raw (1 no backend), 0 nothing found, 1 trivial" in out
-    assert "Backend: model.backend = auto" in out and "the per-prompt synthesis: off" in out
+    assert "Backend: model.backend = auto: off for every feature (no Anthropic key and no Claude Code found" in out
     code, out, _ = cli(capsys, "status", "--json")
     info = json.loads(out)
     assert info["prompts_today"]["injected_tokens"] == raw["tokens"]
     assert info["backends"]["features"]["memory"]["backend"] == "off"
+    config.set_value("hook.synthesize", False)
+    fake_claude(tmp_path / "bin")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
+    code, out, _ = cli(capsys, "status")
+    assert "         the per-prompt synthesis: off (hook.synthesize is false)" in out
+    assert "         memory extraction and consolidation: claude-code (Claude Code's own login" in out
 
 
 def test_the_injection_log_is_bounded(monkeypatch):

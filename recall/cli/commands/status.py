@@ -212,10 +212,13 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON.")
         typer.echo(f"Model:   {usage['today_calls']} calls today (${usage['today_cost']:.2f}), "
                    f"{usage['calls']} in all (${usage['cost']:.2f})")
     b = info["backends"]
-    typer.echo(f"Backend: model.backend = {b['setting']}")
-    for feature, label in backend.FEATURES.items():
-        f = b["features"][feature]
-        typer.echo(f"         {label}: {f['backend']} ({f['why']})")
+    features = b["features"]
+    if len({(f["backend"], f["why"]) for f in features.values()}) == 1:
+        typer.echo(f"Backend: model.backend = {b['setting']}: {b['backend']} for every feature ({b['why']})")
+    else:
+        typer.echo(f"Backend: model.backend = {b['setting']}")
+        for feature, label in backend.FEATURES.items():
+            typer.echo(f"         {label}: {features[feature]['backend']} ({features[feature]['why']})")
     p = info["prompts_today"]
     if p["prompts"]:
         o = p["outcomes"]
