@@ -253,3 +253,17 @@ def test_a_hung_claude_code_is_killed_at_its_timeout(tmp_path, monkeypatch):
         claude_code.complete("system", "prompt", purpose="test", timeout=10.0)
     child_env = (tmp_path / "env.txt").read_text()
     assert "RECALL_CHILD=1" in child_env and "CLAUDECODE=" not in child_env
+
+
+def test_a_binary_that_is_not_claude_code_is_probed_once(tmp_path, monkeypatch):
+    fake = tmp_path / "bin" / "claude"
+    fake.parent.mkdir()
+    count = tmp_path / "runs"
+    fake.write_text(f"#!/bin/sh\necho x >> {count}\necho 'claude 0.1 (some other tool)'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(fake.parent))
+    claude_code._probed.clear()
+    assert backend.choose().name == "off" and "is not Claude Code" in backend.choose().why
+    claude_code._probed.clear()  # a new process: the answer comes from the cache file
+    assert "is not Claude Code" in backend.choose().why
+    assert len(count.read_text().splitlines()) == 2  # --version and --help, once

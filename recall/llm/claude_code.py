@@ -83,16 +83,19 @@ def probe(path: str) -> Found:
     except (OSError, ValueError, AttributeError):
         cached = None
     if isinstance(cached, dict):
-        found = Found(path, str(cached.get("version", "")), tuple(cached.get("flags", ())))
+        found = Found(None if cached.get("problem") else path, str(cached.get("version", "")),
+                      tuple(cached.get("flags", ())), str(cached.get("problem") or ""))
     else:
-        found = _run_probe(path)
-        if found.problem:
-            return found
+        found = _run_probe(path)  # a binary that hangs or is not Claude Code is not probed again
         try:
             paths.ensure_dir(paths.recall_home())
-            paths.atomic_write(_cache_path(), json.dumps({key: {"version": found.version, "flags": list(found.flags)}}))
+            paths.atomic_write(_cache_path(), json.dumps({key: {"version": found.version, "flags": list(found.flags),
+                                                                "problem": found.problem}}))
         except OSError:
             pass
+    if found.problem:
+        _probed[ident] = found
+        return found
     missing = [f for f in REQUIRED if f not in found.flags]
     if missing:
         found.problem = (f"Claude Code {found.version or ''} at {path} lacks {', '.join(missing)}: update it "
