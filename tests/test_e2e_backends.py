@@ -6,7 +6,8 @@
 * no Anthropic key visible to recall at all, Claude Code authenticated by an ``apiKeyHelper``:
   a finished session still produces typed memories (state.json and the CLAUDE.md block) and
   `recall ask` answers, both through Claude Code's own login; the headless child fires none
-  of the hooks (counted) and its transcript never reaches the index."""
+  of the hooks (counted), starts none of the user's MCP servers, and its transcript never
+  reaches the index."""
 
 from __future__ import annotations
 
@@ -114,6 +115,12 @@ def test_claude_code_login_gives_memories_and_answers_with_no_api_key(claude_env
                                 scope=scope)
     claude_env.add_hook("Stop", hook_command("stop"), timeout=30)
     claude_env.add_hook("UserPromptSubmit", hook_command("user-prompt-submit"), timeout=30)
+    # a user MCP server that records the command line of whoever starts it
+    started = tmp_path / "mcp-started.txt"
+    data = json.loads(claude_env.claude_json.read_text())
+    data["mcpServers"] = {"recorder": {"type": "stdio", "command": "sh", "args": [
+        "-c", f"tr '\\0' ' ' < /proc/$PPID/cmdline >> {shlex.quote(str(started))}; echo >> {shlex.quote(str(started))}"]}}
+    claude_env.claude_json.write_text(json.dumps(data))
     env = claude_env.environ({"PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"})
     env.pop("ANTHROPIC_API_KEY")
     memories = [{"type": "decision", "content": "Notes live in notes.txt at the project root, one line per note",
@@ -148,7 +155,11 @@ def test_claude_code_login_gives_memories_and_answers_with_no_api_key(claude_env
     (main,) = claude_env.transcripts(include_subagents=True)
     seen = [json.loads(line) for line in fired.read_text().splitlines() if line.strip()]
     assert seen and {p.get("session_id") for p in seen} == {main.stem}
-    assert any(p.get("hook_event_name") == "Stop" for p in seen)  # the main session's, and only its
+    assert any(p.get("hook_event_name") == "Stop" for p in seen)
+    # nor started the user's MCP servers (the main session did: the recorder works)
+    starters = started.read_text().splitlines() if started.exists() else []
+    assert any("Create notes.txt" in line for line in starters), starters
+    assert not [line for line in starters if "--safe-mode" in line], starters  # the main session's, and only its
 
     # `recall ask` answers through the same login
     index_all()
