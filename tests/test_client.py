@@ -201,3 +201,120 @@ def test_search_op_validates(server):
         client.call("search", {"text": "x", "project": "relative/path"})
     with pytest.raises(client.RemoteError):
         client.call("search", {"text": "x", "doctypes": ["nope"]})
+
+
+# trust: nothing goes to a socket another user controls -------------------------------------------
+ATTACKER = 4242
+
+
+def _rogue_listener(addr: str, as_uid: int | None, chown_dir: str | None = None):
+    """A process that listens on ``addr`` as another user and reports what it received
+    (through a pipe). Returns (pid, read end)."""
+    r, w = os.pipe()
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the attacker
+        try:
+            os.close(r)
+            os.close(ready_r)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.bind(addr)
+            os.chmod(addr, 0o777)
+            if as_uid is not None:
+                os.setgid(as_uid)
+                os.setuid(as_uid)
+            s.listen(1)
+            os.write(ready_w, b"1")
+            s.settimeout(10)
+            conn, _ = s.accept()
+            conn.settimeout(2)
+            try:
+                data = conn.recv(1 << 16)
+            except OSError:
+                data = b""
+            os.write(w, data or b"<nothing>")
+        finally:
+            os._exit(0)
+    os.close(w)
+    os.close(ready_w)
+    os.read(ready_r, 1)
+    os.close(ready_r)
+    return pid, r
+
+
+def _received(pid: int, r: int) -> bytes:
+    os.waitpid(pid, 0)
+    data = os.read(r, 1 << 16)
+    os.close(r)
+    return data
+
+
+@pytest.fixture
+def short_base(monkeypatch):
+    import tempfile
+
+    base = tempfile.mkdtemp(prefix="rs-", dir="/tmp")
+    os.chmod(base, 0o755)
+    monkeypatch.setattr(client, "_short_base", lambda: base)
+    yield base
+    subprocess.run(["rm", "-rf", base], check=False)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as a second user")
+def test_a_short_socket_dir_made_by_another_user_is_refused(tmp_path, monkeypatch, short_base):
+    """Issue 17 item 3: another user made /tmp/recall-<uid> first (mode 777) and listens in it."""
+    monkeypatch.setenv("RECALL_HOME", str(tmp_path / ("d" * 60) / ("e" * 60)))
+    addr = client.address()
+    hijacked = client.short_socket_dir()
+    os.mkdir(hijacked)
+    os.chmod(hijacked, 0o777)
+    os.chown(hijacked, ATTACKER, ATTACKER)
+    pid, r = _rogue_listener(addr, ATTACKER)
+    with pytest.raises(client.Untrusted) as err:
+        client.call("hook_context", {"prompt": "my secret prompt"}, timeout=2)
+    assert f"belongs to uid {ATTACKER}" in str(err.value) and "shorter path" in str(err.value)
+    socket.socket(socket.AF_UNIX).connect(addr)  # let the rogue accept and report
+    assert _received(pid, r) == b"<nothing>"
+    # and the service refuses to listen there instead of swallowing a failed chmod
+    srv = SocketServer(logging.getLogger("test"))
+    with pytest.raises(client.Untrusted):
+        srv.start()
+
+
+def test_a_short_socket_dir_of_ours_is_made_private(tmp_path, monkeypatch, short_base, echo_ops):
+    monkeypatch.setenv("RECALL_HOME", str(tmp_path / ("d" * 60) / ("e" * 60)))
+    os.mkdir(client.short_socket_dir(), 0o777)
+    os.chmod(client.short_socket_dir(), 0o777)
+    srv = SocketServer(logging.getLogger("test"))
+    srv.start()
+    try:
+        assert stat.S_IMODE(os.stat(client.short_socket_dir()).st_mode) == 0o700
+        assert client.call("t.echo", {"k": 2}) == {"got": {"k": 2}}
+    finally:
+        srv.stop()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as a second user")
+def test_the_client_checks_the_servers_uid_before_sending(tmp_path):
+    """The socket file and its directory are ours, but the process listening runs as another
+    user: SO_PEERCRED says so and nothing is sent."""
+    addr = client.address()
+    os.makedirs(os.path.dirname(addr), mode=0o700, exist_ok=True)
+    pid, r = _rogue_listener(addr, ATTACKER)
+    with pytest.raises(client.Untrusted) as err:
+        client.call("hook_context", {"prompt": "my secret prompt", "_env": {"ANTHROPIC_API_KEY": "sk-x"}})
+    assert f"runs as uid {ATTACKER}" in str(err.value)
+    assert _received(pid, r) == b"<nothing>"
+
+
+def test_a_socket_file_of_another_user_is_refused(tmp_path):
+    addr = client.address()
+    os.makedirs(os.path.dirname(addr), mode=0o700, exist_ok=True)
+    if os.geteuid() != 0:
+        pytest.skip("needs root to chown")
+    pid, r = _rogue_listener(addr, None)
+    os.chown(addr, ATTACKER, ATTACKER)
+    with pytest.raises(client.Untrusted) as err:
+        client.call("t.echo", {})
+    assert f"belongs to uid {ATTACKER}" in str(err.value)
+    assert _received(pid, r) == b"<nothing>"

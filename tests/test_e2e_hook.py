@@ -10,10 +10,10 @@ import json
 
 import pytest
 
-from indexer.ingest import index_all
 from recall.core import config
 from recall.cli.app import run
 from recall.search.searcher import Searcher
+from tests.memory_support import wait_for
 from tests.support.standin import error, hang, is_claude_code_request, is_messages_request, request_text, text
 
 pytestmark = pytest.mark.e2e
@@ -45,10 +45,21 @@ def synthesis_handler(req):
     return text("NONE")
 
 
+def index():
+    """`recall index`: through the running service (it holds the only writer)."""
+    from recall.cli.commands.service import index_via_service
+
+    summary = index_via_service([], False, quiet=True)
+    assert summary is not None, "the service started by `recall setup` is not answering"
+    return summary
+
+
 @pytest.fixture
-def recalled_project(claude_env, standin, monkeypatch, capsys):
-    """Session 1 states a decision; it is indexed; `recall setup` wires the project."""
+def recalled_project(claude_env, standin, monkeypatch, capsys, request):
+    """Session 1 states a decision; `recall setup` (the README's command: it starts the
+    service from this shell, which has no key) wires the project and indexes it."""
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude_env.home / ".claude"))
+    monkeypatch.delenv("RECALL_NO_SERVICE", raising=False)
     config.set_value("memory.enabled", False)  # no extraction workers in these tests
     # importing the SDK alone can take seconds on a loaded machine: room for the synthesis
     config.set_value("hook.budget_seconds", 30)
@@ -56,12 +67,12 @@ def recalled_project(claude_env, standin, monkeypatch, capsys):
     proc = claude_env.run("which connection pooler should we use for postgres?")
     assert proc.returncode == 0, proc.stderr
     assert DECISION in proc.stdout
-    summary = index_all()
-    assert summary.messages >= 2
     session1 = claude_env.transcripts(include_subagents=False)[0].stem
-    code = run(["setup", "--project", str(claude_env.project), "--no-service"])
+    code = run(["setup", "--project", str(claude_env.project)])
     out = capsys.readouterr()
     assert code == 0, out.err
+    request.addfinalizer(lambda: run(["service", "stop"]))
+    assert index().messages + len(Searcher().search("connection pooler postgres", messages=True)) >= 1
     assert "added the UserPromptSubmit hook" in out.out
     settings = json.loads((claude_env.project / ".claude" / "settings.json").read_text())
     assert {"UserPromptSubmit", "Stop", "PreCompact", "SessionEnd", "SessionStart"} <= set(settings["hooks"])
@@ -91,8 +102,11 @@ def test_decision_is_recalled_in_the_next_session(claude_env, standin, recalled_
     # the injected block came back in the transcript, and is not indexed back
     raw = "".join(p.read_text() for p in claude_env.transcripts())
     assert SYNTH_MARK in raw
-    summary = index_all()
-    assert summary.skipped["hook-context"] >= 1
+    index()  # the service indexes the new session as it is written (its summary may be empty)
+    session2 = claude_env.transcripts(include_subagents=False)[-1].stem
+    assert wait_for(lambda: any(h.session_id == session2 for h in
+                                Searcher().search("connection pooler settle postgres", messages=True, limit=20)),
+                    timeout=30)
     assert Searcher().search(SYNTH_MARK, messages=True, limit=10) == []
     assert Searcher().search("connection pooler postgres why", messages=True, limit=20)
 

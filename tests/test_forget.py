@@ -255,10 +255,10 @@ def test_ask_or_hits_prints_the_hits_without_a_model(claude_projects, tmp_path, 
     s.write(claude_projects)
     index_all()
     assert run(["ask", "--project", str(project), "what", "about", "kestrel"]) == 1
-    assert "No Anthropic API key" in capsys.readouterr().err
+    assert "Model calls are off: no Anthropic key and no Claude Code found" in capsys.readouterr().err
     assert run(["ask", "--or-hits", "--project", str(project), "what", "about", "kestrel"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("No synthesized answer (No Anthropic API key found)") and "**kestrel**" in out
+    assert out.startswith("No synthesized answer (Model calls are off") and "**kestrel**" in out
 
 
 def test_memory_extraction_reads_nothing_of_excluded_or_switched_off_sessions(claude_projects, project):
@@ -314,3 +314,32 @@ def test_remember_turns_a_standing_instruction_into_a_rule(tmp_path, capsys):
     assert store.load(str(project)).memories == []  # a rule, not a memory as well
     assert run(["remember", "--project", str(project), "always", "rebase", "on", "main"]) == 0
     assert capsys.readouterr().out.startswith("Saved as rule ")
+
+
+def test_forget_cleans_the_injection_log(claude_projects, project):
+    from recall.prompt import injections
+
+    s = Session(cwd=str(project))
+    s.user("the albatross token lives in vault")
+    s.write(claude_projects)
+    other = Session(cwd=str(project))
+    other.user(f"the ibis password is {SECRET}")
+    other.write(claude_projects)
+    index_all()
+
+    def logged(session, hit, text):
+        injections.append({"t": time.time(), "project": str(project), "session": session, "outcome": "raw",
+                           "hits": [{"session": hit, "score": 1.0}], "text": text})
+
+    logged("now-1", s.session_id, "- [2026-11-20 session x] user: the albatross token lives in vault")
+    logged("now-2", other.session_id, f"- [2026-11-20 session y] user: the ibis password is {SECRET}")
+    logged("now-3", "elsewhere", "- nothing about birds")
+    forget(Selection(match="albatross").check())
+    texts_left = [r["text"] for r in injections.read()]
+    assert not any("albatross" in t for t in texts_left) and len(texts_left) == 2
+    forget(Selection(secret=SECRET).check())
+    assert not any(SECRET in r["text"] for r in injections.read())
+    assert any(SECRET_MARK in r["text"] for r in injections.read())
+    forget(Selection(sessions=[other.session_id]).check())
+    assert [r["session"] for r in injections.read()] == ["now-3"]
+    assert oct(injections.log_path().stat().st_mode & 0o777) == "0o600"

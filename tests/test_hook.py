@@ -523,3 +523,31 @@ def test_broken_service_falls_back_in_process(indexed, project, tmp_path):
     # never an error, never a hang past the budget
     if proc.stdout:
         assert "SQLite" in context_of(json.loads(proc.stdout))
+
+
+def test_a_hung_service_is_skipped_for_a_while(indexed, project, monkeypatch):
+    """Issue 17 (low): a hung service cost every prompt the whole wait; after one hang the
+    next prompts go in-process at once (a short circuit breaker), and it is tried again later."""
+    import logging
+
+    from recall.prompt import context
+    from recall.service import registry as ops
+    from recall.service.socket_server import SocketServer
+
+    calls = []
+    ops.load_modules()
+    monkeypatch.setitem(ops.OPS, "hook_context", lambda args: calls.append(1) or time.sleep(3) or None)
+    srv = SocketServer(logging.getLogger("test"))
+    srv.start()
+    try:
+        answered, _ = context.service_context(payload(project), time.time() + 1.5)
+        assert not answered and len(calls) == 1 and context.breaker_open()
+        answered, _ = context.service_context(payload(project), time.time() + 1.5)
+        assert not answered and len(calls) == 1  # not asked again: the prompt went in-process at once
+        old = time.time() - context.BREAKER_SECONDS - 1
+        os.utime(context._breaker_path(), (old, old))
+        monkeypatch.setitem(ops.OPS, "hook_context", lambda args: calls.append(2) or None)
+        answered, out = context.service_context(payload(project), time.time() + 1.5)
+        assert answered and out is None and calls == [1, 2] and context.breaker_open() is None
+    finally:
+        srv.stop()

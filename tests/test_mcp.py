@@ -383,8 +383,10 @@ def test_uses_the_service_when_it_runs(world, monkeypatch):
     assert "mcp.memory_search" in ops.OPS
     seen = []
 
-    def fake_call(op, args=None, timeout=2.0):
+    def fake_call(op, args=None, timeout=2.0, credentials=False):
         seen.append(op)
+        # only memory_ask may call the model: it alone sends the MCP server's credentials
+        assert credentials == (op == "mcp.memory_ask")
         payload = json.loads(json.dumps(args))  # over the wire: JSON both ways
         try:
             return json.loads(json.dumps(ops.OPS[op](payload)))
@@ -413,7 +415,7 @@ def test_uses_the_service_when_it_runs(world, monkeypatch):
     assert {m["session_id"] for m in ok(results[3])["matches"]} == {world.sessions["recent"]}
     assert "does not exist" in err(results[4])  # the service's refusal reaches the model
 
-    def down(op, args=None, timeout=2.0):
+    def down(op, args=None, timeout=2.0, credentials=False):
         raise client.Unavailable("the recall service is not running")
 
     monkeypatch.setattr(client, "call", down)

@@ -82,7 +82,7 @@ def test_consolidate_and_ask_need_a_key(project, capsys):
     cli(capsys, "memories", "add", "gotcha", "Redis must run first")
     for args in (("consolidate",), ("ask", "why redis?")):
         code, _, err = cli(capsys, *args)
-        assert code == 1 and "No Anthropic API key found" in err
+        assert code == 1 and "Model calls are off: no Anthropic key and no Claude Code found" in err
 
 
 def test_consolidate_command(project, capsys, monkeypatch, standin):
@@ -120,7 +120,8 @@ def test_ask_answers_from_memories_and_transcripts(project, capsys, monkeypatch,
 
 def test_status_and_doctor_lines(project, monkeypatch, standin):
     lines = status.status_lines(str(project))
-    assert lines[0] == "Memory:  " + status.NO_KEY
+    assert lines[0] == ("Memory:  memory extraction is off: no Anthropic key and no Claude Code found: set "
+                        "ANTHROPIC_API_KEY, run `recall config set api_key KEY`, or install and log in to Claude Code")
     from recall.cli.checks import check_memory
 
     checks = check_memory(project)
@@ -128,7 +129,7 @@ def test_status_and_doctor_lines(project, monkeypatch, standin):
     use_standin(monkeypatch, standin, daily_call_cap=1)
     llm.record_usage("claude-haiku-4-5", 1_000_000, 100_000, "extraction")
     lines = status.status_lines(str(project))
-    assert lines[0].startswith("Memory:  extraction on; 1/1 extraction calls today; est. cost $1.50 today")
+    assert lines[0].startswith("Memory:  extraction on (api); 1/1 extraction calls today; est. cost $1.50 today")
     assert "daily cap is reached" in lines[1]
     assert "0 active memories in " + str(project) in lines[2]
 

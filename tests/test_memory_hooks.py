@@ -204,7 +204,10 @@ def test_service_takes_the_capture(monkeypatch, standin, session, project, tmp_p
     assert len([r for r in standin.messages_requests() if is_extraction(r)]) == 1
 
 
-def test_service_without_a_key_leaves_the_work_to_a_detached_worker(monkeypatch, standin, session, project):
+def test_service_without_a_key_extracts_with_the_hooks_credentials(monkeypatch, standin, session, project):
+    """Issue 16 item 1: the key is only in Claude Code's environment (the hook's); the service,
+    started from another shell, has none: the capture hook's credentials go along with the
+    request and the service's worker uses them (kept in memory only)."""
     use_standin(monkeypatch, standin)
     standin.script(text(extraction(GOTCHA)))
     hook_env = dict(os.environ)
@@ -215,7 +218,7 @@ def test_service_without_a_key_leaves_the_work_to_a_detached_worker(monkeypatch,
     try:
         assert wait_for(lambda: client.ping(timeout=1.0), timeout=60)
         assert client.call("capture", {"event": "stop", "session_id": session.session_id}) == \
-            {"queued": False, "reason": "the service has no Anthropic API key"}
+            {"queued": False, "reason": "no model backend for this caller"}
         rc, _, _ = hook("session-end", session.payload(), env=hook_env)
         assert rc == 0
         assert wait_for(lambda: active(project) and settled(), timeout=60)

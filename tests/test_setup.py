@@ -311,7 +311,8 @@ def test_config_set_get_show_unset(capsys):
     (("config", "set", "nonsense.key", "1"), "no setting"),
     (("config", "set", "hook", "1"), "group of settings"),
     (("config", "get", "hook.nope"), "no setting"),
-    (("config", "set", "model.family", "haiku"), "single setting"),
+    (("config", "set", "model.name.family", "haiku"), "single setting"),
+    (("config", "set", "model.backend", "gpt"), "is one of auto, api, claude-code, off"),
     (("config", "set", "hook.max_chars.x", "1"), "single setting"),
 ])
 def test_config_rejects_bad_values_in_one_line(capsys, args, needle):

@@ -17,8 +17,8 @@ import typer
 from typer.core import TyperGroup
 
 from recall import __version__
-from recall.cli.commands import (ask, config, doctor, exclude, forget, mcp, memories, pause, remember, rules, service,
-                                 sessions, setup, status)
+from recall.cli.commands import (ask, config, doctor, exclude, forget, log, mcp, memories, pause, remember, rules,
+                                 service, sessions, setup, status)
 from recall.core.errors import RecallError, report
 
 
@@ -93,10 +93,9 @@ def print_search_result(text: str, hits: list, raw: bool) -> None:
 
     try:
         answer = answer_question(text, hits, timeout=30)
-    except llm.NoKey:
+    except llm.NoKey as exc:
         fmt.print_hits(hits, text)
-        print("Synthesis is off (no Anthropic API key): set ANTHROPIC_API_KEY or run "
-              "`recall config set api_key KEY` to get an answer above the hits; --raw hides this line.")
+        print(f"Synthesis is off. {exc} --raw hides this line.")
         return
     except (llm.ModelError, llm.CapReached) as exc:
         fmt.print_hits(hits, text)
@@ -195,7 +194,7 @@ def main() -> None:  # pragma: no cover
 # The other commands: each module of recall.cli.commands holds its own ``commands``; they are
 # merged here in this order (`recall --help` lists them so), and none imports this module.
 COMMAND_MODULES = (mcp, setup, doctor, config, service, status, forget, exclude, pause, memories, remember, rules,
-                   sessions, ask)
+                   sessions, ask, log)
 for _module in COMMAND_MODULES:
     app.registered_commands.extend(_module.commands.registered_commands)
 for _module in COMMAND_MODULES:

@@ -232,14 +232,41 @@ def check_key(service_up: bool = False) -> Check:
     from recall.llm import messages_api as llm
 
     key, where = llm.find_api_key()
-    if key and where == "ANTHROPIC_API_KEY" and service_up:
-        return Check("API key", False, "found in ANTHROPIC_API_KEY of this shell only: the background service "
-                     "(which synthesizes while it runs) does not see it",
-                     "run `recall config set api_key KEY` (or put it in ~/.config/anthropic/api_key)", warn=True)
     if key:
         return Check("API key", True, f"found in {where}")
-    return Check("API key", False, "none found: the hook injects raw snippets instead of a synthesis",
-                 "export ANTHROPIC_API_KEY, or run `recall config set api_key KEY`", warn=True)
+    return Check("API key", False, "none found: the model backend is Claude Code's own login if it can be used "
+                 "(see the backend line)", "export ANTHROPIC_API_KEY, or run `recall config set api_key KEY`",
+                 warn=True)
+
+
+def check_backend(service_up: bool = False) -> Check:
+    """The backend each feature uses right now, here and in the service: FAIL when the service,
+    given this shell's credentials as a hook would pass them, would still have none."""
+    from recall.llm import backend
+
+    here = backend.describe()
+    detail = "; ".join(f"{name}: {f['backend']}" for name, f in here["features"].items())
+    detail = f"model.backend = {here['setting']}: {detail} ({here['why']})"
+    if here["backend"] == "off":
+        return Check("model backend", False, f"{detail}; the hook injects raw snippets",
+                     "export ANTHROPIC_API_KEY, `recall config set api_key KEY`, or install and log in to Claude Code",
+                     warn=True)
+    if service_up:
+        from recall.core import service_client as client
+
+        try:
+            remote = client.call("backend", {}, timeout=30.0, credentials=True)
+        except client.Unavailable as exc:
+            return Check("model backend", False, f"{detail}; the service cannot say which it would use ({exc})",
+                         "run `recall service restart`")
+        theirs = (remote or {}).get("caller") or {}
+        if theirs.get("backend") != here["backend"]:
+            return Check("model backend", False,
+                         f"{detail}; but the service, given the hook's credentials, would use "
+                         f"{theirs.get('backend', '?')} ({theirs.get('why', 'no answer')})",
+                         "run `recall service restart` from a shell that has your key and Claude Code on PATH, "
+                         "or `recall config set api_key KEY`")
+    return Check("model backend", True, detail)
 
 
 def check_mcp(root: Path) -> Check:
@@ -270,7 +297,8 @@ def check_config() -> Check:
 def doctor(project: Path | str | None = None) -> list[Check]:
     root = project_root(project)
     service = check_service()
-    checks = [check_config(), *check_hooks(root), service, check_index(), check_key(service.ok), check_mcp(root)]
+    checks = [check_config(), *check_hooks(root), service, check_index(), check_key(service.ok),
+              check_backend(service.ok), check_mcp(root)]
     return [*checks, *check_memory(root)]
 
 
@@ -281,8 +309,9 @@ def check_memory(project=None) -> list[Check]:
     s = memory_status(str(project) if project else None)
     checks = []
     if not s["key"]:
-        checks.append(Check("memory", False, NO_KEY, "export ANTHROPIC_API_KEY, or run `recall config set api_key KEY`",
-                            warn=True))
+        checks.append(Check("memory", False, NO_KEY.format(why=s["backend_why"]),
+                            "export ANTHROPIC_API_KEY, run `recall config set api_key KEY`, or install and log in "
+                            "to Claude Code", warn=True))
     elif not s["configured"]:
         checks.append(Check("memory", False, DISABLED, "recall config set memory.enabled true", warn=True))
     elif s["cap_reached"]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 
 # The typer app's top-level command names (a test keeps this in step with recall.cli.app).
-COMMANDS = frozenset({"ask", "config", "consolidate", "doctor", "exclude", "forget", "hook", "index", "mcp",
+COMMANDS = frozenset({"ask", "config", "consolidate", "doctor", "exclude", "forget", "hook", "index", "log", "mcp",
                       "memories", "pause", "remember", "resume", "rules", "serve", "service", "sessions", "setup",
                       "show", "status"})
 _FLAGS = {"--raw": "raw", "--json": "as_json", "--messages": "messages"}

@@ -14,6 +14,7 @@ from pathlib import Path
 from recall.core import paths
 
 DEFAULT_MODEL = "claude-haiku-4-5"
+BACKENDS = ("auto", "api", "claude-code", "off")
 
 # $ per million tokens (input, output) for the cost estimate in `recall status`
 PRICES = {"haiku": (1.0, 5.0), "sonnet": (3.0, 15.0), "opus": (5.0, 25.0)}
@@ -27,7 +28,11 @@ ACKNOWLEDGEMENTS = [
 
 DEFAULTS: dict = {
     "api_key": None,
-    "model": DEFAULT_MODEL,
+    "model": {
+        "name": DEFAULT_MODEL,      # the model id (a plain string here means this: older files)
+        "backend": "auto",          # auto | api | claude-code | off (see recall.llm.backend)
+        "claude_path": None,        # the Claude Code binary for the claude-code backend (PATH when unset)
+    },
     "tool_result_chars": 2000,
     "hook": {
         "budget_seconds": 5.0,      # the whole hook, process start to output
@@ -50,6 +55,14 @@ DEFAULTS: dict = {
         "timeout_seconds": 60,      # one extraction / consolidation call
     },
 }
+
+
+def _legacy(data: dict) -> dict:
+    """Older files said ``"model": "claude-…"``: that is ``model.name`` now."""
+    if isinstance(data.get("model"), str):
+        data = dict(data)
+        data["model"] = {"name": data["model"]}
+    return data
 
 
 def _merge(base: dict, over: dict) -> dict:
@@ -81,12 +94,19 @@ def load() -> dict:
     except ValueError as exc:
         _problem = f"{path} is not valid JSON ({exc}): fix it or delete it to use the defaults."
         return copy.deepcopy(DEFAULTS)
-    return _merge(DEFAULTS, data)
+    return _merge(DEFAULTS, _legacy(data))
 
 
 def problems() -> list[str]:
-    load()
-    return [_problem] if _problem else []
+    cfg = load()
+    if _problem:
+        return [_problem]
+    node = cfg.get("model")
+    value = node.get("backend") if isinstance(node, dict) else None
+    if value not in BACKENDS:
+        return [f"model.backend in {paths.config_path()} is {value!r}, not one of {', '.join(BACKENDS)} (auto is "
+                f"used): run `recall config set model.backend auto`."]
+    return []
 
 
 def save(data: dict) -> Path:
@@ -101,7 +121,7 @@ def _user_data() -> dict:
         data = json.loads(paths.config_path().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    return _legacy(data) if isinstance(data, dict) else {}
 
 
 def set_value(dotted: str, value) -> Path:
@@ -109,6 +129,8 @@ def set_value(dotted: str, value) -> Path:
     data = _user_data()
     node = data
     keys = dotted.split(".")
+    if keys == ["model"] and isinstance(value, str):
+        keys = ["model", "name"]  # `set model claude-…`: the name, as older versions stored it
     for k in keys[:-1]:
         node = node.setdefault(k, {})
     node[keys[-1]] = value
@@ -130,7 +152,17 @@ def unset_value(dotted: str) -> bool:
 
 
 def model(cfg: dict | None = None) -> str:
-    return os.environ.get("RECALL_MODEL") or (cfg or load()).get("model") or DEFAULT_MODEL
+    """The model id: ``RECALL_MODEL``, else ``model.name``."""
+    node = (cfg or load()).get("model")
+    name = node.get("name") if isinstance(node, dict) else node
+    return os.environ.get("RECALL_MODEL") or (name if isinstance(name, str) and name.strip() else DEFAULT_MODEL)
+
+
+def backend_setting(cfg: dict | None = None) -> str:
+    """``model.backend`` (auto when unset or not one of BACKENDS: `recall doctor` says so)."""
+    node = (cfg or load()).get("model")
+    value = node.get("backend") if isinstance(node, dict) else None
+    return value if value in BACKENDS else "auto"
 
 
 def price_per_mtok(model_id: str) -> tuple[float, float]:

@@ -3,7 +3,8 @@ the prompt hook's hot path, which must not import tantivy, typer, rich, anthropi
 
 Protocol: newline-delimited JSON over ``address()`` (``$RECALL_HOME/service.sock``, 0600).
 
-    request   {"v": PROTOCOL, "op": "<name>", "args": {...}}
+    request   {"v": PROTOCOL, "op": "<name>", "args": {...}, "env": {...}?}
+              (``env``: the caller's model variables, see ``recall.core.caller``)
     response  {"ok": true, "result": ...}
             | {"ok": false, "error": "one line", "code": "version|unknown_op|bad_request|recall|internal"}
 
@@ -19,6 +20,13 @@ upgrade; it falls back to working in-process.
   * ``RemoteError``   (a subclass of Unavailable) the op rejected the request with a
                       user-facing one-line message (``str(exc)``, ``exc.exit_code``).
                       Callers that only catch Unavailable still fall back safely.
+
+Trust: the client sends nothing (prompts, and the caller's credentials for the model call)
+to a socket it has not verified. The socket's directory must be owned by this user and
+writable by nobody else (``/tmp/recall-<uid>`` made by another user first is refused, not
+reused), the socket file must be ours, and the process listening must run as this user
+(``SO_PEERCRED`` on Linux, ``LOCAL_PEERCRED`` on macOS). A failed check raises
+``Untrusted`` (a subclass of Unavailable: the caller works in-process and logs the line).
 
 ``RECALL_NO_SERVICE=1`` in the environment makes every ``call`` raise Unavailable (tests,
 benchmarks, debugging); the service sets ``LOCAL_ONLY`` in its own process so code
@@ -46,6 +54,15 @@ class Unavailable(Exception):
     """The service cannot answer: do the work in-process."""
 
 
+class Untrusted(Unavailable):
+    """The socket, its directory or the process behind it is not this user's own: nothing
+    was sent. ``str(exc)`` is one line naming the next step."""
+
+
+class Timeout(Unavailable):
+    """The service accepted the request and did not answer in time (it may be hung)."""
+
+
 class RemoteError(Unavailable):
     """The service answered with a user-facing error (``str(exc)`` is one line)."""
 
@@ -66,21 +83,97 @@ def address() -> str:
     return os.path.join(short_socket_dir(), f"{digest}.sock")
 
 
+def _short_base() -> str:
+    return "/tmp" if os.path.isdir("/tmp") else os.environ.get("TMPDIR", "/tmp")
+
+
 def short_socket_dir() -> str:
-    base = "/tmp" if os.path.isdir("/tmp") else os.environ.get("TMPDIR", "/tmp")
-    return os.path.join(base, f"recall-{os.getuid()}")
+    return os.path.join(_short_base(), f"recall-{os.getuid()}")
+
+
+def check_dir(path: str, create: bool = False) -> None:
+    """Raise Untrusted unless ``path`` is a real directory (not a symlink) owned by this
+    user that nobody else can write to. ``create`` makes it (0700) when missing and
+    tightens the mode of one we own; a directory another user owns is never used."""
+    import stat
+
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        if not create:
+            raise Unavailable("the recall service is not running") from None
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        st = os.lstat(path)
+    uid = os.geteuid()
+    if not stat.S_ISDIR(st.st_mode):
+        raise Untrusted(f"{path} is not a directory (a symlink or a file put there by someone else): "
+                        f"recall will not use it; remove it, then run `recall service restart`")
+    if st.st_uid != uid:
+        raise Untrusted(f"the socket directory {path} belongs to uid {st.st_uid}, not to you (uid {uid}): "
+                        f"recall will not use it; have it removed, or set RECALL_HOME to a shorter path")
+    if stat.S_IMODE(st.st_mode) & 0o022:
+        if create:
+            os.chmod(path, 0o700)
+            return
+        raise Untrusted(f"the socket directory {path} is writable by other users: recall will not use "
+                        f"it; run `chmod 700 {path}` and `recall service restart`")
+
+
+def _peer_uid(sock) -> int | None:
+    """The uid of the process behind a connected unix socket (None: the OS cannot say)."""
+    import struct
+
+    if hasattr(socket, "SO_PEERCRED"):  # Linux: struct ucred {pid, uid, gid}
+        raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return struct.unpack("3i", raw)[1]
+    if hasattr(os, "uname") and os.uname().sysname == "Darwin":  # LOCAL_PEERCRED: struct xucred
+        raw = sock.getsockopt(0, 0x001, 76)  # SOL_LOCAL, LOCAL_PEERCRED
+        return struct.unpack_from("Ii", raw)[1]
+    return None
+
+
+def verify(sock, addr: str) -> None:
+    """Before anything is sent: the socket's directory, the socket file and the listening
+    process all belong to this user (raises Untrusted)."""
+    import stat
+
+    check_dir(os.path.dirname(addr) or ".")
+    uid = os.geteuid()
+    try:
+        st = os.lstat(addr)
+    except OSError as exc:
+        raise Unavailable(f"the recall service socket vanished: {exc}") from None
+    if not stat.S_ISSOCK(st.st_mode) or st.st_uid != uid:
+        raise Untrusted(f"the socket {addr} belongs to uid {st.st_uid}, not to you (uid {uid}): nothing "
+                        f"was sent to it; remove it and run `recall service restart`")
+    try:
+        peer = _peer_uid(sock)
+    except OSError:
+        peer = None
+    if peer is not None and peer != uid:
+        raise Untrusted(f"the process behind {addr} runs as uid {peer}, not as you (uid {uid}): nothing "
+                        f"was sent to it; remove the socket and run `recall service restart`")
 
 
 def disabled() -> bool:
     return LOCAL_ONLY or os.environ.get("RECALL_NO_SERVICE", "") not in ("", "0")
 
 
-def request(op: str, args: dict | None = None) -> bytes:
-    return (json.dumps({"v": PROTOCOL, "op": op, "args": args or {}}, ensure_ascii=False) + "\n").encode("utf-8")
+def request(op: str, args: dict | None = None, env: dict | None = None) -> bytes:
+    req = {"v": PROTOCOL, "op": op, "args": args or {}}
+    if env is not None:
+        req["env"] = env
+    return (json.dumps(req, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def call(op: str, args: dict | None = None, timeout: float = 2.0):
-    """Ask the service to run ``op``; returns its result (see module docstring)."""
+def call(op: str, args: dict | None = None, timeout: float = 2.0, credentials: bool = False):
+    """Ask the service to run ``op``; returns its result (see module docstring).
+
+    ``credentials``: send this process's model variables along (``recall.core.caller``), so
+    a model call the op makes uses them; sent only after ``verify`` passed."""
     if disabled():
         raise Unavailable("the service is not used in this process")
     addr = address()
@@ -93,8 +186,14 @@ def call(op: str, args: dict | None = None, timeout: float = 2.0):
             raise Unavailable("the recall service is not running") from None
         except OSError as exc:
             raise Unavailable(f"cannot reach the recall service at {addr}: {exc}") from None
+        verify(sock, addr)
         try:
-            sock.sendall(request(op, args))
+            if credentials:
+                from recall.core.caller import caller_env
+
+                sock.sendall(request(op, args, caller_env()))
+            else:
+                sock.sendall(request(op, args))
             buf = bytearray()
             while True:
                 chunk = sock.recv(1 << 16)
@@ -108,7 +207,7 @@ def call(op: str, args: dict | None = None, timeout: float = 2.0):
                 if len(buf) > MAX_RESPONSE:
                     raise Unavailable("the recall service answered too much")
         except socket.timeout:
-            raise Unavailable(f"the recall service did not answer {op!r} within {timeout:g} s") from None
+            raise Timeout(f"the recall service did not answer {op!r} within {timeout:g} s") from None
         except OSError as exc:
             raise Unavailable(f"the recall service dropped the connection: {exc}") from None
     finally:

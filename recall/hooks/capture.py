@@ -30,7 +30,7 @@ def _enabled(cfg: dict) -> bool:
 
 def _capture(event: str, payload: dict) -> None:
     from recall.core import config
-    from recall.llm import messages_api as llm
+    from recall.llm import backend
 
     session_id = payload.get("session_id")
     if not isinstance(session_id, str) or not session_id:
@@ -38,8 +38,7 @@ def _capture(event: str, payload: dict) -> None:
     cfg = config.load()
     if not _enabled(cfg):
         return None
-    key, _ = llm.find_api_key(cfg)
-    if not key:
+    if not backend.available(cfg):
         return None  # `recall status` / `recall doctor` say why memory extraction is off
     transcript = payload.get("transcript_path") if isinstance(payload.get("transcript_path"), str) else ""
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload.get("cwd") else os.getcwd()
@@ -47,7 +46,7 @@ def _capture(event: str, payload: dict) -> None:
     from recall.core import service_client as client
 
     try:
-        reply = client.call("capture", args, timeout=CAPTURE_OP_TIMEOUT)
+        reply = client.call("capture", args, timeout=CAPTURE_OP_TIMEOUT, credentials=True)
         if isinstance(reply, dict) and reply.get("queued"):
             return None
     except client.Unavailable:

@@ -39,12 +39,13 @@ def process_start() -> float:
         with open("/proc/self/stat", "rb") as fh:
             stat = fh.read().decode("ascii", "replace")
         ticks = int(stat.rsplit(")", 1)[1].split()[19])
-        with open("/proc/stat", "rb") as fh:
-            for line in fh:
-                if line.startswith(b"btime "):
-                    started = int(line.split()[1]) + ticks / os.sysconf("SC_CLK_TCK")
-                    # clock-tick resolution: never later than our own first timestamp
-                    return min(started, _T0) if _T0 - started < 30 else _T0
+        # boot time from /proc/uptime (10 ms resolution), not /proc/stat's btime (whole
+        # seconds: it put the start up to 1 s too early)
+        with open("/proc/uptime", "rb") as fh:
+            uptime = float(fh.read().split()[0])
+        started = time.time() - uptime + ticks / os.sysconf("SC_CLK_TCK")
+        # clock-tick resolution: never later than our own first timestamp
+        return min(started, _T0) if _T0 - started < 30 else _T0
     except (OSError, ValueError, IndexError):
         pass
     return _T0
@@ -181,6 +182,8 @@ def resolve(name: str):
 
 def run_hook(name: str, args: list[str] | None = None) -> int:
     """Run hook ``name``; always returns 0."""
+    if os.environ.get("RECALL_CHILD"):
+        return 0  # a headless Claude Code that recall itself started (recall.llm.claude_code)
     try:
         if name not in HANDLERS:
             sys.stderr.write(f"recall: unknown hook {name!r} (known: {', '.join(HANDLERS)}); "
@@ -201,12 +204,20 @@ def run_hook(name: str, args: list[str] | None = None) -> int:
     return 0
 
 
+def stop_children() -> None:
+    """Kill a headless Claude Code this hook started and no longer waits for."""
+    context = sys.modules.get("recall.prompt.context")
+    if context is not None:
+        context.stop_children()
+
+
 #: Hooks whose process ends right after its output (Claude Code waits for the exit, and
 #: tearing down an interpreter that loaded the index takes longer than the search did).
 FAST_EXIT = {"user-prompt-submit"}
 
 
 def _exit_now() -> None:
+    stop_children()
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -1,10 +1,14 @@
-"""The one place recall talks to a model: key discovery, the client, usage accounting.
+"""The ``api`` model backend (the Messages API through the anthropic SDK): key discovery,
+the client, and the usage log every backend writes to.
 
 The anthropic SDK is imported lazily (it costs ~1.5 s): only when a call is actually made.
-Key lookup order: ``ANTHROPIC_API_KEY``, recall's config file (``api_key``),
-``~/.config/anthropic/api_key``, ``~/.anthropic/api_key``. ``ANTHROPIC_BASE_URL`` is honoured
-by the SDK. Every call is recorded in ``$RECALL_HOME/usage.jsonl`` (model, tokens,
-purpose) for the daily cap and the cost estimate in ``recall status``.
+Credentials are looked up in the environment of the caller (``recall.core.caller.current()``:
+the hook's or MCP server's when the service works for one, else this process's):
+``ANTHROPIC_API_KEY``, then ``ANTHROPIC_AUTH_TOKEN`` (a bearer token), then recall's config
+file (``api_key``), ``~/.config/anthropic/api_key``, ``~/.anthropic/api_key``; with the
+caller's ``ANTHROPIC_BASE_URL``. Every call of every backend is recorded in
+``$RECALL_HOME/usage.jsonl`` (model, tokens, purpose, backend) for the daily cap and the
+cost estimate in ``recall status``. Which backend runs is ``recall.llm.backend``'s choice.
 """
 
 from __future__ import annotations
@@ -21,11 +25,13 @@ from recall.core.errors import RecallError
 
 
 class NoKey(RecallError):
-    def __init__(self) -> None:
-        super().__init__(
+    """No model backend can run (no key, no usable Claude Code, or ``model.backend off``)."""
+
+    def __init__(self, why: str | None = None) -> None:
+        super().__init__(why or (
             "No Anthropic API key found: set ANTHROPIC_API_KEY, or run `recall config set api_key KEY` "
             "(synthesis and memory extraction stay off until then; search works without one)."
-        )
+        ))
 
 
 class ModelError(RecallError):
@@ -40,16 +46,37 @@ class CapReached(RecallError):
         )
 
 
-def find_api_key(cfg: dict | None = None) -> tuple[str | None, str | None]:
-    """(key, where it came from) or (None, None)."""
-    key = os.environ.get("ANTHROPIC_API_KEY")
-    if key and key.strip():
-        return key.strip(), "ANTHROPIC_API_KEY"
+def find_credentials(cfg: dict | None = None, env: dict | None = None) -> dict | None:
+    """``{"api_key" | "auth_token": secret, "base_url": url or None, "where": source}`` from the
+    caller's environment (``env``, default ``caller.current()``), else the config file, else
+    the key files; None when there is none."""
+    from recall.core import caller
+
+    env = env if env is not None else caller.current()
+    base = (env.get("ANTHROPIC_BASE_URL") or "").strip() or None
+    for var, kind in (("ANTHROPIC_API_KEY", "api_key"), ("ANTHROPIC_AUTH_TOKEN", "auth_token")):
+        value = (env.get(var) or "").strip()
+        if value:
+            return {kind: value, "base_url": base, "where": var}
+    key, where = _stored_key(cfg, env)
+    return {"api_key": key, "base_url": base, "where": where} if key else None
+
+
+def find_api_key(cfg: dict | None = None, env: dict | None = None) -> tuple[str | None, str | None]:
+    """(key or token, where it came from) or (None, None)."""
+    found = find_credentials(cfg, env)
+    if not found:
+        return None, None
+    return found.get("api_key") or found.get("auth_token"), found["where"]
+
+
+def _stored_key(cfg: dict | None, env: dict) -> tuple[str | None, str | None]:
     cfg = cfg if cfg is not None else config.load()
     key = cfg.get("api_key")
     if isinstance(key, str) and key.strip():
         return key.strip(), str(paths.config_path())
-    for candidate in (Path.home() / ".config" / "anthropic" / "api_key", Path.home() / ".anthropic" / "api_key"):
+    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+    for candidate in (home / ".config" / "anthropic" / "api_key", home / ".anthropic" / "api_key"):
         try:
             key = candidate.read_text(encoding="utf-8").strip()
         except OSError:
@@ -62,17 +89,22 @@ def find_api_key(cfg: dict | None = None) -> tuple[str | None, str | None]:
 _clients: dict[tuple, object] = {}
 
 
-def client(timeout: float = 30.0, max_retries: int = 0):
-    """A cached ``anthropic.Anthropic`` client; raises NoKey."""
-    key, _ = find_api_key()
-    if not key:
+def client(timeout: float = 30.0, max_retries: int = 0, cfg: dict | None = None):
+    """A cached ``anthropic.Anthropic`` client for the caller's credentials; raises NoKey."""
+    creds = find_credentials(cfg)
+    if not creds:
         raise NoKey()
-    cache_key = (key, os.environ.get("ANTHROPIC_BASE_URL"), timeout, max_retries)
+    cache_key = (creds.get("api_key"), creds.get("auth_token"), creds["base_url"], timeout, max_retries)
     c = _clients.get(cache_key)
     if c is None:
         import anthropic
 
-        c = anthropic.Anthropic(api_key=key, timeout=timeout, max_retries=max_retries)
+        kwargs = {"base_url": creds["base_url"]} if creds["base_url"] else {}
+        if creds.get("auth_token"):
+            kwargs["auth_token"] = creds["auth_token"]
+        else:
+            kwargs["api_key"] = creds["api_key"]
+        c = anthropic.Anthropic(timeout=timeout, max_retries=max_retries, **kwargs)
         _clients[cache_key] = c
     return c
 
@@ -81,9 +113,10 @@ def usage_path() -> Path:
     return paths.recall_home() / "usage.jsonl"
 
 
-def record_usage(model: str, input_tokens: int, output_tokens: int, purpose: str) -> None:
+def record_usage(model: str, input_tokens: int, output_tokens: int, purpose: str,
+                 backend: str = "api") -> None:
     line = json.dumps({"t": time.time(), "model": model, "in": input_tokens, "out": output_tokens,
-                       "purpose": purpose}) + "\n"
+                       "purpose": purpose, "backend": backend}) + "\n"
     try:
         paths.ensure_dir(paths.recall_home())
         fd = os.open(usage_path(), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -99,7 +132,7 @@ def usage_summary(days: int | None = None) -> dict:
     """Calls, tokens and estimated dollars: today, and all time (or the last ``days``)."""
     today = datetime.now(timezone.utc).date()
     out = {"today_calls": 0, "today_cost": 0.0, "calls": 0, "input_tokens": 0, "output_tokens": 0,
-           "cost": 0.0, "by_purpose": {}}
+           "cost": 0.0, "by_purpose": {}, "by_backend": {}}
     try:
         fh = open(usage_path(), encoding="utf-8")
     except OSError:
@@ -121,6 +154,8 @@ def usage_summary(days: int | None = None) -> dict:
             out["cost"] += cost
             p = rec.get("purpose", "other")
             out["by_purpose"][p] = out["by_purpose"].get(p, 0) + 1
+            b = rec.get("backend", "api")
+            out["by_backend"][b] = out["by_backend"].get(b, 0) + 1
             if datetime.fromtimestamp(rec.get("t", 0), tz=timezone.utc).date() == today:
                 out["today_calls"] += 1
                 out["today_cost"] += cost
@@ -147,9 +182,18 @@ def calls_today(purposes: tuple[str, ...] = ("extraction", "consolidation", "sum
 
 def complete(system: str, prompt: str, *, purpose: str, max_tokens: int = 1024, timeout: float = 30.0,
              model: str | None = None, cap: int | None = None) -> str:
-    """One non-streaming Messages call; returns the text. Raises NoKey, CapReached, ModelError."""
+    """One model call on the backend ``recall.llm.backend.choose()`` picks (``model.backend``);
+    returns the text. Raises NoKey, CapReached (``cap`` counts every backend's calls), ModelError."""
     if cap is not None and calls_today() >= cap:
         raise CapReached(cap)
+    from recall.llm import backend
+
+    return backend.complete(system, prompt, purpose=purpose, max_tokens=max_tokens, timeout=timeout, model=model)
+
+
+def api_complete(system: str, prompt: str, *, purpose: str, max_tokens: int = 1024, timeout: float = 30.0,
+                 model: str | None = None) -> str:
+    """One non-streaming Messages call with the caller's credentials."""
     model_id = model or config.model()
     c = client(timeout=timeout)
     try:

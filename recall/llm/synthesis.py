@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from recall.core import config
+from recall.llm import backend
 from recall.llm import messages_api as llm
 from recall.core import paths
 
@@ -149,8 +150,7 @@ def synthesize_recall(prompt: str, hits: list, timeout: float, max_chars: int = 
     cached = cache_get(key)
     if cached is not None:
         return cached
-    if not llm.find_api_key(cfg)[0]:
-        raise llm.NoKey()
+    backend.require(cfg)
     user = _redact(f"New prompt:\n{prompt[:4000]}\n\nExcerpts of past sessions:\n\n{_excerpts(hits)}")
     text = llm.complete(RECALL_SYSTEM.format(chars=chars), user, purpose="recall",
                         max_tokens=max(200, min(1500, chars // 3 + 100)), timeout=timeout, model=model)
@@ -164,8 +164,7 @@ def synthesize_recall(prompt: str, hits: list, timeout: float, max_chars: int = 
 def answer_question(question: str, hits: list, timeout: float = 30) -> str:
     """An answer to ``question`` from ``hits`` alone, citing them. Raises NoKey, ModelError."""
     cfg = config.load()
-    if not llm.find_api_key(cfg)[0]:
-        raise llm.NoKey()
+    backend.require(cfg)
     if not hits:
         return "Nothing in your past sessions matches this question."
     model = _model(cfg)

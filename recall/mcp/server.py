@@ -355,7 +355,8 @@ class Backend:
         except ImportError:
             return None
         try:
-            return client.call(op, args, timeout=timeout)
+            # memory_ask may call the model: with this process's (Claude Code's) credentials
+            return client.call(op, args, timeout=timeout, credentials=op == "mcp.memory_ask")
         except client.RemoteError as exc:  # the service refused the arguments: say why
             raise UsageError(str(exc)) from None
         except client.Unavailable as exc:  # not running, too old to know op, ...: work here

@@ -331,9 +331,9 @@ def _unique(seq):
     return list(dict.fromkeys(seq))
 
 
-SYNTHESIS_OFF = ("Synthesis is off: recall has no Anthropic API key, so these are the raw matches. "
-                 "To get synthesized answers, run `recall config set api_key KEY` (takes effect at once) "
-                 "or set ANTHROPIC_API_KEY where Claude Code is started.")
+SYNTHESIS_OFF = ("Synthesis is off: recall has no model backend ({why}), so these are the raw matches. "
+                 "To get synthesized answers, run `recall config set api_key KEY` (takes effect at once), "
+                 "set ANTHROPIC_API_KEY where Claude Code is started, or log in to Claude Code.")
 
 
 def memory_ask(question: str, *, project: str | None = None, cwd: str | None = None,
@@ -357,8 +357,9 @@ def memory_ask(question: str, *, project: str | None = None, cwd: str | None = N
     try:
         out["answer"] = answer_question(question, [m.hit for m in found], timeout=timeout)
         out["synthesized"] = True
-    except NoKey:
-        out["note"] = _join(scope.note, SYNTHESIS_OFF)
+    except NoKey as exc:
+        why = str(exc).removeprefix("Model calls are off: ").split(":")[0].rstrip(". ")
+        out["note"] = _join(scope.note, SYNTHESIS_OFF.format(why=why))
     except RecallError as exc:  # ModelError, CapReached: fall back to the raw matches
         out["note"] = _join(scope.note, f"Synthesis failed ({exc}); these are the raw matches.")
     return out

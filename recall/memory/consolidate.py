@@ -155,8 +155,9 @@ def consolidate(project: str, *, force: bool = False, event: str = "", cfg: dict
         mems = state.active(t)
         if len(mems) >= MIN_PER_TYPE and (force or _changed_since(mems, state.last_consolidation)):
             todo.append(t)
-    key, _ = llm.find_api_key(cfg)
-    if todo and not key:
+    from recall.llm import backend
+
+    if todo and not backend.available(cfg):
         result.stopped = "no key"
         todo = []
     for t in todo:

@@ -355,8 +355,9 @@ def process(session_id: str, event: str, transcript_path: str | None = None, cwd
     if len(entries) < MIN_LINES.get(event, 1):
         report.note = f"{len(entries)} new lines, {event} needs {MIN_LINES.get(event, 1)}"
         return report
-    key, _ = llm.find_api_key(cfg)
-    if not key:
+    from recall.llm import backend
+
+    if not backend.available(cfg):
         report.stopped = "no key"
         return report
     try:

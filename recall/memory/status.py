@@ -10,8 +10,7 @@ import time
 from recall.core import config
 from recall.llm import messages_api as llm
 
-NO_KEY = ("memory extraction is off: no Anthropic API key (set ANTHROPIC_API_KEY or run "
-          "`recall config set api_key KEY`)")
+NO_KEY = "memory extraction is off: {why}"
 DISABLED = ("memory extraction is off: memory.enabled is false "
             "(turn it on with `recall config set memory.enabled true`)")
 
@@ -22,7 +21,10 @@ def memory_status(cwd: str | None = None, cfg: dict | None = None) -> dict:
 
     cfg = cfg or config.load()
     mem = cfg.get("memory") or {}
-    key, where = llm.find_api_key(cfg)
+    from recall.llm import backend
+
+    choice = backend.choose(cfg)
+    key, where = choice.name != "off", choice.source
     enabled = mem.get("enabled", True) not in (False, "false", "off", 0)
     usage = llm.usage_summary()
     cap = mem.get("daily_call_cap")
@@ -30,6 +32,7 @@ def memory_status(cwd: str | None = None, cfg: dict | None = None) -> dict:
     project = canonical_project(os.path.abspath(cwd or os.getcwd()))
     out = {
         "enabled": bool(key) and enabled, "key": bool(key), "key_source": where, "configured": enabled,
+        "backend": choice.name, "backend_why": choice.why,
         "calls_today": calls, "daily_call_cap": cap,
         "cap_reached": cap is not None and calls >= int(cap),
         "cost_today": round(usage.get("today_cost", 0.0), 4), "cost_total": round(usage.get("cost", 0.0), 4),
@@ -53,11 +56,11 @@ def status_lines(cwd: str | None = None, cfg: dict | None = None) -> list[str]:
     s = memory_status(cwd, cfg)
     pad = " " * 9
     if not s["key"]:
-        head = NO_KEY
+        head = NO_KEY.format(why=s["backend_why"])
     elif not s["configured"]:
         head = DISABLED
     else:
-        head = "extraction on"
+        head = f"extraction on ({s['backend']})"
     cap = s["daily_call_cap"]
     lines = [f"Memory:  {head}"]
     if s["key"] and s["configured"] or s["calls_today"] or s["cost_total"]:

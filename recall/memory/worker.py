@@ -241,9 +241,10 @@ def _any_due(cfg: dict) -> bool:
 
 
 def has_key(cfg: dict | None = None) -> bool:
-    from recall.llm import messages_api as llm
+    """A model backend can run here (an API key, or Claude Code's own login)."""
+    from recall.llm import backend
 
-    return bool(llm.find_api_key(cfg)[0])
+    return backend.available(cfg)
 
 
 def run(*, wait: bool = True, stop: threading.Event | None = None) -> list[dict]:

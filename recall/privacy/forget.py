@@ -8,7 +8,10 @@ at once, one named step per store:
 3. ``claude_md``: the briefing block of each project whose memories changed;
 4. ``summaries``: the session summary of every session the selection touched (a summary
    may repeat any of its messages), its index document and any pending retry, and the
-   record of which rules fired in a session that is gone whole.
+   record of which rules fired in a session that is gone whole;
+5. ``injection_log``: the prompt hook's records (``recall log``) of the prompts of those
+   sessions and of every injection drawn from them, or holding the matched text; a
+   forgotten secret is cut out of the injected text kept there.
 
 ``plan`` says what ``forget_everywhere`` would remove without touching anything (the
 confirmation shown before it runs). Both run on the index writer: the service's when it
@@ -154,7 +157,38 @@ def forget_everywhere(ix, sel: Selection) -> dict:
     out["memories_rewritten"] = rewritten
     out["briefings"] = refresh_briefings(changed)
     out["summaries"] = remove_summaries(ix, out.get("sessions") or [], gone)
+    touched = gone if sel.secret else set(out.get("sessions") or []) | gone  # a secret is only cut out
+    out["injection_log"] = clean_injection_log(sel, touched)
     return out
+
+
+def clean_injection_log(sel: Selection, sessions: set[str]) -> int:
+    """Step ``injection_log``: drop the records of prompts in ``sessions`` or drawn from them,
+    or holding the matched text; cut a secret out of the rest. Records changed or dropped."""
+    from indexer.forgetting import SECRET_MARK
+    from recall.prompt import injections
+
+    needle = sel.match.lower() if sel.match else None
+
+    def keep(rec: dict):
+        hit_sessions = {str(h.get("session")) for h in rec.get("hits") or [] if isinstance(h, dict)}
+        if rec.get("session") in sessions or hit_sessions & sessions:
+            return None
+        if sel.before is not None and isinstance(rec.get("t"), (int, float)) and rec["t"] < sel.before \
+                and not sel.sessions and not sel.project:
+            return None
+        text = str(rec.get("text") or "")
+        if needle and needle in text.lower():
+            return None
+        if sel.secret and sel.secret in text:
+            rec["text"] = text.replace(sel.secret, SECRET_MARK)
+        return rec
+
+    try:
+        return injections.rewrite(keep)
+    except OSError as exc:
+        log.get("cli").warning("the injection log was not cleaned by forget: %s", exc)
+        return 0
 
 
 def remove_summaries(ix, touched, gone: set[str]) -> int:
@@ -176,6 +210,7 @@ def drop_sessions(ix, session_ids: list[str]) -> None:
     _, _, changed = remove_from_memories(ix, sel, set(session_ids), projects)
     refresh_briefings(changed)
     remove_summaries(ix, session_ids, set(session_ids))
+    clean_injection_log(sel, set(session_ids))
 
 
 def attach(ix) -> None:

@@ -33,6 +33,7 @@ SAFETY_SECONDS = 0.35      # the pipeline's own deadline: this long before the b
 WATCHDOG_SECONDS = 0.1     # the watchdog's: this long before it
 MIN_SYNTH_SECONDS = 0.6    # below this much time left, inject raw snippets right away
 SERVICE_SLACK = 0.35       # time kept back from the service for an in-process fallback
+BREAKER_SECONDS = 120.0    # after the service hung, prompts skip it this long (then try again)
 
 
 _log_lock = threading.Lock()
@@ -57,7 +58,10 @@ def _synthesize_within(prompt: str, hits: list, seconds: float, max_chars: int):
         except BaseException as exc:  # reported to the caller, never raised in the thread
             box["error"] = exc
 
-    worker = threading.Thread(target=work, name="recall-synthesis", daemon=True)
+    import contextvars  # the worker sees the caller's environment (recall.core.caller)
+
+    worker = threading.Thread(target=contextvars.copy_context().run, args=(work,), name="recall-synthesis",
+                              daemon=True)
     worker.start()
     worker.join(max(0.0, seconds))
     if worker.is_alive():
@@ -102,14 +106,22 @@ def without_rule_docs(hits: list) -> list:
 
 
 def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, searcher=None,
-                  on_fallback=None) -> dict | None:
+                  on_fallback=None, trace: dict | None = None) -> dict | None:
     """The hook's output for ``payload`` (or None: nothing to inject), ready by ``deadline``
     (``time.time()`` seconds). ``on_fallback(output)`` is told the raw-snippet output as soon as
-    it exists, so a watchdog can emit it if the synthesis overruns."""
+    it exists, so a watchdog can emit it if the synthesis overruns. ``trace`` (a dict) is
+    filled with what happened, for the injection log (``recall.prompt.injections``)."""
+    trace = trace if trace is not None else {}
     cfg = cfg if cfg is not None else config.load()
     hook = hook_settings(cfg)
     prompt = payload.get("prompt")
-    if refusal(payload, cfg) or trivial_reason(prompt, hook):
+    refused = refusal(payload, cfg)
+    if refused:  # paused, switched off or excluded: nothing injected, nothing logged
+        trace.update(outcome="refused", why=refused)
+        return None
+    reason = trivial_reason(prompt, hook)
+    if reason:
+        trace.update(outcome="trivial", why=str(reason))
         return None
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload.get("cwd") else None
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
@@ -117,9 +129,37 @@ def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, se
     only_rules = hook_output(format_rules(rules, hook["max_chars"])) if rules else None
     if only_rules is not None and on_fallback is not None:
         on_fallback(only_rules)
+    if rules:
+        trace["rules"] = [f.rule.id for f in rules]
     hits = without_rule_docs(find_hits(prompt, cwd, session_id, hook, searcher))
+    trace["hits"] = [{"session": h.session_id, "score": round(float(h.score), 3)} for h in hits]
     if not hits:
-        return only_rules
+        if only_rules is None:
+            trace.update(outcome="nothing", why="no hits above the relevance floor")
+            return None
+        trace.update(outcome="rules", why="no hits above the relevance floor")
+        out = only_rules
+    else:
+        out = _deliver(prompt, hits, hook, cfg, deadline, on_fallback, trace, rules, only_rules)
+    if out is not None:
+        trace["text"] = _redacted(out["hookSpecificOutput"]["additionalContext"])
+    return out
+
+
+def _redacted(text: str) -> str:
+    try:
+        from indexer.redact import redact
+
+        return redact(text)
+    except Exception:  # noqa: BLE001 - the log keeps nothing rather than something unredacted
+        return ""
+
+
+def _deliver(prompt, hits, hook, cfg, deadline, on_fallback, trace, rules, only_rules) -> dict | None:
+    def raw_because(why: str) -> dict:
+        trace.update(outcome="raw", why=why)
+        return raw
+
     if any(getattr(h, "kind", "") == "memory" for h in hits):
         from recall.memory import note_access  # import-light: one append, never raises
 
@@ -130,23 +170,35 @@ def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, se
     if on_fallback is not None:
         on_fallback(raw)
     if not hook.get("synthesize", True):
-        return raw
-    from recall.llm import messages_api as llm
+        trace["backend"] = "off"
+        return raw_because("synthesis off")
+    from recall.llm import backend
 
-    if not llm.find_api_key(cfg)[0]:
-        return raw
+    choice = backend.choose(cfg)
+    trace["backend"] = choice.name
+    if choice.name == "off":
+        return raw_because("no backend")
     left = deadline - time.time()
-    if left < MIN_SYNTH_SECONDS:
-        return raw
+    if left < (backend.CLAUDE_CODE_HOOK_SECONDS if choice.name == "claude-code" else MIN_SYNTH_SECONDS):
+        return raw_because("deadline")
     finished, result = _synthesize_within(prompt, hits, left, max_chars)
     if not finished:
         _log().warning("synthesis did not finish within the hook budget; injected raw snippets")
-        return raw
+        return raw_because("deadline")
+    from recall.llm import messages_api as llm
+
+    if isinstance(result, llm.CapReached):
+        return raw_because("cap")
+    if isinstance(result, llm.NoKey):
+        return raw_because("no backend")
     if isinstance(result, BaseException):
         _log().warning("synthesis failed (%s); injected raw snippets", str(result)[:300])
-        return raw
+        return raw_because("error")
     if not result.strip():
+        trace.update(outcome="rules" if only_rules is not None else "nothing",
+                     why="the model found nothing relevant in the hits")
         return only_rules  # the model found nothing in the hits that bears on the prompt
+    trace.update(outcome="synthesized", why="")
     return hook_output(format_synthesis(result, max_chars, scope_all, rules=rules))
 
 
@@ -162,10 +214,50 @@ def _service_may_run() -> bool:
     return os.path.exists(sock)
 
 
-def service_context(payload: dict, deadline: float):
+def _breaker_path():
+    from recall.core import paths
+
+    return paths.recall_home() / "service-hung"
+
+
+def breaker_open() -> float | None:
+    """When the service last hung on a prompt, if that was less than BREAKER_SECONDS ago
+    (the circuit is open: prompts work in-process and do not wait for it), else None."""
+    try:
+        since = os.stat(_breaker_path()).st_mtime
+    except OSError:
+        return None
+    return since if 0 <= time.time() - since < BREAKER_SECONDS else None
+
+
+def _trip_breaker(reason: str) -> None:
+    from recall.core import paths
+
+    try:
+        paths.atomic_write(_breaker_path(), reason[:300] + "\n")
+    except OSError:
+        pass
+
+
+def _reset_breaker() -> None:
+    try:
+        os.unlink(_breaker_path())
+    except OSError:
+        pass
+
+
+def service_context(payload: dict, deadline: float, trace: dict | None = None):
     """Ask the running service. Returns (answered, output); answered is False when the service
-    is not running or failed, so the caller works it out in-process."""
+    is not running or failed, so the caller works it out in-process.
+
+    A service that accepted the request and did not answer in time trips a short circuit
+    breaker (``$RECALL_HOME/service-hung``): for ``BREAKER_SECONDS`` the next prompts do
+    not wait for it, then one prompt tries it again."""
+    trace = trace if trace is not None else {}
     if not _service_may_run():
+        return False, None
+    if breaker_open() is not None:
+        trace["service"] = "skipped: hung on an earlier prompt"
         return False, None
     try:
         from recall.core import service_client as client
@@ -176,14 +268,31 @@ def service_context(payload: dict, deadline: float):
         return False, None
     args = dict(payload)
     args["_budget"] = left - SERVICE_SLACK
-    try:
-        result = client.call("hook_context", args, timeout=left - SERVICE_SLACK + 0.15)
+    try:  # with this process's model credentials: the service may have none of its own
+        result = client.call("hook_context", args, timeout=left - SERVICE_SLACK + 0.15, credentials=True)
+    except client.Untrusted as exc:
+        _log().warning("%s", exc)
+        trace["service"] = "untrusted"
+        return False, None
+    except client.Timeout as exc:
+        _trip_breaker(str(exc))
+        _log().warning("%s; the next prompts skip it for %d s", exc, BREAKER_SECONDS)
+        trace["service"] = "hung"
+        return False, None
     except client.Unavailable:
         return False, None
     except Exception as exc:
         _log().warning("service hook_context failed (%s: %s); working it out in-process",
                        type(exc).__name__, str(exc)[:200])
         return False, None
+    if breaker_open() is not None:
+        _reset_breaker()
+    if isinstance(result, dict) and isinstance(result.get("_trace"), dict):
+        result = dict(result)
+        trace.update(result.pop("_trace"))
+        trace["via"] = "service"
+        if "hookSpecificOutput" not in result:
+            result = None
     if result is None or (isinstance(result, dict) and "hookSpecificOutput" in result):
         return True, result
     _log().warning("service hook_context returned %r; working it out in-process", type(result).__name__)
@@ -191,21 +300,39 @@ def service_context(payload: dict, deadline: float):
 
 
 def service_op(args: dict, searcher=None) -> dict | None:
-    """The service side of ``hook_context``: ``args`` is the hook payload plus ``_budget``."""
+    """The service side of ``hook_context``: ``args`` is the hook payload plus ``_budget``.
+    Returns the hook's output with ``_trace`` (what happened, for the injection log) added,
+    or ``{"_trace": ...}`` alone when there is nothing to inject."""
     args = dict(args) if isinstance(args, dict) else {}
     budget = args.pop("_budget", None)
     if not isinstance(budget, (int, float)) or not math.isfinite(budget) or budget <= 0:
         budget = hook_settings()["budget_seconds"] - 1.0
     deadline = time.time() + min(float(budget), 120.0)
-    return build_context(args, deadline, searcher=searcher)
+    trace: dict = {}
+    out = build_context(args, deadline, searcher=searcher, trace=trace)
+    return {**(out or {}), "_trace": trace}
+
+
+def stop_children() -> None:
+    """Kill a headless Claude Code (the claude-code backend) still running for this hook:
+    none outlives the prompt it was started for."""
+    import sys
+
+    backend = sys.modules.get("recall.llm.claude_code")
+    if backend is not None:
+        try:
+            backend.kill_all()
+        except Exception:
+            pass
 
 
 class Watchdog:
     """At ``deadline``: emit the best output known (``fallback``) and end the process."""
 
-    def __init__(self, deadline: float, emit) -> None:
+    def __init__(self, deadline: float, emit, on_fire=None) -> None:
         self.fallback: dict | None = None
         self._emit = emit
+        self._on_fire = on_fire
         self._timer = threading.Timer(max(0.0, deadline - time.time()), self._fire)
         self._timer.daemon = True
         self._timer.start()
@@ -217,9 +344,15 @@ class Watchdog:
         if not self._emit(self.fallback):
             return  # the main thread got there first
         try:
+            if self._on_fire is not None:
+                self._on_fire(self.fallback)
+        except Exception:
+            pass
+        try:
             _log().warning("hook budget reached; emitted %s", "raw snippets" if self.fallback else "nothing")
         except Exception:
             pass
+        stop_children()
         os._exit(0)
 
     def cancel(self) -> None:
@@ -229,16 +362,32 @@ class Watchdog:
 def run_hook(payload: dict, started: float, emit) -> dict | None:
     """The whole UserPromptSubmit hook. ``started``: process start (epoch seconds);
     ``emit(output) -> bool`` writes the output once (False if it was already written)."""
+    from recall.prompt import injections
+
     cfg = config.load()
     hook = hook_settings(cfg)
-    if refusal(payload, cfg) or trivial_reason(payload.get("prompt"), hook):
+    if refusal(payload, cfg):  # paused, switched off or excluded: not even logged
+        return None
+    trace: dict = {}
+    reason = trivial_reason(payload.get("prompt"), hook)
+    if reason:
+        trace.update(outcome="trivial", why=str(reason))
+        injections.append(injections.record(payload, trace, None, started))
         return None
     deadline = started + hook["budget_seconds"] - SAFETY_SECONDS
-    dog = Watchdog(started + hook["budget_seconds"] - WATCHDOG_SECONDS, emit)
+
+    def on_fire(fallback) -> None:  # the watchdog ended the hook: log what it emitted
+        trace.update(outcome="raw" if fallback else "nothing", why="deadline")
+        injections.append(injections.record(payload, trace, fallback, started))
+
+    dog = Watchdog(started + hook["budget_seconds"] - WATCHDOG_SECONDS, emit, on_fire)
     try:
-        answered, out = service_context(payload, deadline)
-        if answered:
-            return out
-        return build_context(payload, deadline, cfg=cfg, on_fallback=dog.offer)
+        answered, out = service_context(payload, deadline, trace)
+        if not answered:
+            trace["via"] = "in-process"
+            out = build_context(payload, deadline, cfg=cfg, on_fallback=dog.offer, trace=trace)
     finally:
         dog.cancel()
+    if emit(out):  # printed now, then logged: the log never delays the prompt's context
+        injections.append(injections.record(payload, trace, out, started))
+    return None

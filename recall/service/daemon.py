@@ -768,6 +768,9 @@ class Service:
             self.server = SocketServer(self.log)
             try:
                 self.server.start()
+            except client.Untrusted as exc:
+                self.error(f"not listening: {exc}; callers search in-process")
+                self.server = None
             except OSError as exc:
                 self.error(f"cannot listen on {self.server.address} ({exc}); callers search in-process")
                 self.server = None

@@ -19,6 +19,7 @@ import stat
 import threading
 from pathlib import Path
 
+from recall.core import caller
 from recall.core import service_client as client
 from recall.service import registry as ops
 from recall.core.errors import RecallError
@@ -61,8 +62,12 @@ def handle(line: bytes, handshaken: bool, log: logging.Logger) -> tuple[bytes, b
         args = {}
     if not isinstance(args, dict):
         return _reply(False, code="bad_request", error="args must be a JSON object"), handshaken
+    env = caller.clean(req.get("env"))
+    if env is not None:
+        caller.remember(env)  # for the memory worker thread (memory only)
     try:
-        result = fn(args)
+        with caller.use(env):  # the op's model calls see the caller's variables, not ours
+            result = fn(args)
     except RecallError as exc:
         return _reply(False, code="recall", error=str(exc), exit_code=exc.exit_code), handshaken
     except Exception as exc:
@@ -85,7 +90,10 @@ class SocketServer:
         """Bind (replacing a stale socket left by a crash: the caller holds the service
         lock, so no live service owns it) and start accepting."""
         parent = os.path.dirname(self.address)
-        ensure_dir(Path(parent))
+        if parent == str(Path(client.socket_path()).parent):
+            ensure_dir(Path(parent))
+        # never listen in a directory another user owns or can write to (raises Untrusted)
+        client.check_dir(parent, create=True)
         try:
             st = os.lstat(self.address)
             if stat.S_ISSOCK(st.st_mode) or stat.S_ISLNK(st.st_mode):

@@ -77,7 +77,6 @@ def ask_cmd(
     or_hits: bool = typer.Option(False, "--or-hits", help="Without a model backend (no key, the daily cap, a "
                                                           "model error), print the best hits instead of failing."),
 ) -> None:
-    from recall.llm import messages_api as llm
     from recall.memory import note_access
     from recall.llm.synthesis import answer_question
 
@@ -85,12 +84,12 @@ def ask_cmd(
     if not text:
         raise UsageError('Ask something: recall ask "why did we pick tantivy?"')
     root = None if everywhere else _project(project)
-    if not llm.find_api_key()[0] and not or_hits:
-        raise llm.NoKey()
+    from recall.llm import backend
+    from recall.llm import messages_api as llm
+
     hits = gather(text, root)
     try:
-        if not llm.find_api_key()[0]:
-            raise llm.NoKey()
+        backend.require()
         answer = answer_question(text, hits)
     except (llm.NoKey, llm.CapReached, llm.ModelError) as exc:
         if not or_hits:

@@ -58,6 +58,10 @@ def parse_value(dotted: str, text: str):
         value = json.loads(text)
     except ValueError:
         value = text
+    if dotted == "model.backend":
+        if text not in config.BACKENDS:
+            raise UsageError(f"model.backend is one of {', '.join(config.BACKENDS)}, not {text!r}.")
+        return text
     if not known or default is None:
         return text if known else value  # api_key and other free-text settings stay strings
     if isinstance(default, bool):
@@ -110,6 +114,8 @@ def config_set(key: str = typer.Argument(..., help="Dotted name."),
     problems = config.problems()
     if problems:  # setting a value would replace the broken file with that one value
         raise UsageError(problems[0])
+    if key == "model":
+        key = "model.name"  # older versions had the model id here
     parts = key.split(".")
     current = config.load()
     for i in range(1, len(parts)):  # every prefix must be a group, in the defaults and in the file

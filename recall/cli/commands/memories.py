@@ -197,14 +197,14 @@ def consolidate_cmd(
     project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    from recall.llm import messages_api as llm
     from recall.memory import briefing, consolidate, index, store
 
     root = _project(project)
     if not store.state_path(root).exists():
         raise RecallError(f"No memories for {root} yet: nothing to consolidate.")
-    if not llm.find_api_key()[0]:
-        raise llm.NoKey()
+    from recall.llm import backend
+
+    backend.require()
     res = consolidate.consolidate(root, force=True)
     briefing.write_briefing(root)
     index.sync(root, res.changed, res.removed)

@@ -192,8 +192,13 @@ def _print_service_line(info: dict) -> None:
 def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     from recall.memory.status import memory_status, status_lines
 
+    from recall.llm import backend
+    from recall.prompt import injections
+
     info = collect_status()
     info["memory"] = memory_status()
+    info["backends"] = backend.describe()
+    info["prompts_today"] = injections.day_summary()
     if as_json:
         typer.echo(json.dumps(info, default=str))
         return
@@ -232,6 +237,23 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON.")
     if usage and usage.get("calls"):
         typer.echo(f"Model:   {usage['today_calls']} calls today (${usage['today_cost']:.2f}), "
                    f"{usage['calls']} in all (${usage['cost']:.2f})")
+    b = info["backends"]
+    features = b["features"]
+    if len({(f["backend"], f["why"]) for f in features.values()}) == 1:
+        typer.echo(f"Backend: model.backend = {b['setting']}: {b['backend']} for every feature ({b['why']})")
+    else:
+        typer.echo(f"Backend: model.backend = {b['setting']}")
+        for feature, label in backend.FEATURES.items():
+            typer.echo(f"         {label}: {features[feature]['backend']} ({features[feature]['why']})")
+    p = info["prompts_today"]
+    if p["prompts"]:
+        o = p["outcomes"]
+        why = ", ".join(f"{n} {k}" for k, n in sorted(p["raw_why"].items(), key=lambda kv: -kv[1]))
+        typer.echo(f"Prompts: last 24 h: {o['synthesized']} synthesized, {o['raw']} raw"
+                   f"{f' ({why})' if why else ''}, {o['nothing']} nothing found, {o['trivial']} trivial; "
+                   f"~{p['injected_tokens']:,} tokens injected (`recall log` lists them)")
+    else:
+        typer.echo("Prompts: none in the last 24 h")
     for line in status_lines():
         typer.echo(line)
     errors = svc.get("errors") or []

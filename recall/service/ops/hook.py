@@ -10,6 +10,22 @@ from recall.prompt.trivial import trivial_reason
 from recall.service.registry import op, searcher
 
 
+@op("backend")
+def backend(args: dict) -> dict:
+    """The model backend a call would use for this caller (its credentials were sent with the
+    request) and with the service's own environment alone; no secret in the answer."""
+    from recall.core import caller
+    from recall.llm import backend as backends
+
+    def brief(choice) -> dict:
+        return {"backend": choice.name, "why": choice.why, "source": choice.source}
+
+    mine = caller.current() if caller.is_caller() else None
+    with caller.use(None):
+        own = brief(backends.choose())
+    return {"caller": brief(backends.choose(env=mine)) if mine is not None else own, "service": own}
+
+
 @op("hook_context")
 def hook_context(args: dict) -> dict | None:
     if trivial_reason(args.get("prompt") if isinstance(args, dict) else None):

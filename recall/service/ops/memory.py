@@ -1,9 +1,10 @@
 """Service ops of the memory feature, and the service's memory worker thread.
 
 ``capture``  args ``{"event": "stop"|"pre-compact"|"session-end", "session_id", "transcript_path",
-             "cwd"}`` -> ``{"queued": true}``, or ``{"queued": false, "reason"}`` when the
-             service has no API key (the hook then starts a detached worker, which inherits
-             the key of Claude Code's environment). Writes the trigger to the queue (durable: a
+             "cwd"}`` (sent with the hook's credentials, ``recall.core.caller``) ->
+             ``{"queued": true}``, or ``{"queued": false, "reason"}`` when not even the
+             hook's environment has a model backend. The worker thread runs with the last
+             caller's environment, kept in memory only. Writes the trigger to the queue (durable: a
              service that stops before it runs leaves it for the next worker) and wakes the
              worker thread, which drains the queue under the same lock a detached worker
              would take, so the two never extract a session twice.
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import threading
 
-from recall.core import log
+from recall.core import caller, log
 from recall.core.errors import UsageError
 from recall.memory import queue as q
 from recall.service.registry import op, service
@@ -41,7 +42,8 @@ def _loop() -> None:
     logger = log.get("memory")
     while not stop.is_set():
         try:
-            worker.run(wait=True, stop=stop)
+            with caller.use(caller.remembered()):  # the last hook's credentials (memory only)
+                worker.run(wait=True, stop=stop)
             if index.pending_path().exists():
                 index.deliver([], [])
         except Exception:  # noqa: BLE001 - the thread must survive one bad run
@@ -66,8 +68,8 @@ def capture(args: dict) -> dict:
     event = args.get("event") if args.get("event") in q.EVENTS else "stop"
     from recall.memory.worker import has_key
 
-    if not has_key():  # the hook has a key we do not: it starts a detached worker instead
-        return {"queued": False, "reason": "the service has no Anthropic API key"}
+    if not has_key():  # with the caller's environment (recall.core.caller) and config
+        return {"queued": False, "reason": "no model backend for this caller"}
     q.enqueue(event, sid, str(args.get("transcript_path") or ""), str(args.get("cwd") or ""))
     ensure_thread()
     _wake.set()

@@ -1,0 +1,119 @@
+"""Which model backend a call runs on, and why (``model.backend``).
+
+    api          the Messages API with an Anthropic key or token (``recall.llm.messages_api``)
+    claude-code  Haiku through the user's own Claude Code binary in headless print mode,
+                 authenticated however Claude Code is logged in (``recall.llm.claude_code``)
+    off          no model calls: raw snippets in the prompt, no memory extraction
+    auto         (the default) api when a key is found, else claude-code when a usable
+                 Claude Code binary is found, else off
+
+The choice is made in the caller's environment (``recall.core.caller``): the service working
+for a hook decides with the hook's variables, not its own. ``choose()`` never raises and
+always says why; ``describe()`` is what ``recall status`` / ``recall doctor`` print.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from recall.core import config
+
+# The per-prompt synthesis must fit the hook's budget: Claude Code takes ~0.7 s to start
+# before the model even answers, so below this much time left the hook injects raw snippets.
+CLAUDE_CODE_HOOK_SECONDS = 2.0
+
+FEATURES = {
+    "synthesis": "the per-prompt synthesis",
+    "memory": "memory extraction and consolidation",
+    "ask": "recall ask / MCP memory_ask",
+}
+
+
+@dataclass
+class Choice:
+    name: str            # api | claude-code | off
+    why: str             # one line: why this one
+    setting: str         # model.backend as configured
+    source: str = ""     # where the key came from, or the claude binary
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+
+def choose(cfg: dict | None = None, env: dict | None = None) -> Choice:
+    """The backend a model call made now would use (never raises, never prints a secret)."""
+    from recall.core import caller
+    from recall.llm import claude_code, messages_api
+
+    cfg = cfg if cfg is not None else config.load()
+    env = env if env is not None else caller.current()
+    setting = config.backend_setting(cfg)
+    if setting == "off":
+        return Choice("off", "model.backend is off (turn it on with `recall config set model.backend auto`)",
+                      setting)
+    if setting in ("auto", "api"):
+        creds = messages_api.find_credentials(cfg, env)
+        if creds:
+            return Choice("api", f"an Anthropic key from {creds['where']}", setting, creds["where"])
+        if setting == "api":
+            return Choice("off", "model.backend is api but no Anthropic key was found (set ANTHROPIC_API_KEY "
+                                 "or run `recall config set api_key KEY`)", setting)
+    found = claude_code.find(cfg, env)
+    if found.path and not found.problem:
+        why = "Claude Code's own login" + (" (no Anthropic key found)" if setting == "auto" else "")
+        return Choice("claude-code", f"{why}: {found.path} {found.version}".rstrip(), setting, found.path)
+    if setting == "claude-code":
+        return Choice("off", f"model.backend is claude-code but {found.problem}", setting)
+    if found.problem == claude_code.NOT_FOUND:
+        return Choice("off", "no Anthropic key and no Claude Code found: set ANTHROPIC_API_KEY, run "
+                             "`recall config set api_key KEY`, or install and log in to Claude Code", setting)
+    return Choice("off", f"no Anthropic key found, and {found.problem}", setting)
+
+
+def available(cfg: dict | None = None) -> bool:
+    return choose(cfg).name != "off"
+
+
+def require(cfg: dict | None = None) -> Choice:
+    """The backend to use, or NoKey with the reason there is none."""
+    from recall.llm.messages_api import NoKey
+
+    choice = choose(cfg)
+    if choice.name == "off":
+        raise NoKey(f"Model calls are off: {choice.why} (search works without them).")
+    return choice
+
+
+def complete(system: str, prompt: str, *, purpose: str, max_tokens: int = 1024, timeout: float = 30.0,
+             model: str | None = None) -> str:
+    """One model call on the chosen backend; raises NoKey, ModelError."""
+    choice = require()
+    if choice.name == "claude-code":
+        from recall.llm import claude_code
+
+        return claude_code.complete(system, prompt, purpose=purpose, timeout=timeout, model=model,
+                                    path=choice.source)
+    from recall.llm import messages_api
+
+    return messages_api.api_complete(system, prompt, purpose=purpose, max_tokens=max_tokens, timeout=timeout,
+                                     model=model)
+
+
+def describe(cfg: dict | None = None, env: dict | None = None) -> dict:
+    """Per feature: the backend it would use right now and why."""
+    cfg = cfg if cfg is not None else config.load()
+    choice = choose(cfg, env)
+    out = {"setting": choice.setting, "backend": choice.name, "why": choice.why, "features": {}}
+    hook = cfg.get("hook") if isinstance(cfg.get("hook"), dict) else {}
+    mem = cfg.get("memory") if isinstance(cfg.get("memory"), dict) else {}
+    for feature in FEATURES:
+        name, why = choice.name, choice.why
+        if feature == "synthesis" and hook.get("synthesize", True) in (False, "false", "off", 0):
+            name, why = "off", "hook.synthesize is false"
+        elif feature == "memory" and mem.get("enabled", True) in (False, "false", "off", 0):
+            name, why = "off", "memory.enabled is false"
+        elif feature == "synthesis" and name == "claude-code":
+            why = (f"{why}; used when at least {CLAUDE_CODE_HOOK_SECONDS:g} s of the hook budget are left, "
+                   "else raw snippets")
+        out["features"][feature] = {"backend": name, "why": why}
+    return out

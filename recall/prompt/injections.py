@@ -1,0 +1,156 @@
+"""The record of what the prompt hook did with each prompt: ``recall log`` reads it.
+
+One JSON line per prompt in ``$RECALL_HOME/injections.jsonl`` (0600), appended by the hook
+process once its output is out (one ``write``; never raises, never blocks the prompt;
+with or without the service). When the file passes ``MAX_BYTES`` it becomes
+``injections.jsonl.1`` (the previous one dropped): the log stays under twice that size.
+
+A record: ``t`` (epoch seconds), ``project`` (the prompt's cwd), ``session``, ``outcome``
+(``trivial`` | ``nothing`` | ``raw`` | ``synthesized``), ``why`` (trivial: which rule;
+raw: why there was no synthesis — ``no backend``, ``deadline``, ``error``, ``cap``,
+``synthesis off``; nothing: ``no hits`` or ``model found nothing relevant``),
+``hits`` ([{``session``, ``score``}]), ``backend`` (``api`` | ``claude-code`` | ``off``),
+``via`` (``service`` | ``in-process``), ``chars`` and ``tokens`` (estimated, chars / 4) of the
+injected text, ``latency_ms`` (process start to output) and ``text``: the exact text injected.
+The prompt itself is never stored; the injected text comes from the redacted archive (and is
+redacted once more where it was built).
+
+Stdlib only: the prompt hook imports it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+MAX_BYTES = 2 << 20
+OUTCOMES = ("trivial", "nothing", "raw", "synthesized")
+
+
+def log_path():
+    from recall.core import paths
+
+    return paths.recall_home() / "injections.jsonl"
+
+
+def estimate_tokens(chars: int) -> int:
+    return (int(chars) + 3) // 4
+
+
+def append(record: dict) -> None:
+    """Append one record (rotating the file when it is full). Never raises."""
+    try:
+        path = log_path()
+        line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        try:
+            if os.stat(path).st_size + len(line) > MAX_BYTES:
+                os.replace(path, f"{path}.1")
+        except FileNotFoundError:
+            os.makedirs(path.parent, mode=0o700, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+    except (OSError, TypeError, ValueError):
+        pass
+
+
+def record(payload: dict, trace: dict, output: dict | None, started: float) -> dict:
+    """The log record of one prompt from the hook payload, the pipeline's ``trace`` and the
+    output that was printed."""
+    text = ""
+    if isinstance(output, dict):
+        text = ((output.get("hookSpecificOutput") or {}).get("additionalContext") or "")
+    outcome = trace.get("outcome") or ("raw" if text else "nothing")
+    rec = {
+        "t": round(time.time(), 3),
+        "project": payload.get("cwd") if isinstance(payload.get("cwd"), str) else "",
+        "session": payload.get("session_id") if isinstance(payload.get("session_id"), str) else "",
+        "outcome": outcome,
+        "why": trace.get("why", ""),
+        "hits": trace.get("hits", []),
+        "backend": trace.get("backend", ""),
+        "via": trace.get("via", ""),
+        "service": trace.get("service", ""),  # "hung" / "untrusted" / "skipped: …" when it was not used
+        "chars": len(text),
+        "tokens": estimate_tokens(len(text)),
+        "latency_ms": round((time.time() - started) * 1000, 1),
+        "text": trace.get("text", text) if text else "",
+    }
+    return rec
+
+
+def read(limit: int | None = None) -> list[dict]:
+    """The records, oldest first (the last ``limit`` when given); unreadable lines skipped."""
+    out: list[dict] = []
+    path = log_path()
+    for p in (f"{path}.1", str(path)):
+        try:
+            with open(p, encoding="utf-8") as fh:
+                for line in fh:
+                    try:
+                        rec = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(rec, dict):
+                        out.append(rec)
+        except OSError:
+            continue
+    out.sort(key=lambda r: r.get("t", 0) if isinstance(r.get("t", 0), (int, float)) else 0)
+    return out[-limit:] if limit else out
+
+
+def rewrite(keep) -> int:
+    """Rewrite the log through ``keep(record) -> record | None`` (None drops it): how
+    ``recall forget`` removes what it forgets from here too. Returns how many records
+    changed or went. Each file is replaced atomically (tmp + rename, 0600)."""
+    changed = 0
+    path = log_path()
+    for p in (f"{path}.1", str(path)):
+        try:
+            with open(p, encoding="utf-8") as fh:
+                lines = fh.readlines()
+        except OSError:
+            continue
+        out = []
+        for line in lines:
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                out.append(line)
+                continue
+            new = keep(dict(rec)) if isinstance(rec, dict) else rec
+            if new != rec:
+                changed += 1
+            if new is not None:
+                out.append(json.dumps(new, ensure_ascii=False, separators=(",", ":")) + "\n")
+        if changed:
+            tmp = f"{p}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                os.write(fd, "".join(out).encode("utf-8"))
+            finally:
+                os.close(fd)
+            os.replace(tmp, p)
+    return changed
+
+
+def day_summary(now: float | None = None) -> dict:
+    """The last 24 hours: prompts per outcome, fallback reasons, injected tokens."""
+    cutoff = (now or time.time()) - 86400
+    out = {"prompts": 0, "injected_tokens": 0, "outcomes": {k: 0 for k in OUTCOMES}, "raw_why": {}}
+    for rec in read():
+        t = rec.get("t", 0)
+        if not isinstance(t, (int, float)) or t < cutoff:
+            continue
+        out["prompts"] += 1
+        outcome = rec.get("outcome")
+        if outcome in out["outcomes"]:
+            out["outcomes"][outcome] += 1
+        if outcome == "raw" and rec.get("why"):
+            out["raw_why"][rec["why"]] = out["raw_why"].get(rec["why"], 0) + 1
+        tokens = rec.get("tokens", 0)
+        out["injected_tokens"] += tokens if isinstance(tokens, int) else 0
+    return out
