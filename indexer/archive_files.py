@@ -113,3 +113,57 @@ def read_message(root: Path, project: str, session_id: str, pos: int, uuid: str)
         if rec.get("uuid") == uuid:
             return rec
     return None
+
+
+def _open_session(root: Path, project: str, session_id: str) -> int | None:
+    try:
+        return os.open(os.path.join(root, _relative(project, session_id)), os.O_RDONLY)
+    except OSError:
+        return None
+
+
+def read_after(root: Path, project: str, session_id: str, pos: int, *, max_records: int = 40,
+               max_bytes: int = 1 << 16):
+    """The records written after the line at ``pos`` in a session's archive file, in order
+    (at most ``max_records``, read from at most ``max_bytes``): what followed a message."""
+    fd = _open_session(root, project, session_id)
+    if fd is None or pos < 0:
+        return
+    try:
+        data = os.pread(fd, max_bytes, pos)
+    except OSError:
+        data = b""
+    finally:
+        os.close(fd)
+    lines = data.split(b"\n")
+    # lines[0] is the message itself; the last piece has no newline (cut or partial)
+    for raw in lines[1:-1][:max_records]:
+        rec = parse_line(raw)
+        if rec is not None:
+            yield rec
+
+
+def read_before(root: Path, project: str, session_id: str, pos: int, *, max_records: int = 40,
+                max_bytes: int = 1 << 16):
+    """The records written before the line at ``pos`` in a session's archive file, nearest
+    first (at most ``max_records``, read from at most ``max_bytes``): what led to a message."""
+    fd = _open_session(root, project, session_id)
+    if fd is None or pos <= 0:
+        if fd is not None:
+            os.close(fd)
+        return
+    start = max(0, pos - max_bytes)
+    try:
+        data = os.pread(fd, pos - start, start)
+    except OSError:
+        data = b""
+    finally:
+        os.close(fd)
+    lines = data.split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # the first piece may start mid-line
+    # data ends with the newline before ``pos``: the last piece is empty
+    for raw in reversed(lines[:-1][-max_records:]):
+        rec = parse_line(raw)
+        if rec is not None:
+            yield rec

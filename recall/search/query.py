@@ -26,8 +26,16 @@ should so some such than that the their theirs them themselves then there these 
 to too under until up very was we were what when where which while who whom why with would you your
 yours yourself yourselves s t d ll m re ve don didn doesn isn wasn aren weren won wouldn shouldn couldn"""
 
+# Words that carry no weight in a match either, though ranking keeps them at full weight
+# (the dev sets were tuned with them): a hit that matched only these and stopwords is not
+# shown, and they are never highlighted (``weighty``).
+_FILLER_RAW = """ok okay please just yeah yes yep no nope hi hello hey thanks thank sure also really
+actually maybe basically like well now let lets still even much many thing things stuff anyway
+kind sort got gonna wanna"""
+
 _ANALYZER = text_analyzer()
 STOPWORDS = frozenset(t for w in _STOPWORDS_RAW.split() for t in _ANALYZER.analyze(w))
+FILLER = frozenset(t for w in _FILLER_RAW.split() for t in _ANALYZER.analyze(w)) - STOPWORDS
 _IDENT = re.compile(r"[\w]+(?:[./\\:\-#@]+[\w]+)+|\b[\w]*[a-z0-9][A-Z][\w]*")
 _QUOTED = re.compile(r'"([^"]{2,200})"')
 
@@ -38,6 +46,14 @@ def analyze(text: str) -> list[str]:
         return _ANALYZER.analyze(prepare_content(text))
     except Exception:  # the analyzer takes any str; be safe anyway
         return []
+
+
+def weighty(terms: list[str]) -> list[str]:
+    """The query terms a shown hit must match and its snippet highlights: no stopwords, no
+    filler ("ok", "just", "thing"), unless the query is nothing but filler; empty when the
+    query is nothing but stopwords (then nothing it matches means anything)."""
+    content = [t for t in terms if t not in STOPWORDS]
+    return [t for t in content if t not in FILLER] or content
 
 
 def _unique(seq):

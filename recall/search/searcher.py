@@ -26,8 +26,9 @@ from indexer.archive_files import read_message
 from indexer.schema import DOCTYPES_BY_CODE, SchemaMismatch, open_index, stored_value
 from recall.core import paths
 from recall.core.errors import IndexMissing, RecallError
+from recall.search.exchange import exchange
 from recall.search.hit import Hit, iso
-from recall.search.query import _IDENT, _QUOTED, STOPWORDS, _unique, analyze, common_terms
+from recall.search.query import _IDENT, _QUOTED, STOPWORDS, _unique, analyze, common_terms, weighty
 from recall.search.snippets import highlighter, snippet
 
 W_CONTENT = 10.0
@@ -267,14 +268,34 @@ class Searcher:
         ranked = self.rank(searcher, self.top(searcher, queries, fetch_size(limit, messages)), now)
         if not messages:
             ranked = _group_by_session(ranked)
-        return self.hits(searcher, ranked[:limit], terms, now)
+        return self.hits(searcher, ranked, terms, now, limit=limit)
 
-    def hits(self, searcher: tantivy.Searcher, ranked: list[Candidate], terms: list[str], now: float) -> list[Hit]:
-        """The hits of ranked candidates: stored document and archived text read, snippet cut."""
-        hits = [self._hit(searcher.doc(c.address), c.score, now, boost=False) for c in ranked]
-        pattern = highlighter(terms)
-        for h in hits:
-            h.snippet = snippet(h.text, pattern)
+    def hits(self, searcher: tantivy.Searcher, ranked: list[Candidate], terms: list[str], now: float,
+             limit: int | None = None) -> list[Hit]:
+        """The first ``limit`` hits of ranked candidates that matched a word of weight
+        (``weighty``: a hit that matched only "the" or "ok" is passed over): stored document
+        and archived text read, snippet cut with those words in bold, and the exchange a
+        message belongs to attached (``recall.search.exchange``)."""
+        words = weighty(terms)
+        if not words:
+            return []  # the query is all stopwords: nothing it matches means anything
+        wanted = set(words)
+        pattern = highlighter(words)
+        limit = len(ranked) if limit is None else limit
+        hits: list[Hit] = []
+        for c in ranked:
+            if len(hits) >= limit:
+                break
+            doc = searcher.doc(c.address)
+            hit, rec = self._read(doc, c.score, now, boost=False)
+            if not _matches(wanted, hit.text, doc):
+                continue
+            hit.snippet = snippet(hit.text, pattern)
+            if rec is not None and hit.kind == "message":
+                hit.reply, hit.question = exchange(self.archive_root, hit.project, hit.session_id,
+                                                   int(doc.get_first("apos")), hit.role,
+                                                   str(rec.get("source") or ""))
+            hits.append(hit)
         return hits
 
     @staticmethod
@@ -299,6 +320,11 @@ class Searcher:
     def _hit(self, doc: tantivy.Document, score: float, now: float, boost: bool = True) -> Hit:
         """The hit for a stored document; ``score`` is Tantivy's, boosted by ``rank_score``
         unless ``boost`` is false (already done)."""
+        return self._read(doc, score, now, boost)[0]
+
+    def _read(self, doc: tantivy.Document, score: float, now: float,
+              boost: bool = True) -> tuple[Hit, dict | None]:
+        """``_hit``, and the message's archived record (None when it has none)."""
         first = stored_value
         ts = int(first(doc, "ts", 0) or 0)
         doctype = first(doc, "doctype", "message")
@@ -306,10 +332,9 @@ class Searcher:
         hit = Hit(session_id=first(doc, "session_id"), uuid=key.split(":", 1)[1] if ":" in key else key,
                   project="", cwd="", timestamp="", role="", text="", snippet="",
                   score=rank_score(score, ts, doctype, now) if boost else score, kind=doctype)
-        self._fill(hit, doc)
-        return hit
+        return hit, self._fill(hit, doc)
 
-    def _fill(self, hit: Hit, doc: tantivy.Document) -> None:
+    def _fill(self, hit: Hit, doc: tantivy.Document) -> dict | None:
         """The fields of a hit that ranking does not read: from its stored document, and
         a message's text and cwd from its line in the archive."""
         hit.project = stored_value(doc, "project")
@@ -319,10 +344,11 @@ class Searcher:
         if pos is None:
             hit.cwd = stored_value(doc, "cwd")
             hit.text = stored_value(doc, "text")
-            return
-        rec = read_message(self.archive_root, hit.project, hit.session_id, int(pos), hit.uuid) or {}
-        hit.cwd = str(rec.get("cwd") or "")
-        hit.text = str(rec.get("text") or "")
+            return None
+        rec = read_message(self.archive_root, hit.project, hit.session_id, int(pos), hit.uuid)
+        hit.cwd = str((rec or {}).get("cwd") or "")
+        hit.text = str((rec or {}).get("text") or "")
+        return rec
 
     def count(self) -> int:
         return self.index.searcher().num_docs
@@ -391,6 +417,15 @@ def _group_by_session(ranked: list[Candidate]) -> list[Candidate]:
             c.score = max(c.score, cur.score)
             best[c.group] = c
     return sorted((best[g] for g in order), key=lambda c: c.score, reverse=True)
+
+
+def _matches(words: set[str], text: str, doc: tantivy.Document) -> bool:
+    """Whether a document holds one of ``words`` (analysed terms) in its text or in the
+    files, tools and tags it was indexed with."""
+    if not words.isdisjoint(analyze(text)):
+        return True
+    extra = [str(v) for name in ("files", "tools", "tags") for v in doc.get_all(name)]
+    return bool(extra) and not words.isdisjoint(analyze(" ".join(extra)))
 
 
 def search(query: str, **kwargs) -> list[Hit]:

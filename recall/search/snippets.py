@@ -16,6 +16,8 @@ def highlighter(terms: list[str]) -> re.Pattern | None:
     for t in sorted(set(terms), key=len, reverse=True)[:64]:
         if _CJK_TERM.match(t):
             alts.append(re.escape(t))
+        elif len(t) >= 2 and t.endswith("i") and not t.isdigit():
+            words.append(re.escape(t[:-1]) + "[iy]")  # the stemmer's y -> i: flaky -> flaki
         elif len(t) >= 2 or t.isdigit():
             words.append(re.escape(t))
     if words:
