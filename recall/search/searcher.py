@@ -28,7 +28,7 @@ from recall.core import paths
 from recall.core.errors import IndexMissing, RecallError
 from recall.search.exchange import exchange
 from recall.search.hit import Hit, iso
-from recall.search.query import _IDENT, _QUOTED, STOPWORDS, _unique, analyze, common_terms, weighty
+from recall.search.query import _IDENT, _QUOTED, _unique, analyze, common_terms, is_stopword, weighty
 from recall.search.snippets import highlighter, snippet
 
 W_CONTENT = 10.0
@@ -140,7 +140,8 @@ class Searcher:
         terms, dfs, long = self._terms(searcher, text)
         if not terms:
             return None
-        content_words = [t for t in terms if t not in STOPWORDS]
+        stops = {t for t in terms if is_stopword(t)}
+        content_words = [t for t in terms if t not in stops]
         phrases = self._phrases(searcher, text, dfs, long)
         # an exact phrase already rewards its adjacent parts: no sloppy bigram for them (on a
         # path both read the same common positions: ~10 ms at 1M messages)
@@ -153,7 +154,7 @@ class Searcher:
         for t in terms:
             if t in common:
                 continue
-            w = STOPWORD_WEIGHT if (content_words and t in STOPWORDS) else 1.0
+            w = STOPWORD_WEIGHT if (content_words and t in stops) else 1.0
             for name, weight in fields:
                 scored.append((tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(
                     schema, name, t, index_option="position" if name == "content" else "freq"), weight * w)))
