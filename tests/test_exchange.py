@@ -161,3 +161,18 @@ def test_mcp_matches_carry_the_reply_and_the_question(shop):
     out = tools.recall_search("timezone midnight fixture", project="all", messages=True)
     assert out["matches"][0]["question"] == "why is the cart test flaky?"
     assert "reply" not in out["matches"][0]
+
+
+def test_a_long_message_and_a_long_reply_are_read_whole(claude_projects):
+    s = Session(cwd="/home/dev/shop")
+    s.user("why is the ledger export slow? " + "context " * 3000)  # a line longer than a read chunk
+    for i in range(6):
+        tid = s.tool_use("Bash", {"command": f"profile step {i}"})
+        s.tool_result(tid, "x" * 3000)
+    s.assistant("The export sorted in Python; it now sorts in SQL.")
+    s.user("thanks")
+    s.write(claude_projects)
+    index_all()
+    hit = Searcher().search("ledger", limit=1)[0]
+    assert hit.reply.splitlines()[0] == "Bash: profile step 0"
+    assert hit.reply.splitlines()[-2:] == ["The export sorted in Python; it now sorts in SQL.", "(+1 more tool calls)"]

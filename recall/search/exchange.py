@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from indexer.archive_files import read_after, read_before
+from indexer.archive_files import last_line_before, lines_after, parse_line
 
 REPLY_CHARS = 700        # of the assistant's text in a reply (the last, concluding text first)
 TOOL_LINES = 5           # tool calls shown in a reply, one line each ...
 TOOL_LINE_CHARS = 100    # ... of at most this many characters
 QUESTION_CHARS = 200
 MIN_PIECE = 60           # an earlier text with less room than this is left out ("…")
-_ENDS_TURN = ("user", "summary")  # a new prompt, or a compaction: the reply is over
+MAX_ITEMS = 60           # texts and tool calls read into one reply at most
 
 
 def clip(text: str, limit: int) -> str:
@@ -40,28 +40,53 @@ def clip(text: str, limit: int) -> str:
     return cut.rstrip() + "…"
 
 
-def reply_from(records, source: str = "") -> str | None:
-    """The reply made of the ``records`` that followed a prompt (in order), or None when
-    the assistant said nothing and called no tool before the next prompt."""
+def _role(raw: bytes) -> bytes:
+    """A raw archive line's role, read without parsing the line (``"role":"x"`` cannot occur
+    inside a JSON string, where its quotes are escaped)."""
+    i = raw.find(b'"role":"')
+    if i < 0:
+        return b""
+    j = raw.find(b'"', i + 8)
+    return raw[i + 8:j] if j > 0 else b""
+
+
+def _source_ok(rec: dict, source: str) -> bool:
+    return not source or str(rec.get("source") or "") == source
+
+
+def reply_from(lines, source: str = "") -> str | None:
+    """The reply made of the archive ``lines`` (raw JSON, or already parsed records) that
+    followed a prompt, in order; None when the assistant said nothing and called no tool
+    before the next prompt. Tool results are skipped unread."""
     items: list[tuple[str, str]] = []  # ("text" | "tool", text), in order
     tools = 0
-    for rec in records:
-        if source and str(rec.get("source") or "") != source:
+    for raw in lines:
+        if isinstance(raw, dict):
+            rec, role = raw, str(raw.get("role") or "").encode()
+        else:
+            role = _role(raw)
+            if role not in (b"assistant", b"tool_use", b"user", b"summary"):
+                continue  # a tool result: never part of the reply, and the longest lines
+            rec = parse_line(raw)
+            if rec is None:
+                continue
+        if not _source_ok(rec, source):
             continue  # a subagent's transcript, archived in the same session file
-        role = rec.get("role")
-        if role in _ENDS_TURN:
-            break
+        if role in (b"user", b"summary"):
+            break  # a new prompt, or a compaction: the reply is over
         text = str(rec.get("text") or "").strip()
         if not text:
             continue
-        if role == "assistant":
+        if role == b"assistant":
             items.append(("text", text))
-        elif role == "tool_use":
+        elif role == b"tool_use":
             for line in text.splitlines():
                 if line.strip():
                     tools += 1
                     if tools <= TOOL_LINES:
                         items.append(("tool", clip(line, TOOL_LINE_CHARS)))
+        if len(items) >= MAX_ITEMS:
+            break
     if not items:
         return None
     # the assistant's texts within REPLY_CHARS, the last (the conclusion) served first
@@ -74,36 +99,49 @@ def reply_from(records, source: str = "") -> str | None:
         piece = clip(items[i][1], room)
         kept[i] = piece
         room -= len(piece)
-    lines = []
+    lines_out = []
     for i, (kind, text) in enumerate(items):
         line = kept.get(i, text) if kind == "text" else text
-        if not (line == "…" and lines and lines[-1] == "…"):
-            lines.append(line)
+        if not (line == "…" and lines_out and lines_out[-1] == "…"):
+            lines_out.append(line)
     if tools > TOOL_LINES:
-        lines.append(f"(+{tools - TOOL_LINES} more tool calls)")
-    return "\n".join(lines)
+        lines_out.append(f"(+{tools - TOOL_LINES} more tool calls)")
+    return "\n".join(lines_out)
 
 
-def question_from(records, source: str = "") -> str | None:
-    """The prompt among the ``records`` before a message (nearest first), one line."""
-    for rec in records:
-        if source and str(rec.get("source") or "") != source:
+def question_from(lines, source: str = "") -> str | None:
+    """The prompt among the archive ``lines`` (raw JSON, or parsed records) before a
+    message, nearest first, one line. Only prompt (and summary) lines are parsed."""
+    for raw in lines:
+        if isinstance(raw, dict):
+            rec, role = raw, str(raw.get("role") or "").encode()
+        else:
+            role = _role(raw)
+            if role not in (b"user", b"summary"):
+                continue
+            rec = parse_line(raw)
+            if rec is None:
+                continue
+        if not _source_ok(rec, source):
             continue
-        role = rec.get("role")
-        if role == "user":
-            text = clip(str(rec.get("text") or ""), QUESTION_CHARS)
-            return text or None
-        if role == "summary":
-            return None
+        if role == b"user":
+            return clip(str(rec.get("text") or ""), QUESTION_CHARS) or None
+        if role == b"summary":
+            return None  # compacted: what came before is another stretch of the session
     return None
 
 
+_PROMPT_LINE = b'"role":"user"'  # (a compaction summary between is rare: not looked for)
+
+
 def exchange(root: Path, project: str, session_id: str, pos: int, role: str,
-             source: str = "") -> tuple[str | None, str | None]:
-    """``(reply, question)`` for the message at ``pos`` in its session's archive file: the
-    reply when it is a user prompt, the question when it is anything the assistant did."""
+             source: str = "", fd: int | None = None) -> tuple[str | None, str | None]:
+    """``(reply, question)`` for the message at ``pos`` in its session's archive file
+    (through ``fd`` when the caller has it open): the reply when it is a user prompt, the
+    question when it is anything the assistant did."""
     if role == "user":
-        return reply_from(read_after(root, project, session_id, pos), source), None
+        return reply_from(lines_after(root, project, session_id, pos, fd=fd), source), None
     if role in ("assistant", "tool_use", "tool_result"):
-        return None, question_from(read_before(root, project, session_id, pos), source)
+        return None, question_from(last_line_before(root, project, session_id, pos, _PROMPT_LINE, fd=fd),
+                                   source)
     return None, None

@@ -15,6 +15,7 @@ message). In a large index a word found in a fifth of it only counts inside thos
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import tantivy
 
-from indexer.archive_files import read_message
+from indexer.archive_files import open_session, read_message
 from indexer.schema import DOCTYPES_BY_CODE, SchemaMismatch, open_index, stored_value
 from recall.core import paths
 from recall.core.errors import IndexMissing, RecallError
@@ -46,6 +47,11 @@ PROXIMITY_SLOP = 1
 MAX_BIGRAMS = 16
 MAX_PHRASES = 8
 MAX_LONG_PHRASES = 3   # in a pasted prompt (more than MAX_TERMS terms): the rarest ones
+
+# A session's score: its best candidate's, plus these shares of its next best (tuned on the
+# "tune" half of the dev sets, benchmarks.retrieval.split_of; figures on the other half in
+# docs/benchmarks.md). (1.0,) is one hit per session by its best message alone.
+SESSION_WEIGHTS: tuple[float, ...] = (1.0,)
 
 ALL_DOCTYPES = frozenset({"message", "session", "memory"})  # every doctype indexer.ingest writes
 
@@ -222,9 +228,10 @@ class Searcher:
         """The best ``fetch`` (score, address) pairs over ``queries`` (``build_query``), best
         first; a document matched by more than one keeps its best score.
 
-        The queries run at once, one thread each: Tantivy searches without the GIL, so the
-        wall time is the slower query's, not their sum (1M messages, split queries: 20-50%
-        less)."""
+        The queries run at once, the others on a helper thread kept for the process
+        (``_helper``: starting a thread per search cost ~0.1-0.3 ms): Tantivy searches
+        without the GIL, so the wall time is the slower query's, not their sum (1M messages,
+        split queries: 20-50% less)."""
         if len(queries) == 1:
             return searcher.search(queries[0], fetch, count=False).hits
         results: list = [None] * len(queries)
@@ -235,12 +242,10 @@ class Searcher:
             except BaseException as exc:  # re-raised below, in the caller's thread
                 results[i] = exc
 
-        threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(1, len(queries))]
-        for t in threads:
-            t.start()
+        done = [_helper().submit(run, i) for i in range(1, len(queries))]
         run(0)
-        for t in threads:
-            t.join()
+        for d in done:
+            d.get()
         best: dict[tuple[int, int], tuple[float, object]] = {}
         for hits in results:
             if isinstance(hits, BaseException):
@@ -288,14 +293,18 @@ class Searcher:
             if len(hits) >= limit:
                 break
             doc = searcher.doc(c.address)
-            hit, rec = self._read(doc, c.score, now, boost=False)
-            if not _matches(wanted, hit.text, doc):
-                continue
-            hit.snippet = snippet(hit.text, pattern)
-            if rec is not None and hit.kind == "message":
-                hit.reply, hit.question = exchange(self.archive_root, hit.project, hit.session_id,
-                                                   int(doc.get_first("apos")), hit.role,
-                                                   str(rec.get("source") or ""))
+            hit, rec, fd = self._read(doc, c.score, now, boost=False, keep_open=True)
+            try:
+                if hit.text and not _matches(wanted, pattern, hit.text, doc):
+                    continue  # (no text: its archive line is gone; shown, recall doctor tells)
+                hit.snippet = snippet(hit.text, pattern)
+                if rec is not None and hit.kind == "message":
+                    hit.reply, hit.question = exchange(self.archive_root, hit.project, hit.session_id,
+                                                       int(doc.get_first("apos")), hit.role,
+                                                       str(rec.get("source") or ""), fd=fd)
+            finally:
+                if fd is not None:
+                    os.close(fd)
             hits.append(hit)
         return hits
 
@@ -323,9 +332,11 @@ class Searcher:
         unless ``boost`` is false (already done)."""
         return self._read(doc, score, now, boost)[0]
 
-    def _read(self, doc: tantivy.Document, score: float, now: float,
-              boost: bool = True) -> tuple[Hit, dict | None]:
-        """``_hit``, and the message's archived record (None when it has none)."""
+    def _read(self, doc: tantivy.Document, score: float, now: float, boost: bool = True,
+              keep_open: bool = False) -> tuple[Hit, dict | None, int | None]:
+        """``_hit``, the message's archived record (None when it has none) and, when
+        ``keep_open``, its archive file still open for reading around it (the caller closes
+        it; None when there is none)."""
         first = stored_value
         ts = int(first(doc, "ts", 0) or 0)
         doctype = first(doc, "doctype", "message")
@@ -333,11 +344,14 @@ class Searcher:
         hit = Hit(session_id=first(doc, "session_id"), uuid=key.split(":", 1)[1] if ":" in key else key,
                   project="", cwd="", timestamp="", role="", text="", snippet="",
                   score=rank_score(score, ts, doctype, now) if boost else score, kind=doctype)
-        return hit, self._fill(hit, doc)
+        rec, fd = self._fill(hit, doc, keep_open)
+        return hit, rec, fd
 
-    def _fill(self, hit: Hit, doc: tantivy.Document) -> dict | None:
+    def _fill(self, hit: Hit, doc: tantivy.Document, keep_open: bool = False) -> tuple[dict | None, int | None]:
         """The fields of a hit that ranking does not read: from its stored document, and
-        a message's text and cwd from its line in the archive."""
+        a message's text and cwd from its line in the archive. Returns the archived record
+        (None when there is none) and, when ``keep_open``, the archive file's descriptor
+        (the caller closes it)."""
         hit.project = stored_value(doc, "project")
         hit.timestamp = iso(int(stored_value(doc, "ts", 0) or 0))
         hit.role = stored_value(doc, "role")
@@ -345,11 +359,18 @@ class Searcher:
         if pos is None:
             hit.cwd = stored_value(doc, "cwd")
             hit.text = stored_value(doc, "text")
-            return None
-        rec = read_message(self.archive_root, hit.project, hit.session_id, int(pos), hit.uuid)
+            return None, None
+        fd = open_session(self.archive_root, hit.project, hit.session_id)
+        try:
+            rec = read_message(self.archive_root, hit.project, hit.session_id, int(pos), hit.uuid, fd=fd) \
+                if fd is not None else None
+        finally:
+            if fd is not None and not keep_open:
+                os.close(fd)
+                fd = None
         hit.cwd = str((rec or {}).get("cwd") or "")
         hit.text = str((rec or {}).get("text") or "")
-        return rec
+        return rec, fd
 
     def count(self) -> int:
         return self.index.searcher().num_docs
@@ -374,6 +395,60 @@ class Searcher:
                 lost += 1
                 session = session or stored_value(doc, "session_id")
         return checked, lost, session
+
+
+class _Helper:
+    """One daemon thread that runs what it is given (``submit``), kept for the process.
+    While it is busy (another thread's search), a job gets a thread of its own, as before."""
+
+    def __init__(self) -> None:
+        import queue
+
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.busy = threading.Lock()
+        threading.Thread(target=self._loop, name="recall-search", daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            fn, arg, done = self.jobs.get()
+            try:
+                fn(arg)
+            finally:
+                self.busy.release()
+                done.put(None)
+
+    def submit(self, fn, arg):
+        import queue
+
+        done: queue.SimpleQueue = queue.SimpleQueue()
+        if self.busy.acquire(blocking=False):
+            self.jobs.put((fn, arg, done))
+        else:
+            def own() -> None:
+                try:
+                    fn(arg)
+                finally:
+                    done.put(None)
+
+            threading.Thread(target=own, daemon=True).start()
+        return done
+
+
+_helpers: dict[int, _Helper] = {}
+_helpers_lock = threading.Lock()
+
+
+def _helper() -> _Helper:
+    """This process's helper (a forked child starts its own: threads do not survive a fork).
+    Searches from several threads at once share it: each waits only for its own job."""
+    import os
+
+    pid = os.getpid()
+    h = _helpers.get(pid)
+    if h is None:
+        with _helpers_lock:
+            h = _helpers.get(pid) or _helpers.setdefault(pid, _Helper())
+    return h
 
 
 @dataclass
@@ -404,25 +479,42 @@ def rank_score(score: float, ts: int | float, doctype: str, now: float) -> float
     return boosted
 
 
-def _group_by_session(ranked: list[Candidate]) -> list[Candidate]:
-    """One hit per session (shown by its best message); each memory stands on its own."""
+def _group_by_session(ranked: list[Candidate], weights: tuple[float, ...] | None = None) -> list[Candidate]:
+    """One hit per session, shown by its best message; each memory stands on its own.
+
+    A session scores by more than its single best match: the ``weights`` (SESSION_WEIGHTS)
+    of its best, second, third … candidate scores summed, so a session that discusses the
+    question in several messages outranks one that mentions its words once."""
+    weights = SESSION_WEIGHTS if weights is None else weights
     best: dict[object, Candidate] = {}
+    total: dict[object, float] = {}
+    seen: dict[object, int] = {}
     order: list[object] = []
     for c in ranked:  # sorted by score: the first hit of a session is its best
         cur = best.get(c.group)
         if cur is None:
             best[c.group] = c
+            total[c.group] = c.score * weights[0]
+            seen[c.group] = 1
             order.append(c.group)
-        elif cur.kind == "session" and c.kind == "message":
-            # show the session by its best message, keep the better score
-            c.score = max(c.score, cur.score)
-            best[c.group] = c
+            continue
+        n = seen[c.group]
+        if c.kind != "memory" and n < len(weights):
+            total[c.group] += c.score * weights[n]
+        seen[c.group] = n + 1
+        if cur.kind == "session" and c.kind == "message":
+            best[c.group] = c  # show the session by its best message
+    for g in order:
+        best[g].score = total[g]
     return sorted((best[g] for g in order), key=lambda c: c.score, reverse=True)
 
 
-def _matches(words: set[str], text: str, doc: tantivy.Document) -> bool:
+def _matches(words: set[str], pattern, text: str, doc: tantivy.Document) -> bool:
     """Whether a document holds one of ``words`` (analysed terms) in its text or in the
-    files, tools and tags it was indexed with."""
+    files, tools and tags it was indexed with. The snippet's ``pattern`` answers most
+    (a regex search stops at the first match); analysing the text settles the rest."""
+    if pattern is not None and pattern.search(text):
+        return True
     if not words.isdisjoint(analyze(text)):
         return True
     extra = [str(v) for name in ("files", "tools", "tags") for v in doc.get_all(name)]
