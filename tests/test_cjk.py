@@ -68,3 +68,15 @@ def test_an_index_of_the_per_character_schema_is_rebuilt_from_the_archive(claude
     hits = Searcher().search("连接池", limit=3, messages=True)
     assert [h.session_id for h in hits] == [pool.session_id]
     assert hits[0].reply == "事务没有提交。"
+
+
+def test_the_probe_shows_bigrams_beat_single_characters():
+    """benchmarks.cjk_probe, as docs/benchmarks.md quotes it: bigrams rank the answer first
+    at least as often, and show fewer sessions that merely share characters."""
+    from benchmarks import cjk_probe
+
+    chars = cjk_probe.evaluate(cjk_probe.VARIANTS["characters (schema 3)"])
+    pairs = cjk_probe.evaluate(cjk_probe.VARIANTS["bigrams (schema 4)"])
+    for lang in ("zh", "ja"):
+        assert pairs[lang]["hit@1"] >= chars[lang]["hit@1"]
+        assert pairs[lang]["others_in_top3"] < chars[lang]["others_in_top3"]
