@@ -20,8 +20,9 @@ Layout (directories 0700, files 0600)::
   (bounded by ``UUID_CACHE`` entries in total), older files are re-read on demand.
 * ``store`` returns each message's *position*, the byte offset of its line: the index
   keeps it instead of the text, and the searcher reads the text back at that offset
-  (``indexer.archive_files``). Files are never rewritten, only appended to or deleted
-  whole, so positions stay valid.
+  (``indexer.archive_files``). Files are only appended to or deleted whole, except by
+  ``indexer.forgetting`` (``recall forget --match/--before/--secret``), which rewrites a
+  session's file and re-indexes that session at the new positions in the same step.
 * A write cut short by ``kill -9`` leaves at most a partial last line: the reader skips
   lines that do not parse, the next append first truncates the file to its last newline.
 * ``replay_positions()`` streams everything back as batches of ``Message`` with their
@@ -121,39 +122,77 @@ def _iter_records(path: Path) -> Iterator[dict]:
 
 
 class Tombstones:
-    """What ``recall forget`` removed: ``{"sessions": {id: at}, "projects": {path: at}}``."""
+    """What ``recall forget`` removed, so that re-reading a transcript (or a rebuild) never
+    brings it back::
+
+        {"sessions": {id: at}, "projects": {path: at},   # whole sessions / projects, up to ``at``
+         "before": {"*" | project: ts},                   # every message dated before ``ts``
+         "messages": [uuid, ...],                         # single messages (--match)
+         "rewritten": [uuid, ...],                        # messages kept with a secret cut out
+                                                          # (--secret): the archive holds them
+         "dropped": [session id, ...]}                    # sessions switched off (recall: off),
+                                                          # already removed from every store
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.sessions: dict[str, float] = {}
         self.projects: dict[str, float] = {}
+        self.before: dict[str, float] = {}
+        self.messages: set[str] = set()
+        self.rewritten: set[str] = set()
+        self.dropped: set[str] = set()
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             self.sessions = {str(k): float(v) for k, v in (data.get("sessions") or {}).items()}
             self.projects = {str(k): float(v) for k, v in (data.get("projects") or {}).items()}
+            self.before = {str(k): float(v) for k, v in (data.get("before") or {}).items()}
+            self.messages = {str(u) for u in data.get("messages") or []}
+            self.rewritten = {str(u) for u in data.get("rewritten") or []}
+            self.dropped = {str(u) for u in data.get("dropped") or []}
         except (OSError, ValueError, TypeError, AttributeError):
             pass
 
     def __bool__(self) -> bool:
-        return bool(self.sessions or self.projects)
+        return bool(self.sessions or self.projects or self.before or self.messages or self.rewritten)
 
-    def covers(self, m: Message) -> bool:
+    def covers(self, m: Message, replay: bool = False) -> bool:
+        """Whether ``m`` was forgotten. ``replay``: ``m`` comes from the archive, where a
+        rewritten message is already in its rewritten form (a transcript still has the original)."""
         at = self.sessions.get(m.session_id)
         if at is not None and m.timestamp <= at:
             return True
         at = self.projects.get(m.project)
-        return at is not None and m.timestamp <= at
+        if at is not None and m.timestamp <= at:
+            return True
+        if self.before:
+            cut = max(self.before.get("*", 0.0), self.before.get(m.project, 0.0))
+            if m.timestamp < cut:
+                return True
+        if m.uuid in self.messages:
+            return True
+        return not replay and m.uuid in self.rewritten
 
     def covers_doc(self, project: str) -> bool:
         return project in self.projects
 
-    def add(self, session: str | None = None, project: str | None = None) -> None:
+    def add(self, session: str | None = None, project: str | None = None, *, before: float | None = None,
+            before_project: str | None = None, messages=(), rewritten=(), dropped=()) -> None:
         now = time.time()
         if session:
             self.sessions[session] = now
         if project:
             self.projects[project] = now
-        atomic_write(self.path, json.dumps({"sessions": self.sessions, "projects": self.projects}, indent=1))
+        if before is not None:
+            key = before_project or "*"
+            self.before[key] = max(self.before.get(key, 0.0), float(before))
+        self.messages.update(str(u) for u in messages if u)
+        self.rewritten.update(str(u) for u in rewritten if u)
+        self.dropped.update(str(s) for s in dropped if s)
+        atomic_write(self.path, json.dumps({
+            "sessions": self.sessions, "projects": self.projects, "before": self.before,
+            "messages": sorted(self.messages), "rewritten": sorted(self.rewritten),
+            "dropped": sorted(self.dropped)}, indent=1))
 
 
 class Archive:
@@ -306,7 +345,7 @@ class Archive:
                     m = Message.from_record(rec)
                 except (TypeError, ValueError):
                     continue
-                if not m.uuid or self.tombstones.covers(m):
+                if not m.uuid or self.tombstones.covers(m, replay=True):
                     continue
                 out.append(m)
                 where.append(pos)

@@ -2,8 +2,9 @@
 
 A message's archive file is ``sessions/<project_slug(project)>/<session_filename(session)>``
 under the archive root, and its *position* is the byte offset of its line in that file.
-Archive files are only ever appended to or deleted whole (``recall forget``), so a position
-stays valid for as long as the message exists; the index stores it (field ``apos``)
+Archive files are appended to, deleted whole, or rewritten by ``recall forget`` together
+with their session's index documents (``indexer.forgetting``), so a position stays valid
+for as long as the message exists; the index stores it (field ``apos``)
 instead of the message's text, which is read back from here for the hits shown.
 
 Light on imports: the searcher, and with it the prompt hook, reads hit text through this

@@ -29,6 +29,7 @@ from typing import Callable, Iterable
 import tantivy
 
 from indexer.archive import Archive
+from indexer.ledger import Gate, admit
 from indexer.schema import (DOCTYPE_CODES, SchemaMismatch, drop_index, group_hash, open_index, prepare_content,
                             stored_value)
 from indexer.state import HEAD_BYTES, FileState, SessionInfo, StateDB, fingerprint, fingerprint_length
@@ -389,6 +390,10 @@ class Indexer:
         self.commits = 0
         self.last_commit = 0.0
         self.after_commit: list[Callable[[], None]] = []  # e.g. the service's searcher reload
+        # told the sessions a `recall: off` prompt dropped, once they left the archive and the
+        # index (recall.privacy.forget removes what memories drew from them)
+        self.on_drop: list[Callable[[list[str]], None]] = []
+        self.gate = Gate()  # exclusions, the pause, sessions switched off (indexer.ledger)
         # An index that was empty when this writer opened it can only hold the messages this
         # writer added: a bitmap of their key hashes tells when an upsert needs its delete
         # (a false positive only costs a needless delete). A backfill into an empty index
@@ -485,12 +490,12 @@ class Indexer:
         """Index ``messages``: archived first (``archive``), or already archived at
         ``positions``; with neither, their text is stored in the index. Returns how many
         were indexed (not those the replay before it already indexed)."""
-        if self.archive.tombstones:
-            keep = [i for i, m in enumerate(messages) if not self.archive.tombstones.covers(m)]
-            if len(keep) < len(messages):
-                self.stats["forgotten"] += len(messages) - len(keep)
-                messages = [messages[i] for i in keep]
-                positions = [positions[i] for i in keep] if positions is not None else None
+        keep, switched_off = admit(messages, self.gate, self.archive.tombstones, self.stats, replay=not archive)
+        if len(keep) < len(messages):
+            messages = [messages[i] for i in keep]
+            positions = [positions[i] for i in keep] if positions is not None else None
+        if switched_off:
+            self.drop_sessions(switched_off)
         if not messages:
             return 0
         if archive:
@@ -639,6 +644,15 @@ class Indexer:
         self.state.forget_sessions(sessions)
         return {"project": project, "index": indexed, "archive": archived, "sessions": len(sessions)}
 
+    def drop_sessions(self, session_ids: list[str]) -> None:
+        """Sessions switched off by a `recall: off` prompt: remove what is already indexed and
+        archived of them (lines after the marker are kept out by the gate), once."""
+        for sid in session_ids:
+            self.forget_session(sid)
+        self.archive.tombstones.add(dropped=session_ids)
+        for fn in self.on_drop:
+            fn(list(session_ids))
+
     def _note_session(self, m: Message) -> None:
         s = self.sessions.get(m.session_id)
         if s is None:
@@ -741,10 +755,14 @@ class Indexer:
 
 
 def index_all(extra_sources: Iterable[Path] = (), rebuild: bool = False,
-              progress: Callable[[int, int], None] | None = None) -> Summary:
-    """``recall index``: backfill every transcript root incrementally."""
+              progress: Callable[[int, int], None] | None = None,
+              on_open: Callable[[Indexer], None] | None = None) -> Summary:
+    """``recall index``: backfill every transcript root incrementally. ``on_open(ix)``: the
+    caller's set-up of the writer (e.g. ``recall.privacy.forget.attach``)."""
     roots = paths.transcript_roots(list(extra_sources))
     with Indexer(rebuild=rebuild) as ix:
+        if on_open is not None:
+            on_open(ix)
         return ix.run(roots, progress=progress)
 
 

@@ -415,13 +415,16 @@ def test_forget_through_the_service_and_without_it(serve, claude_projects):
         s.write(claude_projects)
     wait_for(lambda: count() == 9)
 
-    out = run_cli("forget", "--session", b.session_id)
+    out = run_cli("forget", "--session", b.session_id[:8])  # no terminal, no --yes: nothing goes
+    assert out.returncode == 2 and "Nothing removed" in out.stderr and "--yes" in out.stderr
+    assert count() == 9
+    out = run_cli("forget", "--session", b.session_id[:8], "--yes")
     assert out.returncode == 0, out.stderr
     assert "3 messages removed from the index, 3 from the archive" in out.stdout
     assert keys_matching("bravo") == [] and count() == 6
     assert svc.terminate() == 0
 
-    out = run_cli("forget", "--project", "/home/dev/secret", "--json")  # no service: in-process
+    out = run_cli("forget", "--project", "/home/dev/secret", "--json", "--yes")  # no service: in-process
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["index"] == 3
     assert count() == 3 and keys_matching("charlie") == []

@@ -17,7 +17,8 @@ import typer
 from typer.core import TyperGroup
 
 from recall import __version__
-from recall.cli.commands import ask, config, doctor, forget, mcp, memories, service, setup, status
+from recall.cli.commands import (ask, config, doctor, exclude, forget, mcp, memories, pause, remember, service, setup,
+                                 status)
 from recall.core.errors import RecallError, report
 
 
@@ -126,7 +127,9 @@ def index_cmd(
     summary = index_via_service(source, rebuild, quiet=as_json)  # the running service holds the writer
     if summary is None:
         with fmt.progress("Indexing", enabled=not as_json) as update:
-            summary = index_all(source, rebuild=rebuild, progress=update)
+            from recall.privacy.forget import attach
+
+            summary = index_all(source, rebuild=rebuild, progress=update, on_open=attach)
     if as_json:
         typer.echo(json.dumps(summary.as_dict()))
     else:
@@ -192,7 +195,7 @@ def main() -> None:  # pragma: no cover
 
 # The other commands: each module of recall.cli.commands holds its own ``commands``; they are
 # merged here in this order (`recall --help` lists them so), and none imports this module.
-COMMAND_MODULES = (mcp, setup, doctor, config, service, status, forget, memories, ask)
+COMMAND_MODULES = (mcp, setup, doctor, config, service, status, forget, exclude, pause, memories, remember, ask)
 for _module in COMMAND_MODULES:
     app.registered_commands.extend(_module.commands.registered_commands)
 for _module in COMMAND_MODULES:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import sys
 
 # The typer app's top-level command names (a test keeps this in step with recall.cli.app).
-COMMANDS = frozenset({"ask", "config", "consolidate", "doctor", "forget", "hook", "index", "mcp",
-                      "memories", "serve", "service", "setup", "status"})
+COMMANDS = frozenset({"ask", "config", "consolidate", "doctor", "exclude", "forget", "hook", "index", "mcp",
+                      "memories", "pause", "remember", "resume", "serve", "service", "setup", "status"})
 _FLAGS = {"--raw": "raw", "--json": "as_json", "--messages": "messages"}
 _VALUES = {"--limit": "limit", "-n": "limit", "--since": "since", "--project": "project"}
 MAX_LIMIT = 1000

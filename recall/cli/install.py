@@ -9,6 +9,11 @@ What setup writes (and uninstall removes, exactly):
   * the MCP server: ``mcpServers.recall`` in ``<project>/.mcp.json`` (approved for this user
     in ``.claude/settings.local.json``'s ``enabledMcpjsonServers``), or with ``--global``
     in the user-scope ``mcpServers`` of ``~/.claude.json``.
+  * slash commands: ``/recall``, ``/recall-search`` and ``/remember`` as
+    ``<project>/.claude/commands/NAME.md`` (``~/.claude/commands`` with ``--global``); each
+    runs recall in a ``!`` bash line its ``allowed-tools`` permits, so the output reaches
+    the model in the same turn. Uninstall deletes exactly these files (not one the user
+    changed since: it says so instead).
 Files that setup had to create are remembered in ``$RECALL_HOME/setup.json`` so that
 uninstall deletes them again once nothing else is in them.
 """
@@ -322,9 +327,109 @@ def _unapprove(data: dict, where: str) -> tuple[dict, list[str]]:
     return out, []
 
 
+# ------------------------------------------------------------------------------ slash commands
+#: name -> (description, argument hint, recall arguments before the user's text, what the model is asked)
+SLASH_COMMANDS: dict[str, tuple[str, str, str, str]] = {
+    "recall": ("Answer from past sessions and memories (recall)", "QUESTION", "ask --or-hits",
+               "Above is what recall found in this project's past Claude Code sessions and memories for "
+               "the question \"$ARGUMENTS\". Answer the question from it, briefly, and say when it does "
+               "not cover something."),
+    "recall-search": ("Search past sessions, raw hits (recall)", "QUERY", "--raw --limit 5",
+                      "Above are recall's raw hits from past Claude Code sessions for \"$ARGUMENTS\". Show "
+                      "them to the user as they are, one line each, and add nothing else."),
+    "remember": ("Remember this in future sessions (recall)", "TEXT", "remember",
+                 "Above is what recall saved. Tell the user in one line, and do nothing else."),
+}
+_SLASH_MARK = re.compile(r"^allowed-tools: Bash\((?P<exe>.+) (?:ask|--raw|remember):\*\)$", re.M)
+
+
+def commands_dir(root: Path | None, global_: bool) -> Path:
+    if global_:
+        return paths.claude_config_dir() / "commands"
+    return root / ".claude" / "commands"
+
+
+def slash_command_text(name: str) -> str:
+    """The Markdown of one slash command: its ``!`` line runs recall with the user's text."""
+    description, hint, args, ask = SLASH_COMMANDS[name]
+    exe = " ".join(shlex.quote(p) for p in recall_executable())
+    first = args.split()[0]
+    # Claude Code pastes $ARGUMENTS into the bash line as typed: inside double quotes an
+    # apostrophe is fine ("what's"); backticks and $( ) would be run by the shell
+    return (f"---\ndescription: {description}\nargument-hint: {hint}\n"
+            f"allowed-tools: Bash({exe} {first}:*)\n---\n"
+            f"!`{exe} {args} \"$ARGUMENTS\"`\n\n{ask}\n")
+
+
+def is_our_slash_command(text: str) -> bool:
+    """Whether a command file is one setup wrote (for any recall executable), unchanged."""
+    m = _SLASH_MARK.search(text or "")
+    if not m:
+        return False
+    for name in SLASH_COMMANDS:
+        description, _, args, _ = SLASH_COMMANDS[name]
+        if f"description: {description}\n" in text and f" {args} \"$ARGUMENTS\"`" in text:
+            exe = m.group("exe")
+            first = args.split()[0]
+            want = slash_command_text(name).replace(
+                " ".join(shlex.quote(p) for p in recall_executable()), exe)
+            return text == want and f"Bash({exe} {first}:*)" in text
+    return False
+
+
+def install_slash_commands(root: Path | None, global_: bool, report: "Report", created: list[Path]) -> None:
+    d = commands_dir(root, global_)
+    for name in SLASH_COMMANDS:
+        path = d / f"{name}.md"
+        want = slash_command_text(name)
+        try:
+            current = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            current = None
+        except OSError as exc:
+            raise SetupError(f"cannot read {path} ({exc.strerror or exc}): fix its permissions and run again.") \
+                from None
+        if current == want:
+            report.unchanged.append(f"the /{name} command in {path} is already set")
+            continue
+        if current is not None and not is_our_slash_command(current):
+            report.notes.append(f"left {path} alone: it is not recall's (rename it to get recall's /{name})")
+            continue
+        if current is None:
+            if not d.exists():
+                created.append(d)
+            created.append(path)
+        d.mkdir(parents=True, exist_ok=True)
+        paths.atomic_write(path, want, mode=0o644, private_dir=False)
+        report.changes.append(f"{'updated' if current is not None else 'added'} the /{name} command ({path})")
+
+
+def uninstall_slash_commands(root: Path | None, global_: bool, report: "Report") -> None:
+    d = commands_dir(root, global_)
+    for name in SLASH_COMMANDS:
+        path = d / f"{name}.md"
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError:
+            continue
+        if is_our_slash_command(text):
+            path.unlink(missing_ok=True)
+            _forget_created(path)
+            report.changes.append(f"removed the /{name} command ({path})")
+        elif _forget_created(path):
+            report.notes.append(f"left {path}: it was changed after setup wrote it")
+    if d.is_dir() and not any(d.iterdir()) and _forget_created(d):
+        try:
+            d.rmdir()
+            report.changes.append(f"deleted {d} (setup had created it)")
+        except OSError:
+            pass
+
+
 # ------------------------------------------------------------------------------ install / uninstall
-def install_files(project: Path | str | None = None, global_: bool = False, mcp: bool = True) -> Report:
-    """Merge recall's hooks (and MCP server) into Claude Code's settings. Idempotent."""
+def install_files(project: Path | str | None = None, global_: bool = False, mcp: bool = True,
+                  commands: bool = True) -> Report:
+    """Merge recall's hooks (and MCP server, slash commands) into Claude Code's settings. Idempotent."""
     report = Report()
     root = None if global_ else project_root(project)
     created: list[Path] = []
@@ -353,6 +458,8 @@ def install_files(project: Path | str | None = None, global_: bool = False, mcp:
             if changes:
                 _save(lpath, lbefore, lafter, created)
             report.changes += changes
+    if commands:
+        install_slash_commands(root, global_, report, created)
     if created:
         _remember_created(*created)
     return report
@@ -362,6 +469,7 @@ def uninstall_files(project: Path | str | None = None, global_: bool = False) ->
     """Remove exactly what ``install_files`` added (files it created go once they are empty)."""
     report = Report()
     root = None if global_ else project_root(project)
+    uninstall_slash_commands(root, global_, report)
     targets = [(settings_file(root, global_), remove_hooks), (mcp_file(root, global_), remove_mcp)]
     if not global_:
         targets.append((local_settings_file(root), _unapprove))

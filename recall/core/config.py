@@ -40,6 +40,7 @@ DEFAULTS: dict = {
         "min_score": 8.0,           # ...and at least this absolute score
         "synthesize": True,         # False: always inject raw snippets
     },
+    "exclude": [],                  # projects (paths, globs) never captured: `recall exclude`
     "memory": {
         "enabled": True,            # False: the capture hooks queue nothing
         "daily_call_cap": 200,      # extraction + consolidation calls per day

@@ -206,6 +206,8 @@ def render(m, root: str = "") -> str | None:
 
 def read_new(path: Path, offset: int, root_hint: str = "") -> tuple[list[Entry], int, str]:
     """Summary entries of the lines after ``offset``; (entries, new offset, a cwd seen)."""
+    from indexer.archive import Tombstones
+    from indexer.ledger import Gate, admit
     from indexer.transcripts import FileContext, read_lines
 
     ctx = FileContext(path)
@@ -213,8 +215,10 @@ def read_new(path: Path, offset: int, root_hint: str = "") -> tuple[list[Entry],
     end = offset
     cwd = ""
     root = root_hint
+    gate, tombstones = Gate(), Tombstones(paths.archive_dir() / "forgotten.json")
     for batch, pos in read_lines(path, offset, ctx, Counter(), max_bytes=1):
-        for m in batch:
+        keep, _ = admit(batch, gate, tombstones)  # excluded, paused, switched off, forgotten: no memories
+        for m in (batch[i] for i in keep):
             if not cwd and m.cwd:
                 cwd = m.cwd
                 if not root:

@@ -22,7 +22,7 @@ from recall.core import log
 from recall.core import paths
 from recall.memory import memory_home, store
 
-_service_writer = None  # set inside the service: see use_service_writer
+_service_writer = None  # inside the service: see use_service_writer
 
 
 def pending_path() -> Path:
@@ -115,9 +115,10 @@ def deliver(upserts: list[dict], deletes: list[str]) -> str:
     if not upserts and not deletes:
         return ""
     logger = log.get("memory")
-    if _service_writer is not None:  # inside the service: its writer thread owns the index
+    run = _service_writer() if _service_writer is not None else None
+    if run is not None:  # inside the service: its writer thread owns the index
         try:
-            _service_writer(lambda ix: apply_memory_docs(ix, upserts, deletes))
+            run(lambda ix: apply_memory_docs(ix, upserts, deletes))
             return "service"
         except Exception as exc:  # noqa: BLE001 - stopping or busy: keep the change for later
             logger.warning("memory documents queued, the service could not take them: %s", exc)
@@ -152,11 +153,12 @@ def deliver(upserts: list[dict], deletes: list[str]) -> str:
         return "pending"
 
 
-def use_service_writer(run) -> None:
-    """Inside the service: ``run(fn)`` runs ``fn(indexer)`` on its writer thread, and
-    ``deliver`` writes through it (``recall.service.ops.memory`` hands it in; None: off)."""
+def use_service_writer(get_runner) -> None:
+    """Inside the service (``recall.service.ops.memory`` hands it in): ``get_runner()``
+    returns ``run``, where ``run(fn)`` runs ``fn(indexer)`` on the writer thread, or None
+    once the service has stopped; ``deliver`` writes through it while there is one."""
     global _service_writer
-    _service_writer = run
+    _service_writer = get_runner
 
 
 def normalize_memory_keys(items) -> list[str]:

@@ -65,6 +65,19 @@ def _synthesize_within(prompt: str, hits: list, seconds: float, max_chars: int):
     return True, box.get("error") or box.get("text", "")
 
 
+def refusal(payload: dict, cfg: dict) -> str | None:
+    """Why nothing may be injected into this prompt: "paused" (`recall pause`), "off" (the
+    session was switched off by a `recall: off` prompt, this one included) or "excluded"
+    (`recall exclude`); None when recall may inject."""
+    from indexer.ledger import hook_refusal
+
+    def text(key):
+        v = payload.get(key)
+        return v if isinstance(v, str) and v else None
+
+    return hook_refusal(text("cwd"), text("session_id"), payload.get("prompt"), cfg)
+
+
 def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, searcher=None,
                   on_fallback=None) -> dict | None:
     """The hook's output for ``payload`` (or None: nothing to inject), ready by ``deadline``
@@ -73,7 +86,7 @@ def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, se
     cfg = cfg if cfg is not None else config.load()
     hook = hook_settings(cfg)
     prompt = payload.get("prompt")
-    if trivial_reason(prompt, hook):
+    if refusal(payload, cfg) or trivial_reason(prompt, hook):
         return None
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload.get("cwd") else None
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
@@ -191,7 +204,7 @@ def run_hook(payload: dict, started: float, emit) -> dict | None:
     ``emit(output) -> bool`` writes the output once (False if it was already written)."""
     cfg = config.load()
     hook = hook_settings(cfg)
-    if trivial_reason(payload.get("prompt"), hook):
+    if refusal(payload, cfg) or trivial_reason(payload.get("prompt"), hook):
         return None
     deadline = started + hook["budget_seconds"] - SAFETY_SECONDS
     dog = Watchdog(started + hook["budget_seconds"] - WATCHDOG_SECONDS, emit)

@@ -24,6 +24,7 @@ from pathlib import Path
 import tantivy
 
 from indexer.archive_files import open_session, read_message
+from indexer.ledger import Gate
 from indexer.schema import DOCTYPES_BY_CODE, SchemaMismatch, open_index, stored_value
 from recall.core import paths
 from recall.core.errors import IndexMissing, RecallError
@@ -83,6 +84,7 @@ class Searcher:
             ) from None
         self.schema = self.index.schema
         self.archive_root = self.index_path.parent / "archive"  # paths.archive_dir() beside index_dir()
+        self.gate = Gate()  # exclusions and sessions switched off: their hits are never shown
 
     def refresh(self) -> None:
         self.index.reload()
@@ -286,8 +288,10 @@ class Searcher:
 
     def hits(self, searcher: tantivy.Searcher, ranked: list[Candidate], terms: list[str], now: float,
              limit: int | None = None) -> list[Hit]:
-        """The first ``limit`` hits of ranked candidates that matched a word of weight
-        (``weighty``: a hit that matched only "the" or "ok" is passed over): stored document
+        """The first ``limit`` hits of ranked candidates that are shown: not of an excluded
+        project or a session switched off (what was indexed before the exclusion stays out
+        of every search until `--purge` removes it), and matching a word of weight
+        (``weighty``: a hit that matched only "the" or "ok" is passed over). Stored document
         and archived text read, snippet cut with those words in bold, and the exchange a
         message belongs to attached (``recall.search.exchange``)."""
         words = weighty(terms)
@@ -295,6 +299,8 @@ class Searcher:
             return []  # the query is all stopwords: nothing it matches means anything
         wanted = set(words)
         pattern = highlighter(words)
+        gate = self.gate.refresh()
+        gated = bool(gate.patterns or gate.off)
         limit = len(ranked) if limit is None else limit
         hits: list[Hit] = []
         for c in ranked:
@@ -303,6 +309,8 @@ class Searcher:
             doc = searcher.doc(c.address)
             hit, rec, fd = self._read(doc, c.score, now, boost=False, keep_open=True)
             try:
+                if gated and gate.hides(hit.project, hit.cwd, hit.session_id):
+                    continue
                 if hit.text and not _matches(wanted, pattern, hit.text, doc):
                     continue  # (no text: its archive line is gone; shown, recall doctor tells)
                 hit.snippet = snippet(hit.text, pattern)

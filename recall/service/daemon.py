@@ -46,6 +46,7 @@ from recall.core import paths
 from recall.core import service_client as client
 from recall.core.errors import IndexBusy, RecallError
 from recall.service import registry as ops
+from recall.privacy.forget import attach as attach_privacy
 
 TICK = float(os.environ.get("RECALL_TICK_SECONDS", "0.1"))
 COMMIT_INTERVAL = float(os.environ.get("RECALL_COMMIT_SECONDS", "0.25"))
@@ -330,6 +331,7 @@ class Service:
             try:
                 ix = Indexer(rebuild=rebuild, threads=WRITER_THREADS)
                 ix.after_commit.append(self._committed)
+                attach_privacy(ix)
                 return ix
             except IndexBusy as exc:
                 if not waited:

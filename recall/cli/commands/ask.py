@@ -16,7 +16,20 @@ commands = typer.Typer()  # merged into the app by recall.cli.app
 
 # ask ---------------------------------------------------------------------------------------
 ASK_MATCHES = 30
+ASK_HITS = 8  # hits printed by --or-hits when no model answers
 MEMORY_WEIGHT = 1.5
+
+
+def _print_hits_instead(question: str, hits: list, why: Exception, as_json: bool) -> None:
+    from recall.cli import output as fmt
+
+    if as_json:
+        typer.echo(json.dumps({"question": question, "answer": None, "why": str(why),
+                               "sources": [h.as_json() for h in hits]}, ensure_ascii=False))
+        return
+    typer.echo(f"No synthesized answer ({str(why).split(':')[0]}); the best matches from memories and past "
+               "sessions:")
+    fmt.print_hits(hits, question)
 
 
 def _state_hits(root: str, question: str, limit: int) -> list:
@@ -61,6 +74,8 @@ def ask_cmd(
     project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
     everywhere: bool = typer.Option(False, "--all-projects", help="Search every project."),
     as_json: bool = typer.Option(False, "--json", help="Print the answer and its sources as JSON."),
+    or_hits: bool = typer.Option(False, "--or-hits", help="Without a model backend (no key, the daily cap, a "
+                                                          "model error), print the best hits instead of failing."),
 ) -> None:
     from recall.llm import messages_api as llm
     from recall.memory import note_access
@@ -70,10 +85,19 @@ def ask_cmd(
     if not text:
         raise UsageError('Ask something: recall ask "why did we pick tantivy?"')
     root = None if everywhere else _project(project)
-    if not llm.find_api_key()[0]:
+    if not llm.find_api_key()[0] and not or_hits:
         raise llm.NoKey()
     hits = gather(text, root)
-    answer = answer_question(text, hits)
+    try:
+        if not llm.find_api_key()[0]:
+            raise llm.NoKey()
+        answer = answer_question(text, hits)
+    except (llm.NoKey, llm.CapReached, llm.ModelError) as exc:
+        if not or_hits:
+            raise
+        note_access(hits)
+        _print_hits_instead(text, hits[:ASK_HITS], exc, as_json)
+        return
     note_access(hits)
     if as_json:
         typer.echo(json.dumps({"question": text, "answer": answer, "sources": [h.as_json() for h in hits]},

@@ -1,8 +1,12 @@
-"""``recall forget``: delete a session or a whole project from the index and the archive."""
+"""``recall forget``: remove sessions, a project, old messages, messages containing a text or a
+secret from every store at once (archive, index, offsets, memories, the CLAUDE.md block).
+Thin: options in, ``recall.privacy.forget`` does the work (on the service's writer when it
+runs), the result out."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -14,44 +18,137 @@ from recall.cli.commands.status import _short
 commands = typer.Typer()  # merged into the app by recall.cli.app
 
 
-@commands.command("forget", help="Delete a session or a whole project from the index and the archive "
-                                 "(Claude Code's own transcript files are left alone).")
-def forget_cmd(
-    session: Optional[str] = typer.Option(None, "--session", help="The session id to forget."),
-    project: Optional[Path] = typer.Option(None, "--project", help="The project (a path inside it) to forget."),
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-) -> None:
+def interactive() -> bool:
+    """Whether a person can be asked (stdin and stdout are terminals)."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def confirm_or_stop(what: str, plan_lines: list[str], yes: bool, command: str) -> bool:
+    """The confirmation rules shared by `forget` and `exclude add --purge`: with --yes go on;
+    with a terminal show what goes and ask; without one remove nothing and say how to confirm.
+    Returns False when the user said no."""
+    if yes:
+        return True
+    if not interactive():
+        raise UsageError(f"Nothing removed: {what} ({'; '.join(plan_lines)}). There is no terminal to "
+                         f"ask: run the same `{command}` again with --yes to confirm.")
+    typer.echo(f"This removes {what}:")
+    for line in plan_lines:
+        typer.echo(f"  {line}")
+    return typer.confirm("Remove it for good?", default=False)
+
+
+def plan_lines(plan: dict) -> list[str]:
+    sessions = len(plan.get("sessions") or [])
+    whole = len(plan.get("emptied") or [])
+    lines = [f"sessions: {sessions:,}" + (f" ({whole:,} entirely)" if whole and whole != sessions else ""),
+             f"messages: {plan.get('messages', 0):,}" + (f" removed, {plan['rewritten']:,} with the secret cut out"
+                                                         if plan.get("rewritten") else ""),
+             f"memories: {plan.get('memories', 0):,}" + (f" removed, {plan['memories_rewritten']:,} with the secret "
+                                                         "cut out" if plan.get("memories_rewritten") else ""),
+             f"summaries: {sessions:,} (the session summaries of the sessions touched)"]
+    return lines
+
+
+def run_forget(args: dict) -> dict:
+    """Forget on the service's writer when it runs, else on our own."""
     from recall.core import service_client as client
 
-    if (session is None) == (project is None):
-        raise UsageError("Say what to forget: `recall forget --session ID` or `recall forget --project PATH`.")
-    args: dict = {}
-    if session is not None:
-        session = session.strip()
-        if not session or len(session) > 200 or any(c in session for c in "/\\\0\n"):
-            raise UsageError(f"{session!r} is not a session id: copy one from `recall --json QUERY` output.")
-        args["session"] = session
-    else:
-        from recall.search.run import resolve_project
-
-        args["project"] = resolve_project(project)
     try:
-        result = client.call("forget", args, timeout=300.0)
+        return client.call("forget", args, timeout=600.0)
     except client.RemoteError as exc:
         raise RecallError(str(exc)) from None
     except client.Unavailable:
+        from indexer.forgetting import Selection
         from indexer.ingest import Indexer
-        from indexer.ingest import forget
+        from recall.privacy.forget import forget_everywhere
 
         with Indexer() as ix:
-            result = forget(ix, args.get("session"), args.get("project"))
+            return forget_everywhere(ix, Selection.from_args(args))
+
+
+@commands.command("forget", help="Remove sessions, a project, old messages, messages containing a text, or a "
+                                 "secret from every store at once: archive, index, memories, the CLAUDE.md block "
+                                 "(Claude Code's own transcript files are left alone).")
+def forget_cmd(
+    session: Optional[str] = typer.Option(None, "--session", help="A session id, or a unique prefix of one."),
+    project: Optional[Path] = typer.Option(None, "--project", help="The project (a path inside it) to forget, "
+                                                                   "or to limit the other options to."),
+    before: Optional[str] = typer.Option(None, "--before", metavar="DATE",
+                                         help="The messages dated before DATE (2026-10-01, or 30d / 6w ago)."),
+    match: Optional[str] = typer.Option(None, "--match", metavar="TEXT",
+                                        help="The messages containing TEXT (case-insensitive)."),
+    secret: Optional[str] = typer.Option(None, "--secret", metavar="VALUE",
+                                         help="Replace VALUE by the redaction mark wherever it appears; "
+                                              "the rest of each message is kept."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask first."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    from indexer.forgetting import Selection, resolve_session
+    from recall.privacy.forget import plan as plan_forget
+
+    if not any((session, project, before, match, secret)):
+        raise UsageError("Say what to forget: `recall forget --session ID`, `recall forget --project PATH`, "
+                         "--before DATE, --match TEXT or --secret VALUE.")
+    sel = Selection()
+    if session is not None:
+        sel.sessions = [resolve_session(session)]
+    if project is not None:
+        from recall.search.run import resolve_project
+
+        sel.project = resolve_project(project)
+    if before is not None:
+        from recall.search.timespec import parse_since
+
+        sel.before = parse_since(before)
+    sel.match = match if match is not None else None
+    sel.secret = secret if secret is not None else None
+    sel.check()
+    what = describe(sel)
+    if not sel.whole:
+        plan = plan_forget(sel)
+        if not plan["messages"] and not plan["rewritten"] and not plan["memories"] \
+                and not plan["memories_rewritten"]:
+            if as_json:
+                typer.echo(json.dumps({**plan, "removed": False}))
+            else:
+                typer.echo(f"Nothing to forget: no message or memory holds {what}.")
+            return
+    else:
+        plan = plan_forget(sel) if not yes else {}
+    if not yes and not confirm_or_stop(what, plan_lines(plan), yes, "recall forget"):
+        typer.echo("Nothing was removed.")
+        return
+    result = run_forget(sel.as_args())
     if as_json:
         typer.echo(json.dumps(result))
         return
-    what = f"session {args['session']}" if session is not None else f"project {_short(args['project'])}"
-    if not result.get("index") and not result.get("archive"):
+    if sel.whole and not result.get("messages") and not result.get("index") and not result.get("memories"):
         typer.echo(f"Nothing indexed for {what}; recall will not index its past messages from now on.")
         return
-    typer.echo(f"Forgot {what}: {result.get('index', 0):,} messages removed from the index, "
-               f"{result.get('archive', 0):,} from the archive. Claude Code's own transcript files were "
-               "not touched.")
+    bits = [f"{result.get('index', 0):,} messages removed from the index, {result.get('messages', 0):,} "
+            f"from the archive"]
+    if result.get("rewritten"):
+        bits.append(f"the secret cut out of {result['rewritten']:,} messages")
+    if result.get("memories") or result.get("memories_rewritten"):
+        bits.append(f"{result.get('memories', 0):,} memories deleted"
+                    + (f", {result['memories_rewritten']:,} rewritten" if result.get("memories_rewritten") else ""))
+    typer.echo(f"Forgot {what}: {'; '.join(bits)}. Claude Code's own transcript files were not touched; "
+               "a rebuild will not bring it back.")
+
+
+def describe(sel) -> str:
+    parts = []
+    if sel.sessions:
+        parts.append(f"session {sel.sessions[0]}")
+    if sel.project:
+        parts.append(f"project {_short(sel.project)}")
+    if sel.before is not None:
+        from datetime import datetime
+
+        parts.append(f"messages before {datetime.fromtimestamp(sel.before).strftime('%Y-%m-%d %H:%M')}")
+    if sel.match is not None:
+        parts.append(f"messages containing {sel.match!r}")
+    if sel.secret is not None:
+        parts.append("the secret")
+    return ", ".join(parts)

@@ -66,7 +66,8 @@ def _backfill_step(report, run: bool) -> None:
 
 
 @commands.command("setup", help="Wire recall into Claude Code: hooks in .claude/settings.json, the MCP server "
-                                "in .mcp.json, the background service, the first backfill.")
+                                "in .mcp.json, the /recall, /recall-search and /remember slash commands, the "
+                                "background service, the first backfill.")
 def setup_cmd(
     global_: bool = typer.Option(False, "--global", help="Use ~/.claude/settings.json (every project)."),
     project: Optional[Path] = typer.Option(None, "--project", help="The project (default: the working directory)."),
@@ -74,6 +75,8 @@ def setup_cmd(
     no_service: bool = typer.Option(False, "--no-service", help="Do not install or start the service."),
     no_index: bool = typer.Option(False, "--no-index", help="Do not run the first backfill."),
     no_mcp: bool = typer.Option(False, "--no-mcp", help="Do not register the MCP server."),
+    no_commands: bool = typer.Option(False, "--no-commands", help="Do not install the /recall, /recall-search "
+                                                                  "and /remember slash commands."),
 ) -> None:
     from recall.cli import install as st
 
@@ -86,7 +89,7 @@ def setup_cmd(
         typer.echo("The service and the index are left as they are "
                    "(`recall service stop` stops it; the index is under " f"{paths.recall_home()}).")
         return
-    report = st.install_files(project, global_, mcp=not no_mcp)
+    report = st.install_files(project, global_, mcp=not no_mcp, commands=not no_commands)
     _backfill_step(report, not no_index)
     _service_step(report, not no_service)
     for line in report.changes:

@@ -82,6 +82,7 @@ def collect_status() -> dict:
     if not svc.get("roots"):
         out["service"]["roots"] = [{"path": str(r), "watched": False, "exists": r.is_dir()}
                                    for r in paths.transcript_roots()]
+    out["capture"] = capture_status()
     try:
         from recall.llm import messages_api as llm
 
@@ -89,6 +90,30 @@ def collect_status() -> dict:
     except Exception:
         pass
     return out
+
+
+def capture_status() -> dict:
+    """Whether capture is paused (since, until), the exclusions, the sessions switched off."""
+    from indexer.ledger import current_pause, exclusions, off_sessions, read_controls
+
+    data = read_controls()
+    p = current_pause(data)
+    return {"paused": p is not None, "since": p["since"] if p else None, "until": p["until"] if p else None,
+            "excluded": exclusions(), "sessions_off": len(off_sessions(data))}
+
+
+def capture_line(cap: dict, now: float) -> str:
+    if cap.get("paused"):
+        from recall.cli.commands.pause import until_text
+
+        return (f"Capture: paused since {_ago(now - cap['since'])}, {until_text(cap.get('until'), now)} "
+                "(nothing is captured or injected; `recall resume` ends it)")
+    bits = []
+    if cap.get("excluded"):
+        bits.append(f"{len(cap['excluded'])} exclusions (`recall exclude list`)")
+    if cap.get("sessions_off"):
+        bits.append(f"{cap['sessions_off']} sessions switched off by `recall: off`")
+    return "Capture: on" + (f"; {', '.join(bits)}" if bits else "")
 
 
 def _index_counts() -> dict:
@@ -175,6 +200,7 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON.")
     now = time.time()
     svc = info["service"]
     _print_service_line(info)
+    typer.echo(capture_line(info["capture"], now))
     roots = svc.get("roots") or []
     for i, r in enumerate(roots):
         state = "watched" if r.get("watched") else ("missing" if not r.get("exists", True) else "not watched")

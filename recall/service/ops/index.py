@@ -4,14 +4,15 @@ writer thread through ``Service.run_in_writer``.
     status       {}                                   -> Service.status()
     index        {"sources": [dirs], "rebuild": bool} -> Summary.as_dict()
     memory_docs  {"upsert": [memory dicts], "delete": [ids]} -> {"upserted", "deleted"}
-    forget       {"session": id} or {"project": path} -> what was removed
+    forget       indexer.forgetting.Selection.as_args() ({"sessions", "project", "before", "match",
+                 "secret"}; {"session": id} too) -> what was removed from every store
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from indexer.ingest import forget
+from indexer.forgetting import Selection
 from recall.core.errors import RecallError, UsageError
 from recall.memory.index import apply_memory_docs
 from recall.service.registry import op, service
@@ -54,9 +55,10 @@ def _op_memory_docs(args: dict) -> dict:
 
 @op("forget")
 def _op_forget(args: dict) -> dict:
-    """args: {"session": id} or {"project": canonical project path}."""
-    session = args.get("session") or None
-    project = args.get("project") or None
+    """args: a Selection (sessions, project, before, match, secret)."""
+    from recall.privacy.forget import forget_everywhere
+
+    sel = Selection.from_args(args if isinstance(args, dict) else {})
     svc = _svc()
 
-    return svc.run_in_writer(lambda ix: forget(ix, session, project), timeout=300.0)
+    return svc.run_in_writer(lambda ix: forget_everywhere(ix, sel), timeout=600.0)

@@ -87,20 +87,26 @@ def wake() -> None:
     _wake.set()
 
 
-def _write_in_service(fn):
-    """Run ``fn(indexer)`` on the service's writer thread; the warm searcher then reloads."""
+def _service_writer():
+    """How ``recall.memory.index.deliver`` writes inside the service: on its writer thread,
+    after which the warm searcher reloads (None once the service has stopped)."""
     svc = service()
+    if svc is None:
+        return None
 
-    def work(ix):
-        out = fn(ix)
-        svc.generation += 1
-        return out
+    def run(fn):
+        def work(ix):
+            out = fn(ix)
+            svc.generation += 1
+            return out
 
-    return svc.run_in_writer(work, timeout=60.0)
+        return svc.run_in_writer(work, timeout=60.0)
+
+    return run
 
 
 if service() is not None:  # imported by the service at start: drain what queued up meanwhile
     from recall.memory import index as _memory_index
 
-    _memory_index.use_service_writer(_write_in_service)
+    _memory_index.use_service_writer(_service_writer)
     ensure_thread()

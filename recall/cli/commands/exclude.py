@@ -1,0 +1,132 @@
+"""``recall exclude add|list|remove``: projects whose sessions are never archived, indexed,
+searched, injected or used for memories (the ``exclude`` list of config.json, read by
+``indexer.ledger``). Thin: options in, config and ``recall.privacy.forget`` do the work."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+import typer
+
+from recall.core import config
+from recall.core.errors import UsageError
+
+commands = typer.Typer()  # merged into the app by recall.cli.app
+exclude_app = typer.Typer(help="Projects recall never captures, searches or injects (worktrees included).",
+                          no_args_is_help=True)
+commands.add_typer(exclude_app, name="exclude")
+
+PATTERN_HELP = "A project path (a folder inside it excludes the whole project), or a glob such as '~/clients/*'."
+
+
+def normalize(raw: str, must_exist: bool = True) -> str:
+    """A plain path -> its canonical project (the main repository for a worktree); a glob ->
+    absolute. UsageError for an empty pattern or a path that does not exist."""
+    from indexer.ledger import is_glob
+    from indexer.project import canonical_project
+
+    raw = (raw or "").strip()
+    if not raw:
+        raise UsageError("Give a project path or a glob: recall exclude add ~/clients/acme.")
+    expanded = os.path.abspath(os.path.expanduser(raw))
+    if is_glob(raw):
+        return expanded
+    if not os.path.isdir(expanded):
+        if must_exist:
+            raise UsageError(f"{raw} is not a directory: give the path of a project (or a glob in quotes).")
+        return expanded.rstrip("/") or "/"
+    return canonical_project(expanded)
+
+
+def matching_projects(pattern: str) -> dict[str, dict]:
+    """The archived projects an exclusion pattern covers, with their sessions and messages."""
+    from indexer.forgetting import archived_projects
+    from indexer.ledger import pattern_matches
+
+    return {p: n for p, n in archived_projects().items() if pattern_matches(pattern, p)}
+
+
+def _counts(found: dict[str, dict]) -> str:
+    sessions = sum(n["sessions"] for n in found.values())
+    messages = sum(n["messages"] for n in found.values())
+    return (f"{messages:,} messages in {sessions:,} sessions"
+            + (f" of {len(found)} projects" if len(found) > 1 else ""))
+
+
+@exclude_app.command("add", help="Never capture, search or inject the sessions of a project (or a glob of them).")
+def exclude_add(
+    pattern: str = typer.Argument(..., metavar="PATH_OR_GLOB", help=PATTERN_HELP),
+    purge: bool = typer.Option(False, "--purge", help="Also remove what is already indexed of it, from every store."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="With --purge: do not ask first."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    from indexer.ledger import exclusions, is_glob
+
+    pat = normalize(pattern)
+    found = matching_projects(pat)
+    if is_glob(pat) and not found and not glob.glob(pat):
+        raise UsageError(f"{pattern} matches no directory and nothing recall has indexed: check the pattern "
+                         "(quote it so that the shell does not expand it).")
+    current = exclusions()
+    added = pat not in current
+    if added:
+        config.set_value("exclude", [*current, pat])
+    purged = None
+    if purge and found:
+        from recall.cli.commands.forget import confirm_or_stop, run_forget
+
+        lines = [f"{p}: {n['messages']:,} messages in {n['sessions']:,} sessions" for p, n in sorted(found.items())]
+        lines.append("and the memories and CLAUDE.md block drawn from them")
+        if confirm_or_stop(f"what is indexed of {pat}", lines, yes, "recall exclude add --purge"):
+            purged = [run_forget({"project": p}) for p in sorted(found)]
+    if as_json:
+        typer.echo(json.dumps({"pattern": pat, "added": added, "indexed": found,
+                               "purged": purged is not None, "removed": purged or []}))
+        return
+    typer.echo(f"Excluded {pat}." if added else f"{pat} was already excluded.")
+    if not found:
+        typer.echo("Nothing of it is indexed.")
+    elif purged is not None:
+        typer.echo(f"Removed {_counts(found)} from the archive, the index and the memories.")
+    elif purge:
+        typer.echo(f"Nothing was removed; {_counts(found)} stay hidden from every search.")
+    else:
+        typer.echo(f"Already indexed: {_counts(found)}, hidden from every search from now on; "
+                   f"`recall exclude add {pattern} --purge` removes them.")
+
+
+@exclude_app.command("list", help="The excluded projects and globs, with what is indexed of each.")
+def exclude_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    from indexer.ledger import exclusions
+
+    rows = [{"pattern": p, "indexed": matching_projects(p)} for p in exclusions()]
+    if as_json:
+        typer.echo(json.dumps(rows))
+        return
+    if not rows:
+        typer.echo("Nothing is excluded: `recall exclude add PATH_OR_GLOB` keeps a project out.")
+        return
+    for r in rows:
+        extra = f" ({_counts(r['indexed'])} indexed before, hidden)" if r["indexed"] else ""
+        typer.echo(f"{r['pattern']}{extra}")
+
+
+@exclude_app.command("remove", help="Capture a project again (what was excluded meanwhile is not recovered).")
+def exclude_remove(
+    pattern: str = typer.Argument(..., metavar="PATH_OR_GLOB", help=PATTERN_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    from indexer.ledger import exclusions
+
+    current = exclusions()
+    pat = pattern.strip() if pattern.strip() in current else normalize(pattern, must_exist=False)
+    if pat not in current:
+        raise UsageError(f"{pattern} is not excluded: `recall exclude list` shows what is.")
+    config.set_value("exclude", [p for p in current if p != pat])
+    if as_json:
+        typer.echo(json.dumps({"pattern": pat, "removed": True}))
+        return
+    typer.echo(f"{pat} is captured again from now on; what was said while it was excluded comes back only "
+               "with `recall index --rebuild` (from the transcripts Claude Code still keeps).")

@@ -1,0 +1,45 @@
+"""``recall remember TEXT``: save a memory now, its type guessed (``recall.memory.remember``);
+what ``/remember`` runs inside Claude Code. Thin: text in, the library saves, one line out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from recall.cli.commands.memories import _PROJECT_HELP, _after_change, _check_type, _project, _short
+from recall.core.errors import UsageError
+
+commands = typer.Typer()  # merged into the app by recall.cli.app
+
+
+@commands.command("remember", help="Save a memory of this project now (its type guessed from the words; "
+                                   "--type to choose). `/remember TEXT` in Claude Code runs this.")
+def remember_cmd(
+    text: List[str] = typer.Argument(None, metavar="TEXT", help="What to remember, one or two sentences."),
+    mtype: Optional[str] = typer.Option(None, "--type", help="architecture, decision, pattern, gotcha, "
+                                                             "progress or context."),
+    project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print the memory as JSON."),
+) -> None:
+    from recall.memory.remember import is_standing_instruction, remember
+
+    content = " ".join(text or []).strip()
+    if not content:
+        raise UsageError('Say what to remember: recall remember "the billing tests need docker running".')
+    root = _project(project)
+    out, state = remember(root, content, _check_type(mtype))
+    _after_change(root, state)
+    m = out.memory
+    if as_json:
+        typer.echo(json.dumps({"action": out.action, "id": m.id, "type": m.type, "content": m.content,
+                               "project": root, "instruction": is_standing_instruction(content)}))
+        return
+    if out.action == "refreshed":
+        typer.echo(f"Already remembered as {m.type} {m.id}; refreshed it.")
+    elif out.action == "superseded":
+        typer.echo(f"Remembered as {m.type} {m.id} (replaces {out.replaced.id}: {_short(out.replaced.content, 60)}).")
+    else:
+        typer.echo(f"Remembered as {m.type} {m.id}: {_short(m.content, 80)}")

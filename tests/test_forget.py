@@ -1,0 +1,276 @@
+"""`recall forget` from every store at once (archive, index, offsets state, memories, the
+CLAUDE.md block), `--before/--match/--secret`, session prefixes, and rebuilds that never
+bring anything back; `recall: off` sessions, exclusions and the pause on the ingest side."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from indexer.archive import Archive
+from indexer.forgetting import SECRET_MARK, Selection, resolve_session
+from indexer.ingest import Indexer, index_all
+from indexer import ledger
+from recall.core import config, paths
+from recall.core.errors import UsageError
+from recall.memory import briefing, store
+from recall.privacy.forget import attach, forget_everywhere, plan
+from recall.prompt.context import refusal
+from recall.search.searcher import Searcher
+from tests.factory import Session
+from tests.memory_support import make_project
+
+SECRET = "hunter2-plum-ORCHID"  # not shaped like a key: redaction at ingest keeps it
+
+
+def texts(query: str, **kw) -> list[str]:
+    return [h.text for h in Searcher().search(query, limit=50, messages=True, **kw)]
+
+
+def archived() -> list[str]:
+    return [m.text for batch in Archive(paths.archive_dir()).replay() for m in batch]
+
+
+def remember(project, content: str, session_id: str, origin: str = "extraction") -> str:
+    with store.transaction(project) as state:
+        m = store.add_memory(state, "gotcha", content, session_id=session_id, origin=origin).memory
+    briefing.write_briefing(project, state)
+    return m.id
+
+
+def claude_md(project) -> str:
+    p = project / "CLAUDE.md"
+    return p.read_text() if p.exists() else ""
+
+
+def forget(sel: Selection) -> dict:
+    with Indexer() as ix:
+        return forget_everywhere(ix, sel)
+
+
+@pytest.fixture
+def project(tmp_path):
+    return make_project(tmp_path, "shop")
+
+
+def test_match_removes_the_messages_and_what_was_drawn_from_them_and_a_rebuild_keeps_them_gone(
+        claude_projects, project):
+    s = Session(cwd=str(project))
+    s.user("how do we reach the walrus billing host")
+    s.assistant("the walrus billing host is behind the vpn")
+    s.user("and the giraffe deploy script")
+    s.assistant("giraffe deploy runs from ci")
+    s.write(claude_projects)
+    index_all()
+    remember(project, "The walrus billing host sits behind the VPN.", s.session_id)
+    keep = remember(project, "Deploys run from CI, never by hand.", s.session_id, origin="manual")
+    assert "walrus" in claude_md(project)
+
+    sel = Selection(match="WALRUS").check()
+    p = plan(sel)
+    assert p["messages"] == 2 and p["memories"] == 1 and p["sessions"] == [s.session_id]
+    out = forget(sel)
+    assert out["messages"] == 2 and out["memories"] == 1 and out["briefings"] == 1
+
+    assert texts("walrus") == [] and not any("walrus" in t for t in archived())
+    assert texts("giraffe") and all("giraffe" in t for t in texts("giraffe"))  # positions rewritten
+    assert "walrus" not in claude_md(project) and "Deploys run from CI" in claude_md(project)
+    assert [m.id for m in store.load(project).memories] == [keep]
+    first = Searcher().search("giraffe", limit=5)
+    assert all("walrus" not in h.text for h in first)  # the session document was rebuilt too
+
+    index_all(rebuild=True)  # the transcript is still on disk
+    assert texts("walrus") == [] and len(texts("giraffe")) == 2
+    assert not any("walrus" in t for t in archived())
+
+
+def test_secret_is_cut_out_everywhere_and_the_rest_kept(claude_projects, project):
+    s = Session(cwd=str(project))
+    s.user(f"the staging password is {SECRET} for the pelican admin")
+    s.assistant("noted, the pelican admin is on staging")
+    s.write(claude_projects)
+    index_all()
+    remember(project, f"The pelican staging admin logs in with {SECRET} today.", s.session_id)
+
+    out = forget(Selection(secret=SECRET).check())
+    assert out["rewritten"] == 1 and out["memories_rewritten"] == 1
+    for _ in range(2):
+        assert texts(SECRET.split("-")[1]) == []
+        hits = texts("pelican")
+        assert any(SECRET_MARK in t for t in hits) and not any(SECRET in t for t in hits)
+        assert not any(SECRET in t for t in archived())
+        assert SECRET not in claude_md(project) and SECRET_MARK in claude_md(project)
+        assert SECRET not in (paths.archive_dir() / "memory.jsonl").read_text()
+        index_all(rebuild=True)  # the transcript still holds it: the archive's copy wins
+
+
+def test_before_forgets_old_messages_and_extracted_memories(claude_projects, project):
+    from datetime import timedelta
+
+    from tests.factory import BASE_TIME
+
+    old = Session(cwd=str(project), start=BASE_TIME - timedelta(days=60))
+    old.user("an old question about the heron cache")
+    old.write(claude_projects)
+    new = Session(cwd=str(project))
+    new.user("a new question about the heron cache")
+    new.write(claude_projects)
+    index_all()
+    with store.transaction(project) as state:
+        store.add_memory(state, "gotcha", "The heron cache is cold at boot.", session_id=old.session_id,
+                         now=(BASE_TIME - timedelta(days=59)).timestamp())
+    out = forget(Selection(before=(BASE_TIME - timedelta(days=1)).timestamp()).check())
+    assert out["messages"] == 1 and out["emptied"] == [old.session_id] and out["memories"] == 1
+    assert texts("heron") == ["a new question about the heron cache"]
+    index_all(rebuild=True)
+    assert texts("heron") == ["a new question about the heron cache"]
+
+
+def test_session_prefixes_and_bad_input_say_what_to_do(claude_projects):
+    a = Session(cwd="/home/dev/app", session_id="abc11111-0000")
+    b = Session(cwd="/home/dev/app", session_id="abc22222-0000")
+    for s in (a, b):
+        s.user("a question about the ferret")
+        s.write(claude_projects)
+    index_all()
+    assert resolve_session("abc1") == a.session_id
+    with pytest.raises(UsageError, match="matches 2 sessions"):
+        resolve_session("abc")
+    with pytest.raises(UsageError, match="No session starts with 'zzz'"):
+        resolve_session("zzz")
+    with pytest.raises(UsageError, match="--secret needs the value itself"):
+        Selection(secret="ab").check()
+    with pytest.raises(UsageError, match="Say what to forget"):
+        Selection().check()
+    forget(Selection(sessions=[resolve_session("abc2")]))
+    assert len(texts("ferret")) == 1
+
+
+def test_recall_off_drops_the_whole_session_from_every_store(claude_projects, project):
+    s = Session(cwd=str(project))
+    s.user("the otter migration plan is secret")
+    s.write(claude_projects)
+    index_all()
+    remember(project, "The otter migration plan is secret.", s.session_id)
+    assert texts("otter")
+    start = len(s.lines)
+    s.user("recall: off")
+    s.user("more about the otter migration after the marker")
+    s.append(claude_projects, start)
+    with Indexer() as ix:
+        attach(ix)
+        ix.run(paths.transcript_roots())
+    assert texts("otter") == [] and not any("otter" in t for t in archived())
+    assert store.load(project).memories == [] and "otter" not in claude_md(project)
+    index_all(rebuild=True)
+    assert texts("otter") == []
+    # the hook injects nothing more into it
+    assert refusal({"session_id": s.session_id, "prompt": "what about the otter plan?", "cwd": str(project)},
+                   config.load()) == "off"
+
+
+def test_the_hook_switches_a_session_off_at_once():
+    payload = {"session_id": "sess-1", "prompt": "  Recall: OFF ", "cwd": "/home/dev/app"}
+    assert refusal(payload, config.load()) == "off"
+    assert "sess-1" in ledger.off_sessions()
+    assert refusal({"session_id": "sess-2", "prompt": "a real question here"}, config.load()) is None
+
+
+def test_excluded_projects_are_never_indexed_searched_or_injected(claude_projects, tmp_path):
+    work = make_project(tmp_path, "client-acme")
+    wt = tmp_path / "acme-wt"  # a git worktree of it: its messages carry the main project
+    (work / ".git" / "worktrees" / "acme-wt").mkdir(parents=True)
+    wt.mkdir()
+    (wt / ".git").write_text(f"gitdir: {work}/.git/worktrees/acme-wt\n")
+    (work / ".git" / "worktrees" / "acme-wt" / "commondir").write_text("../..\n")
+    before = Session(cwd=str(work))
+    before.user("the acme llama contract terms")
+    before.write(claude_projects)
+    index_all()
+    assert texts("llama")
+    config.set_value("exclude", [str(tmp_path / "client-*")])
+    assert texts("llama") == []  # indexed before the exclusion: hidden from every search
+    s = Session(cwd=str(wt))
+    s.user("more llama contract terms from the worktree")
+    s.write(claude_projects)
+    summary = index_all()
+    assert summary.skipped["excluded"] == 1
+    config.set_value("exclude", [])
+    assert texts("llama") == ["the acme llama contract terms"]
+    config.set_value("exclude", [str(work)])
+    assert refusal({"prompt": "what are the llama contract terms?", "cwd": str(wt / "src")}, config.load()) \
+        == "excluded"
+
+
+def test_a_pause_keeps_its_window_out_even_after_a_rebuild(claude_projects):
+    from datetime import datetime, timedelta, timezone
+
+    now = time.time()
+    start = datetime.fromtimestamp(now - 3600, tz=timezone.utc)
+    s = Session(cwd="/home/dev/app", start=start)
+    s.user("before the pause: the moose")
+    ledger.pause(None, now=now - 3000)
+    assert refusal({"prompt": "is the moose fed?"}, config.load()) == "paused"
+    s.clock = datetime.fromtimestamp(now - 2000, tz=timezone.utc)
+    s.user("during the pause: the moose password")
+    ledger.resume(now=now - 1000)
+    s.clock = datetime.fromtimestamp(now - 500, tz=timezone.utc)
+    s.user("after the pause: the moose again")
+    s.write(claude_projects)
+    index_all()
+    assert sorted(texts("moose")) == ["after the pause: the moose again", "before the pause: the moose"]
+    index_all(rebuild=True)
+    assert len(texts("moose")) == 2
+    assert refusal({"prompt": "is the moose fed?"}, config.load()) is None
+
+
+def test_remember_guesses_the_type_and_tells_standing_instructions_apart(tmp_path, capsys):
+    from recall.cli.app import run
+    from recall.memory.remember import guess_type, is_standing_instruction
+
+    assert is_standing_instruction("always run make lint before committing")
+    assert is_standing_instruction("Never push straight to main")
+    assert is_standing_instruction("please don't touch the generated files")
+    assert not is_standing_instruction("the billing tests need docker running")
+    assert guess_type("the webhook test is flaky when redis is down") == "gotcha"
+    assert guess_type("we decided on pgbouncer instead of pgpool") == "decision"
+    assert guess_type("the billing tests need docker running") == "pattern"
+    project = make_project(tmp_path, "app")
+    assert run(["remember", "--project", str(project), "--json", "the", "webhook", "test", "is", "flaky"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["type"] == "gotcha" and out["action"] == "added" and out["instruction"] is False
+    assert "the webhook test is flaky" in claude_md(project)
+    assert run(["remember", "--project", str(project)]) == 2
+    assert "Say what to remember" in capsys.readouterr().err
+
+
+def test_ask_or_hits_prints_the_hits_without_a_model(claude_projects, tmp_path, capsys):
+    from recall.cli.app import run
+
+    project = make_project(tmp_path, "app")
+    s = Session(cwd=str(project))
+    s.user("the kestrel cache warms up at boot")
+    s.write(claude_projects)
+    index_all()
+    assert run(["ask", "--project", str(project), "what", "about", "kestrel"]) == 1
+    assert "No Anthropic API key" in capsys.readouterr().err
+    assert run(["ask", "--or-hits", "--project", str(project), "what", "about", "kestrel"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("No synthesized answer (No Anthropic API key found)") and "**kestrel**" in out
+
+
+def test_memory_extraction_reads_nothing_of_excluded_or_switched_off_sessions(claude_projects, project):
+    from recall.memory.extract import read_new
+
+    s = Session(cwd=str(project))
+    s.user("a question about the badger queue")
+    s.assistant("the badger queue drains every minute")
+    path = s.write(claude_projects)
+    assert len(read_new(path, 0)[0]) == 2
+    config.set_value("exclude", [str(project)])
+    assert read_new(path, 0)[0] == []
+    config.set_value("exclude", [])
+    ledger.switch_off([s.session_id])
+    assert read_new(path, 0)[0] == []
