@@ -5,8 +5,7 @@ Users ask recall *why*, *how* and *what did we decide*; what they want is almost
 the reply to an old question like theirs, and a question rarely repeats the words of its
 answer. So a hit on a user prompt carries ``reply``: the assistant's text that followed in
 the same session, with the tool calls between as one short line each, bounded in length;
-a hit on an assistant message (or a tool call or result) carries ``question``: the prompt
-it answered, one line.
+a hit on an assistant message carries ``question``: the prompt it answered, one line.
 
 Both are read from the session's archive file next to the hit's own line (one ``pread``
 each, ``indexer.archive_files``): messages are archived in the order they were written,
@@ -16,6 +15,7 @@ transcript of the same session (a subagent's) are skipped.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 from indexer.archive_files import last_line_before, lines_after, parse_line
@@ -29,8 +29,15 @@ MAX_ITEMS = 60           # texts and tool calls read into one reply at most
 
 
 def clip(text: str, limit: int) -> str:
-    """``text`` on one line, cut to ``limit`` characters at a word boundary."""
-    flat = " ".join((text or "").split())
+    """``text`` on one line, cut to ``limit`` characters at a word boundary (only its start
+    is read: a pasted log's prompt is long)."""
+    text = text or ""
+    if len(text) > 4 * limit + 64:
+        flat = " ".join(text[:4 * limit + 64].split())
+        if len(flat) <= limit:
+            return flat + "…"
+    else:
+        flat = " ".join(text.split())
     if len(flat) <= limit:
         return flat
     cut = flat[:max(0, limit - 1)]
@@ -54,24 +61,39 @@ def _source_ok(rec: dict, source: str) -> bool:
     return not source or str(rec.get("source") or "") == source
 
 
+@lru_cache(maxsize=256)
+def _source_tag(source: str) -> bytes:
+    """How ``"source": source`` is written in an archive line (orjson, no spaces)."""
+    import json
+
+    return b'"source":' + json.dumps(source, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
 def reply_from(lines, source: str = "") -> str | None:
     """The reply made of the archive ``lines`` (raw JSON, or already parsed records) that
     followed a prompt, in order; None when the assistant said nothing and called no tool
-    before the next prompt. Tool results are skipped unread."""
+    before the next prompt. Tool results are skipped unread, and tool calls past the first
+    TOOL_LINES are only counted."""
     items: list[tuple[str, str]] = []  # ("text" | "tool", text), in order
     tools = 0
+    tag = _source_tag(source) if source else b""
     for raw in lines:
         if isinstance(raw, dict):
             rec, role = raw, str(raw.get("role") or "").encode()
+            if not _source_ok(rec, source):
+                continue
         else:
             role = _role(raw)
             if role not in (b"assistant", b"tool_use", b"user", b"summary"):
                 continue  # a tool result: never part of the reply, and the longest lines
+            if tag and tag not in raw:
+                continue  # a subagent's transcript, archived in the same session file
+            if role == b"tool_use" and tools >= TOOL_LINES:
+                tools += 1  # counted, not read
+                continue
             rec = parse_line(raw)
             if rec is None:
                 continue
-        if not _source_ok(rec, source):
-            continue  # a subagent's transcript, archived in the same session file
         if role in (b"user", b"summary"):
             break  # a new prompt, or a compaction: the reply is over
         text = str(rec.get("text") or "").strip()
@@ -112,18 +134,19 @@ def reply_from(lines, source: str = "") -> str | None:
 def question_from(lines, source: str = "") -> str | None:
     """The prompt among the archive ``lines`` (raw JSON, or parsed records) before a
     message, nearest first, one line. Only prompt (and summary) lines are parsed."""
+    tag = _source_tag(source) if source else b""
     for raw in lines:
         if isinstance(raw, dict):
             rec, role = raw, str(raw.get("role") or "").encode()
+            if not _source_ok(rec, source):
+                continue
         else:
             role = _role(raw)
-            if role not in (b"user", b"summary"):
+            if role not in (b"user", b"summary") or (tag and tag not in raw):
                 continue
             rec = parse_line(raw)
             if rec is None:
                 continue
-        if not _source_ok(rec, source):
-            continue
         if role == b"user":
             return clip(str(rec.get("text") or ""), QUESTION_CHARS) or None
         if role == b"summary":
@@ -138,10 +161,10 @@ def exchange(root: Path, project: str, session_id: str, pos: int, role: str,
              source: str = "", fd: int | None = None) -> tuple[str | None, str | None]:
     """``(reply, question)`` for the message at ``pos`` in its session's archive file
     (through ``fd`` when the caller has it open): the reply when it is a user prompt, the
-    question when it is anything the assistant did."""
+    question when it is the assistant's text (a tool call or result shows its own text)."""
     if role == "user":
         return reply_from(lines_after(root, project, session_id, pos, fd=fd), source), None
-    if role in ("assistant", "tool_use", "tool_result"):
+    if role == "assistant":
         return None, question_from(last_line_before(root, project, session_id, pos, _PROMPT_LINE, fd=fd),
                                    source)
     return None, None
