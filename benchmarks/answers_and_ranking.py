@@ -74,6 +74,19 @@ def sections(res: dict) -> list[str]:
         "| LongMemEval temporal-reasoning (message) | 10 | 0.517 | 0.850 | 0.850 | 0.850 | 0.850 |",
         "| LongMemEval single-session-preference (message) | 8 | 0.312 | 0.688 | 0.688 | 0.625 | 0.625 |",
         "",
+        "The whole development set (both halves; what the issue's table quotes), old code (main before "
+        "issue 18) and new, each with the BM25 baseline of its run (`python -m benchmarks.retrieval`):",
+        "",
+        "| figure | BM25 baseline | before | after | target |",
+        "|---|---:|---:|---:|---:|",
+        "| LongMemEval session recall@5 | 0.866 | 0.937 | 0.941 | |",
+        "| LongMemEval session recall_all@5 | 0.783 | 0.904 | 0.916 | ≥ 0.97 |",
+        "| LongMemEval session recall@10 | 0.907 | 0.958 | 0.952 | |",
+        "| LongMemEval message recall@10 | 0.682 | 0.874 | 0.868 | |",
+        "| LongMemEval message recall_all@10 | 0.602 | 0.819 | 0.807 | ≥ 0.92 |",
+        "| LoCoMo message recall@10 | 0.407 | 0.630 | 0.645 | ≥ 0.80 |",
+        "| LoCoMo message ndcg@10 | 0.274 | 0.511 | 0.523 | ≥ 0.65 |",
+        "",
         "Which idea moved which category:", "",
         "* **Session score from its top three messages** (1, 0.5, 0.25 of their scores; was the best "
         "message alone): LongMemEval multi-session on the tune half (session recall@5 0.833 → 0.886 "

@@ -19,7 +19,8 @@ every question is asked with ``recall.search.searcher.Searcher().search`` scoped
 ``messages=True`` (message level) and ``messages=False`` (session level, LongMemEval).
 
 Metrics, averaged over questions: Recall@k = fraction of the relevant items in the top k;
-NDCG@k with binary relevance. The baseline, computed in the same run over the same
+recall_all@k = 1 when all of them are in the top k (LongMemEval's own), else 0; NDCG@k
+with binary relevance. The baseline, computed in the same run over the same
 messages of the same project, is ``rank_bm25.BM25Okapi`` on lowercase whitespace tokens
 (LongMemEval's BM25 protocol); at session level its documents are the sessions (the text
 of all their messages concatenated; LongMemEval's own script uses only the user turns).
@@ -363,15 +364,21 @@ def _dedup(seq: list[str]) -> list[str]:
     return list(dict.fromkeys(seq))
 
 
+def recall_all_at(ranked: list[str], relevant: set[str], k: int) -> float:
+    """1 when every relevant item is in the top k, else 0 (LongMemEval's recall_all@k)."""
+    return float(bool(relevant) and relevant <= set(ranked[:k]))
+
+
 def scores(ranked: list[str], relevant: set[str]) -> dict[str, float]:
     out = {}
     for k in KS:
         out[f"recall@{k}"] = recall_at(ranked, relevant, k)
+        out[f"recall_all@{k}"] = recall_all_at(ranked, relevant, k)
         out[f"ndcg@{k}"] = ndcg_at(ranked, relevant, k)
     return out
 
 
-METRICS = tuple(f"{m}@{k}" for k in KS for m in ("recall", "ndcg"))
+METRICS = tuple(f"{m}@{k}" for k in KS for m in ("recall", "recall_all", "ndcg"))
 
 
 # ------------------------------------------------------------------------------------
