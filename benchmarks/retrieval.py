@@ -19,7 +19,8 @@ every question is asked with ``recall.search.searcher.Searcher().search`` scoped
 ``messages=True`` (message level) and ``messages=False`` (session level, LongMemEval).
 
 Metrics, averaged over questions: Recall@k = fraction of the relevant items in the top k;
-NDCG@k with binary relevance. The baseline, computed in the same run over the same
+recall_all@k = 1 when all of them are in the top k (LongMemEval's own), else 0; NDCG@k
+with binary relevance. The baseline, computed in the same run over the same
 messages of the same project, is ``rank_bm25.BM25Okapi`` on lowercase whitespace tokens
 (LongMemEval's BM25 protocol); at session level its documents are the sessions (the text
 of all their messages concatenated; LongMemEval's own script uses only the user turns).
@@ -41,6 +42,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gzip
+import hashlib
 import json
 import math
 import os
@@ -362,15 +364,21 @@ def _dedup(seq: list[str]) -> list[str]:
     return list(dict.fromkeys(seq))
 
 
+def recall_all_at(ranked: list[str], relevant: set[str], k: int) -> float:
+    """1 when every relevant item is in the top k, else 0 (LongMemEval's recall_all@k)."""
+    return float(bool(relevant) and relevant <= set(ranked[:k]))
+
+
 def scores(ranked: list[str], relevant: set[str]) -> dict[str, float]:
     out = {}
     for k in KS:
         out[f"recall@{k}"] = recall_at(ranked, relevant, k)
+        out[f"recall_all@{k}"] = recall_all_at(ranked, relevant, k)
         out[f"ndcg@{k}"] = ndcg_at(ranked, relevant, k)
     return out
 
 
-METRICS = tuple(f"{m}@{k}" for k in KS for m in ("recall", "ndcg"))
+METRICS = tuple(f"{m}@{k}" for k in KS for m in ("recall", "recall_all", "ndcg"))
 
 
 # ------------------------------------------------------------------------------------
@@ -424,15 +432,27 @@ class Baseline:
 SESSION_LEVEL = {"locomo": False, "longmemeval": True}
 
 
+SPLITS = ("tune", "report")
+
+
+def split_of(qid: str) -> str:
+    """Which half of the dev sets a question is in: ``tune`` (ranking ideas are tuned on it)
+    or ``report`` (the figures quoted for them). By a hash of the question id (LoCoMo
+    ``conv-26#12``, LongMemEval's ``question_id``), so about half of each set and of each
+    category falls on each side, and a question never moves."""
+    return SPLITS[hashlib.sha256(qid.encode("utf-8")).digest()[0] & 1]
+
+
 def evaluate(cases: list[Case], searcher=None, *, baseline: bool = True, analyzed_baseline: bool = False,
              session_level: dict[str, bool] | None = None, as_of_question: bool = False,
-             search: Callable[..., list] | None = None) -> list[dict]:
+             search: Callable[..., list] | None = None, split: str | None = None) -> list[dict]:
     """Ask every question; return one record per question and level with every ranking's scores.
 
     ``search(question, limit=, messages=, project=[, now=])`` defaults to ``searcher.search``
     (a ``recall.search.searcher.Searcher``); tuning scripts pass variants. ``as_of_question`` asks
     "at" the dataset's question time (``now=``), so the recency prior sees the ages a user
-    would; by default ``now`` is the wall clock, as for the CLI.
+    would; by default ``now`` is the wall clock, as for the CLI. ``split`` (``tune`` or
+    ``report``, see ``split_of``) asks only that half's questions.
     """
     from recall.search.run import resolve_project
 
@@ -450,6 +470,8 @@ def evaluate(cases: list[Case], searcher=None, *, baseline: bool = True, analyze
         base = Baseline(case, with_sessions) if baseline else None
         base2 = Baseline(case, with_sessions, tokenize_analyzed) if analyzed_baseline else None
         for q in case.questions:
+            if split is not None and split_of(q.qid) != split:
+                continue
             levels = []
             if q.evidence_messages:
                 levels.append("message")
@@ -556,7 +578,8 @@ def load(data_dir: Path, datasets: Iterable[str], *, limit_questions: int | None
 def run(datasets: Iterable[str] = DATASETS, *, data_dir: Path | None = None, limit_questions: int | None = None,
         locomo_conversations: int | None = None, locomo_per_conversation: int | None = None,
         longmemeval_questions: int | None = None, workdir: Path | None = None,
-        per_question: bool = False, analyzed_baseline: bool = True, as_of_question: bool = False) -> dict:
+        per_question: bool = False, analyzed_baseline: bool = True, as_of_question: bool = False,
+        split: str | None = None) -> dict:
     """Convert, index, ask, score. Returns the JSON report (``summary`` holds the table)."""
     t0 = time.perf_counter()
     data_dir = data_dir or find_data_dir()
@@ -580,7 +603,7 @@ def run(datasets: Iterable[str] = DATASETS, *, data_dir: Path | None = None, lim
         from recall.search.searcher import Searcher
 
         records = evaluate(cases, Searcher(), analyzed_baseline=analyzed_baseline,
-                           as_of_question=as_of_question)
+                           as_of_question=as_of_question, split=split)
         t_eval = time.perf_counter()
     report = {
         "datasets": datasets,
@@ -595,6 +618,7 @@ def run(datasets: Iterable[str] = DATASETS, *, data_dir: Path | None = None, lim
         "baseline_analyzed": "the same BM25Okapi on recall's analyzer's terms (words, lowercased, stemmed)"
                              if analyzed_baseline else None,
         "now": "question time" if as_of_question else "wall clock",
+        "split": split or "all",
         "seconds": {"load": round(t_load - t0, 2), "write": round(t_write - t_load, 2),
                     "index": round(t_index - t_write, 2), "search_and_score": round(t_eval - t_index, 2),
                     "total": round(t_eval - t0, 2)},
@@ -623,6 +647,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="search 'at' each question's dataset time (now=) instead of the wall clock")
     ap.add_argument("--no-analyzed-baseline", action="store_true",
                     help="skip the second reference (BM25 on recall's analyzed terms)")
+    ap.add_argument("--split", choices=SPLITS, default=None,
+                    help="only the tune or the report half of the questions (split_of: by question id hash)")
     ap.add_argument("--keep", type=Path, default=None, metavar="DIR",
                     help="build the transcripts and index in DIR and keep them")
     args = ap.parse_args(argv)
@@ -633,7 +659,7 @@ def main(argv: list[str] | None = None) -> int:
                      locomo_per_conversation=args.locomo_per_conversation,
                      longmemeval_questions=args.longmemeval_questions, workdir=args.keep,
                      per_question=args.per_question, analyzed_baseline=not args.no_analyzed_baseline,
-                     as_of_question=args.as_of_question)
+                     as_of_question=args.as_of_question, split=args.split)
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -614,6 +614,8 @@ def missed(rows: list[dict], res: dict | None = None) -> list[str]:
 
 
 def render_docs(res: dict, rows: list[dict]) -> str:
+    from benchmarks import answers_and_ranking
+
     m = res["machine"]
     lines = [
         "# Benchmarks",
@@ -647,6 +649,7 @@ def render_docs(res: dict, rows: list[dict]) -> str:
         *floor_section(res),
         PROFILING,
         *retrieval_section(res),
+        *answers_and_ranking.sections(res),
     ]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -743,6 +746,7 @@ def retrieval_section(res: dict) -> list[str]:
 
 # ---------------------------------------------------------------------------- main
 def run(args) -> dict:
+    from benchmarks import cjk_probe
     from benchmarks.backfill import corpus
 
     t0 = time.perf_counter()
@@ -765,6 +769,7 @@ def run(args) -> dict:
         res["freshness"] = part_freshness(work, args.seed, args.freshness_seconds, args.freshness_corpus,
                                           args.freshness_rate, args.freshness_files)
         res["retrieval"] = part_retrieval(work, args.quick)
+        res["cjk_probe"] = cjk_probe.run()  # (issue 18: benchmarks.answers_and_ranking)
         res["floor"] = part_floor(claude, home, min(100_000, args.messages), args.seed, args.reps)
     finally:
         if not args.keep:

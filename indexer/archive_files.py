@@ -92,25 +92,112 @@ def _line_at(fd: int, pos: int) -> bytes:
         size = min(size * 2, 1 << 20)
 
 
-def read_message(root: Path, project: str, session_id: str, pos: int, uuid: str) -> dict | None:
+def read_message(root: Path, project: str, session_id: str, pos: int, uuid: str,
+                 fd: int | None = None) -> dict | None:
     """The archived record of message ``uuid`` (a ``Message.to_record()`` dict), read at
-    ``pos`` in its session file; None when the file or the message is gone (forgotten).
-    A position that does not hold ``uuid`` (never expected: files are append-only) falls
-    back to scanning the file."""
+    ``pos`` in its session file (through ``fd`` when the caller has it open: see
+    ``open_session``); None when the file or the message is gone (forgotten). A position
+    that does not hold ``uuid`` (never expected: files are append-only) falls back to
+    scanning the file."""
     path = os.path.join(root, _relative(project, session_id))
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
+    own = fd is None
+    if own:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            return None
     try:
         rec = parse_line(_line_at(fd, pos)) if pos >= 0 else None
     except OSError:
         rec = None
     finally:
-        os.close(fd)
+        if own:
+            os.close(fd)
     if rec is not None and rec.get("uuid") == uuid:
         return rec
     for _, rec in iter_lines(path):
         if rec.get("uuid") == uuid:
             return rec
     return None
+
+
+def open_session(root: Path, project: str, session_id: str) -> int | None:
+    """A read-only descriptor of a session's archive file (None when it is gone): for the
+    readers here that take ``fd``, which then leave closing it to the caller."""
+    try:
+        return os.open(os.path.join(root, _relative(project, session_id)), os.O_RDONLY)
+    except OSError:
+        return None
+
+
+def lines_after(root: Path, project: str, session_id: str, pos: int, *, max_bytes: int = 1 << 18,
+                fd: int | None = None):
+    """The raw lines (JSON, no newline) written after the line at ``pos`` in a session's
+    archive file, in order, from at most ``max_bytes``: what followed a message. Read in
+    growing chunks (8 KB first: a reply is usually near) as the caller consumes them."""
+    own = fd is None
+    if own:
+        fd = open_session(root, project, session_id)
+    if fd is None or pos < 0:
+        return
+    try:
+        offset, size, rest, first = pos, READ_CHUNK, b"", True
+        while offset - pos < max_bytes:
+            try:
+                chunk = os.pread(fd, size, offset)
+            except OSError:
+                return
+            if not chunk:
+                return  # the end (a last line without its newline is not whole)
+            offset += len(chunk)
+            lines = (rest + chunk).split(b"\n")
+            rest = lines.pop()  # no newline yet: the start of a line read further on
+            if first and lines:
+                lines = lines[1:]  # the message itself (once its newline is read)
+                first = False
+            yield from lines
+            size = min(size * 4, 1 << 16)
+    finally:
+        if own:
+            os.close(fd)
+
+
+def last_line_before(root: Path, project: str, session_id: str, pos: int, needle: bytes, *,
+                     max_bytes: int = 1 << 16, fd: int | None = None):
+    """The raw lines holding ``needle`` written before the line at ``pos`` in a session's
+    archive file, nearest first, from at most ``max_bytes`` before it: found with
+    ``bytes.rfind`` over chunks read backwards (the lines between are never split or parsed)."""
+    own = fd is None
+    if own:
+        fd = open_session(root, project, session_id)
+    if fd is None:
+        return
+    try:
+        # buf = file[start:pos]; buf[:limit] is still to search (beyond it: searched, or used)
+        buf, start, size, limit = b"", max(pos, 0), READ_CHUNK, 0
+        while True:
+            p = buf.rfind(needle, 0, limit) if limit else -1
+            if p >= 0:
+                line_start = buf.rfind(b"\n", 0, p) + 1
+                if line_start > 0 or start == 0:  # the whole line is in buf
+                    end = buf.find(b"\n", p)
+                    yield buf[line_start:end if end >= 0 else len(buf)]
+                    limit = line_start
+                    continue
+                limit = p + len(needle)  # that line starts further back: read on, search up to it
+            else:
+                limit = min(limit, len(needle))  # nothing in buf[:limit] but a needle cut at its start
+            if start == 0 or pos - start >= max_bytes:
+                return
+            new_start = max(0, start - size)
+            try:
+                chunk = os.pread(fd, start - new_start, new_start)
+            except OSError:
+                return
+            buf = chunk + buf
+            limit += len(chunk)
+            start = new_start
+            size = min(size * 4, 1 << 16)
+    finally:
+        if own:
+            os.close(fd)

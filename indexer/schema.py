@@ -17,7 +17,7 @@ Fields (one document per message, per session and per memory; ``doctype`` tells 
   text, cwd, branch   stored bytes: the redacted text as written, and where it was said
              (session and memory documents, and messages without an apos)
   content    ``recall_text``: Unicode words, lowercased, English-stemmed, with positions.
-             It is fed camelCase-split text (and CJK split per character) so identifiers are
+             It is fed camelCase-split text (and CJK as overlapping bigrams) so identifiers are
              found by their parts; whole identifiers, paths and dotted.names are found by a
              phrase of their parts (see recall.query).
   files, tools, tags   ``recall_text``, frequencies only
@@ -43,7 +43,10 @@ from tantivy import Filter, TextAnalyzerBuilder, Tokenizer
 
 from recall.core.paths import atomic_write, ensure_dir
 
-SCHEMA_VERSION = 3  # 2: the group and dtcode fast fields; 3: message text in the archive (apos)
+# 2: the group and dtcode fast fields; 3: message text in the archive (apos); 4: CJK as
+# overlapping bigrams (was one term per character). Another version on disk is rebuilt from
+# the archive (indexer.ingest), nothing lost.
+SCHEMA_VERSION = 4
 
 DOCTYPE_CODES = {"message": 0, "session": 1, "memory": 2}
 DOCTYPES_BY_CODE = {v: k for k, v in DOCTYPE_CODES.items()}
@@ -63,6 +66,7 @@ def text_analyzer() -> tantivy.TextAnalyzer:
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_CJK_RUN = re.compile(_CJK.pattern + "+")
 # Lower-case letters and digits -> "a", upper case -> "A", the rest -> " ": every camelCase
 # boundary is then an ``aA`` found by ``bytes.find`` (C speed), where the regex above costs
 # ~3x more on the backfill path (long tool results).
@@ -72,10 +76,15 @@ _CASE_MAP = bytes(0x61 if (0x61 <= b <= 0x7A or 0x30 <= b <= 0x39) else 0x41 if 
 
 
 def prepare_content(text: str) -> str:
-    """What the ``content`` field is fed: camelCase split, CJK characters spaced apart.
+    """What the ``content`` field is fed: camelCase split, CJK runs as overlapping bigrams.
 
-    Index and query both pass text through here, so ``getUserName`` is found by ``user``
-    and ``数据库`` by ``数据``.
+    Index and query both pass text through here, so ``getUserName`` is found by ``user``.
+    Chinese and Japanese are written without spaces: a run of CJK characters becomes its
+    overlapping character pairs (``数据库连接`` -> ``数据 据库 库连 连接``, a lone character
+    stays itself), as Lucene's CJK analyzer does, so a query matches by words, not by single
+    common characters; a query's own pairs, adjacent, are a phrase of the run.
+    Measured against per-character terms and jieba's segmenter on a probe set of Chinese
+    and Japanese questions (``benchmarks.cjk_probe``, docs/benchmarks.md).
     """
     # camelCase boundaries from a byte map over the UTF-8 (same result as _CAMEL): every byte
     # of a non-ASCII character maps to " ", so an "aA" is still two adjacent ASCII characters
@@ -92,8 +101,15 @@ def prepare_content(text: str) -> str:
         parts.append(data[last:])
         text = b" ".join(parts).decode("utf-8", "surrogatepass")
     if b"C" in mapped and _CJK.search(text):
-        text = _CJK.sub(lambda m: f" {m.group(0)} ", text)
+        text = _CJK_RUN.sub(_bigrams, text)
     return text
+
+
+def _bigrams(m: re.Match) -> str:
+    run = m.group(0)
+    if len(run) < 3:
+        return f" {run} "
+    return " " + " ".join(run[i:i + 2] for i in range(len(run) - 1)) + " "
 
 
 @lru_cache(maxsize=8192)  # a backfill asks for the same session's hash line after line

@@ -153,3 +153,11 @@ def test_docs_rendered_again_from_run_json(result, capsys):
     assert bench.main(["--render", str(tmp / "out" / "run.json"), "--write-docs", "--docs", str(again)]) == 0
     assert again.read_text() == docs
     assert bench.table(res["rows"]) in capsys.readouterr().out
+
+
+def test_cjk_probe_and_ranking_notes_are_part_of_the_run(result):
+    res, docs, _ = result
+    assert set(res["cjk_probe"]["variants"]) == {"characters (schema 3)", "bigrams (schema 4)", "jieba"}
+    assert "## Chinese and Japanese: words, not characters" in docs
+    assert "| bigrams (schema 4) | zh (n=12) |" in docs
+    assert "## Ranking ideas on the development sets (issue 18)" in docs

@@ -32,7 +32,7 @@ def test_tokens_keep_identifiers_and_cjk_and_drop_stop_words():
     assert {"get", "user", "name", "auth", "util", "py", "api", "helper"} <= toks
     assert not toks & {"the", "in", "is", "by"}
     cjk = store.tokens("数据库连接池在高并发时耗尽")
-    assert {"数", "据", "库", "连", "接", "池"} <= cjk  # the seed's [a-z0-9] tokenizer kept nothing
+    assert {"数据", "据库", "连接", "接池"} <= cjk  # CJK words as bigrams (the seed's [a-z0-9] tokenizer kept nothing)
     assert store.tokens("日本語のテスト") and store.tokens("한국어 문장")
 
 

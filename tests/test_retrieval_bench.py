@@ -106,3 +106,12 @@ def test_cli_writes_json(tmp_path, capsys):
     report = json.loads(out.read_text())
     assert report["questions"] == {"longmemeval": 2}
     assert Path(report["data_dir"]) == DATA
+
+
+def test_questions_split_in_two_halves_by_id():
+    from benchmarks.retrieval import SPLITS, split_of
+
+    ids = [f"conv-{c}#{i}" for c in (26, 30, 41) for i in range(200)]
+    halves = [split_of(q) for q in ids]
+    assert set(halves) == set(SPLITS) and 0.4 < halves.count("tune") / len(ids) < 0.6
+    assert [split_of(q) for q in ids] == halves  # a question never moves

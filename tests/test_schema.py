@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import random
+import re
 
-from indexer.schema import _CAMEL, _CJK, group_hash, prepare_content
+from indexer.schema import _CAMEL, _CJK, group_hash, prepare_content, text_analyzer
+
+
+def bigrams(run: str) -> str:
+    return " " + (run if len(run) < 3 else " ".join(run[i:i + 2] for i in range(len(run) - 1))) + " "
 
 
 def reference(text: str) -> str:
-    """What prepare_content computes with bytes.find, as the two regexes say it."""
-    return _CJK.sub(lambda m: f" {m.group(0)} ", _CAMEL.sub(" ", text))
+    """What prepare_content computes with bytes.find, as the two regexes say it: camelCase
+    split, every run of CJK characters as its overlapping bigrams."""
+    return re.sub(_CJK.pattern + "+", lambda m: bigrams(m.group(0)), _CAMEL.sub(" ", text))
+
+
+def test_cjk_is_indexed_as_overlapping_bigrams():
+    analyze = text_analyzer().analyze
+    assert analyze(prepare_content("数据库连接池耗尽了")) == ["数据", "据库", "库连", "连接", "接池", "池耗", "耗尽", "尽了"]
+    assert analyze(prepare_content("テストが失敗した")) == ["テス", "スト", "トが", "が失", "失敗", "敗し", "した"]
+    assert analyze(prepare_content("用 redis 的缓存")) == ["用", "redi", "的缓", "缓存"]  # stemmed
 
 
 def test_prepare_content_matches_the_regex_definition():

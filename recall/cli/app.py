@@ -73,7 +73,8 @@ def search_cmd(
     from recall.search.run import run_search
 
     text = " ".join(query)
-    hits = run_search(text, limit=limit, since=since, project=project, messages=messages)
+    hits = run_search(text, limit=limit, since=since, project=project, messages=messages,
+                      strict_project=True)
     if as_json:
         fmt.print_hits_json(text, hits)
     else:

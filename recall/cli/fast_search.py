@@ -71,7 +71,7 @@ def run(opts: dict) -> int:
     text = opts["text"]
     project = Path(opts["project"]) if opts["project"] is not None else None
     hits = run_search(text, limit=opts["limit"], since=opts["since"], project=project,
-                      messages=opts["messages"])
+                      messages=opts["messages"], strict_project=True)
     from recall.cli import output as fmt
 
     if opts["as_json"]:

@@ -50,10 +50,30 @@ def print_hits(hits, query: str) -> None:
                 pos = m.end()
             body.append(h.snippet[pos:])
             console.print(body)
+            for line in exchange_lines(h):
+                console.print(Text(line, style="cyan"))
         else:
             print(head, file=out)
             print("  " + h.snippet, file=out)
+            for line in exchange_lines(h):
+                print(line, file=out)
         print(file=out)
+
+
+REPLY_LINES = 8  # of a reply shown under its question (``--json`` has it whole)
+
+
+def exchange_lines(hit) -> list[str]:
+    """The lines under a hit's snippet: the reply a question got ("↳ ..."), or the question
+    a reply answered ("↪ asked: ...")."""
+    if getattr(hit, "reply", None):
+        lines = hit.reply.splitlines()
+        if len(lines) > REPLY_LINES:
+            lines = lines[:REPLY_LINES - 1] + ["…"] + lines[-1:]
+        return ["  ↳ " + line for line in lines]
+    if getattr(hit, "question", None):
+        return ["  ↪ asked: " + hit.question]
+    return []
 
 
 def print_hits_json(query: str, hits) -> None:

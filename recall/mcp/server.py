@@ -91,6 +91,10 @@ class MatchOut(BaseModel):
     role: str = Field(description="user, assistant, tool, summary or session for transcript hits.")
     snippet: str = Field(description="Passage around the query words, matches in **bold**.")
     text: str | None = Field(None, description="Fuller text, cut to fit the size cap (… marks a cut).")
+    reply: str | None = Field(None, description=(
+        "A user prompt's match: the reply it got in that session (the assistant's text, the tool "
+        "calls between as one line each), cut to fit the size cap."))
+    question: str | None = Field(None, description="An assistant message's match: the prompt it answered.")
     score: float = Field(description="Relevance (higher is better; memory_related: tags matched).")
 
 
@@ -166,17 +170,21 @@ def _rule_call(tool: str, fn: Callable[..., dict], **kwargs) -> dict:
 
 
 # fitting results into the cap ---------------------------------------------------------------
-_LEVELS = [  # (text chars, snippet chars) tried in order until the result fits
-    (1200, 240), (700, 240), (400, 240), (200, 200), (0, 200), (0, 140), (0, 100),
+_LEVELS = [  # (text chars, snippet chars, reply chars) tried in order until the result fits
+    (1200, 240, 1200), (700, 240, 900), (400, 240, 700), (200, 200, 500), (0, 200, 400), (0, 140, 240),
+    (0, 100, 120),
 ]
 
 
-def _shape(m: dict, n: int, text_chars: int, snippet_chars: int, text_kinds: tuple[str, ...]) -> dict:
+def _shape(m: dict, n: int, text_chars: int, snippet_chars: int, reply_chars: int,
+           text_kinds: tuple[str, ...]) -> dict:
     d = dict(m)
     d["n"] = n
     text = d.get("text") or ""
     d["text"] = tools.clip(text, text_chars) if text_chars and d["kind"] in text_kinds and text else None
     d["snippet"] = tools.clip(d.get("snippet") or "", snippet_chars)
+    if d.get("reply"):
+        d["reply"] = tools.clip_block(d["reply"], reply_chars)
     return d
 
 
@@ -194,7 +202,7 @@ def fit(payload: dict, model: type[_Page], render: Callable[[Any], str], *,
     base["project"] = base.get("project") or ALL
 
     def page(keep: int, level: tuple[int, int]) -> _Page:
-        shaped = [_shape(m, i + 1, level[0], level[1], text_kinds) for i, m in enumerate(matches[:keep])]
+        shaped = [_shape(m, i + 1, *level, text_kinds) for i, m in enumerate(matches[:keep])]
         left = more + len(matches) - keep
         extra = f"{left} more not shown (size cap): lower limit or narrow the query." if left else ""
         return model(**base, matches=shaped, shown=keep, more=left, note=_join(note, extra) or None)
@@ -264,9 +272,13 @@ def _render_matches(page: _Page) -> list[str]:
     out = []
     for m in page.matches:
         out.append(_head(m, show_project=m.project != page.project))
+        if m.question:
+            out.append(f"    asked: {m.question}")
         body = _body(m)
         if body:
             out.append("    " + body)
+        if m.reply:
+            out.extend("    ↳ " + line for line in m.reply.splitlines())
     return out
 
 

@@ -9,7 +9,9 @@ A *match* (one result) is a dict::
 
     {"kind": "memory" | "message" | "session", "id": memory id | message uuid | session id,
      "type": memory type or None, "tags": [...], "date": ISO 8601 UTC, "project": root,
-     "session_id": ..., "role": ..., "snippet": ..., "text": ..., "score": float}
+     "session_id": ..., "role": ..., "snippet": ..., "text": ..., "score": float,
+     "reply": the reply a user prompt got (only then), "question": the prompt an assistant
+     message answered (only then)}
 """
 
 from __future__ import annotations
@@ -167,6 +169,10 @@ class Match:
         }
         if self.matched_tags:
             d["matched_tags"] = list(self.matched_tags)
+        if h.reply:
+            d["reply"] = h.reply  # a question's match: the reply it got (recall.search.exchange)
+        if h.question:
+            d["question"] = h.question  # a reply's match: the question it answered
         return d
 
 

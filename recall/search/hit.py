@@ -22,6 +22,8 @@ class Hit:
     snippet: str
     score: float
     kind: str = "message"  # message | session | memory
+    reply: str | None = None     # a user prompt's hit: the reply it got (recall.search.exchange)
+    question: str | None = None  # an assistant message's hit: the prompt it answered
 
     def as_json(self) -> dict:
         d = asdict(self)

@@ -26,8 +26,25 @@ should so some such than that the their theirs them themselves then there these 
 to too under until up very was we were what when where which while who whom why with would you your
 yours yourself yourselves s t d ll m re ve don didn doesn isn wasn aren weren won wouldn shouldn couldn"""
 
+# Words that carry no weight in a match either, though ranking keeps them at full weight
+# (the dev sets were tuned with them): a hit that matched only these and stopwords is not
+# shown, and they are never highlighted (``weighty``).
+_FILLER_RAW = """ok okay please just yeah yes yep no nope hi hello hey thanks thank sure also really
+actually maybe basically like well now let lets still even much many thing things stuff anyway
+kind sort got gonna wanna"""
+
 _ANALYZER = text_analyzer()
 STOPWORDS = frozenset(t for w in _STOPWORDS_RAW.split() for t in _ANALYZER.analyze(w))
+FILLER = frozenset(t for w in _FILLER_RAW.split() for t in _ANALYZER.analyze(w)) - STOPWORDS
+# Chinese and Japanese function words, as the bigrams the index holds them as (see
+# indexer.schema.prepare_content): "为什么" would otherwise tie every why-question together.
+# A bigram holding a particle (的, 了, 吗; が, の, は …) or made of hiragana alone is
+# grammar too (は何, 像が, した, ない). They are stopwords for ranking and for ``weighty``.
+_CJK_FUNCTION_WORDS = """为什么 什么 怎么 怎么办 怎么样 怎样 我们 你们 他们 这个 那个 这些 那些 一个 没有 因为
+所以 可以 就是 还是 但是 如果 然后 已经 这样 那样 哪个 哪些 是不是 有没有 """
+_CJK_PARTICLES = frozenset("的了吗呢吧么啊呀嘛がのはをにでともへやかねよ")
+_HIRAGANA = re.compile("^[\u3040-\u309f]+$")
+_CJK_TERM = re.compile("^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+$")
 _IDENT = re.compile(r"[\w]+(?:[./\\:\-#@]+[\w]+)+|\b[\w]*[a-z0-9][A-Z][\w]*")
 _QUOTED = re.compile(r'"([^"]{2,200})"')
 
@@ -38,6 +55,29 @@ def analyze(text: str) -> list[str]:
         return _ANALYZER.analyze(prepare_content(text))
     except Exception:  # the analyzer takes any str; be safe anyway
         return []
+
+
+CJK_STOPWORDS = frozenset(t for w in _CJK_FUNCTION_WORDS.split() for t in _ANALYZER.analyze(prepare_content(w)))
+
+
+def is_stopword(term: str) -> bool:
+    """An English stopword, or a Chinese/Japanese function word or grammar bigram."""
+    if term in STOPWORDS:
+        return True
+    if not _CJK_TERM.match(term):
+        return False
+    return term in CJK_STOPWORDS or bool(_HIRAGANA.match(term)) or not _CJK_PARTICLES.isdisjoint(term)
+
+
+def weighty(terms: list[str]) -> list[str]:
+    """The query terms a shown hit must match and its snippet highlights: no stopwords, no
+    filler ("ok", "just", "thing"), unless the query is nothing but filler; empty when the
+    query is nothing but English stopwords (then nothing it matches means anything). A
+    query of Chinese or Japanese grammar alone keeps it (a lone particle is rarely typed)."""
+    content = [t for t in terms if not is_stopword(t)]
+    if not content:
+        return [t for t in terms if t not in STOPWORDS]
+    return [t for t in content if t not in FILLER] or content
 
 
 def _unique(seq):

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from recall.core.errors import RecallError
+from recall.core.errors import RecallError, UsageError
 from recall.search.hit import Hit
 from recall.search.timespec import parse_since
 
@@ -21,12 +21,15 @@ if TYPE_CHECKING:
 # service running, `recall --raw` needs none of them (~25 ms of imports a run).
 
 
-def resolve_project(project: Path | str | None) -> str | None:
+def resolve_project(project: Path | str | None, strict: bool = False) -> str | None:
     """``--project PATH`` -> the project PATH belongs to.
 
     That is its canonical project (git root) when that is indexed; otherwise the deepest
     indexed project that contains PATH (a subfolder of a project outside git); otherwise
-    the canonical project, which then simply has no hits.
+    the canonical project, which then simply has no hits, unless ``strict`` (a user typed
+    PATH): then a PATH that does not exist, or holds no indexed session, is a UsageError
+    saying so (rather than "No matches"). A deleted folder whose sessions are indexed is
+    still searched: its history outlives it.
     """
     if project is None or str(project) == "":
         return None
@@ -40,16 +43,27 @@ def resolve_project(project: Path | str | None) -> str | None:
     if canonical in known:
         return canonical
     inside = [p for p in known if path == p or path.startswith(p.rstrip(os.sep) + os.sep)]
-    return max(inside, key=len) if inside else canonical
+    if inside:
+        return max(inside, key=len)
+    if strict and not os.path.exists(path):  # (a deleted folder's indexed history is found above)
+        raise UsageError(f"--project {project}: no such folder, and nothing indexed under it. Pass a "
+                         "folder of an indexed project, or leave --project out to search every project.")
+    if strict and known:  # (no state at all: the search says there is no index yet)
+        raise UsageError(f"--project {project}: nothing of {canonical} is indexed. Run `recall index` "
+                         "if Claude Code has sessions there, or leave --project out to search every project.")
+    return canonical
 
 
 def run_search(text: str, *, limit: int = 10, since: str | None = None, project: Path | str | None = None,
                messages: bool = False, exclude_session: str | None = None,
-               doctypes: tuple[str, ...] | None = None, searcher: Searcher | None = None) -> list[Hit]:
+               doctypes: tuple[str, ...] | None = None, searcher: Searcher | None = None,
+               strict_project: bool = False) -> list[Hit]:
     """Search, through the running service when there is one (its index is open and warm),
-    else in-process. Given a ``searcher``, always in-process (the service's own path)."""
+    else in-process. Given a ``searcher``, always in-process (the service's own path).
+    ``strict_project``: ``project`` is what a user typed, and must name something indexed
+    (``resolve_project``)."""
     since_ts = parse_since(since) if since else None
-    proj = resolve_project(project)
+    proj = resolve_project(project, strict=strict_project)
     if searcher is None:
         from recall.core import service_client as client
 

@@ -15,6 +15,7 @@ message). In a large index a word found in a fifth of it only counts inside thos
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -22,13 +23,14 @@ from pathlib import Path
 
 import tantivy
 
-from indexer.archive_files import read_message
+from indexer.archive_files import open_session, read_message
 from indexer.ledger import Gate
 from indexer.schema import DOCTYPES_BY_CODE, IndexCorrupt, SchemaMismatch, open_index, stored_value
 from recall.core import paths
 from recall.core.errors import IndexMissing, RecallError
+from recall.search.exchange import exchange
 from recall.search.hit import Hit, iso
-from recall.search.query import _IDENT, _QUOTED, STOPWORDS, _unique, analyze, common_terms
+from recall.search.query import _IDENT, _QUOTED, _unique, analyze, common_terms, is_stopword, weighty
 from recall.search.snippets import highlighter, snippet
 
 W_CONTENT = 10.0
@@ -46,6 +48,18 @@ PROXIMITY_SLOP = 1
 MAX_BIGRAMS = 16
 MAX_PHRASES = 8
 MAX_LONG_PHRASES = 3   # in a pasted prompt (more than MAX_TERMS terms): the rarest ones
+
+# A session's score: its best candidate's, plus these shares of its next best (tuned on the
+# "tune" half of the dev sets, benchmarks.retrieval.split_of; figures on the other half in
+# docs/benchmarks.md). (1.0,) is one hit per session by its best message alone.
+SESSION_WEIGHTS: tuple[float, ...] = (1.0, 0.5, 0.25)
+# Neighbour context: a message gains this share of the score of the best of the candidates
+# next to it in its session (before and after, within NEIGHBOUR_SECONDS): the answer said
+# right after a matching question, the question right before a matching answer. Tuned the
+# same way (LoCoMo message recall@10 +0.02 on the tune half; 0.05-0.3 and 60-600 s all
+# within 0.01 of it).
+NEIGHBOUR_WEIGHT = 0.1
+NEIGHBOUR_SECONDS = 120
 
 ALL_DOCTYPES = frozenset({"message", "session", "memory"})  # every doctype indexer.ingest writes
 
@@ -146,7 +160,8 @@ class Searcher:
         terms, dfs, long = self._terms(searcher, text)
         if not terms:
             return None
-        content_words = [t for t in terms if t not in STOPWORDS]
+        stops = {t for t in terms if is_stopword(t)}
+        content_words = [t for t in terms if t not in stops]
         phrases = self._phrases(searcher, text, dfs, long)
         # an exact phrase already rewards its adjacent parts: no sloppy bigram for them (on a
         # path both read the same common positions: ~10 ms at 1M messages)
@@ -159,7 +174,7 @@ class Searcher:
         for t in terms:
             if t in common:
                 continue
-            w = STOPWORD_WEIGHT if (content_words and t in STOPWORDS) else 1.0
+            w = STOPWORD_WEIGHT if (content_words and t in stops) else 1.0
             for name, weight in fields:
                 scored.append((tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(
                     schema, name, t, index_option="position" if name == "content" else "freq"), weight * w)))
@@ -227,9 +242,10 @@ class Searcher:
         """The best ``fetch`` (score, address) pairs over ``queries`` (``build_query``), best
         first; a document matched by more than one keeps its best score.
 
-        The queries run at once, one thread each: Tantivy searches without the GIL, so the
-        wall time is the slower query's, not their sum (1M messages, split queries: 20-50%
-        less)."""
+        The queries run at once, the others on a helper thread kept for the process
+        (``_helper``: starting a thread per search cost ~0.1-0.3 ms): Tantivy searches
+        without the GIL, so the wall time is the slower query's, not their sum (1M messages,
+        split queries: 20-50% less)."""
         if len(queries) == 1:
             return searcher.search(queries[0], fetch, count=False).hits
         results: list = [None] * len(queries)
@@ -240,12 +256,10 @@ class Searcher:
             except BaseException as exc:  # re-raised below, in the caller's thread
                 results[i] = exc
 
-        threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(1, len(queries))]
-        for t in threads:
-            t.start()
+        done = [_helper().submit(run, i) for i in range(1, len(queries))]
         run(0)
-        for t in threads:
-            t.join()
+        for d in done:
+            d.get()
         best: dict[tuple[int, int], tuple[float, object]] = {}
         for hits in results:
             if isinstance(hits, BaseException):
@@ -272,31 +286,47 @@ class Searcher:
         queries, terms = built
         now = time.time() if now is None else now
         ranked = self.rank(searcher, self.top(searcher, queries, fetch_size(limit, messages)), now)
+        ranked = _with_neighbours(ranked)
         if not messages:
             ranked = _group_by_session(ranked)
-        if self.gate.refresh().patterns or self.gate.off:
-            return self.shown_hits(searcher, ranked, terms, now, limit)
-        return self.hits(searcher, ranked[:limit], terms, now)
+        return self.hits(searcher, ranked, terms, now, limit=limit)
 
-    def shown_hits(self, searcher: tantivy.Searcher, ranked: list[Candidate], terms: list[str], now: float,
-                   limit: int) -> list[Hit]:
-        """``hits`` without those of excluded projects and sessions switched off (what was
-        indexed before the exclusion stays out of every search until `--purge` removes it)."""
-        out: list[Hit] = []
-        i = 0
-        while len(out) < limit and i < len(ranked):
-            chunk = ranked[i:i + limit]
-            i += len(chunk)
-            out += [h for h in self.hits(searcher, chunk, terms, now)
-                    if not self.gate.hides(h.project, h.cwd, h.session_id)]
-        return out[:limit]
-
-    def hits(self, searcher: tantivy.Searcher, ranked: list[Candidate], terms: list[str], now: float) -> list[Hit]:
-        """The hits of ranked candidates: stored document and archived text read, snippet cut."""
-        hits = [self._hit(searcher.doc(c.address), c.score, now, boost=False) for c in ranked]
-        pattern = highlighter(terms)
-        for h in hits:
-            h.snippet = snippet(h.text, pattern)
+    def hits(self, searcher: tantivy.Searcher, ranked: list[Candidate], terms: list[str], now: float,
+             limit: int | None = None) -> list[Hit]:
+        """The first ``limit`` hits of ranked candidates that are shown: not of an excluded
+        project or a session switched off (what was indexed before the exclusion stays out
+        of every search until `--purge` removes it), and matching a word of weight
+        (``weighty``: a hit that matched only "the" or "ok" is passed over). Stored document
+        and archived text read, snippet cut with those words in bold, and the exchange a
+        message belongs to attached (``recall.search.exchange``)."""
+        words = weighty(terms)
+        if not words:
+            return []  # the query is all stopwords: nothing it matches means anything
+        wanted = set(words)
+        pattern = highlighter(words)
+        gate = self.gate.refresh()
+        gated = bool(gate.patterns or gate.off)
+        limit = len(ranked) if limit is None else limit
+        hits: list[Hit] = []
+        for c in ranked:
+            if len(hits) >= limit:
+                break
+            doc = searcher.doc(c.address)
+            hit, rec, fd = self._read(doc, c.score, now, boost=False, keep_open=True)
+            try:
+                if gated and gate.hides(hit.project, hit.cwd, hit.session_id):
+                    continue
+                if hit.text and not _matches(wanted, pattern, hit.text, doc):
+                    continue  # (no text: its archive line is gone; shown, recall doctor tells)
+                hit.snippet = snippet(hit.text, pattern)
+                if rec is not None and hit.kind == "message":
+                    hit.reply, hit.question = exchange(self.archive_root, hit.project, hit.session_id,
+                                                       int(doc.get_first("apos")), hit.role,
+                                                       str(rec.get("source") or ""), fd=fd)
+            finally:
+                if fd is not None:
+                    os.close(fd)
+            hits.append(hit)
         return hits
 
     @staticmethod
@@ -314,13 +344,21 @@ class Searcher:
         for i, (score, address) in enumerate(scored):
             doctype = DOCTYPES_BY_CODE.get(codes[i], "message")
             group = groups[i] if groups[i] is not None else ("doc", i)
-            ranked.append(Candidate(rank_score(score, stamps[i] or 0, doctype, now), doctype, group, address))
+            ranked.append(Candidate(rank_score(score, stamps[i] or 0, doctype, now), doctype, group, address,
+                                    stamps[i] or 0))
         ranked.sort(key=lambda c: c.score, reverse=True)
         return ranked
 
     def _hit(self, doc: tantivy.Document, score: float, now: float, boost: bool = True) -> Hit:
         """The hit for a stored document; ``score`` is Tantivy's, boosted by ``rank_score``
         unless ``boost`` is false (already done)."""
+        return self._read(doc, score, now, boost)[0]
+
+    def _read(self, doc: tantivy.Document, score: float, now: float, boost: bool = True,
+              keep_open: bool = False) -> tuple[Hit, dict | None, int | None]:
+        """``_hit``, the message's archived record (None when it has none) and, when
+        ``keep_open``, its archive file still open for reading around it (the caller closes
+        it; None when there is none)."""
         first = stored_value
         ts = int(first(doc, "ts", 0) or 0)
         doctype = first(doc, "doctype", "message")
@@ -328,12 +366,14 @@ class Searcher:
         hit = Hit(session_id=first(doc, "session_id"), uuid=key.split(":", 1)[1] if ":" in key else key,
                   project="", cwd="", timestamp="", role="", text="", snippet="",
                   score=rank_score(score, ts, doctype, now) if boost else score, kind=doctype)
-        self._fill(hit, doc)
-        return hit
+        rec, fd = self._fill(hit, doc, keep_open)
+        return hit, rec, fd
 
-    def _fill(self, hit: Hit, doc: tantivy.Document) -> None:
+    def _fill(self, hit: Hit, doc: tantivy.Document, keep_open: bool = False) -> tuple[dict | None, int | None]:
         """The fields of a hit that ranking does not read: from its stored document, and
-        a message's text and cwd from its line in the archive."""
+        a message's text and cwd from its line in the archive. Returns the archived record
+        (None when there is none) and, when ``keep_open``, the archive file's descriptor
+        (the caller closes it)."""
         hit.project = stored_value(doc, "project")
         hit.timestamp = iso(int(stored_value(doc, "ts", 0) or 0))
         hit.role = stored_value(doc, "role")
@@ -341,10 +381,18 @@ class Searcher:
         if pos is None:
             hit.cwd = stored_value(doc, "cwd")
             hit.text = stored_value(doc, "text")
-            return
-        rec = read_message(self.archive_root, hit.project, hit.session_id, int(pos), hit.uuid) or {}
-        hit.cwd = str(rec.get("cwd") or "")
-        hit.text = str(rec.get("text") or "")
+            return None, None
+        fd = open_session(self.archive_root, hit.project, hit.session_id)
+        try:
+            rec = read_message(self.archive_root, hit.project, hit.session_id, int(pos), hit.uuid, fd=fd) \
+                if fd is not None else None
+        finally:
+            if fd is not None and not keep_open:
+                os.close(fd)
+                fd = None
+        hit.cwd = str((rec or {}).get("cwd") or "")
+        hit.text = str((rec or {}).get("text") or "")
+        return rec, fd
 
     def count(self) -> int:
         return self.index.searcher().num_docs
@@ -371,6 +419,60 @@ class Searcher:
         return checked, lost, session
 
 
+class _Helper:
+    """One daemon thread that runs what it is given (``submit``), kept for the process.
+    While it is busy (another thread's search), a job gets a thread of its own, as before."""
+
+    def __init__(self) -> None:
+        import queue
+
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.busy = threading.Lock()
+        threading.Thread(target=self._loop, name="recall-search", daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            fn, arg, done = self.jobs.get()
+            try:
+                fn(arg)
+            finally:
+                self.busy.release()
+                done.put(None)
+
+    def submit(self, fn, arg):
+        import queue
+
+        done: queue.SimpleQueue = queue.SimpleQueue()
+        if self.busy.acquire(blocking=False):
+            self.jobs.put((fn, arg, done))
+        else:
+            def own() -> None:
+                try:
+                    fn(arg)
+                finally:
+                    done.put(None)
+
+            threading.Thread(target=own, daemon=True).start()
+        return done
+
+
+_helpers: dict[int, _Helper] = {}
+_helpers_lock = threading.Lock()
+
+
+def _helper() -> _Helper:
+    """This process's helper (a forked child starts its own: threads do not survive a fork).
+    Searches from several threads at once share it: each waits only for its own job."""
+    import os
+
+    pid = os.getpid()
+    h = _helpers.get(pid)
+    if h is None:
+        with _helpers_lock:
+            h = _helpers.get(pid) or _helpers.setdefault(pid, _Helper())
+    return h
+
+
 @dataclass
 class Candidate:
     """A ranked match before its stored document is decoded (``Searcher.rank``)."""
@@ -379,6 +481,7 @@ class Candidate:
     kind: str
     group: object  # the ``group`` fast field: a session, or a memory's own key
     address: object
+    ts: int = 0
 
 
 def fetch_size(limit: int, messages: bool) -> int:
@@ -399,20 +502,76 @@ def rank_score(score: float, ts: int | float, doctype: str, now: float) -> float
     return boosted
 
 
-def _group_by_session(ranked: list[Candidate]) -> list[Candidate]:
-    """One hit per session (shown by its best message); each memory stands on its own."""
+def _with_neighbours(ranked: list[Candidate], weight: float | None = None,
+                     seconds: float | None = None) -> list[Candidate]:
+    """``ranked`` with each message's score raised by NEIGHBOUR_WEIGHT × the best score of
+    the candidates beside it in its session (the one before and the one after, by time,
+    within NEIGHBOUR_SECONDS), re-sorted. Only candidates count: no extra reads."""
+    weight = NEIGHBOUR_WEIGHT if weight is None else weight
+    seconds = NEIGHBOUR_SECONDS if seconds is None else seconds
+    if not weight or len(ranked) < 2:
+        return ranked
+    sessions: dict[object, list[Candidate]] = {}
+    for c in ranked:
+        if c.kind == "message":
+            sessions.setdefault(c.group, []).append(c)
+    base = {id(c): c.score for c in ranked}
+    changed = False
+    for group in sessions.values():
+        if len(group) < 2:
+            continue
+        group.sort(key=lambda c: c.ts)
+        for i, c in enumerate(group):
+            near = [base[id(o)] for o in (group[i - 1] if i else None, group[i + 1] if i + 1 < len(group) else None)
+                    if o is not None and abs(o.ts - c.ts) <= seconds]
+            if near:
+                c.score = base[id(c)] + weight * max(near)
+                changed = True
+    if changed:
+        ranked.sort(key=lambda c: c.score, reverse=True)
+    return ranked
+
+
+def _group_by_session(ranked: list[Candidate], weights: tuple[float, ...] | None = None) -> list[Candidate]:
+    """One hit per session, shown by its best message; each memory stands on its own.
+
+    A session scores by more than its single best match: the ``weights`` (SESSION_WEIGHTS)
+    of its best, second, third … candidate scores summed, so a session that discusses the
+    question in several messages outranks one that mentions its words once."""
+    weights = SESSION_WEIGHTS if weights is None else weights
     best: dict[object, Candidate] = {}
+    total: dict[object, float] = {}
+    seen: dict[object, int] = {}
     order: list[object] = []
     for c in ranked:  # sorted by score: the first hit of a session is its best
         cur = best.get(c.group)
         if cur is None:
             best[c.group] = c
+            total[c.group] = c.score * weights[0]
+            seen[c.group] = 1
             order.append(c.group)
-        elif cur.kind == "session" and c.kind == "message":
-            # show the session by its best message, keep the better score
-            c.score = max(c.score, cur.score)
-            best[c.group] = c
+            continue
+        n = seen[c.group]
+        if c.kind != "memory" and n < len(weights):
+            total[c.group] += c.score * weights[n]
+        seen[c.group] = n + 1
+        if cur.kind == "session" and c.kind == "message":
+            best[c.group] = c  # show the session by its best message
+    for g in order:
+        best[g].score = total[g]
     return sorted((best[g] for g in order), key=lambda c: c.score, reverse=True)
+
+
+def _matches(words: set[str], pattern, text: str, doc: tantivy.Document) -> bool:
+    """Whether a document holds one of ``words`` (analysed terms) in its text or in the
+    files, tools and tags it was indexed with. The snippet's ``pattern`` answers most
+    (a regex search stops at the first match); analysing the text settles the rest."""
+    if pattern is not None and pattern.search(text):
+        return True
+    if not words.isdisjoint(analyze(text)):
+        return True
+    extra = [str(v) for name in ("files", "tools", "tags") for v in doc.get_all(name)]
+    return bool(extra) and not words.isdisjoint(analyze(" ".join(extra)))
 
 
 def search(query: str, **kwargs) -> list[Hit]:

@@ -11,11 +11,29 @@ SNIPPET_CHARS = 240
 _CJK_TERM = re.compile("^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+$")
 
 
+def _cjk_runs(terms: list[str]) -> list[str]:
+    """The CJK words of a query, rebuilt from its overlapping bigrams (``数据 据库`` ->
+    ``数据库``), so a snippet bolds the word, not every other pair of it."""
+    runs: list[str] = []
+    for t in terms:
+        if not _CJK_TERM.match(t):
+            continue
+        if runs and len(t) == 2 and len(runs[-1]) >= 2 and runs[-1][-1] == t[0]:
+            runs[-1] += t[1]
+        else:
+            runs.append(t)
+    return runs
+
+
 def highlighter(terms: list[str]) -> re.Pattern | None:
+    """The pattern that finds ``terms`` (analysed: stemmed, CJK bigrams) in a hit's text."""
     words, alts = [], []
-    for t in sorted(set(terms), key=len, reverse=True)[:64]:
-        if _CJK_TERM.match(t):
+    cjk = set(_cjk_runs(terms)) | {t for t in terms if _CJK_TERM.match(t)}
+    for t in sorted(cjk | set(terms), key=len, reverse=True)[:64]:
+        if t in cjk:
             alts.append(re.escape(t))
+        elif len(t) >= 2 and t.endswith("i") and not t.isdigit():
+            words.append(re.escape(t[:-1]) + "[iy]")  # the stemmer's y -> i: flaky -> flaki
         elif len(t) >= 2 or t.isdigit():
             words.append(re.escape(t))
     if words:

@@ -1,0 +1,170 @@
+"""A hit is an exchange: the reply a recalled question got, the question a recalled reply
+answered.
+
+Users ask recall *why*, *how* and *what did we decide*; what they want is almost always in
+the reply to an old question like theirs, and a question rarely repeats the words of its
+answer. So a hit on a user prompt carries ``reply``: the assistant's text that followed in
+the same session, with the tool calls between as one short line each, bounded in length;
+a hit on an assistant message carries ``question``: the prompt it answered, one line.
+
+Both are read from the session's archive file next to the hit's own line (one ``pread``
+each, ``indexer.archive_files``): messages are archived in the order they were written,
+so what followed a prompt is the lines after it, up to the next prompt. Lines of another
+transcript of the same session (a subagent's) are skipped.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from indexer.archive_files import last_line_before, lines_after, parse_line
+
+REPLY_CHARS = 700        # of the assistant's text in a reply (the last, concluding text first)
+TOOL_LINES = 5           # tool calls shown in a reply, one line each ...
+TOOL_LINE_CHARS = 100    # ... of at most this many characters
+QUESTION_CHARS = 200
+MIN_PIECE = 60           # an earlier text with less room than this is left out ("…")
+MAX_ITEMS = 60           # texts and tool calls read into one reply at most
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` on one line, cut to ``limit`` characters at a word boundary (only its start
+    is read: a pasted log's prompt is long)."""
+    text = text or ""
+    if len(text) > 4 * limit + 64:
+        flat = " ".join(text[:4 * limit + 64].split())
+        if len(flat) <= limit:
+            return flat + "…"
+    else:
+        flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:max(0, limit - 1)]
+    space = cut.rfind(" ")
+    if space > limit * 0.6:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
+def _role(raw: bytes) -> bytes:
+    """A raw archive line's role, read without parsing the line (``"role":"x"`` cannot occur
+    inside a JSON string, where its quotes are escaped)."""
+    i = raw.find(b'"role":"')
+    if i < 0:
+        return b""
+    j = raw.find(b'"', i + 8)
+    return raw[i + 8:j] if j > 0 else b""
+
+
+def _source_ok(rec: dict, source: str) -> bool:
+    return not source or str(rec.get("source") or "") == source
+
+
+@lru_cache(maxsize=256)
+def _source_tag(source: str) -> bytes:
+    """How ``"source": source`` is written in an archive line (orjson, no spaces)."""
+    import json
+
+    return b'"source":' + json.dumps(source, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def reply_from(lines, source: str = "") -> str | None:
+    """The reply made of the archive ``lines`` (raw JSON, or already parsed records) that
+    followed a prompt, in order; None when the assistant said nothing and called no tool
+    before the next prompt. Tool results are skipped unread, and tool calls past the first
+    TOOL_LINES are only counted."""
+    items: list[tuple[str, str]] = []  # ("text" | "tool", text), in order
+    tools = 0
+    tag = _source_tag(source) if source else b""
+    for raw in lines:
+        if isinstance(raw, dict):
+            rec, role = raw, str(raw.get("role") or "").encode()
+            if not _source_ok(rec, source):
+                continue
+        else:
+            role = _role(raw)
+            if role not in (b"assistant", b"tool_use", b"user", b"summary"):
+                continue  # a tool result: never part of the reply, and the longest lines
+            if tag and tag not in raw:
+                continue  # a subagent's transcript, archived in the same session file
+            if role == b"tool_use" and tools >= TOOL_LINES:
+                tools += 1  # counted, not read
+                continue
+            rec = parse_line(raw)
+            if rec is None:
+                continue
+        if role in (b"user", b"summary"):
+            break  # a new prompt, or a compaction: the reply is over
+        text = str(rec.get("text") or "").strip()
+        if not text:
+            continue
+        if role == b"assistant":
+            items.append(("text", text))
+        elif role == b"tool_use":
+            for line in text.splitlines():
+                if line.strip():
+                    tools += 1
+                    if tools <= TOOL_LINES:
+                        items.append(("tool", clip(line, TOOL_LINE_CHARS)))
+        if len(items) >= MAX_ITEMS:
+            break
+    if not items:
+        return None
+    # the assistant's texts within REPLY_CHARS, the last (the conclusion) served first
+    room = REPLY_CHARS
+    kept: dict[int, str] = {}
+    for i in reversed([i for i, (kind, _) in enumerate(items) if kind == "text"]):
+        if room < MIN_PIECE and kept:
+            kept[i] = "…"
+            continue
+        piece = clip(items[i][1], room)
+        kept[i] = piece
+        room -= len(piece)
+    lines_out = []
+    for i, (kind, text) in enumerate(items):
+        line = kept.get(i, text) if kind == "text" else text
+        if not (line == "…" and lines_out and lines_out[-1] == "…"):
+            lines_out.append(line)
+    if tools > TOOL_LINES:
+        lines_out.append(f"(+{tools - TOOL_LINES} more tool calls)")
+    return "\n".join(lines_out)
+
+
+def question_from(lines, source: str = "") -> str | None:
+    """The prompt among the archive ``lines`` (raw JSON, or parsed records) before a
+    message, nearest first, one line. Only prompt (and summary) lines are parsed."""
+    tag = _source_tag(source) if source else b""
+    for raw in lines:
+        if isinstance(raw, dict):
+            rec, role = raw, str(raw.get("role") or "").encode()
+            if not _source_ok(rec, source):
+                continue
+        else:
+            role = _role(raw)
+            if role not in (b"user", b"summary") or (tag and tag not in raw):
+                continue
+            rec = parse_line(raw)
+            if rec is None:
+                continue
+        if role == b"user":
+            return clip(str(rec.get("text") or ""), QUESTION_CHARS) or None
+        if role == b"summary":
+            return None  # compacted: what came before is another stretch of the session
+    return None
+
+
+_PROMPT_LINE = b'"role":"user"'  # (a compaction summary between is rare: not looked for)
+
+
+def exchange(root: Path, project: str, session_id: str, pos: int, role: str,
+             source: str = "", fd: int | None = None) -> tuple[str | None, str | None]:
+    """``(reply, question)`` for the message at ``pos`` in its session's archive file
+    (through ``fd`` when the caller has it open): the reply when it is a user prompt, the
+    question when it is the assistant's text (a tool call or result shows its own text)."""
+    if role == "user":
+        return reply_from(lines_after(root, project, session_id, pos, fd=fd), source), None
+    if role == "assistant":
+        return None, question_from(last_line_before(root, project, session_id, pos, _PROMPT_LINE, fd=fd),
+                                   source)
+    return None, None
