@@ -64,7 +64,7 @@ def test_an_index_of_the_per_character_schema_is_rebuilt_from_the_archive(claude
         f.unlink()
     summary = index_all()
     assert summary.rebuilt.startswith("schema changed") and summary.replayed == 2
-    assert json.loads((paths.index_dir() / "recall-schema.json").read_text()) == {"version": SCHEMA_VERSION}
+    assert json.loads((paths.index_dir() / "recall-schema.json").read_text())["version"] == SCHEMA_VERSION
     hits = Searcher().search("连接池", limit=3, messages=True)
     assert [h.session_id for h in hits] == [pool.session_id]
     assert hits[0].reply == "事务没有提交。"

@@ -85,16 +85,19 @@ def require(cfg: dict | None = None) -> Choice:
 
 
 def complete(system: str, prompt: str, *, purpose: str, max_tokens: int = 1024, timeout: float = 30.0,
-             model: str | None = None) -> str:
-    """One model call on the chosen backend; raises NoKey, ModelError."""
+             model: str | None = None, cap: int | None = None) -> str:
+    """One model call on the backend ``choose()`` picks (``model.backend``); returns the text.
+    Raises NoKey, CapReached (``cap`` counts every backend's calls today), ModelError."""
+    from recall.llm import messages_api
+
+    if cap is not None and messages_api.calls_today() >= cap:
+        raise messages_api.CapReached(cap)
     choice = require()
     if choice.name == "claude-code":
         from recall.llm import claude_code
 
         return claude_code.complete(system, prompt, purpose=purpose, timeout=timeout, model=model,
                                     path=choice.source)
-    from recall.llm import messages_api
-
     return messages_api.api_complete(system, prompt, purpose=purpose, max_tokens=max_tokens, timeout=timeout,
                                      model=model)
 

@@ -180,17 +180,6 @@ def calls_today(purposes: tuple[str, ...] = ("extraction", "consolidation", "sum
     return n
 
 
-def complete(system: str, prompt: str, *, purpose: str, max_tokens: int = 1024, timeout: float = 30.0,
-             model: str | None = None, cap: int | None = None) -> str:
-    """One model call on the backend ``recall.llm.backend.choose()`` picks (``model.backend``);
-    returns the text. Raises NoKey, CapReached (``cap`` counts every backend's calls), ModelError."""
-    if cap is not None and calls_today() >= cap:
-        raise CapReached(cap)
-    from recall.llm import backend
-
-    return backend.complete(system, prompt, purpose=purpose, max_tokens=max_tokens, timeout=timeout, model=model)
-
-
 def api_complete(system: str, prompt: str, *, purpose: str, max_tokens: int = 1024, timeout: float = 30.0,
                  model: str | None = None) -> str:
     """One non-streaming Messages call with the caller's credentials."""

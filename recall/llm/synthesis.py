@@ -18,10 +18,8 @@ import os
 import time
 from pathlib import Path
 
-from recall.core import config
+from recall.core import config, paths
 from recall.llm import backend
-from recall.llm import messages_api as llm
-from recall.core import paths
 
 CACHE_TTL_SECONDS = 14 * 86400
 CACHE_MAX_FILES = 2000
@@ -152,7 +150,7 @@ def synthesize_recall(prompt: str, hits: list, timeout: float, max_chars: int = 
         return cached
     backend.require(cfg)
     user = _redact(f"New prompt:\n{prompt[:4000]}\n\nExcerpts of past sessions:\n\n{_excerpts(hits)}")
-    text = llm.complete(RECALL_SYSTEM.format(chars=chars), user, purpose="recall",
+    text = backend.complete(RECALL_SYSTEM.format(chars=chars), user, purpose="recall",
                         max_tokens=max(200, min(1500, chars // 3 + 100)), timeout=timeout, model=model)
     text = text.strip()
     if text.strip().strip(".").upper() == NONE_ANSWER:
@@ -173,7 +171,7 @@ def answer_question(question: str, hits: list, timeout: float = 30) -> str:
     if cached is not None:
         return cached
     user = _redact(f"Question:\n{question[:4000]}\n\nExcerpts of past sessions:\n\n{_excerpts(hits)}")
-    text = llm.complete(ANSWER_SYSTEM, user, purpose="answer", max_tokens=1024, timeout=timeout,
+    text = backend.complete(ANSWER_SYSTEM, user, purpose="answer", max_tokens=1024, timeout=timeout,
                         model=model).strip()
     cache_put(key, text)
     return text

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 
 from recall.core import config
+from recall.llm import backend
 from recall.llm import messages_api as llm
 from recall.core import log
 from recall.memory import TYPES, store
@@ -95,7 +96,7 @@ def ask_model(mtype: str, mems: list[store.Memory], now: float, cfg: dict):
     prompt = build_prompt(mtype, mems, now)
     problem = None
     for attempt in (1, 2):
-        reply = llm.complete(SYSTEM, prompt, purpose="consolidation", max_tokens=MAX_TOKENS, timeout=timeout,
+        reply = backend.complete(SYSTEM, prompt, purpose="consolidation", max_tokens=MAX_TOKENS, timeout=timeout,
                              cap=int(cap) if cap is not None else None)
         try:
             return parse_consolidation(reply)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from recall.core import config
+from recall.llm import backend
 from recall.llm import messages_api as llm
 from recall.core import log
 from recall.core import paths
@@ -296,7 +297,7 @@ def ask_model(existing: list[store.Memory], text: str, *, part: int = 1, parts: 
     prompt = build_prompt(existing, text, part, parts)
     problem = None
     for attempt in (1, 2):
-        reply = llm.complete(SYSTEM, prompt, purpose="extraction", max_tokens=EXTRACT_MAX_TOKENS,
+        reply = backend.complete(SYSTEM, prompt, purpose="extraction", max_tokens=EXTRACT_MAX_TOKENS,
                              timeout=timeout, cap=int(cap) if cap is not None else None)
         try:
             return parse_extraction(reply).memories

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from recall.core import config, log
+from recall.llm import backend
 from recall.llm import messages_api as llm
 from recall.memory import summaries
 
@@ -50,7 +51,7 @@ def ask_model(system: str, prompt: str, *, cfg: dict | None = None) -> tuple[str
     settings = memory_settings(cfg)
     cap = settings.get("daily_call_cap")
     timeout = float(settings.get("timeout_seconds") or 60)
-    text = llm.complete(system, prompt, purpose="summary", max_tokens=SUMMARY_MAX_TOKENS, timeout=timeout,
+    text = backend.complete(system, prompt, purpose="summary", max_tokens=SUMMARY_MAX_TOKENS, timeout=timeout,
                         cap=int(cap) if cap is not None else None)
     return text, config.model(cfg)
 

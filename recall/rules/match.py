@@ -27,33 +27,11 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from recall.rules.patterns import compile_regex, terms_of
+
 MAX_SUBJECT = 20_000       # characters of the prompt a regex sees
-RE2_MAX_MEM = 8 << 20      # bytes one compiled pattern may use
 RE2_SET_MAX_MEM = 64 << 20  # bytes the set of all patterns may use
 _PATHISH = re.compile(r"(?:~?[\w.\-@+]*/)+[\w.\-@+]*|\b[\w\-@+]+\.[A-Za-z][A-Za-z0-9]{0,9}\b")
-
-
-def terms_of(text: str) -> frozenset[str]:
-    """The index's analyzer terms of ``text`` minus stopwords (``migrations`` -> ``migrat``)."""
-    from recall.search.query import STOPWORDS, analyze
-
-    return frozenset(t for t in analyze(text) if t not in STOPWORDS)
-
-
-def compile_regex(pattern: str):
-    """An RE2 pattern object; ValueError with RE2's reason when it does not compile."""
-    import re2
-
-    options = re2.Options()
-    options.max_mem = RE2_MAX_MEM
-    options.log_errors = False
-    try:
-        return re2.compile(pattern, options)
-    except re2.error as exc:
-        reason = exc.args[0] if exc.args else "invalid"
-        if isinstance(reason, bytes):
-            reason = reason.decode("utf-8", "replace")
-        raise ValueError(str(reason)) from None
 
 
 def mentioned_paths(prompt: str) -> list[str]:

@@ -159,7 +159,7 @@ def _words(name: str, value) -> list[str]:
         return []
     if len(words) > MAX_ITEMS:
         raise RuleError(f"{name}: {len(words)} words; at most {MAX_ITEMS}: keep the ones that decide.")
-    from recall.rules.match import terms_of
+    from recall.rules.patterns import terms_of
 
     if not terms_of(" ".join(words)):
         raise RuleError(f"{name}: {' '.join(words)!r} has no word to match (only stopwords or "
@@ -206,7 +206,7 @@ def check_regex(pattern: str | None) -> str | None:
     pattern = str(pattern)
     if len(pattern) > MAX_REGEX:
         raise RuleError(f"regex: {len(pattern)} characters; at most {MAX_REGEX}: shorten the pattern.")
-    from recall.rules.match import compile_regex
+    from recall.rules.patterns import compile_regex
 
     try:
         compile_regex(pattern)
