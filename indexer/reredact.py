@@ -22,7 +22,8 @@ slice at a time between its other work; ``recall index`` runs it whole):
    documents; a file whose rewrite is not committed yet is listed in ``working`` first, so
    after a ``kill -9`` it is re-indexed even though its rewrite already happened.
 2. ``facts``: every session's facts in state.db, and the archive's memory log (the memory
-   documents a rebuild replays), redacted again.
+   documents a rebuild replays), redacted again; state.db is then vacuumed, so the old
+   facts' bytes do not linger in its free pages or its WAL.
 3. the memories of each project (``.memory/state.json``, their documents, the CLAUDE.md block)
    are the caller's step (``recall.privacy.reredact``): this floor does not know them.
 
@@ -207,14 +208,14 @@ def _rel(root: Path, path: Path) -> str:
     return str(path.relative_to(root))
 
 
-def reindex_file(ix, res: FileResult) -> None:
+def reindex_file(ix, res: FileResult) -> int:
     """Replace the index documents of a rewritten file's messages (new text, new positions)
-    and the session facts its changed messages fed."""
+    and the session facts its changed messages fed; returns how many sessions' facts changed."""
     from indexer.ingest import message_document
     from indexer.ledger import admit
 
     if not res.messages:
-        return
+        return 0
     keep, _ = admit(res.messages, ix.gate, ix.archive.tombstones, ix.stats, replay=True)
     writer = ix.writer
     if writer is None:
@@ -224,6 +225,7 @@ def reindex_file(ix, res: FileResult) -> None:
         writer.delete_documents_by_term("key", "m:" + m.uuid)
         writer.add_document(message_document(m, res.positions[i]))
     ix.pending_messages += len(keep)
+    sessions: set[str] = set()
     for old, new in res.changed:
         s = ix.sessions.get(old.session_id) or ix.state.session(old.session_id)
         if s is None:
@@ -242,6 +244,8 @@ def reindex_file(ix, res: FileResult) -> None:
         if touched:
             ix.sessions[s.session_id] = s
             ix.dirty_sessions.add(s.session_id)
+            sessions.add(s.session_id)
+    return len(sessions)
 
 
 def messages_step(ix, st: dict, budget: float | None) -> bool:
@@ -268,7 +272,7 @@ def messages_step(ix, st: dict, budget: float | None) -> bool:
         ix.archive._drop_cache(path)  # its positions change
         res = redact_file(path, before_rewrite=note_working)
         if res.changed or rel in working:
-            reindex_file(ix, res)
+            p["sessions"] = int(p.get("sessions") or 0) + reindex_file(ix, res)
         p["after"] = rel
         p["files_done"] = int(p.get("files_done") or 0) + 1
         p["messages"] = int(p.get("messages") or 0) + len(res.messages)
@@ -315,6 +319,7 @@ def facts_step(ix, st: dict) -> None:
     if n or docs:
         ix.pending_other = True
         ix.commit()
+    ix.state.scrub()  # the old facts' bytes leave state.db's free pages and WAL too
     p = st["pass"]
     p["sessions"] = int(p.get("sessions") or 0) + n
     p["memories"] = int(p.get("memories") or 0) + len(docs)

@@ -26,6 +26,7 @@ from recall.privacy.forget import attach
 from recall.search.searcher import Searcher
 from tests.factory import Session
 from tests.memory_support import make_project
+from tests.test_service import run_cli, serve, wait_for  # noqa: F401 - serve is a fixture
 
 # a Shopify admin token: a format the rules before version 2 let through in prose
 SECRET = "shpat_" + "3f9a1c0b7d2e4f6a8b0c1d2e3f4a5b6c"
@@ -157,10 +158,11 @@ def test_a_pass_killed_after_a_rewrite_resumes_and_loses_and_duplicates_nothing(
     calls = []
 
     def dies_on_the_second_file(ix, res):
-        real(ix, res)
+        n = real(ix, res)
         calls.append(1)
         if len(calls) == 2:  # the file is rewritten, its documents not committed: kill -9 here
             raise Killed
+        return n
 
     monkeypatch.setattr(ingest_side, "reindex_file", dies_on_the_second_file)
     ix = Indexer()
@@ -227,3 +229,39 @@ def test_a_new_home_is_current_and_needs_no_pass(claude_projects, project):
     assert json.loads(ingest_side.state_path(paths.archive_dir()).read_text()) == {"version": REDACTION_VERSION}
     assert ingest_side.progress(paths.archive_dir()) is None
     assert checks.check_redaction().detail == f"stored history redacted by the current rules (version {REDACTION_VERSION})"
+
+
+@pytest.mark.slow
+def test_the_service_re_redacts_in_the_background_and_keeps_indexing(serve, claude_projects, project, monkeypatch):
+    with old_rules(monkeypatch):
+        write_history(claude_projects, project, n_sessions=3)
+        index_all()
+    assert search_texts(SECRET)  # reproduced: the old rules let it through
+    svc = serve().ready()
+    late = Session(cwd=str(project))  # written while the pass may still run: indexed as usual
+    late.user("the pelican rollout waits for review")
+    late.write(claude_projects)
+    wait_for(lambda: ingest_side.stored_version(paths.archive_dir()) == REDACTION_VERSION, 120, 0.1,
+             "the re-redaction pass")
+    wait_for(lambda: search_texts("pelican") == ["the pelican rollout waits for review"], 60, 0.1, "the live line")
+    assert search_texts(SECRET) == [] and leaks_in(paths.recall_home()) == []
+    for i in range(3):
+        assert search_texts(f"walrus{i}") == redacted_pair(i)
+    assert svc.status()["redaction"] is None
+    assert "re-redaction done: 6 of 12 archived messages changed" in svc.output()
+    out = run_cli("doctor")
+    assert "stored history redacted by the current rules" in out.stdout
+    assert svc.terminate() == 0
+
+
+def test_recall_index_runs_the_pass_and_says_what_it_did(claude_projects, project, monkeypatch):
+    with old_rules(monkeypatch):
+        write_history(claude_projects, project, n_sessions=2)
+        index_all()
+    out = run_cli("index")
+    assert out.returncode == 0, out.stderr
+    assert (f"Re-redacted stored history under the current rules (version 1 -> {REDACTION_VERSION}): "
+            "4 of 8 archived messages changed, 2 sessions' facts, 0 memories.") in out.stdout
+    assert search_texts(SECRET) == [] and leaks_in(paths.recall_home()) == []
+    out = run_cli("index", "--json")
+    assert out.returncode == 0 and "reredacted" not in json.loads(out.stdout)

@@ -67,7 +67,7 @@ def reredact_line(done: dict) -> str:
     """What the re-redaction pass did (``recall index``)."""
     return (f"Re-redacted stored history under the current rules (version {done.get('from')} -> "
             f"{done.get('to')}): {done.get('rewritten', 0):,} of {done.get('messages', 0):,} archived messages "
-            f"changed, {done.get('sessions', 0):,} session summaries, {done.get('memories', 0):,} memories.")
+            f"changed, {done.get('sessions', 0):,} sessions' facts, {done.get('memories', 0):,} memories.")
 
 
 def redaction_status_line(p: dict) -> str:
