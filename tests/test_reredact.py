@@ -104,6 +104,9 @@ def test_upgrade_pass_re_redacts_every_store_and_keeps_the_rest(claude_projects,
             store.add_memory(state, "gotcha", f"The walrus store admin token is {SECRET}.",
                              tags=["walrus"], session_id=s.session_id)
         briefing.write_briefing(project)
+        from recall.memory import summaries
+
+        summaries.put(s.session_id, str(project), f"Set up the walrus store with token {SECRET}.")
         with Indexer() as ix:  # the memory's index document, as the memory worker writes it
             from recall.memory import index as memory_index
 
@@ -124,7 +127,7 @@ def test_upgrade_pass_re_redacts_every_store_and_keeps_the_rest(claude_projects,
     with Indexer() as ix:
         attach(ix)
         done = reredact.run(ix)
-    assert done["rewritten"] == 2 and done["messages"] == 4 and done["memories"] >= 1
+    assert done["rewritten"] == 2 and done["messages"] == 4 and done["memories"] >= 2
 
     assert leaks_in(paths.recall_home()) == []
     assert not any(SECRET in f for f in session_facts())

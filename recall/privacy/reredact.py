@@ -6,8 +6,8 @@ why an interrupted pass loses and duplicates nothing).
 other work, so it keeps answering and indexing); ``run(ix)`` runs it to the end (``recall
 index``). The stages: ``messages`` (archive, index, the session facts they fed) and ``facts``
 (state.db, the archive's memory log) are the ingest side's; ``memories`` is this floor's: each
-project's typed memories in ``.memory/state.json``, their index documents, and the CLAUDE.md
-block of each project whose memories changed.
+project's typed memories in ``.memory/state.json``, their index documents, the CLAUDE.md
+block of each project whose memories changed, and the session summaries' files.
 """
 
 from __future__ import annotations
@@ -62,6 +62,28 @@ def redact_memories(ix) -> tuple[int, list[str]]:
     return rewritten, changed_projects
 
 
+def redact_summaries() -> int:
+    """The session summaries' files (``$RECALL_HOME/summaries``; their index documents are in
+    the memory log, redacted by the ``facts`` stage): how many changed."""
+    import json
+
+    from recall.core import paths
+    from recall.memory import summaries
+
+    n = 0
+    folder = summaries.home()
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        rec = summaries._read(path)
+        if not rec or not isinstance(rec.get("summary"), str):
+            continue
+        text = redact(rec["summary"])
+        if text is rec["summary"]:
+            continue
+        paths.atomic_write(path, json.dumps(dict(rec, summary=text), ensure_ascii=False))
+        n += 1
+    return n
+
+
 def step(ix, budget: float | None = ingest_side.STEP_SECONDS) -> str:
     """Advance the pass: "idle" (stored history is current), "running" (more to do) or "done"
     (finished by this call)."""
@@ -75,7 +97,7 @@ def step(ix, budget: float | None = ingest_side.STEP_SECONDS) -> str:
     if p["stage"] == "facts":
         ingest_side.facts_step(ix, st)
     n, projects = redact_memories(ix)
-    p["memories"] = int(p.get("memories") or 0) + n
+    p["memories"] = int(p.get("memories") or 0) + n + redact_summaries()
     refresh_briefings(projects)
     done = ingest_side.finish(root, st)
     log.get("service").info("re-redaction done: %d of %d archived messages changed, %d sessions, %d memories "
