@@ -12,6 +12,9 @@ Layout (directories 0700, files 0600)::
       memory.jsonl                    append-only log of memory documents:
                                       {"op": "upsert", "doc": {...}} | {"op": "delete", "key": "mem:<id>"}
       forgotten.json                  tombstones written by ``recall forget``
+      REDACTION                       the version of the redaction rules the archive was
+                                      written under, and a re-redaction pass under way
+                                      (``indexer.reredact``)
 
 * Appends go through ``Archive.store``: records are grouped per (project, session)
   file and written with one ``write`` each (O_APPEND). A uuid already in a file is not
@@ -22,11 +25,13 @@ Layout (directories 0700, files 0600)::
   keeps it instead of the text, and the searcher reads the text back at that offset
   (``indexer.archive_files``). Files are only appended to or deleted whole, except by
   ``indexer.forgetting`` (``recall forget --match/--before/--secret``), which rewrites a
-  session's file and re-indexes that session at the new positions in the same step.
+  session's file and re-indexes that session at the new positions in the same step, and
+  ``indexer.reredact`` (the pass that re-redacts history stored under older rules), which
+  does the same for the messages of a file the current rules change.
 * A write cut short by ``kill -9`` leaves at most a partial last line: the reader skips
   lines that do not parse, the next append first truncates the file to its last newline.
 * ``replay_positions()`` streams everything back as batches of ``Message`` with their
-  positions (the rebuild path);
+  positions (the rebuild path), redacted again when the archive is of older rules;
   ``memory_docs()`` folds the memory log into the current memory documents.
 * ``forget_session`` / ``forget_project`` delete from the archive and record a
   tombstone (``forgotten.json``): messages of that session/project dated up to the
@@ -60,6 +65,8 @@ except ImportError:  # pragma: no cover
         return _dumps(m.to_record())
 
 from indexer.archive_files import iter_lines, project_slug, session_filename
+from indexer.reredact import pending as redaction_pending
+from indexer.reredact import mark_version, redact_file
 from indexer.transcripts import Message
 from recall.core.paths import atomic_write, ensure_dir
 
@@ -204,6 +211,7 @@ class Archive:
         fmt = root / "FORMAT"
         if not fmt.exists():
             atomic_write(fmt, f"{FORMAT}\n")
+            mark_version(root)  # a new archive: written under the current redaction rules
         self.tombstones = Tombstones(root / "forgotten.json")
         self._uuids: OrderedDict[Path, dict[str, int]] = OrderedDict()  # uuid -> position
         self._cached = 0
@@ -339,12 +347,9 @@ class Archive:
         """``replay`` with each message's position in its session file (the rebuild path)."""
         out: list[Message] = []
         where: list[int] = []
+        redact_again = redaction_pending(self.root)
         for path in self.session_files():
-            for pos, rec in iter_lines(path):
-                try:
-                    m = Message.from_record(rec)
-                except (TypeError, ValueError):
-                    continue
+            for pos, m in self._replay_file(path, redact_again):
                 if not m.uuid or self.tombstones.covers(m, replay=True):
                     continue
                 out.append(m)
@@ -354,6 +359,22 @@ class Archive:
                     out, where = [], []
         if out:
             yield out, where
+
+    def _replay_file(self, path: Path, redact_again: bool) -> Iterator[tuple[int, Message]]:
+        """``(position, message)`` of one session file. ``redact_again``: the archive was written
+        under older redaction rules, so each message goes through the current ``redact()``
+        and a file where that changes something is rewritten first (``indexer.reredact``): a
+        rebuild never brings back what the current rules redact."""
+        if redact_again:
+            self._drop_cache(path)
+            res = redact_file(path)
+            yield from zip(res.positions, res.messages)
+            return
+        for pos, rec in iter_lines(path):
+            try:
+                yield pos, Message.from_record(rec)
+            except (TypeError, ValueError):
+                continue
 
     def count(self) -> int:
         """Messages archived: complete lines over every session file (newlines counted a

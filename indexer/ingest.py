@@ -398,6 +398,10 @@ class Indexer:
         self.archive = Archive(paths.archive_dir())
         if fresh_archive:
             seed_archive(self.archive, self.index_path)
+            if self.archive.written:  # copied from an older index: redacted by older rules
+                from indexer.reredact import mark_version
+
+                mark_version(self.archive.root, 1)
         self.state = StateDB(paths.state_db_path())
         self.rebuilt = ""
         self._heap, self._threads = heap, threads
@@ -965,14 +969,19 @@ def read_error(exc: BaseException) -> str:
 
 def index_all(extra_sources: Iterable[Path] = (), rebuild: bool = False,
               progress: Callable[[int, int], None] | None = None,
-              on_open: Callable[[Indexer], None] | None = None) -> Summary:
+              on_open: Callable[[Indexer], None] | None = None,
+              after: Callable[[Indexer], None] | None = None) -> Summary:
     """``recall index``: backfill every transcript root incrementally. ``on_open(ix)``: the
-    caller's set-up of the writer (e.g. ``recall.privacy.forget.attach``)."""
+    caller's set-up of the writer (e.g. ``recall.privacy.forget.attach``); ``after(ix)``:
+    its work once the transcripts are in (e.g. ``recall.privacy.reredact.run``)."""
     roots = paths.transcript_roots(list(extra_sources))
     with Indexer(rebuild=rebuild) as ix:
         if on_open is not None:
             on_open(ix)
-        return ix.run(roots, progress=progress)
+        summary = ix.run(roots, progress=progress)
+        if after is not None:
+            after(ix)
+        return summary
 
 
 def forget(ix: Indexer, session: str | None, project: str | None) -> dict:

@@ -151,7 +151,15 @@ import re
 from bisect import bisect_left
 from collections import Counter
 
-__all__ = ["redact", "redact_counts", "KINDS"]
+__all__ = ["redact", "redact_counts", "KINDS", "REDACTION_VERSION"]
+
+# The version of these rules. Bump it whenever a change makes them redact more: the history
+# stored under an older version (the archive, the index, state.db's session facts, memories)
+# is re-redacted once, in the background (indexer/reredact.py, docs/redaction.md).
+#   1: the rules before issue 17's audit
+#   2: the vendor formats of gitleaks/trufflehog/detect-secrets, Basic credentials, command-line
+#      passwords, unquoted values that no longer stop at & ; , ( ) { } [ ] < > \
+REDACTION_VERSION = 2
 
 KINDS = (
     "anthropic-key",

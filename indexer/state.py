@@ -221,6 +221,13 @@ class StateDB:
         with self.conn:
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES(?,?)", (key, value))
 
+    def scrub(self) -> None:
+        """Leave no bytes of replaced or deleted rows behind (free pages, the WAL): after the
+        re-redaction pass rewrote session facts. VACUUM rewrites the file (seconds at most:
+        offsets and session facts, no message text), the checkpoint empties the WAL."""
+        self.conn.execute("VACUUM")
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def reset(self, replay: bool = False) -> None:
         """Forget every offset and session fact (and the index they described); ``replay``:
         in the same transaction, mark the archive to be replayed into the next index."""

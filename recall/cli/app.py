@@ -124,16 +124,23 @@ def index_cmd(
     from recall.cli.commands.service import index_via_service
 
     summary = index_via_service(source, rebuild, quiet=as_json)  # the running service holds the writer
+    redacted: dict = {}
     if summary is None:
         with fmt.progress("Indexing", enabled=not as_json) as update:
+            from recall.privacy import reredact
             from recall.privacy.forget import attach
 
-            summary = index_all(source, rebuild=rebuild, progress=update, on_open=attach)
+            def after(ix) -> None:  # history stored under older redaction rules: once
+                redacted.update(reredact.run(ix) or {})
+
+            summary = index_all(source, rebuild=rebuild, progress=update, on_open=attach, after=after)
     if as_json:
-        typer.echo(json.dumps(summary.as_dict()))
+        typer.echo(json.dumps(dict(summary.as_dict(), **({"reredacted": redacted} if redacted else {}))))
     else:
         if summary.replayed:
             typer.echo(f"Restored {summary.replayed:,} messages from the archive.")
+        if redacted:
+            typer.echo(fmt.reredact_line(redacted))
         fmt.print_index_summary(summary)
 
 

@@ -188,6 +188,29 @@ def check_index() -> Check:
     return Check("index", True, f"{docs} documents, up to date with every transcript")
 
 
+def check_redaction(service_up: bool = False) -> Check:
+    """Whether the stored history was redacted by the current rules (``indexer.reredact``)."""
+    from indexer.redact import REDACTION_VERSION
+    from indexer.reredact import progress
+
+    p = progress(paths.archive_dir())
+    if p is None:
+        return Check("redaction", True, f"stored history redacted by the current rules (version {REDACTION_VERSION})")
+    if p.get("stage") in ("messages", "facts", "memories"):
+        done, total = int(p.get("files_done") or 0), int(p.get("files_total") or 0)
+        return Check("redaction", False, f"stored history is being re-redacted under the current rules "
+                     f"(version {p['from']} -> {p['to']}: {done:,} of {total:,} archive files done); until it "
+                     "finishes, older messages may still hold secrets the current rules redact",
+                     "wait for the service to finish (`recall status` shows how far)" if service_up else
+                     "run `recall index` (or `recall service start`): the pass resumes where it stopped",
+                     warn=True)
+    return Check("redaction", False, f"stored history was redacted by older rules (version {p['from']}, current "
+                 f"{p['to']}): the archive, the index, session facts and memories may still hold secrets the "
+                 "current rules redact",
+                 "start the service (`recall service restart`) or run `recall index`: it re-redacts everything "
+                 "once (nothing else is changed)", warn=True)
+
+
 def _message_count(searcher) -> int:
     import tantivy
 
@@ -297,8 +320,8 @@ def check_config() -> Check:
 def doctor(project: Path | str | None = None) -> list[Check]:
     root = project_root(project)
     service = check_service()
-    checks = [check_config(), *check_hooks(root), service, check_index(), check_key(service.ok),
-              check_backend(service.ok), check_mcp(root)]
+    checks = [check_config(), *check_hooks(root), service, check_index(), check_redaction(service.ok),
+              check_key(service.ok), check_backend(service.ok), check_mcp(root)]
     return [*checks, *check_memory(root)]
 
 

@@ -83,6 +83,29 @@ def print_hits_json(query: str, hits) -> None:
     print(json.dumps({"query": query, "hits": [h.as_json() for h in hits]}, ensure_ascii=False))
 
 
+def reredact_line(done: dict) -> str:
+    """What the re-redaction pass did (``recall index``)."""
+    return (f"Re-redacted stored history under the current rules (version {done.get('from')} -> "
+            f"{done.get('to')}): {done.get('rewritten', 0):,} of {done.get('messages', 0):,} archived messages "
+            f"changed, {done.get('sessions', 0):,} sessions' facts, {done.get('memories', 0):,} memories.")
+
+
+def redaction_status_line(p: dict) -> str:
+    """The re-redaction pass under way (``recall status``)."""
+    stage = p.get("stage")
+    if stage == "messages":
+        total = int(p.get("files_total") or 0)
+        done = int(p.get("files_done") or 0)
+        pct = f" ({100 * done // total}%)" if total else ""
+        how = (f"{done:,} of {total:,} archive files{pct}, {int(p.get('messages') or 0):,} messages checked, "
+               f"{int(p.get('rewritten') or 0):,} rewritten")
+    elif stage in ("facts", "memories"):
+        how = f"archive done ({int(p.get('rewritten') or 0):,} messages rewritten); now the {stage}"
+    else:
+        how = "not started: the service (or `recall index`) runs it"
+    return f"Redaction: re-redacting history stored under older rules ({p.get('from')} -> {p.get('to')}): {how}"
+
+
 def print_index_summary(summary) -> None:
     if summary.rebuilt:
         restored = f": {summary.replayed} messages restored from the archive" if summary.replayed else ""

@@ -15,6 +15,8 @@ only ``Indexer`` (the index writer) and:
   ``kill -9`` at any moment loses and duplicates nothing;
 * backfills at start (replaying the archive first when the index had to be rebuilt),
   keeping live files fresh between backfilled files;
+* re-redacts history stored under older redaction rules once, a slice at a time between
+  its other work (``recall.privacy.reredact``; resumable, shown by ``recall status``);
 * rescans the roots every ``RESCAN_INTERVAL`` seconds as a safety net for missed events;
 * answers ops on a unix socket (``recall.service.socket_server``) with a warm ``Searcher`` that is
   reloaded after each commit; writes from ops (memory documents, forget, index,
@@ -47,6 +49,7 @@ from recall.core import paths
 from recall.core import service_client as client
 from recall.core.errors import IndexBusy, RecallError, StorageError
 from recall.service import registry as ops
+from recall.privacy import reredact as redaction_pass
 from recall.privacy.forget import attach as attach_privacy
 
 TICK = float(os.environ.get("RECALL_TICK_SECONDS", "0.1"))
@@ -57,6 +60,7 @@ NATIVE_DELAY = 0.3  # seconds after a memory-file event before re-reading them
 STATUS_INTERVAL = 1.0
 HEARTBEAT_INTERVAL = 5.0
 ROOT_CHECK_INTERVAL = 1.0
+REDACTION_PAUSE = 0.02  # between two slices of the re-redaction pass
 MAX_ERRORS = 20
 RETRY_FIRST, RETRY_MAX = 2.0, 60.0  # after a failed write (a full disk): seconds to the next try
 # RSS budget: the writer heap is split across its threads (RECALL_WRITER_HEAP_MB, default 128).
@@ -237,6 +241,10 @@ class Service:
         self.storage_problem = ""              # why the last write failed, until one succeeds
         self.retry_at: float | None = None     # when to reopen the writer and read again
         self._retry_wait = RETRY_FIRST
+        # history stored under older redaction rules is re-redacted a slice at a time between
+        # the other work (recall.privacy.reredact): set after a backfill, cleared when done
+        self.redaction_due = False
+        self.redaction_progress: dict | None = None
 
     # events (watchdog thread) -------------------------------------------------------------
     def mark_dirty(self, path: str) -> None:
@@ -588,6 +596,34 @@ class Service:
         self._write_status(force=True)
         return summary
 
+    def _redaction_step(self) -> None:
+        """One slice (~``indexer.reredact.STEP_SECONDS``) of the re-redaction pass, on the writer
+        thread between drains: searches and the hook keep being answered, live lines keep being
+        indexed, and a kill -9 only repeats the slice under way."""
+        if not self.redaction_due or self.ix is None or self.retry_at is not None:
+            return
+        try:
+            outcome = redaction_pass.step(self.ix)
+        except StorageError as exc:  # resumed from its last committed slice after the retry
+            self._storage_failed(exc)
+            return
+        except Exception as exc:  # noqa: BLE001 - never the service; `recall doctor` still warns
+            self.error(f"re-redaction pass stopped: {type(exc).__name__}: {exc} (it resumes at the next start)")
+            self.redaction_due = False
+            self.redaction_progress = None
+            return
+        if outcome == "running":
+            from indexer.reredact import progress
+
+            if self.redaction_progress is None:
+                self.log.info("re-redacting history stored under older redaction rules (in the background)")
+            self.redaction_progress = progress(self.ix.archive.root)
+            return
+        self.redaction_due = False
+        self.redaction_progress = None
+        if outcome == "done":
+            self._write_status(force=True)
+
     def apply_pending_memory(self) -> int:
         """Memory-document changes queued while another process held the writer
         (``recall.memory.index``): apply and commit them."""
@@ -714,6 +750,7 @@ class Service:
             "commits": self.commits, "last_commit": self.last_commit or None, "lag_seconds": lag,
             "backlog_files": backlog, "indexed_since_start": self.indexed,
             "backfill": self.backfill_progress, "last_backfill": self.last_backfill,
+            "redaction": self.redaction_progress,
             "errors": list(self.errors),
             "write_error": self.storage_problem or None,
             "unreadable_files": dict(list(self.unreadable.items())[:20]),
@@ -782,6 +819,7 @@ class Service:
             self.backfill(self.roots)
             self._writing_works()
             self.apply_pending_memory()
+            self.redaction_due = True  # a no-op when stored history is current
             self._loop()
             return 0
         finally:
@@ -817,10 +855,13 @@ class Service:
                 if self._index_lost():
                     continue
                 self.apply_pending_memory()
+            self._redaction_step()
             self._maybe_commit(COMMIT_INTERVAL)
             self._write_status(periodic=True)
             # sleep until the next thing to do: a commit falling due, or a tick
-            if self._pending():
+            if self.redaction_due:
+                self.stop_event.wait(REDACTION_PAUSE)  # the pass goes on, live lines first
+            elif self._pending():
                 due_in = COMMIT_INTERVAL - (time.monotonic() - self.last_commit_mono)
                 if due_in > 0:
                     self.stop_event.wait(min(due_in, TICK))
@@ -892,4 +933,5 @@ class Service:
         summary = self.backfill(roots)
         if self.retry_at is not None:
             raise StorageError(self.storage_problem)
+        self.redaction_due = True  # a rebuild may have replayed an archive of older rules
         return summary.as_dict()

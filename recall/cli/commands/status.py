@@ -79,6 +79,9 @@ def collect_status() -> dict:
     out["index"] = counts
     out["index"]["path"] = str(paths.index_dir())
     out["archive"] = _archive_stats()
+    from indexer.reredact import progress as redaction_progress
+
+    out["redaction"] = redaction_progress(paths.archive_dir())  # a re-redaction pass under way, or None
     if not svc.get("roots"):
         out["service"]["roots"] = [{"path": str(r), "watched": False, "exists": r.is_dir()}
                                    for r in paths.transcript_roots()]
@@ -233,6 +236,10 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON.")
     typer.echo(line)
     arch = info["archive"]
     typer.echo(f"Archive: {arch['sessions']:,} sessions, {arch['bytes'] / 1e6:.1f} MB ({_short(arch['path'])})")
+    if info.get("redaction"):
+        from recall.cli.output import redaction_status_line
+
+        typer.echo(redaction_status_line(info["redaction"]))
     usage = info.get("model_usage")
     if usage and usage.get("calls"):
         typer.echo(f"Model:   {usage['today_calls']} calls today (${usage['today_cost']:.2f}), "
