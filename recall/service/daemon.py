@@ -40,7 +40,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable
 
-from indexer.ingest import Indexer, Summary, discover, hold_pid_lock, limit_malloc_arenas, trim_memory
+from indexer.ingest import Indexer, Progress, Summary, discover, hold_pid_lock, limit_malloc_arenas, trim_memory
 from recall import __version__
 from recall.core import paths
 from recall.core import service_client as client
@@ -55,6 +55,10 @@ STATUS_INTERVAL = 1.0
 HEARTBEAT_INTERVAL = 5.0
 ROOT_CHECK_INTERVAL = 1.0
 MAX_ERRORS = 20
+# One read of a file takes at most this many bytes (~0.1-0.3 s of work) before the other
+# dirty files get their turn: a 200 MB transcript does not hold up the others' freshness.
+READ_SLICE_BYTES = 4 << 20
+BACKFILL_NICE = 10  # the backfill's CPU priority (the writer thread and Tantivy's threads it starts)
 # RSS budget: the writer heap is split across its threads (RECALL_WRITER_HEAP_MB, default 128).
 WRITER_THREADS = int(os.environ.get("RECALL_WRITER_THREADS", "2"))
 
@@ -174,6 +178,59 @@ def _event_filter():
             ev.FileClosedEvent, ev.DirCreatedEvent, ev.DirMovedEvent]
 
 
+# priority -------------------------------------------------------------------------------------
+_IOPRIO_WHO_PROCESS, _IOPRIO_CLASS_BE, _IOPRIO_CLASS_SHIFT = 1, 2, 13
+_SYS_IOPRIO_SET = {"x86_64": 251, "aarch64": 30, "i686": 289, "armv7l": 314}
+
+
+def _set_io_priority(level: int) -> bool:
+    """The calling thread's I/O priority, best-effort class level 0-7 (7 lowest, 4 the
+    default); Linux only. Returns whether it was set."""
+    import platform
+
+    nr = _SYS_IOPRIO_SET.get(platform.machine())
+    if not sys.platform.startswith("linux") or nr is None:
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        value = (_IOPRIO_CLASS_BE << _IOPRIO_CLASS_SHIFT) | level
+        return libc.syscall(nr, _IOPRIO_WHO_PROCESS, threading.get_native_id(), value) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def lower_priority() -> dict:
+    """Lower the calling thread's CPU priority (nice +BACKFILL_NICE) and I/O priority (best
+    effort, lowest level) for a backfill; threads it starts afterwards (Tantivy's indexing
+    threads) inherit both. The socket server's threads, started before, keep theirs, so
+    searches from the prompt hook are not queued behind the backfill. Returns what was done."""
+    done = {"nice": None, "io": False}
+    if sys.platform.startswith("linux"):  # per thread on Linux; elsewhere nice is per process
+        try:
+            tid = threading.get_native_id()
+            before = os.getpriority(os.PRIO_PROCESS, tid)
+            os.setpriority(os.PRIO_PROCESS, tid, min(19, before + BACKFILL_NICE))
+            done["nice"] = os.getpriority(os.PRIO_PROCESS, tid)
+        except (OSError, AttributeError):
+            pass
+        done["io"] = _set_io_priority(7)
+    return done
+
+
+def restore_priority() -> None:
+    """Undo ``lower_priority`` for the calling thread where the OS lets an unprivileged
+    process (raising priority back needs RLIMIT_NICE; I/O back to the default level)."""
+    if not sys.platform.startswith("linux"):
+        return
+    _set_io_priority(4)
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 0)
+    except (OSError, AttributeError):
+        pass
+
+
 # the service ----------------------------------------------------------------------------------
 class _Request:
     __slots__ = ("fn", "future", "heavy")
@@ -214,6 +271,7 @@ class Service:
         self.last_commit = 0.0
         self.commits = 0
         self.backfill_progress: dict | None = None
+        self.priority: dict = {}  # what lower_priority did (shown in the status)
         self.last_backfill: dict | None = None
         self.peak_anon_mb = 0.0  # sampled at each status update
         self._status_cache: dict = {}
@@ -239,7 +297,7 @@ class Service:
             self.scan_dirs.add(directory)
         self.wake.set()
 
-    def _take_dirty(self) -> list[str]:
+    def _take_dirty(self) -> list[tuple[str, float]]:
         with self._mu:
             scan, self.scan_dirs = self.scan_dirs, set()
         found = [str(p) for d in sorted(scan) for p in discover([Path(d)])]
@@ -252,7 +310,7 @@ class Service:
             first = min(taken.values())
             if self.uncommitted_since is None or first < self.uncommitted_since:
                 self.uncommitted_since = first
-        return sorted(taken)
+        return sorted(taken.items())
 
     # errors -------------------------------------------------------------------------------
     def error(self, message: str) -> None:
@@ -338,8 +396,9 @@ class Service:
                 self.stop_event.wait(1.0)
         return None
 
-    def _index(self, path: str) -> int:
+    def _index(self, path: str, budget: int | None = None) -> int:
         assert self.ix is not None
+        self.ix.left_over = False
         p = Path(path)
         try:
             st = p.stat()
@@ -351,7 +410,7 @@ class Service:
             self.error(f"cannot read {path}: {exc.strerror or exc}")
             return 0
         try:
-            added = self.ix.index_file(p)
+            added = self.ix.index_file(p, budget=budget)
         except FileNotFoundError:
             self.seen.pop(path, None)
             self.ix.contexts.pop(path, None)
@@ -388,9 +447,16 @@ class Service:
         return committed
 
     def _drain(self) -> int:
+        """Read every dirty file, each at most READ_SLICE_BYTES at a time: a file with more
+        left is marked dirty again (keeping its first event's time) and read on the next
+        round, after the others."""
         added = 0
-        for path in self._take_dirty():
-            added += self._index(path)
+        for path, first in self._take_dirty():
+            added += self._index(path, budget=READ_SLICE_BYTES)
+            if self.ix is not None and self.ix.left_over:
+                with self._mu:
+                    self.dirty.setdefault(path, first)
+                self.wake.set()
         return added
 
     def _maybe_commit(self, interval: float) -> None:
@@ -420,6 +486,7 @@ class Service:
         indexed_before = self.indexed
         prev_state = self.state
         self.state = "backfilling"
+        ix.begin_backfill()
         try:
             if ix.needs_replay:
                 self.log.info("replaying the archive into the rebuilt index")
@@ -431,7 +498,7 @@ class Service:
                     if self.stop_event.is_set():
                         return summary
                 ix.finish_replay()
-            files, todo = ix.plan(roots)
+            files, todo = ix.plan(roots)  # the most recently modified first
             summary.files = len(files)
             for path in files:
                 try:
@@ -439,27 +506,38 @@ class Service:
                     self.seen.setdefault(str(path), (st.st_size, st.st_ino))
                 except OSError:
                     pass
-            total = sum(max(n, 0) for _, n in todo)
-            done = 0
+            prog = Progress(files_total=len(todo), bytes_total=sum(max(n, 0) for _, n in todo))
             if todo:
-                self.log.info("backfilling %d files (%.1f MB)", len(todo), total / 1e6)
+                self.log.info("backfilling %d files (%.1f MB), newest first", len(todo), prog.bytes_total / 1e6)
             for path, nbytes in todo:
                 if self.stop_event.is_set():
                     break
                 with self._mu:
                     self.dirty.pop(str(path), None)
-                self._index(str(path))
-                summary.messages = self.indexed - indexed_before  # live lines drained meanwhile too
+                while True:  # a huge file in slices, live files and requests between them
+                    self._index(str(path), budget=READ_SLICE_BYTES)
+                    more = ix.left_over
+                    summary.messages = self.indexed - indexed_before  # live lines drained meanwhile too
+                    prog.messages = summary.messages
+                    self.backfill_progress = prog.as_dict()
+                    if prog.files_done == 0 and not more:
+                        self._commit()  # the newest session searchable right away
+                    elif ix.commit_due():
+                        self._commit()
+                    self._between_files()
+                    if not more or self.stop_event.is_set():
+                        break
                 summary.changed += 1
-                done += max(nbytes, 0)
-                self.backfill_progress = {"bytes_done": done, "bytes_total": total, "messages": summary.messages}
-                self._between_files()
+                prog.files_done += 1
+                prog.bytes_done += max(nbytes, 0)
+                self.backfill_progress = prog.as_dict()
             if not self.stop_event.is_set():
                 ix.forget_replayed()
             self._commit()
             summary.messages = self.indexed - indexed_before
             self.caught_up = not self.stop_event.is_set()
         finally:
+            ix.end_backfill()
             self.backfill_progress = None
             self.state = prev_state if prev_state not in ("starting", "backfilling") else "watching"
         summary.seconds = time.perf_counter() - t0
@@ -597,6 +675,7 @@ class Service:
             "commits": self.commits, "last_commit": self.last_commit or None, "lag_seconds": lag,
             "backlog_files": backlog, "indexed_since_start": self.indexed,
             "backfill": self.backfill_progress, "last_backfill": self.last_backfill,
+            "backfill_priority": self.priority or None,
             "errors": list(self.errors),
             "rss_mb": rss, "peak_rss_mb": peak, "anon_mb": anon, "peak_anon_mb": self.peak_anon_mb or None,
             "socket_requests": getattr(self.server, "requests", 0),
@@ -653,11 +732,15 @@ class Service:
                 self.error(f"cannot listen on {self.server.address} ({exc}); callers search in-process")
                 self.server = None
             self._write_status(force=True)
+            # the writer thread and the indexing threads Tantivy starts for it run the backfill at a
+            # lower CPU and I/O priority; the socket threads (started above) answer at the normal one
+            self.priority = lower_priority()
             self.ix = self._open_indexer()
             if self.ix is None:
                 return 0
             self._start_observer()
             self.backfill(self.roots)
+            restore_priority()  # live lines at the normal priority again, where the OS lets us
             self.apply_pending_memory()
             self._loop()
             return 0
