@@ -448,7 +448,9 @@ class Indexer:
         return self
 
     def __exit__(self, *exc) -> None:
-        self.close(commit=exc[0] is None)
+        # Ctrl-C keeps what was read: every pending document's offset is saved with it, and a
+        # batch cut in half is read again and upserted. Any other error rolls back.
+        self.close(commit=exc[0] is None or exc[0] is KeyboardInterrupt)
 
     def close(self, commit: bool = True) -> None:
         if getattr(self, "writer", None) is None:

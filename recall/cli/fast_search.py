@@ -78,4 +78,5 @@ def run(opts: dict) -> int:
     else:
         fmt.print_hits(hits, text)
     sys.stdout.flush()
+    fmt.note_catching_up()
     return 0

@@ -114,3 +114,40 @@ def progress_detail(d: dict) -> str:
     """'1,204/19,900 files, 61,000 messages, 11,800 msg/s' from a backfill progress dict."""
     return (f"{d.get('files_done', 0):,}/{d.get('files_total', 0):,} files, {d.get('messages', 0):,} messages, "
             f"{d.get('rate', 0):,} msg/s")
+
+
+def backfill_text(bf: dict) -> str:
+    """'42% (1,204/19,900 files, 420,000 messages, 11,800 msg/s), about 3 min left' from the
+    service's backfill progress (``recall status``, a search's catching-up line)."""
+    if bf.get("bytes_total"):
+        pct = 100 * bf.get("bytes_done", 0) / max(1, bf["bytes_total"])
+        eta = bf.get("eta_seconds")
+        left = f", about {duration(eta)} left" if eta is not None else ""
+        return f"{pct:.0f}% ({progress_detail(bf)}){left}"
+    if bf.get("replayed"):
+        return f"restoring the archive ({bf['replayed']:,} messages so far)"
+    return "starting"
+
+
+def catching_up_line(bf: dict) -> str:
+    """The one line a search prints (stderr) while the service is still indexing the history."""
+    return (f"recall: the index is still catching up, {backfill_text(bf)}: these results cover what is "
+            "indexed so far (newest sessions first).")
+
+
+def note_catching_up() -> None:
+    """Say on stderr that results are partial while the service backfills (nothing otherwise)."""
+    from recall.core.service_client import catching_up
+
+    bf = catching_up()
+    if bf is not None:
+        print(catching_up_line(bf), file=sys.stderr)
+
+
+def duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 90:
+        return f"{seconds} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"

@@ -68,7 +68,7 @@ def lock_path() -> Path:
 
 
 def status_path() -> Path:
-    return paths.recall_home() / "service.json"
+    return paths.service_status_path()
 
 
 class AlreadyRunning(RecallError):
