@@ -124,7 +124,7 @@ def test_floor_measured_and_shown(result):
     assert se["queries"] == res["queries"]["queries"] and set(se["by_kind"]) == set(res["queries"]["by_kind"])
     for key in ("build", "tantivy", "rank", "hits", "total", "tantivy_k10", "bare_union_k10"):
         assert _positive(se["p50_ms"][key]), key
-    assert "## The floor under the throughput targets" in docs
+    assert "## The floor under the retired throughput targets" in docs
     assert f"allows **{bench.backfill_budget(res):.2f}** CPU-s per 100K" in docs
     assert f"| **{res['queries']['fts5']['p50_ms'] / 10:.2f}** |" in docs  # 10× FTS5, from this run
 

@@ -59,6 +59,7 @@ MAX_ERRORS = 20
 # dirty files get their turn: a 200 MB transcript does not hold up the others' freshness.
 READ_SLICE_BYTES = 4 << 20
 BACKFILL_NICE = 10  # the backfill's CPU priority (the writer thread and Tantivy's threads it starts)
+BACKFILL_SWITCH_INTERVAL = float(os.environ.get("RECALL_SWITCH_INTERVAL", "0.0005"))
 # RSS budget: the writer heap is split across its threads (RECALL_WRITER_HEAP_MB, default 128).
 WRITER_THREADS = int(os.environ.get("RECALL_WRITER_THREADS", "2"))
 
@@ -474,7 +475,7 @@ class Service:
         if self._live_waiting and time.monotonic() - self.last_commit_mono >= BACKFILL_COMMIT_INTERVAL:
             self._commit()
             self._live_waiting = False
-        self._write_status(periodic=True)
+        self._write_status()  # every second: the progress `recall status` and a search show
 
     def backfill(self, roots: list[Path]) -> Summary:
         """Index everything not indexed yet below ``roots`` (after a rebuild, the archive
@@ -487,6 +488,10 @@ class Service:
         prev_state = self.state
         self.state = "backfilling"
         ix.begin_backfill()
+        # the backfill holds the GIL between its native calls; a search thread waiting for it
+        # gets it within this interval (Python's default, 5 ms, adds up over a search's handoffs)
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(BACKFILL_SWITCH_INTERVAL)
         try:
             if ix.needs_replay:
                 self.log.info("replaying the archive into the rebuilt index")
@@ -537,6 +542,7 @@ class Service:
             summary.messages = self.indexed - indexed_before
             self.caught_up = not self.stop_event.is_set()
         finally:
+            sys.setswitchinterval(switch)
             ix.end_backfill()
             self.backfill_progress = None
             self.state = prev_state if prev_state not in ("starting", "backfilling") else "watching"
