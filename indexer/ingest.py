@@ -616,7 +616,7 @@ class Indexer:
                      positions: list[int] | None = None) -> None:
         """Index already-parsed messages (the archive replay and tests use this)."""
         self._add(messages, archive=archive, positions=positions)
-        if self.pending_messages >= COMMIT_EVERY:
+        if self.pending_messages >= COMMIT_EVERY or self.commit_due():
             self.commit()
 
     def replay_archive(self, progress: Callable[[int], None] | None = None) -> int:
