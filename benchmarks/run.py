@@ -686,8 +686,23 @@ def missed(rows: list[dict], res: dict | None = None) -> list[str]:
     return [*out, ""]
 
 
+def shown_command(command: str) -> str:
+    """The command as the docs show it: without ``--note`` (shown on its own line)."""
+    words, out, skip = shlex.split(command), [], False
+    for w in words:
+        if skip or w.startswith("--note="):
+            skip = False
+            continue
+        if w == "--note":
+            skip = True
+            continue
+        out.append(w)
+    return " ".join(shlex.quote(w) for w in out)
+
+
 def render_docs(res: dict, rows: list[dict]) -> str:
     m = res["machine"]
+    res = dict(res, command=shown_command(res["command"]))
     lines = [
         "# Benchmarks",
         "",
@@ -786,7 +801,7 @@ def scaling_section(res: dict) -> list[str]:
     out.append("")
     for n in sorted(rows):
         r = rows[n]
-        out.append(f"* {n:,}: `{r['command']}` at `{r['commit']}`, {r['date']} UTC, load {r['load'][0]} → "
+        out.append(f"* {n:,}: `{shown_command(r['command'])}` at `{r['commit']}`, {r['date']} UTC, load {r['load'][0]} → "
                    f"{r['load'][1]}")
     out.append("")
     return out
@@ -1011,10 +1026,10 @@ def main(argv: list[str] | None = None) -> int:
         args.big_mb = 20 if q else 200
     shown, skip = [], False
     for a in (argv if argv is not None else sys.argv[1:]):  # the command, less private paths
-        if skip or a.startswith(("--docs=", "--work=", "--out-dir=")):
+        if skip or a.startswith(("--docs=", "--work=", "--out-dir=", "--note=")):
             skip = False
             continue
-        if a in ("--docs", "--work", "--out-dir"):
+        if a in ("--docs", "--work", "--out-dir", "--note"):
             skip = True
             continue
         shown.append(a)
