@@ -268,3 +268,27 @@ def test_a_dead_services_status_file_is_not_believed():
     assert catching_up() is None
     _fake_service_json(os.getpid(), PROGRESS)
     assert catching_up() == PROGRESS
+
+
+def test_setup_leaves_the_backfill_to_the_service_once_the_newest_sessions_are_in(monkeypatch):
+    """With the service up, `recall setup` returns after its first commit, not after the whole
+    history: the README's question right after it finds the last session."""
+    from recall.cli.commands import setup
+    from recall.cli.install import Report
+    from recall.core import service_client as client
+
+    answers = iter([{"state": "backfilling", "backfill": None, "commits": 0},
+                    {"state": "backfilling", "backfill": dict(PROGRESS, files_done=0), "commits": 0},
+                    {"state": "backfilling", "backfill": PROGRESS, "commits": 2}])
+    monkeypatch.setattr(client, "call", lambda op, args, timeout=None: next(answers))
+    report = Report()
+    setup._backfill_step(report, True, service_up=True)
+    assert report.changes == ["the service is indexing your history in the background, newest sessions first: "
+                              "42% (1,204/19,900 files, 420,000 messages, 11,800 msg/s), about 49 s left; your "
+                              "last sessions are searchable now, `recall status` shows how far it is"]
+    done = {"state": "watching", "backfill": None, "commits": 3,
+            "last_backfill": {"messages": 12, "changed": 3, "files": 3, "seconds": 0.4}}
+    monkeypatch.setattr(client, "call", lambda op, args, timeout=None: done)
+    report = Report()
+    setup._backfill_step(report, True, service_up=True)
+    assert report.changes == ["indexed 12 messages from 3 of 3 transcript files in 0.4 s"]
