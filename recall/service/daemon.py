@@ -512,6 +512,7 @@ class Service:
                 except OSError:
                     pass
             prog = Progress(files_total=len(todo), bytes_total=sum(max(n, 0) for _, n in todo))
+            self.backfill_progress = prog.as_dict()
             if todo:
                 self.log.info("backfilling %d files (%.1f MB), newest first", len(todo), prog.bytes_total / 1e6)
             for path, nbytes in todo:
