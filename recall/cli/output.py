@@ -91,7 +91,7 @@ def print_index_summary(summary) -> None:
 def progress(label: str, enabled: bool = True) -> Iterator[Callable[[Any], None]]:
     """A progress bar for a backfill on a terminal (stderr): bytes read (newest files first),
     files and messages done, the rate and the time left. A no-op callback elsewhere. The
-    callback takes an ``indexer.ingest.Progress``."""
+    callback takes an ``indexer.ingest.Progress`` or its ``as_dict()`` (from the service)."""
     if not (enabled and sys.stderr.isatty()):
         yield lambda p: None
         return
@@ -103,7 +103,7 @@ def progress(label: str, enabled: bool = True) -> Iterator[Callable[[Any], None]
         task = bar.add_task(label, total=None, detail="")
 
         def update(p) -> None:
-            d = p.as_dict()
+            d = p if isinstance(p, dict) else p.as_dict()  # the service's status gives the dict
             bar.update(task, completed=d["bytes_done"], total=d["bytes_total"] or None,
                        detail=progress_detail(d))
 
