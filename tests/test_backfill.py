@@ -292,3 +292,20 @@ def test_setup_leaves_the_backfill_to_the_service_once_the_newest_sessions_are_i
     report = Report()
     setup._backfill_step(report, True, service_up=True)
     assert report.changes == ["indexed 12 messages from 3 of 3 transcript files in 0.4 s"]
+
+
+def test_a_rebuild_replays_the_newest_sessions_first(claude_projects):
+    from datetime import datetime, timedelta, timezone
+
+    start = datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)
+    order = []
+    for days in (3, 30, 0, 10):  # written in no particular order
+        s = Session(cwd=f"/home/dev/p{days}", start=start - timedelta(days=days))
+        s.user(f"session from {days} days back")
+        s.write(claude_projects)
+        order.append((days, s.session_id))
+    with Indexer() as ix:
+        ix.run([claude_projects])
+    with Indexer(rebuild=True) as ix:
+        replayed = [m.session_id for batch, _ in ix.archive.replay_positions() for m in batch]
+    assert replayed == [sid for _, sid in sorted(order)]
