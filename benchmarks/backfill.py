@@ -175,11 +175,15 @@ def _status(env: dict) -> dict:
     return json.loads(out.stdout) if out.returncode == 0 and out.stdout.strip() else {}
 
 
-def run_serve(claude: Path, work: Path) -> dict:
+def run_serve(claude: Path, work: Path, extra_env: dict | None = None) -> dict:
+    """``recall serve``'s start-up backfill on an empty state directory (``work/home-serve``);
+    ``started_mono``: ``time.monotonic()`` when the process was started."""
     home = _fresh(work / "home-serve")
     env = _env(home, claude)
+    env.update(extra_env or {})
     log = open(work / "serve.log", "wb")
     t0 = time.perf_counter()
+    started_mono = time.monotonic()
     proc = subprocess.Popen(_py("-m", "recall.entry", "serve"), env=env, stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL)
     sampler = AnonSampler(proc.pid)
@@ -207,7 +211,7 @@ def run_serve(claude: Path, work: Path) -> dict:
     return {"system": "recall serve (backfill)", "messages": bf["messages"], "seconds": round(bf["seconds"], 2),
             "wall_seconds_incl_startup": round(wall, 2), "peak_rss_mb": max(peak_seen, st.get("peak_rss_mb") or 0),
             "peak_anon_mb": anon, "rss_after_mb": st.get("rss_mb"), "index_mb": round(_du(home / "index") / 1e6, 1),
-            "archive_mb": round(_du(home / "archive") / 1e6, 1)}
+            "archive_mb": round(_du(home / "archive") / 1e6, 1), "started_mono": started_mono}
 
 
 def run_fts5(claude: Path, work: Path) -> dict:

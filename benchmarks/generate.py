@@ -46,6 +46,7 @@ import argparse
 import base64
 import json
 import math
+import os
 import random
 import re
 import sys
@@ -1380,8 +1381,31 @@ def generate(root: Path, messages: int, seed: int = 0, projects: int | None = No
     end_ms = int((end or default_end()).timestamp() * 1000)
     g = _Gen(root, u, seed, projs, end_ms)
     st = g.run(messages)
+    stamp_mtimes(root)
     st.seconds = round(time.perf_counter() - t0, 3)
     return st
+
+
+def stamp_mtimes(root: Path) -> int:
+    """Give every transcript the modification time of its last line, as a history written over
+    90 days has (a backfill reads the newest files first). Returns the files stamped."""
+    n = 0
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            if not name.endswith(".jsonl"):
+                continue
+            path = os.path.join(dirpath, name)
+            with open(path, "rb") as fh:
+                fh.seek(max(0, os.fstat(fh.fileno()).st_size - 65536))
+                tail = fh.read()
+            for line in reversed(tail.splitlines()):
+                m = re.search(rb'"timestamp": ?"([^"]+)"', line)
+                if m:
+                    ts = datetime.fromisoformat(m.group(1).decode().replace("Z", "+00:00")).timestamp()
+                    os.utime(path, (ts, ts))
+                    n += 1
+                    break
+    return n
 
 
 # --------------------------------------------------------------------------------------

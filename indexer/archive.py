@@ -202,6 +202,31 @@ class Tombstones:
             "dropped": sorted(self.dropped)}, indent=1))
 
 
+def _last_timestamp(path: Path) -> float:
+    """The timestamp of the last complete record of an archive file (0 when none is read)."""
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            fh.seek(max(0, size - 65536))
+            tail = fh.read()
+    except OSError:
+        return 0.0
+    for line in reversed(tail.split(b"\n")):
+        if not line.strip():
+            continue
+        try:
+            return float(json.loads(line).get("timestamp") or 0.0)
+        except (ValueError, TypeError, AttributeError):
+            continue  # the cut first line of the tail, or a damaged one
+    return 0.0
+
+
+def newest_first(files: list[Path]) -> list[Path]:
+    """Archive session files ordered by their last message's time, newest first (a file's
+    modification time says when it was written, which a backfill does newest first)."""
+    return sorted(files, key=lambda p: (-_last_timestamp(p), str(p)))
+
+
 class Archive:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -344,11 +369,12 @@ class Archive:
             yield messages
 
     def replay_positions(self, batch: int = REPLAY_BATCH) -> Iterator[tuple[list[Message], list[int]]]:
-        """``replay`` with each message's position in its session file (the rebuild path)."""
+        """``replay`` with each message's position in its session file (the rebuild path), the
+        sessions whose last message is newest first: a rebuild makes them searchable first."""
         out: list[Message] = []
         where: list[int] = []
         redact_again = redaction_pending(self.root)
-        for path in self.session_files():
+        for path in newest_first(self.session_files()):
             for pos, m in self._replay_file(path, redact_again):
                 if not m.uuid or self.tombstones.covers(m, replay=True):
                     continue

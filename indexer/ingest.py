@@ -58,6 +58,13 @@ def writer_heap() -> int:
 
 
 COMMIT_EVERY = 100_000  # messages between commits during a backfill
+# During a backfill, progress is also committed by time: right after the first (newest) file,
+# then every PROGRESS_COMMIT_MIN..MAX seconds (a quarter of the time the backfill has run), so
+# the newest sessions are searchable within seconds and an interrupted backfill resumes where
+# its last commit left it instead of from zero: about 20 commits over a 100-second backfill.
+PROGRESS_COMMIT_MIN = 1.0
+PROGRESS_COMMIT_MAX = 30.0
+PARTIAL_SCAN_CHUNK = 1 << 20  # a partial last line: new bytes scanned for its newline this much at a time
 MAX_SESSION_FILES = 200
 ADDED_BITS = 1 << 26  # a 8 MB bitmap of the keys added since an empty index was opened
 MAX_CONTEXTS = 256  # files whose parsing state stays in memory
@@ -93,6 +100,27 @@ class Summary:
                    seconds=float(d.get("seconds") or 0.0), rebuilt=str(d.get("rebuilt") or ""),
                    errors=list(d.get("errors") or []), replayed=int(d.get("replayed") or 0),
                    bad_lines=list(d.get("bad_lines") or []))
+
+
+@dataclass
+class Progress:
+    """How far a backfill is: files and bytes (newest file first) and messages done, the rate and
+    the time left (from the bytes read so far). ``recall index``'s bar and ``recall status``."""
+    files_total: int = 0
+    files_done: int = 0
+    bytes_total: int = 0
+    bytes_done: int = 0
+    messages: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def as_dict(self) -> dict:
+        elapsed = max(time.monotonic() - self.started, 1e-6)
+        left = max(self.bytes_total - self.bytes_done, 0)
+        eta = round(left * elapsed / self.bytes_done, 1) if self.bytes_done else None
+        return {"files_done": self.files_done, "files_total": self.files_total, "bytes_done": self.bytes_done,
+                "bytes_total": self.bytes_total, "messages": self.messages,
+                "rate": round(self.messages / elapsed), "elapsed_seconds": round(elapsed, 1),
+                "eta_seconds": eta}
 
 
 def message_document(m: Message, pos: int | None = None) -> tantivy.Document:
@@ -449,6 +477,12 @@ class Indexer:
         # index (recall.privacy.forget removes what memories drew from them)
         self.on_drop: list[Callable[[list[str]], None]] = []
         self.gate = Gate()  # exclusions, the pause, sessions switched off (indexer.ledger)
+        self._last_commit_mono = time.monotonic()
+        self._backfill_started: float | None = None
+        # files whose last line has no newline yet: path -> (offset, size scanned, inode): the bytes
+        # between hold no newline, so a line growing without one is not read again and again
+        self.partial: dict[str, tuple[int, int, int]] = {}
+        self.left_over = False  # the last index_file stopped at its byte budget
         # An index that was empty when this writer opened it can only hold the messages this
         # writer added: a bitmap of their key hashes tells when an upsert needs its delete
         # (a false positive only costs a needless delete). A backfill into an empty index
@@ -504,7 +538,9 @@ class Indexer:
         return self
 
     def __exit__(self, *exc) -> None:
-        self.close(commit=exc[0] is None)
+        # Ctrl-C keeps what was read: every pending document's offset is saved with it, and a
+        # batch cut in half is read again and upserted. Any other error rolls back.
+        self.close(commit=exc[0] is None or exc[0] is KeyboardInterrupt)
 
     def close(self, commit: bool = True) -> None:
         if getattr(self, "_lock_fd", None) is None:
@@ -529,7 +565,7 @@ class Indexer:
                 self._lock_fd = None
 
     # reading -------------------------------------------------------------------------
-    def index_file(self, path: Path) -> int:
+    def index_file(self, path: Path, budget: int | None = None) -> int:
         """Index what ``path`` gained since its saved offset. Returns messages added.
 
         A file that shrank, was replaced (new inode), whose first bytes changed, or whose
@@ -537,12 +573,17 @@ class Indexer:
         backup, ``cp`` over it) is read again from the start; upserts by uuid keep that free
         of duplicates. A FIFO, socket or device named ``*.jsonl`` is never opened
         (``NotRegularFile``). A failed read raises OSError; a failed write of recall's own
-        state raises StorageError (and nothing of this file is marked done).
+        state raises StorageError (and nothing of this file is marked done). With ``budget``
+        (bytes), stop after about that much and set ``left_over`` when more is left to read:
+        the service reads a huge transcript in slices, other files' lines between. A partial
+        last line is not read again until a newline arrives after it.
         """
         key = path_text(path)
+        self.left_over = False
         try:
             st = path.stat()
         except FileNotFoundError:
+            self.partial.pop(key, None)
             return 0  # deleted: everything already indexed stays
         if not stat.S_ISREG(st.st_mode):
             raise NotRegularFile(0, "not a regular file: skipped", key)
@@ -561,6 +602,8 @@ class Indexer:
                 offset = 0  # rewritten in place
         if offset == 0:
             self.contexts.pop(key, None)
+        if self._still_partial(key, path, offset, st):
+            return 0
         ctx = self.contexts.get(key)
         if ctx is None or ctx.line != (known.lines if known is not None and offset else 0):
             ctx = self.contexts[key] = FileContext(path)
@@ -571,8 +614,9 @@ class Indexer:
             self.contexts.move_to_end(key)
         added = 0
         last = offset
+        step = min(8 << 20, budget) if budget else 8 << 20
         try:
-            for batch, new_offset in read_lines(path, offset, ctx, self.stats):
+            for batch, new_offset in read_lines(path, offset, ctx, self.stats, max_bytes=step):
                 try:
                     added += self._add(batch)
                 except OSError as exc:  # the archive could not be written
@@ -586,8 +630,11 @@ class Indexer:
                                                     _tail(path, new_offset), ctx.line)
                 self._read_since_trim += new_offset - last
                 last = new_offset
-                if self.pending_messages >= COMMIT_EVERY:
+                if self.pending_messages >= COMMIT_EVERY or self.commit_due():
                     self.commit()
+                if budget and last - offset >= budget and last < st.st_size:
+                    self.left_over = True
+                    break
         except BaseException:
             # the parsing state went past what is marked done: the next read starts afresh
             self.contexts.pop(key, None)
@@ -596,6 +643,11 @@ class Indexer:
             if ctx.bad:
                 self._note_bad_lines(key, ctx.bad)
                 ctx.bad = []
+        if not self.left_over and last < st.st_size:
+            # a last line without its newline (yet): remember how far it has no newline
+            self.partial[key] = (last, st.st_size, st.st_ino)
+        else:
+            self.partial.pop(key, None)
         if self._read_since_trim >= TRIM_EVERY_BYTES:
             self._read_since_trim = 0
             trim_memory()
@@ -610,6 +662,33 @@ class Indexer:
             logger.warning("skipped line %d of %s: %s", line, key, why)
             if len(self.bad_lines) < 50:
                 self.bad_lines.append(f"{key} line {line}: {why}")
+
+    def _still_partial(self, key: str, path: Path, offset: int, st: os.stat_result) -> bool:
+        """Whether the file's unread bytes are still one line without a newline: only the
+        bytes appended since the last look are scanned (a line growing to 64 MB is not
+        read whole on every append)."""
+        known = self.partial.get(key)
+        size = st.st_size
+        if known is None or known[0] != offset or size < known[1] or known[2] != st.st_ino:
+            self.partial.pop(key, None)
+            return False
+        scanned = known[1]
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(scanned)
+                while scanned < size:
+                    chunk = fh.read(min(PARTIAL_SCAN_CHUNK, size - scanned))
+                    if not chunk:
+                        break
+                    if b"\n" in chunk:
+                        self.partial.pop(key, None)
+                        return False
+                    scanned += len(chunk)
+        except OSError:
+            self.partial.pop(key, None)
+            return False
+        self.partial[key] = (offset, scanned, st.st_ino)
+        return True
 
     def _add(self, messages: list[Message], archive: bool = True, positions: list[int] | None = None) -> int:
         """Index ``messages``: archived first (``archive``), or already archived at
@@ -669,7 +748,7 @@ class Indexer:
                      positions: list[int] | None = None) -> None:
         """Index already-parsed messages (the archive replay and tests use this)."""
         self._add(messages, archive=archive, positions=positions)
-        if self.pending_messages >= COMMIT_EVERY:
+        if self.pending_messages >= COMMIT_EVERY or self.commit_due():
             self.commit()
 
     def replay_archive(self, progress: Callable[[int], None] | None = None) -> int:
@@ -842,6 +921,7 @@ class Indexer:
         self.pending_other = False
         self.commits += 1
         self.last_commit = time.time()
+        self._last_commit_mono = time.monotonic()
         if len(self.sessions) > MAX_CACHED_SESSIONS:
             self.sessions.clear()
         for fn in self.after_commit:
@@ -902,10 +982,11 @@ class Indexer:
 
     # whole runs ----------------------------------------------------------------------
     def plan(self, roots: Iterable[Path]) -> tuple[list[Path], list[tuple[Path, int]]]:
-        """(every transcript file, the ones with unread bytes and how many)."""
+        """(every transcript file, the ones with unread bytes and how many), the most recently
+        modified first: a first backfill makes the last sessions searchable first."""
         files = discover(roots)
         known = self.state.all_files()
-        todo: list[tuple[Path, int]] = []
+        todo: list[tuple[float, Path, int]] = []
         for path in files:
             try:
                 st = path.stat()
@@ -916,11 +997,32 @@ class Indexer:
                 continue
             k = known.get(path_text(path))
             if k is None or k.size != st.st_size or k.inode != st.st_ino or k.offset != st.st_size:
-                todo.append((path, st.st_size - (k.offset if k and k.inode == st.st_ino and st.st_size >= k.offset else 0)))
-        return files, todo
+                unread = st.st_size - (k.offset if k and k.inode == st.st_ino and st.st_size >= k.offset else 0)
+                todo.append((st.st_mtime, path, unread))
+        if os.environ.get("RECALL_BACKFILL_ORDER") != "path":  # "path": the old order, a benchmark's baseline
+            todo.sort(key=lambda t: (-t[0], str(t[1])))
+        return files, [(path, n) for _, path, n in todo]
 
-    def run(self, roots: Iterable[Path], progress: Callable[[int, int], None] | None = None) -> Summary:
-        """Index every transcript below ``roots`` incrementally; commit; return a summary.
+    # progress commits during a backfill -----------------------------------------------
+    def begin_backfill(self) -> None:
+        """From now until ``end_backfill``, commit progress by time (``commit_due``)."""
+        self._backfill_started = time.monotonic()
+
+    def end_backfill(self) -> None:
+        self._backfill_started = None
+
+    def commit_due(self) -> bool:
+        """During a backfill: messages are pending and the progress interval has passed (a
+        quarter of the backfill's age, between PROGRESS_COMMIT_MIN and _MAX seconds)."""
+        if self._backfill_started is None or not self.pending_messages:
+            return False
+        now = time.monotonic()
+        interval = min(PROGRESS_COMMIT_MAX, max(PROGRESS_COMMIT_MIN, (now - self._backfill_started) / 4))
+        return now - self._last_commit_mono >= interval
+
+    def run(self, roots: Iterable[Path], progress: Callable[[Progress], None] | None = None) -> Summary:
+        """Index every transcript below ``roots`` incrementally, the most recently modified
+        first; commit progress as it goes (``commit_due``); return a summary.
 
         After a rebuild the archive is replayed first, so sessions whose transcript is gone
         come back too."""
@@ -928,24 +1030,31 @@ class Indexer:
         roots = list(roots)
         summary = Summary(rebuilt=self.rebuilt)
         before = Counter(self.stats)
-        if self.needs_replay:
-            summary.replayed = self.replay_archive()
-        files, todo = self.plan(roots)
-        summary.files = len(files)
-        summary.errors.extend(f"{p}: {why}" for p, why in self.not_regular.items())
-        total = sum(max(n, 0) for _, n in todo)
-        done = 0
-        for path, nbytes in todo:
-            try:
-                added = self.index_file(path)
-            except (OSError, UnicodeError, ValueError) as exc:  # this file only: never the rest
-                summary.errors.append(f"{path_text(path)}: {read_error(exc)}")
-                continue
-            summary.messages += added
-            summary.changed += 1
-            done += max(nbytes, 0)
-            if progress:
-                progress(done, total)
+        self.begin_backfill()
+        try:
+            if self.needs_replay:
+                summary.replayed = self.replay_archive()
+            files, todo = self.plan(roots)
+            summary.files = len(files)
+            summary.errors.extend(f"{p}: {why}" for p, why in self.not_regular.items())
+            prog = Progress(files_total=len(todo), bytes_total=sum(max(n, 0) for _, n in todo))
+            for path, nbytes in todo:
+                try:
+                    added = self.index_file(path)
+                except (OSError, UnicodeError, ValueError) as exc:  # this file only: never the rest
+                    summary.errors.append(f"{path_text(path)}: {read_error(exc)}")
+                    continue
+                summary.messages += added
+                summary.changed += 1
+                prog.files_done += 1
+                prog.bytes_done += max(nbytes, 0)
+                prog.messages += added
+                if prog.files_done == 1 or self.commit_due():  # the newest session first, then by time
+                    self.commit()
+                if progress:
+                    progress(prog)
+        finally:
+            self.end_backfill()
         self.forget_replayed()
         self.commit()
         try:  # Claude Code's own memory files (MEMORY.md, CLAUDE.md): never fails the run
@@ -968,7 +1077,7 @@ def read_error(exc: BaseException) -> str:
 
 
 def index_all(extra_sources: Iterable[Path] = (), rebuild: bool = False,
-              progress: Callable[[int, int], None] | None = None,
+              progress: Callable[[Progress], None] | None = None,
               on_open: Callable[[Indexer], None] | None = None,
               after: Callable[[Indexer], None] | None = None) -> Summary:
     """``recall index``: backfill every transcript root incrementally. ``on_open(ix)``: the

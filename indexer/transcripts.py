@@ -44,6 +44,11 @@ from indexer.project import canonical_project
 from indexer.redact import redact
 
 TOOL_RESULT_CHARS = int(os.environ.get("RECALL_TOOL_RESULT_CHARS", "2000"))
+# What one message stores at most (a 47 MB pasted prompt is indexed by its first 100K
+# characters, with a note of how much was cut). Text is cut to this plus a margin before the
+# regexes and redaction run, so a secret straddling the cut is still seen whole enough to match.
+MESSAGE_CHARS = int(os.environ.get("RECALL_MESSAGE_CHARS", "100000"))
+CUT_MARGIN = 4096
 
 SKIPPED_TYPES = {
     "queue-operation",
@@ -176,6 +181,23 @@ def parse_timestamp(value) -> float:
         except ValueError:
             return 0.0
     return 0.0
+
+
+def cap_text(text: str, dropped: int = 0) -> str:
+    """``text`` (already redacted) cut to MESSAGE_CHARS, saying how many characters were
+    left out (``dropped``: those cut off before, by ``precut``)."""
+    if len(text) <= MESSAGE_CHARS and not dropped:
+        return text
+    more = max(len(text) - MESSAGE_CHARS, 0) + dropped
+    return text[:MESSAGE_CHARS] + f" …[{more} more characters]"
+
+
+def precut(text: str) -> tuple[str, int]:
+    """(``text`` cut to MESSAGE_CHARS + a margin before it is cleaned and redacted, characters cut)."""
+    keep = MESSAGE_CHARS + CUT_MARGIN
+    if len(text) <= keep:
+        return text, 0
+    return text[:keep], len(text) - keep
 
 
 def clean_text(text: str) -> str:
@@ -332,7 +354,8 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
             return None
         leaf = str(obj.get("leafUuid") or "")
         uid = "summary-" + hashlib.sha1(f"{session_id}\0{leaf}\0{text}".encode()).hexdigest()[:24]
-        return _message(uid, session_id, cwd, obj, "summary", redact(text.strip()), [], [], ctx)
+        text, dropped = precut(text.strip())
+        return _message(uid, session_id, cwd, obj, "summary", cap_text(redact(text), dropped), [], [], ctx)
     if kind not in ("user", "assistant"):
         stats["unknown-type"] += 1
         return None
@@ -361,6 +384,7 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
         return None
 
     n_text = n_tool_use = n_tool_result = 0
+    dropped = 0  # characters cut off huge text blocks before they were cleaned and redacted
     reason = "empty"
     msg_id = message.get("id") if kind == "assistant" else None
     for block in blocks:
@@ -378,6 +402,8 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
                 if _INTERRUPTED.match(raw):
                     reason = "interrupted"
                     continue
+            raw, cut = precut(raw)
+            dropped += cut
             cleaned = clean_text(raw)
             if not cleaned:
                 reason = "recalled-context" if "recalled-context" in raw else "system-reminder" if "<system-reminder>" in raw else "empty"
@@ -428,7 +454,7 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
         fp = result.get("filePath")
         if isinstance(fp, str) and fp:
             files.append(fp)
-    text = redact("\n".join(texts))
+    text = cap_text(redact("\n".join(texts)), dropped)
     return _message(uid, session_id, cwd, obj, role, text, tools, files, ctx)
 
 

@@ -124,7 +124,7 @@ def test_floor_measured_and_shown(result):
     assert se["queries"] == res["queries"]["queries"] and set(se["by_kind"]) == set(res["queries"]["by_kind"])
     for key in ("build", "tantivy", "rank", "hits", "total", "tantivy_k10", "bare_union_k10"):
         assert _positive(se["p50_ms"][key]), key
-    assert "## The floor under the throughput targets" in docs
+    assert "## The floor under the retired throughput targets" in docs
     assert f"allows **{bench.backfill_budget(res):.2f}** CPU-s per 100K" in docs
     assert f"| **{res['queries']['fts5']['p50_ms'] / 10:.2f}** |" in docs  # 10× FTS5, from this run
 
@@ -161,3 +161,28 @@ def test_cjk_probe_and_ranking_notes_are_part_of_the_run(result):
     assert "## Chinese and Japanese: words, not characters" in docs
     assert "| bigrams (schema 4) | zh (n=12) |" in docs
     assert "## Ranking ideas on the development sets (issue 18)" in docs
+
+
+def test_the_first_minutes_are_measured_next_to_their_baselines(result):
+    """Issue 21: newest first (baseline: path order), typing during a full backfill (baseline:
+    the idle index), one huge transcript; the retired throughput targets stay as information."""
+    res, docs, _ = result
+    sv, po = res["backfill"]["serve"], res["backfill"]["serve_path_order"]
+    for r in (sv, po):
+        assert r["messages"] == MESSAGES and r["week_sessions"] >= 1 and r["newest_messages"] >= 1
+        assert 0 < r["newest_searchable_s"] <= r["week_searchable_s"]
+    ty = res["typing"]
+    assert ty["hook"]["runs"] == res["processes"]["runs"] and ty["raw"]["failed"] == 0
+    big = res["big_session"]
+    assert big["mb"] >= 19 and big["messages"] > 0 and big["ingest_seconds"] > 0 and big["missing"] == 0
+    assert _positive(big["peak_rss_mb"]) and big["lines_during"] >= 1
+    figures = {r["figure"]: r for r in res["rows"]}
+    for needle in ("newest session searchable", "last 7 days searchable", "whole start-up backfill, newest first",
+                   "prompt hook p95 during a full backfill", "one 20 MB transcript: `recall serve` peak RSS"):
+        assert any(f.startswith(needle) and figures[f]["target"] for f in figures), needle
+    for retired in ("backfill `recall index`, messages/s", "search in-process p50 speed-up"):
+        assert all(not r["target"] for f, r in figures.items() if f.startswith(retired)), retired
+    assert "Retired targets (issue #21)" in docs and "### The first minutes: newest first" in docs
+    assert "## What a history of your size costs" in docs
+    assert "| 5,000,000 | not run yet: `python -m benchmarks.run --messages 5000000 --write-docs`" in docs
+    assert f"| {MESSAGES:,} | " in docs and "### One 20 MB transcript" in docs

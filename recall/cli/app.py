@@ -79,6 +79,8 @@ def search_cmd(
         fmt.print_hits_json(text, hits)
     else:
         print_search_result(text, hits, raw=raw)
+    sys.stdout.flush()
+    fmt.note_catching_up()
 
 
 def print_search_result(text: str, hits: list, raw: bool) -> None:

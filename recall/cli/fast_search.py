@@ -79,4 +79,5 @@ def run(opts: dict) -> int:
     else:
         fmt.print_hits(hits, text)
     sys.stdout.flush()
+    fmt.note_catching_up()
     return 0

@@ -7,7 +7,7 @@ import contextlib
 import os
 import re
 import sys
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
@@ -137,18 +137,66 @@ def print_index_summary(summary) -> None:
 
 
 @contextlib.contextmanager
-def progress(label: str, enabled: bool = True) -> Iterator[Callable[[int, int], None]]:
-    """A byte-based progress bar on a terminal (stderr); a no-op callback elsewhere."""
+def progress(label: str, enabled: bool = True) -> Iterator[Callable[[Any], None]]:
+    """A progress bar for a backfill on a terminal (stderr): bytes read (newest files first),
+    files and messages done, the rate and the time left. A no-op callback elsewhere. The
+    callback takes an ``indexer.ingest.Progress`` or its ``as_dict()`` (from the service)."""
     if not (enabled and sys.stderr.isatty()):
-        yield lambda done, total: None
+        yield lambda p: None
         return
-    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
-    with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-                  TimeRemainingColumn(), console=_console(stderr=True), transient=True) as bar:
-        task = bar.add_task(label, total=None)
+    with Progress("[progress.description]{task.description}", BarColumn(), TaskProgressColumn(),
+                  TextColumn("{task.fields[detail]}"), TimeRemainingColumn(), console=_console(stderr=True),
+                  transient=True) as bar:
+        task = bar.add_task(label, total=None, detail="")
 
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total or None)
+        def update(p) -> None:
+            d = p if isinstance(p, dict) else p.as_dict()  # the service's status gives the dict
+            bar.update(task, completed=d["bytes_done"], total=d["bytes_total"] or None,
+                       detail=progress_detail(d))
 
         yield update
+
+
+def progress_detail(d: dict) -> str:
+    """'1,204/19,900 files, 61,000 messages, 11,800 msg/s' from a backfill progress dict."""
+    return (f"{d.get('files_done', 0):,}/{d.get('files_total', 0):,} files, {d.get('messages', 0):,} messages, "
+            f"{d.get('rate', 0):,} msg/s")
+
+
+def backfill_text(bf: dict) -> str:
+    """'42% (1,204/19,900 files, 420,000 messages, 11,800 msg/s), about 3 min left' from the
+    service's backfill progress (``recall status``, a search's catching-up line)."""
+    if bf.get("bytes_total"):
+        pct = 100 * bf.get("bytes_done", 0) / max(1, bf["bytes_total"])
+        eta = bf.get("eta_seconds")
+        left = f", about {duration(eta)} left" if eta is not None else ""
+        return f"{pct:.0f}% ({progress_detail(bf)}){left}"
+    if bf.get("replayed"):
+        return f"restoring the archive ({bf['replayed']:,} messages so far)"
+    return "starting"
+
+
+def catching_up_line(bf: dict) -> str:
+    """The one line a search prints (stderr) while the service is still indexing the history."""
+    return (f"recall: the index is still catching up, {backfill_text(bf)}: these results cover what is "
+            "indexed so far (newest sessions first).")
+
+
+def note_catching_up() -> None:
+    """Say on stderr that results are partial while the service backfills (nothing otherwise)."""
+    from recall.core.service_client import catching_up
+
+    bf = catching_up()
+    if bf is not None:
+        print(catching_up_line(bf), file=sys.stderr)
+
+
+def duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 90:
+        return f"{seconds} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"

@@ -58,6 +58,11 @@ def socket_path() -> Path:
     return recall_home() / "service.sock"
 
 
+def service_status_path() -> Path:
+    """``service.json``: the running service's status (pid, counts, backfill progress)."""
+    return recall_home() / "service.json"
+
+
 def claude_config_dir() -> Path:
     env = os.environ.get("CLAUDE_CONFIG_DIR")
     return Path(env).expanduser() if env else Path.home() / ".claude"

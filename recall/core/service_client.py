@@ -40,7 +40,7 @@ import _socket as socket  # the C module: the wrapper's enum set-up costs ~4 ms 
 import os
 
 from recall import __version__
-from recall.core.paths import socket_path
+from recall.core.paths import service_status_path, socket_path
 
 PROTOCOL_VERSION = 1
 PROTOCOL = f"{PROTOCOL_VERSION}:{__version__}"
@@ -234,3 +234,23 @@ def ping(timeout: float = 1.0) -> dict | None:
         return call("ping", {}, timeout=timeout)
     except Unavailable:
         return None
+
+
+def catching_up() -> dict | None:
+    """The running service's backfill progress (``service.json``, refreshed every few seconds)
+    while it is still indexing the history, else None: searches answer from what is indexed
+    so far and say so."""
+    try:
+        with open(service_status_path(), "rb") as fh:
+            st = json.loads(fh.read())
+        if not st.get("running") or not st.get("backfill"):
+            return None
+        os.kill(int(st.get("pid") or 0), 0)  # a service killed mid-backfill left its file behind
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+    bf = st["backfill"]
+    return bf if isinstance(bf, dict) else None

@@ -42,7 +42,8 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable
 
-from indexer.ingest import Indexer, Summary, discover, hold_pid_lock, limit_malloc_arenas, read_error, trim_memory
+from indexer.ingest import (Indexer, Progress, Summary, discover, hold_pid_lock, limit_malloc_arenas, read_error,
+                            trim_memory)
 from indexer.transcripts import NotRegularFile, path_text
 from recall import __version__
 from recall.core import paths
@@ -63,6 +64,11 @@ ROOT_CHECK_INTERVAL = 1.0
 REDACTION_PAUSE = 0.02  # between two slices of the re-redaction pass
 MAX_ERRORS = 20
 RETRY_FIRST, RETRY_MAX = 2.0, 60.0  # after a failed write (a full disk): seconds to the next try
+# One read of a file takes at most this many bytes (~0.1-0.3 s of work) before the other
+# dirty files get their turn: a 200 MB transcript does not hold up the others' freshness.
+READ_SLICE_BYTES = 4 << 20
+BACKFILL_NICE = 10  # the backfill's CPU priority (the writer thread and Tantivy's threads it starts)
+BACKFILL_SWITCH_INTERVAL = float(os.environ.get("RECALL_SWITCH_INTERVAL", "0.0005"))
 # RSS budget: the writer heap is split across its threads (RECALL_WRITER_HEAP_MB, default 128).
 WRITER_THREADS = int(os.environ.get("RECALL_WRITER_THREADS", "2"))
 
@@ -72,7 +78,7 @@ def lock_path() -> Path:
 
 
 def status_path() -> Path:
-    return paths.recall_home() / "service.json"
+    return paths.service_status_path()
 
 
 class AlreadyRunning(RecallError):
@@ -184,6 +190,59 @@ def _event_filter():
             ev.FileClosedEvent, ev.DirCreatedEvent, ev.DirMovedEvent]
 
 
+# priority -------------------------------------------------------------------------------------
+_IOPRIO_WHO_PROCESS, _IOPRIO_CLASS_BE, _IOPRIO_CLASS_SHIFT = 1, 2, 13
+_SYS_IOPRIO_SET = {"x86_64": 251, "aarch64": 30, "i686": 289, "armv7l": 314}
+
+
+def _set_io_priority(level: int) -> bool:
+    """The calling thread's I/O priority, best-effort class level 0-7 (7 lowest, 4 the
+    default); Linux only. Returns whether it was set."""
+    import platform
+
+    nr = _SYS_IOPRIO_SET.get(platform.machine())
+    if not sys.platform.startswith("linux") or nr is None:
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        value = (_IOPRIO_CLASS_BE << _IOPRIO_CLASS_SHIFT) | level
+        return libc.syscall(nr, _IOPRIO_WHO_PROCESS, threading.get_native_id(), value) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def lower_priority() -> dict:
+    """Lower the calling thread's CPU priority (nice +BACKFILL_NICE) and I/O priority (best
+    effort, lowest level) for a backfill; threads it starts afterwards (Tantivy's indexing
+    threads) inherit both. The socket server's threads, started before, keep theirs, so
+    searches from the prompt hook are not queued behind the backfill. Returns what was done."""
+    done = {"nice": None, "io": False}
+    if sys.platform.startswith("linux"):  # per thread on Linux; elsewhere nice is per process
+        try:
+            tid = threading.get_native_id()
+            before = os.getpriority(os.PRIO_PROCESS, tid)
+            os.setpriority(os.PRIO_PROCESS, tid, min(19, before + BACKFILL_NICE))
+            done["nice"] = os.getpriority(os.PRIO_PROCESS, tid)
+        except (OSError, AttributeError):
+            pass
+        done["io"] = _set_io_priority(7)
+    return done
+
+
+def restore_priority() -> None:
+    """Undo ``lower_priority`` for the calling thread where the OS lets an unprivileged
+    process (raising priority back needs RLIMIT_NICE; I/O back to the default level)."""
+    if not sys.platform.startswith("linux"):
+        return
+    _set_io_priority(4)
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 0)
+    except (OSError, AttributeError):
+        pass
+
+
 # the service ----------------------------------------------------------------------------------
 class _Request:
     __slots__ = ("fn", "future", "heavy")
@@ -224,6 +283,7 @@ class Service:
         self.last_commit = 0.0
         self.commits = 0
         self.backfill_progress: dict | None = None
+        self.priority: dict = {}  # what lower_priority did (shown in the status)
         self.last_backfill: dict | None = None
         self.peak_anon_mb = 0.0  # sampled at each status update
         self._status_cache: dict = {}
@@ -280,7 +340,7 @@ class Service:
             self.scan_dirs.add(directory)
         self.wake.set()
 
-    def _take_dirty(self) -> list[str]:
+    def _take_dirty(self) -> list[tuple[str, float]]:
         with self._mu:
             scan, self.scan_dirs = self.scan_dirs, set()
         found = [str(p) for d in sorted(scan) for p in discover([Path(d)])]
@@ -293,7 +353,7 @@ class Service:
             first = min(taken.values())
             if self.uncommitted_since is None or first < self.uncommitted_since:
                 self.uncommitted_since = first
-        return sorted(taken)
+        return sorted(taken.items())
 
     # errors -------------------------------------------------------------------------------
     def error(self, message: str) -> None:
@@ -437,14 +497,29 @@ class Service:
                 self._retry_wait = min(self._retry_wait * 2, RETRY_MAX)
         return None
 
-    def _index(self, path: str) -> int:
+    def _index(self, path: str, budget: int | None = None) -> int:
         assert self.ix is not None
         if self.retry_at is not None:  # writing failed: everything waits for the retry
             return 0
+        self.ix.left_over = False
         p = Path(path)
         try:
             st = p.stat()
-            added = self.ix.index_file(p)
+        except FileNotFoundError:
+            self.seen.pop(path, None)
+            self.ix.contexts.pop(path_text(path), None)
+            self.unreadable.pop(path_text(path), None)
+            return 0
+        except OSError as exc:
+            # not marked seen: the next rescan tries again (a permission fixed, a disk back)
+            self.seen.pop(path, None)
+            why = read_error(exc)
+            if self.unreadable.get(path_text(path)) != why:
+                self.error(f"cannot read {path_text(path)}: {why} (retried every {RESCAN_INTERVAL:g} s)")
+            self.unreadable[path_text(path)] = why
+            return 0
+        try:
+            added = self.ix.index_file(p, budget=budget)
         except FileNotFoundError:
             self.seen.pop(path, None)
             self.ix.contexts.pop(path_text(path), None)
@@ -501,9 +576,16 @@ class Service:
         return committed
 
     def _drain(self) -> int:
+        """Read every dirty file, each at most READ_SLICE_BYTES at a time: a file with more
+        left is marked dirty again (keeping its first event's time) and read on the next
+        round, after the others."""
         added = 0
-        for path in self._take_dirty():
-            added += self._index(path)
+        for path, first in self._take_dirty():
+            added += self._index(path, budget=READ_SLICE_BYTES)
+            if self.ix is not None and self.ix.left_over:
+                with self._mu:
+                    self.dirty.setdefault(path, first)
+                self.wake.set()
         return added
 
     def _maybe_commit(self, interval: float) -> None:
@@ -521,7 +603,7 @@ class Service:
         if self._live_waiting and time.monotonic() - self.last_commit_mono >= BACKFILL_COMMIT_INTERVAL:
             self._commit()
             self._live_waiting = False
-        self._write_status(periodic=True)
+        self._write_status()  # every second: the progress `recall status` and a search show
 
     def backfill(self, roots: list[Path]) -> Summary:
         """Index everything not indexed yet below ``roots`` (after a rebuild, the archive
@@ -533,6 +615,11 @@ class Service:
         indexed_before = self.indexed
         prev_state = self.state
         self.state = "backfilling"
+        ix.begin_backfill()
+        # the backfill holds the GIL between its native calls; a search thread waiting for it
+        # gets it within this interval (Python's default, 5 ms, adds up over a search's handoffs)
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(BACKFILL_SWITCH_INTERVAL)
         try:
             if ix.needs_replay:
                 if summary.rebuilt:
@@ -546,7 +633,7 @@ class Service:
                     if self.stop_event.is_set() or self.retry_at is not None:
                         return summary
                 ix.finish_replay()
-            files, todo = ix.plan(roots)
+            files, todo = ix.plan(roots)  # the most recently modified first
             summary.files = len(files)
             for path in files:
                 try:
@@ -554,10 +641,10 @@ class Service:
                     self.seen.setdefault(str(path), (st.st_size, st.st_ino))
                 except OSError:
                     pass
-            total = sum(max(n, 0) for _, n in todo)
-            done = 0
+            prog = Progress(files_total=len(todo), bytes_total=sum(max(n, 0) for _, n in todo))
+            self.backfill_progress = prog.as_dict()
             if todo:
-                self.log.info("backfilling %d files (%.1f MB)", len(todo), total / 1e6)
+                self.log.info("backfilling %d files (%.1f MB), newest first", len(todo), prog.bytes_total / 1e6)
             for p, why in ix.not_regular.items():
                 if p not in self.unreadable:
                     self.log.warning("%s: %s", p, why)
@@ -567,12 +654,23 @@ class Service:
                     break
                 with self._mu:
                     self.dirty.pop(str(path), None)
-                self._index(str(path))
-                summary.messages = self.indexed - indexed_before  # live lines drained meanwhile too
+                while True:  # a huge file in slices, live files and requests between them
+                    self._index(str(path), budget=READ_SLICE_BYTES)
+                    more = ix.left_over
+                    summary.messages = self.indexed - indexed_before  # live lines drained meanwhile too
+                    prog.messages = summary.messages
+                    self.backfill_progress = prog.as_dict()
+                    if prog.files_done == 0 and not more:
+                        self._commit()  # the newest session searchable right away
+                    elif ix.commit_due():
+                        self._commit()
+                    self._between_files()
+                    if not more or self.stop_event.is_set():
+                        break
                 summary.changed += 1
-                done += max(nbytes, 0)
-                self.backfill_progress = {"bytes_done": done, "bytes_total": total, "messages": summary.messages}
-                self._between_files()
+                prog.files_done += 1
+                prog.bytes_done += max(nbytes, 0)
+                self.backfill_progress = prog.as_dict()
             if not self.stop_event.is_set() and self.retry_at is None:
                 ix.forget_replayed()
             self._commit()
@@ -584,6 +682,8 @@ class Service:
         except StorageError as exc:  # read again from what is marked done, at the retry
             self._storage_failed(exc)
         finally:
+            sys.setswitchinterval(switch)
+            ix.end_backfill()
             self.backfill_progress = None
             self.state = ("retrying" if self.retry_at is not None else
                           prev_state if prev_state not in ("starting", "backfilling", "retrying") else "watching")
@@ -751,6 +851,7 @@ class Service:
             "backlog_files": backlog, "indexed_since_start": self.indexed,
             "backfill": self.backfill_progress, "last_backfill": self.last_backfill,
             "redaction": self.redaction_progress,
+            "backfill_priority": self.priority or None,
             "errors": list(self.errors),
             "write_error": self.storage_problem or None,
             "unreadable_files": dict(list(self.unreadable.items())[:20]),
@@ -812,12 +913,16 @@ class Service:
                 self.error(f"cannot listen on {self.server.address} ({exc}); callers search in-process")
                 self.server = None
             self._write_status(force=True)
+            # the writer thread and the indexing threads Tantivy starts for it run the backfill at a
+            # lower CPU and I/O priority; the socket threads (started above) answer at the normal one
+            self.priority = lower_priority()
             self.ix = self._open_indexer()
             if self.ix is None:
                 return 0
             self._start_observer()
             self.backfill(self.roots)
             self._writing_works()
+            restore_priority()  # live lines at the normal priority again, where the OS lets us
             self.apply_pending_memory()
             self.redaction_due = True  # a no-op when stored history is current
             self._loop()

@@ -13,11 +13,12 @@ from recall.core.errors import RecallError, UsageError
 commands = typer.Typer()  # merged into the app by recall.cli.app
 
 
-def _service_step(report, start: bool) -> None:
-    """Install the service (systemd user unit / launchd agent) and start it."""
+def _service_step(report, start: bool) -> bool:
+    """Install the service (systemd user unit / launchd agent) and start it. Returns whether
+    it runs now."""
     if not start:
         report.notes.append("skipped the service (--no-service): `recall service install` sets it up later")
-        return
+        return False
     import subprocess
 
     from recall.cli.install import recall_executable
@@ -27,12 +28,12 @@ def _service_step(report, start: bool) -> None:
                               text=True, timeout=60, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError) as exc:
         report.notes.append(f"could not run `recall service install` ({exc}): run it yourself")
-        return
+        return False
     lines = (proc.stdout.strip() or proc.stderr.strip()).splitlines()
     if proc.returncode != 0:
         report.notes.append(f"`recall service install` failed ({lines[-1] if lines else proc.returncode}): "
                             "`recall doctor` says what to do")
-        return
+        return False
     report.changes.append(f"installed the service ({lines[-1] if lines else 'done'})")
     from recall.cli.commands.service import start_service
 
@@ -40,13 +41,53 @@ def _service_step(report, start: bool) -> None:
         message, _pid = start_service()
     except RecallError as exc:
         report.notes.append(f"the service did not start: {exc}")
-        return
+        return False
     report.changes.append(message)
+    return True
 
 
-def _backfill_step(report, run: bool) -> None:
+FIRST_COMMIT_WAIT = 15.0  # seconds setup waits for the service to make the newest sessions searchable
+
+
+def _background_backfill(report) -> bool:
+    """The service started by setup backfills newest first: wait until its first commit (the
+    newest session searchable) or its end, and say where it is. False when it does not answer."""
+    import time
+
+    from recall.cli.output import backfill_text
+    from recall.core import service_client as client
+
+    deadline = time.monotonic() + FIRST_COMMIT_WAIT
+    st: dict = {}
+    while time.monotonic() < deadline:
+        try:
+            st = client.call("status", {}, timeout=2.0) or {}
+        except client.Unavailable:
+            st = {}
+        done = st.get("last_backfill")
+        if done and not st.get("backfill"):
+            report.changes.append(f"indexed {done.get('messages', 0)} messages from {done.get('changed', 0)} of "
+                                  f"{done.get('files', 0)} transcript files in {done.get('seconds', 0):.1f} s")
+            return True
+        bf = st.get("backfill") or {}
+        if bf.get("files_done") and st.get("commits"):
+            report.changes.append(f"the service is indexing your history in the background, newest sessions "
+                                  f"first: {backfill_text(bf)}; your last sessions are searchable now, "
+                                  "`recall status` shows how far it is")
+            return True
+        time.sleep(0.2)
+    if st.get("state") in ("starting", "backfilling"):
+        report.changes.append("the service is indexing your history in the background, newest sessions first: "
+                              "`recall status` shows how far it is")
+        return True
+    return False
+
+
+def _backfill_step(report, run: bool, service_up: bool = False) -> None:
     if not run:
         report.notes.append("skipped the first backfill (--no-index): run `recall index`")
+        return
+    if service_up and _background_backfill(report):
         return
     from indexer.ingest import index_all
     from recall.cli import output as fmt
@@ -90,8 +131,10 @@ def setup_cmd(
                    "(`recall service stop` stops it; the index is under " f"{paths.recall_home()}).")
         return
     report = st.install_files(project, global_, mcp=not no_mcp, commands=not no_commands)
-    _backfill_step(report, not no_index)
-    _service_step(report, not no_service)
+    # the service first: it backfills in the background, newest sessions first (setup only waits
+    # for its first commit); without it, the backfill runs here, newest first too
+    service_up = _service_step(report, not no_service)
+    _backfill_step(report, not no_index, service_up)
     for line in report.changes:
         typer.echo(f"changed: {line}")
     for line in report.unchanged:

@@ -227,13 +227,11 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON.")
     line = f"Last commit: {_ago(now - last)}" if last else "Last commit: never"
     if svc.get("running") and "lag_seconds" in svc:
         line += f"; lag {svc['lag_seconds']:.1f} s, {svc.get('backlog_files', 0)} files waiting"
-    if svc.get("backfill"):
-        bf = svc["backfill"]
-        if bf.get("bytes_total"):
-            line += f"; backfilling {100 * bf.get('bytes_done', 0) / max(1, bf['bytes_total']):.0f}%"
-        elif bf.get("replayed"):
-            line += f"; replaying the archive ({bf['replayed']:,} messages)"
     typer.echo(line)
+    if svc.get("backfill"):
+        from recall.cli.output import backfill_text
+
+        typer.echo(f"Backfill: {backfill_text(svc['backfill'])}, newest sessions first")
     arch = info["archive"]
     typer.echo(f"Archive: {arch['sessions']:,} sessions, {arch['bytes'] / 1e6:.1f} MB ({_short(arch['path'])})")
     if info.get("redaction"):
