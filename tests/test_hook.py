@@ -295,6 +295,8 @@ def test_raw_path_imports_no_heavy_module(indexed, project):
     heavy = {m for m in imported if m.split(".")[0] in
              ("anthropic", "mcp", "typer", "rich", "click", "pydantic", "httpx", "httpx2") or m.startswith("recall.cli")}
     assert not heavy, sorted(heavy)
+    # with no rule file anywhere, the rules' matcher, store and RE2 are not even imported
+    assert not {m for m in imported if m.startswith(("recall.rules.", "re2")) and m != "recall.rules.files"}
 
 
 # ------------------------------------------------------------------------------ synthesis

@@ -24,8 +24,6 @@ import threading
 import time
 
 from recall.core import config
-from recall.prompt.block import format_raw, format_rules, format_synthesis, hook_output
-from recall.prompt.candidates import find_hits
 from recall.prompt.settings import hook_settings
 from recall.prompt.trivial import trivial_reason
 
@@ -89,6 +87,10 @@ def fired_rules(payload: dict, hook: dict) -> list:
     if limit <= 0:
         return []
     try:
+        from recall.rules.files import any_rules, project_of
+
+        if not any_rules(project_of(payload.get("cwd"))):
+            return []  # no rule file: the matcher is not even imported
         from recall.rules.inject import rules_for_prompt
 
         return rules_for_prompt(payload, limit)
@@ -123,6 +125,10 @@ def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, se
     if reason:
         trace.update(outcome="trivial", why=str(reason))
         return None
+    # imported here, not at the top: a trivial prompt, or one the service answers, needs neither
+    from recall.prompt.block import format_rules, hook_output
+    from recall.prompt.candidates import find_hits
+
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload.get("cwd") else None
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     rules = fired_rules(payload, hook)
@@ -156,6 +162,8 @@ def _redacted(text: str) -> str:
 
 
 def _deliver(prompt, hits, hook, cfg, deadline, on_fallback, trace, rules, only_rules) -> dict | None:
+    from recall.prompt.block import format_raw, format_synthesis, hook_output
+
     def raw_because(why: str) -> dict:
         trace.update(outcome="raw", why=why)
         return raw

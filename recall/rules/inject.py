@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from recall.core import paths
+from recall.rules.files import any_rules, project_of
 from recall.rules.match import Fired, Situation, compiled_rules, fire
 
 LAST_TURNS = 3             # user prompts back the transcript's tools and files are taken from
@@ -89,14 +90,6 @@ def situation(payload: dict, project: str | None) -> Situation:
     return Situation.build(prompt, files, tools, roots)
 
 
-def project_of(cwd) -> str | None:
-    if not isinstance(cwd, str) or not cwd or not os.path.isdir(cwd):
-        return None
-    from indexer.project import canonical_project
-
-    return canonical_project(os.path.abspath(cwd))
-
-
 def _record_path(session_id) -> Path | None:
     if isinstance(session_id, str) and _SID.match(session_id):
         return sessions_dir() / f"{session_id}.json"
@@ -166,6 +159,8 @@ def rules_for_prompt(payload: dict, max_rules: int = 5) -> list[Fired]:
     """The rules the hook injects for ``payload`` (at most ``max_rules``), recorded as shown
     in the payload's session. Raises RuleError for an unreadable rule file."""
     project = project_of(payload.get("cwd"))
+    if not any_rules(project):
+        return []
     rules = compiled_rules(project)
     if not rules:
         return []

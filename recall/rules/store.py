@@ -21,7 +21,6 @@ import fcntl
 import json
 import os
 import re
-import secrets
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -30,6 +29,7 @@ from typing import Iterator
 
 from recall.core import paths
 from recall.core.errors import UsageError
+from recall.rules.files import global_file, project_file
 
 SCHEMA_VERSION = 1
 MAX_TEXT = 1000          # characters of a rule's text
@@ -253,14 +253,6 @@ def validate(fields: dict, base: Rule | None = None) -> Rule:
 
 
 # files ---------------------------------------------------------------------------------------
-def project_file(project: str) -> Path:
-    return Path(project) / ".memory" / "rules.json"
-
-
-def global_file() -> Path:
-    return paths.recall_home() / "rules.json"
-
-
 def rules_file(scope: str, project: str = "") -> Path:
     return global_file() if scope == "global" else project_file(project)
 
@@ -339,6 +331,8 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def _new_id(taken: set[str]) -> str:
+    import secrets
+
     while True:
         rid = "r" + secrets.token_hex(4)
         if rid not in taken:
