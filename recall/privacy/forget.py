@@ -121,15 +121,21 @@ def remove_from_memories(ix, sel: Selection, gone: set[str], projects: list[str]
             up, de = index.changes(project, state.changed, state.removed, state)
             upserts += up
             deletes += de
+    write_memory_docs(ix, upserts, deletes)
+    return deleted, rewritten, changed_projects
+
+
+def write_memory_docs(ix, upserts: list[dict], deletes: list[str]) -> None:
+    """The changed memories' index documents, written with ``ix`` and committed. The archive's
+    memory log keeps every version of a document: it is compacted to the current ones, so a
+    rebuild cannot bring back what was forgotten or re-redacted."""
     if upserts:
         ix.upsert_memory_docs(upserts)
     if deletes:
         ix.delete_keys(deletes)
     if upserts or deletes:
-        # the log keeps every version of a memory document: only the current ones stay
         ix.archive.compact_memory()
         ix.commit()
-    return deleted, rewritten, changed_projects
 
 
 def refresh_briefings(projects: list[str]) -> int:

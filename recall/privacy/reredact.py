@@ -18,7 +18,7 @@ from indexer.forgetting import Selection
 from indexer.redact import redact
 from recall.core import log
 from recall.memory import store
-from recall.privacy.forget import known_projects, refresh_briefings
+from recall.privacy.forget import known_projects, refresh_briefings, write_memory_docs
 
 
 def redact_memories(ix) -> tuple[int, list[str]]:
@@ -53,13 +53,7 @@ def redact_memories(ix) -> tuple[int, list[str]]:
             up, de = index.changes(project, state.changed, state.removed, state)
             upserts += up
             deletes += de
-    if upserts:
-        ix.upsert_memory_docs(upserts)
-    if deletes:
-        ix.delete_keys(deletes)
-    if upserts or deletes:
-        ix.archive.compact_memory()  # the log keeps every version of a document: only the current
-        ix.commit()
+    write_memory_docs(ix, upserts, deletes)
     return rewritten, changed_projects
 
 
