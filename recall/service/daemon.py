@@ -505,20 +505,6 @@ class Service:
         p = Path(path)
         try:
             st = p.stat()
-        except FileNotFoundError:
-            self.seen.pop(path, None)
-            self.ix.contexts.pop(path_text(path), None)
-            self.unreadable.pop(path_text(path), None)
-            return 0
-        except OSError as exc:
-            # not marked seen: the next rescan tries again (a permission fixed, a disk back)
-            self.seen.pop(path, None)
-            why = read_error(exc)
-            if self.unreadable.get(path_text(path)) != why:
-                self.error(f"cannot read {path_text(path)}: {why} (retried every {RESCAN_INTERVAL:g} s)")
-            self.unreadable[path_text(path)] = why
-            return 0
-        try:
             added = self.ix.index_file(p, budget=budget)
         except FileNotFoundError:
             self.seen.pop(path, None)
