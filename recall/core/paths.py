@@ -107,3 +107,40 @@ def atomic_write(path: Path, data: bytes | str, mode: int = 0o600, private_dir: 
         except OSError:
             pass
         raise
+
+
+class file_lock:
+    """``with file_lock(path, timeout, busy):`` holds an exclusive ``flock`` on ``path`` (made
+    0600 if missing), waiting up to ``timeout`` seconds for another process to let go; raises
+    ``busy()`` when it does not. (A class, not a generator: this module stays import-light.)"""
+
+    def __init__(self, path: Path, timeout: float, busy) -> None:
+        self.path, self.timeout, self.busy = path, timeout, busy
+        self.fd: int | None = None
+
+    def __enter__(self) -> "file_lock":
+        import errno
+        import fcntl
+        import time
+
+        ensure_dir(self.path.parent)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return self
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK) or \
+                        time.monotonic() >= deadline:
+                    os.close(self.fd)
+                    self.fd = None
+                    if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                        raise
+                    raise self.busy() from None
+                time.sleep(0.02)
+
+    def __exit__(self, *exc) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # releases the lock
+            self.fd = None

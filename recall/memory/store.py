@@ -29,8 +29,6 @@ Import-light: no pydantic, no anthropic; tantivy only when tokens are needed.
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import json
 import os
 import re
@@ -395,25 +393,8 @@ def save(state: State) -> None:
         git_exclude(state.project, ".memory/")
 
 
-@contextlib.contextmanager
-def _flock(path: Path, timeout: float) -> Iterator[None]:
-    paths.ensure_dir(path.parent)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    raise
-                if time.monotonic() >= deadline:
-                    raise StateBusy(path.parent / "state.json") from None
-                time.sleep(0.02)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
+def _flock(path: Path, timeout: float):
+    return paths.file_lock(path, timeout, lambda: StateBusy(path.parent / "state.json"))
 
 
 @contextlib.contextmanager

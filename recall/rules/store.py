@@ -15,17 +15,12 @@ Files are written atomically (tmp + rename, 0600) under an exclusive ``flock`` o
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import fcntl
 import json
-import os
 import re
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Iterator
 
 from recall.core import paths
 from recall.core.errors import UsageError
@@ -308,26 +303,9 @@ def _write(path: Path, rules: list[Rule]) -> None:
     paths.atomic_write(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    paths.ensure_dir(path.parent)
-    fd = os.open(path.with_name("rules.lock"), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        deadline = time.monotonic() + LOCK_TIMEOUT
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    raise
-                if time.monotonic() >= deadline:
-                    raise RuleError(f"{path} is locked by another recall process: try again in a moment.") \
-                        from None
-                time.sleep(0.02)
-        yield
-    finally:
-        os.close(fd)
+def _locked(path: Path):
+    return paths.file_lock(path.with_name("rules.lock"), LOCK_TIMEOUT, lambda: RuleError(
+        f"{path} is locked by another recall process: try again in a moment."))
 
 
 def _new_id(taken: set[str]) -> str:
