@@ -555,6 +555,21 @@ def test_storage_error_messages(tmp_path):
                          "itself, or run `recall index`).")
 
 
+def test_a_killed_writer_on_a_full_filesystem_is_named_as_full(tmp_path, monkeypatch):
+    """Tantivy's writer thread can die on a full disk without saying ENOSPC: the free space
+    of the filesystem names the cause then (the real-tmpfs test met both wordings)."""
+    import os
+    from types import SimpleNamespace
+
+    from recall.core.errors import storage_error
+
+    killed = ValueError("An error occurred in a thread: 'An index writer was killed.'")
+    monkeypatch.setattr(os, "statvfs", lambda p: SimpleNamespace(f_bavail=10, f_frsize=4096, f_blocks=10_000))
+    assert "is full (holding" in str(storage_error(killed, tmp_path / "index"))
+    monkeypatch.setattr(os, "statvfs", lambda p: SimpleNamespace(f_bavail=9_000, f_frsize=4096, f_blocks=10_000))
+    assert "check that the filesystem is mounted and writable" in str(storage_error(killed, tmp_path))
+
+
 def test_service_rebuilds_an_index_deleted_under_it(claude_projects, monkeypatch):
     import shutil
 

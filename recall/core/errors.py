@@ -84,12 +84,26 @@ def mount_point(path) -> str:
     return p
 
 
+def nearly_full(path) -> bool:
+    """Whether the filesystem holding ``path`` has (almost) no room left: under 8 MB or 0.5%
+    free. Some failed writes do not say ENOSPC (Tantivy's writer thread dies with "an index
+    writer was killed"): the free space tells the cause then."""
+    import os
+
+    try:
+        st = os.statvfs(mount_point(path))
+    except OSError:
+        return False
+    free, total = st.f_bavail * st.f_frsize, st.f_blocks * st.f_frsize
+    return total > 0 and free < max(8 << 20, total // 200)
+
+
 def storage_error(exc: BaseException, path, what: str = "the index") -> StorageError:
     """The one-line StorageError for a failed write of ``what`` under ``path``, naming the
     real cause: a full filesystem (by its mount point and free space) or the OS error."""
     import os
 
-    if is_disk_full(exc):
+    if is_disk_full(exc) or nearly_full(path):
         mount = mount_point(path)
         try:
             st = os.statvfs(mount)
