@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(res))
         return 0
-    print(f"| rules | matching p50 | matching p95 | baseline (prompt terms) p50 | ratio | first load of the file |")
+    print("| rules | matching p50 | matching p95 | baseline (prompt terms) p50 | ratio | first load of the file |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: |")
     print(f"| {res['rules']:,} | {res['match_p50_ms']} ms | {res['match_p95_ms']} ms | {res['baseline_p50_ms']} ms "
           f"| {res['ratio_p50']}× | {res['load_median_ms']} ms |")

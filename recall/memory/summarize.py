@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 
 from recall.core import config, log
 from recall.llm import backend
