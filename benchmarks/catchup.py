@@ -29,6 +29,7 @@ import os
 import random
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import threading
@@ -122,6 +123,30 @@ def newest_first(claude: Path, work: Path, order: str = "newest") -> dict:
     if order == "path":
         row["system"] = "recall serve (backfill, files in path order)"
     return row
+
+
+def order_timing(claude: Path, work: Path, pairs: int = 3) -> dict:
+    """The whole start-up backfill newest first against path order, timed without the poller
+    of ``newest_first`` (its queries land on the same two cores, and sooner on the newest-first
+    run, whose polled sessions fill first). ``pairs`` pairs of runs, the order within a pair
+    alternating (newest then path, path then newest, ...) so that a drift of the machine's
+    speed hits both alike; the figure is the median of the pairs' ratios."""
+    from benchmarks import backfill
+
+    runs: list[dict] = []
+    for i in range(pairs):
+        pair = {}
+        for order in (("newest", "path") if i % 2 == 0 else ("path", "newest")):
+            row = backfill.run_serve(claude, work, {"RECALL_BACKFILL_ORDER": order})
+            pair[order] = row["seconds"]
+            print(f"  pair {i + 1}/{pairs}: {order} {row['seconds']} s", file=sys.stderr, flush=True)
+        pair["ratio"] = round(pair["newest"] / pair["path"], 3) if pair["path"] else None
+        runs.append(pair)
+    shutil.rmtree(work / "home-serve", ignore_errors=True)
+    ratios = [p["ratio"] for p in runs if p["ratio"]]
+    return {"pairs": runs, "median_ratio": round(statistics.median(ratios), 3) if ratios else None,
+            "newest_median_s": round(statistics.median(p["newest"] for p in runs), 2) if runs else None,
+            "path_median_s": round(statistics.median(p["path"] for p in runs), 2) if runs else None}
 
 
 # ------------------------------------------------------------------------------ typing

@@ -171,6 +171,10 @@ def test_the_first_minutes_are_measured_next_to_their_baselines(result):
     for r in (sv, po):
         assert r["messages"] == MESSAGES and r["week_sessions"] >= 1 and r["newest_messages"] >= 1
         assert 0 < r["newest_searchable_s"] <= r["week_searchable_s"]
+    ot = res["backfill"]["order_timing"]  # the order's cost: alternating pairs without the poller
+    assert len(ot["pairs"]) == 1 and ot["median_ratio"] > 0
+    assert all(p["newest"] > 0 and p["path"] > 0 for p in ot["pairs"])
+    assert "| median | |" in docs and "newest first (one pair, no poller)" in docs
     ty = res["typing"]
     assert ty["hook"]["runs"] == res["processes"]["runs"] and ty["raw"]["failed"] == 0
     big = res["big_session"]
