@@ -54,6 +54,7 @@ from types import SimpleNamespace
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs" / "benchmarks.md"
 OUT_DIR = REPO / "benchmarks" / "out"
+SCALING_RECORD = REPO / "benchmarks" / "scaling.json"  # the scaling rows behind the docs, kept
 BYTES_PER_MESSAGE = 2600  # generated JSONL per indexable message (measured: 2.52 KB)
 
 TARGETS = {
@@ -789,9 +790,10 @@ def scaling_row(res: dict) -> dict:
             "command": res.get("command"), "load": [res.get("load_start"), res.get("load_end")]}
 
 
-def scaling(res: dict, out_dir: Path) -> list[dict]:
-    """The scaling table: this run's row and one from the latest ``run-<messages>.json`` in
-    ``out_dir`` of every other size."""
+def scaling(res: dict, out_dir: Path, record: Path | None = None) -> list[dict]:
+    """The scaling table: this run's row, one from the latest ``run-<messages>.json`` in
+    ``out_dir`` of every other size, and for a size neither has, the row kept in ``record``
+    (``benchmarks/scaling.json``, committed: a manual 5M run's row outlives its machine)."""
     rows = {res["messages"]: scaling_row(res)}
     for path in sorted(out_dir.glob("run-*.json")):
         try:
@@ -801,7 +803,26 @@ def scaling(res: dict, out_dir: Path) -> list[dict]:
                 rows[n] = scaling_row(other)
         except (OSError, ValueError, KeyError, TypeError):
             continue
+    for r in read_scaling_record(record):
+        rows.setdefault(r["messages"], r)
     return [rows[n] for n in sorted(rows)]
+
+
+def read_scaling_record(record: Path | None) -> list[dict]:
+    """The rows kept in ``record`` (none when it is missing or unreadable)."""
+    if record is None:
+        return []
+    try:
+        rows = json.loads(record.read_text())
+        return [r for r in rows if isinstance(r, dict) and isinstance(r.get("messages"), int)]
+    except (OSError, ValueError, TypeError):
+        return []
+
+
+def write_scaling_record(record: Path, rows: list[dict]) -> None:
+    """Keep the scaling rows (one per size) in ``record``, beside the docs they were rendered into."""
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps(sorted(rows, key=lambda r: r["messages"]), indent=1) + "\n")
 
 
 def scaling_section(res: dict) -> list[str]:
@@ -1047,6 +1068,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--freshness-files", type=int, default=20)
     ap.add_argument("--big-mb", type=int, default=None, help="size of the one huge transcript (default 200; 0 skips)")
     ap.add_argument("--note", default="", help="what else ran on the machine meanwhile (shown in the docs)")
+    ap.add_argument("--scaling-record", type=Path, default=SCALING_RECORD, metavar="JSON",
+                    help="the committed scaling rows read for sizes this machine has not run, and "
+                         "rewritten with --write-docs (default benchmarks/scaling.json)")
     ap.add_argument("--render", type=Path, default=None, metavar="RUN_JSON",
                     help="only print the table of an earlier run.json (and rewrite the docs from it with --write-docs)")
     args = ap.parse_args(argv)
@@ -1081,7 +1105,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = rows_of(res)
     res["rows"] = rows
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    res["scaling"] = scaling(res, args.out_dir)
+    res["scaling"] = scaling(res, args.out_dir, args.scaling_record)
     (args.out_dir / "run.json").write_text(json.dumps(res, indent=1, default=str) + "\n")
     (args.out_dir / f"run-{args.messages}.json").write_text(json.dumps(res, indent=1, default=str) + "\n")
     print(table(rows))
@@ -1090,7 +1114,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.write_docs:
         args.docs.parent.mkdir(parents=True, exist_ok=True)
         args.docs.write_text(render_docs(res, rows))
-        print(f"wrote {args.docs}")
+        write_scaling_record(args.scaling_record, res["scaling"])
+        print(f"wrote {args.docs} and {args.scaling_record}")
     return 0
 
 

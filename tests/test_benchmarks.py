@@ -23,7 +23,8 @@ def result(tmp_path_factory):
     docs = tmp / "benchmarks.md"
     code = bench.main(["--messages", str(MESSAGES), "--quick", "--out-dir", str(tmp / "out"),
                        "--work", str(tmp / "work"), "--write-docs", "--docs", str(docs),
-                       "--freshness-seconds", "3", "--freshness-corpus", "1000"])
+                       "--freshness-seconds", "3", "--freshness-corpus", "1000",
+                       "--scaling-record", str(tmp / "scaling.json")])
     assert code == 0
     res = json.loads((tmp / "out" / "run.json").read_text())
     return res, docs.read_text(), tmp
@@ -190,3 +191,22 @@ def test_the_first_minutes_are_measured_next_to_their_baselines(result):
     assert "## What a history of your size costs" in docs
     assert "| 5,000,000 | not run yet: `python -m benchmarks.run --messages 5000000 --write-docs`" in docs
     assert f"| {MESSAGES:,} | " in docs and "### One 20 MB transcript" in docs
+
+
+def test_scaling_rows_are_kept_in_a_committed_record(result, tmp_path):
+    """A manual 5M run's row outlives its machine: --write-docs keeps the scaling rows in the
+    record, and a later run of another size shows the record's rows for sizes it has no run of."""
+    res, _, tmp = result
+    kept = json.loads((tmp / "scaling.json").read_text())
+    assert [r["messages"] for r in kept] == [MESSAGES] and kept[0]["command"] == res["command"]
+    record = tmp_path / "scaling.json"
+    five = dict(kept[0], messages=5_000_000, command="python -m benchmarks.run --messages 5000000")
+    bench.write_scaling_record(record, [five])
+    rows = bench.scaling(res, tmp_path / "no-runs-here", record)
+    assert [r["messages"] for r in rows] == [MESSAGES, 5_000_000]
+    section = "\n".join(bench.scaling_section(dict(res, scaling=rows)))
+    assert "| 5,000,000 | not run yet" not in section and "| 5,000,000 | " in section
+    assert "| 1,000,000 | not run yet" in section  # no run of that size anywhere
+    assert bench.read_scaling_record(tmp_path / "missing.json") == []
+    (tmp_path / "bad.json").write_text("{not json")
+    assert bench.read_scaling_record(tmp_path / "bad.json") == []
