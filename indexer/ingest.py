@@ -608,6 +608,7 @@ class Indexer:
         if ctx is None or ctx.line != (known.lines if known is not None and offset else 0):
             ctx = self.contexts[key] = FileContext(path)
             ctx.line = known.lines if known is not None and offset else 0
+            ctx.private_open = bool(known.private_open) if known is not None and offset else False
             while len(self.contexts) > MAX_CONTEXTS:
                 self.contexts.popitem(last=False)
         else:
@@ -627,7 +628,7 @@ class Indexer:
                 if fingerprint_length(head) < HEAD_BYTES:
                     head = fingerprint(_head(path, min(HEAD_BYTES, new_offset)))
                 self.pending_files[key] = FileState(key, new_offset, st.st_size, st.st_ino, head,
-                                                    _tail(path, new_offset), ctx.line)
+                                                    _tail(path, new_offset), ctx.line, int(ctx.private_open))
                 self._read_since_trim += new_offset - last
                 last = new_offset
                 if self.pending_messages >= COMMIT_EVERY or self.commit_due():

@@ -61,7 +61,10 @@ JSON-escaped (``\u003cprivate\u003e``) and full-width.  An unclosed
 ``<private>`` removes everything to the end of the text.  A ``</private>``
 with no opener ends a block opened in an earlier message, so everything
 before it (back to the previous block) is removed too; ``<private/>`` is just
-dropped.
+dropped.  A block a user's prompt leaves open stays open across the messages
+that follow until a prompt closes it (``private_open_after``; the transcript
+reader carries it, ``indexer.transcripts``): the messages in between are not
+stored at all.
 
 Judgment calls (what is *not* a secret)
 --------------------------------------
@@ -264,6 +267,21 @@ def _strip_private(text: str) -> tuple[str, int]:
     if depth == 0:
         out.append(text[last:])
     return "".join(out), blocks
+
+
+def private_open_after(text: str, open_before: bool = False) -> bool:
+    """Whether a ``<private>`` block is still open at the end of ``text`` (``open_before``: one
+    was open when it began). A closer with no open block is ignored, as ``redact`` does."""
+    low = text.lower()
+    if "private" not in low or not any(h in low for h in _PRIV_HINTS):
+        return open_before
+    depth = 1 if open_before else 0
+    for m in _PRIV_TAG.finditer(text):
+        if m.group(1) is not None:
+            depth = max(0, depth - 1)
+        elif m.group(2) is None:  # an opener (``<private/>`` opens nothing)
+            depth += 1
+    return depth > 0
 
 
 def _remove_private(text: str) -> tuple[str, int]:

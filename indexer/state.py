@@ -48,6 +48,7 @@ class FileState:
     head: bytes = b""
     tail: bytes = b""  # tail_fingerprint at offset (b"": not known, a state from before it)
     lines: int = 0     # lines before offset (to name a skipped line by its number)
+    private_open: int = 0  # 1: a <private> block a prompt opened is still open at offset
 
 
 @dataclass
@@ -153,7 +154,8 @@ class StateDB:
             """
         )
         cols = {r[1] for r in self.conn.execute("PRAGMA table_info(files)")}
-        for col, decl in (("tail", "BLOB NOT NULL DEFAULT x''"), ("lines", "INTEGER NOT NULL DEFAULT 0")):
+        for col, decl in (("tail", "BLOB NOT NULL DEFAULT x''"), ("lines", "INTEGER NOT NULL DEFAULT 0"),
+                          ("private_open", "INTEGER NOT NULL DEFAULT 0")):
             if col not in cols:  # a state.db from before these columns
                 self.conn.execute(f"ALTER TABLE files ADD COLUMN {col} {decl}")
 
@@ -163,12 +165,12 @@ class StateDB:
     # files ---------------------------------------------------------------------------
     def file(self, path: str) -> FileState | None:
         row = self.conn.execute(
-            "SELECT path, offset, size, inode, head, tail, lines FROM files WHERE path=?", (path,)
+            "SELECT path, offset, size, inode, head, tail, lines, private_open FROM files WHERE path=?", (path,)
         ).fetchone()
         return FileState(*row) if row else None
 
     def all_files(self) -> dict[str, FileState]:
-        rows = self.conn.execute("SELECT path, offset, size, inode, head, tail, lines FROM files")
+        rows = self.conn.execute("SELECT path, offset, size, inode, head, tail, lines, private_open FROM files")
         return {r[0]: FileState(*r) for r in rows}
 
     # sessions ------------------------------------------------------------------------
@@ -188,8 +190,10 @@ class StateDB:
         with self.conn:
             self.conn.execute("BEGIN")
             self.conn.executemany(
-                "INSERT OR REPLACE INTO files(path, offset, size, inode, head, tail, lines) VALUES(?,?,?,?,?,?,?)",
-                [(f.path, f.offset, f.size, f.inode, f.head, f.tail, f.lines) for f in files],
+                "INSERT OR REPLACE INTO files(path, offset, size, inode, head, tail, lines, private_open)"
+                " VALUES(?,?,?,?,?,?,?,?)",
+                [(f.path, f.offset, f.size, f.inode, f.head, f.tail, f.lines, int(bool(f.private_open)))
+                 for f in files],
             )
             self.conn.executemany(
                 "INSERT OR REPLACE INTO sessions VALUES(?,?,?,?,?,?,?,?,?)",

@@ -15,7 +15,8 @@ What is skipped, counted by reason (see ``SKIP_REASONS``): bookkeeping line type
 ``attachment`` line (above all ``hook_additional_context``: recall's own injected context
 coming back), ``isMeta`` lines, slash-command wrappers, interrupted-request markers, lines
 left empty once ``<system-reminder>`` blocks and our own ``<recalled-context>`` blocks are
-cut out, unknown line types and malformed JSON. Nothing here is ever fatal.
+cut out, messages inside a ``<private>`` block an earlier prompt left open, unknown line
+types and malformed JSON. Nothing here is ever fatal.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ except ImportError:  # pragma: no cover - exercised where orjson is absent
     JSONError = (ValueError, TypeError, UnicodeDecodeError)
 
 from indexer.project import canonical_project
-from indexer.redact import redact
+from indexer.redact import private_open_after, redact
 
 TOOL_RESULT_CHARS = int(os.environ.get("RECALL_TOOL_RESULT_CHARS", "2000"))
 # What one message stores at most (a 47 MB pasted prompt is indexed by its first 100K
@@ -83,6 +84,7 @@ SKIP_REASONS = (
     "system-reminder",
     "duplicate-block",
     "thinking",
+    "private",
     "empty",
     "unknown-type",
     "malformed-json",
@@ -261,7 +263,7 @@ class FileContext:
     """Per-file parsing state: remembers tool ids and assistant blocks already seen."""
 
     __slots__ = ("path", "session_id", "cwd", "tool_names", "seen_blocks", "subagent", "source", "dir_project",
-                 "line", "bad")
+                 "line", "bad", "private_open")
 
     MAX_BAD = 20  # skipped lines named per read (the rest are counted)
 
@@ -275,6 +277,9 @@ class FileContext:
                                                         else path.parent.name))
         self.line = 0  # complete lines before the read position
         self.bad: list[tuple[int, str]] = []  # (line number, why) of lines that could not be read
+        # a <private> block a prompt left open: every message up to the prompt that closes it
+        # is private (saved with the file's offset, so a restart carries it on)
+        self.private_open = False
         self.cwd = ""
         self.tool_names: OrderedDict[str, str] = OrderedDict()
         self.seen_blocks: OrderedDict[str, None] = OrderedDict()
@@ -354,6 +359,9 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
             return None
         leaf = str(obj.get("leafUuid") or "")
         uid = "summary-" + hashlib.sha1(f"{session_id}\0{leaf}\0{text}".encode()).hexdigest()[:24]
+        if ctx.private_open:  # Claude Code's summary of a conversation inside a private block
+            stats["private"] += 1
+            return None
         text, dropped = precut(text.strip())
         return _message(uid, session_id, cwd, obj, "summary", cap_text(redact(text), dropped), [], [], ctx)
     if kind not in ("user", "assistant"):
@@ -439,8 +447,16 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
         elif btype in ("thinking", "redacted_thinking"):
             reason = "thinking"
     if not texts:
-        stats[reason] += 1
+        if ctx.private_open and kind == "assistant":
+            stats["private"] += 1
+        else:
+            stats[reason] += 1
         return None
+    if ctx.private_open or (kind == "user" and n_text):
+        texts = _private_carry(texts, kind, n_text, ctx)
+        if not texts:
+            stats["private"] += 1
+            return None
 
     if kind == "user":
         if message.get("isCompactSummary") or obj.get("isCompactSummary"):
@@ -456,6 +472,23 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
             files.append(fp)
     text = cap_text(redact("\n".join(texts)), dropped)
     return _message(uid, session_id, cwd, obj, role, text, tools, files, ctx)
+
+
+def _private_carry(texts: list[str], kind: str, n_text: int, ctx: FileContext) -> list[str]:
+    """A message's texts with what lies inside a ``<private>`` block opened by an earlier
+    prompt taken out, and ``ctx.private_open`` moved on. Only what the user typed opens or
+    closes a block across messages (a tool's output that shows the tag does not); while one is
+    open, the replies, tool calls and tool results in it are private whole."""
+    if kind != "user" or not n_text:
+        return [] if ctx.private_open else texts
+    joined = "\n".join(texts)
+    open_before = ctx.private_open
+    ctx.private_open = private_open_after(joined, open_before)
+    if not open_before:
+        return texts  # what it opens, redact removes to its end
+    if ctx.private_open:
+        return []  # still inside the block: all of it
+    return ["<private>" + joined]  # closed here: redact drops up to the closer
 
 
 def _message(uid, session_id, cwd, obj, role, text, tools, files, ctx) -> Message:

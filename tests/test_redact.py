@@ -290,6 +290,121 @@ def test_private_block_across_two_messages_leaks_nothing(claude_projects):
     assert b"now fix the login bug" in archive and b"note for later" in archive
 
 
+def _archived(paths) -> bytes:
+    return b"".join(p.read_bytes() for p in paths.archive_dir().rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("text, open_before, expected", [
+    ("plain words", False, False),
+    ("plain words", True, True),
+    ("note <private>the vault", False, True),
+    ("a <private>b</private> c", False, False),
+    ("the rest</private> public", True, False),
+    ("stray </private> closer", False, False),
+    ("<private/> empty", False, False),
+    ("x <private>a <private>b</private> still open", False, True),
+    ("&lt;private&gt;escaped", False, True),
+])
+def test_private_open_after(text, open_before, expected):
+    from indexer.redact import private_open_after
+
+    assert private_open_after(text, open_before) is expected
+
+
+def test_private_block_across_many_messages_stores_none_of_them(claude_projects):
+    """A block a prompt leaves open covers every message up to the prompt that closes it:
+    the replies, tool calls and prompts in between are not stored at all, and what follows
+    the closer is, as is everything after it."""
+    from indexer.ingest import Indexer
+    from recall.core import paths
+    from tests.factory import Session
+
+    s = Session(cwd="/home/dev/app")
+    s.user("note for later <private>the vault combination is 4711-alpha")
+    s.assistant("Understood, 4711-alpha noted.")
+    s.user("and the safe is behind the painting in the hallway")
+    tid = s.tool_use("Bash", {"command": "echo hallway-painting"})
+    s.tool_result(tid, "hallway-painting")
+    s.compact_summary("The user shared the vault code 4711-alpha and the hallway painting.")
+    s.user("the backup phrase is zebra-lantern-99</private> now fix the login bug")
+    s.assistant("Fixing the login bug in auth.py.")
+    s.write(claude_projects)
+    with Indexer() as ix:
+        summary = ix.run([claude_projects])
+    archive = _archived(paths)
+    for piece in (b"4711-alpha", b"zebra-lantern-99", b"hallway", b"painting", b"vault"):
+        assert piece not in archive
+    assert b"now fix the login bug" in archive and b"note for later" in archive
+    assert b"Fixing the login bug" in archive
+    assert summary.skipped["private"] == 5  # the reply, the prompt, the tool call, its result, the summary
+
+
+def test_an_open_private_block_survives_a_restart(claude_projects):
+    """The open block is saved with the file's offset: a new indexer (a restart of the
+    service) reading the rest of the file still hides the messages inside it."""
+    from indexer.ingest import Indexer
+    from recall.core import paths
+    from tests.factory import Session
+
+    s = Session(cwd="/home/dev/app")
+    s.user("keep this <private>first secret: cobalt-otter")
+    s.assistant("ok")
+    s.write(claude_projects)
+    with Indexer() as ix:
+        ix.run([claude_projects])
+    start = len(s.lines)
+    s.user("second secret: amber-falcon")
+    s.user("done</private> what is the weather api we chose?")
+    s.append(claude_projects, start)
+    with Indexer() as ix:
+        ix.run([claude_projects])
+    archive = _archived(paths)
+    assert b"cobalt-otter" not in archive and b"amber-falcon" not in archive
+    assert b"keep this" in archive and b"weather api we chose" in archive
+
+
+def test_a_tool_output_showing_the_tag_hides_nothing_after_it(claude_projects):
+    """Only what the user typed opens a block across messages: a file read by a tool that
+    shows an unclosed ``<private>`` loses its own tail, not the rest of the session."""
+    from indexer.ingest import Indexer
+    from recall.core import paths
+    from tests.factory import Session
+
+    s = Session(cwd="/home/dev/app")
+    s.user("how does the redactor treat tags?")
+    tid = s.tool_use("Read", {"file_path": "/home/dev/app/redact.py"})
+    s.tool_result(tid, "# an unclosed <private> hides the rest of its own message")
+    s.assistant("An unclosed tag hides the rest of that message only.")
+    s.user("and what about the quokka-migration plan?")
+    s.write(claude_projects)
+    with Indexer() as ix:
+        ix.run([claude_projects])
+    archive = _archived(paths)
+    assert b"hides the rest of that message only" in archive and b"quokka-migration" in archive
+
+
+def test_memory_extraction_carries_an_open_block_between_reads(claude_projects):
+    """The memory worker reads a transcript in steps: its cursor keeps the open block, so the
+    model never sees a prompt inside it."""
+    from recall.memory.extract import read_new
+    from tests.factory import Session
+
+    s = Session(cwd="/home/dev/app")
+    s.user("we start <private>the staging password is tulip-42")
+    s.assistant("ok")
+    path = s.write(claude_projects)
+    carry: dict[int, bool] = {}
+    entries, end, _ = read_new(path, 0, "/home/dev/app", False, carry)
+    assert carry[end] is True and not any("tulip-42" in e.text for e in entries)
+    start = len(s.lines)
+    s.user("and prod is orchid-77")
+    s.user("</private> deploy the api to staging")
+    s.append(claude_projects, start)
+    entries, end2, _ = read_new(path, end, "/home/dev/app", carry[end], carry)
+    texts = "\n".join(e.text for e in entries)
+    assert "orchid-77" not in texts and "deploy the api to staging" in texts and carry[end2] is False
+
+
 def test_private_block_hides_secrets_inside():
     out, counts = redact_counts("<private>token=ghp_" + "A1b2" * 9 + "</private>")
     assert out == " "

@@ -92,6 +92,7 @@ class Cursor:
     project: str = ""
     cwd: str = ""
     updated: float = 0.0
+    private_open: bool = False  # a <private> block a prompt opened is still open at offset
 
 
 @dataclass
@@ -139,7 +140,7 @@ def load_cursor(session_id: str) -> Cursor:
         return Cursor(session_id=session_id, transcript=str(d.get("transcript") or ""),
                       offset=int(d.get("offset") or 0), inode=int(d.get("inode") or 0),
                       project=str(d.get("project") or ""), cwd=str(d.get("cwd") or ""),
-                      updated=float(d.get("updated") or 0.0))
+                      updated=float(d.get("updated") or 0.0), private_open=bool(d.get("private_open")))
     except (OSError, ValueError, TypeError, AttributeError):
         return Cursor(session_id=session_id)
 
@@ -148,6 +149,7 @@ def save_cursor(c: Cursor) -> None:
     c.updated = time.time()
     paths.atomic_write(cursor_path(c.session_id), json.dumps({
         "session_id": c.session_id, "transcript": c.transcript, "offset": c.offset, "inode": c.inode,
+        "private_open": c.private_open,
         "project": c.project, "cwd": c.cwd, "updated": c.updated}))
 
 
@@ -205,19 +207,25 @@ def render(m, root: str = "") -> str | None:
     return None  # tool results: too long, and what matters shows up in Claude's reply
 
 
-def read_new(path: Path, offset: int, root_hint: str = "") -> tuple[list[Entry], int, str]:
-    """Summary entries of the lines after ``offset``; (entries, new offset, a cwd seen)."""
+def read_new(path: Path, offset: int, root_hint: str = "", private_open: bool = False,
+             carry: dict[int, bool] | None = None) -> tuple[list[Entry], int, str]:
+    """Summary entries of the lines after ``offset``; (entries, new offset, a cwd seen).
+    ``private_open``: a ``<private>`` block was open at ``offset``; ``carry`` is filled with
+    whether one is open after each line (by its end offset), for the cursor."""
     from indexer.archive import Tombstones
     from indexer.ledger import Gate, admit
     from indexer.transcripts import FileContext, read_lines
 
     ctx = FileContext(path)
+    ctx.private_open = private_open
     entries: list[Entry] = []
     end = offset
     cwd = ""
     root = root_hint
     gate, tombstones = Gate(), Tombstones(paths.archive_dir() / "forgotten.json")
     for batch, pos in read_lines(path, offset, ctx, Counter(), max_bytes=1):
+        if carry is not None:
+            carry[pos] = ctx.private_open
         keep, _ = admit(batch, gate, tombstones)  # excluded, paused, switched off, forgotten: no memories
         for m in (batch[i] for i in keep):
             if not cwd and m.cwd:
@@ -340,7 +348,8 @@ def process(session_id: str, event: str, transcript_path: str | None = None, cwd
         cur = Cursor(session_id=session_id, transcript=str(path), inode=st.st_ino, cwd=cur.cwd,
                      project=cur.project)
     root_hint = canonical_project(os.path.abspath(cwd)) if cwd else cur.project
-    entries, end, seen_cwd = read_new(path, cur.offset, root_hint)
+    carry: dict[int, bool] = {}
+    entries, end, seen_cwd = read_new(path, cur.offset, root_hint, cur.private_open, carry)
     project = root_hint or (canonical_project(seen_cwd) if seen_cwd else "")
     report.project, report.lines = project, len(entries)
     if not project:
@@ -349,7 +358,7 @@ def process(session_id: str, event: str, transcript_path: str | None = None, cwd
     cur.project, cur.cwd = project, cwd or seen_cwd or cur.cwd
     if not entries:
         if end != cur.offset:
-            cur.offset = end  # only lines the summary leaves out: nothing to wait for
+            cur.offset, cur.private_open = end, carry.get(end, cur.private_open)  # only lines the summary leaves out
             save_cursor(cur)
         report.note = "nothing new"
         return report
@@ -378,7 +387,7 @@ def process(session_id: str, event: str, transcript_path: str | None = None, cwd
             logger.warning("session %s: chunk %d/%d skipped, the model's answer was malformed twice (%s)",
                            session_id, i, len(chunks), exc)
             report.skipped_chunks += 1
-            cur.offset = ch.end
+            cur.offset, cur.private_open = ch.end, carry.get(ch.end, cur.private_open)
             save_cursor(cur)
             continue
         except llm.NoKey:
@@ -407,7 +416,7 @@ def process(session_id: str, event: str, transcript_path: str | None = None, cwd
             report.changed |= state.changed
             report.removed |= state.removed
         report.changed -= report.removed
-        cur.offset = ch.end
+        cur.offset, cur.private_open = ch.end, carry.get(ch.end, cur.private_open)
         save_cursor(cur)
     logger.info("session %s (%s): %d lines, %d chunks, %d calls, +%d new, %d superseded, %d refreshed%s",
                 session_id, event, report.lines, report.chunks, report.calls_ok, report.added,
