@@ -471,6 +471,9 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
         if isinstance(fp, str) and fp:
             files.append(fp)
     text = cap_text(redact("\n".join(texts)), dropped)
+    if not text.strip():  # all of it was inside <private> blocks
+        stats["private"] += 1
+        return None
     return _message(uid, session_id, cwd, obj, role, text, tools, files, ctx)
 
 
