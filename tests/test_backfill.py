@@ -309,3 +309,23 @@ def test_a_rebuild_replays_the_newest_sessions_first(claude_projects):
     with Indexer(rebuild=True) as ix:
         replayed = [m.session_id for batch, _ in ix.archive.replay_positions() for m in batch]
     assert replayed == [sid for _, sid in sorted(order)]
+
+
+def test_the_cycle_collector_runs_rarely_during_a_backfill_and_as_before_after(claude_projects):
+    """Python's cycle collector scanned the growing heap over and over during a backfill (10-20%
+    of its CPU): it runs at BACKFILL_GC_THRESHOLD while one is under way, at the process's own
+    thresholds before and after."""
+    import gc
+
+    before = gc.get_threshold()
+    Session(cwd="/home/dev/app").user("index me").write(claude_projects)
+    seen = []
+    with Indexer() as ix:
+        ix.run([claude_projects], progress=lambda p: seen.append(gc.get_threshold()))
+        assert seen and all(t == ingest.BACKFILL_GC_THRESHOLD for t in seen)
+        assert gc.get_threshold() == before
+        ix.begin_backfill()
+        ix.begin_backfill()  # nested: the first thresholds are the ones given back
+        ix.end_backfill()
+        ix.end_backfill()
+    assert gc.get_threshold() == before
