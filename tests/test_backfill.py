@@ -318,7 +318,9 @@ def test_the_cycle_collector_runs_rarely_during_a_backfill_and_as_before_after(c
     import gc
 
     before = gc.get_threshold()
-    Session(cwd="/home/dev/app").user("index me").write(claude_projects)
+    s = Session(cwd="/home/dev/app")
+    s.user("index me")
+    s.write(claude_projects)
     seen = []
     with Indexer() as ix:
         ix.run([claude_projects], progress=lambda p: seen.append(gc.get_threshold()))
