@@ -1018,13 +1018,14 @@ class Indexer:
         self._backfill_started = time.monotonic()
         if self._gc_threshold is None:
             self._gc_threshold = gc.get_threshold()
-            gc.freeze()  # what is alive now (modules, the writer, caches) is never scanned again
+            gc.freeze()  # what is alive now (modules, the writer, caches) is not scanned meanwhile
             gc.set_threshold(*BACKFILL_GC_THRESHOLD)
 
     def end_backfill(self) -> None:
         self._backfill_started = None
         if self._gc_threshold is not None:
             gc.set_threshold(*self._gc_threshold)
+            gc.unfreeze()  # collectable again: a long-lived service must not keep its cycles
             self._gc_threshold = None
 
     def commit_due(self) -> bool:
