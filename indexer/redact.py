@@ -228,6 +228,12 @@ _PRIV_TAG = re.compile(_LT + r"\s*(/)?\s*private(?:\s[^<>]*?)?(/)?\s*" + _GT, re
 _PRIV_HINTS = ("<", "&lt", "&#", "\\u003c", "\uff1c")
 
 
+def _may_hold_private(low: str) -> bool:
+    """A cheap test on lowercased text before the tag regex runs: the word and an opening
+    bracket in one of the tag's spellings."""
+    return "private" in low and any(h in low for h in _PRIV_HINTS)
+
+
 def _strip_private(text: str) -> tuple[str, int]:
     out: list[str] = []
     depth = 0
@@ -272,8 +278,7 @@ def _strip_private(text: str) -> tuple[str, int]:
 def private_open_after(text: str, open_before: bool = False) -> bool:
     """Whether a ``<private>`` block is still open at the end of ``text`` (``open_before``: one
     was open when it began). A closer with no open block is ignored, as ``redact`` does."""
-    low = text.lower()
-    if "private" not in low or not any(h in low for h in _PRIV_HINTS):
+    if not _may_hold_private(text.lower()):
         return open_before
     depth = 1 if open_before else 0
     for m in _PRIV_TAG.finditer(text):
@@ -1151,7 +1156,7 @@ def _resolve(spans: list) -> list:
 def _pass(text: str) -> tuple[str, dict]:
     counts: dict[str, int] = {}
     low = text.lower()
-    if "private" in low and any(h in low for h in _PRIV_HINTS):
+    if _may_hold_private(low):
         new, nblocks = _remove_private(text)
         if nblocks:
             counts["private"] = nblocks
