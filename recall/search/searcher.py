@@ -25,9 +25,10 @@ import tantivy
 
 from indexer.archive_files import open_session, read_message
 from indexer.ledger import Gate
-from indexer.schema import DOCTYPES_BY_CODE, IndexCorrupt, SchemaMismatch, open_index, stored_value
+from indexer.schema import DOCTYPES_BY_CODE, ECHO_TAG, IndexCorrupt, SchemaMismatch, open_index, stored_value
 from recall.core import paths
 from recall.core.errors import IndexMissing, RecallError
+from recall.search.confidence import judge
 from recall.search.exchange import exchange
 from recall.search.hit import Hit, iso
 from recall.search.query import _IDENT, _QUOTED, _unique, analyze, common_terms, is_stopword, weighty
@@ -60,6 +61,10 @@ SESSION_WEIGHTS: tuple[float, ...] = (1.0, 0.5, 0.25)
 # within 0.01 of it).
 NEIGHBOUR_WEIGHT = 0.1
 NEIGHBOUR_SECONDS = 120
+
+# Hits read and ordered by their confidence (recall.search.confidence) in every search, so a
+# confident hit just below the engine's top few still shows.
+JUDGED = 10
 
 ALL_DOCTYPES = frozenset({"message", "session", "memory"})  # every doctype indexer.ingest writes
 
@@ -289,7 +294,10 @@ class Searcher:
         ranked = _with_neighbours(ranked)
         if not messages:
             ranked = _group_by_session(ranked)
-        return self.hits(searcher, ranked, terms, now, limit=limit)
+        if messages:  # one message each: the engine's order (the model judges whole exchanges)
+            return judge(searcher, text, self.hits(searcher, ranked, terms, now, limit=limit), reorder=False)
+        hits = self.hits(searcher, ranked, terms, now, limit=max(limit, JUDGED))
+        return judge(searcher, text, hits)[:limit]
 
     def hits(self, searcher: tantivy.Searcher, ranked: list[Candidate], terms: list[str], now: float,
              limit: int | None = None) -> list[Hit]:
@@ -378,6 +386,8 @@ class Searcher:
         hit.timestamp = iso(int(stored_value(doc, "ts", 0) or 0))
         hit.role = stored_value(doc, "role")
         pos = doc.get_first("apos")
+        if hit.kind == "memory" and ECHO_TAG in doc.get_all("tags"):
+            hit.echo = True  # a summary of a session that restated recall's own output
         if pos is None:
             hit.cwd = stored_value(doc, "cwd")
             hit.text = stored_value(doc, "text")
@@ -392,6 +402,7 @@ class Searcher:
                 fd = None
         hit.cwd = str((rec or {}).get("cwd") or "")
         hit.text = str((rec or {}).get("text") or "")
+        hit.echo = bool((rec or {}).get("echo"))
         return rec, fd
 
     def count(self) -> int:
