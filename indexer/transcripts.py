@@ -350,7 +350,8 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
             att = obj.get("attachment")
             if isinstance(att, dict) and att.get("type") == "hook_additional_context":
                 stats["hook-context"] += 1
-                body = str(att.get("content") or "")
+                body = att.get("content") or ""
+                body = "\n".join(map(str, body)) if isinstance(body, list) else str(body)
                 if "recalled-context" in body:
                     ctx.recalled = frozenset(echo_terms(body))
                 return None

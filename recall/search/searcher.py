@@ -328,9 +328,11 @@ class Searcher:
                     continue  # (no text: its archive line is gone; shown, recall doctor tells)
                 hit.snippet = snippet(hit.text, pattern)
                 if rec is not None and hit.kind == "message":
+                    flags: dict = {}
                     hit.reply, hit.question = exchange(self.archive_root, hit.project, hit.session_id,
                                                        int(doc.get_first("apos")), hit.role,
-                                                       str(rec.get("source") or ""), fd=fd)
+                                                       str(rec.get("source") or ""), fd=fd, flags=flags)
+                    hit.echo = hit.echo or bool(flags.get("echo"))  # a prompt answered by recall's output
             finally:
                 if fd is not None:
                     os.close(fd)

@@ -16,7 +16,7 @@ should so some such than that the their them then there these they this those th
 under until up us very was we were what when where which while who whom why will with would you
 your yours yes ok okay thanks thank hi hello hey tell know think want need make get got go use
 used using one two way thing things something anything lot really sure right still even well
-much many may might must shall yeah yep""".split()
+much many may might must shall yeah yep else otherwise whether either neither instead""".split()
 
 FRAMING = """last time times previous previously earlier before ago past recent recently remind reminder
 recall remember remembered forgot forget mention mentioned said say says told tell talk talked talking
