@@ -500,3 +500,238 @@ def fit(pools: dict[str, Pool], homes: dict, semantic: bool = False) -> dict:
             "min_confidence": threshold, "candidates": len(rows), "positives": sum(r["label"] for r in use),
             "tune": gate_figures(rows, pools, (bias, weights), threshold, "tune"),
             "report": gate_figures(rows, pools, (bias, weights), threshold, "report")}
+
+
+# ------------------------------------------------------------------------------------
+# budgets: the hook with the service and `recall --raw`, this checkout next to main
+
+
+def start_service(code: Codebase, env: dict) -> subprocess.Popen:
+    proc = subprocess.Popen([code.recall, "serve"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True, cwd=env["HOME"])
+    probe = [code.python, "-c", "from recall.core import service_client as c; import sys; sys.exit(0 if c.ping(1) else 1)"]
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"`recall serve` of {code.name} exited with {proc.returncode}")
+        if subprocess.run(probe, env=env, cwd=env["HOME"]).returncode == 0:
+            return proc
+        time.sleep(0.3)
+    proc.terminate()
+    raise SystemExit(f"`recall serve` of {code.name} did not come up")
+
+
+def stop_service(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def budgets(codes: list[Codebase], homes: dict, pool: Pool, runs: int = 40) -> dict:
+    """p50 / p95 wall ms of the hook with the service, and of ``recall --json`` with and
+    without it, for each code base on the same pool, prompt by prompt alternating the code
+    bases (so the machine's load hits both alike)."""
+    prompts = [p.text for p in pool.prompts if p.kind in ("answerable", "new-task")][:runs]
+    times: dict = {c.name: {"hook_service": [], "raw_service": [], "raw_no_service": []} for c in codes}
+    envs = {c.name: bench_env(*homes[(c.name, pool.name)], service=True) for c in codes}
+    procs = {}
+    try:
+        for c in codes:
+            procs[c.name] = start_service(c, envs[c.name])
+        for text in prompts:
+            for c in codes:
+                times[c.name]["hook_service"].append(run_hook(c, envs[c.name], text, str(uuidlib.uuid4()))[1])
+                times[c.name]["raw_service"].append(run_raw(c, envs[c.name], text, 5)[1])
+    finally:
+        for p in procs.values():
+            stop_service(p)
+    for text in prompts:
+        for c in codes:
+            env = bench_env(*homes[(c.name, pool.name)])
+            times[c.name]["raw_no_service"].append(run_raw(c, env, text, 5)[1])
+
+    def pct(xs, q):
+        xs = sorted(xs)
+        return round(xs[min(len(xs) - 1, int(q * len(xs)))], 1)
+
+    return {c: {mode: {"p50": round(statistics.median(xs), 1), "p95": pct(xs, 0.95), "n": len(xs)}
+                for mode, xs in modes.items()} for c, modes in times.items()}
+
+
+# ------------------------------------------------------------------------------------
+# the run
+
+
+def run(data: Path, main_dir: Path | None, workdir: Path, budget_runs: int = 40, retrieval: bool = True) -> dict:
+    t0 = time.perf_counter()
+    pools = load_pools(data)
+    ours = Codebase("ours", REPO)
+    main = ensure_main(main_dir)
+    homes = prepare(pools, workdir, [ours, main])
+    records: dict[str, list] = {"ours": [], "main": [], "bm25": []}
+    for pool in pools.values():
+        by_prefix = {s.session_id[:8]: s.session_id for s in pool.sessions}
+        for code in (ours, main):
+            records[code.name] += ask(code, pool, bench_env(*homes[(code.name, pool.name)]), by_prefix)
+        records["bm25"] += ask_bm25(pool)
+    threshold = tune_bm25_threshold(records["bm25"])
+    bm25 = bm25_gate(records["bm25"], threshold)
+    out = {
+        "data": str(data), "main": MAIN_COMMIT, "commit": _commit(REPO),
+        "pools": {p.name: {"sessions": len(p.sessions), "messages": p.messages} for p in pools.values()},
+        "bm25_threshold": threshold,
+        "figures": {name: {split: figures(recs if name != "bm25" else bm25, split)
+                           for split in ("tune", "report")}
+                    for name, recs in records.items()},
+        "budgets": budgets([ours, main], homes, pools["a"], budget_runs),
+    }
+    if retrieval:
+        out["retrieval"] = {c.name: _retrieval(c, workdir) for c in (ours, main)}
+    out["seconds"] = round(time.perf_counter() - t0, 1)
+    out["per_prompt"] = {k: v for k, v in records.items() if k != "bm25"}
+    return out
+
+
+def _commit(repo: Path) -> str:
+    try:
+        return subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True).stdout.strip()
+    except OSError:
+        return ""
+
+
+def _retrieval(code: Codebase, workdir: Path) -> dict:
+    """The scoped LongMemEval and LoCoMo figures of ``benchmarks.retrieval`` for ``code``."""
+    out = workdir / f"retrieval-{code.name}.json"
+    env = {**os.environ, "RECALL_BENCH_DATA": str(find_data_dir() or "")}
+    subprocess.run([code.python, "-m", "benchmarks.retrieval", "--no-analyzed-baseline", "--out", str(out)],
+                   cwd=code.repo, env=env, check=True, stdout=subprocess.DEVNULL)
+    return json.loads(out.read_text())["summary"]
+
+
+# ------------------------------------------------------------------------------------
+# docs/benchmarks.md: this benchmark's section, from the committed results
+
+
+ROWS = (("useful", "useful (answerable prompts whose injection holds an evidence session)", "≥ 0.70"),
+        ("false_share", "false share (injections holding no evidence session)", "≤ 0.25"),
+        ("silent_new_task", "silent on new-task prompts", "≥ 0.90"),
+        ("silent_unanswerable", "silent on unanswerable questions (abstention + evidence left out)", "≥ 0.50"),
+        ("R@1", "`recall --raw` R@1", ""), ("R@5", "`recall --raw` R@5", "≥ main + 0.08"),
+        ("R@10", "`recall --raw` R@10", ""), ("MRR", "`recall --raw` MRR (10 hits)", ""),
+        ("chars_per_prompt", "injected characters per prompt", ""),
+        ("injected_share", "prompts with an injection", ""))
+
+
+def _num(x) -> str:
+    if x is None:
+        return "—"
+    return f"{x:,.1f}" if isinstance(x, float) and abs(x) >= 10 else f"{x:.3f}" if isinstance(x, float) else str(x)
+
+
+def sections(res: dict | None = None) -> list[str]:
+    """The section of docs/benchmarks.md (``benchmarks.run.render_docs``), from ``res`` or
+    from the committed ``benchmarks/injection.json``."""
+    if res is None or "figures" not in res:
+        try:
+            res = json.loads(RESULTS.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return ["## Injection: silent unless it helps (issue 25)", "", "Not measured yet: run "
+                    "`python -m benchmarks.injection --write-json`.", ""]
+    fig = res["figures"]
+    pools = res["pools"]
+    n = fig["ours"]["report"]["prompts"]
+    out = ["## Injection: silent unless it helps (issue 25)", "",
+           "`python -m benchmarks.injection --write-json` (this section: `python -m benchmarks.run --write-docs`). "
+           "Every haystack session of `longmemeval_s_dev.json.gz` written as Claude Code transcripts into one "
+           f"project, in two pools ({pools['a']['sessions']:,} and {pools['b']['sessions']:,} sessions, "
+           f"{pools['a']['messages']:,} and {pools['b']['messages']:,} messages): pool *a* leaves out the evidence "
+           "sessions of half the questions (by a hash of the id), pool *b* of the other half, so every question "
+           "is asked once answerable and once with its evidence left out. The `_abs` questions and 82 new-task "
+           "coding prompts written for this benchmark (`benchmarks/new_task_prompts.py`) are asked of both. "
+           "Each prompt goes through the real hook (`recall hook user-prompt-submit`, a process per prompt, no "
+           "model backend, no service: raw snippets) and each answerable question through `recall --json "
+           "--limit 10` (`--raw`'s search and order). Side by side in the same run: today's main "
+           f"(`{res.get('main')}`, its own checkout and virtualenv, its own index of the same transcripts) and "
+           "BM25 (rank_bm25's BM25Okapi over the pool's sessions, lowercase whitespace tokens; it injects its "
+           f"top {BM25_TOP} sessions when its best score reaches {res['bm25_threshold']:.1f}, the threshold "
+           "that did best on the tune half).", "",
+           "The confidence model (`recall/search/confidence.py`) was fitted on the **tune** half "
+           "(`benchmarks.retrieval.split_of`; new-task prompts by the same hash of their text) and "
+           "`hook.min_confidence` chosen there; the **report** half is what is quoted. "
+           f"Report half: {n['answerable']} answerable, {n['left-out']} left out, {n['abstention']} abstention, "
+           f"{n['new-task']} new-task prompts.", ""]
+    for split in ("report", "tune"):
+        out += [f"**{split.capitalize()} half**", "",
+                "| figure | recall (this tree) | main | BM25 | target |", "|---|---:|---:|---:|---|"]
+        for key, label, target in ROWS:
+            out.append(f"| {label} | {_num(fig['ours'][split].get(key))} | {_num(fig['main'][split].get(key))} | "
+                       f"{_num(fig['bm25'][split].get(key))} | {target} |")
+        out.append("")
+    b = res.get("budgets")
+    if b:
+        out += ["**Budgets** (pool *a*, the same prompts alternating this tree and main, wall ms, p50 / p95):", "",
+                "| process | recall | main | difference of p50 | budget |", "|---|---:|---:|---:|---|"]
+        for mode, label, budget in (("hook_service", "prompt hook, with the service", "≤ +15 ms"),
+                                    ("raw_service", "`recall --raw --limit 5`, with the service", "≤ +20 ms"),
+                                    ("raw_no_service", "`recall --raw --limit 5`, no service", "≤ +20 ms")):
+            o, m = b["ours"][mode], b["main"][mode]
+            out.append(f"| {label} | {o['p50']} / {o['p95']} | {m['p50']} / {m['p95']} | "
+                       f"{o['p50'] - m['p50']:+.1f} | {budget} |")
+        out.append("")
+    r = res.get("retrieval")
+    if r:
+        out += ["**Scoped retrieval** (`benchmarks.retrieval`, one project per question or conversation, both "
+                "halves) in the same run:", "", "| figure | recall | main |", "|---|---:|---:|"]
+        for ds, level, metric in (("longmemeval", "session", "recall@5"), ("longmemeval", "session", "recall_all@5"),
+                                  ("longmemeval", "session", "ndcg@10"), ("longmemeval", "message", "recall@10"),
+                                  ("longmemeval", "message", "ndcg@10"), ("locomo", "message", "recall@10"),
+                                  ("locomo", "message", "ndcg@10")):
+            try:
+                o = r["ours"][ds][level][metric]["ours"]
+                m = r["main"][ds][level][metric]["ours"]
+            except KeyError:
+                continue
+            out.append(f"| {ds} {level} {metric} | {o:.3f} | {m:.3f} |")
+        out.append("")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.injection", description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=None, help=f"a LongMemEval-S file (default: {DATA_FILE} in "
+                    "$RECALL_BENCH_DATA or shared/data)")
+    ap.add_argument("--main", type=Path, default=None, help="a checkout of today's main with its own .venv "
+                    f"(default: a git worktree at {MAIN_COMMIT} made under the temp directory)")
+    ap.add_argument("--work", type=Path, default=None, help="keep transcripts and indexes here (reused)")
+    ap.add_argument("--budget-runs", type=int, default=40)
+    ap.add_argument("--no-retrieval", action="store_true", help="skip the scoped retrieval figures")
+    ap.add_argument("--write-json", action="store_true", help=f"write {RESULTS.name} (docs/benchmarks.md reads it)")
+    ap.add_argument("--fit", action="store_true", help="refit the confidence model on the tune half and print it")
+    args = ap.parse_args(argv)
+    data = args.data or ((find_data_dir() or Path(".")) / DATA_FILE)
+    if not data.exists():
+        print(f"error: no {data}: pass --data or set RECALL_BENCH_DATA", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="recall-injection-", dir="/dev/shm" if os.path.isdir("/dev/shm")
+                                     else None) as tmp:
+        work = args.work or Path(tmp)
+        if args.fit:
+            pools = load_pools(data)
+            homes = prepare(pools, work, [Codebase("ours", REPO)])
+            print(json.dumps(fit(pools, homes), indent=1))
+            return 0
+        res = run(data, args.main, work, args.budget_runs, not args.no_retrieval)
+    print("\n".join(sections(res)))
+    if args.write_json:
+        RESULTS.write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {RESULTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
