@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from recall.search.query import analyze
+from recall.search.query import W_CONTENT, analyze
 from recall.search.words import FRAMING, PROMPT_STOPWORDS
 
 PSEUDO_DOCS = 100        # smoothing of the idf weights for small indexes
@@ -104,8 +104,6 @@ class QueryStats:
 def query_stats(index_searcher, text: str, terms: list[str] | None = None) -> QueryStats | None:
     """``QueryStats`` for ``text`` over an open Tantivy searcher; None when the text has no
     informative term (then nothing can be judged relevant to it)."""
-    from recall.search.searcher import W_CONTENT
-
     terms = informative_terms(text) if terms is None else terms
     if not terms:
         return None

@@ -31,10 +31,10 @@ from recall.core.errors import IndexMissing, RecallError
 from recall.search.confidence import judge
 from recall.search.exchange import exchange
 from recall.search.hit import Hit, iso
-from recall.search.query import _IDENT, _QUOTED, _unique, analyze, common_terms, is_stopword, weighty
+from recall.search.query import (_IDENT, _QUOTED, W_CONTENT, _unique, analyze, common_terms, is_stopword,
+                                 weighty)
 from recall.search.snippets import highlighter, snippet
 
-W_CONTENT = 10.0
 W_FILES = 2.0
 W_TOOLS = 1.0
 W_PHRASE = 6.0        # an identifier / quoted phrase found whole, on top of its parts
