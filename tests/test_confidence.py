@@ -191,8 +191,8 @@ def test_recall_log_shows_each_hits_confidence_and_why_nothing(history, project,
 
 
 def test_the_shipped_model_is_calibrated_in_the_right_direction():
-    strong = {"coverage": 1.0, "rare": 1.0, "proximity": 1.0, "score": 1.2}
-    weak = {"coverage": 0.4, "rare": 0.3, "proximity": 0.0, "score": 0.4}
+    strong = {"rare": 1.0, "proximity": 1.0, "score": 1.2}
+    weak = {"rare": 0.3, "proximity": 0.0, "score": 0.4}
     gate = config.DEFAULTS["hook"]["min_confidence"]
     assert gate == conf.DEFAULT_MIN_CONFIDENCE
     assert conf.confidence(strong) > gate > conf.confidence(weak)
@@ -210,3 +210,18 @@ def test_one_confidence_orders_raw_search_and_mcp(history, project):
     found = tools.memory_search("how are prices stored on invoices", limit=5, project=str(project))
     first = found["matches"][0]
     assert history["prices"].session_id in json.dumps(first)
+
+
+def test_the_summary_of_an_echo_session_ranks_below_the_decision(history, project):
+    from recall.memory import summaries
+    from recall.memory.summarize import session_echo
+
+    assert session_echo(history["echo"].session_id) is True
+    assert session_echo(history["redis"].session_id) is False
+    summaries.put(history["echo"].session_id, str(project),
+                  "Asked why we dropped redis; answered: the managed instance cost $180 a month and sessions "
+                  "moved to postgres in an unlogged table.", echo=True)
+    hits = Searcher().search("why did we drop redis for sessions", limit=5)
+    summary = [h for h in hits if h.uuid == f"sum-{history['echo'].session_id}"]
+    assert summary and summary[0].echo
+    assert hits[0].session_id == history["redis"].session_id

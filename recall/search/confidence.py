@@ -11,12 +11,12 @@ fitted on the tune half of ``benchmarks.injection`` (a pooled LongMemEval histor
 answerable, unanswerable and new-task prompts) and shipped here as constants
 (``LEXICAL``, ``SEMANTIC``); ``python -m benchmarks.injection --fit`` refits them. Features:
 
-* ``coverage``: the idf-weighted share of the query's informative terms the hit holds
-  (text and the exchange around it: the reply a question got, the question a reply
-  answered). A term no past session contains weighs the most: the query is about something
-  never said. Framing words ("last time", "remind me", "did we decide") are not terms.
-* ``rare``: whether the hit holds the query's rarest terms that the index has at all
-  (idf-weighted, squared: the rarest dominate).
+* ``rare``: the idf-weighted share (squared: the rarest terms dominate) of the query's
+  informative terms the hit holds, in its text or the exchange around it (the reply a
+  question got, the question a reply answered). A term no past session contains is the
+  rarest of all: the query is about something never said. Framing words ("last time",
+  "remind me", "did we decide") are not terms. (``coverage``, the plain idf-weighted share,
+  is computed too; fitted beside ``rare`` it added nothing, so the model leaves it out.)
 * ``proximity``: the share of the query's adjacent informative-term pairs found close
   together in the hit (a phrase, not scattered words).
 * ``score``: the engine's score (BM25 fields and bonuses, recency prior) over what a
@@ -26,7 +26,7 @@ answerable, unanswerable and new-task prompts) and shipped here as constants
 
 A hit that restates what recall itself injected (a reply quoting a recalled block, a
 session summary of such a session, a ``/recall`` or ``/remember`` session) is marked
-``echo`` by ``recall.search.echo`` and its confidence scaled by ``ECHO_FACTOR``: the session
+``echo`` at ingest (``indexer.transcripts.mark_echo``; a summary by its tag) and its confidence scaled by ``ECHO_FACTOR``: the session
 it came from ranks first.
 """
 
@@ -44,7 +44,7 @@ PROXIMITY_WINDOW = 4     # two query words this close (in terms) in a hit count 
 MAX_TEXT = 20000         # characters of a hit read for its features
 ECHO_FACTOR = 0.35       # a hit that restates recall's own output keeps this share of its confidence
 
-FEATURES = ("coverage", "rare", "proximity", "score")
+FEATURES = ("rare", "proximity", "score")
 
 
 @dataclass(frozen=True)
@@ -56,11 +56,11 @@ class Model:
 
 
 # Fitted on the tune half of benchmarks.injection (python -m benchmarks.injection --fit): 4,128
-# candidates of 172 prompts, 185 of them an evidence session. Calibrated on that mix, a good
+# candidates of 172 prompts, 185 of them of an evidence session. Calibrated on that mix, a good
 # hit's confidence is low in absolute terms (most candidates of most prompts bear on nothing):
 # DEFAULT_MIN_CONFIDENCE is the lowest gate that kept 90% of new-task prompts and 50% of
 # unanswerable ones silent on the tune half.
-LEXICAL = Model(bias=-5.206, weights={"coverage": 0.564, "rare": 1.246, "proximity": 1.798, "score": 1.391})
+LEXICAL = Model(bias=-5.193, weights={"rare": 1.948, "proximity": 1.76, "score": 1.292})
 # With the semantic stage's cosine: fitted the same way once the stage has vectors (until
 # then the lexical model with no similarity term, so a missing stage changes nothing).
 SEMANTIC = LEXICAL
@@ -94,7 +94,7 @@ class QueryStats:
     weights: dict[str, float]        # idf of each judged term
     present: dict[str, float] = field(default_factory=dict)  # those the index holds
     pairs: list[tuple[str, str]] = field(default_factory=list)
-    self_score: float = 1.0          # what a document holding each present term once would score
+    self_score: float = 1.0          # the engine's score of a document holding each present term once
 
     @property
     def total(self) -> float:
@@ -107,8 +107,9 @@ def query_stats(index_searcher, text: str, terms: list[str] | None = None) -> Qu
     terms = informative_terms(text) if terms is None else terms
     if not terms:
         return None
-    n = max(1, index_searcher.num_docs) + PSEUDO_DOCS
-    weights, present = {}, {}
+    docs = max(1, index_searcher.num_docs)
+    n = docs + PSEUDO_DOCS
+    weights, present, engine = {}, {}, {}
     for t in terms:
         try:
             df = index_searcher.doc_freq("content", t)
@@ -118,13 +119,15 @@ def query_stats(index_searcher, text: str, terms: list[str] | None = None) -> Qu
         weights[t] = w
         if df:
             present[t] = w
+            engine[t] = math.log(1.0 + (docs - df + 0.5) / (df + 0.5))  # BM25's own idf, as Tantivy scores
     if len(weights) > LONG_QUERY_TERMS:
         keep = sorted(present, key=present.get)[-LONG_QUERY_TERMS:]
         weights = {t: weights[t] for t in keep}
         present = {t: present[t] for t in keep}
     judged = [t for t in terms if t in weights]
     pairs = list(zip(judged, judged[1:]))
-    self_score = W_CONTENT * sum(present.values()) or 1.0
+    # on the engine's own scale, whatever the size of the index
+    self_score = W_CONTENT * sum(engine[t] for t in present) or 1.0
     return QueryStats(judged, weights, present, pairs, self_score)
 
 
@@ -144,8 +147,8 @@ def features(q: QueryStats, text: str, score: float, context: str = "") -> dict[
     held = set(tokens) | around
     total = q.total or 1.0
     coverage = sum(w for t, w in q.weights.items() if t in held) / total
-    sq = sum(w * w for w in q.present.values())
-    rare = sum(w * w for t, w in q.present.items() if t in held) / sq if sq else 0.0
+    sq = sum(w * w for w in q.weights.values())
+    rare = sum(w * w for t, w in q.weights.items() if t in held) / sq if sq else 0.0
     proximity = 0.0
     if q.pairs:
         pos = _positions(tokens, {t for p in q.pairs for t in p})
