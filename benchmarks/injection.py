@@ -391,8 +391,11 @@ def candidate_rows(pools: dict[str, Pool], homes: dict, code_name: str = "ours",
     """Every hook candidate of every prompt (in-process, the hook's own ``candidates``), with
     its features and its label: 1 when its session is an evidence session of the prompt."""
     from benchmarks.retrieval import recall_home
-    from recall.prompt.candidates import CANDIDATES, candidates, informative_terms, query_text, semantic_scores
+    from recall.prompt.candidates import CANDIDATES, candidates, informative_terms, query_text
     from recall.search import confidence as conf
+
+    if semantic:
+        import recall.search.semantic  # noqa: F401 - loaded, as in the service: confidence uses it
     from recall.search.searcher import Searcher
 
     rows = []
@@ -410,7 +413,7 @@ def candidate_rows(pools: dict[str, Pool], homes: dict, code_name: str = "ours",
                     continue
                 q = conf.query_stats(idx, text, terms)
                 hits = candidates(s, text, CANDIDATES, POOL_CWD, None)
-                sims = semantic_scores(text, hits) if semantic else {}
+                sims = conf.similarities(text, hits) if semantic else {}
                 for rank, h in enumerate(hits):
                     f = conf.features(q, h.text, h.score, conf.hit_context(h))
                     sim = sims.get(f"m:{h.uuid}")

@@ -125,19 +125,37 @@ def candidates(searcher, text: str, limit: int, project: str | None, exclude_ses
     return hits
 
 
-def semantic_scores(text: str, hits: list) -> dict[str, float]:
-    """The semantic stage's cosine for each candidate that has a vector (``{}`` when the
-    stage is off, not installed or has no vectors: the lexical model then decides alone)."""
-    try:
-        from recall.search import semantic
-    except ImportError:
-        return {}
+def semantic_candidates(searcher, text: str, project: str | None, exclude_session: str | None,
+                        have: set[str], k: int = 8) -> list:
+    """The messages the semantic stage finds nearest to ``text`` that the lexical search did
+    not (paraphrases: "money amounts" for "prices in cents"), as hits; [] when the stage is
+    not loaded in this process (the hook's own process: the service has it)."""
+    import sys
+
+    semantic = sys.modules.get("recall.search.semantic")
+    if semantic is None:
+        return []
     try:
         if not semantic.available():
-            return {}
-        return semantic.similarities(text, [f"m:{h.uuid}" for h in hits if h.kind == "message"])
+            return []
+        near = semantic.nearest(text, project=project, exclude_session=exclude_session, k=k)
     except Exception:  # noqa: BLE001 - the stage fails open
-        return {}
+        return []
+    import tantivy
+
+    s = searcher.index.searcher()
+    now = time.time()
+    out = []
+    for key, _cos in near:
+        if key in have:
+            continue
+        try:
+            found = s.search(tantivy.Query.term_query(searcher.schema, "key", key), 1).hits
+        except Exception:  # noqa: BLE001
+            continue
+        if found:
+            out.append(searcher._read(s.doc(found[0][1]), 0.0, now, boost=False)[0])
+    return out
 
 
 def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None, hook: dict | None = None,
@@ -148,7 +166,7 @@ def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None
     ``best``: the best candidate's confidence, which says why a prompt got nothing."""
     from indexer.project import canonical_project
     from recall.core.errors import IndexMissing
-    from recall.search.confidence import DEFAULT_MIN_CONFIDENCE, judge, query_stats
+    from recall.search.confidence import DEFAULT_MIN_CONFIDENCE, judge, query_stats, similarities
 
     trace = trace if trace is not None else {}
     hook = hook or hook_settings()
@@ -166,11 +184,12 @@ def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None
     except IndexMissing:
         return []
     hits = candidates(s, text, CANDIDATES, project, session_id or None)
+    hits += semantic_candidates(s, text, project, session_id or None, {f"m:{h.uuid}" for h in hits})
     if not hits:
         trace["best"] = None
         return []
     idx = s.index.searcher()
-    judged = judge(idx, text, hits, semantic_scores(text, hits), query_stats(idx, text, terms))
+    judged = judge(idx, text, hits, similarities(text, hits), query_stats(idx, text, terms))
     trace["best"] = round(judged[0].confidence, 3)
     need = float(hook.get("min_confidence", DEFAULT_MIN_CONFIDENCE))
     kept, per_session, seen_text = [], {}, set()

@@ -178,6 +178,24 @@ def hit_context(hit) -> str:
     return " ".join(x for x in (getattr(hit, "reply", None), getattr(hit, "question", None)) if x)
 
 
+def similarities(text: str, hits: list) -> dict[str, float]:
+    """The semantic stage's cosine for each message hit that has a vector (``{}`` when the
+    stage is off, not installed, has no vectors, or is not loaded in this process: the
+    lexical model then decides alone). Only a process that already loaded the stage (the
+    service) uses it: the hook's own process never imports the encoder or numpy."""
+    import sys
+
+    semantic = sys.modules.get("recall.search.semantic")
+    if semantic is None:
+        return {}
+    try:
+        if not semantic.available():
+            return {}
+        return semantic.similarities(text, [f"m:{h.uuid}" for h in hits if h.kind == "message"])
+    except Exception:  # noqa: BLE001 - the stage fails open
+        return {}
+
+
 def judge(index_searcher, text: str, hits: list, similarities: dict[str, float] | None = None,
           stats: QueryStats | None = None, reorder: bool = True) -> list:
     """Set ``hit.confidence`` on every hit and return them ordered by it, best first (ties
