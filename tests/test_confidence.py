@@ -225,3 +225,13 @@ def test_the_summary_of_an_echo_session_ranks_below_the_decision(history, projec
     summary = [h for h in hits if h.uuid == f"sum-{history['echo'].session_id}"]
     assert summary and summary[0].echo
     assert hits[0].session_id == history["redis"].session_id
+
+
+def test_a_memory_note_is_judged_on_the_words_the_history_holds():
+    q = conf.QueryStats(terms=["deploy", "shop", "product"], weights={"deploy": 4.0, "shop": 4.0, "product": 5.5},
+                        present={"deploy": 4.0, "shop": 4.0}, pairs=[("deploy", "shop")], self_score=40.0)
+    note = "Deploys of the shop go through make ship."
+    as_message = conf.features(q, note, 30.0)
+    as_note = conf.features(q, note, 30.0, note=True)
+    assert as_note["rare"] == 1.0 > as_message["rare"]  # "production" is in no session: not held against a note
+    assert conf.confidence(as_note) > conf.confidence(as_message)

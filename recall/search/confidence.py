@@ -139,16 +139,19 @@ def _positions(tokens: list[str], wanted: set[str]) -> dict[str, list[int]]:
     return out
 
 
-def features(q: QueryStats, text: str, score: float, context: str = "") -> dict[str, float]:
+def features(q: QueryStats, text: str, score: float, context: str = "", note: bool = False) -> dict[str, float]:
     """The lexical features of a hit (its ``text``, the exchange around it in ``context``,
-    the engine's ``score``) for the query ``q``."""
+    the engine's ``score``) for the query ``q``. ``note``: the hit is a memory (a line of
+    MEMORY.md or CLAUDE.md, a typed memory): a distilled note a few words long, judged on
+    the query's terms the history holds (a word it never says does not count against it)."""
     tokens = analyze((text or "")[:MAX_TEXT])
     around = set(analyze(context[:MAX_TEXT])) if context else set()
     held = set(tokens) | around
     total = q.total or 1.0
     coverage = sum(w for t, w in q.weights.items() if t in held) / total
-    sq = sum(w * w for w in q.weights.values())
-    rare = sum(w * w for t, w in q.weights.items() if t in held) / sq if sq else 0.0
+    judged = q.present if note else q.weights
+    sq = sum(w * w for w in judged.values())
+    rare = sum(w * w for t, w in judged.items() if t in held) / sq if sq else 0.0
     proximity = 0.0
     if q.pairs:
         pos = _positions(tokens, {t for p in q.pairs for t in p})
@@ -208,7 +211,8 @@ def judge(index_searcher, text: str, hits: list, similarities: dict[str, float] 
         if q is None:
             h.confidence = 0.0
             continue
-        feats = features(q, h.text, h.score, hit_context(h))
+        feats = features(q, h.text, h.score, hit_context(h),
+                         note=h.kind == "memory" and not str(h.uuid).startswith("sum-"))
         c = confidence(feats, sims.get(f"m:{h.uuid}"))
         if getattr(h, "echo", False):
             c *= ECHO_FACTOR
