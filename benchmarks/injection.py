@@ -675,6 +675,21 @@ def sections(res: dict | None = None) -> list[str]:
             out.append(f"| {label} | {_num(fig['ours'][split].get(key))} | {_num(fig['main'][split].get(key))} | "
                        f"{_num(fig['bm25'][split].get(key))} | {target} |")
         out.append("")
+    out += [
+        "How to read it. The hook used to inject whatever came within 35% of its best hit: in a pooled "
+        "history common words always find a best hit, so main injected for 63% of the report half's prompts "
+        "(1,589 characters per prompt), 26% of new-task prompts and 91% of unanswerable questions. The "
+        "confidence gate (`hook.min_confidence`, 0.11: the lowest gate that kept 90% of new-task and 50% of "
+        "unanswerable prompts silent on the tune half) keeps 97% of the report half's new-task prompts and "
+        "about half its unanswerable questions silent and injects 60% fewer characters, for about 7 points "
+        "less *useful*. The useful and false-share targets are not met by lexical evidence: for a question "
+        "whose evidence was left out, the pool still holds sessions on the same subject (another cat, another "
+        "trip), and what tells them apart from the answer is meaning, not words. `recall --raw` is ordered by "
+        "the same confidence: R@1 and MRR rise, R@5 is unchanged on the report half (+0.025 on the tune half), "
+        "short of the +0.08 target. Model: `LEXICAL` in `recall/search/confidence.py` (3 weights and a bias; "
+        "refit with `--fit`); the semantic stage (issue 25 item 3) plugs its cosine into the same model and its "
+        "`nearest()` into the hook's candidates where the service has it loaded; it was not in this tree when "
+        "these figures were taken.", ""]
     b = res.get("budgets")
     if b:
         out += ["**Budgets** (pool *a*, the same prompts alternating this tree and main, wall ms, p50 / p95):", "",
