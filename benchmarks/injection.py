@@ -391,11 +391,8 @@ def candidate_rows(pools: dict[str, Pool], homes: dict, code_name: str = "ours",
     """Every hook candidate of every prompt (in-process, the hook's own ``candidates``), with
     its features and its label: 1 when its session is an evidence session of the prompt."""
     from benchmarks.retrieval import recall_home
-    from recall.prompt.candidates import CANDIDATES, candidates, informative_terms, query_text
+    from recall.prompt.candidates import CANDIDATES, candidates, informative_terms, query_text, semantic_candidates
     from recall.search import confidence as conf
-
-    if semantic:
-        import recall.search.semantic  # noqa: F401 - loaded, as in the service: confidence uses it
     from recall.search.searcher import Searcher
 
     rows = []
@@ -404,6 +401,8 @@ def candidate_rows(pools: dict[str, Pool], homes: dict, code_name: str = "ours",
         with recall_home(home):
             s = Searcher()
             idx = s.index.searcher()
+            if semantic:
+                load_semantic(s)
             for p in pool.prompts:
                 if split is not None and p.split != split:
                     continue
@@ -413,6 +412,8 @@ def candidate_rows(pools: dict[str, Pool], homes: dict, code_name: str = "ours",
                     continue
                 q = conf.query_stats(idx, text, terms)
                 hits = candidates(s, text, CANDIDATES, POOL_CWD, None)
+                if semantic:
+                    hits += semantic_candidates(s, text, POOL_CWD, None, {f"m:{h.uuid}" for h in hits})
                 sims = conf.similarities(text, hits) if semantic else {}
                 for rank, h in enumerate(hits):
                     f = conf.features(q, h.text, h.score, conf.hit_context(h))
@@ -422,6 +423,48 @@ def candidate_rows(pools: dict[str, Pool], homes: dict, code_name: str = "ours",
                     rows.append({"pool": pool.name, "pid": p.pid, "kind": p.kind, "split": p.split, "rank": rank,
                                  "session": h.session_id, "label": int(h.session_id in p.evidence), "f": f})
     return rows
+
+
+class _Runtime:
+    """The semantic stage as the service runs it (its encoder, the pool's vectors), in this
+    process: what ``recall.search.semantic`` scores with."""
+
+    def __init__(self, searcher) -> None:
+        from indexer import encoder, vectors
+
+        self.encoder = encoder.shared()
+        self.store = vectors.VectorStore(model_id=self.encoder.model_id)
+        self._index = searcher.index
+
+    def searcher_index(self):
+        return self._index
+
+
+def load_semantic(searcher) -> None:
+    """Install the semantic stage over the current RECALL_HOME's vectors in this process."""
+    from recall.search import semantic
+
+    semantic.install(_Runtime(searcher))
+
+
+def semantic_ready(code: Codebase, env: dict) -> dict:
+    """The service's embedding progress (op ``semantic_status``)."""
+    script = "import json; from recall.core import service_client as c; print(json.dumps(c.call('semantic_status', {})))"
+    out = subprocess.run([code.python, "-c", script], env=env, capture_output=True, text=True, cwd=env["HOME"])
+    try:
+        return json.loads(out.stdout)
+    except ValueError:
+        return {}
+
+
+def wait_embedded(code: Codebase, env: dict, timeout: float = 6 * 3600) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        st = semantic_ready(code, env)
+        if st.get("state") in ("done", "off", "unavailable"):
+            return st
+        time.sleep(10)
+    raise SystemExit("the service did not finish embedding the pool in time")
 
 
 def fit_logistic(rows: list[dict], names: tuple[str, ...], l2: float = 1.0, iters: int = 50) -> tuple[float, dict]:
@@ -569,7 +612,8 @@ def budgets(codes: list[Codebase], homes: dict, pool: Pool, runs: int = 40) -> d
 # the run
 
 
-def run(data: Path, main_dir: Path | None, workdir: Path, budget_runs: int = 40, retrieval: bool = True) -> dict:
+def run(data: Path, main_dir: Path | None, workdir: Path, budget_runs: int = 40, retrieval: bool = True,
+        semantic: bool = True) -> dict:
     t0 = time.perf_counter()
     pools = load_pools(data)
     ours = Codebase("ours", REPO)
@@ -581,6 +625,17 @@ def run(data: Path, main_dir: Path | None, workdir: Path, budget_runs: int = 40,
         for code in (ours, main):
             records[code.name] += ask(code, pool, bench_env(*homes[(code.name, pool.name)]), by_prefix)
         records["bm25"] += ask_bm25(pool)
+    if semantic and (REPO / "recall" / "search" / "semantic.py").exists():
+        records["ours+semantic"] = []
+        for pool in pools.values():  # through the service, which holds the encoder and the vectors
+            env = bench_env(*homes[("ours", pool.name)], service=True)
+            proc = start_service(ours, env)
+            try:
+                wait_embedded(ours, env)
+                by_prefix = {s.session_id[:8]: s.session_id for s in pool.sessions}
+                records["ours+semantic"] += ask(ours, pool, env, by_prefix)
+            finally:
+                stop_service(proc)
     threshold = tune_bm25_threshold(records["bm25"])
     bm25 = bm25_gate(records["bm25"], threshold)
     out = {
@@ -668,11 +723,14 @@ def sections(res: dict | None = None) -> list[str]:
            "`hook.min_confidence` chosen there; the **report** half is what is quoted. "
            f"Report half: {n['answerable']} answerable, {n['left-out']} left out, {n['abstention']} abstention, "
            f"{n['new-task']} new-task prompts.", ""]
+    sem = "ours+semantic" in fig
     for split in ("report", "tune"):
         out += [f"**{split.capitalize()} half**", "",
-                "| figure | recall (this tree) | main | BM25 | target |", "|---|---:|---:|---:|---|"]
+                "| figure | recall, lexical (no service) | " + ("recall + semantic stage (service) | " if sem else "")
+                + "main | BM25 | target |", "|---|---:|" + ("---:|" if sem else "") + "---:|---:|---|"]
         for key, label, target in ROWS:
-            out.append(f"| {label} | {_num(fig['ours'][split].get(key))} | {_num(fig['main'][split].get(key))} | "
+            mid = f" {_num(fig['ours+semantic'][split].get(key))} |" if sem else ""
+            out.append(f"| {label} | {_num(fig['ours'][split].get(key))} |{mid} {_num(fig['main'][split].get(key))} | "
                        f"{_num(fig['bm25'][split].get(key))} | {target} |")
         out.append("")
     out += [
@@ -728,8 +786,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=None, help="keep transcripts and indexes here (reused)")
     ap.add_argument("--budget-runs", type=int, default=40)
     ap.add_argument("--no-retrieval", action="store_true", help="skip the scoped retrieval figures")
+    ap.add_argument("--no-semantic", action="store_true", help="skip the figures with the semantic stage (the "
+                    "service embeds each pool first: tens of CPU-minutes)")
     ap.add_argument("--write-json", action="store_true", help=f"write {RESULTS.name} (docs/benchmarks.md reads it)")
     ap.add_argument("--fit", action="store_true", help="refit the confidence model on the tune half and print it")
+    ap.add_argument("--semantic-fit", action="store_true", help="with --fit: the model with the semantic stage's "
+                    "similarity (the pools' vectors must exist: a run without --no-semantic made them)")
     args = ap.parse_args(argv)
     data = args.data or ((find_data_dir() or Path(".")) / DATA_FILE)
     if not data.exists():
@@ -741,9 +803,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.fit:
             pools = load_pools(data)
             homes = prepare(pools, work, [Codebase("ours", REPO)])
-            print(json.dumps(fit(pools, homes), indent=1))
+            print(json.dumps(fit(pools, homes, semantic=args.semantic_fit), indent=1))
             return 0
-        res = run(data, args.main, work, args.budget_runs, not args.no_retrieval)
+        res = run(data, args.main, work, args.budget_runs, not args.no_retrieval, not args.no_semantic)
     print("\n".join(sections(res)))
     if args.write_json:
         RESULTS.write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -514,7 +514,7 @@ def _recall_tool(name: str, inp) -> bool:
 
 
 def echo_terms(text: str) -> set[str]:
-    """The words of a text as the index analyses them, stopwords dropped (what an echo shares)."""
+    """The words of a text as the index analyses them, longer than two characters (what an echo shares)."""
     from indexer.schema import prepare_content, text_analyzer
 
     return {t for t in text_analyzer().analyze(prepare_content(text[:20000])) if len(t) > 2}
