@@ -271,13 +271,6 @@ def ask(code: Codebase, pool: Pool, env: dict, by_prefix: dict[str, str], raw: b
             rec["rank"] = first_rank(ranked, p.evidence)
             rec["raw_ms"] = round(ms, 1)
         records.append(rec)
-    log = env["RECALL_HOME"] + "/injections.jsonl"
-    try:
-        with open(log, encoding="utf-8") as fh:
-            lines = [json.loads(x) for x in fh if x.strip()]
-        by_session = {r.get("session"): r for r in lines}
-    except OSError:
-        by_session = {}
     return records
 
 
@@ -480,8 +473,6 @@ def fit_logistic(rows: list[dict], names: tuple[str, ...], l2: float = 1.0, iter
 
 def gate_figures(rows: list[dict], pools: dict[str, Pool], model, threshold: float, split: str) -> dict:
     """The hook's decision simulated on candidate rows (which sessions it would inject)."""
-    from recall.search import confidence as conf
-
     by_prompt: dict = {}
     for r in rows:
         f = dict(r["f"])
@@ -501,12 +492,13 @@ def gate_figures(rows: list[dict], pools: dict[str, Pool], model, threshold: flo
 
 
 def _score(model, f: dict, sim) -> float:
-    import math
+    """``recall.search.confidence.confidence`` with a candidate model (bias, weights)."""
+    from recall.search import confidence as conf
 
     bias, weights = model
-    z = bias + sum(w * (sim if n == "similarity" else f.get(n, 0.0)) for n, w in weights.items()
-                   if n != "similarity" or sim is not None)
-    return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
+    if "similarity" not in weights:
+        sim = None
+    return conf.confidence(f, sim, conf.Model(bias, weights))
 
 
 SILENT_NEW_FLOOR = 0.90      # the issue's silence targets: the threshold is the lowest that

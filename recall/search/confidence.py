@@ -168,13 +168,12 @@ def features(q: QueryStats, text: str, score: float, context: str = "", note: bo
             "score": min(3.0, max(0.0, score) / q.self_score)}
 
 
-def confidence(feats: dict[str, float], similarity: float | None = None) -> float:
+def confidence(feats: dict[str, float], similarity: float | None = None, model: Model | None = None) -> float:
     """The calibrated probability that the hit bears on the query: ``SEMANTIC`` when the
-    semantic stage scored it, else ``LEXICAL``."""
-    model = LEXICAL
+    semantic stage scored it, else ``LEXICAL`` (``model``: another, as the fit tries)."""
     if similarity is not None:
-        model = SEMANTIC
         feats = {**feats, "similarity": similarity}
+    model = model or (SEMANTIC if similarity is not None else LEXICAL)
     z = model.bias + sum(w * feats.get(name, 0.0) for name, w in model.weights.items())
     return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
