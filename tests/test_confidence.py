@@ -18,6 +18,7 @@ from recall.prompt import injections
 from recall.search import confidence as conf
 from recall.search.searcher import Searcher
 from tests.factory import Session
+from tests.test_service import serve  # noqa: F401 - fixture
 
 START = datetime(2026, 10, 1, 9, tzinfo=timezone.utc)
 REDIS_DECISION = ("We dropped redis: the managed instance cost $180 a month and it only cached sessions, "
@@ -152,15 +153,50 @@ def test_a_new_task_sharing_common_words_gets_nothing(history, project):
     assert trace["why"].startswith("no hit confident enough: the best was ")
 
 
-def test_paraphrase_needs_the_semantic_stage(history, project):
-    """ "what's our convention for money amounts?" shares no word with "prices … in cents":
-    only the semantic stage's nearest() can find it, so this runs against the stage."""
-    semantic = pytest.importorskip("recall.search.semantic", reason="the semantic stage (issue 25 item 3) is "
-                                   "not in this tree: the paraphrase can only be found by it")
-    if not semantic.available():
-        pytest.skip("the semantic stage has no encoder or vectors here")
-    text = injected(project, "what's our convention for money amounts?")
-    assert cited(text, history["prices"])
+def test_a_prompt_whose_words_no_session_holds_gets_nothing_lexically(history, project):
+    """None of "convention", "money", "amounts" was ever said: what the engine still matches
+    ("what" of "what's", "s" of "user's") is no evidence, however well it scores."""
+    trace: dict = {}
+    assert rc.build_context(payload(project, "what's our convention for money amounts?"), 10**10, trace=trace) is None
+    assert trace["outcome"] == "nothing"
+
+
+def test_a_paraphrase_is_found_through_the_service_with_the_semantic_stage(history, project, serve):
+    """ "what's our convention for money amounts?" shares no word with "prices … integer cents":
+    the real hook, through a real service that embedded this history with the real encoder,
+    injects that session (the stage's outlier: a session far nearer than any other), while
+    new tasks that share words or a vague likeness with the history stay silent."""
+    pytest.importorskip("indexer.encoder", reason="the semantic stage (issue 25 item 3, branch i25-semantic) is "
+                        "not in this tree: a paraphrase can only be found by it")
+    import subprocess
+    import sys
+
+    from recall.core import service_client as client
+    from tests.test_service import wait_for
+
+    serve().ready()
+
+    def embedded():
+        st = client.call("semantic_status", {}, timeout=10.0)
+        return st if st.get("state") == "done" and st.get("embedded") and st.get("embedded") == st.get("total") else None
+    wait_for(embedded, 180, 0.2, "the history embedded")
+
+    def hook(prompt: str) -> str:
+        proc = subprocess.run([sys.executable, "-m", "recall.entry", "hook", "user-prompt-submit"],
+                              input=json.dumps(payload(project, prompt)), capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"] if proc.stdout.strip() else ""
+
+    assert cited(hook("what's our convention for money amounts?"), history["prices"])
+    rec = injections.read()[-1]
+    assert rec["via"] == "service"
+    assert rec["hits"][0]["semantic"]["gap"] >= 0.25
+    shown = subprocess.run([sys.executable, "-m", "recall.entry", "log", "--limit", "1"], capture_output=True,
+                           text=True, timeout=60)
+    assert "semantic match (cosine 0." in shown.stdout, shown.stdout
+    for prompt in ("add a dark mode toggle to the settings page", "why is the build slow on CI?",
+                   "explain how quicksort works"):
+        assert hook(prompt) == "", prompt
 
 
 # ---------------------------------------------------------------- the gate and its record

@@ -8,8 +8,8 @@ something through: common words ("toggle", "settings", "page") always find a bes
 
 The confidence is a logistic model over a few general features of a (query, hit) pair,
 fitted on the tune half of ``benchmarks.injection`` (a pooled LongMemEval history with
-answerable, unanswerable and new-task prompts) and shipped here as constants
-(``LEXICAL``, ``SEMANTIC``); ``python -m benchmarks.injection --fit`` refits them. Features:
+answerable, unanswerable and new-task prompts) and shipped here as constants (``LEXICAL``);
+``python -m benchmarks.injection --fit`` refits them. Features:
 
 * ``rare``: the idf-weighted share (squared: the rarest terms dominate) of the query's
   informative terms the hit holds, in its text or the exchange around it (the reply a
@@ -21,8 +21,12 @@ answerable, unanswerable and new-task prompts) and shipped here as constants
   together in the hit (a phrase, not scattered words).
 * ``score``: the engine's score (BM25 fields and bonuses, recency prior) over what a
   document holding every term once would score: how strongly, not only whether, it matches.
-* ``similarity``: the semantic stage's cosine (``recall.search.semantic``), when it has a
-  vector for the hit; without one, the lexical model alone decides (fail open).
+
+The semantic stage's cosine (issue 25 item 3) is not a feature: fitted beside these, as a
+re-rank signal, a fused candidate list or a margin over the history, it moved neither the
+gate's figures nor R@5 on the report half (docs/benchmarks.md). Where the stage is loaded
+(the service), it only adds a paraphrase no word of the prompt finds, when the lexical
+gate found nothing (``recall.prompt.candidates.semantic_outlier``).
 
 A hit that restates what recall itself injected (a reply quoting a recalled block, a
 session summary of such a session, a ``/recall`` or ``/remember`` session) is marked
@@ -61,12 +65,6 @@ class Model:
 # DEFAULT_MIN_CONFIDENCE is the lowest gate that kept 90% of new-task prompts and 50% of
 # unanswerable ones silent on the tune half.
 LEXICAL = Model(bias=-5.193, weights={"rare": 1.948, "proximity": 1.76, "score": 1.292})
-# With the semantic stage's cosine (issue 25 item 3, branch i25-semantic), fitted the same way
-# (`--fit --semantic-fit`; the pools' candidates embedded by its encoder). Used only for a hit
-# the stage scored: with the stage absent or off, LEXICAL decides alone. On the report half it
-# moved the gate's figures by one or two prompts each and R@5 not at all, while the tune half
-# lost useful answers (docs/benchmarks.md), so the stage is not shipped in this tree.
-SEMANTIC = Model(bias=-5.725, weights={"rare": 1.777, "proximity": 1.997, "score": 0.159, "similarity": 4.458})
 DEFAULT_MIN_CONFIDENCE = 0.11
 
 
@@ -129,8 +127,9 @@ def query_stats(index_searcher, text: str, terms: list[str] | None = None) -> Qu
         present = {t: present[t] for t in keep}
     judged = [t for t in terms if t in weights]
     pairs = list(zip(judged, judged[1:]))
-    # on the engine's own scale, whatever the size of the index
-    self_score = W_CONTENT * sum(engine[t] for t in present) or 1.0
+    # on the engine's own scale, whatever the size of the index; when the index holds none of
+    # the judged terms, whatever a hit matched ("what" of "what's") is no match: score 0
+    self_score = W_CONTENT * sum(engine[t] for t in present) if present else math.inf
     return QueryStats(judged, weights, present, pairs, self_score)
 
 
@@ -168,12 +167,10 @@ def features(q: QueryStats, text: str, score: float, context: str = "", note: bo
             "score": min(3.0, max(0.0, score) / q.self_score)}
 
 
-def confidence(feats: dict[str, float], similarity: float | None = None, model: Model | None = None) -> float:
-    """The calibrated probability that the hit bears on the query: ``SEMANTIC`` when the
-    semantic stage scored it, else ``LEXICAL`` (``model``: another, as the fit tries)."""
-    if similarity is not None:
-        feats = {**feats, "similarity": similarity}
-    model = model or (SEMANTIC if similarity is not None else LEXICAL)
+def confidence(feats: dict[str, float], model: Model | None = None) -> float:
+    """The calibrated probability that the hit bears on the query (``LEXICAL``; ``model``:
+    another, as the fit tries)."""
+    model = model or LEXICAL
     z = model.bias + sum(w * feats.get(name, 0.0) for name, w in model.weights.items())
     return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
@@ -183,39 +180,18 @@ def hit_context(hit) -> str:
     return " ".join(x for x in (getattr(hit, "reply", None), getattr(hit, "question", None)) if x)
 
 
-def similarities(text: str, hits: list) -> dict[str, float]:
-    """The semantic stage's cosine for each message hit that has a vector (``{}`` when the
-    stage is off, not installed, has no vectors, or is not loaded in this process: the
-    lexical model then decides alone). Only a process that already loaded the stage (the
-    service) uses it: the hook's own process never imports the encoder or numpy."""
-    import sys
-
-    semantic = sys.modules.get("recall.search.semantic")
-    if semantic is None:
-        return {}
-    try:
-        if not semantic.available():
-            return {}
-        return semantic.similarities(text, [f"m:{h.uuid}" for h in hits if h.kind == "message"])
-    except Exception:  # noqa: BLE001 - the stage fails open
-        return {}
-
-
-def judge(index_searcher, text: str, hits: list, similarities: dict[str, float] | None = None,
-          stats: QueryStats | None = None, reorder: bool = True) -> list:
+def judge(index_searcher, text: str, hits: list, stats: QueryStats | None = None, reorder: bool = True) -> list:
     """Set ``hit.confidence`` on every hit and return them ordered by it, best first (ties
-    keep the engine's order; ``reorder=False`` keeps the engine's order). ``similarities``
-    maps index keys (``m:<uuid>``) to the semantic stage's cosine, when it has them. The one
-    ordering every edge shows."""
+    keep the engine's order; ``reorder=False`` keeps the engine's order). The one ordering
+    every edge shows."""
     q = stats if stats is not None else query_stats(index_searcher, text)
-    sims = similarities or {}
     for h in hits:
         if q is None:
             h.confidence = 0.0
             continue
         feats = features(q, h.text, h.score, hit_context(h),
                          note=h.kind == "memory" and not str(h.uuid).startswith("sum-"))
-        c = confidence(feats, sims.get(f"m:{h.uuid}"))
+        c = confidence(feats)
         if getattr(h, "echo", False):
             c *= ECHO_FACTOR
         h.confidence = c

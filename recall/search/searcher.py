@@ -28,7 +28,7 @@ from indexer.ledger import Gate
 from indexer.schema import DOCTYPES_BY_CODE, ECHO_TAG, IndexCorrupt, SchemaMismatch, open_index, stored_value
 from recall.core import paths
 from recall.core.errors import IndexMissing, RecallError
-from recall.search.confidence import judge, similarities
+from recall.search.confidence import judge
 from recall.search.exchange import exchange
 from recall.search.hit import Hit, iso
 from recall.search.query import (_IDENT, _QUOTED, W_CONTENT, _unique, analyze, common_terms, is_stopword,
@@ -297,7 +297,7 @@ class Searcher:
         if messages:  # one message each: the engine's order (the model judges whole exchanges)
             return judge(searcher, text, self.hits(searcher, ranked, terms, now, limit=limit), reorder=False)
         hits = self.hits(searcher, ranked, terms, now, limit=max(limit, JUDGED))
-        return judge(searcher, text, hits, similarities(text, hits))[:limit]
+        return judge(searcher, text, hits)[:limit]
 
     def hits(self, searcher: tantivy.Searcher, ranked: list[Candidate], terms: list[str], now: float,
              limit: int | None = None) -> list[Hit]:
