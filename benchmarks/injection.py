@@ -379,25 +379,20 @@ def prepare(pools: dict[str, Pool], workdir: Path, codes: list[Codebase], config
 # fitting the confidence model (recall.search.confidence) on the tune half
 
 
-def candidate_rows(pools: dict[str, Pool], homes: dict, code_name: str = "ours", split: str | None = None,
-                   semantic: bool = False) -> list[dict]:
+def candidate_rows(pools: dict[str, Pool], homes: dict, code_name: str = "ours", split: str | None = None) -> list[dict]:
     """Every hook candidate of every prompt (in-process, the hook's own ``candidates``), with
-    its features and its label: 1 when its session is an evidence session of the prompt.
-    ``semantic``: with the semantic stage's cosine to each message candidate, its encoder run
-    here on the candidates (the same vectors the service would store, without embedding the
-    whole pool first)."""
+    its features and its label: 1 when its session is an evidence session of the prompt."""
     from benchmarks.retrieval import recall_home
     from recall.prompt.candidates import CANDIDATES, candidates, informative_terms, query_text
     from recall.search import confidence as conf
     from recall.search.searcher import Searcher
 
-    rows, vectors = [], {}
+    rows = []
     for pool in pools.values():
         home, _ = homes[(code_name, pool.name)]
         with recall_home(home):
             s = Searcher()
             idx = s.index.searcher()
-            enc = load_encoder() if semantic else None
             for p in pool.prompts:
                 if split is not None and p.split != split:
                     continue
@@ -407,27 +402,16 @@ def candidate_rows(pools: dict[str, Pool], homes: dict, code_name: str = "ours",
                     continue
                 q = conf.query_stats(idx, text, terms)
                 hits = candidates(s, text, CANDIDATES, POOL_CWD, None)
-                qv = enc.encode(p.text) if enc is not None else None
                 for rank, h in enumerate(hits):
                     f = conf.features(q, h.text, h.score, conf.hit_context(h))
-                    if qv is not None and h.kind == "message":  # the cosine the service's vectors give
-                        v = vectors.get(h.uuid)
-                        if v is None:
-                            v = vectors[h.uuid] = enc.encode(h.text)
-                        f["similarity"] = float(v @ qv)
                     rows.append({"pool": pool.name, "pid": p.pid, "kind": p.kind, "split": p.split, "rank": rank,
                                  "session": h.session_id, "label": int(h.session_id in p.evidence), "f": f})
     return rows
 
 
-def load_encoder():
-    """The semantic stage's encoder (``indexer.encoder``, branch i25-semantic), or a clear stop."""
-    try:
-        from indexer import encoder
-    except ImportError:
-        raise SystemExit("--semantic-fit needs the semantic stage (indexer/encoder.py of branch i25-semantic): "
-                         "merge it into this tree first") from None
-    return encoder.shared()
+def semantic_stage() -> bool:
+    """Whether this tree has the semantic stage (branch i25-semantic merged)."""
+    return (REPO / "indexer" / "encoder.py").exists()
 
 
 def semantic_ready(code: Codebase, env: dict) -> dict:
@@ -475,9 +459,7 @@ def gate_figures(rows: list[dict], pools: dict[str, Pool], model, threshold: flo
     """The hook's decision simulated on candidate rows (which sessions it would inject)."""
     by_prompt: dict = {}
     for r in rows:
-        f = dict(r["f"])
-        sim = f.pop("similarity", None)
-        c = _score(model, f, sim)
+        c = _score(model, r["f"])
         by_prompt.setdefault((r["pool"], r["pid"]), []).append((c, r["session"]))
     recs = []
     for pool in pools.values():
@@ -491,14 +473,12 @@ def gate_figures(rows: list[dict], pools: dict[str, Pool], model, threshold: flo
     return figures(recs)
 
 
-def _score(model, f: dict, sim) -> float:
+def _score(model, f: dict) -> float:
     """``recall.search.confidence.confidence`` with a candidate model (bias, weights)."""
     from recall.search import confidence as conf
 
     bias, weights = model
-    if "similarity" not in weights:
-        sim = None
-    return conf.confidence(f, sim, conf.Model(bias, weights))
+    return conf.confidence(f, conf.Model(bias, weights))
 
 
 SILENT_NEW_FLOOR = 0.90      # the issue's silence targets: the threshold is the lowest that
@@ -515,13 +495,13 @@ def choose_threshold(rows: list[dict], pools: dict[str, Pool], model) -> float:
     return 0.95
 
 
-def fit(pools: dict[str, Pool], homes: dict, semantic: bool = False) -> dict:
+def fit(pools: dict[str, Pool], homes: dict) -> dict:
     """Fit the confidence model on the tune half's candidates; its figures on both halves."""
     from recall.search.confidence import FEATURES
 
-    rows = candidate_rows(pools, homes, semantic=semantic)
-    names = FEATURES + (("similarity",) if semantic else ())
-    use = [r for r in rows if r["split"] == "tune" and (not semantic or "similarity" in r["f"])]
+    rows = candidate_rows(pools, homes)
+    names = FEATURES
+    use = [r for r in rows if r["split"] == "tune"]
     bias, weights = fit_logistic(use, names)
     threshold = choose_threshold(rows, pools, (bias, weights))
     return {"bias": round(bias, 3), "weights": {k: round(v, 3) for k, v in weights.items()},
@@ -594,8 +574,25 @@ def budgets(codes: list[Codebase], homes: dict, pool: Pool, runs: int = 40) -> d
 # the run
 
 
+def lexical_home(home: Path, dest: Path) -> tuple[Path, Path]:
+    """A copy of ``home`` without its vectors and with the semantic stage off: this tree as it
+    ships without the stage, for the budgets."""
+    import shutil
+
+    target = dest / "home"
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(home, target, ignore=shutil.ignore_patterns("vectors", "*.sock", "service.json", "logs"))
+    cfg = json.loads((target / "config.json").read_text())
+    cfg["search"] = {**cfg.get("search", {}), "semantic": "off"}
+    (target / "config.json").write_text(json.dumps(cfg))
+    scratch = dest / "scratch"
+    scratch.mkdir(parents=True, exist_ok=True)
+    return target, scratch
+
+
 def run(data: Path, main_dir: Path | None, workdir: Path, budget_runs: int = 40, retrieval: bool = True,
-        semantic: bool = True) -> dict:
+        semantic: bool = True, vectors_cache: Path | None = None) -> dict:
     t0 = time.perf_counter()
     pools = load_pools(data)
     ours = Codebase("ours", REPO)
@@ -607,7 +604,14 @@ def run(data: Path, main_dir: Path | None, workdir: Path, budget_runs: int = 40,
         for code in (ours, main):
             records[code.name] += ask(code, pool, bench_env(*homes[(code.name, pool.name)]), by_prefix)
         records["bm25"] += ask_bm25(pool)
-    if semantic and (REPO / "recall" / "search" / "semantic.py").exists():
+    extra: dict = {}
+    timed = [ours, main]
+    if semantic and semantic_stage():
+        from benchmarks import pool_vectors, semantic_study
+
+        # every prompt and reply of both pools embedded once (the union), each pool's store seeded
+        extra["pool_vectors"] = pool_vectors.embed([homes[("ours", p)][0] for p in POOLS],
+                                                   vectors_cache or workdir / "vectors-cache.npz")
         records["ours+semantic"] = []
         for pool in pools.values():  # through the service, which holds the encoder and the vectors
             env = bench_env(*homes[("ours", pool.name)], service=True)
@@ -618,6 +622,11 @@ def run(data: Path, main_dir: Path | None, workdir: Path, budget_runs: int = 40,
                 records["ours+semantic"] += ask(ours, pool, env, by_prefix)
             finally:
                 stop_service(proc)
+        extra["semantic_study"] = semantic_study.run(pools, homes)
+        # the budgets: this tree with the stage (ours), without it (its own home, the stage off), main
+        lexical = Codebase("ours-lexical", REPO)
+        homes[(lexical.name, "a")] = lexical_home(homes[("ours", "a")], workdir / lexical.name / "a")
+        timed = [ours, lexical, main]
     threshold = tune_bm25_threshold(records["bm25"])
     bm25 = bm25_gate(records["bm25"], threshold)
     out = {
@@ -627,7 +636,8 @@ def run(data: Path, main_dir: Path | None, workdir: Path, budget_runs: int = 40,
         "figures": {name: {split: figures(recs if name != "bm25" else bm25, split)
                            for split in ("tune", "report")}
                     for name, recs in records.items()},
-        "budgets": budgets([ours, main], homes, pools["a"], budget_runs),
+        "budgets": budgets(timed, homes, pools["a"], budget_runs),
+        **extra,
     }
     if retrieval:
         out["retrieval"] = {c.name: _retrieval(c, workdir) for c in (ours, main)}
@@ -706,14 +716,20 @@ def sections(res: dict | None = None) -> list[str]:
            f"Report half: {n['answerable']} answerable, {n['left-out']} left out, {n['abstention']} abstention, "
            f"{n['new-task']} new-task prompts.", ""]
     sem = "ours+semantic" in fig
+    study = res.get("semantic_study") or {}
+    dense = None
+    if study:  # the dense-only baseline: its gate and its ranking (benchmarks.semantic_study)
+        dense = {sp: {**study["dense_gate"][sp], **study["retrieval"]["dense"][sp]["prompt"]} for sp in ("tune", "report")}
     for split in ("report", "tune"):
         out += [f"**{split.capitalize()} half**", "",
                 "| figure | recall, lexical (no service) | " + ("recall + semantic stage (service) | " if sem else "")
-                + "main | BM25 | target |", "|---|---:|" + ("---:|" if sem else "") + "---:|---:|---|"]
+                + "main | BM25 | " + ("dense only | " if dense else "") + "target |",
+                "|---|---:|" + ("---:|" if sem else "") + "---:|---:|" + ("---:|" if dense else "") + "---|"]
         for key, label, target in ROWS:
             mid = f" {_num(fig['ours+semantic'][split].get(key))} |" if sem else ""
+            tail = f" {_num(dense[split].get(key))} |" if dense else ""
             out.append(f"| {label} | {_num(fig['ours'][split].get(key))} |{mid} {_num(fig['main'][split].get(key))} | "
-                       f"{_num(fig['bm25'][split].get(key))} | {target} |")
+                       f"{_num(fig['bm25'][split].get(key))} |{tail} {target} |")
         out.append("")
     out += [
         "How to read it. The hook used to inject whatever came within 35% of its best hit: in a pooled "
@@ -727,40 +743,26 @@ def sections(res: dict | None = None) -> list[str]:
         "trip), and what tells them apart from the answer is meaning, not words. `recall --raw` is ordered by "
         "the same confidence: R@1 and MRR rise, R@5 is unchanged on the report half (+0.025 on the tune half), "
         "short of the +0.08 target. Model: `LEXICAL` in `recall/search/confidence.py` (3 weights and a bias; "
-        "refit with `--fit`); the semantic stage (issue 25 item 3) plugs its cosine into the same model and its "
-        "`nearest()` into the hook's candidates where the service has it loaded.", "",
-        "**The semantic stage (issue 25 item 3): measured, not shipped.** Branch `i25-semantic` merged, its "
-        "encoder (all-MiniLM-L6-v2 in numpy) run on every hook candidate of both pools (3,632 messages; "
-        "`python -m benchmarks.injection --fit --semantic-fit` with the branch merged), its cosine added to the "
-        "model and fitted on the tune half (`SEMANTIC` in `recall/search/confidence.py`: the cosine takes most "
-        "of the weight, the engine's score almost none), the gate chosen by the same rule (0.15):", "",
-        "| figure (gate simulated on the candidates) | lexical, report | + semantic, report | lexical, tune | "
-        "+ semantic, tune |", "|---|---:|---:|---:|---:|",
-        "| useful | 0.571 | 0.595 | 0.585 | 0.512 |",
-        "| false share | 0.564 | 0.528 | 0.579 | 0.596 |",
-        "| silent on new-task prompts | 0.974 | 1.000 | 0.932 | 1.000 |",
-        "| silent on unanswerable questions | 0.477 | 0.500 | 0.512 | 0.512 |",
-        "| sessions ranked by confidence, R@5 | 0.690 | 0.690 | 0.780 | 0.756 |", "",
-        "The cosine separates new-task prompts well (they are far in meaning from every session) but not "
-        "questions whose evidence was left out (the pool's sessions on the same subject are close in meaning "
-        "too), and it moves no answer into the top 5. On the report half each gate figure moved by one or two "
-        "prompts, R@5 not at all, and the tune half lost three useful answers: not a gain that holds, against "
-        "the stage's costs (its branch's own measurements: 4.1 CPU-hours to embed 1M messages, the hook's p95 "
-        "1.8× idle while it embeds, 400.7 bytes per vector, +102 MB service RSS, +94 MB installed). So it is "
-        "kept out of this tree; `nearest()` (paraphrases, e.g. \"money amounts\" for \"prices in cents\") "
-        "could not be measured on the pools here: the service embedded ~100 messages a minute on the shared "
-        "machine, ~6 hours per pool. The code that would use it stays (it fails open), and "
-        "`tests/test_confidence.py::test_paraphrase_needs_the_semantic_stage` runs once the stage is in.", ""]
+        "refit with `--fit`).", ""]
+    if sem:
+        from benchmarks import semantic_study
+
+        out += semantic_study.section(res)
     b = res.get("budgets")
     if b:
-        out += ["**Budgets** (pool *a*, the same prompts alternating this tree and main, wall ms, p50 / p95):", "",
-                "| process | recall | main | difference of p50 | budget |", "|---|---:|---:|---:|---|"]
+        labels = {"ours": "recall" + (" with the semantic stage" if "ours-lexical" in b else ""),
+                  "ours-lexical": "recall without it (as shipped)", "main": "main"}
+        out += ["**Budgets** (pool *a*, the same prompts alternating the code bases, each with its own service and "
+                "home, wall ms, p50 / p95; difference of p50 to main):", "",
+                "| process | " + " | ".join(labels[c] for c in b) + " | " +
+                " | ".join(f"{labels[c]} − main" for c in b if c != "main") + " | budget |",
+                "|---|" + "---:|" * (2 * len(b) - 1) + "---|"]
         for mode, label, budget in (("hook_service", "prompt hook, with the service", "≤ +15 ms"),
                                     ("raw_service", "`recall --raw --limit 5`, with the service", "≤ +20 ms"),
                                     ("raw_no_service", "`recall --raw --limit 5`, no service", "≤ +20 ms")):
-            o, m = b["ours"][mode], b["main"][mode]
-            out.append(f"| {label} | {o['p50']} / {o['p95']} | {m['p50']} / {m['p95']} | "
-                       f"{o['p50'] - m['p50']:+.1f} | {budget} |")
+            cells = [f"{b[c][mode]['p50']} / {b[c][mode]['p95']}" for c in b]
+            diffs = [f"{b[c][mode]['p50'] - b['main'][mode]['p50']:+.1f}" for c in b if c != "main"]
+            out.append(f"| {label} | " + " | ".join(cells + diffs) + f" | {budget} |")
         out.append("")
     r = res.get("retrieval")
     if r:
@@ -789,12 +791,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=None, help="keep transcripts and indexes here (reused)")
     ap.add_argument("--budget-runs", type=int, default=40)
     ap.add_argument("--no-retrieval", action="store_true", help="skip the scoped retrieval figures")
-    ap.add_argument("--no-semantic", action="store_true", help="skip the figures with the semantic stage (the "
-                    "service embeds each pool first: tens of CPU-minutes)")
+    ap.add_argument("--no-semantic", action="store_true", help="skip the figures with the semantic stage (when "
+                    "branch i25-semantic is merged: the pools are embedded first, ~40 CPU-minutes unless cached)")
     ap.add_argument("--write-json", action="store_true", help=f"write {RESULTS.name} (docs/benchmarks.md reads it)")
     ap.add_argument("--fit", action="store_true", help="refit the confidence model on the tune half and print it")
-    ap.add_argument("--semantic-fit", action="store_true", help="with --fit: the model with the semantic stage's "
-                    "similarity (needs the stage's encoder: branch i25-semantic merged)")
+    ap.add_argument("--vectors-cache", type=Path, default=None, help="where the pools' vectors are cached across "
+                    "runs (default: in the work directory)")
     args = ap.parse_args(argv)
     data = args.data or ((find_data_dir() or Path(".")) / DATA_FILE)
     if not data.exists():
@@ -806,9 +808,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.fit:
             pools = load_pools(data)
             homes = prepare(pools, work, [Codebase("ours", REPO)])
-            print(json.dumps(fit(pools, homes, semantic=args.semantic_fit), indent=1))
+            print(json.dumps(fit(pools, homes), indent=1))
             return 0
-        res = run(data, args.main, work, args.budget_runs, not args.no_retrieval, not args.no_semantic)
+        res = run(data, args.main, work, args.budget_runs, not args.no_retrieval, not args.no_semantic,
+                  args.vectors_cache)
     print("\n".join(sections(res)))
     if args.write_json:
         RESULTS.write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
