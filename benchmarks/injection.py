@@ -430,7 +430,7 @@ def wait_embedded(code: Codebase, env: dict, timeout: float = 6 * 3600) -> dict:
         st = semantic_ready(code, env)
         if st.get("state") in ("done", "off", "unavailable"):
             return st
-        time.sleep(10)
+        time.sleep(2)
     raise SystemExit("the service did not finish embedding the pool in time")
 
 
@@ -550,6 +550,8 @@ def budgets(codes: list[Codebase], homes: dict, pool: Pool, runs: int = 40) -> d
     try:
         for c in codes:
             procs[c.name] = start_service(c, envs[c.name])
+            if c.repo == REPO and semantic_stage():
+                wait_embedded(c, envs[c.name])  # its walk over the store done: nothing runs beside the prompts
         for text in prompts:
             for c in codes:
                 times[c.name]["hook_service"].append(run_hook(c, envs[c.name], text, str(uuidlib.uuid4()))[1])
@@ -625,7 +627,7 @@ def run(data: Path, main_dir: Path | None, workdir: Path, budget_runs: int = 40,
         extra["semantic_study"] = semantic_study.run(pools, homes)
         # the budgets: this tree with the stage (ours), without it (its own home, the stage off), main
         lexical = Codebase("ours-lexical", REPO)
-        homes[(lexical.name, "a")] = lexical_home(homes[("ours", "a")], workdir / lexical.name / "a")
+        homes[(lexical.name, "a")] = lexical_home(homes[("ours", "a")][0], workdir / lexical.name / "a")
         timed = [ours, lexical, main]
     threshold = tune_bm25_threshold(records["bm25"])
     bm25 = bm25_gate(records["bm25"], threshold)
@@ -731,19 +733,25 @@ def sections(res: dict | None = None) -> list[str]:
             out.append(f"| {label} | {_num(fig['ours'][split].get(key))} |{mid} {_num(fig['main'][split].get(key))} | "
                        f"{_num(fig['bm25'][split].get(key))} |{tail} {target} |")
         out.append("")
+    o, m = fig["ours"]["report"], fig["main"]["report"]
+
+    def pct(x):
+        return f"{100 * (x or 0):.0f}%"
     out += [
         "How to read it. The hook used to inject whatever came within 35% of its best hit: in a pooled "
-        "history common words always find a best hit, so main injected for 63% of the report half's prompts "
-        "(1,589 characters per prompt), 26% of new-task prompts and 91% of unanswerable questions. The "
-        "confidence gate (`hook.min_confidence`, 0.11: the lowest gate that kept 90% of new-task and 50% of "
-        "unanswerable prompts silent on the tune half) keeps 97% of the report half's new-task prompts and "
-        "about half its unanswerable questions silent and injects 60% fewer characters, for about 7 points "
-        "less *useful*. The useful and false-share targets are not met by lexical evidence: for a question "
-        "whose evidence was left out, the pool still holds sessions on the same subject (another cat, another "
-        "trip), and what tells them apart from the answer is meaning, not words. `recall --raw` is ordered by "
-        "the same confidence: R@1 and MRR rise, R@5 is unchanged on the report half (+0.025 on the tune half), "
-        "short of the +0.08 target. Model: `LEXICAL` in `recall/search/confidence.py` (3 weights and a bias; "
-        "refit with `--fit`).", ""]
+        f"history common words always find a best hit, so main injected for {pct(m['injected_share'])} of the report "
+        f"half's prompts ({m.get('chars_per_prompt') or 0:,.0f} characters per prompt), "
+        f"{pct(1 - (m['silent_new_task'] or 0))} of new-task prompts and {pct(1 - (m['silent_unanswerable'] or 0))} of "
+        "unanswerable questions. The confidence gate (`hook.min_confidence`, the lowest gate that kept 90% of "
+        f"new-task and 50% of unanswerable prompts silent on the tune half) keeps {pct(o['silent_new_task'])} of the "
+        f"report half's new-task prompts and {pct(o['silent_unanswerable'])} of its unanswerable questions silent and "
+        f"injects {o.get('chars_per_prompt') or 0:,.0f} characters per prompt, for *useful* "
+        f"{o['useful']:.3f} against main's {m['useful']:.3f}. The useful and false-share targets are not met: for a "
+        "question whose evidence was left out, the pool still holds sessions on the same subject (another cat, "
+        "another trip), and neither words nor (below) meaning tell them apart from the answer. `recall --raw` is "
+        f"ordered by the same confidence: R@5 {o.get('R@5') or 0:.3f} against main's {m.get('R@5') or 0:.3f}, short of "
+        "the +0.08 target. Model: `LEXICAL` in `recall/search/confidence.py` (3 weights and a bias; refit with "
+        "`--fit`).", ""]
     if sem:
         from benchmarks import semantic_study
 
