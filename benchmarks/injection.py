@@ -711,7 +711,11 @@ def sections(res: dict | None = None) -> list[str]:
            f"(`{res.get('main')}`, its own checkout and virtualenv, its own index of the same transcripts) and "
            "BM25 (rank_bm25's BM25Okapi over the pool's sessions, lowercase whitespace tokens; it injects its "
            f"top {BM25_TOP} sessions when its best score reaches {res['bm25_threshold']:.1f}, the threshold "
-           "that did best on the tune half).", "",
+           "that did best on the tune half)."
+           + (" Two more columns come from a run with the semantic stage merged (below): the same hook and "
+              "`recall --json` through the service with the stage loaded, and a dense-only baseline (the stage's "
+              "ranking of sessions by their nearest message; it injects its 3 nearest sessions when the best cosine "
+              "reaches a threshold chosen on the tune half as BM25's)." if "ours+semantic" in fig else ""), "",
            "The confidence model (`recall/search/confidence.py`) was fitted on the **tune** half "
            "(`benchmarks.retrieval.split_of`; new-task prompts by the same hash of their text) and "
            "`hook.min_confidence` chosen there; the **report** half is what is quoted. "

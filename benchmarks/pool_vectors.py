@@ -101,7 +101,11 @@ def _init_worker() -> None:
 def embed(homes: list[Path], cache_path: Path, workers: int = 2, chunk: int = 64, log=print) -> dict:
     """Embed the union of the homes' messages (what the cache lacks) and seed each home's
     vector store. Returns counts and the CPU time spent."""
-    from indexer import encoder, vectors
+    try:
+        from indexer import encoder, vectors
+    except ImportError:
+        raise SystemExit("benchmarks.pool_vectors needs the semantic stage (indexer/encoder.py, indexer/vectors.py "
+                         "of branch i25-semantic): merge it into this tree first") from None
 
     np = encoder.numpy()
     model_id = encoder.shared().model_id

@@ -566,7 +566,7 @@ def section(res: dict) -> list[str]:
             f"while \"{NEW_TASKS[0][0]}\" reaches an unrelated one at {dark:.3f} and \"{NEW_TASKS[1][0]}\" one at "
             f"{build:.3f}: no cosine gate takes the first and leaves the others silent (and in the pooled history "
             "half the new-task prompts have a session at "
-            f"{sem.get('new_task_best_cosine_median', 0):.2f} or nearer). What sets a paraphrase apart is one "
+            f"{sem.get('new_task_best_cosine_median', 0):.3f} or nearer). What sets a paraphrase apart is one "
             "session far nearer than any other. Where the service has the stage, the hook adds that session when "
             "the lexical gate found nothing: its best message at cosine ≥ 0.30 and ≥ 0.25 above the best message "
             "of any other session (`recall/prompt/candidates.py`; "

@@ -35,7 +35,9 @@ def _hits(rec: dict) -> str:
 
 
 def _hit(h: dict) -> str:
-    """``3c4e0949 confidence 0.42`` (the score alone in records from before the confidence)."""
+    """``3c4e0949 confidence 0.42`` (the score alone in records from before the confidence), or
+    ``3c4e0949 semantic match (cosine 0.39, 0.29 above any other session)`` for a paraphrase
+    the semantic stage found (``recall.prompt.candidates.semantic_outlier``)."""
     c = h.get("confidence")
     sem = h.get("semantic")
     if isinstance(sem, dict) and isinstance(sem.get("cosine"), (int, float)) and isinstance(sem.get("gap"), (int, float)):
