@@ -58,17 +58,15 @@ import uuid as uuidlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks.injection_figures import (BM25_TOP, KINDS, KS, POOL_CWD, SILENT_NEW_FLOOR,  # noqa: F401
+                                          SILENT_UNANSWERABLE_FLOOR, figures, fit_logistic)
 from benchmarks.retrieval import (REPO, TURN_STEP, Case, Session, Turn, find_data_dir, parse_longmemeval_date,
                                   split_of, uid, write_transcripts)
 
 DATA_FILE = "longmemeval_s_dev.json.gz"
-POOL_CWD = "/bench/pool"
 POOLS = ("a", "b")
-KINDS = ("answerable", "abstention", "left-out", "new-task")
 MAIN_COMMIT = "f920def"
-KS = (1, 5, 10)
 FETCH = 10
-BM25_TOP = 3  # sessions the BM25 baseline injects
 RESULTS = Path(__file__).with_name("injection.json")
 
 
@@ -312,37 +310,6 @@ def bm25_gate(records: list[dict], threshold: float) -> list[dict]:
     return out
 
 
-def figures(records: list[dict], split: str | None = None) -> dict:
-    """The issue's figures over ``records`` (one half, or all)."""
-    recs = [r for r in records if split in (None, "all") or r["split"] == split]
-
-    def share(xs):
-        xs = list(xs)
-        return round(sum(xs) / len(xs), 4) if xs else None
-
-    answerable = [r for r in recs if r["kind"] == "answerable"]
-    injected = [r for r in recs if r["cited"] or (r.get("chars") or 0) > 0]
-    unanswerable = [r for r in recs if r["kind"] in ("abstention", "left-out")]
-    new = [r for r in recs if r["kind"] == "new-task"]
-    out = {
-        "prompts": {k: sum(r["kind"] == k for r in recs) for k in KINDS},
-        "useful": share(r["evidence_cited"] for r in answerable),
-        "false_share": share(not r["evidence_cited"] for r in injected),
-        "injected_share": share(bool(r["cited"] or (r.get("chars") or 0) > 0) for r in recs),
-        "silent_new_task": share(not (r["cited"] or (r.get("chars") or 0) > 0) for r in new),
-        "silent_unanswerable": share(not (r["cited"] or (r.get("chars") or 0) > 0) for r in unanswerable),
-    }
-    ranked = [r for r in answerable if "rank" in r]
-    if ranked:
-        for k in KS:
-            out[f"R@{k}"] = share(r["rank"] is not None and r["rank"] <= k for r in ranked)
-        out["MRR"] = round(sum(1.0 / r["rank"] for r in ranked if r["rank"]) / len(ranked), 4)
-    if all(r.get("chars") is not None for r in recs) and recs:
-        out["chars_per_prompt"] = round(sum(r["chars"] for r in recs) / len(recs), 1)
-        out["chars_per_injection"] = round(sum(r["chars"] for r in injected) / len(injected), 1) if injected else 0
-    return out
-
-
 def tune_bm25_threshold(records: list[dict]) -> float:
     """The threshold that does best on the tune half: useful + silent on new tasks + silent on
     unanswerable questions, each a rate."""
@@ -434,27 +401,6 @@ def wait_embedded(code: Codebase, env: dict, timeout: float = 6 * 3600) -> dict:
     raise SystemExit("the service did not finish embedding the pool in time")
 
 
-def fit_logistic(rows: list[dict], names: tuple[str, ...], l2: float = 1.0, iters: int = 50) -> tuple[float, dict]:
-    """Maximum-likelihood logistic regression (Newton's method, an L2 penalty on the
-    weights, not the bias): the few constants ``recall.search.confidence`` ships."""
-    import numpy as np
-
-    x = np.array([[1.0] + [r["f"].get(n, 0.0) for n in names] for r in rows])
-    y = np.array([r["label"] for r in rows], dtype=float)
-    w = np.zeros(x.shape[1])
-    reg = np.eye(x.shape[1]) * l2
-    reg[0, 0] = 0.0
-    for _ in range(iters):
-        p = 1.0 / (1.0 + np.exp(-np.clip(x @ w, -40, 40)))
-        grad = x.T @ (p - y) + reg @ w
-        hess = (x * (p * (1 - p))[:, None]).T @ x + reg
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return float(w[0]), {n: float(v) for n, v in zip(names, w[1:])}
-
-
 def gate_figures(rows: list[dict], pools: dict[str, Pool], model, threshold: float, split: str) -> dict:
     """The hook's decision simulated on candidate rows (which sessions it would inject)."""
     by_prompt: dict = {}
@@ -479,10 +425,6 @@ def _score(model, f: dict) -> float:
 
     bias, weights = model
     return conf.confidence(f, conf.Model(bias, weights))
-
-
-SILENT_NEW_FLOOR = 0.90      # the issue's silence targets: the threshold is the lowest that
-SILENT_UNANSWERABLE_FLOOR = 0.50  # meets both on the tune half (the most useful such gate)
 
 
 def choose_threshold(rows: list[dict], pools: dict[str, Pool], model) -> float:

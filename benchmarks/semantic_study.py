@@ -59,7 +59,7 @@ def _noframe(text: str) -> str:
 def collect(pools: dict, homes: dict, code_name: str = "ours") -> list[dict]:
     """Per prompt of both pools: its lexical candidates, ``--raw`` session order and dense
     neighbours (see the module's docstring)."""
-    from benchmarks.injection import POOL_CWD
+    from benchmarks.injection_figures import POOL_CWD
     from benchmarks.retrieval import recall_home
     from indexer import encoder, vectors
     from recall.prompt.candidates import candidates, informative_terms, query_text
@@ -255,7 +255,7 @@ def _logistic(z: float) -> float:
 
 class SessionModel:
     def __init__(self, names: tuple[str, ...], rows: list[tuple[dict, int]]) -> None:
-        from benchmarks.injection import fit_logistic
+        from benchmarks.injection_figures import fit_logistic
 
         self.names = names
         self.bias, self.weights = fit_logistic([{"f": f, "label": y} for f, y in rows], names)
@@ -271,7 +271,7 @@ def scored_sessions(rec: dict, model) -> list[tuple[float, str]]:
 def gate(records: list[dict], scored: dict, threshold: float) -> dict:
     """The figures of a gate that injects a prompt's sessions scoring at least ``threshold``
     (at most ``INJECT_SESSIONS``), and R@k of its session order."""
-    from benchmarks.injection import figures
+    from benchmarks.injection_figures import figures
 
     recs = []
     for r in records:
@@ -288,7 +288,7 @@ def gate(records: list[dict], scored: dict, threshold: float) -> dict:
 
 def choose(records: list[dict], scored: dict) -> float:
     """The shipped rule: the lowest gate meeting the silence floors on the tune half."""
-    from benchmarks.injection import SILENT_NEW_FLOOR, SILENT_UNANSWERABLE_FLOOR
+    from benchmarks.injection_figures import SILENT_NEW_FLOOR, SILENT_UNANSWERABLE_FLOOR
 
     tune = [r for r in records if r["split"] == "tune"]
     values = sorted({round(c, 4) for r in tune for c, _ in scored[(r["pool"], r["pid"])]})
@@ -380,7 +380,7 @@ def outlier_rule(records: list[dict]) -> dict:
 def dense_gate(records: list[dict]) -> dict:
     """The dense-only baseline's gate: its 3 nearest sessions when the best cosine reaches a
     threshold chosen on the tune half as BM25's is (useful + both silent rates)."""
-    from benchmarks.injection import BM25_TOP, figures
+    from benchmarks.injection_figures import BM25_TOP, figures
 
     def recs_at(t, split):
         out = []
