@@ -161,6 +161,51 @@ def test_a_prompt_whose_words_no_session_holds_gets_nothing_lexically(history, p
     assert trace["outcome"] == "nothing"
 
 
+class FakeStage:
+    """The semantic stage's query side as the service has it loaded (``recall.search.semantic``),
+    answering ``nearest()`` with the cosines the real encoder gives these texts (measured:
+    the paraphrase 0.385 to the prices decision, 0.338 to its question; "add a dark mode
+    toggle to the settings page" 0.399 and 0.378 to two distractor sessions)."""
+
+    def __init__(self, near):
+        self.near = near
+        self.asked = []
+
+    def available(self):
+        return True
+
+    def nearest(self, query, *, project, exclude_session, k=20, since=None):
+        self.asked.append((query, project, exclude_session, k))
+        return self.near[:k]
+
+
+def key(session, i):
+    return "m:" + session.lines[i]["uuid"]
+
+
+def test_the_semantic_outlier_takes_a_lone_paraphrase_and_nothing_less(history, project, monkeypatch):
+    import sys
+
+    prices, d3, d2 = history["prices"], history["d3"], history["d2"]
+    stage = FakeStage([(key(prices, 1), 0.385), (key(prices, 0), 0.338), (key(history["stripe"], 0), 0.092)])
+    monkeypatch.setitem(sys.modules, "recall.search.semantic", stage)
+    trace: dict = {}
+    out = rc.build_context(payload(project, "what's our convention for money amounts?"), 10**10, trace=trace)
+    assert out is not None and cited(out["hookSpecificOutput"]["additionalContext"], prices)
+    assert trace["hits"][0]["semantic"] == {"cosine": 0.385, "gap": 0.293}
+    assert stage.asked[0][2] == "current"  # never the current session
+    # a new task: its nearest sessions are alike, none stands apart (gap 0.021): nothing
+    stage.near = [(key(d3, 0), 0.399), (key(d2, 0), 0.378), (key(d2, 1), 0.323)]
+    assert rc.build_context(payload(project, "add a dark mode toggle to the settings page"), 10**10) is None
+    # a lone session, but too far in meaning (cosine under 0.30): nothing
+    stage.near = [(key(prices, 1), 0.29), (key(history["stripe"], 0), 0.01)]
+    assert rc.build_context(payload(project, "what's our convention for money amounts?"), 10**10) is None
+    # a prompt the lexical gate answers never takes the stage's match
+    stage.near = [(key(prices, 1), 0.9), (key(history["stripe"], 0), 0.1)]
+    text = injected(project, "why did we drop redis?")
+    assert cited(text, history["redis"]) and not cited(text, prices)
+
+
 def test_a_paraphrase_is_found_through_the_service_with_the_semantic_stage(history, project, serve):
     """ "what's our convention for money amounts?" shares no word with "prices … integer cents":
     the real hook, through a real service that embedded this history with the real encoder,
