@@ -377,7 +377,7 @@ def candidate_rows(pools: dict[str, Pool], homes: dict, code_name: str = "ours",
 
 
 def semantic_stage() -> bool:
-    """Whether this tree has the semantic stage (branch i25-semantic merged)."""
+    """Whether this tree has the semantic stage (branch i25-hybrid, or i25-semantic merged into this one)."""
     return (REPO / "indexer" / "encoder.py").exists()
 
 
@@ -746,7 +746,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget-runs", type=int, default=40)
     ap.add_argument("--no-retrieval", action="store_true", help="skip the scoped retrieval figures")
     ap.add_argument("--no-semantic", action="store_true", help="skip the figures with the semantic stage (when "
-                    "branch i25-semantic is merged: the pools are embedded first, ~40 CPU-minutes unless cached)")
+                    "branch i25-hybrid: the pools are embedded first, ~40 CPU-minutes unless cached)")
     ap.add_argument("--write-json", action="store_true", help=f"write {RESULTS.name} (docs/benchmarks.md reads it)")
     ap.add_argument("--fit", action="store_true", help="refit the confidence model on the tune half and print it")
     ap.add_argument("--vectors-cache", type=Path, default=None, help="where the pools' vectors are cached across "

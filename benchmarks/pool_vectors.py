@@ -105,7 +105,7 @@ def embed(homes: list[Path], cache_path: Path, workers: int = 2, chunk: int = 64
         from indexer import encoder, vectors
     except ImportError:
         raise SystemExit("benchmarks.pool_vectors needs the semantic stage (indexer/encoder.py, indexer/vectors.py "
-                         "of branch i25-semantic): merge it into this tree first") from None
+                         "of branch i25-semantic): run it on branch i25-hybrid") from None
 
     np = encoder.numpy()
     model_id = encoder.shared().model_id

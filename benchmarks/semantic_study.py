@@ -569,7 +569,7 @@ def section(res: dict) -> list[str]:
             f"{sem.get('new_task_best_cosine_median', 0):.3f} or nearer). What sets a paraphrase apart is one "
             "session far nearer than any other. Where the service has the stage, the hook adds that session when "
             "the lexical gate found nothing: its best message at cosine ≥ 0.30 and ≥ 0.25 above the best message "
-            "of any other session (`recall/prompt/candidates.py`; "
+            "of any other session (branch `i25-hybrid`: `recall/prompt/candidates.py`; "
             "`tests/test_confidence.py::test_a_paraphrase_is_found_through_the_service_with_the_semantic_stage` "
             "runs it through a real service with the real encoder). On the pools it fired for: tune "
             f"{o['tune'] or 'no prompt'}, report {o['report'] or 'no prompt'}: the service column above equals the "
@@ -579,7 +579,7 @@ def section(res: dict) -> list[str]:
             "the tune half: not a gain that holds, against the stage's costs (its branch's own measurements: "
             "+94 MB installed, +102 MB service RSS, ~4 CPU-hours of background embedding per 1M messages; "
             "the hook with it costs the difference in the budgets table below). Issue 25 says to ship it only if it "
-            "moves item 1's figures on the report half, so it stays out of this tree; merging `i25-semantic` "
-            "brings it in, with the paraphrase rule above already wired.", ""]
+            "moves item 1's figures on the report half, so it stays out of this tree; branch `i25-hybrid` "
+            "holds this tree with the stage merged and the paraphrase rule above wired.", ""]
     return out
 

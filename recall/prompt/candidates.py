@@ -125,87 +125,6 @@ def candidates(searcher, text: str, limit: int, project: str | None, exclude_ses
     return hits
 
 
-# The semantic stage (issue 25 item 3) in the hook, where the service has it loaded: only a
-# paraphrase that no word of the prompt finds ("what's our convention for money amounts?" for
-# "prices are stored as integer cents", cosine 0.385), when the lexical gate found nothing. A
-# cosine alone cannot say that: in a pooled history of 3,800 sessions, half the new-task
-# prompts have a session at 0.385 or more (docs/benchmarks.md), and in the issue's own small
-# history "add a dark mode toggle to the settings page" finds one at 0.399. What a paraphrase
-# has that they lack is one session standing far above every other: its gap (0.29 there,
-# 0.02 for the dark mode toggle; on the pools no prompt reached 0.25).
-SEMANTIC_K = 20            # messages asked of nearest(): enough to see the second-best session
-SEMANTIC_MIN_COSINE = 0.30  # the best message's cosine to the prompt, at least
-SEMANTIC_MIN_GAP = 0.25    # ... and this far above the best message of any other session
-SEMANTIC_WAIT = 0.5        # seconds the hook waits for nearest() once the lexical search is done
-
-
-def semantic_start(prompt: str, project: str | None, exclude_session: str | None):
-    """``nearest()`` of the semantic stage on a thread of its own (its query encoding and scan
-    overlap the lexical search), when this process has the stage loaded (the service; the
-    hook's own process never imports it): a handle for ``semantic_outlier``, or None."""
-    import sys
-
-    semantic = sys.modules.get("recall.search.semantic")
-    if semantic is None:
-        return None
-    try:
-        if not semantic.available():
-            return None
-    except Exception:  # noqa: BLE001 - the stage fails open
-        return None
-    box: dict = {}
-
-    def run() -> None:
-        try:
-            box["near"] = semantic.nearest(prompt[:MAX_PROMPT_CHARS], project=project,
-                                           exclude_session=exclude_session, k=SEMANTIC_K)
-        except Exception:  # noqa: BLE001
-            box["near"] = []
-
-    thread = threading.Thread(target=run, name="recall-semantic", daemon=True)
-    thread.start()
-    return thread, box
-
-
-def semantic_outlier(searcher, started, wait: float = SEMANTIC_WAIT):
-    """The message ``semantic_start`` found nearest, as a hit, when its session stands apart:
-    its cosine at least ``SEMANTIC_MIN_COSINE`` and ``SEMANTIC_MIN_GAP`` above the best message
-    of any other session (every session not among the ``SEMANTIC_K`` nearest is below the last
-    of them); else None. ``hit.semantic`` holds the cosine and the gap (``recall log``)."""
-    import tantivy
-
-    thread, box = started
-    thread.join(wait)
-    near = box.get("near") or []
-    if not near or near[0][1] < SEMANTIC_MIN_COSINE:
-        return None
-    s = searcher.index.searcher()
-    try:
-        found = s.search(tantivy.Query.term_set_query(searcher.schema, "key", [k for k, _ in near]), len(near)).hits
-    except Exception:  # noqa: BLE001 - the stage fails open
-        return None
-    docs = {}
-    for _, address in found:
-        doc = s.doc(address)
-        docs[str(doc.get_first("key"))] = (doc, str(doc.get_first("session_id") or ""))
-    if near[0][0] not in docs:
-        return None
-    top = docs[near[0][0]][1]
-    others = [c for k, c in near if k in docs and docs[k][1] != top]
-    if others:
-        second = others[0]
-    else:  # every nearest message is of that session: the others are below the last one (or none exist)
-        second = near[-1][1] if len(near) >= SEMANTIC_K else 0.0
-    gap = near[0][1] - second
-    if gap < SEMANTIC_MIN_GAP:
-        return None
-    hit = searcher._read(docs[near[0][0]][0], 0.0, time.time(), boost=False)[0]
-    if hit.echo:
-        return None  # recall's own output is never the one hit it injects
-    hit.semantic = {"cosine": round(near[0][1], 3), "gap": round(gap, 3)}
-    return hit
-
-
 def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None, hook: dict | None = None,
               searcher=None, trace: dict | None = None) -> list:
     """Hits worth injecting for ``prompt``: the current project (or all, by ``hook.scope``),
@@ -231,7 +150,6 @@ def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None
         s = searcher if searcher is not None else shared_searcher()
     except IndexMissing:
         return []
-    started = semantic_start(prompt, project, session_id or None)
     hits = candidates(s, text, CANDIDATES, project, session_id or None)
     idx = s.index.searcher()
     judged = judge(idx, text, hits, query_stats(idx, text, terms)) if hits else []
@@ -251,11 +169,6 @@ def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None
         kept.append(h)
         if len(kept) >= limit:
             break
-    if not kept and started is not None:
-        hit = semantic_outlier(s, started)
-        if hit is not None:
-            judge(idx, text, [hit], query_stats(idx, text, terms), reorder=False)
-            kept = [hit]
     return with_answers(s, kept, limit + limit // 2)
 
 

@@ -148,8 +148,7 @@ def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, se
     found: dict = {}
     hits = without_rule_docs(find_hits(prompt, cwd, session_id, hook, searcher, trace=found))
     trace["hits"] = [{"session": h.session_id, "score": round(float(h.score), 3),
-                      **({"confidence": round(h.confidence, 3)} if h.confidence is not None else {}),
-                      **({"semantic": h.semantic} if getattr(h, "semantic", None) else {})}
+                      **({"confidence": round(h.confidence, 3)} if h.confidence is not None else {})}
                      for h in hits]
     if not hits:
         why = nothing_why(found.get("best"), hook)

@@ -24,9 +24,8 @@ answerable, unanswerable and new-task prompts) and shipped here as constants (``
 
 The semantic stage's cosine (issue 25 item 3) is not a feature: fitted beside these, as a
 re-rank signal, a fused candidate list or a margin over the history, it moved neither the
-gate's figures nor R@5 on the report half (docs/benchmarks.md). Where the stage is loaded
-(the service), it only adds a paraphrase no word of the prompt finds, when the lexical
-gate found nothing (``recall.prompt.candidates.semantic_outlier``).
+gate's figures nor R@5 on the report half (docs/benchmarks.md), so it is not shipped (branch
+``i25-hybrid`` holds it, with a rule that adds a lone paraphrase no word of the prompt finds).
 
 A hit that restates what recall itself injected (a reply quoting a recalled block, a
 session summary of such a session, a ``/recall`` or ``/remember`` session) is marked

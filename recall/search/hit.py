@@ -26,12 +26,9 @@ class Hit:
     question: str | None = None  # an assistant message's hit: the prompt it answered
     confidence: float | None = None  # that it bears on the query (recall.search.confidence)
     echo: bool = False           # it restates what recall itself recalled (ranked below its source)
-    semantic: dict | None = None  # found by the semantic stage alone: its cosine and gap (recall.prompt.candidates)
 
     def as_json(self) -> dict:
         d = asdict(self)
-        if d["semantic"] is None:
-            del d["semantic"]
         d["score"] = round(self.score, 4)
         if self.confidence is not None:
             d["confidence"] = round(self.confidence, 4)

@@ -35,14 +35,8 @@ def _hits(rec: dict) -> str:
 
 
 def _hit(h: dict) -> str:
-    """``3c4e0949 confidence 0.42`` (the score alone in records from before the confidence), or
-    ``3c4e0949 semantic match (cosine 0.39, 0.29 above any other session)`` for a paraphrase
-    the semantic stage found (``recall.prompt.candidates.semantic_outlier``)."""
+    """``3c4e0949 confidence 0.42`` (the score alone in records from before the confidence)."""
     c = h.get("confidence")
-    sem = h.get("semantic")
-    if isinstance(sem, dict) and isinstance(sem.get("cosine"), (int, float)) and isinstance(sem.get("gap"), (int, float)):
-        return (f"{str(h.get('session', ''))[:8]} semantic match (cosine {sem['cosine']:.2f}, "
-                f"{sem['gap']:.2f} above any other session)")
     if isinstance(c, (int, float)):
         return f"{str(h.get('session', ''))[:8]} confidence {c:.2f}"
     return f"{str(h.get('session', ''))[:8]} score {float(h.get('score') or 0):.1f}"
