@@ -43,6 +43,10 @@ from tantivy import Filter, TextAnalyzerBuilder, Tokenizer
 
 from recall.core.paths import atomic_write, ensure_dir
 
+# The tag of a memory document (a session summary) whose session mostly restated what recall
+# itself recalled: ranked below the session it came from (recall.search.confidence).
+ECHO_TAG = "recall-echo"
+
 # 2: the group and dtcode fast fields; 3: message text in the archive (apos); 4: CJK as
 # overlapping bigrams (was one term per character). Another version on disk is rebuilt from
 # the archive (indexer.ingest), nothing lost.

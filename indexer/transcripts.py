@@ -154,12 +154,14 @@ class Message:
     tools: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     source: str = ""
+    echo: bool = False  # it restates what recall itself recalled (see mark_echo)
 
     def to_record(self) -> dict:
         return {
             "uuid": self.uuid, "session_id": self.session_id, "project": self.project,
             "cwd": self.cwd, "branch": self.branch, "role": self.role, "timestamp": self.timestamp,
             "text": self.text, "tools": self.tools, "files": self.files, "source": self.source,
+            "echo": self.echo,
         }
 
     @classmethod
@@ -170,7 +172,7 @@ class Message:
             branch=str(rec.get("branch") or ""), role=str(rec.get("role") or "user"),
             timestamp=float(rec.get("timestamp") or 0.0), text=str(rec.get("text") or ""),
             tools=list(rec.get("tools") or []), files=list(rec.get("files") or []),
-            source=str(rec.get("source") or ""),
+            source=str(rec.get("source") or ""), echo=bool(rec.get("echo")),
         )
 
 
@@ -263,7 +265,7 @@ class FileContext:
     """Per-file parsing state: remembers tool ids and assistant blocks already seen."""
 
     __slots__ = ("path", "session_id", "cwd", "tool_names", "seen_blocks", "subagent", "source", "dir_project",
-                 "line", "bad", "private_open")
+                 "line", "bad", "private_open", "recalled", "echo_turn", "recall_tools")
 
     MAX_BAD = 20  # skipped lines named per read (the rest are counted)
 
@@ -283,6 +285,12 @@ class FileContext:
         self.cwd = ""
         self.tool_names: OrderedDict[str, str] = OrderedDict()
         self.seen_blocks: OrderedDict[str, None] = OrderedDict()
+        # recall's own output in this turn: the terms of the block injected into the prompt
+        # (None: none), whether the turn is a /recall or /remember command's, and the ids of
+        # the turn's calls to recall's own tools (their results are recall's output)
+        self.recalled: frozenset | None = None
+        self.echo_turn: int | str = 0  # 1: a command's turn runs; 2 or its arguments: its wrapper was seen
+        self.recall_tools: set[str] = set()
 
     def remember_tool(self, tool_id: str, name: str) -> None:
         self.tool_names[tool_id] = name
@@ -342,6 +350,10 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
             att = obj.get("attachment")
             if isinstance(att, dict) and att.get("type") == "hook_additional_context":
                 stats["hook-context"] += 1
+                body = att.get("content") or ""
+                body = "\n".join(map(str, body)) if isinstance(body, list) else str(body)
+                if "recalled-context" in body:
+                    ctx.recalled = frozenset(echo_terms(body))
                 return None
         stats[kind if kind in SKIP_REASONS else "system"] += 1
         return None
@@ -392,6 +404,7 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
         return None
 
     n_text = n_tool_use = n_tool_result = 0
+    recall_result = False  # a result of recall's own tool (its output quoted back)
     dropped = 0  # characters cut off huge text blocks before they were cleaned and redacted
     reason = "empty"
     msg_id = message.get("id") if kind == "assistant" else None
@@ -406,6 +419,9 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
             if kind == "user":
                 if _COMMAND_WRAPPER.match(raw):
                     reason = "command-wrapper"
+                    if _RECALL_COMMAND.search(raw):
+                        args = _COMMAND_ARGS.search(raw)
+                        ctx.echo_turn = (args.group(1).strip() if args else "") or 2
                     continue
                 if _INTERRUPTED.match(raw):
                     reason = "interrupted"
@@ -433,6 +449,8 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
             tools.append(name)
             files.extend(tfiles)
             n_tool_use += 1
+            if isinstance(tid, str) and _recall_tool(name, block.get("input")):
+                ctx.recall_tools.add(tid)
         elif btype == "tool_result":
             body = clean_text(_tool_result_text(block, tool_result_chars))
             tid = block.get("tool_use_id")
@@ -442,6 +460,7 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
             if body:
                 texts.append(body)
                 n_tool_result += 1
+                recall_result = recall_result or tid in ctx.recall_tools
             elif "recalled-context" in str(block.get("content")):
                 reason = "recalled-context"
         elif btype in ("thinking", "redacted_thinking"):
@@ -474,7 +493,54 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
     if not text.strip():  # all of it was inside <private> blocks
         stats["private"] += 1
         return None
-    return _message(uid, session_id, cwd, obj, role, text, tools, files, ctx)
+    m = _message(uid, session_id, cwd, obj, role, text, tools, files, ctx)
+    m.echo = mark_echo(m, ctx, recall_result)
+    return m
+
+
+ECHO_SHARE = 0.5  # a reply with this share of its words in the block recall injected restates it
+_RECALL_COMMAND = re.compile(r"<command-name>\s*/?(?:[\w-]+:)?(?:recall|remember)\s*</command-name>", re.I)
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+_RECALL_CLI = re.compile(r"(?:^|[;&|(]\s*|\s)(?:\S*/)?recall(?:\s+(?:--raw|--json|ask|search|show|log|memories)\b|\s+[\"'])")
+
+
+def _recall_tool(name: str, inp) -> bool:
+    """A call of recall's own tools: its MCP server's, or the recall CLI in a shell."""
+    if name.startswith("mcp__recall") or name.startswith("mcp__plugin_recall"):
+        return True
+    if name == "Bash" and isinstance(inp, dict):
+        return bool(_RECALL_CLI.search(str(inp.get("command") or "")))
+    return False
+
+
+def echo_terms(text: str) -> set[str]:
+    """The words of a text as the index analyses them, longer than two characters (what an echo shares)."""
+    from indexer.schema import prepare_content, text_analyzer
+
+    return {t for t in text_analyzer().analyze(prepare_content(text[:20000])) if len(t) > 2}
+
+
+def mark_echo(m: Message, ctx: FileContext, recall_result: bool) -> bool:
+    """Whether ``m`` restates recall's own output, and the turn's state moved on: a message
+    of a ``/recall`` or ``/remember`` command's turn, the result of a call to recall's own
+    tools, or a reply with ECHO_SHARE of its words in the block recall injected into the
+    prompt it answers. A new prompt (not the command's own text) starts a new turn."""
+    if m.role == "user":
+        pending = ctx.echo_turn
+        if pending == 2 or (isinstance(pending, str) and pending[:200] in m.text):
+            ctx.echo_turn = 1  # the command's expanded text (it holds the command's arguments)
+            return True
+        ctx.echo_turn, ctx.recalled = 0, None
+        ctx.recall_tools.clear()
+        return False
+    if ctx.echo_turn:
+        return True
+    if m.role == "tool_result":
+        return recall_result
+    if m.role == "assistant" and ctx.recalled:
+        words = echo_terms(m.text)
+        return bool(words) and len(words & ctx.recalled) >= ECHO_SHARE * len(words)
+    return False
 
 
 def _private_carry(texts: list[str], kind: str, n_text: int, ctx: FileContext) -> list[str]:

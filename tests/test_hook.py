@@ -147,7 +147,8 @@ def test_finds_the_decision_in_this_project_only(indexed, project):
 
 
 def test_scope_all_reaches_other_projects(indexed, project):
-    set_hook_config(scope="all")
+    # the other project's answer is about its own job queue: below the default confidence
+    set_hook_config(scope="all", min_confidence=0.02)
     ctx = context_of(rc.build_context(payload(project), soon()))
     assert "MySQL" in ctx and "SQLite" in ctx
 
@@ -189,6 +190,9 @@ def test_noise_tokens_and_long_prompts_still_recall(indexed, project):
     log = "\n".join(f"2026-11-20 12:00:{i:02d} worker[{i}] INFO tick {i} heartbeat ok elapsed={i * 3}ms"
                      for i in range(40))
     long_prompt = f"{log}\n\nthe job queue database keeps dropping jobs after a restart, which store did we choose?"
+    # a pasted log spreads the prompt's words apart (less proximity, a lower share of its
+    # score): found first, at a confidence under the default gate of a pooled history
+    set_hook_config(min_confidence=0.05)
     assert "SQLite in WAL mode" in context_of(rc.build_context(payload(project, long_prompt), soon()))
 
 

@@ -45,7 +45,7 @@ def mcp_texts(query: str, cwd) -> str:
 
 def shop(tmp_path, claude_projects):
     config.set_value("hook.synthesize", False)
-    config.set_value("hook.min_score", 0.0)
+    config.set_value("hook.min_confidence", 0.0)
     project = make_project(tmp_path, "shop")
     old = Session(cwd=str(project))
     old.user("where is the walrus billing host configured")

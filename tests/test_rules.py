@@ -198,7 +198,6 @@ def test_the_hook_lists_fired_rules_before_recalled_history(project, claude_proj
     from recall.core import config
 
     config.set_value("hook.synthesize", False)
-    config.set_value("hook.min_score", 0)  # a tiny index scores low
     _session_with_decision(claude_projects, project)
     r = add(project, MIGRATION_RULE, paths=["migrations/**"])
     payload = {"prompt": "build the orders index in migrations/0008_orders_index.sql", "cwd": str(project),

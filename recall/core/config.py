@@ -41,8 +41,7 @@ DEFAULTS: dict = {
         "skip": ACKNOWLEDGEMENTS,   # whole-prompt acknowledgements (case/punctuation-insensitive)
         "scope": "project",         # project | all
         "limit": 8,                 # hits handed to synthesis
-        "relevance_floor": 0.35,    # keep hits scoring at least this fraction of the best...
-        "min_score": 8.0,           # ...and at least this absolute score
+        "min_confidence": 0.11,     # inject only hits this sure to bear on the prompt (recall.search.confidence)
         "synthesize": True,         # False: always inject raw snippets
         "max_rules": 5,             # triggered rules injected per prompt (recall rules); 0: none
     },

@@ -75,6 +75,23 @@ def _archived_lines(session_id: str, root: str) -> list[str]:
     return out
 
 
+def session_echo(session_id: str) -> bool:
+    """Whether most of what the session's assistant said (and its tools returned) restated
+    recall's own output (``echo`` in the archived records: indexer.transcripts.mark_echo)."""
+    from indexer.archive_files import iter_lines, session_filename
+    from recall.core import paths
+
+    echo = other = 0
+    for path in (paths.archive_dir() / "sessions").glob(f"*/{session_filename(session_id)}"):
+        for _pos, rec in iter_lines(path):
+            if isinstance(rec, dict) and rec.get("role") in ("assistant", "tool_result"):
+                if rec.get("echo"):
+                    echo += 1
+                else:
+                    other += 1
+    return echo > 0 and echo >= other
+
+
 def session_lines(session_id: str, transcript_path: str | None = None, cwd: str | None = None) -> tuple[list[str], str]:
     """(the session's rendered lines, its project)."""
     from indexer.project import canonical_project
@@ -132,7 +149,7 @@ def summarize(session_id: str, transcript_path: str | None = None, cwd: str | No
     if not text:
         summaries.mark_pending(session_id, transcript_path or "", cwd or "", problem="empty answer")
         return {"status": "pending", "problem": "empty answer"}
-    rec = summaries.put(session_id, project, text, model=model, messages=len(lines))
+    rec = summaries.put(session_id, project, text, model=model, messages=len(lines), echo=session_echo(session_id))
     log.get("memory").info("session %s: summary written (%d characters)", session_id, len(text))
     return {"status": "written", "summary": rec["summary"]}
 

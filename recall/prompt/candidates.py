@@ -1,78 +1,31 @@
 """The prompt hook's search: the prompt's informative terms, the current project's past
-sessions searched for them (never the current session: it is already in context), hits
-below the relevance floor dropped (``coverage``), and the answers that followed a matched
-question attached (``with_answers``)."""
+sessions searched for them (never the current session: it is already in context), each
+candidate given its confidence (``recall.search.confidence``), those below
+``hook.min_confidence`` dropped, and the answers that followed a matched question attached
+(``with_answers``)."""
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import threading
 import time
 
 from recall.prompt.settings import hook_settings
-from recall.prompt.trivial import _STOP_WORDS, STOPWORDS, _normalize
+from recall.prompt.trivial import _STOP_WORDS, _normalize
+from recall.search.words import FRAMING
 
 MAX_PROMPT_CHARS = 4000    # of the prompt used as the search query
 PER_SESSION = 3            # at most this many hits from one past session
-LONG_PROMPT_TERMS = 12     # a prompt with more informative terms is judged by its rarest ones
-MIN_COVERAGE = 0.5         # default hook.min_coverage: idf-weighted share of the prompt's terms a hit holds
-PSEUDO_DOCS = 100          # smoothing of those weights for small indexes
-
-
-_stems: set[str] | None = None
-
-
-def _stop_stems() -> set[str]:
-    global _stems
-    if _stems is None:
-        from recall.search.query import analyze
-
-        _stems = {t for w in STOPWORDS for t in analyze(w)} | set(STOPWORDS)
-    return _stems
+CANDIDATES = 24            # candidates judged per prompt (the engine's best, messages and memories)
+_FRAMING = frozenset(FRAMING)
 
 
 def informative_terms(text: str) -> list[str]:
-    """The prompt's analysed terms that say what it is about (no stopwords, no 1-letter terms)."""
-    from recall.search.query import analyze
+    """The prompt's analysed terms that say what it is about (``recall.search.confidence``)."""
+    from recall.search.confidence import informative_terms as terms
 
-    stop = _stop_stems()
-    return list(dict.fromkeys(t for t in analyze(text) if t not in stop and (len(t) > 1 or not t.isascii())))
-
-
-def term_weights(searcher, terms: list[str]) -> dict[str, float]:
-    """BM25's idf of each term over the whole index. A term no document contains weighs the
-    most: the prompt is about something past sessions never mention. A long prompt (a pasted
-    log, a long brief) is judged by its ``LONG_PROMPT_TERMS`` rarest terms that do occur."""
-    s = searcher.index.searcher()
-    # PSEUDO_DOCS documents that hold none of the terms: a small index (every word rare, any
-    # paraphrase missing) does not make a single absent word outweigh all the others
-    n = max(1, s.num_docs) + PSEUDO_DOCS
-    out, absent = {}, set()
-    for t in terms:
-        try:
-            df = s.doc_freq("content", t)
-        except Exception:
-            df = 0
-        if df == 0:
-            absent.add(t)
-        out[t] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-    if len(out) > LONG_PROMPT_TERMS:
-        present = sorted((w, t) for t, w in out.items() if t not in absent)[-LONG_PROMPT_TERMS:]
-        out = {t: w for w, t in present}
-    return out
-
-
-def coverage(weights: dict[str, float], text: str) -> float:
-    """The idf-weighted share of the prompt's informative terms that ``text`` contains."""
-    from recall.search.query import analyze
-
-    total = sum(weights.values())
-    if total <= 0:
-        return 0.0
-    present = set(analyze(text[:20000]))
-    return sum(w for t, w in weights.items() if t in present) / total
+    return terms(text)
 
 
 _searcher = None
@@ -126,24 +79,26 @@ def query_text(prompt: str) -> str:
     """The prompt without its stopwords and random-looking tokens: the same hits, without
     scoring every document that says "the" or "what" (quoted phrases are kept whole)."""
     stop = _STOP_WORDS
-    keep = []
+    keep, framing = [], []
     for tok in _QUERY_TOKEN.findall(prompt[:MAX_PROMPT_CHARS]):
         if tok.startswith('"'):
             keep.append(tok)
             continue
         core = tok.strip(_EDGE_PUNCT)
         if core and core.lower() not in stop and not _noise(core):
-            keep.append(tok)
-    return " ".join(keep)
+            (framing if core.lower() in _FRAMING else keep).append(tok)
+    # the words a question about the past is framed with ("last time", "remind me") point at
+    # the history, not at a subject in it: searched only when nothing else is left
+    return " ".join(keep or framing)
 
 
-def candidates(searcher, text: str, limit: int, project: str | None, exclude_session: str | None,
-               floor: float = 0.0, min_score: float = 0.0) -> list:
-    """``Searcher.search(text, messages=True, doctypes=("message", "memory"), ...)`` without
-    the snippets: most candidates fall below the floor, and the kept ones get snippets fitted
-    to the block when it is formatted (snippets were half of the hook's search time). Ranked
-    from fast fields; only candidates scoring at least ``floor`` × the best (and
-    ``min_score``) have their stored documents decoded."""
+def candidates(searcher, text: str, limit: int, project: str | None, exclude_session: str | None) -> list:
+    """The engine's best ``limit`` messages and memories for ``text`` in ``project`` (not
+    ``exclude_session``), as hits with their text and the exchange around them (what the
+    confidence reads); no snippets: the kept ones get snippets fitted to the block when it is
+    formatted. Ranked from fast fields; only these candidates' stored documents are decoded."""
+    from recall.search.exchange import exchange
+
     s = searcher.index.searcher()
     built = searcher.build_query(s, text, doctypes=("message", "memory"), project=project,
                                  exclude_session=exclude_session)
@@ -152,23 +107,40 @@ def candidates(searcher, text: str, limit: int, project: str | None, exclude_ses
     queries, _terms = built
     now = time.time()
     ranked = searcher.rank(s, searcher.top(s, queries, limit), now)
-    if not ranked:
-        return []
-    cut = max(floor * ranked[0].score, min_score)
-    return [searcher._hit(s.doc(c.address), c.score, now, boost=False) for c in ranked if c.score >= cut]
+    hits = []
+    for c in ranked[:limit]:
+        doc = s.doc(c.address)
+        hit, rec, fd = searcher._read(doc, c.score, now, boost=False, keep_open=True)
+        try:
+            if rec is not None and hit.kind == "message":
+                flags: dict = {}
+                hit.reply, hit.question = exchange(searcher.archive_root, hit.project, hit.session_id,
+                                                   int(doc.get_first("apos")), hit.role,
+                                                   str(rec.get("source") or ""), fd=fd, flags=flags)
+                hit.echo = hit.echo or bool(flags.get("echo"))
+        finally:
+            if fd is not None:
+                os.close(fd)
+        hits.append(hit)
+    return hits
 
 
 def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None, hook: dict | None = None,
-              searcher=None) -> list:
+              searcher=None, trace: dict | None = None) -> list:
     """Hits worth injecting for ``prompt``: the current project (or all, by ``hook.scope``),
-    not the current session, above the relevance floor, at most ``hook.limit``."""
+    not the current session, each with a confidence of at least ``hook.min_confidence``, at
+    most ``hook.limit`` (and ``PER_SESSION`` of one session), best first. ``trace`` gets
+    ``best``: the best candidate's confidence, which says why a prompt got nothing."""
     from indexer.project import canonical_project
     from recall.core.errors import IndexMissing
+    from recall.search.confidence import DEFAULT_MIN_CONFIDENCE, judge, query_stats
 
+    trace = trace if trace is not None else {}
     hook = hook or hook_settings()
     text = query_text(prompt)
     terms = informative_terms(text)
     if not terms:
+        trace["best"] = None
         return []
     project = None
     if hook.get("scope") != "all":
@@ -178,19 +150,15 @@ def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None
         s = searcher if searcher is not None else shared_searcher()
     except IndexMissing:
         return []
-    ratio, min_score = float(hook.get("relevance_floor", 0.35)), float(hook.get("min_score", 0.0))
-    hits = candidates(s, text, max(limit * 4, 24), project, session_id or None, ratio, min_score)
-    if not hits:
-        return []
-    floor = max(ratio * hits[0].score, min_score)
-    weights = term_weights(s, terms)
-    need = float(hook.get("min_coverage", MIN_COVERAGE))
+    hits = candidates(s, text, CANDIDATES, project, session_id or None)
+    idx = s.index.searcher()
+    judged = judge(idx, text, hits, query_stats(idx, text, terms)) if hits else []
+    trace["best"] = round(judged[0].confidence, 3) if judged else None
+    need = float(hook.get("min_confidence", DEFAULT_MIN_CONFIDENCE))
     kept, per_session, seen_text = [], {}, set()
-    for h in hits:
-        if h.score < floor:
+    for h in judged:
+        if h.confidence < need:
             break
-        if coverage(weights, h.text) < need:
-            continue
         key = _normalize(h.text)[:300]
         if not key or key in seen_text:
             continue

@@ -107,6 +107,14 @@ def without_rule_docs(hits: list) -> list:
                                     and str(h.uuid).startswith(("rule-", "sum-")))]
 
 
+def nothing_why(best: float | None, hook: dict) -> str:
+    """Why a prompt got nothing, in the words ``recall log`` shows."""
+    if best is None:
+        return "no past message matches the prompt's words"
+    return (f"no hit confident enough: the best was {best:.2f}, under hook.min_confidence "
+            f"{float(hook.get('min_confidence', 0.11)):.2f}")
+
+
 def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, searcher=None,
                   on_fallback=None, trace: dict | None = None) -> dict | None:
     """The hook's output for ``payload`` (or None: nothing to inject), ready by ``deadline``
@@ -137,13 +145,18 @@ def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, se
         on_fallback(only_rules)
     if rules:
         trace["rules"] = [f.rule.id for f in rules]
-    hits = without_rule_docs(find_hits(prompt, cwd, session_id, hook, searcher))
-    trace["hits"] = [{"session": h.session_id, "score": round(float(h.score), 3)} for h in hits]
+    found: dict = {}
+    hits = without_rule_docs(find_hits(prompt, cwd, session_id, hook, searcher, trace=found))
+    trace["hits"] = [{"session": h.session_id, "score": round(float(h.score), 3),
+                      **({"confidence": round(h.confidence, 3)} if h.confidence is not None else {})}
+                     for h in hits]
     if not hits:
+        why = nothing_why(found.get("best"), hook)
+        trace["best"] = found.get("best")
         if only_rules is None:
-            trace.update(outcome="nothing", why="no hits above the relevance floor")
+            trace.update(outcome="nothing", why=why)
             return None
-        trace.update(outcome="rules", why="no hits above the relevance floor")
+        trace.update(outcome="rules", why=why)
         out = only_rules
     else:
         out = _deliver(prompt, hits, hook, cfg, deadline, on_fallback, trace, rules, only_rules)

@@ -11,17 +11,7 @@ from __future__ import annotations
 import re
 
 from recall.prompt.settings import hook_settings
-
-# Words that say nothing about what a prompt is about (compared after stemming).
-STOPWORDS = """a about above after again all also am an and any are as at be because been before being
-below between both but by can could did do does doing done down during each few for from further
-had has have having he her here hers him his how i if in into is it its itself just let like me
-more most my no nor not now of off on once only or other our ours out over own please same she
-should so some such than that the their them then there these they this those through to too
-under until up us very was we were what when where which while who whom why will with would you
-your yours yes ok okay thanks thank hi hello hey tell know think want need make get got go use
-used using one two way thing things something anything lot really sure right still even well
-much many may might must shall yeah yep""".split()
+from recall.search.words import PROMPT_STOPWORDS as STOPWORDS  # stdlib only
 
 _STOP_WORDS = frozenset(STOPWORDS)
 

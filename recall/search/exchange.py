@@ -69,11 +69,12 @@ def _source_tag(source: str) -> bytes:
     return b'"source":' + json.dumps(source, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def reply_from(lines, source: str = "") -> str | None:
+def reply_from(lines, source: str = "", flags: dict | None = None) -> str | None:
     """The reply made of the archive ``lines`` (raw JSON, or already parsed records) that
     followed a prompt, in order; None when the assistant said nothing and called no tool
     before the next prompt. Tool results are skipped unread, and tool calls past the first
-    TOOL_LINES are only counted."""
+    TOOL_LINES are only counted. ``flags["echo"]`` is set when the reply restated what
+    recall injected into that prompt (its records are marked ``echo`` at ingest)."""
     items: list[tuple[str, str]] = []  # ("text" | "tool", text), in order
     tools = 0
     tag = _source_tag(source) if source else b""
@@ -99,6 +100,8 @@ def reply_from(lines, source: str = "") -> str | None:
         text = str(rec.get("text") or "").strip()
         if not text:
             continue
+        if flags is not None and rec.get("echo"):
+            flags["echo"] = True
         if role == b"assistant":
             items.append(("text", text))
         elif role == b"tool_use":
@@ -158,12 +161,13 @@ _PROMPT_LINE = b'"role":"user"'  # (a compaction summary between is rare: not lo
 
 
 def exchange(root: Path, project: str, session_id: str, pos: int, role: str,
-             source: str = "", fd: int | None = None) -> tuple[str | None, str | None]:
+             source: str = "", fd: int | None = None, flags: dict | None = None) -> tuple[str | None, str | None]:
     """``(reply, question)`` for the message at ``pos`` in its session's archive file
     (through ``fd`` when the caller has it open): the reply when it is a user prompt, the
-    question when it is the assistant's text (a tool call or result shows its own text)."""
+    question when it is the assistant's text (a tool call or result shows its own text).
+    ``flags`` (a dict) gets ``echo`` when a prompt's reply restated recall's own output."""
     if role == "user":
-        return reply_from(lines_after(root, project, session_id, pos, fd=fd), source), None
+        return reply_from(lines_after(root, project, session_id, pos, fd=fd), source, flags), None
     if role == "assistant":
         return None, question_from(last_line_before(root, project, session_id, pos, _PROMPT_LINE, fd=fd),
                                    source)

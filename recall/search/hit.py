@@ -24,10 +24,14 @@ class Hit:
     kind: str = "message"  # message | session | memory
     reply: str | None = None     # a user prompt's hit: the reply it got (recall.search.exchange)
     question: str | None = None  # an assistant message's hit: the prompt it answered
+    confidence: float | None = None  # that it bears on the query (recall.search.confidence)
+    echo: bool = False           # it restates what recall itself recalled (ranked below its source)
 
     def as_json(self) -> dict:
         d = asdict(self)
         d["score"] = round(self.score, 4)
+        if self.confidence is not None:
+            d["confidence"] = round(self.confidence, 4)
         return d
 
 

@@ -25,15 +25,16 @@ import tantivy
 
 from indexer.archive_files import open_session, read_message
 from indexer.ledger import Gate
-from indexer.schema import DOCTYPES_BY_CODE, IndexCorrupt, SchemaMismatch, open_index, stored_value
+from indexer.schema import DOCTYPES_BY_CODE, ECHO_TAG, IndexCorrupt, SchemaMismatch, open_index, stored_value
 from recall.core import paths
 from recall.core.errors import IndexMissing, RecallError
+from recall.search.confidence import judge
 from recall.search.exchange import exchange
 from recall.search.hit import Hit, iso
-from recall.search.query import _IDENT, _QUOTED, _unique, analyze, common_terms, is_stopword, weighty
+from recall.search.query import (_IDENT, _QUOTED, W_CONTENT, _unique, analyze, common_terms, is_stopword,
+                                 weighty)
 from recall.search.snippets import highlighter, snippet
 
-W_CONTENT = 10.0
 W_FILES = 2.0
 W_TOOLS = 1.0
 W_PHRASE = 6.0        # an identifier / quoted phrase found whole, on top of its parts
@@ -60,6 +61,10 @@ SESSION_WEIGHTS: tuple[float, ...] = (1.0, 0.5, 0.25)
 # within 0.01 of it).
 NEIGHBOUR_WEIGHT = 0.1
 NEIGHBOUR_SECONDS = 120
+
+# Hits read and ordered by their confidence (recall.search.confidence) in every search, so a
+# confident hit just below the engine's top few still shows.
+JUDGED = 10
 
 ALL_DOCTYPES = frozenset({"message", "session", "memory"})  # every doctype indexer.ingest writes
 
@@ -289,7 +294,10 @@ class Searcher:
         ranked = _with_neighbours(ranked)
         if not messages:
             ranked = _group_by_session(ranked)
-        return self.hits(searcher, ranked, terms, now, limit=limit)
+        if messages:  # one message each: the engine's order (the model judges whole exchanges)
+            return judge(searcher, text, self.hits(searcher, ranked, terms, now, limit=limit), reorder=False)
+        hits = self.hits(searcher, ranked, terms, now, limit=max(limit, JUDGED))
+        return judge(searcher, text, hits)[:limit]
 
     def hits(self, searcher: tantivy.Searcher, ranked: list[Candidate], terms: list[str], now: float,
              limit: int | None = None) -> list[Hit]:
@@ -320,9 +328,11 @@ class Searcher:
                     continue  # (no text: its archive line is gone; shown, recall doctor tells)
                 hit.snippet = snippet(hit.text, pattern)
                 if rec is not None and hit.kind == "message":
+                    flags: dict = {}
                     hit.reply, hit.question = exchange(self.archive_root, hit.project, hit.session_id,
                                                        int(doc.get_first("apos")), hit.role,
-                                                       str(rec.get("source") or ""), fd=fd)
+                                                       str(rec.get("source") or ""), fd=fd, flags=flags)
+                    hit.echo = hit.echo or bool(flags.get("echo"))  # a prompt answered by recall's output
             finally:
                 if fd is not None:
                     os.close(fd)
@@ -378,6 +388,8 @@ class Searcher:
         hit.timestamp = iso(int(stored_value(doc, "ts", 0) or 0))
         hit.role = stored_value(doc, "role")
         pos = doc.get_first("apos")
+        if hit.kind == "memory" and any(ECHO_TAG in str(v).split() for v in doc.get_all("tags")):
+            hit.echo = True  # a summary of a session that restated recall's own output
         if pos is None:
             hit.cwd = stored_value(doc, "cwd")
             hit.text = stored_value(doc, "text")
@@ -392,6 +404,7 @@ class Searcher:
                 fd = None
         hit.cwd = str((rec or {}).get("cwd") or "")
         hit.text = str((rec or {}).get("text") or "")
+        hit.echo = bool((rec or {}).get("echo"))
         return rec, fd
 
     def count(self) -> int:

@@ -31,8 +31,15 @@ def _outcome(rec: dict) -> str:
 
 def _hits(rec: dict) -> str:
     hits = rec.get("hits") if isinstance(rec.get("hits"), list) else []
-    return ", ".join(f"{str(h.get('session', ''))[:8]} {h.get('score', 0):.1f}"
-                     for h in hits[:4] if isinstance(h, dict)) + (f" +{len(hits) - 4}" if len(hits) > 4 else "")
+    return ", ".join(_hit(h) for h in hits[:4] if isinstance(h, dict)) + (f" +{len(hits) - 4}" if len(hits) > 4 else "")
+
+
+def _hit(h: dict) -> str:
+    """``3c4e0949 confidence 0.42`` (the score alone in records from before the confidence)."""
+    c = h.get("confidence")
+    if isinstance(c, (int, float)):
+        return f"{str(h.get('session', ''))[:8]} confidence {c:.2f}"
+    return f"{str(h.get('session', ''))[:8]} score {float(h.get('score') or 0):.1f}"
 
 
 @commands.command("log", help="What the prompt hook injected for the last prompts (newest first).")
