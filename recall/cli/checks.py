@@ -196,7 +196,7 @@ def check_redaction(service_up: bool = False) -> Check:
     p = progress(paths.archive_dir())
     if p is None:
         return Check("redaction", True, f"stored history redacted by the current rules (version {REDACTION_VERSION})")
-    if p.get("stage") in ("messages", "facts", "memories"):
+    if p.get("stage") in ("messages", "facts", "memories", "purge"):
         done, total = int(p.get("files_done") or 0), int(p.get("files_total") or 0)
         return Check("redaction", False, f"stored history is being re-redacted under the current rules "
                      f"(version {p['from']} -> {p['to']}: {done:,} of {total:,} archive files done); until it "

@@ -274,6 +274,35 @@ def clear_synthesis_cache() -> int:
     return clear_cache()
 
 
+def hide_excluded(pattern: str, projects: list[str]) -> dict:
+    """`recall exclude add`: what the derived stores hold of the excluded ``projects`` (or of
+    prompts written where ``pattern`` matches) goes: the injection log's records of prompts
+    there or drawn from their sessions, and the synthesis cache (emptied). The archive and the
+    index keep it hidden (``--purge`` removes it from them too)."""
+    from indexer.archive_files import project_slug
+    from indexer.ledger import excluded_by
+
+    sessions: set[str] = set()
+    for project in projects:
+        sessions.update(p.stem for p in (paths.archive_dir() / "sessions" / project_slug(project)).glob("*.jsonl"))
+
+    def keep(rec: dict):
+        hit_sessions = {str(h.get("session")) for h in rec.get("hits") or [] if isinstance(h, dict)}
+        cwd = str(rec.get("project") or "")
+        if hit_sessions & sessions or rec.get("session") in sessions or (cwd and excluded_by(cwd, cwd, [pattern])):
+            return None
+        return rec
+
+    from recall.prompt import injections
+
+    try:
+        logged = injections.rewrite(keep)
+    except OSError as exc:
+        log.get("cli").warning("the injection log was not cleaned by exclude: %s", exc)
+        logged = 0
+    return {"injection_log": logged, "synthesis_cache": clear_synthesis_cache()}
+
+
 def clean_injection_log(sel: Selection, sessions: set[str]) -> int:
     """Step ``injection_log``: drop the records of prompts in ``sessions`` or drawn from them,
     or holding the matched text; cut a secret out of the rest. Records changed or dropped."""
