@@ -482,20 +482,6 @@ def outcome(intent: dict) -> dict:
             **{k: v for k, v in res.items() if k != "index"}}
 
 
-# purging: the bytes of deleted documents leave the disk -------------------------------------------
-def purge(ix) -> dict:
-    """Make the index and state.db hold no bytes of what was deleted: every index segment
-    that holds deleted documents is rewritten (its live documents added again, so Tantivy
-    drops the segment whole and its files go), then state.db is vacuumed and its WAL
-    emptied. Tantivy keeps a deleted document in its segment until a merge copies the
-    segment, and merges of old, large segments may never come. Returns what it did."""
-    from indexer.purge import purge_deleted_documents
-
-    out = purge_deleted_documents(ix)
-    ix.state.scrub()
-    return out
-
-
 # session ids --------------------------------------------------------------------------------------
 def known_sessions() -> set[str]:
     """Every session id recall holds or held: the archive's files, state.db's session facts,

@@ -378,7 +378,8 @@ def _seed(archive: Archive, index: tantivy.Index) -> None:
 def secure_files(directory: Path, done: set[str] | None = None) -> None:
     """Tantivy creates its segment files with the process umask (0644 as a rule): make
     every file in the index directory 0600, like the rest of recall's state (the directory
-    itself is 0700). Run after each commit; a merge's files are caught by the next one.
+    itself is 0700). Run after each commit, when the writer closes, and by the service every
+    few seconds: a merge finishing in the background creates its files between commits.
     ``done``: names already made private (segment files are never rewritten), skipped."""
     try:
         entries = list(os.scandir(directory))
@@ -559,6 +560,7 @@ class Indexer:
                 else:
                     self.writer.rollback()
                 self.writer.wait_merging_threads()
+                secure_files(self.index_path)  # the files of merges that ended since the last commit
         finally:
             self.writer = None
             try:

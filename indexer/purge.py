@@ -187,3 +187,11 @@ def purge_deleted_documents(ix) -> dict:
             pass
     secure_files(ix.index_path)
     return {"segments": segments, "documents": rewritten, "deleted_left": deleted_documents(ix.index_path)}
+
+
+def purge(ix) -> dict:
+    """The end of a forget and of the re-redaction pass: no bytes of what was deleted stay in
+    the index (``purge_deleted_documents``) or in state.db (vacuumed, its WAL emptied)."""
+    out = purge_deleted_documents(ix)
+    ix.state.scrub()
+    return out

@@ -49,7 +49,7 @@ def test_every_forget_form_empties_the_synthesis_cache(shop, form):
     assert cached()
     with Indexer() as ix:
         out = forget_everywhere(ix, sel.check())
-    assert out["synthesis_cache"] == 1 and cached() == []
+    assert cached() == [] and out["synthesis_cache"] == 1
     index_all(rebuild=True)  # and nothing brings it back
     assert cached() == []
 
@@ -138,3 +138,13 @@ def test_a_key_echoed_back_by_an_endpoint_is_not_logged_or_kept(monkeypatch, sta
     log.get("memory").warning("extraction stopped: %s", exc.value)
     logs = "".join(p.read_text() for p in paths.log_dir().glob("*") if p.is_file())
     assert key not in logs
+
+
+def test_segment_files_a_merge_wrote_are_private_once_the_writer_closes(claude_projects):
+    index_all()
+    merged = paths.index_dir() / "0123456789abcdef0123456789abcdef.store"  # what a background merge leaves
+    with Indexer():
+        fd = os.open(merged, os.O_WRONLY | os.O_CREAT, 0o644)
+        os.close(fd)
+        os.chmod(merged, 0o644)
+    assert oct(merged.stat().st_mode & 0o777) == "0o600"

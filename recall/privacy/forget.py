@@ -202,7 +202,9 @@ def run(ix, intent: dict) -> dict:
     if "synthesis_cache" not in done:
         forgetting.step_done(root, intent, "synthesis_cache", synthesis_cache=clear_synthesis_cache())
     if "purge" not in done:
-        purged = forgetting.purge(ix)
+        from indexer.purge import purge
+
+        purged = purge(ix)
         forgetting.step_done(root, intent, "purge", purged=purged.get("documents", 0))
     forgetting.end_intent(root, intent)
     forget_completed(intent)

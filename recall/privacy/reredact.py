@@ -121,7 +121,7 @@ def step(ix, budget: float | None = ingest_side.STEP_SECONDS) -> str:
         p["logs"] = redact_logs()
         p["stage"] = "purge"
         ingest_side.save(root, st)
-    from indexer.forgetting import purge
+    from indexer.purge import purge
 
     p["purged"] = purge(ix).get("documents", 0)  # the replaced documents' bytes leave the index
     done = ingest_side.finish(root, st)

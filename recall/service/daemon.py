@@ -964,6 +964,10 @@ class Service:
                     continue
                 self.apply_pending_memory()
                 self._prune_cache(now)
+                if self.ix is not None:  # a background merge's new segment files: 0600 within seconds
+                    from indexer.ingest import secure_files
+
+                    secure_files(self.ix.index_path, self.ix._secured)
             self._redaction_step()
             self._maybe_commit(COMMIT_INTERVAL)
             self._write_status(periodic=True)
