@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import json
 from array import array
+from collections import OrderedDict
 from pathlib import Path
 
 import tantivy
 
-from indexer.archive_files import iter_lines, parse_line
+from indexer.archive_files import iter_lines
 from indexer.ingest import memory_document, message_document, secure_files, session_document
 from indexer.schema import stored_value
 from indexer.state import SessionInfo
@@ -75,32 +76,39 @@ def _live(searcher) -> dict[int, array] | None:
     return out
 
 
-def _message_at(root: Path, project: str, session_id: str, pos: int, uuid: str) -> tuple[Message, int] | None:
-    """The archived message ``uuid`` and its position (found by a scan of its file when the
-    position does not hold it); None when it is no longer in the archive."""
-    from indexer.archive_files import _relative
+class _Files:
+    """The archive files the purge reads, parsed once each (the documents of one segment come
+    in the order they were indexed: a session's messages together), a few kept at a time."""
 
-    path = root / _relative(project, session_id)
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(pos)
-            rec = parse_line(fh.readline())
-    except (OSError, ValueError):
-        rec = None
-    if rec is None or rec.get("uuid") != uuid:
-        for p, r in iter_lines(path):
-            if r.get("uuid") == uuid:
-                pos, rec = p, r
-                break
+    KEEP = 16
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.cache: OrderedDict[str, dict[str, tuple[int, dict]]] = OrderedDict()
+
+    def get(self, project: str, session_id: str, uuid: str) -> tuple[Message, int] | None:
+        """The archived message ``uuid`` and its position; None when it left the archive."""
+        from indexer.archive_files import _relative
+
+        rel = _relative(project, session_id)
+        known = self.cache.get(rel)
+        if known is None:
+            known = {str(rec.get("uuid")): (pos, rec) for pos, rec in iter_lines(self.root / rel)}
+            self.cache[rel] = known
+            while len(self.cache) > self.KEEP:
+                self.cache.popitem(last=False)
         else:
+            self.cache.move_to_end(rel)
+        found = known.get(uuid)
+        if found is None:
             return None
-    try:
-        return Message.from_record(rec), pos
-    except (TypeError, ValueError):
-        return None
+        try:
+            return Message.from_record(found[1]), found[0]
+        except (TypeError, ValueError):
+            return None
 
 
-def document_from_stored(ix, d: tantivy.Document) -> tantivy.Document | None:
+def document_from_stored(ix, d: tantivy.Document, files: _Files | None = None) -> tantivy.Document | None:
     """The document ``d`` (as the index stores it) built again, as its builder makes it;
     None when it must not come back (its message left the archive, or is forgotten)."""
     def get(name: str, default=""):
@@ -111,7 +119,7 @@ def document_from_stored(ix, d: tantivy.Document) -> tantivy.Document | None:
     if doctype == "message":
         apos = get("apos", None)
         if apos is not None:
-            found = _message_at(ix.archive.root, project, sid, int(apos), key[2:])
+            found = (files or _Files(ix.archive.root)).get(project, sid, key[2:])
             if found is None:
                 return None
             m, pos = found
@@ -161,6 +169,7 @@ def purge_deleted_documents(ix) -> dict:
         if ix.writer is None:
             raise ix._no_writer()
         pending = 0
+        files = _Files(ix.archive.root)
         for i, (_, dl) in enumerate(meta):
             if not dl:
                 continue
@@ -168,7 +177,7 @@ def purge_deleted_documents(ix) -> dict:
             for doc_id in live.get(i, ()):
                 stored = searcher.doc(tantivy.DocAddress(i, int(doc_id)))
                 key = str(stored_value(stored, "key"))
-                new = document_from_stored(ix, stored)
+                new = document_from_stored(ix, stored, files)
                 ix.writer.delete_documents_by_term("key", key)
                 if new is not None:
                     ix.writer.add_document(new)
