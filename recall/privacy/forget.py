@@ -101,15 +101,15 @@ def plan(sel: Selection) -> dict:
     return out
 
 
-def remove_from_memories(ix, sel: Selection, gone: set[str], projects: list[str]) -> tuple[int, int, list[str]]:
-    """Step ``memories``: (deleted, rewritten, projects changed). Within each project's lock,
+def remove_from_memories(ix, sel: Selection, gone: set[str], projects: list[str]) -> tuple[int, int, list[str], int]:
+    """Step ``memories``: (deleted, rewritten, projects changed, their CLAUDE.md blocks rewritten). Within each project's lock,
     the index documents and the memory log change (committed) before state.json is saved:
     a crash between the two leaves the memories in state.json, found again by the re-run."""
     from indexer.forgetting import SECRET_MARK
     from recall.memory import index
 
     index.apply_pending(ix)  # memory documents queued for the index: theirs first, ours after
-    deleted = rewritten = 0
+    deleted = rewritten = briefed = 0
     changed_projects: list[str] = []
     for project in projects:
         if not store.state_path(project).exists():
@@ -133,9 +133,10 @@ def remove_from_memories(ix, sel: Selection, gone: set[str], projects: list[str]
             deleted += len(drop)
             rewritten += len(rew)
             changed_projects.append(project)
+            briefed += refresh_briefings([project])  # at once: the block follows state.json (claude_md re-checks)
     if not changed_projects:
         ix.archive.compact_memory()  # a re-run: the log may still hold what the first run removed
-    return deleted, rewritten, changed_projects
+    return deleted, rewritten, changed_projects, briefed
 
 
 def write_memory_docs(ix, upserts: list[dict], deletes: list[str]) -> None:
@@ -185,15 +186,16 @@ def run(ix, intent: dict) -> dict:
     gone = set(intent.get("emptied") or []) | (set(sel.sessions) if sel.whole else set())
     touched = set(intent.get("sessions") or []) | gone
     if "memories" not in done:
-        deleted, rewritten, changed = remove_from_memories(ix, sel, gone, intent.get("memory_projects") or [])
+        deleted, rewritten, changed, briefed = remove_from_memories(ix, sel, gone, intent.get("memory_projects") or [])
         forgetting.step_done(root, intent, "memories", memories=deleted, memories_rewritten=rewritten,
-                             changed_projects=changed)
+                             changed_projects=changed, briefings=briefed)
     if "claude_md" not in done:
         # every project whose memories the forget may have changed: a run cut short after the
         # memories step changed them cannot tell which it did (an unchanged block is not rewritten)
         projects = intent.get("memory_projects") if intent.get("resumed") \
             else intent["result"].get("changed_projects")
-        forgetting.step_done(root, intent, "claude_md", briefings=refresh_briefings(projects or []))
+        forgetting.step_done(root, intent, "claude_md", briefings=int(intent["result"].get("briefings") or 0)
+                             + refresh_briefings(projects or []))
     if "summaries" not in done:
         forgetting.step_done(root, intent, "summaries", summaries=remove_summaries(ix, touched, gone))
     if "injection_log" not in done:
