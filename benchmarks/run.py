@@ -724,6 +724,7 @@ def shown_command(command: str) -> str:
 
 def render_docs(res: dict, rows: list[dict]) -> str:
     from benchmarks import answers_and_ranking, injection
+    from benchmarks import forget as forget_bench
 
     m = res["machine"]
     res = dict(res, command=shown_command(res["command"]))
@@ -769,6 +770,7 @@ def render_docs(res: dict, rows: list[dict]) -> str:
         *retrieval_section(res),
         *answers_and_ranking.sections(res),
         *injection.sections(),
+        *forget_bench.docs_sections(),
     ]
     return "\n".join(lines).rstrip() + "\n"
 

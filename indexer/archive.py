@@ -33,11 +33,12 @@ Layout (directories 0700, files 0600)::
 * ``replay_positions()`` streams everything back as batches of ``Message`` with their
   positions (the rebuild path), redacted again when the archive is of older rules;
   ``memory_docs()`` folds the memory log into the current memory documents.
-* ``forget_session`` / ``forget_project`` delete from the archive and record a
-  tombstone (``forgotten.json``): messages of that session/project dated up to the
-  moment of forgetting are never indexed or archived again, even by a rebuild that
-  re-reads a transcript Claude Code still keeps. Later messages (a resumed session, new
-  work in the project) are indexed as usual.
+* ``forget_session`` / ``forget_project`` record a tombstone (``forgotten.json``), then
+  delete from the archive: messages of that session/project dated up to the moment of
+  forgetting are never indexed or archived again, even by a rebuild that re-reads a
+  transcript Claude Code still keeps. Later messages (a resumed session, new work in the
+  project) are indexed as usual. ``recall forget`` itself goes through
+  ``indexer.forgetting`` (an intent, then every store).
 """
 
 from __future__ import annotations
@@ -489,18 +490,19 @@ class Archive:
         """Delete a session's archived messages (every project). Returns messages removed."""
         removed = 0
         name = session_filename(session_id)
+        self.tombstones.add(session=session_id)  # first: a crash after it brings nothing back
         for path in sorted(self.sessions_dir.glob(f"*/{name}")):
             with open(path, "rb") as fh:
                 removed += sum(1 for raw in fh if raw.endswith(b"\n"))
             path.unlink()
             self._drop_cache(path)
-        self.tombstones.add(session=session_id)
         return removed
 
     def forget_project(self, project: str) -> int:
         """Delete a project's archived messages and memory documents. Returns messages removed."""
         removed = 0
         d = self.sessions_dir / project_slug(project)
+        self.tombstones.add(project=project)  # first: a crash after it brings nothing back
         if d.is_dir():
             for path in d.glob("*.jsonl"):
                 with open(path, "rb") as fh:
@@ -509,7 +511,6 @@ class Archive:
             shutil.rmtree(d)
         self._known_dirs.discard(d)
         self.compact_memory(keep=lambda doc: str(doc.get("project") or "") != project)
-        self.tombstones.add(project=project)
         return removed
 
     def projects(self) -> list[str]:

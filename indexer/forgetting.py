@@ -15,7 +15,12 @@ replaced in the same step.
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import sqlite3
+import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -127,42 +132,76 @@ def _files(archive_root: Path, sel: Selection) -> list[Path]:
     return sorted(sessions_dir.glob("*/*.jsonl"))
 
 
+def scan_file(path: Path, sel: Selection) -> FileOutcome:
+    """What ``sel`` does to one archive file (nothing is changed)."""
+    kept, dropped, rewritten = [], [], []
+    sid = project = ""
+    for _, rec in iter_lines(path):
+        try:
+            m = Message.from_record(rec)
+        except (TypeError, ValueError):
+            continue
+        sid, project = sid or m.session_id, project or m.project
+        if sel.drops(m):
+            dropped.append(m)
+            continue
+        r = sel.rewrite(m)
+        if r is not None:
+            rewritten.append(r)
+            kept.append(r)
+        else:
+            kept.append(m)
+    return FileOutcome(path, sid or path.stem, project, kept, dropped, rewritten)
+
+
 def scan(archive_root: Path, sel: Selection) -> list[FileOutcome]:
     """What ``sel`` does to each archive file it touches (nothing is changed)."""
-    out: list[FileOutcome] = []
+    out = []
     for path in _files(archive_root, sel):
-        kept, dropped, rewritten = [], [], []
-        sid = project = ""
-        for _, rec in iter_lines(path):
-            try:
-                m = Message.from_record(rec)
-            except (TypeError, ValueError):
-                continue
-            sid, project = sid or m.session_id, project or m.project
-            if sel.drops(m):
-                dropped.append(m)
-                continue
-            r = sel.rewrite(m)
-            if r is not None:
-                rewritten.append(r)
-                kept.append(r)
-            else:
-                kept.append(m)
-        if dropped or rewritten:
-            out.append(FileOutcome(path, sid or path.stem, project, kept, dropped, rewritten))
+        o = scan_file(path, sel)
+        if o.changed:
+            out.append(o)
     return out
 
 
 def plan(archive_root: Path, sel: Selection) -> dict:
     """What forgetting ``sel`` removes from the archive: sessions and messages."""
-    outcomes = scan(archive_root, sel)
-    return {
-        "sessions": sorted({o.session_id for o in outcomes}),
-        "emptied": sorted({o.session_id for o in outcomes if o.emptied}),
-        "projects": sorted({o.project for o in outcomes if o.project}),
-        "messages": sum(len(o.dropped) for o in outcomes),
-        "rewritten": sum(len(o.rewritten) for o in outcomes),
-    }
+    totals = _Totals()
+    for path in _files(archive_root, sel):
+        totals.add(scan_file(path, sel), archive_root, keep_uuids=False)
+    return totals.summary()
+
+
+class _Totals:
+    """What a selection covers, one archive file at a time (no file's messages kept)."""
+
+    def __init__(self) -> None:
+        self.files: list[str] = []
+        self.sessions: set[str] = set()
+        self.emptied: set[str] = set()
+        self.projects: set[str] = set()
+        self.messages = self.rewritten = 0
+        self.dropped_uuids: list[str] = []
+        self.rewritten_uuids: list[str] = []
+
+    def add(self, o: FileOutcome, root: Path, keep_uuids: bool = True) -> None:
+        if not o.changed:
+            return
+        self.files.append(str(o.path.relative_to(root)))
+        self.sessions.add(o.session_id)
+        if o.emptied:
+            self.emptied.add(o.session_id)
+        if o.project:
+            self.projects.add(o.project)
+        self.messages += len(o.dropped)
+        self.rewritten += len(o.rewritten)
+        if keep_uuids:
+            self.dropped_uuids += [m.uuid for m in o.dropped]
+            self.rewritten_uuids += [m.uuid for m in o.rewritten]
+
+    def summary(self) -> dict:
+        return {"sessions": sorted(self.sessions), "emptied": sorted(self.emptied),
+                "projects": sorted(self.projects), "messages": self.messages, "rewritten": self.rewritten}
 
 
 def _write_records(path: Path, messages: list[Message]) -> list[int]:
@@ -178,100 +217,282 @@ def _write_records(path: Path, messages: list[Message]) -> list[int]:
     return positions
 
 
-# the steps, one per store (run on the writer: ``ix`` is an ``indexer.ingest.Indexer``) -----------
-def remove_from_archive(ix, outcomes: list[FileOutcome]) -> dict[str, list[int]]:
-    """Rewrite or delete each touched archive file; the kept messages' new positions by path."""
-    new_positions: dict[str, list[int]] = {}
-    for o in outcomes:
-        ix.archive._drop_cache(o.path)
-        if o.emptied:
-            try:
-                o.path.unlink()
-            except FileNotFoundError:
-                pass
+# the intent: what a forget under way still has to do ------------------------------------------------
+# ``archive/forgetting.json`` holds every forget (and every `recall: off` drop) that started and
+# has not finished: written (fsync'd) before anything is removed, each step recorded as it ends,
+# removed once the last step is done. A re-run, `recall index` and the service's start finish
+# what it lists (``recall.privacy.forget.resume``); `recall doctor` reports it as work in progress.
+#
+#   [{"id": "...", "kind": "forget" | "off", "selection": Selection.as_args(), "started": ts,
+#     "files": [archive files it touches, relative to archive/], "sessions": [...touched],
+#     "emptied": [...sessions gone whole], "projects": [...], "memory_projects": [...],
+#     "messages": n, "rewritten": n, "done": ["tombstones", "archive", ...], "result": {...}}]
+
+INTENT_NAME = "forgetting.json"
+INGEST_STEPS = ("tombstones", "archive", "index", "offsets")
+
+
+def intent_path(root: Path) -> Path:
+    return root / INTENT_NAME
+
+
+def intents(root: Path) -> list[dict]:
+    """The forgets under way (oldest first); [] when none."""
+    try:
+        data = json.loads(intent_path(root).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [d for d in data if isinstance(d, dict) and isinstance(d.get("selection"), dict)] \
+        if isinstance(data, list) else []
+
+
+def _save_intents(root: Path, items: list[dict]) -> None:
+    path = intent_path(root)
+    if items:
+        paths.atomic_write(path, json.dumps(items, indent=1))
+    else:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return
+    try:  # the rename (or the unlink) itself survives a power loss
+        fd = os.open(root, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def save_intent(root: Path, intent: dict) -> None:
+    """Record ``intent`` (added, or replacing the one with its id)."""
+    items = intents(root)
+    for i, d in enumerate(items):
+        if d.get("id") == intent["id"]:
+            items[i] = intent
+            break
+    else:
+        items.append(intent)
+    _save_intents(root, items)
+
+
+def step_done(root: Path, intent: dict, step: str, **result) -> None:
+    """Record that ``step`` of ``intent`` is done (with what it removed), then the fault point
+    named after it (``recall.core.faults``: the crash tests kill the process there)."""
+    from recall.core import faults
+
+    if step not in intent["done"]:
+        intent["done"].append(step)
+    intent.setdefault("result", {}).update(result)
+    save_intent(root, intent)
+    faults.point(f"forget:{step}")
+
+
+def end_intent(root: Path, intent: dict) -> None:
+    _save_intents(root, [d for d in intents(root) if d.get("id") != intent["id"]])
+
+
+def projects_reached(archive, sel: Selection) -> list[str]:
+    """Projects whose memories the selection may reach (the archive's, and those of its
+    memory documents)."""
+    if sel.project:
+        return [sel.project]
+    found = set(archive.projects())
+    found.update(str(d.get("project") or "") for d in archive.memory_docs().values())
+    return sorted(p for p in found if p)
+
+
+def begin(ix, sel: Selection, kind: str = "forget", memory_projects: list[str] | None = None) -> dict:
+    """Plan ``sel``, record the intent (durably, before anything is removed), then the
+    tombstones (so from here on nothing selected is indexed or archived again, by a re-read
+    transcript or a rebuild): the intent, ready for ``run_ingest_steps``."""
+    from recall.core import faults
+
+    sel.check()
+    ix.commit()
+    root = ix.archive.root
+    totals = _Totals()
+    for path in _files(root, sel):
+        totals.add(scan_file(path, sel), root)
+    sessions = set(totals.sessions)
+    if sel.whole:
+        sessions |= set(sel.sessions)
+        if sel.project and not sel.sessions:
+            sessions |= set(ix.state.sessions_of_project(sel.project))
+    intent = {"id": uuid.uuid4().hex, "kind": kind, "selection": sel.as_args(), "started": time.time(),
+              "files": totals.files, "sessions": sorted(sessions), "emptied": sorted(totals.emptied),
+              "projects": sorted(totals.projects),
+              "memory_projects": sorted(memory_projects if memory_projects is not None
+                                        else projects_reached(ix.archive, sel)),
+              "messages": totals.messages, "rewritten": totals.rewritten, "done": [], "result": {}}
+    if sel.whole:
+        intent["emptied"] = sorted(set(intent["emptied"]) | set(sel.sessions)
+                                   | (sessions if sel.project and not sel.sessions else set()))
+    save_intent(root, intent)
+    faults.point("forget:intent")
+    record_tombstones(ix, sel, intent, totals)
+    step_done(root, intent, "tombstones")
+    return intent
+
+
+def _rescan(root: Path, intent: dict) -> _Totals:
+    """The selection over the files the intent lists, again (the archive is as it was until
+    its step runs, so this finds what the first scan found)."""
+    sel = Selection.from_args(intent["selection"])
+    totals = _Totals()
+    for rel in intent.get("files") or []:
+        totals.add(scan_file(root / rel, sel), root)
+    return totals
+
+
+def record_tombstones(ix, sel: Selection, intent: dict, totals: _Totals | None = None) -> None:
+    """So that re-reading a transcript Claude Code still keeps, or a rebuild, brings nothing back."""
+    t = ix.archive.tombstones
+    if intent.get("kind") == "off":
+        t.add(dropped=intent["sessions"])
+    if sel.whole:
+        if sel.project and not sel.sessions:
+            t.add(project=sel.project)  # its sessions, wherever they are, by the project
         else:
-            new_positions[str(o.path)] = _write_records(o.path, o.kept)
-    return new_positions
+            for sid in sorted(set(intent["sessions"]) | set(sel.sessions)):
+                t.add(session=sid)
+        return
+    if sel.before is not None and not sel.sessions and not sel.match:
+        t.add(before=sel.before, before_project=sel.project)
+    totals = totals if totals is not None else _rescan(ix.archive.root, intent)
+    if totals.dropped_uuids or totals.rewritten_uuids:
+        t.add(messages=totals.dropped_uuids, rewritten=totals.rewritten_uuids)
 
 
-def remove_from_index(ix, outcomes: list[FileOutcome], new_positions: dict[str, list[int]]) -> int:
-    """Replace each touched session's message documents (kept messages at their new archive
-    positions, their session document rebuilt from them); returns message documents removed."""
+def remove_from_archive(ix, intent: dict) -> None:
+    """Rewrite or delete each archive file the intent lists (again: what is already done
+    is found done); a whole project's folder and memory documents go with it."""
+    sel = Selection.from_args(intent["selection"])
+    root = ix.archive.root
+    for rel in intent.get("files") or []:
+        path = root / rel
+        ix.archive._drop_cache(path)
+        if not path.exists():
+            continue
+        o = scan_file(path, sel)
+        if o.emptied:
+            path.unlink()
+        elif o.changed:
+            _write_records(path, o.kept)
+    if sel.whole and sel.project and not sel.sessions:
+        d = root / "sessions" / project_slug(sel.project)
+        for path in d.glob("*.jsonl"):
+            ix.archive._drop_cache(path)
+        if d.is_dir():
+            shutil.rmtree(d)
+        ix.archive._known_dirs.discard(d)
+        ix.archive.compact_memory(keep=lambda doc: str(doc.get("project") or "") != sel.project)
+
+
+def session_files(root: Path, session_id: str) -> list[Path]:
+    return sorted((root / "sessions").glob(f"*/{session_filename(session_id)}"))
+
+
+def remove_from_index(ix, intent: dict) -> int:
+    """Replace each touched session's documents by what its archive files hold now (kept
+    messages at their positions, its session document rebuilt from them); a whole project's
+    documents go by project. Runs again after a crash: the result is the same. Returns the
+    message documents removed."""
     import tantivy
 
+    sel = Selection.from_args(intent["selection"])
     schema = ix.index.schema
-    removed = 0
-    for o in outcomes:
+    root = ix.archive.root
+    if ix.writer is None:
+        raise ix._no_writer()
+    before = _count_messages(ix)
+    if sel.whole and sel.project and not sel.sessions:
+        ix.writer.delete_documents_by_query(
+            tantivy.Query.term_query(schema, "project", sel.project, index_option="basic"))
+        for sid in [s for s, info in ix.sessions.items() if info.project == sel.project]:
+            ix.sessions.pop(sid, None)
+            ix.dirty_sessions.discard(sid)
+    for sid in intent.get("sessions") or []:
         q = tantivy.Query.boolean_query([
-            (tantivy.Occur.Must, tantivy.Query.term_query(schema, "session_id", o.session_id, index_option="basic")),
+            (tantivy.Occur.Must, tantivy.Query.term_query(schema, "session_id", sid, index_option="basic")),
             (tantivy.Occur.Must, tantivy.Query.term_set_query(schema, "doctype", ["message", "session"])),
         ])
         ix.writer.delete_documents_by_query(q)
-        ix.sessions.pop(o.session_id, None)
-        ix.dirty_sessions.discard(o.session_id)
-        ix.state.forget_sessions([o.session_id])
-        removed += len(o.dropped)
-        if o.kept:
-            ix.add_messages(o.kept, archive=False, positions=new_positions[str(o.path)])
+        ix.sessions.pop(sid, None)
+        ix.dirty_sessions.discard(sid)
+        ix.state.forget_sessions([sid])
+        for path in session_files(root, sid):
+            batch, positions = [], []
+            for pos, rec in iter_lines(path):
+                try:
+                    batch.append(Message.from_record(rec))
+                    positions.append(pos)
+                except (TypeError, ValueError):
+                    continue
+            if batch:
+                ix.add_messages(batch, archive=False, positions=positions)
     ix.pending_other = True
     ix.commit()
-    return removed
+    return max(0, before - _count_messages(ix))
 
 
-def remove_from_offsets(ix, outcomes: list[FileOutcome]) -> int:
+def _count_messages(ix) -> int:
+    import tantivy
+
+    q = tantivy.Query.term_query(ix.index.schema, "doctype", "message", index_option="basic")
+    return ix._count(q)
+
+
+def remove_from_offsets(ix, intent: dict) -> int:
     """The session facts of emptied sessions (first prompt, summaries, files) leave state.db;
     transcript offsets stay, so the transcripts are not read again."""
-    gone = sorted({o.session_id for o in outcomes if o.emptied})
+    gone = list(intent.get("emptied") or [])
     ix.state.forget_sessions(gone)
     return len(gone)
 
 
-def record_tombstones(ix, sel: Selection, outcomes: list[FileOutcome]) -> None:
-    """So that re-reading a transcript Claude Code still keeps, or a rebuild, brings nothing back."""
-    t = ix.archive.tombstones
-    if sel.whole:
-        for sid in sorted({o.session_id for o in outcomes} | set(sel.sessions)):
-            t.add(session=sid)
-        return
-    if sel.before is not None and not sel.sessions and not sel.match:
-        t.add(before=sel.before, before_project=sel.project)
-    dropped = [m.uuid for o in outcomes for m in o.dropped]
-    rewritten = [m.uuid for o in outcomes for m in o.rewritten]
-    if dropped or rewritten:
-        t.add(messages=dropped, rewritten=rewritten)
+def run_ingest_steps(ix, intent: dict) -> dict:
+    """The ingest side's steps of an intent not done yet (tombstones, archive, index,
+    offsets), each recorded as done; what they removed."""
+    root = ix.archive.root
+    done = intent.setdefault("done", [])
+    if "tombstones" not in done:
+        record_tombstones(ix, Selection.from_args(intent["selection"]), intent)
+        step_done(root, intent, "tombstones")
+    if "archive" not in done:
+        remove_from_archive(ix, intent)
+        step_done(root, intent, "archive")
+    if "index" not in done:
+        removed = remove_from_index(ix, intent)
+        step_done(root, intent, "index", index=removed)
+    if "offsets" not in done:
+        remove_from_offsets(ix, intent)
+        step_done(root, intent, "offsets")
+    return outcome(intent)
 
 
-def forget_messages(ix, sel: Selection) -> dict:
-    """Forget ``sel`` from the archive, the index and the offsets state; what was removed."""
-    sel.check()
-    if sel.whole and sel.project and not sel.sessions:
-        sessions = ix.state.sessions_of_project(sel.project)
-        res = ix.forget_project(sel.project)
-        return {"sessions": sessions, "emptied": sessions, "projects": [sel.project],
-                "messages": res.get("archive", 0), "index": res.get("index", 0), "rewritten": 0}
-    if sel.whole and sel.sessions and not sel.project:
-        done = [ix.forget_session(sid) for sid in sel.sessions]
-        gone = [d["session"] for d in done if d.get("index") or d.get("archive")]
-        return {"sessions": gone, "emptied": gone, "projects": [],
-                "messages": sum(d.get("archive", 0) for d in done),
-                "index": sum(d.get("index", 0) for d in done), "rewritten": 0}
-    ix.commit()
-    outcomes = scan(ix.archive.root, sel)
-    new_positions = remove_from_archive(ix, outcomes)
-    removed = remove_from_index(ix, outcomes, new_positions)
-    remove_from_offsets(ix, outcomes)
-    record_tombstones(ix, sel, outcomes)
-    return {"sessions": sorted({o.session_id for o in outcomes}),
-            "emptied": sorted({o.session_id for o in outcomes if o.emptied}),
-            "projects": sorted({o.project for o in outcomes if o.project}),
-            "messages": sum(len(o.dropped) for o in outcomes), "index": removed,
-            "rewritten": sum(len(o.rewritten) for o in outcomes)}
+def outcome(intent: dict) -> dict:
+    """What an intent removed, in the shape ``recall forget`` reports."""
+    res = dict(intent.get("result") or {})
+    sessions = intent.get("sessions") or []
+    return {"sessions": sessions, "emptied": intent.get("emptied") or [],
+            "projects": intent.get("projects") or [], "messages": intent.get("messages", 0),
+            "index": res.get("index", intent.get("messages", 0)), "rewritten": intent.get("rewritten", 0),
+            **{k: v for k, v in res.items() if k != "index"}}
 
 
 # session ids --------------------------------------------------------------------------------------
 def known_sessions() -> set[str]:
-    """Every session id recall holds: the archive's files and state.db's session facts."""
-    found: set[str] = set()
+    """Every session id recall holds or held: the archive's files, state.db's session facts,
+    the session summaries, and the sessions already forgotten (forgetting one again runs
+    every step again: what an older, interrupted forget left in another store goes too)."""
+    from indexer.archive import Tombstones
+
+    found: set[str] = set(Tombstones(paths.archive_dir() / "forgotten.json").sessions)
+    summaries = paths.recall_home() / "summaries"
+    if summaries.is_dir():
+        found.update(p.stem for p in summaries.glob("*.json"))
     sessions_dir = paths.archive_dir() / "sessions"
     if sessions_dir.is_dir():
         for p in sessions_dir.glob("*/*.jsonl"):

@@ -378,7 +378,8 @@ def _seed(archive: Archive, index: tantivy.Index) -> None:
 def secure_files(directory: Path, done: set[str] | None = None) -> None:
     """Tantivy creates its segment files with the process umask (0644 as a rule): make
     every file in the index directory 0600, like the rest of recall's state (the directory
-    itself is 0700). Run after each commit; a merge's files are caught by the next one.
+    itself is 0700). Run after each commit, when the writer closes, and by the service every
+    few seconds: a merge finishing in the background creates its files between commits.
     ``done``: names already made private (segment files are never rewritten), skipped."""
     try:
         entries = list(os.scandir(directory))
@@ -559,6 +560,7 @@ class Indexer:
                 else:
                     self.writer.rollback()
                 self.writer.wait_merging_threads()
+                secure_files(self.index_path)  # the files of merges that ended since the last commit
         finally:
             self.writer = None
             try:
@@ -821,59 +823,42 @@ class Indexer:
         return self.index.searcher().search(query, 1, count=True).count
 
     def forget_session(self, session_id: str) -> dict:
-        """Remove a session's messages from the index and the archive (memories stay)."""
-        self.commit()
-        schema = self.index.schema
-        q = tantivy.Query.boolean_query([
-            (tantivy.Occur.Must, tantivy.Query.term_query(schema, "session_id", session_id, index_option="basic")),
-            (tantivy.Occur.Must, tantivy.Query.term_set_query(schema, "doctype", ["message", "session"])),
-        ])
-        msg_q = tantivy.Query.boolean_query([
-            (tantivy.Occur.Must, tantivy.Query.term_query(schema, "session_id", session_id, index_option="basic")),
-            (tantivy.Occur.Must, tantivy.Query.term_query(schema, "doctype", "message", index_option="basic")),
-        ])
-        indexed = self._count(msg_q)
-        archived = self.archive.forget_session(session_id)
-        self.writer.delete_documents_by_query(q)
-        self.sessions.pop(session_id, None)
-        self.dirty_sessions.discard(session_id)
-        self.pending_other = True
-        self.commit()
-        self.state.forget_sessions([session_id])
-        return {"session": session_id, "index": indexed, "archive": archived}
+        """Remove a session's messages from the index and the archive (memories stay: the
+        whole forget is ``recall.privacy.forget``); its tombstone is recorded first."""
+        from indexer import forgetting
+
+        res = self._forget_ingest(forgetting.Selection(sessions=[session_id]))
+        return {"session": session_id, "index": res["index"], "archive": res["messages"]}
 
     def forget_project(self, project: str) -> dict:
         """Remove a project's messages, sessions and memories from the index and the archive."""
-        self.commit()
-        schema = self.index.schema
-        q = tantivy.Query.term_query(schema, "project", project, index_option="basic")
-        msg_q = tantivy.Query.boolean_query([
-            (tantivy.Occur.Must, q),
-            (tantivy.Occur.Must, tantivy.Query.term_query(schema, "doctype", "message", index_option="basic")),
-        ])
-        indexed = self._count(msg_q)
-        sessions = self.state.sessions_of_project(project)
-        archived = self.archive.forget_project(project)
-        self.writer.delete_documents_by_query(q)
-        for sid in sessions:
-            self.sessions.pop(sid, None)
-            self.dirty_sessions.discard(sid)
-        for sid in [s for s, info in self.sessions.items() if info.project == project]:
-            self.sessions.pop(sid, None)
-            self.dirty_sessions.discard(sid)
-        self.pending_other = True
-        self.commit()
-        self.state.forget_sessions(sessions)
-        return {"project": project, "index": indexed, "archive": archived, "sessions": len(sessions)}
+        from indexer import forgetting
+
+        res = self._forget_ingest(forgetting.Selection(project=project))
+        return {"project": project, "index": res["index"], "archive": res["messages"],
+                "sessions": len(res["sessions"])}
+
+    def _forget_ingest(self, sel) -> dict:
+        from indexer import forgetting
+
+        intent = forgetting.begin(self, sel)
+        out = forgetting.run_ingest_steps(self, intent)
+        forgetting.end_intent(self.archive.root, intent)
+        return out
 
     def drop_sessions(self, session_ids: list[str]) -> None:
         """Sessions switched off by a `recall: off` prompt: remove what is already indexed and
-        archived of them (lines after the marker are kept out by the gate), once."""
-        for sid in session_ids:
-            self.forget_session(sid)
-        self.archive.tombstones.add(dropped=session_ids)
+        archived of them (lines after the marker are kept out by the gate), once. The drop is
+        a forget of its own (``indexer.forgetting``: its intent recorded before anything is
+        removed); ``on_drop`` handlers (``recall.privacy.forget``) do the other stores' steps
+        and end it. With none attached, it stays pending until a process that has them
+        (`recall index`, the service, `recall forget`) finishes it."""
+        from indexer import forgetting
+
+        intent = forgetting.begin(self, forgetting.Selection(sessions=list(session_ids)), kind="off")
+        forgetting.run_ingest_steps(self, intent)
         for fn in self.on_drop:
-            fn(list(session_ids))
+            fn(intent)
 
     def _note_session(self, m: Message) -> None:
         s = self.sessions.get(m.session_id)
@@ -1109,10 +1094,3 @@ def index_all(extra_sources: Iterable[Path] = (), rebuild: bool = False,
             after(ix)
         return summary
 
-
-def forget(ix: Indexer, session: str | None, project: str | None) -> dict:
-    if bool(session) == bool(project):
-        raise UsageError("Say what to forget: `recall forget --session ID` or `recall forget --project PATH`.")
-    if session:
-        return ix.forget_session(session)
-    return ix.forget_project(project)

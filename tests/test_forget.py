@@ -343,3 +343,59 @@ def test_forget_cleans_the_injection_log(claude_projects, project):
     forget(Selection(sessions=[other.session_id]).check())
     assert [r["session"] for r in injections.read()] == ["now-3"]
     assert oct(injections.log_path().stat().st_mode & 0o777) == "0o600"
+
+
+def _in_flight(monkeypatch, claude_projects, project, action, which: str):
+    """A session whose extraction (``which`` "extraction") or summary ("summary") calls the
+    model; ``action(session_id)`` runs while the model is answering (the user says
+    `recall: off`, or forgets the session)."""
+    from recall.llm import backend
+    from recall.memory import extract, summarize
+    from recall.memory.model import parse_extraction
+    from tests.memory_support import extraction
+
+    s = Session(cwd=str(project))
+    s.user("the osprey deploy needs the vpn")
+    s.assistant("the osprey deploy runs through the bastion")
+    s.user("and the osprey rollback?")
+    s.assistant("rollback is make osprey-rollback")
+    s.write(claude_projects)
+    index_all()
+    monkeypatch.setattr(backend, "available", lambda cfg=None: True)
+
+    def ask(existing, text, **kw):
+        action(s.session_id)
+        return parse_extraction(extraction({"content": "The osprey deploy goes through the bastion."})).memories
+
+    def ask_summary(system, prompt, cfg=None):
+        action(s.session_id)
+        return "Goal: deploy osprey through the bastion.", "haiku"
+
+    monkeypatch.setattr(extract, "ask_model", ask)
+    monkeypatch.setattr(summarize, "ask_model", ask_summary)
+    if which == "extraction":
+        return s, extract.process(s.session_id, "session-end", str(s.path(claude_projects)), str(project))
+    return s, summarize.summarize(s.session_id, str(s.path(claude_projects)), str(project))
+
+
+@pytest.mark.parametrize("which", ["extraction", "summary"])
+@pytest.mark.parametrize("how", ["recall: off", "forget --session"])
+def test_an_extraction_or_summary_in_flight_is_not_written(claude_projects, project, monkeypatch, which, how):
+    from recall.memory import summaries
+
+    def act(sid):
+        if how == "recall: off":
+            ledger.switch_off([sid])
+        else:
+            forget(Selection(sessions=[sid]).check())
+
+    s, out = _in_flight(monkeypatch, claude_projects, project, act, which)
+    if which == "extraction":
+        assert out.calls_ok == 1 and out.added == 0
+        assert ("switched off" if how == "recall: off" else "forgotten") in out.stopped
+    else:
+        assert out["status"] == "refused"
+    assert not (store.state_path(project).exists() and store.load(project).memories)
+    assert summaries.get(s.session_id) is None and summaries.pending() == []
+    if how != "recall: off":
+        assert texts("osprey") == []

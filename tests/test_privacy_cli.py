@@ -203,7 +203,7 @@ def test_recall_off_through_the_running_service(serve, tmp_path, claude_projects
     wait_for(lambda: "walrus" not in raw("walrus billing host") and "giraffe" not in raw("giraffe deploy"),
              what="the switched-off session leaving the index")
     wait_for(lambda: store.load(project).memories == [], what="its memories leaving state.json")
-    assert "walrus" not in (project / "CLAUDE.md").read_text()
+    wait_for(lambda: "walrus" not in (project / "CLAUDE.md").read_text(), what="the CLAUDE.md block following")
     assert svc.terminate() == 0
     assert run_cli("index", "--rebuild").returncode == 0
     assert "walrus" not in raw("walrus billing host")

@@ -196,7 +196,7 @@ def check_redaction(service_up: bool = False) -> Check:
     p = progress(paths.archive_dir())
     if p is None:
         return Check("redaction", True, f"stored history redacted by the current rules (version {REDACTION_VERSION})")
-    if p.get("stage") in ("messages", "facts", "memories"):
+    if p.get("stage") in ("messages", "facts", "memories", "purge"):
         done, total = int(p.get("files_done") or 0), int(p.get("files_total") or 0)
         return Check("redaction", False, f"stored history is being re-redacted under the current rules "
                      f"(version {p['from']} -> {p['to']}: {done:,} of {total:,} archive files done); until it "
@@ -209,6 +209,26 @@ def check_redaction(service_up: bool = False) -> Check:
                  "current rules redact",
                  "start the service (`recall service restart`) or run `recall index`: it re-redacts everything "
                  "once (nothing else is changed)", warn=True)
+
+
+def check_forget() -> Check:
+    """Whether a forget (or a `recall: off` drop) was interrupted before its last step: work
+    in progress until it is finished (``recall.privacy.forget``)."""
+    from recall.privacy.forget import STEPS, describe_selection, pending
+
+    items = pending()
+    if not items:
+        return Check("forget", True, "no forget under way")
+    first = items[0]
+    done = list(first.get("done") or [])
+    left = [s for s in STEPS if s not in done]
+    what = describe_selection(first.get("selection") or {}, reveal=False)
+    more = f" (and {len(items) - 1} more)" if len(items) > 1 else ""
+    return Check("forget", False, f"a forget of {what}{more} was interrupted and is not finished: "
+                 f"{', '.join(left)} still to do; nothing it removes comes back meanwhile, but until it "
+                 "finishes those stores may still hold it",
+                 "run the same `recall forget` again, `recall index`, or start the service: each finishes "
+                 "it where it stopped", warn=True)
 
 
 def _message_count(searcher) -> int:
@@ -321,7 +341,7 @@ def doctor(project: Path | str | None = None) -> list[Check]:
     root = project_root(project)
     service = check_service()
     checks = [check_config(), *check_hooks(root), service, check_index(), check_redaction(service.ok),
-              check_key(service.ok), check_backend(service.ok), check_mcp(root)]
+              check_forget(), check_key(service.ok), check_backend(service.ok), check_mcp(root)]
     return [*checks, *check_memory(root)]
 
 

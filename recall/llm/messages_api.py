@@ -35,7 +35,31 @@ class NoKey(RecallError):
 
 
 class ModelError(RecallError):
-    """The model call failed (HTTP error, timeout, bad answer): callers fall back."""
+    """The model call failed (HTTP error, timeout, bad answer): callers fall back. Its text
+    is logged and kept (the worker's status, a summary's retry marker): ``scrub`` takes out
+    any key or token an endpoint echoed back in its error."""
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(scrub(str(message)))
+
+
+def scrub(text: str) -> str:
+    """``text`` (an error from an endpoint or a child process) as it may be logged or stored:
+    the credentials in use replaced wherever they appear, then whatever the redaction rules
+    call a secret (a proxy may echo a key of any shape)."""
+    try:
+        creds = find_credentials() or {}
+    except Exception:  # noqa: BLE001 - a broken config must not hide the error itself
+        creds = {}
+    for value in (creds.get("api_key"), creds.get("auth_token")):
+        if isinstance(value, str) and len(value) >= 8:
+            text = text.replace(value, "[redacted:api-key]")
+    try:
+        from indexer.redact import redact
+
+        return redact(text)
+    except Exception:  # noqa: BLE001
+        return text
 
 
 class CapReached(RecallError):
@@ -113,19 +137,90 @@ def usage_path() -> Path:
     return paths.recall_home() / "usage.jsonl"
 
 
+USAGE_COMPACT_BYTES = 256 << 10  # past this, usage.jsonl is rolled up (see compact_usage)
+
+
+def _usage_lock(kind: int):
+    """A flock on ``usage.lock``: appends share it, the roll-up holds it alone (so no line
+    appended meanwhile is lost). Returns the fd (None when it cannot be had)."""
+    import fcntl
+
+    try:
+        fd = os.open(paths.recall_home() / "usage.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, kind)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
 def record_usage(model: str, input_tokens: int, output_tokens: int, purpose: str,
                  backend: str = "api") -> None:
+    import fcntl
+
     line = json.dumps({"t": time.time(), "model": model, "in": input_tokens, "out": output_tokens,
                        "purpose": purpose, "backend": backend}) + "\n"
+    size = 0
     try:
         paths.ensure_dir(paths.recall_home())
-        fd = os.open(usage_path(), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        lock = _usage_lock(fcntl.LOCK_SH)
         try:
-            os.write(fd, line.encode())
+            fd = os.open(usage_path(), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, line.encode())
+                size = os.fstat(fd).st_size
+            finally:
+                os.close(fd)
         finally:
-            os.close(fd)
+            if lock is not None:
+                os.close(lock)
     except OSError:
         pass
+    if size > USAGE_COMPACT_BYTES:
+        compact_usage()
+
+
+def compact_usage() -> int:
+    """Roll ``usage.jsonl`` up to one line per (UTC day, model, purpose, backend), each with
+    its call count ``n`` and token sums: every figure read from it (calls and cost today and
+    in all, per purpose and backend, the daily cap) stays exact, and the file stays small
+    (it grew by a line per prompt). Returns the lines written."""
+    import fcntl
+
+    lock = _usage_lock(fcntl.LOCK_EX)
+    if lock is None:
+        return 0
+    try:
+        groups: dict[tuple, dict] = {}
+        try:
+            with open(usage_path(), encoding="utf-8") as fh:
+                for raw in fh:
+                    try:
+                        rec = json.loads(raw)
+                    except ValueError:
+                        continue
+                    if not isinstance(rec, dict):
+                        continue
+                    t = float(rec.get("t", 0) or 0)
+                    day = datetime.fromtimestamp(t, tz=timezone.utc).date().isoformat()
+                    key = (day, str(rec.get("model", "")), str(rec.get("purpose", "other")),
+                           str(rec.get("backend", "api")))
+                    g = groups.setdefault(key, {"t": t, "model": key[1], "in": 0, "out": 0, "purpose": key[2],
+                                                "backend": key[3], "n": 0})
+                    g["t"] = max(g["t"], t)
+                    g["in"] += int(rec.get("in", 0) or 0)
+                    g["out"] += int(rec.get("out", 0) or 0)
+                    g["n"] += int(rec.get("n", 1) or 1)
+        except OSError:
+            return 0
+        lines = sorted(groups.values(), key=lambda g: g["t"])
+        paths.atomic_write(usage_path(), "".join(json.dumps(g) + "\n" for g in lines))
+        return len(lines)
+    finally:
+        os.close(lock)
 
 
 def usage_summary(days: int | None = None) -> dict:
@@ -148,16 +243,17 @@ def usage_summary(days: int | None = None) -> dict:
                 continue
             pin, pout = config.price_per_mtok(str(rec.get("model", "")))
             cost = (rec.get("in", 0) * pin + rec.get("out", 0) * pout) / 1e6
-            out["calls"] += 1
+            n = int(rec.get("n", 1) or 1)  # a rolled-up line (compact_usage) counts its calls
+            out["calls"] += n
             out["input_tokens"] += rec.get("in", 0)
             out["output_tokens"] += rec.get("out", 0)
             out["cost"] += cost
             p = rec.get("purpose", "other")
-            out["by_purpose"][p] = out["by_purpose"].get(p, 0) + 1
+            out["by_purpose"][p] = out["by_purpose"].get(p, 0) + n
             b = rec.get("backend", "api")
-            out["by_backend"][b] = out["by_backend"].get(b, 0) + 1
+            out["by_backend"][b] = out["by_backend"].get(b, 0) + n
             if datetime.fromtimestamp(rec.get("t", 0), tz=timezone.utc).date() == today:
-                out["today_calls"] += 1
+                out["today_calls"] += n
                 out["today_cost"] += cost
     return out
 
@@ -174,7 +270,7 @@ def calls_today(purposes: tuple[str, ...] = ("extraction", "consolidation", "sum
                     continue
                 if rec.get("purpose") in purposes and \
                         datetime.fromtimestamp(rec.get("t", 0), tz=timezone.utc).date() == today:
-                    n += 1
+                    n += int(rec.get("n", 1) or 1)
     except OSError:
         pass
     return n
@@ -189,7 +285,8 @@ def api_complete(system: str, prompt: str, *, purpose: str, max_tokens: int = 10
         resp = c.messages.create(model=model_id, max_tokens=max_tokens, system=system,
                                  messages=[{"role": "user", "content": prompt}])
     except Exception as exc:  # the SDK's APIError family, timeouts, connection errors
-        raise ModelError(f"model call failed: {type(exc).__name__}: {str(exc)[:200]}") from exc
+        # not chained: the SDK's error holds the endpoint's reply, which may echo the key
+        raise ModelError(f"model call failed: {type(exc).__name__}: {str(exc)[:400]}") from None
     usage = getattr(resp, "usage", None)
     record_usage(model_id, getattr(usage, "input_tokens", 0) or 0, getattr(usage, "output_tokens", 0) or 0, purpose)
     text = "".join(getattr(b, "text", "") for b in (resp.content or []) if getattr(b, "type", "") == "text")

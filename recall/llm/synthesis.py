@@ -7,7 +7,10 @@ is not in the hits (plus the question), redacted once more before it leaves.
 
 Answers are cached under ``$RECALL_HOME/cache/synthesis`` keyed by the model and the exact
 hit set (and the question, for ``answer_question``): the same hits never cost a second call.
-A cache hit does not import the anthropic SDK.
+A cache hit does not import the anthropic SDK. An entry lives ``CACHE_TTL_SECONDS``: expired
+entries are deleted (``prune``: at every write, and by the service), and the privacy controls
+reach the cache too: ``recall forget``, `recall exclude add`, a `recall: off` session and the
+re-redaction pass empty it (``clear_cache``).
 """
 
 from __future__ import annotations
@@ -121,19 +124,54 @@ def cache_put(key: str, text: str) -> None:
         pass
 
 
-def _prune(directory: Path) -> None:
+def _entries(directory: Path) -> list:
     try:
-        entries = list(os.scandir(directory))
+        return [e for e in os.scandir(directory) if e.is_file(follow_symlinks=False)]
     except OSError:
-        return
-    if len(entries) <= CACHE_MAX_FILES:
-        return
-    entries.sort(key=lambda e: e.stat().st_mtime if e.is_file() else 0)
-    for e in entries[:len(entries) - CACHE_MAX_FILES // 2]:
+        return []
+
+
+def _prune(directory: Path, now: float | None = None) -> int:
+    """Delete expired entries, and the oldest half when there are more than
+    ``CACHE_MAX_FILES``; how many went."""
+    entries = _entries(directory)
+    cutoff = (time.time() if now is None else now) - CACHE_TTL_SECONDS
+    gone = 0
+    alive = []
+    for e in entries:
         try:
-            os.unlink(e.path)
+            mtime = e.stat(follow_symlinks=False).st_mtime
         except OSError:
-            pass
+            continue
+        if mtime < cutoff:
+            gone += _unlink(e.path)
+        else:
+            alive.append((mtime, e.path))
+    if len(alive) > CACHE_MAX_FILES:
+        alive.sort()
+        for _, path in alive[:len(alive) - CACHE_MAX_FILES // 2]:
+            gone += _unlink(path)
+    return gone
+
+
+def prune(now: float | None = None) -> int:
+    """Delete the expired cache entries (the service runs it now and then); how many went."""
+    return _prune(cache_dir(), now)
+
+
+def clear_cache() -> int:
+    """Delete every cached synthesis and answer; how many went. What ``recall forget``,
+    `recall exclude add`, `recall: off` and the re-redaction pass do: the cache only saves
+    model calls, and which hits an entry was drawn from cannot always be traced back."""
+    return sum(_unlink(e.path) for e in _entries(cache_dir()))
+
+
+def _unlink(path) -> int:
+    try:
+        os.unlink(path)
+        return 1
+    except OSError:
+        return 0
 
 
 # ---------------------------------------------------------------------------- the calls

@@ -75,6 +75,29 @@ Answer with JSON only, no prose:
 class Entry:
     text: str
     end: int  # byte offset just past the transcript line this entry came from
+    message: object = None  # the parsed message (indexer.transcripts.Message) it renders
+
+
+def refused(session_id: str, messages=()) -> str | None:
+    """Why what a worker read of ``session_id`` must not be written now (None: it may): the
+    session was switched off (`recall: off`) or forgotten, its project excluded, or one of
+    ``messages`` forgotten or kept out since it was read. The worker asks right before it
+    writes a memory or a summary: a model call takes seconds, and the user may have said
+    `recall: off` or `recall forget` meanwhile. The same check as ingest's (``admit``),
+    against the gate and the tombstones as they are on disk now."""
+    from indexer.archive import Tombstones
+    from indexer.ledger import Gate, admit
+
+    gate = Gate().refresh()
+    tombstones = Tombstones(paths.archive_dir() / "forgotten.json")
+    if session_id in gate.off or session_id in tombstones.dropped:
+        return "the session was switched off"
+    messages = [m for m in messages if m is not None]
+    if messages:
+        keep, _ = admit(messages, gate, tombstones)
+        if len(keep) < len(messages):
+            return "what it read was forgotten or excluded meanwhile"
+    return None
 
 
 @dataclass
@@ -234,7 +257,7 @@ def read_new(path: Path, offset: int, root_hint: str = "", private_open: bool = 
                     root = m.project or m.cwd
             text = render(m, root)
             if text:
-                entries.append(Entry(text, pos))
+                entries.append(Entry(text, pos, m))
         end = pos
     return entries, end, cwd
 
@@ -404,7 +427,13 @@ def process(session_id: str, event: str, transcript_path: str | None = None, cwd
             break
         report.calls_ok += 1
         t = now_fn()
+        read = [e.message for e in entries if e.end <= ch.end]
         with store.transaction(project) as state:
+            why = refused(session_id, read)  # under the lock `recall forget` takes too
+            if why:
+                logger.info("session %s: extraction not written: %s", session_id, why)
+                report.stopped = why
+                break
             for item in items:
                 out = store.add_memory(state, item.type, item.content, item.tags, session_id=session_id,
                                        supersedes_content=item.supersedes_content, now=t)

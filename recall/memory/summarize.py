@@ -55,8 +55,9 @@ def ask_model(system: str, prompt: str, *, cfg: dict | None = None) -> tuple[str
     return text, config.model(cfg)
 
 
-def _archived_lines(session_id: str, root: str) -> list[str]:
-    """The session rendered from recall's archive (its transcript is gone)."""
+def _archived_lines(session_id: str, root: str, read: list | None = None) -> list[str]:
+    """The session rendered from recall's archive (its transcript is gone); ``read`` gets
+    the messages rendered."""
     from indexer.archive_files import iter_lines, session_filename
     from indexer.transcripts import Message
     from recall.core import paths
@@ -72,6 +73,8 @@ def _archived_lines(session_id: str, root: str) -> list[str]:
             line = render(m, root or m.project)
             if line:
                 out.append(line)
+                if read is not None:
+                    read.append(m)
     return out
 
 
@@ -92,8 +95,9 @@ def session_echo(session_id: str) -> bool:
     return echo > 0 and echo >= other
 
 
-def session_lines(session_id: str, transcript_path: str | None = None, cwd: str | None = None) -> tuple[list[str], str]:
-    """(the session's rendered lines, its project)."""
+def session_lines(session_id: str, transcript_path: str | None = None, cwd: str | None = None,
+                  read: list | None = None) -> tuple[list[str], str]:
+    """(the session's rendered lines, its project); ``read`` gets the messages rendered."""
     from indexer.project import canonical_project
     from recall.memory.extract import find_transcript, read_new
 
@@ -102,8 +106,10 @@ def session_lines(session_id: str, transcript_path: str | None = None, cwd: str 
     if path is not None:
         entries, _end, seen_cwd = read_new(path, 0, root)
         project = root or (canonical_project(seen_cwd) if seen_cwd else "")
+        if read is not None:
+            read.extend(e.message for e in entries)
         return [e.text for e in entries], project
-    lines = _archived_lines(session_id, root)
+    lines = _archived_lines(session_id, root, read)
     if not root:
         from indexer.state import session_row
 
@@ -135,7 +141,8 @@ def summarize(session_id: str, transcript_path: str | None = None, cwd: str | No
         summaries.clear_pending(session_id)
         return {"status": "exists"}
     summaries.mark_pending(session_id, transcript_path or "", cwd or "")
-    lines, project = session_lines(session_id, transcript_path, cwd)
+    read: list = []
+    lines, project = session_lines(session_id, transcript_path, cwd, read)
     if not lines:
         summaries.clear_pending(session_id)
         return {"status": "empty"}
@@ -149,7 +156,20 @@ def summarize(session_id: str, transcript_path: str | None = None, cwd: str | No
     if not text:
         summaries.mark_pending(session_id, transcript_path or "", cwd or "", problem="empty answer")
         return {"status": "pending", "problem": "empty answer"}
-    rec = summaries.put(session_id, project, text, model=model, messages=len(lines), echo=session_echo(session_id))
+    from recall.memory.extract import refused
+
+    why = refused(session_id, read)  # the call took seconds: `recall: off` or a forget may have come
+    if why:
+        summaries.clear_pending(session_id)
+        log.get("memory").info("session %s: summary not written: %s", session_id, why)
+        return {"status": "refused", "problem": why}
+    rec = summaries.put(session_id, project, text, model=model, messages=len(lines),
+                      echo=session_echo(session_id))
+    why = refused(session_id, read)  # a forget that began while it was written: take it back
+    if why:
+        summaries.remove([session_id])
+        log.get("memory").info("session %s: summary taken back: %s", session_id, why)
+        return {"status": "refused", "problem": why}
     log.get("memory").info("session %s: summary written (%d characters)", session_id, len(text))
     return {"status": "written", "summary": rec["summary"]}
 

@@ -1,17 +1,28 @@
 """``recall forget``: remove a selection (``indexer.forgetting.Selection``) from every store
-at once, one named step per store:
+at once, one named step per store, each recorded as done in the forget's *intent*
+(``archive/forgetting.json``, written before anything is removed):
 
-1. ``archive``, ``index``, ``offsets`` and the tombstones: ``indexer.forgetting.forget_messages``
-   (messages and session facts; a rebuild never brings them back);
-2. ``memories``: the typed memories drawn from what was forgotten, in each project's
-   ``.memory/state.json``, their index documents and the archive's memory log;
-3. ``claude_md``: the briefing block of each project whose memories changed;
-4. ``summaries``: the session summary of every session the selection touched (a summary
+1. ``tombstones``: what is forgotten is never indexed or archived again (a re-read transcript,
+   a rebuild), from the moment the intent exists;
+2. ``archive``, ``index``, ``offsets``: ``indexer.forgetting`` (messages and session facts);
+3. ``memories``: the typed memories drawn from what was forgotten, in each project's
+   ``.memory/state.json``, their index documents, the archive's memory log and the memory
+   documents queued for the index;
+4. ``claude_md``: the briefing block of each project whose memories changed;
+5. ``summaries``: the session summary of every session the selection touched (a summary
    may repeat any of its messages), its index document and any pending retry, and the
    record of which rules fired in a session that is gone whole;
-5. ``injection_log``: the prompt hook's records (``recall log``) of the prompts of those
+6. ``injection_log``: the prompt hook's records (``recall log``) of the prompts of those
    sessions and of every injection drawn from them, or holding the matched text; a
-   forgotten secret is cut out of the injected text kept there.
+   forgotten secret is cut out of the injected text kept there;
+7. ``synthesis_cache``: the cached syntheses and answers (``cache/synthesis``), emptied;
+8. ``purge``: the bytes of deleted documents leave the index's segment files, and state.db
+   is vacuumed with its WAL emptied (``indexer.purge``).
+
+Every step is idempotent, so a forget interrupted anywhere (Ctrl-C, ``kill -9``, an OOM kill,
+a restart of the service) is finished by ``resume``: run by the next ``recall forget``,
+``recall index`` and the service as it starts. ``forget_completed`` is the one point where
+a forget is over (a team server is told there).
 
 ``plan`` says what ``forget_everywhere`` would remove without touching anything (the
 confirmation shown before it runs). Both run on the index writer: the service's when it
@@ -20,21 +31,21 @@ runs (op "forget"), else an ``Indexer`` of the caller's own.
 
 from __future__ import annotations
 
+from indexer import forgetting
 from indexer.archive import Archive
-from indexer.forgetting import Selection, forget_messages
+from indexer.forgetting import Selection
 from indexer.forgetting import plan as plan_messages
 from recall.core import log, paths
 from recall.memory import store
 from recall.memory.store import Memory, State
 
+STEPS = (*forgetting.INGEST_STEPS, "memories", "claude_md", "summaries", "injection_log", "synthesis_cache",
+         "purge")
+
 
 def known_projects(archive: Archive, sel: Selection) -> list[str]:
     """Projects whose memories the selection may reach."""
-    if sel.project:
-        return [sel.project]
-    found = set(archive.projects())
-    found.update(str(d.get("project") or "") for d in archive.memory_docs().values())
-    return sorted(p for p in found if p)
+    return forgetting.projects_reached(archive, sel)
 
 
 def memories_to_change(state: State, sel: Selection, gone_sessions: set[str]) -> tuple[list[Memory], list[Memory]]:
@@ -90,15 +101,16 @@ def plan(sel: Selection) -> dict:
     return out
 
 
-def remove_from_memories(ix, sel: Selection, gone: set[str], projects: list[str]) -> tuple[int, int, list[str]]:
-    """Step ``memories``: (deleted, rewritten, projects changed)."""
+def remove_from_memories(ix, sel: Selection, gone: set[str], projects: list[str]) -> tuple[int, int, list[str], int]:
+    """Step ``memories``: (deleted, rewritten, projects changed, their CLAUDE.md blocks rewritten). Within each project's lock,
+    the index documents and the memory log change (committed) before state.json is saved:
+    a crash between the two leaves the memories in state.json, found again by the re-run."""
     from indexer.forgetting import SECRET_MARK
     from recall.memory import index
 
-    deleted = rewritten = 0
+    index.apply_pending(ix)  # memory documents queued for the index: theirs first, ours after
+    deleted = rewritten = briefed = 0
     changed_projects: list[str] = []
-    upserts: list[dict] = []
-    deletes: list[str] = []
     for project in projects:
         if not store.state_path(project).exists():
             continue
@@ -111,6 +123,9 @@ def remove_from_memories(ix, sel: Selection, gone: set[str], projects: list[str]
                     m.set_content(m.content.replace(sel.secret, SECRET_MARK))
                     m.tags = [t.replace(sel.secret, SECRET_MARK) for t in m.tags]
                     state.touch(m)
+                if drop or rew:
+                    up, de = index.changes(project, state.changed, state.removed, state)
+                    write_memory_docs(ix, up, de)
         except store.StateError as exc:
             log.get("cli").warning("memories of %s not changed by forget: %s", project, exc)
             continue
@@ -118,11 +133,10 @@ def remove_from_memories(ix, sel: Selection, gone: set[str], projects: list[str]
             deleted += len(drop)
             rewritten += len(rew)
             changed_projects.append(project)
-            up, de = index.changes(project, state.changed, state.removed, state)
-            upserts += up
-            deletes += de
-    write_memory_docs(ix, upserts, deletes)
-    return deleted, rewritten, changed_projects
+            briefed += refresh_briefings([project])  # at once: the block follows state.json (claude_md re-checks)
+    if not changed_projects:
+        ix.archive.compact_memory()  # a re-run: the log may still hold what the first run removed
+    return deleted, rewritten, changed_projects, briefed
 
 
 def write_memory_docs(ix, upserts: list[dict], deletes: list[str]) -> None:
@@ -153,19 +167,144 @@ def refresh_briefings(projects: list[str]) -> int:
 
 
 def forget_everywhere(ix, sel: Selection) -> dict:
-    """Remove ``sel`` from every store at once (see the module docstring); what was removed."""
+    """Remove ``sel`` from every store at once (see the module docstring); what was removed.
+    A forget left unfinished earlier is finished first."""
     sel.check()
+    resume(ix)
     projects = known_projects(ix.archive, sel)  # before the archive loses them
-    out = forget_messages(ix, sel)              # archive, index, offsets state, tombstones
-    gone = _gone(sel, out["emptied"])
-    deleted, rewritten, changed = remove_from_memories(ix, sel, gone, projects)
-    out["memories"] = deleted
-    out["memories_rewritten"] = rewritten
-    out["briefings"] = refresh_briefings(changed)
-    out["summaries"] = remove_summaries(ix, out.get("sessions") or [], gone)
-    touched = gone if sel.secret else set(out.get("sessions") or []) | gone  # a secret is only cut out
-    out["injection_log"] = clean_injection_log(sel, touched)
+    intent = forgetting.begin(ix, sel, memory_projects=projects)
+    return run(ix, intent)
+
+
+def run(ix, intent: dict) -> dict:
+    """The steps of ``intent`` not done yet, each recorded as it ends; then the intent is
+    removed and ``forget_completed`` told. What the forget removed."""
+    root = ix.archive.root
+    sel = Selection.from_args(intent["selection"])
+    forgetting.run_ingest_steps(ix, intent)
+    done = intent["done"]
+    gone = set(intent.get("emptied") or []) | (set(sel.sessions) if sel.whole else set())
+    touched = set(intent.get("sessions") or []) | gone
+    if "memories" not in done:
+        deleted, rewritten, changed, briefed = remove_from_memories(ix, sel, gone, intent.get("memory_projects") or [])
+        forgetting.step_done(root, intent, "memories", memories=deleted, memories_rewritten=rewritten,
+                             changed_projects=changed, briefings=briefed)
+    if "claude_md" not in done:
+        # every project whose memories the forget may have changed: a run cut short after the
+        # memories step changed them cannot tell which it did (an unchanged block is not rewritten)
+        projects = intent.get("memory_projects") if intent.get("resumed") \
+            else intent["result"].get("changed_projects")
+        forgetting.step_done(root, intent, "claude_md", briefings=int(intent["result"].get("briefings") or 0)
+                             + refresh_briefings(projects or []))
+    if "summaries" not in done:
+        forgetting.step_done(root, intent, "summaries", summaries=remove_summaries(ix, touched, gone))
+    if "injection_log" not in done:
+        logged = gone if sel.secret else touched  # a secret is only cut out
+        forgetting.step_done(root, intent, "injection_log", injection_log=clean_injection_log(sel, logged))
+    if "synthesis_cache" not in done:
+        forgetting.step_done(root, intent, "synthesis_cache", synthesis_cache=clear_synthesis_cache())
+    if "purge" not in done:
+        from indexer.purge import purge
+
+        purged = purge(ix)
+        forgetting.step_done(root, intent, "purge", purged=purged.get("documents", 0))
+    forgetting.end_intent(root, intent)
+    forget_completed(intent)
+    return forgetting.outcome(intent)
+
+
+def resume(ix) -> list[dict]:
+    """Finish every forget (and `recall: off` drop) an interruption left unfinished, oldest
+    first; what each removed (with its ``selection``)."""
+    out = []
+    for intent in forgetting.intents(ix.archive.root):
+        intent.setdefault("done", [])
+        intent["resumed"] = True
+        log.get("cli").info("finishing an interrupted forget (%s) left after step %s",
+                            describe_selection(intent["selection"], reveal=False), (intent["done"] or ["intent"])[-1])
+        res = run(ix, intent)
+        out.append(dict(res, selection=intent["selection"], kind=intent.get("kind", "forget")))
     return out
+
+
+def pending() -> list[dict]:
+    """The forgets under way or interrupted (for `recall doctor`, `recall status`, the CLI)."""
+    return forgetting.intents(paths.archive_dir())
+
+
+def describe_selection(args: dict, reveal: bool = True) -> str:
+    """A selection in words; ``reveal=False`` (for the log) leaves out the matched text."""
+    bits = []
+    if args.get("sessions"):
+        bits.append("session " + ", ".join(str(s)[:13] for s in args["sessions"][:3]))
+    if args.get("project"):
+        bits.append(f"project {args['project']}")
+    if args.get("before") is not None:
+        from datetime import datetime
+
+        bits.append(f"messages before {datetime.fromtimestamp(float(args['before'])).strftime('%Y-%m-%d %H:%M')}")
+    if args.get("match"):
+        bits.append(f"messages containing {args['match']!r}" if reveal else "messages containing a text")
+    if args.get("secret"):
+        bits.append("a secret")
+    return ", ".join(bits) or "?"
+
+
+_completed: list = []
+
+
+def on_completed(fn) -> None:
+    """Call ``fn(intent)`` whenever a forget is over, every store done (e.g. to tell a team
+    server what to forget too)."""
+    _completed.append(fn)
+
+
+def forget_completed(intent: dict) -> None:
+    """The one point where a forget is over: every store is rid of it, the intent removed."""
+    log.get("cli").info("forget done: %s", describe_selection(intent.get("selection") or {}, reveal=False))
+    for fn in list(_completed):
+        try:
+            fn(intent)
+        except Exception as exc:  # noqa: BLE001 - the forget itself is done and durable
+            log.get("cli").warning("a forget-completed listener failed: %s: %s", type(exc).__name__, exc)
+
+
+def clear_synthesis_cache() -> int:
+    """Step ``synthesis_cache``: every cached synthesis and answer goes. Judgment call: the
+    cache only saves model calls; which hits an entry was drawn from cannot be traced back
+    after the fact (a memory hit, a summary), so forgetting anything empties it."""
+    from recall.llm.synthesis import clear_cache
+
+    return clear_cache()
+
+
+def hide_excluded(pattern: str, projects: list[str]) -> dict:
+    """`recall exclude add`: what the derived stores hold of the excluded ``projects`` (or of
+    prompts written where ``pattern`` matches) goes: the injection log's records of prompts
+    there or drawn from their sessions, and the synthesis cache (emptied). The archive and the
+    index keep it hidden (``--purge`` removes it from them too)."""
+    from indexer.archive_files import project_slug
+    from indexer.ledger import excluded_by
+
+    sessions: set[str] = set()
+    for project in projects:
+        sessions.update(p.stem for p in (paths.archive_dir() / "sessions" / project_slug(project)).glob("*.jsonl"))
+
+    def keep(rec: dict):
+        hit_sessions = {str(h.get("session")) for h in rec.get("hits") or [] if isinstance(h, dict)}
+        cwd = str(rec.get("project") or "")
+        if hit_sessions & sessions or rec.get("session") in sessions or (cwd and excluded_by(cwd, cwd, [pattern])):
+            return None
+        return rec
+
+    from recall.prompt import injections
+
+    try:
+        logged = injections.rewrite(keep)
+    except OSError as exc:
+        log.get("cli").warning("the injection log was not cleaned by exclude: %s", exc)
+        logged = 0
+    return {"injection_log": logged, "synthesis_cache": clear_synthesis_cache()}
 
 
 def clean_injection_log(sel: Selection, sessions: set[str]) -> int:
@@ -208,17 +347,25 @@ def remove_summaries(ix, touched, gone: set[str]) -> int:
     return removed
 
 
-def drop_sessions(ix, session_ids: list[str]) -> None:
-    """What memories drew from sessions a `recall: off` prompt switched off (the indexer has
-    already removed their messages): registered as ``Indexer.on_drop``."""
-    sel = Selection(sessions=list(session_ids))
-    projects = known_projects(ix.archive, sel)
-    _, _, changed = remove_from_memories(ix, sel, set(session_ids), projects)
-    refresh_briefings(changed)
-    remove_summaries(ix, session_ids, set(session_ids))
-    clean_injection_log(sel, set(session_ids))
+def drop_sessions(ix, intent: dict) -> None:
+    """What memories, summaries, the logs and the cache drew from sessions a `recall: off`
+    prompt switched off (the indexer has already removed their messages, its steps recorded
+    in ``intent``): registered as ``Indexer.on_drop``."""
+    run(ix, intent)
 
 
-def attach(ix) -> None:
-    """Hook ``drop_sessions`` into an Indexer (the service's, `recall index`'s)."""
-    ix.on_drop.append(lambda sids: drop_sessions(ix, sids))
+def attach(ix, finish: bool = True) -> None:
+    """Hook ``drop_sessions`` into an Indexer (the service's, `recall index`'s) and, with
+    ``finish``, finish what an interrupted forget left (before anything else is indexed).
+    A forget that cannot be finished now stays recorded (and `recall doctor` says so)."""
+    ix.on_drop.append(lambda intent: drop_sessions(ix, intent))
+    if finish and forgetting.intents(ix.archive.root):
+        from recall.core.errors import StorageError
+
+        try:
+            resume(ix)
+        except StorageError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - indexing goes on; the intent is kept for the next try
+            log.get("service").error("an interrupted forget could not be finished (%s: %s); it is tried "
+                                      "again at the next start or `recall forget`", type(exc).__name__, exc)

@@ -7,7 +7,9 @@ other work, so it keeps answering and indexing); ``run(ix)`` runs it to the end 
 index``). The stages: ``messages`` (archive, index, the session facts they fed) and ``facts``
 (state.db, the archive's memory log) are the ingest side's; ``memories`` is this floor's: each
 project's typed memories in ``.memory/state.json``, their index documents, the CLAUDE.md
-block of each project whose memories changed, and the session summaries' files.
+block of each project whose memories changed, the session summaries' files, the injection
+log's texts and the synthesis cache (emptied); then ``purge``: the replaced documents' bytes
+leave the index's segments (``indexer.purge``) and state.db is vacuumed.
 """
 
 from __future__ import annotations
@@ -79,6 +81,27 @@ def redact_summaries() -> int:
     return n
 
 
+def redact_logs() -> int:
+    """The injection log's texts (``recall log``) through the current rules, and the synthesis
+    cache emptied (its entries were drawn from what the older rules let through); how many
+    records and entries changed."""
+    from recall.llm.synthesis import clear_cache
+    from recall.prompt import injections
+
+    def keep(rec: dict):
+        text = rec.get("text")
+        if isinstance(text, str) and text:
+            rec["text"] = redact(text)
+        return rec
+
+    try:
+        n = injections.rewrite(keep)
+    except OSError as exc:
+        log.get("service").warning("the injection log was not re-redacted: %s", exc)
+        n = 0
+    return n + clear_cache()
+
+
 def step(ix, budget: float | None = ingest_side.STEP_SECONDS) -> str:
     """Advance the pass: "idle" (stored history is current), "running" (more to do) or "done"
     (finished by this call)."""
@@ -91,9 +114,16 @@ def step(ix, budget: float | None = ingest_side.STEP_SECONDS) -> str:
         return "running"
     if p["stage"] == "facts":
         reredact_index.facts_step(ix, st)
-    n, projects = redact_memories(ix)
-    p["memories"] = int(p.get("memories") or 0) + n + redact_summaries()
-    refresh_briefings(projects)
+    if p["stage"] == "memories":
+        n, projects = redact_memories(ix)
+        p["memories"] = int(p.get("memories") or 0) + n + redact_summaries()
+        refresh_briefings(projects)
+        p["logs"] = redact_logs()
+        p["stage"] = "purge"
+        ingest_side.save(root, st)
+    from indexer.purge import purge
+
+    p["purged"] = purge(ix).get("documents", 0)  # the replaced documents' bytes leave the index
     done = ingest_side.finish(root, st)
     log.get("service").info("re-redaction done: %d of %d archived messages changed, %d sessions, %d memories "
                             "(rules %s -> %s) in %.1f s", done["rewritten"], done["messages"],

@@ -62,6 +62,7 @@ STATUS_INTERVAL = 1.0
 HEARTBEAT_INTERVAL = 5.0
 ROOT_CHECK_INTERVAL = 1.0
 REDACTION_PAUSE = 0.02  # between two slices of the re-redaction pass
+CACHE_PRUNE_INTERVAL = 3600.0  # expired synthesis-cache entries deleted this often
 MAX_ERRORS = 20
 RETRY_FIRST, RETRY_MAX = 2.0, 60.0  # after a failed write (a full disk): seconds to the next try
 # One read of a file takes at most this many bytes (~0.1-0.3 s of work) before the other
@@ -292,6 +293,7 @@ class Service:
         self._last_rescan = time.monotonic()
         self._last_root_check = 0.0
         self._last_pending_check = time.monotonic()
+        self._last_cache_prune = -CACHE_PRUNE_INTERVAL  # at the first heartbeat
         self._lock_fd: int | None = None
         self._live_waiting = False
         self.caught_up = False  # the backfill finished (not interrupted by a stop)
@@ -710,6 +712,21 @@ class Service:
         if outcome == "done":
             self._write_status(force=True)
 
+    def _prune_cache(self, now: float) -> None:
+        """Expired synthesis-cache entries are deleted (hourly), not only skipped."""
+        if now - self._last_cache_prune < CACHE_PRUNE_INTERVAL:
+            return
+        self._last_cache_prune = now
+        try:
+            from recall.llm.synthesis import prune
+
+            gone = prune()
+        except Exception as exc:  # noqa: BLE001 - the next hour tries again
+            self.log.warning("the synthesis cache was not pruned: %s", exc)
+            return
+        if gone:
+            self.log.info("synthesis cache: %d expired entries deleted", gone)
+
     def apply_pending_memory(self) -> int:
         """Memory-document changes queued while another process held the writer
         (``recall.memory.index``): apply and commit them."""
@@ -946,6 +963,11 @@ class Service:
                 if self._index_lost():
                     continue
                 self.apply_pending_memory()
+                self._prune_cache(now)
+                if self.ix is not None:  # a background merge's new segment files: 0600 within seconds
+                    from indexer.ingest import secure_files
+
+                    secure_files(self.ix.index_path, self.ix._secured)
             self._redaction_step()
             self._maybe_commit(COMMIT_INTERVAL)
             self._write_status(periodic=True)

@@ -73,6 +73,9 @@ def exclude_add(
     added = pat not in current
     if added:
         config.set_value("exclude", [*current, pat])
+        from recall.privacy.forget import hide_excluded
+
+        hide_excluded(pat, sorted(found))  # the injection log and the synthesis cache
     purged = None
     if purge and found:
         from recall.cli.commands.forget import confirm_or_stop, run_forget

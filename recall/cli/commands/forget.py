@@ -51,7 +51,8 @@ def plan_lines(plan: dict) -> list[str]:
 
 
 def run_forget(args: dict) -> dict:
-    """Forget on the service's writer when it runs, else on our own."""
+    """Forget on the service's writer when it runs, else on our own. ``{"resume": true}``:
+    only finish the forgets an interruption left unfinished."""
     from recall.core import service_client as client
 
     try:
@@ -61,10 +62,29 @@ def run_forget(args: dict) -> dict:
     except client.Unavailable:
         from indexer.forgetting import Selection
         from indexer.ingest import Indexer
-        from recall.privacy.forget import forget_everywhere
+        from recall.privacy.forget import forget_everywhere, resume
 
         with Indexer() as ix:
+            if args.get("resume"):
+                return {"resumed": resume(ix)}
             return forget_everywhere(ix, Selection.from_args(args))
+
+
+def finish_interrupted(quiet: bool = False) -> list[dict]:
+    """Finish the forgets an interruption (Ctrl-C, kill -9, a restart) left unfinished,
+    saying what each removed; what they removed."""
+    from recall.privacy.forget import describe_selection, pending
+
+    if not pending():
+        return []
+    done = run_forget({"resume": True}).get("resumed") or []
+    for res in done if not quiet else []:
+        what = describe_selection(res.get("selection") or {})
+        if res.get("kind") == "off":
+            what = "a session switched off by `recall: off` (" + what + ")"
+        typer.echo(f"Finished an interrupted forget of {what}: {res.get('messages', 0):,} messages, "
+                   f"{res.get('memories', 0):,} memories, {res.get('summaries', 0):,} session summaries removed.")
+    return done
 
 
 @commands.command("forget", help="Remove sessions, a project, old messages, messages containing a text, or a "
@@ -90,6 +110,7 @@ def forget_cmd(
     if not any((session, project, before, match, secret)):
         raise UsageError("Say what to forget: `recall forget --session ID`, `recall forget --project PATH`, "
                          "--before DATE, --match TEXT or --secret VALUE.")
+    finished = finish_interrupted(as_json)
     sel = Selection()
     if session is not None:
         sel.sessions = [resolve_session(session)]
@@ -110,8 +131,8 @@ def forget_cmd(
         if not plan["messages"] and not plan["rewritten"] and not plan["memories"] \
                 and not plan["memories_rewritten"]:
             if as_json:
-                typer.echo(json.dumps({**plan, "removed": False}))
-            else:
+                typer.echo(json.dumps({**plan, "removed": False, "finished": finished}))
+            elif not finished:
                 typer.echo(f"Nothing to forget: no message or memory holds {what}.")
             return
     else:

@@ -5,7 +5,8 @@ writer thread through ``Service.run_in_writer``.
     index        {"sources": [dirs], "rebuild": bool} -> Summary.as_dict()
     memory_docs  {"upsert": [memory dicts], "delete": [ids]} -> {"upserted", "deleted"}
     forget       indexer.forgetting.Selection.as_args() ({"sessions", "project", "before", "match",
-                 "secret"}; {"session": id} too) -> what was removed from every store
+                 "secret"}; {"session": id} too) -> what was removed from every store;
+                 {"resume": true} -> {"resumed": [what each interrupted forget removed]}
 """
 
 from __future__ import annotations
@@ -55,10 +56,13 @@ def _op_memory_docs(args: dict) -> dict:
 
 @op("forget")
 def _op_forget(args: dict) -> dict:
-    """args: a Selection (sessions, project, before, match, secret)."""
-    from recall.privacy.forget import forget_everywhere
+    """args: a Selection (sessions, project, before, match, secret); ``{"resume": true}``
+    only finishes the forgets an interruption left unfinished."""
+    from recall.privacy.forget import forget_everywhere, resume
 
-    sel = Selection.from_args(args if isinstance(args, dict) else {})
     svc = _svc()
+    if isinstance(args, dict) and args.get("resume"):
+        return svc.run_in_writer(lambda ix: {"resumed": resume(ix)}, timeout=600.0)
+    sel = Selection.from_args(args if isinstance(args, dict) else {})
 
     return svc.run_in_writer(lambda ix: forget_everywhere(ix, sel), timeout=600.0)
