@@ -336,3 +336,86 @@ def test_config_set_refuses_to_clobber_a_broken_file(capsys):
     code, _, err = cli(capsys, "config", "set", "hook.limit", "5")
     assert code != 0 and "not valid JSON" in err and len(err.strip().splitlines()) == 1
     assert paths.config_path().read_text() == '{"hook": {"max_chars": 2000,'
+
+
+# ------------------------------------------------------------------------------ folder modes (issue 27 item 3)
+def _modes(*roots: Path) -> dict[str, int]:
+    out = {}
+    for root in roots:
+        for dirpath, dirnames, filenames in os.walk(root):
+            for name in [".", *dirnames, *filenames]:
+                p = os.path.normpath(os.path.join(dirpath, name))
+                out[p] = stat.S_IMODE(os.lstat(p).st_mode)
+    return out
+
+
+def test_setup_and_uninstall_change_the_mode_of_nothing_they_did_not_create(project, capsys, tmp_path,
+                                                                            monkeypatch):
+    home = Path(os.environ["HOME"])
+    os.chmod(home, 0o755)
+    os.chmod(project, 0o755)
+    claude_dir = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    claude_dir.mkdir(mode=0o755)
+    os.chmod(claude_dir, 0o755)
+    (claude_dir / "settings.json").write_text('{"model": "opus"}')
+    (project / ".claude").mkdir(mode=0o755)
+    os.chmod(project / ".claude", 0o755)
+    (home / ".config").mkdir(mode=0o755)
+    os.chmod(home / ".config", 0o755)
+    before = _modes(home, project, claude_dir)
+    assert cli(capsys, "setup", "--global", "--no-service", "--no-index")[0] == 0
+    assert cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")[0] == 0
+    assert cli(capsys, "setup", "--project", str(project), "--uninstall")[0] == 0
+    assert cli(capsys, "setup", "--global", "--uninstall")[0] == 0
+    after = _modes(home, project, claude_dir)
+    changed = {p: (oct(m), oct(after[p])) for p, m in before.items() if p in after and after[p] != m}
+    assert changed == {}
+    assert stat.S_IMODE(os.stat(project).st_mode) == 0o755 and stat.S_IMODE(os.stat(home).st_mode) == 0o755
+
+
+def test_a_folder_an_earlier_setup_made_0700_gets_its_mode_back_on_evidence(tmp_path, capsys, monkeypatch):
+    from recall.cli import install
+
+    code = tmp_path / "code"
+    for name in ("shop", "blog", "notes"):
+        (code / name / ".git").mkdir(parents=True)
+        os.chmod(code / name, 0o755)
+    shop = code / "shop"
+    # what an earlier `recall setup --project` left: recall's .mcp.json, the project 0700
+    (shop / ".mcp.json").write_text(json.dumps({"mcpServers": {"recall": install.mcp_entry()}}))
+    os.chmod(shop, 0o700)
+    code_, out, err = cli(capsys, "doctor", "--project", str(shop))
+    assert "warn  folder modes: " + str(shop) + " is 0700, as an earlier `recall setup` left it" in out
+    assert cli(capsys, "setup", "--project", str(shop), "--no-service", "--no-index")[0] == 0
+    assert stat.S_IMODE(os.stat(shop).st_mode) == 0o755
+    # done once: a user who makes it private again is not overruled
+    os.chmod(shop, 0o700)
+    code_, out, _ = cli(capsys, "setup", "--project", str(shop), "--no-service", "--no-index")
+    assert stat.S_IMODE(os.stat(shop).st_mode) == 0o700 and "put back" not in out
+
+    # no evidence: a project whose neighbours are 0700 too stays as it is
+    secret = tmp_path / "secret"
+    for name in ("a", "b"):
+        (secret / name).mkdir(parents=True)
+        os.chmod(secret / name, 0o700)
+    (secret / "a" / ".mcp.json").write_text(json.dumps({"mcpServers": {"recall": install.mcp_entry()}}))
+    code_, out, _ = cli(capsys, "setup", "--project", str(secret / "a"), "--no-service", "--no-index")
+    assert stat.S_IMODE(os.stat(secret / "a").st_mode) == 0o700 and "put back" not in out
+
+
+def test_home_made_0700_by_an_earlier_global_setup(tmp_path, capsys, monkeypatch):
+    from recall.cli import install
+
+    homes = tmp_path / "homes"
+    for name in ("alice", "bob", "me"):
+        (homes / name).mkdir(parents=True)
+        os.chmod(homes / name, 0o755)
+    me = homes / "me"
+    monkeypatch.setenv("HOME", str(me))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    (me / ".claude.json").write_text(json.dumps({"mcpServers": {"recall": install.mcp_entry()}}))
+    os.chmod(me, 0o700)
+    code_, out, err = cli(capsys, "setup", "--global", "--no-service", "--no-index")
+    assert code_ == 0, err
+    assert stat.S_IMODE(os.stat(me).st_mode) == 0o755
+    assert f"put back the mode of {me}: 755 like the folders beside it (2 of the 2 folder(s) beside it are 755)" in out

@@ -317,12 +317,33 @@ def check_config() -> Check:
     return Check("config", True, f"{paths.config_path()}" + ("" if paths.config_path().exists() else " (defaults)"))
 
 
+def check_folder_modes(root: Path) -> Check | None:
+    """A folder an earlier `recall setup` made 0700 (``recall.cli.folder_modes``); None when none."""
+    from recall.cli import folder_modes
+
+    found = folder_modes.suspects(folder_modes.candidates(root, True))
+    if not found:
+        return None
+    s = found[0]
+    if s.restore_to is not None:
+        again = "recall setup --global" if s.folder in folder_modes.candidates(None, True) else \
+            f"recall setup --project {shlex.quote(str(root))}"
+        fix = f"run `{again}`: it puts back {s.restore_to:o} ({s.evidence})"
+    else:
+        fix = (f"if you did not choose 0700 yourself, `chmod {folder_modes._usual(s.folder):o} "
+               f"{shlex.quote(str(s.folder))}` ({s.evidence}, so recall leaves it)")
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return Check("folder modes", False, f"{s.folder} is 0700, as an earlier `recall setup` left it when it wrote "
+                 f"{s.why}{more}", fix, warn=True)
+
+
 def doctor(project: Path | str | None = None) -> list[Check]:
     root = project_root(project)
     service = check_service()
     checks = [check_config(), *check_hooks(root), service, check_index(), check_redaction(service.ok),
               check_key(service.ok), check_backend(service.ok), check_mcp(root)]
-    return [*checks, *check_memory(root)]
+    modes = check_folder_modes(root)
+    return [*checks, *check_memory(root), *([modes] if modes else [])]
 
 
 def check_memory(project=None) -> list[Check]:

@@ -145,8 +145,8 @@ def write_json(path: Path, data: dict) -> None:
         mode = path.stat().st_mode & 0o777
     except OSError:
         mode = 0o600 if path.name == ".claude.json" else 0o644
-    path.parent.mkdir(parents=True, exist_ok=True)
-    paths.atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=mode)
+    path.parent.mkdir(parents=True, exist_ok=True)  # Claude Code's folders: their usual mode, never 0700
+    paths.atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=mode, private_dir=False)
 
 
 def _manifest_path() -> Path:

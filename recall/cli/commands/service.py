@@ -254,7 +254,7 @@ def install_cmd(
     paths.ensure_dir(paths.log_dir())
     data = launchd_plist(sources) if platform == "darwin" else systemd_unit(sources)
     path.parent.mkdir(parents=True, exist_ok=True)
-    paths.atomic_write(path, data, mode=0o644)
+    paths.atomic_write(path, data, mode=0o644, private_dir=False)  # ~/.config/systemd/user is not ours
     cmds = _manager_commands(platform, path)
     if no_start:
         typer.echo(f"Wrote {path}. To start it: {_one_line(cmds['enable'])}")

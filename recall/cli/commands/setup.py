@@ -46,6 +46,18 @@ def _service_step(report, start: bool) -> bool:
     return True
 
 
+def _repair_modes(report, project: Optional[Path], global_: bool) -> None:
+    """Folders an earlier setup made 0700 get their mode back where the evidence says so
+    (``recall.cli.folder_modes``)."""
+    from recall.cli import folder_modes
+    from recall.cli.install import project_root
+
+    root = None if global_ else project_root(project)
+    changed, left = folder_modes.repair(folder_modes.candidates(root, global_))
+    report.changes += changed
+    report.notes += left
+
+
 FIRST_COMMIT_WAIT = 15.0  # seconds setup waits for the service to make the newest sessions searchable
 
 
@@ -125,12 +137,14 @@ def setup_cmd(
         raise UsageError("--global and --project exclude each other: pick one.")
     if uninstall:
         report = st.uninstall_files(project, global_)
+        _repair_modes(report, project, global_)
         for line in report.lines():
             typer.echo(line)
         typer.echo("The service and the index are left as they are "
                    "(`recall service stop` stops it; the index is under " f"{paths.recall_home()}).")
         return
     report = st.install_files(project, global_, mcp=not no_mcp, commands=not no_commands)
+    _repair_modes(report, project, global_)
     # the service first: it backfills in the background, newest sessions first (setup only waits
     # for its first commit); without it, the backfill runs here, newest first too
     service_up = _service_step(report, not no_service)
