@@ -462,7 +462,25 @@ def install_files(project: Path | str | None = None, global_: bool = False, mcp:
         install_slash_commands(root, global_, report, created)
     if created:
         _remember_created(*created)
+    if root is not None:
+        remember_project(root)
     return report
+
+
+def remember_project(root: Path) -> None:
+    """Note a project setup wired, so that a global uninstall unwires it too."""
+    data = _manifest()
+    projects = set(data.get("projects") or [])
+    if str(root) in projects:
+        return
+    projects.add(str(root))
+    data["projects"] = sorted(projects)
+    paths.home_dir()
+    paths.atomic_write(_manifest_path(), json.dumps(data, indent=2) + "\n")
+
+
+def wired_projects() -> list[str]:
+    return list(_manifest().get("projects") or [])
 
 
 def uninstall_files(project: Path | str | None = None, global_: bool = False) -> Report:

@@ -273,22 +273,37 @@ def install_cmd(
         typer.echo(f"Installed and started the recall service{state}: {path}")
 
 
+def remove_service() -> str:
+    """Stop the service (whether a manager or a shell started it) and remove its unit / agent
+    file. Returns what was done, in one line."""
+    try:
+        platform = _platform()
+        path = unit_path(platform)
+    except RecallError:
+        platform, path = None, None
+    removed = ""
+    note = ""
+    if path is not None and path.exists():
+        ok, detail = _manager(platform, "disable")
+        path.unlink()
+        if platform == "linux" and shutil.which("systemctl"):
+            _run(["systemctl", "--user", "daemon-reload"])
+        removed = f"Removed {path}; "
+        note = f" The service manager did not answer ({detail})." if ok is False else ""
+    pid = service_pid()
+    if pid is not None and not _terminate(pid):
+        raise RecallError(f"The service (pid {pid}) did not stop within {STOP_TIMEOUT:.0f} s: "
+                          f"`kill -9 {pid}` is safe (nothing indexed is lost).")
+    if not removed and pid is None:
+        return f"No service installed ({path} does not exist) and none running; nothing to do." if path else \
+            "No service running; nothing to do."
+    stopped = f"the service is stopped{f' (pid {pid})' if pid else ''}."
+    return (removed + stopped if removed else stopped[0].upper() + stopped[1:]) + note
+
+
 @service_app.command("uninstall", help="Stop the service and remove its unit / agent file.")
 def uninstall_cmd() -> None:
-    platform = _platform()
-    path = unit_path(platform)
-    if not path.exists():
-        typer.echo(f"No service installed ({path} does not exist); nothing to do.")
-        return
-    ok, detail = _manager(platform, "disable")
-    path.unlink()
-    if platform == "linux" and shutil.which("systemctl"):
-        _run(["systemctl", "--user", "daemon-reload"])
-    pid = service_pid()
-    if pid is not None:
-        _terminate(pid)
-    note = "" if ok else (f" The service manager did not answer ({detail})." if ok is False else "")
-    typer.echo(f"Removed {path}; the service is stopped.{note}")
+    typer.echo(remove_service())
 
 
 def _wait_until_up(timeout: float) -> dict | None:
