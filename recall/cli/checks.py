@@ -112,6 +112,13 @@ def check_service() -> Check:
 
     info = client.ping(timeout=1.0)
     if info:
+        from recall.core import code_version
+
+        if info.get("code") and info["code"] != code_version.fingerprint():
+            return Check("service", False, f"running (pid {info.get('pid', '?')}), but on the code from before the "
+                         "last install or upgrade (or from another install than this `recall`): it restarts itself "
+                         "once the new code holds still and imports, and has not",
+                         f"run `recall service restart`; {paths.log_dir() / 'recall.log'} says why it did not")
         return Check("service", True, f"running (pid {info.get('pid', '?')}, version {info.get('version', '?')})")
     return Check("service", False, "not running: prompts are served in-process (slower) and new "
                  "transcript lines wait for `recall index`", "run `recall service start`", warn=True)

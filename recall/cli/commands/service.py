@@ -90,7 +90,10 @@ def serve_cmd(
         logger.addHandler(h)
     from recall.service.daemon import Service
 
-    Service(sources, log=logging.getLogger("recall.service")).run()
+    service = Service(sources, log=logging.getLogger("recall.service"))
+    service.run()
+    if service.restart_requested:  # the installed code changed: the same command on the new code
+        service.exec_new_code()
 
 
 # ------------------------------------------------------------------------------ unit files
