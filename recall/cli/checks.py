@@ -90,7 +90,7 @@ def check_hooks(root: Path) -> list[Check]:
         started = time.monotonic()
         try:
             proc = subprocess.run(command, shell=True, input=payload, capture_output=True, text=True,
-                                  timeout=30, cwd=str(root))
+                                  timeout=30, cwd=str(root), env={**os.environ, "RECALL_HOOK_PROBE": "1"})
             took = time.monotonic() - started
             bad_out = proc.stdout.strip() and not proc.stdout.strip().startswith("{")
             if proc.returncode != 0 or bad_out:
@@ -281,6 +281,19 @@ def check_backend(service_up: bool = False) -> Check:
         return Check("model backend", False, f"{detail}; the hook injects raw snippets",
                      "export ANTHROPIC_API_KEY, `recall config set api_key KEY`, or install and log in to Claude Code",
                      warn=True)
+    if here["backend"] == "claude-code":
+        from recall.llm import claude_code
+
+        choice = backend.choose()
+        logged_in, said = claude_code.login_status(choice.source)
+        if logged_in is False:
+            return Check("model backend", False, f"{detail}; but Claude Code at {choice.source} is not logged in "
+                         f"({said}): every model call fails", "run `claude` and log in (/login), or give recall "
+                         "an API key: export ANTHROPIC_API_KEY or `recall config set api_key KEY`")
+        if logged_in is None:
+            return Check("model backend", False, f"{detail}; whether Claude Code is logged in could not be told "
+                         f"({said})", "run `claude auth status`", warn=True)
+        detail += f"; Claude Code is logged in ({said})"
     if service_up:
         from recall.core import service_client as client
 

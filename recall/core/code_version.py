@@ -37,18 +37,23 @@ def package_dirs() -> list[str]:
 
 
 def record_file() -> str | None:
-    """The installed distribution's RECORD (None when recall runs from a source tree)."""
+    """The RECORD of the installed distribution (its ``.dist-info``), None when there is none
+    (recall run from a source tree). An ``.egg-info`` beside the sources (left by an editable
+    install, found when the working directory is the checkout) is not an install."""
     try:
         from importlib import metadata
 
-        dist = metadata.distribution(DIST)
-    except Exception:  # noqa: BLE001 - not installed: a source checkout
+        dists = list(metadata.distributions(name=DIST))
+    except Exception:  # noqa: BLE001
         return None
-    for f in dist.files or ():
-        if f.name == "RECORD" and f.parent.name.endswith(".dist-info"):
-            return str(dist.locate_file(f))
-    path = getattr(dist, "_path", None)
-    return str(Path(path) / "RECORD") if path else None
+    for dist in dists:
+        path = getattr(dist, "_path", None)
+        if path is None or not str(path).endswith(".dist-info"):
+            continue
+        record = os.path.abspath(os.path.join(str(path), "RECORD"))
+        if os.path.isfile(record):
+            return record
+    return None
 
 
 def fingerprint(dirs: list[str] | None = None, record: str | None = "") -> str:

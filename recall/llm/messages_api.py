@@ -114,9 +114,12 @@ def usage_path() -> Path:
 
 
 def record_usage(model: str, input_tokens: int, output_tokens: int, purpose: str,
-                 backend: str = "api") -> None:
-    line = json.dumps({"t": time.time(), "model": model, "in": input_tokens, "out": output_tokens,
-                       "purpose": purpose, "backend": backend}) + "\n"
+                 backend: str = "api", error: str = "") -> None:
+    rec = {"t": time.time(), "model": model, "in": input_tokens, "out": output_tokens, "purpose": purpose,
+           "backend": backend}
+    if error:  # the backend answered, with an error ("Not logged in"): `recall status` says so
+        rec["error"] = error[:200]
+    line = json.dumps(rec) + "\n"
     try:
         paths.ensure_dir(paths.recall_home())
         fd = os.open(usage_path(), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -132,7 +135,7 @@ def usage_summary(days: int | None = None) -> dict:
     """Calls, tokens and estimated dollars: today, and all time (or the last ``days``)."""
     today = datetime.now(timezone.utc).date()
     out = {"today_calls": 0, "today_cost": 0.0, "calls": 0, "input_tokens": 0, "output_tokens": 0,
-           "cost": 0.0, "by_purpose": {}, "by_backend": {}}
+           "cost": 0.0, "by_purpose": {}, "by_backend": {}, "today_by_backend": {}}
     try:
         fh = open(usage_path(), encoding="utf-8")
     except OSError:
@@ -159,6 +162,13 @@ def usage_summary(days: int | None = None) -> dict:
             if datetime.fromtimestamp(rec.get("t", 0), tz=timezone.utc).date() == today:
                 out["today_calls"] += 1
                 out["today_cost"] += cost
+                tb = out["today_by_backend"].setdefault(b, {"calls": 0, "failed": 0, "purposes": {},
+                                                            "last_error": ""})
+                tb["calls"] += 1
+                tb["purposes"][p] = tb["purposes"].get(p, 0) + 1
+                if rec.get("error"):
+                    tb["failed"] += 1
+                    tb["last_error"] = str(rec["error"])
     return out
 
 
@@ -189,6 +199,7 @@ def api_complete(system: str, prompt: str, *, purpose: str, max_tokens: int = 10
         resp = c.messages.create(model=model_id, max_tokens=max_tokens, system=system,
                                  messages=[{"role": "user", "content": prompt}])
     except Exception as exc:  # the SDK's APIError family, timeouts, connection errors
+        record_usage(model_id, 0, 0, purpose, error=f"{type(exc).__name__}: {str(exc)[:150]}")
         raise ModelError(f"model call failed: {type(exc).__name__}: {str(exc)[:200]}") from exc
     usage = getattr(resp, "usage", None)
     record_usage(model_id, getattr(usage, "input_tokens", 0) or 0, getattr(usage, "output_tokens", 0) or 0, purpose)

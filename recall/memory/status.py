@@ -38,6 +38,7 @@ def memory_status(cwd: str | None = None, cfg: dict | None = None) -> dict:
         "cost_today": round(usage.get("today_cost", 0.0), 4), "cost_total": round(usage.get("cost", 0.0), 4),
         "briefing": briefing.mode(cfg), "project": project, "active": 0, "total": 0, "problem": "",
         "queued": len(queue.pending()), "worker": queue.holder() if not queue.lock_free() else "",
+        "retrying": worker.retrying(),
     }
     try:
         state = store.load(project)
@@ -75,6 +76,11 @@ def status_lines(cwd: str | None = None, cfg: dict | None = None) -> list[str]:
         lines.append(f"{pad}{s['problem']}")
     if s["queued"]:
         lines.append(f"{pad}{s['queued']} capture(s) queued" + (f", worker pid {s['worker']}" if s["worker"] else ""))
+    if s["retrying"]:
+        first = min(s["retrying"], key=lambda r: r["retry_at"])
+        wait = max(0, int(first["retry_at"] - time.time()))
+        lines.append(f"{pad}{len(s['retrying'])} session(s) kept for another try after an error (next in "
+                     f"{wait // 60} min: {first['error'][:120]})")
     if s["last_problem"] and s["last_run"] and time.time() - float(s["last_run"]) < 86400:
         lines.append(f"{pad}last run: {s['last_problem']}")
     return lines

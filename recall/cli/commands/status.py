@@ -242,6 +242,10 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON.")
     if usage and usage.get("calls"):
         typer.echo(f"Model:   {usage['today_calls']} calls today (${usage['today_cost']:.2f}), "
                    f"{usage['calls']} in all (${usage['cost']:.2f})")
+        for name, b in sorted((usage.get("today_by_backend") or {}).items(), key=lambda kv: -kv[1]["calls"]):
+            what = ", ".join(f"{p} {n}" for p, n in sorted(b["purposes"].items(), key=lambda kv: -kv[1]))
+            failed = f"; {b['failed']} failed: {b['last_error']}" if b.get("failed") else ""
+            typer.echo(f"         today on {name}: {b['calls']} ({what}){failed}")
     b = info["backends"]
     features = b["features"]
     if len({(f["backend"], f["why"]) for f in features.values()}) == 1:
