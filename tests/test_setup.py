@@ -419,3 +419,47 @@ def test_home_made_0700_by_an_earlier_global_setup(tmp_path, capsys, monkeypatch
     assert code_ == 0, err
     assert stat.S_IMODE(os.stat(me).st_mode) == 0o755
     assert f"put back the mode of {me}: 755 like the folders beside it (2 of the 2 folder(s) beside it are 755)" in out
+
+
+# ------------------------------------------------------------------------------ `recall` on PATH (issue 27 item 5)
+def test_setup_puts_recall_on_the_path_and_says_when_that_folder_is_not_on_it(project, capsys, monkeypatch):
+    link = Path(os.environ["HOME"]) / ".local" / "bin" / "recall"
+    code, out, err = cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")
+    assert code == 0, err
+    target = st.recall_executable()[0]
+    assert link.is_symlink() and os.readlink(link) == target
+    assert f"changed: linked {link} -> {target}: `recall` works from any shell" in out
+    assert f"note:    {link.parent} is not on your PATH: add `export PATH=\"$HOME/.local/bin:$PATH\"`" in out
+    proc = subprocess.run([str(link), "--version"], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.startswith("recall ")
+    # on PATH now: nothing more to say; the link is setup's, so uninstall takes it away again
+    monkeypatch.setenv("PATH", f"{link.parent}{os.pathsep}{os.environ['PATH']}")
+    code, out, _ = cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")
+    assert f"ok:      `recall` on your PATH is this install ({link})" in out and "not on your PATH" not in out
+    code, out, _ = cli(capsys, "setup", "--project", str(project), "--uninstall")
+    assert f"removed the link {link}" in out and not link.exists()
+
+
+def test_setup_never_replaces_another_recall_on_the_path(project, capsys):
+    link = Path(os.environ["HOME"]) / ".local" / "bin" / "recall"
+    link.parent.mkdir(parents=True)
+    link.write_text("#!/bin/sh\necho someone else's recall\n")
+    code, out, _ = cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")
+    assert code == 0 and f"{link} exists and is not recall setup's: left alone" in out
+    assert link.read_text() == "#!/bin/sh\necho someone else's recall\n"
+
+
+def test_setup_warns_when_the_install_lives_in_a_temporary_or_git_tracked_place(tmp_path, project, capsys):
+    clone = Path(__file__).resolve().parent.parent  # this checkout (outside any temporary folder)
+    warn = st.install_location_warning(str(clone / ".venv" / "bin" / "recall"))
+    assert warn.startswith(f"recall runs from {clone}/.venv/bin/recall, inside the git checkout {clone}: moving or "
+                           "deleting the checkout (or its .venv) breaks Claude Code's hooks on every prompt")
+    assert f"`pipx install {clone}` or `uv tool install {clone}`" in warn
+    import tempfile
+
+    tmp_exe = Path(tempfile.gettempdir()) / "x" / "bin" / "recall"
+    assert "in a temporary folder" in st.install_location_warning(str(tmp_exe))
+    assert st.install_location_warning("/opt/pipx/venvs/recall-memory/bin/recall") is None
+    # this test's own install is a clone's .venv: setup says so
+    code, out, _ = cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")
+    assert "note:    recall runs from" in out and ("inside the git checkout" in out or "temporary folder" in out)

@@ -117,6 +117,7 @@ def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool) -
         stopped = stop_worker()
         if stopped:
             report.changes.append(stopped)
+        st.unlink_command(report)
     else:
         report.notes.append("the service keeps running: recall is still set up for every project or another "
                             "one (`recall setup --uninstall --global` removes it all)")
