@@ -460,6 +460,7 @@ def install_files(project: Path | str | None = None, global_: bool = False, mcp:
             report.changes += changes
     if commands:
         install_slash_commands(root, global_, report, created)
+    remember_installed()
     link_command(report, created)
     warning = install_location_warning()
     if warning:
@@ -469,6 +470,19 @@ def install_files(project: Path | str | None = None, global_: bool = False, mcp:
     if root is not None:
         remember_project(root)
     return report
+
+
+def remember_installed() -> None:
+    """When recall was first set up here: sessions before it never had recall's hooks
+    (``recall show`` says so, and points at ``recall memories --backfill``)."""
+    import time
+
+    data = _manifest()
+    if data.get("installed"):
+        return
+    data["installed"] = time.time()
+    paths.home_dir()
+    paths.atomic_write(_manifest_path(), json.dumps(data, indent=2) + "\n")
 
 
 def remember_project(root: Path) -> None:

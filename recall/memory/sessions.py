@@ -110,7 +110,7 @@ def show_text(info) -> str:
     if rec:
         head += ["Summary:", _indent(rec["summary"]), ""]
     else:
-        head += ["No summary yet (written when a session ends, with a model backend).", ""]
+        head += [no_summary_line(info), ""]
     body = []
     for m in archived_messages(info.session_id):
         line = render_message(m, info.project)
@@ -119,6 +119,22 @@ def show_text(info) -> str:
     if not body:
         body = ["(nothing archived for this session)"]
     return "\n".join(head + ["Transcript:", ""] + body) + "\n"
+
+
+def no_summary_line(info) -> str:
+    """Why a session has no summary, and what makes one: never a promise that nothing keeps."""
+    from recall.memory.backfill import installed_at
+
+    installed = installed_at()
+    last = info.ended or info.started or 0.0
+    pending = next((p for p in summaries.pending() if p.get("session_id") == info.session_id), None)
+    if pending and pending.get("problem"):
+        return (f"No summary yet: the last try failed ({pending['problem'][:160]}); it is tried again "
+                "(`recall status` shows the model backend).")
+    if installed is None or last < installed:
+        return "No summary (before recall was installed: `recall memories --backfill`)."
+    return ("No summary yet: it is written when the session ends, with a model backend "
+            "(`recall memories --backfill` makes the missing ones).")
 
 
 def project_root(project) -> str | None:

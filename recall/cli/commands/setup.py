@@ -236,6 +236,8 @@ def setup_cmd(
     # for its first commit); without it, the backfill runs here, newest first too
     service_up = _service_step(report, not no_service)
     _backfill_step(report, not no_index, service_up)
+    report.notes.append("sessions from before recall was set up get no memories or summaries by themselves: "
+                        "`recall memories --backfill --since 30d` makes them (it shows the calls and cost first)")
     for line in report.changes:
         typer.echo(f"changed: {line}")
     for line in report.unchanged:
