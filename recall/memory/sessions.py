@@ -121,6 +121,20 @@ def show_text(info) -> str:
     return "\n".join(head + ["Transcript:", ""] + body) + "\n"
 
 
+def show_json(info) -> dict:
+    """``recall show --json``: the session as ``recall sessions --json`` gives it, plus why it has
+    no summary and its transcript as recall indexed it (redacted), one object per message."""
+    from recall.memory import summaries as _summaries
+
+    rec = _summaries.get(info.session_id)
+    out = as_dict(info, rec)
+    out["no_summary"] = None if rec else no_summary_line(info)
+    out["transcript"] = [{"uuid": getattr(m, "uuid", ""), "role": m.role, "timestamp": _iso(m.timestamp),
+                          "text": m.text, "tools": list(getattr(m, "tools", []) or [])}
+                         for m in archived_messages(info.session_id)]
+    return out
+
+
 def no_summary_line(info) -> str:
     """Why a session has no summary, and what makes one: never a promise that nothing keeps."""
     from recall.memory.backfill import installed_at

@@ -53,6 +53,7 @@ from recall import __version__
 from recall.core import paths
 from recall.core import service_client as client
 from recall.core.errors import IndexBusy, RecallError, StorageError
+from recall.core.service_state import lock_holder, lock_path, pid_alive, read_status, status_path  # noqa: F401
 from recall.service import registry as ops
 from recall.privacy import reredact as redaction_pass
 from recall.privacy.forget import attach as attach_privacy
@@ -80,14 +81,6 @@ BACKFILL_SWITCH_INTERVAL = float(os.environ.get("RECALL_SWITCH_INTERVAL", "0.000
 WRITER_THREADS = int(os.environ.get("RECALL_WRITER_THREADS", "2"))
 
 
-def lock_path() -> Path:
-    return paths.recall_home() / "service.lock"
-
-
-def status_path() -> Path:
-    return paths.service_status_path()
-
-
 class AlreadyRunning(RecallError):
     exit_code = 0
 
@@ -111,33 +104,6 @@ def acquire_lock() -> int:
     return fd
 
 
-def pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (exited, not yet reaped by its parent) is not running
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            if fh.read().rsplit(b")", 1)[-1].split()[0] == b"Z":
-                return False
-    except (OSError, IndexError):
-        pass
-    return True
-
-
-def lock_holder() -> int | None:
-    """The pid in service.lock if that process is alive (the service, or a stale reuse)."""
-    try:
-        pid = int(lock_path().read_text().strip() or "0")
-    except (OSError, ValueError):
-        return None
-    return pid if pid_alive(pid) else None
-
-
 def new_code_problem(timeout: float = 60.0) -> str:
     """"" when a fresh interpreter imports the installed service and CLI, else why not."""
     import subprocess
@@ -151,16 +117,6 @@ def new_code_problem(timeout: float = 60.0) -> str:
         return ""
     lines = (proc.stderr.strip() or f"exit status {proc.returncode}").splitlines()
     return lines[-1][:200]
-
-
-def read_status() -> dict | None:
-    import json
-
-    try:
-        data = json.loads(status_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def _rss_mb() -> tuple[float, float, float | None]:

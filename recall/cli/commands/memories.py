@@ -174,43 +174,11 @@ def memories_list(
     if since is not None or every_project or yes:
         raise UsageError("--since, --all-projects and --yes go with --backfill: "
                          "`recall memories --backfill --since 30d`.")
-    from recall.memory import TYPES, store
+    from recall.cli import everyday
 
-    t = _check_type(mtype)
-    root = _project(project)
-    store.fold_access()
-    state = store.load(root)
-    now = time.time()
-    mems = [m for m in state.memories if (all_ or m.active) and (t is None or m.type == t)]
-    mems.sort(key=lambda m: (TYPES.index(m.type), not m.active, -store.rank(m, now)))
-    if as_json:
-        out = []
-        for m in mems:
-            d = m.to_json()
-            d["effectiveConfidence"] = round(store.effective_confidence(m, now), 4)
-            out.append(d)
-        typer.echo(json.dumps({"project": root, "memories": out}, ensure_ascii=False))
-        return
-    if not mems:
-        what = f"{t} memories" if t else "memories"
-        typer.echo(f"No {what} for {root} yet. They are extracted when a session goes idle or ends "
-                   "(with a model backend); sessions from before recall was set up: `recall memories --backfill`; "
-                   "add one by hand with `recall memories add TYPE TEXT`.")
-        return
-    current = None
-    for m in mems:
-        if m.type != current:
-            if current is not None:
-                typer.echo("")
-            current = m.type
-            typer.echo(f"{m.type}:")
-        conf = store.effective_confidence(m, now)
-        flag = "" if m.active else f" [{m.status}]"
-        faded = " (faded: not in the briefing)" if m.active and conf < store.BRIEFING_FLOOR else ""
-        typer.echo(f"  {m.id}  {conf:.2f}  used {m.access_count:<3} {_short(m.content)}{flag}{faded}")
+    everyday.memories(mtype, project, all_, as_json)
 
 
-# show --------------------------------------------------------------------------------------
 @memories_app.command("show", help="Everything about one memory: content, tags, dates, lineage.")
 def memories_show(
     ref: str = typer.Argument(..., metavar="ID", help="The memory's id (or a unique prefix)."),

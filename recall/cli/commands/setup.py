@@ -9,7 +9,6 @@ from typing import Optional
 
 import typer
 
-from recall.core import paths
 from recall.core.errors import RecallError, UsageError
 
 commands = typer.Typer()  # merged into the app by recall.cli.app
