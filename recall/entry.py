@@ -19,6 +19,14 @@ def main(argv: list[str] | None = None) -> int:
         from recall.hooks.dispatch import run_hook
 
         return run_hook(args[1], args[2:])
+    bad = next((a for a in args if any("\udc80" <= c <= "\udcff" for c in a)), None)
+    if bad is not None:  # bytes that are not UTF-8 (a Latin-1 terminal): say so, never a traceback
+        import os
+
+        shown = os.fsencode(bad).decode("utf-8", "backslashreplace")
+        sys.stderr.write(f"recall: the argument {shown!r} is not valid UTF-8: set your terminal to UTF-8 "
+                         "(LANG=C.UTF-8, say) and type it again.\n")
+        return 2
     from recall.cli import fast_search
 
     opts = fast_search.parse(args)

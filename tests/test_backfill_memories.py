@@ -32,13 +32,13 @@ def test_backfill_estimates_first_then_makes_memories_and_summaries_and_resumes(
     assert code == 2 and "No model was called: there is no terminal to ask. Run `recall memories --backfill " \
                          "--since 30d --all-projects --yes` to start it." in err
     assert standin.requests == [] if isinstance(standin.requests, list) else True
-    assert "Backfill: 2 session(s) of every project active since" in out
-    assert "4 model calls (2 extraction, 2 summaries" in out and "est. $0.0" in out
+    assert "Backfill: 2 sessions of every project active since" in out
+    assert "4 model calls (2 extraction, 2 summaries;" in out and "est. $0.0" in out
     assert "the daily cap allows 200 more calls today (0 of 200 used)" in out
 
     code, out, err = cli(capsys, "memories", "--backfill", "--all-projects", "--yes")
     assert code == 0, err
-    assert f"[1/2] " in out and two_sessions["new"][:8] in out and "+1 memories, summary written" in out
+    assert f"[1/2] " in out and two_sessions["new"][:8] in out and "+1 memory, summary written" in out
     assert "Backfill done: 2 of 2 sessions done: 2 memories, 2 summaries." in out
     assert summaries.get(two_sessions["new"]) and summaries.get(two_sessions["old"])
     assert [m.content for m in store.load(str(two_sessions["shop"])).active()] == [
@@ -58,7 +58,7 @@ def test_backfill_stops_at_the_daily_cap_and_goes_on_later(two_sessions, monkeyp
     config.set_value("memory.daily_call_cap", 10)
     code, out, err = cli(capsys, "memories", "--backfill", "--since", "30d", "--all-projects", "--yes")
     assert code == 0, err
-    assert "Backfill: 1 session(s)" in out and "Backfill done: 1 of 1 sessions done" in out
+    assert "Backfill: 1 session of every project" in out and "Backfill done: 1 of 1 session done" in out
 
 
 def test_backfill_leaves_active_sessions_to_the_hooks(two_sessions, monkeypatch, standin, capsys):
@@ -69,7 +69,7 @@ def test_backfill_leaves_active_sessions_to_the_hooks(two_sessions, monkeypatch,
     os.utime(old, (time.time() - 5 * 86400, time.time() - 5 * 86400))  # the blog session ended days ago
     os.utime(two_sessions["path"], (time.time(), time.time()))  # the shop session is going on
     code, out, _ = cli(capsys, "memories", "--backfill", "--since", "30d", "--all-projects")
-    assert "Backfill: 1 session(s)" in out and "1 session(s) still active are left to the hooks" in out
+    assert "Backfill: 1 session of every project" in out and "1 session still active is left to the hooks" in out
     code, out, err = cli(capsys, "memories", "--backfill", "--since", "1d", "--project", str(two_sessions["shop"]))
     assert code == 0 and "Nothing to backfill" in out and "(1 still active: the hooks take them" in out
 

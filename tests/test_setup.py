@@ -197,7 +197,7 @@ def test_setup_runs_the_first_backfill(project, capsys, claude_projects):
     s.write(claude_projects)
     code, out, err = cli(capsys, "setup", "--project", str(project), "--no-service")
     assert code == 0, err
-    assert "indexed 1 messages" in out
+    assert "indexed 1 message from 1 of 1 transcript file" in out
 
 
 def test_setup_installs_and_starts_the_service(project, capsys, tmp_path, monkeypatch):

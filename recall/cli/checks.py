@@ -192,7 +192,9 @@ def check_index() -> Check:
     if behind:
         return Check("index", False, f"{docs} documents; {behind} transcript file(s) have lines not indexed yet",
                      "run `recall index` (or `recall service start` to keep it fresh)")
-    return Check("index", True, f"{docs} documents, up to date with every transcript")
+    from recall.cli.output import counted
+
+    return Check("index", True, f"{counted(docs, 'document')}, up to date with every transcript")
 
 
 def check_redaction(service_up: bool = False) -> Check:
@@ -383,7 +385,7 @@ def check_memory(project=None) -> list[Check]:
                             "wait for midnight UTC, or `recall config set memory.daily_call_cap N`", warn=True))
     else:
         checks.append(Check("memory", True, f"extraction on; {s['active']} active memories in {s['project']}; "
-                                            f"{s['calls_today']} calls today, est. ${s['cost_total']:.2f} in all"))
+                                            f"{s['calls_today']} call{'' if s['calls_today'] == 1 else 's'} today, est. ${s['cost_total']:.2f} in all"))
     if s["problem"]:
         checks.append(Check("memory state", False, s["problem"], "fix or move the file aside"))
     return checks

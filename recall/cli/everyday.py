@@ -16,6 +16,7 @@ import shutil
 import sys
 import time
 
+from recall.cli.output import counted
 from recall.core import paths
 from recall.core.errors import RecallError, UsageError
 
@@ -127,7 +128,7 @@ def capture_line(cap: dict, now: float) -> str:
     if cap.get("excluded"):
         bits.append(f"{len(cap['excluded'])} exclusions (`recall exclude list`)")
     if cap.get("sessions_off"):
-        bits.append(f"{cap['sessions_off']} sessions switched off by `recall: off`")
+        bits.append(f"{counted(cap['sessions_off'], 'session')} switched off by `recall: off`")
     return "Capture: on" + (f"; {', '.join(bits)}" if bits else "")
 
 
@@ -230,31 +231,32 @@ def status(as_json: bool = False) -> int:
     if idx.get("problem"):
         echo(f"Index:   {idx['problem']}")
     else:
-        parts = [f"{idx.get('messages', 0):,} messages", f"{idx.get('sessions_indexed', idx.get('sessions', 0)):,} sessions"]
+        parts = [counted(idx.get("messages", 0), "message"),
+                 counted(idx.get("sessions_indexed", idx.get("sessions", 0)), "session")]
         if idx.get("memories"):
-            parts.append(f"{idx['memories']:,} memories")
+            parts.append(counted(idx["memories"], "memory"))
         if idx.get("files") is not None:
-            parts.append(f"from {idx['files']:,} transcript files")
+            parts.append(f"from {counted(idx['files'], 'transcript file')}")
         echo(f"Index:   {', '.join(parts)}")
     last = svc.get("last_commit") or idx.get("last_commit")
     line = f"Last commit: {_ago(now - last)}" if last else "Last commit: never"
     if svc.get("running") and "lag_seconds" in svc:
-        line += f"; lag {svc['lag_seconds']:.1f} s, {svc.get('backlog_files', 0)} files waiting"
+        line += f"; lag {svc['lag_seconds']:.1f} s, {counted(svc.get('backlog_files', 0), 'file')} waiting"
     echo(line)
     if svc.get("backfill"):
         from recall.cli.output import backfill_text
 
         echo(f"Backfill: {backfill_text(svc['backfill'])}, newest sessions first")
     arch = info["archive"]
-    echo(f"Archive: {arch['sessions']:,} sessions, {arch['bytes'] / 1e6:.1f} MB ({_short(arch['path'])})")
+    echo(f"Archive: {counted(arch['sessions'], 'session')}, {arch['bytes'] / 1e6:.1f} MB ({_short(arch['path'])})")
     if info.get("redaction"):
         from recall.cli.output import redaction_status_line
 
         echo(redaction_status_line(info["redaction"]))
     usage = info.get("model_usage")
     if usage and usage.get("calls"):
-        echo(f"Model:   {usage['today_calls']} calls today (${usage['today_cost']:.2f}), "
-                   f"{usage['calls']} in all (${usage['cost']:.2f})")
+        echo(f"Model:   {counted(usage['today_calls'], 'call')} today (${usage['today_cost']:.2f}), "
+             f"{usage['calls']:,} in all (${usage['cost']:.2f})")
         for name, b in sorted((usage.get("today_by_backend") or {}).items(), key=lambda kv: -kv[1]["calls"]):
             what = ", ".join(f"{p} {n}" for p, n in sorted(b["purposes"].items(), key=lambda kv: -kv[1]))
             failed = f"; {b['failed']} failed: {b['last_error']}" if b.get("failed") else ""

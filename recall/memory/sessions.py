@@ -106,7 +106,7 @@ def show_text(info) -> str:
     started = _iso(info.started) or "?"
     head = [f"session {info.session_id}",
             f"project {info.project or '?'}",
-            f"{started} → {_iso(info.ended) or '?'}, {info.messages} messages", ""]
+            f"{started} → {_iso(info.ended) or '?'}, {info.messages} message{'' if info.messages == 1 else 's'}", ""]
     if rec:
         head += ["Summary:", _indent(rec["summary"]), ""]
     else:

@@ -84,8 +84,11 @@ def _backfill(since: str, project: Optional[str], yes: bool, as_json: bool) -> N
             msg += f" ({p['active']} still active: the hooks take them when they go idle.)"
         typer.echo(json.dumps({**backfill.plan_json(p), "ran": None}) if as_json else msg)
         return
-    lines = [f"{p['sessions']:,} session(s) {where} active since {day} without memories or a summary",
-             f"{p['calls']:,} model calls ({p['extract_calls']:,} extraction, {p['summaries']:,} summaries; "
+    from recall.cli.output import counted
+
+    lines = [f"{counted(p['sessions'], 'session')} {where} active since {day} without memories or a summary",
+             f"{counted(p['calls'], 'model call')} ({p['extract_calls']:,} extraction, "
+             f"{counted(p['summaries'], 'summary')}; "
              "consolidation now and then), about "
              f"{p['input_tokens']:,} tokens in and {p['output_tokens']:,} out",
              f"est. ${p['cost']:.2f} at {p['model']} API prices"
@@ -96,7 +99,8 @@ def _backfill(since: str, project: Optional[str], yes: bool, as_json: bool) -> N
                      f"({p['calls_today']:,} of {p['daily_call_cap']} used): it stops there, and the same "
                      "command goes on tomorrow")
     if p["active"]:
-        lines.append(f"{p['active']} session(s) still active are left to the hooks")
+        lines.append(f"{counted(p['active'], 'session')} still active {'is' if p['active'] == 1 else 'are'} left "
+                     "to the hooks")
     if not as_json:
         typer.echo("Backfill: " + lines[0])
         for line in lines[1:]:
@@ -116,7 +120,7 @@ def _backfill(since: str, project: Optional[str], yes: bool, as_json: bool) -> N
         when = datetime.fromtimestamp(it.ended).strftime("%Y-%m-%d") if it.ended else "?"
         bits = []
         if rep.get("calls_ok") or rep.get("added"):
-            bits.append(f"+{rep.get('added', 0)} memories" + (f", {rep['superseded']} updated"
+            bits.append(f"+{counted(rep.get('added', 0), 'memory')}" + (f", {rep['superseded']} updated"
                                                               if rep.get("superseded") else ""))
         summary = rep.get("summary") or {}
         if summary.get("status") == "written":
@@ -136,7 +140,8 @@ def _backfill(since: str, project: Optional[str], yes: bool, as_json: bool) -> N
     if as_json:
         typer.echo(json.dumps({**backfill.plan_json(p), "ran": res}, ensure_ascii=False))
         return
-    tail = f"{res['done']} of {res['total']} sessions done: {res['memories']} memories, {res['summaries']} summaries."
+    tail = (f"{res['done']} of {counted(res['total'], 'session')} done: {counted(res['memories'], 'memory')}, "
+            f"{counted(res['summaries'], 'summary')}.")
     if res["stopped"]:
         raise RecallError(f"Backfill stopped ({res['stopped']}). {tail} Run the same command again to go on "
                           "(`recall status` shows the backend and the cap).")

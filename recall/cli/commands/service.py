@@ -387,7 +387,7 @@ def stop_cmd() -> None:
     typer.echo(stop_service())
 
 
-@service_app.command("restart", help="Stop the service, then start it (e.g. after an upgrade).")
+@service_app.command("restart", help="Stop the service, then start it (after an upgrade, say; it also restarts itself when its installed code changes).")
 def restart_cmd() -> None:
     stop_service()
     msg, _ = start_service()

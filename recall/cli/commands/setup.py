@@ -163,8 +163,10 @@ def _background_backfill(report) -> bool:
             st = {}
         done = st.get("last_backfill")
         if done and not st.get("backfill"):
-            report.changes.append(f"indexed {done.get('messages', 0)} messages from {done.get('changed', 0)} of "
-                                  f"{done.get('files', 0)} transcript files in {done.get('seconds', 0):.1f} s")
+            from recall.cli.output import counted
+
+            report.changes.append(f"indexed {counted(done.get('messages', 0), 'message')} from {done.get('changed', 0)} "
+                                  f"of {counted(done.get('files', 0), 'transcript file')} in {done.get('seconds', 0):.1f} s")
             return True
         bf = st.get("backfill") or {}
         if bf.get("files_done") and st.get("commits"):
@@ -199,8 +201,8 @@ def _backfill_step(report, run: bool, service_up: bool = False) -> None:
     except IndexBusy as exc:
         report.notes.append(f"the first backfill did not run: {exc}")
         return
-    report.changes.append(f"indexed {summary.messages} messages from {summary.changed} of {summary.files} "
-                          f"transcript files in {summary.seconds:.1f} s")
+    report.changes.append(f"indexed {fmt.counted(summary.messages, 'message')} from {summary.changed} of "
+                          f"{fmt.counted(summary.files, 'transcript file')} in {summary.seconds:.1f} s")
 
 
 @commands.command("setup", help="Wire recall into Claude Code: hooks in .claude/settings.json, the MCP server "
