@@ -278,7 +278,7 @@ def status(as_json: bool = False) -> int:
                    f"~{p['injected_tokens']:,} tokens injected (`recall log` lists them)")
     else:
         echo("Prompts: none in the last 24 h")
-    for line in status_lines():
+    for line in status_lines(s=info["memory"]):
         echo(line)
     errors = svc.get("errors") or []
     if errors:
