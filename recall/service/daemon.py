@@ -816,7 +816,6 @@ class Service:
         st = dict(self._status_cache)
         st.update({
             "running": self.state != "stopped", "pid": os.getpid(), "version": __version__, "code": self.code,
-            "argv": list(getattr(sys, "orig_argv", sys.argv)),
             "protocol": client.PROTOCOL, "home": str(self.home), "socket": client.address(),
             "state": self.state, "started": self.started, "uptime": round(mono - self.started_mono, 1),
             "heartbeat": now,
@@ -971,14 +970,15 @@ class Service:
             self._code_seen = (now_fp, time.monotonic())
             self.log.info("the installed code changed under the service: restarting once it settles")
             return False
+        if self._code_seen[1] < 0:
+            return False  # this new code did not import: wait for the next change (or a restart by hand)
         if time.monotonic() - self._code_seen[1] < CODE_SETTLE:
             return False
         problem = new_code_problem()
         if problem:
-            if self._code_seen[1] >= 0:
-                self.error(f"the installed code changed, but the new code does not start ({problem}); the "
-                           "service keeps running the old code: reinstall recall, then `recall service restart`")
-            self._code_seen = (now_fp, -1.0)  # said once; tried again when the code changes again
+            self.error(f"the installed code changed, but the new code does not start ({problem}); the "
+                       "service keeps running the old code: reinstall recall, then `recall service restart`")
+            self._code_seen = (now_fp, -1.0)  # said once; checked again when the code changes again
             return False
         self.restart_requested = "the installed code changed"
         self.log.info("the installed code changed: stopping to restart on the new code")
