@@ -723,7 +723,7 @@ def shown_command(command: str) -> str:
 
 
 def render_docs(res: dict, rows: list[dict]) -> str:
-    from benchmarks import answers_and_ranking, injection
+    from benchmarks import answers_and_ranking, injection, startup
     from benchmarks import forget as forget_bench
 
     m = res["machine"]
@@ -771,6 +771,7 @@ def render_docs(res: dict, rows: list[dict]) -> str:
         *answers_and_ranking.sections(res),
         *injection.sections(),
         *forget_bench.docs_sections(),
+        *startup.sections(),
     ]
     return "\n".join(lines).rstrip() + "\n"
 

@@ -1,13 +1,56 @@
 """Shared test set-up: every test gets its own RECALL_HOME, Claude config dir and HOME,
-and no Anthropic credentials unless it asks for a stand-in."""
+no Anthropic credentials unless it asks for a stand-in, and no Claude Code on PATH unless it
+asks for one.
+
+What a test assumes about the machine is pinned here, not left to the machine: a developer's
+or CI's `claude` on PATH (logged in or not) would otherwise become the model backend of every
+test that means "no backend" (``model.backend = auto`` picks Claude Code when no key is found).
+``PATH`` keeps every tool but ``claude``: a folder holding one is replaced by a shadow folder
+of links to everything else in it. A test that wants Claude Code asks for it: the
+``claude_logged_out`` fixture (a `claude` that answers as the real one does when nobody is
+logged in), a fake of its own, or the real binary (``claude_env``)."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import pytest
 
 
+def _path_without(name: str, path: str, shadow_root: Path) -> str:
+    """``path`` with every folder that holds an executable ``name`` replaced by a folder of
+    links to the rest of its entries."""
+    out = []
+    for i, d in enumerate(p for p in path.split(os.pathsep) if p):
+        exe = os.path.join(d, name)
+        if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
+            out.append(d)
+            continue
+        shadow = shadow_root / f"{i}"
+        shadow.mkdir(parents=True, exist_ok=True)
+        try:
+            entries = os.listdir(d)
+        except OSError:
+            entries = []
+        for entry in entries:
+            if entry != name and not (shadow / entry).exists():
+                try:
+                    os.symlink(os.path.join(d, entry), shadow / entry)
+                except OSError:
+                    pass
+        out.append(str(shadow))
+    return os.pathsep.join(out)
+
+
+@pytest.fixture(scope="session")
+def _path_without_claude(tmp_path_factory) -> str:
+    return _path_without("claude", os.environ.get("PATH", os.defpath), tmp_path_factory.mktemp("path-no-claude"))
+
+
 @pytest.fixture(autouse=True)
-def _isolated_state(tmp_path, monkeypatch):
+def _isolated_state(tmp_path, monkeypatch, _path_without_claude):
+    monkeypatch.setenv("PATH", _path_without_claude)
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
@@ -21,6 +64,17 @@ def _isolated_state(tmp_path, monkeypatch):
 
     canonical_project.cache_clear()
     yield
+
+
+@pytest.fixture
+def claude_logged_out(tmp_path, monkeypatch) -> Path:
+    """A `claude` on PATH that nobody is logged in to: it answers ``--version``, ``--help``,
+    ``auth status`` and a headless ``-p`` call the way Claude Code 2.1.197 does then."""
+    from tests.support.claude import fake_logged_out_claude
+
+    path = fake_logged_out_claude(tmp_path / "claude-bin")
+    monkeypatch.setenv("PATH", f"{path.parent}{os.pathsep}{os.environ['PATH']}")
+    return path
 
 
 @pytest.fixture

@@ -185,7 +185,8 @@ def test_the_injection_log_is_bounded(monkeypatch):
 
 
 def test_doctor_names_the_backend_of_each_feature(tmp_path, monkeypatch, capsys):
-    fake_claude(tmp_path / "bin")
+    fake_claude(tmp_path / "bin", run='[ "$1" = auth ] && echo \'{"loggedIn": true, "authMethod": "claude.ai"}\' '
+                                      '|| exit 3')  # logged in
     monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
     code, out, _ = cli(capsys, "doctor")
     assert "ok    model backend: model.backend = auto: synthesis: claude-code; memory: claude-code; " \

@@ -30,7 +30,7 @@ def ruled_project(claude_env, monkeypatch, capsys):
     code = run(["rules", "add", RULE, "--path", "migrations/**", "--project", str(claude_env.project)])
     out = capsys.readouterr()
     assert code == 0, out.err
-    return out.out.strip()
+    return out.out.split()[2]  # "Added rule <id> for <project>: …"
 
 
 def test_a_path_rule_reaches_the_model_only_when_the_prompt_touches_the_path(claude_env, standin, ruled_project):

@@ -83,7 +83,7 @@ def test_forget_match_then_rebuild_nothing_is_found_by_search_the_hook_or_mcp(tm
 
     out = run_cli("forget", "--match", "walrus", "--yes")
     assert out.returncode == 0, out.stderr
-    assert "2 messages removed from the index" in out.stdout and "1 memories deleted" in out.stdout
+    assert "2 messages removed from the index" in out.stdout and "1 memory deleted" in out.stdout
     check_gone(project, current)
     assert run_cli("index", "--rebuild").returncode == 0
     check_gone(project, current)
@@ -159,7 +159,7 @@ def test_exclude_add_list_remove_and_purge(tmp_path, claude_projects):
     assert run_cli("index").returncode == 0
     out = run_cli("exclude", "add", str(project / "src" if (project / "src").is_dir() else project))
     assert out.returncode == 0, out.stderr
-    assert f"Excluded {project}." in out.stdout and "Already indexed: 4 messages in 1 sessions" in out.stdout
+    assert f"Excluded {project}." in out.stdout and "Already indexed: 4 messages in 1 session" in out.stdout
     assert "walrus" not in raw("walrus billing host")
     assert "walrus" not in hook("where is the walrus billing host configured?", tmp_path, "s-x")
     listed = json.loads(run_cli("exclude", "list", "--json").stdout)
@@ -168,7 +168,7 @@ def test_exclude_add_list_remove_and_purge(tmp_path, claude_projects):
     out = run_cli("exclude", "add", str(project), "--purge")  # no terminal: nothing removed
     assert out.returncode == 2 and "--yes" in out.stderr
     out = run_cli("exclude", "add", str(project), "--purge", "--yes")
-    assert out.returncode == 0 and "Removed 4 messages in 1 sessions" in out.stdout
+    assert out.returncode == 0 and "Removed 4 messages in 1 session" in out.stdout
     assert json.loads(run_cli("exclude", "list", "--json").stdout)[0]["indexed"] == {}
 
     bad = run_cli("exclude", "add", str(tmp_path / "nothing-*"))

@@ -235,11 +235,12 @@ def test_injected_rules_are_capped(project):
 def test_rules_commands(project, capsys):
     p = str(project)
     code, out, _ = cli(capsys, "rules", "add", MIGRATION_RULE, "--path", "migrations/**", "--project", p)
-    rid = out.strip()
+    rid = out.split()[2]  # "Added rule <id> for <where>: told to Claude when …"
     assert code == 0 and rid.startswith("r") and len(rid) == 9
     code, out, _ = cli(capsys, "rules", "add", "Never call Stripe from the browser.", "--all", "stripe browser",
                        "--global", "--expires", "2099-01-01")
-    gid = out.strip()
+    gid = out.split()[2]
+    assert out.startswith(f"Added rule {gid} for every project: told to Claude when all \"stripe browser\".")
     code, out, _ = cli(capsys, "rules", "list", "--project", p)
     assert rid in out and gid in out and "when path migrations/**" in out and "global" in out
     code, out, _ = cli(capsys, "rules", "list", "--project", p, "--json")
@@ -285,7 +286,7 @@ def test_rules_list_shows_claude_codes_own_rule_files_read_only(project, capsys)
 def test_rules_appear_in_search(project, claude_projects, capsys):
     _session_with_decision(claude_projects, project)
     code, out, _ = cli(capsys, "rules", "add", MIGRATION_RULE, "--path", "migrations/**", "--project", str(project))
-    rid = out.strip()
+    rid = out.split()[2]  # "Added rule <id> for <where>: told to Claude when …"
     code, out, _ = cli(capsys, "--json", "sqitch verify")
     hits = json.loads(out)["hits"]
     assert [h["uuid"] for h in hits] == [f"rule-{rid}"] and hits[0]["kind"] == "memory"

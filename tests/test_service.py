@@ -474,10 +474,10 @@ def test_status_running_and_stopped(serve, claude_projects):
     assert info["index"]["messages"] == 1 and info["index"]["files"] == 1
     assert svc_info["last_commit"] and svc_info["lag_seconds"] >= 0 and svc_info["errors"] == []
     text = run_cli("status").stdout
-    assert f"Service: running (pid {svc.pid}" in text and "1 messages" in text
+    assert f"Service: running (pid {svc.pid}" in text and "1 message," in text
     assert svc.terminate() == 0
     text = run_cli("status").stdout
-    assert "Service: not running" in text and "1 messages" in text and "recall service start" in text
+    assert "Service: not running" in text and "1 message," in text and "recall service start" in text
 
     home = paths.recall_home()
     for d in (home, paths.archive_dir(), paths.log_dir(), paths.index_dir()):

@@ -197,7 +197,7 @@ def test_setup_runs_the_first_backfill(project, capsys, claude_projects):
     s.write(claude_projects)
     code, out, err = cli(capsys, "setup", "--project", str(project), "--no-service")
     assert code == 0, err
-    assert "indexed 1 messages" in out
+    assert "indexed 1 message from 1 of 1 transcript file" in out
 
 
 def test_setup_installs_and_starts_the_service(project, capsys, tmp_path, monkeypatch):
@@ -336,3 +336,130 @@ def test_config_set_refuses_to_clobber_a_broken_file(capsys):
     code, _, err = cli(capsys, "config", "set", "hook.limit", "5")
     assert code != 0 and "not valid JSON" in err and len(err.strip().splitlines()) == 1
     assert paths.config_path().read_text() == '{"hook": {"max_chars": 2000,'
+
+
+# ------------------------------------------------------------------------------ folder modes (issue 27 item 3)
+def _modes(*roots: Path) -> dict[str, int]:
+    out = {}
+    for root in roots:
+        for dirpath, dirnames, filenames in os.walk(root):
+            for name in [".", *dirnames, *filenames]:
+                p = os.path.normpath(os.path.join(dirpath, name))
+                out[p] = stat.S_IMODE(os.lstat(p).st_mode)
+    return out
+
+
+def test_setup_and_uninstall_change_the_mode_of_nothing_they_did_not_create(project, capsys, tmp_path,
+                                                                            monkeypatch):
+    home = Path(os.environ["HOME"])
+    os.chmod(home, 0o755)
+    os.chmod(project, 0o755)
+    claude_dir = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    claude_dir.mkdir(mode=0o755)
+    os.chmod(claude_dir, 0o755)
+    (claude_dir / "settings.json").write_text('{"model": "opus"}')
+    (project / ".claude").mkdir(mode=0o755)
+    os.chmod(project / ".claude", 0o755)
+    (home / ".config").mkdir(mode=0o755)
+    os.chmod(home / ".config", 0o755)
+    before = _modes(home, project, claude_dir)
+    assert cli(capsys, "setup", "--global", "--no-service", "--no-index")[0] == 0
+    assert cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")[0] == 0
+    assert cli(capsys, "setup", "--project", str(project), "--uninstall")[0] == 0
+    assert cli(capsys, "setup", "--global", "--uninstall")[0] == 0
+    after = _modes(home, project, claude_dir)
+    changed = {p: (oct(m), oct(after[p])) for p, m in before.items() if p in after and after[p] != m}
+    assert changed == {}
+    assert stat.S_IMODE(os.stat(project).st_mode) == 0o755 and stat.S_IMODE(os.stat(home).st_mode) == 0o755
+
+
+def test_a_folder_an_earlier_setup_made_0700_gets_its_mode_back_on_evidence(tmp_path, capsys, monkeypatch):
+    from recall.cli import install
+
+    code = tmp_path / "code"
+    for name in ("shop", "blog", "notes"):
+        (code / name / ".git").mkdir(parents=True)
+        os.chmod(code / name, 0o755)
+    shop = code / "shop"
+    # what an earlier `recall setup --project` left: recall's .mcp.json, the project 0700
+    (shop / ".mcp.json").write_text(json.dumps({"mcpServers": {"recall": install.mcp_entry()}}))
+    os.chmod(shop, 0o700)
+    code_, out, err = cli(capsys, "doctor", "--project", str(shop))
+    assert "warn  folder modes: " + str(shop) + " is 0700, as an earlier `recall setup` left it" in out
+    assert cli(capsys, "setup", "--project", str(shop), "--no-service", "--no-index")[0] == 0
+    assert stat.S_IMODE(os.stat(shop).st_mode) == 0o755
+    # done once: a user who makes it private again is not overruled
+    os.chmod(shop, 0o700)
+    code_, out, _ = cli(capsys, "setup", "--project", str(shop), "--no-service", "--no-index")
+    assert stat.S_IMODE(os.stat(shop).st_mode) == 0o700 and "put back" not in out
+
+    # no evidence: a project whose neighbours are 0700 too stays as it is
+    secret = tmp_path / "secret"
+    for name in ("a", "b"):
+        (secret / name).mkdir(parents=True)
+        os.chmod(secret / name, 0o700)
+    (secret / "a" / ".mcp.json").write_text(json.dumps({"mcpServers": {"recall": install.mcp_entry()}}))
+    code_, out, _ = cli(capsys, "setup", "--project", str(secret / "a"), "--no-service", "--no-index")
+    assert stat.S_IMODE(os.stat(secret / "a").st_mode) == 0o700 and "put back" not in out
+
+
+def test_home_made_0700_by_an_earlier_global_setup(tmp_path, capsys, monkeypatch):
+    from recall.cli import install
+
+    homes = tmp_path / "homes"
+    for name in ("alice", "bob", "me"):
+        (homes / name).mkdir(parents=True)
+        os.chmod(homes / name, 0o755)
+    me = homes / "me"
+    monkeypatch.setenv("HOME", str(me))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    (me / ".claude.json").write_text(json.dumps({"mcpServers": {"recall": install.mcp_entry()}}))
+    os.chmod(me, 0o700)
+    code_, out, err = cli(capsys, "setup", "--global", "--no-service", "--no-index")
+    assert code_ == 0, err
+    assert stat.S_IMODE(os.stat(me).st_mode) == 0o755
+    assert f"put back the mode of {me}: 755 like the folders beside it (2 of the 2 folder(s) beside it are 755)" in out
+
+
+# ------------------------------------------------------------------------------ `recall` on PATH (issue 27 item 5)
+def test_setup_puts_recall_on_the_path_and_says_when_that_folder_is_not_on_it(project, capsys, monkeypatch):
+    link = Path(os.environ["HOME"]) / ".local" / "bin" / "recall"
+    code, out, err = cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")
+    assert code == 0, err
+    target = st.recall_executable()[0]
+    assert link.is_symlink() and os.readlink(link) == target
+    assert f"changed: linked {link} -> {target}: `recall` works from any shell" in out
+    assert f"note:    {link.parent} is not on your PATH: add `export PATH=\"$HOME/.local/bin:$PATH\"`" in out
+    proc = subprocess.run([str(link), "--version"], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.startswith("recall ")
+    # on PATH now: nothing more to say; the link is setup's, so uninstall takes it away again
+    monkeypatch.setenv("PATH", f"{link.parent}{os.pathsep}{os.environ['PATH']}")
+    code, out, _ = cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")
+    assert f"ok:      `recall` on your PATH is this install ({link})" in out and "not on your PATH" not in out
+    code, out, _ = cli(capsys, "setup", "--project", str(project), "--uninstall")
+    assert f"removed the link {link}" in out and not link.exists()
+
+
+def test_setup_never_replaces_another_recall_on_the_path(project, capsys):
+    link = Path(os.environ["HOME"]) / ".local" / "bin" / "recall"
+    link.parent.mkdir(parents=True)
+    link.write_text("#!/bin/sh\necho someone else's recall\n")
+    code, out, _ = cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")
+    assert code == 0 and f"{link} exists and is not recall setup's: left alone" in out
+    assert link.read_text() == "#!/bin/sh\necho someone else's recall\n"
+
+
+def test_setup_warns_when_the_install_lives_in_a_temporary_or_git_tracked_place(tmp_path, project, capsys):
+    clone = Path(__file__).resolve().parent.parent  # this checkout (outside any temporary folder)
+    warn = st.install_location_warning(str(clone / ".venv" / "bin" / "recall"))
+    assert warn.startswith(f"recall runs from {clone}/.venv/bin/recall, inside the git checkout {clone}: moving or "
+                           "deleting the checkout (or its .venv) breaks Claude Code's hooks on every prompt")
+    assert f"`pipx install {clone}` or `uv tool install {clone}`" in warn
+    import tempfile
+
+    tmp_exe = Path(tempfile.gettempdir()) / "x" / "bin" / "recall"
+    assert "in a temporary folder" in st.install_location_warning(str(tmp_exe))
+    assert st.install_location_warning("/opt/pipx/venvs/recall-memory/bin/recall") is None
+    # this test's own install is a clone's .venv: setup says so
+    code, out, _ = cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")
+    assert "note:    recall runs from" in out and ("inside the git checkout" in out or "temporary folder" in out)

@@ -19,7 +19,7 @@ from typer.core import TyperGroup
 from recall import __version__
 from recall.cli.commands import (ask, config, doctor, exclude, forget, log, mcp, memories, pause, remember, rules,
                                  service, sessions, setup, status)
-from recall.core.errors import RecallError, report
+from recall.core.errors import RecallError, UsageError, report
 
 
 class DefaultSearchGroup(TyperGroup):
@@ -27,6 +27,11 @@ class DefaultSearchGroup(TyperGroup):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            if len(args) == 1:
+                typo = near_command(args[0], [c for c in self.commands if c != "hook"])
+                if typo:
+                    raise UsageError(f"no command `{args[0]}`: did you mean `{typo}`? (To search for the word: "
+                                     f"`recall search {args[0]}`.)")
             args = ["search", *args]
         return super().parse_args(ctx, args)
 
@@ -34,8 +39,55 @@ class DefaultSearchGroup(TyperGroup):
         return [c for c in self.commands if c != "hook"]
 
 
+def near_command(word: str, commands: list[str]) -> str | None:
+    """The command a lone word is a typo of (``statsu`` -> ``status``), or None."""
+    import difflib
+
+    if len(word) < 3 or not word.isalpha():
+        return None
+    close = difflib.get_close_matches(word.lower(), commands, n=1, cutoff=0.8)
+    return close[0] if close else None
+
+
+#: metavars by option name where typer would print a Python type (``<list[Path]>``)
+METAVARS = {"source": "DIR", "project": "PATH", "since": "SPAN", "before": "DATE", "limit": "N", "show": "N",
+            "session": "ID", "mtype": "TYPE", "type_": "TYPE", "tags": "A,B", "expires": "DATE", "path": "GLOB",
+            "tool": "NAME", "regex": "RE", "any_": "WORDS", "all_": "WORDS", "match": "TEXT", "secret": "VALUE",
+            "text": "TEXT", "clear": "FIELD", "for_": "DURATION", "duration": "DURATION"}
+
+
+def plain_metavars(command: click.Command) -> click.Command:
+    """Give every option and argument of the command tree a plain metavar (``--source DIR``,
+    ``TEXT...``) instead of the type typer shows by default."""
+    for param in command.params:
+        argument = param.param_type_name == "argument"
+        if argument:  # typer shows an argument's Python type beside its name: drop it
+            param.display_type_rich = lambda ctx=None: None
+        if getattr(param, "is_flag", False) or param.metavar is not None:
+            continue
+        if argument:
+            param.metavar = (param.name or "arg").upper() + ("..." if param.nargs != 1 else "")
+        else:
+            param.metavar = METAVARS.get(param.name or "", (param.name or "value").strip("_").upper())
+    for sub in getattr(command, "commands", {}).values():
+        plain_metavars(sub)
+    return command
+
+
+_CLI: click.Command | None = None
+
+
+def cli_command() -> click.Command:
+    """The click command tree of ``app``, built once, with plain metavars."""
+    global _CLI
+    if _CLI is None:
+        _CLI = plain_metavars(typer.main.get_command(app))
+    return _CLI
+
+
 app = typer.Typer(
     cls=DefaultSearchGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="Persistent memory for Claude Code. `recall QUERY` searches your past sessions; "
     "the commands below index, serve and set it up.",
     no_args_is_help=True,
@@ -72,7 +124,9 @@ def search_cmd(
     from recall.cli import output as fmt
     from recall.search.run import run_search
 
-    text = " ".join(query)
+    from recall.cli.fast_search import query_text
+
+    text = query_text(query)
     hits = run_search(text, limit=limit, since=since, project=project, messages=messages,
                       strict_project=True)
     if as_json:
@@ -140,7 +194,7 @@ def index_cmd(
         typer.echo(json.dumps(dict(summary.as_dict(), **({"reredacted": redacted} if redacted else {}))))
     else:
         if summary.replayed:
-            typer.echo(f"Restored {summary.replayed:,} messages from the archive.")
+            typer.echo(f"Restored {fmt.counted(summary.replayed, 'message')} from the archive.")
         if redacted:
             typer.echo(fmt.reredact_line(redacted))
         fmt.print_index_summary(summary)
@@ -175,7 +229,7 @@ def _usage_line(exc) -> str:
 def run(args: list[str]) -> int:
     """Entry for the console script: run the app, turning errors into one line each."""
     try:
-        result = app(args=args, prog_name="recall", standalone_mode=False)
+        result = cli_command().main(args=args, prog_name="recall", standalone_mode=False)
         return result if isinstance(result, int) else 0
     except RecallError as exc:
         return report(exc)

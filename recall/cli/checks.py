@@ -90,7 +90,7 @@ def check_hooks(root: Path) -> list[Check]:
         started = time.monotonic()
         try:
             proc = subprocess.run(command, shell=True, input=payload, capture_output=True, text=True,
-                                  timeout=30, cwd=str(root))
+                                  timeout=30, cwd=str(root), env={**os.environ, "RECALL_HOOK_PROBE": "1"})
             took = time.monotonic() - started
             bad_out = proc.stdout.strip() and not proc.stdout.strip().startswith("{")
             if proc.returncode != 0 or bad_out:
@@ -112,6 +112,13 @@ def check_service() -> Check:
 
     info = client.ping(timeout=1.0)
     if info:
+        from recall.core import code_version
+
+        if info.get("code") and info["code"] != code_version.fingerprint():
+            return Check("service", False, f"running (pid {info.get('pid', '?')}), but on the code from before the "
+                         "last install or upgrade (or from another install than this `recall`): it restarts itself "
+                         "once the new code holds still and imports, and has not",
+                         f"run `recall service restart`; {paths.log_dir() / 'recall.log'} says why it did not")
         return Check("service", True, f"running (pid {info.get('pid', '?')}, version {info.get('version', '?')})")
     return Check("service", False, "not running: prompts are served in-process (slower) and new "
                  "transcript lines wait for `recall index`", "run `recall service start`", warn=True)
@@ -185,7 +192,9 @@ def check_index() -> Check:
     if behind:
         return Check("index", False, f"{docs} documents; {behind} transcript file(s) have lines not indexed yet",
                      "run `recall index` (or `recall service start` to keep it fresh)")
-    return Check("index", True, f"{docs} documents, up to date with every transcript")
+    from recall.cli.output import counted
+
+    return Check("index", True, f"{counted(docs, 'document')}, up to date with every transcript")
 
 
 def check_redaction(service_up: bool = False) -> Check:
@@ -294,6 +303,19 @@ def check_backend(service_up: bool = False) -> Check:
         return Check("model backend", False, f"{detail}; the hook injects raw snippets",
                      "export ANTHROPIC_API_KEY, `recall config set api_key KEY`, or install and log in to Claude Code",
                      warn=True)
+    if here["backend"] == "claude-code":
+        from recall.llm import claude_code
+
+        choice = backend.choose()
+        logged_in, said = claude_code.login_status(choice.source)
+        if logged_in is False:
+            return Check("model backend", False, f"{detail}; but Claude Code at {choice.source} is not logged in "
+                         f"({said}): every model call fails", "run `claude` and log in (/login), or give recall "
+                         "an API key: export ANTHROPIC_API_KEY or `recall config set api_key KEY`")
+        if logged_in is None:
+            return Check("model backend", False, f"{detail}; whether Claude Code is logged in could not be told "
+                         f"({said})", "run `claude auth status`", warn=True)
+        detail += f"; Claude Code is logged in ({said})"
     if service_up:
         from recall.core import service_client as client
 
@@ -337,12 +359,33 @@ def check_config() -> Check:
     return Check("config", True, f"{paths.config_path()}" + ("" if paths.config_path().exists() else " (defaults)"))
 
 
+def check_folder_modes(root: Path) -> Check | None:
+    """A folder an earlier `recall setup` made 0700 (``recall.cli.folder_modes``); None when none."""
+    from recall.cli import folder_modes
+
+    found = folder_modes.suspects(folder_modes.candidates(root, True))
+    if not found:
+        return None
+    s = found[0]
+    if s.restore_to is not None:
+        again = "recall setup --global" if s.folder in folder_modes.candidates(None, True) else \
+            f"recall setup --project {shlex.quote(str(root))}"
+        fix = f"run `{again}`: it puts back {s.restore_to:o} ({s.evidence})"
+    else:
+        fix = (f"if you did not choose 0700 yourself, `chmod {folder_modes._usual(s.folder):o} "
+               f"{shlex.quote(str(s.folder))}` ({s.evidence}, so recall leaves it)")
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return Check("folder modes", False, f"{s.folder} is 0700, as an earlier `recall setup` left it when it wrote "
+                 f"{s.why}{more}", fix, warn=True)
+
+
 def doctor(project: Path | str | None = None) -> list[Check]:
     root = project_root(project)
     service = check_service()
     checks = [check_config(), *check_hooks(root), service, check_index(), check_redaction(service.ok),
               check_forget(), check_key(service.ok), check_backend(service.ok), check_mcp(root)]
-    return [*checks, *check_memory(root)]
+    modes = check_folder_modes(root)
+    return [*checks, *check_memory(root), *([modes] if modes else [])]
 
 
 def check_memory(project=None) -> list[Check]:
@@ -362,7 +405,7 @@ def check_memory(project=None) -> list[Check]:
                             "wait for midnight UTC, or `recall config set memory.daily_call_cap N`", warn=True))
     else:
         checks.append(Check("memory", True, f"extraction on; {s['active']} active memories in {s['project']}; "
-                                            f"{s['calls_today']} calls today, est. ${s['cost_total']:.2f} in all"))
+                                            f"{s['calls_today']} call{'' if s['calls_today'] == 1 else 's'} today, est. ${s['cost_total']:.2f} in all"))
     if s["problem"]:
         checks.append(Check("memory state", False, s["problem"], "fix or move the file aside"))
     return checks

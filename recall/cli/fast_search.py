@@ -62,13 +62,23 @@ def parse(args: list[str]) -> dict | None:
     return opts
 
 
+def query_text(words: list[str]) -> str:
+    """The query the words make; UsageError when there is nothing to search for."""
+    text = " ".join(words)
+    if not text.strip():
+        from recall.core.errors import UsageError
+
+        raise UsageError('Nothing to search for: give a query, like `recall --raw "stripe webhook"`.')
+    return text
+
+
 def run(opts: dict) -> int:
     """Search and print exactly what ``recall search`` prints for the same options."""
     from pathlib import Path
 
     from recall.search.run import run_search
 
-    text = opts["text"]
+    text = query_text([opts["text"]])
     project = Path(opts["project"]) if opts["project"] is not None else None
     hits = run_search(text, limit=opts["limit"], since=opts["since"], project=project,
                       messages=opts["messages"], strict_project=True)

@@ -145,8 +145,8 @@ def write_json(path: Path, data: dict) -> None:
         mode = path.stat().st_mode & 0o777
     except OSError:
         mode = 0o600 if path.name == ".claude.json" else 0o644
-    path.parent.mkdir(parents=True, exist_ok=True)
-    paths.atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=mode)
+    path.parent.mkdir(parents=True, exist_ok=True)  # Claude Code's folders: their usual mode, never 0700
+    paths.atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=mode, private_dir=False)
 
 
 def _manifest_path() -> Path:
@@ -460,9 +460,141 @@ def install_files(project: Path | str | None = None, global_: bool = False, mcp:
             report.changes += changes
     if commands:
         install_slash_commands(root, global_, report, created)
+    remember_installed()
+    link_command(report, created)
+    warning = install_location_warning()
+    if warning:
+        report.notes.append(warning)
     if created:
         _remember_created(*created)
+    if root is not None:
+        remember_project(root)
     return report
+
+
+def remember_installed() -> None:
+    """When recall was first set up here: sessions before it never had recall's hooks
+    (``recall show`` says so, and points at ``recall memories --backfill``)."""
+    import time
+
+    data = _manifest()
+    if data.get("installed"):
+        return
+    data["installed"] = time.time()
+    paths.home_dir()
+    paths.atomic_write(_manifest_path(), json.dumps(data, indent=2) + "\n")
+
+
+def remember_project(root: Path) -> None:
+    """Note a project setup wired, so that a global uninstall unwires it too."""
+    data = _manifest()
+    projects = set(data.get("projects") or [])
+    if str(root) in projects:
+        return
+    projects.add(str(root))
+    data["projects"] = sorted(projects)
+    paths.home_dir()
+    paths.atomic_write(_manifest_path(), json.dumps(data, indent=2) + "\n")
+
+
+# ------------------------------------------------------------------------------ `recall` on PATH
+def bin_dir() -> Path:
+    """Where a user's own commands go: ``$XDG_BIN_HOME``, else ``~/.local/bin`` (pipx and uv
+    use it too)."""
+    xdg = os.environ.get("XDG_BIN_HOME")
+    return Path(xdg).expanduser() if xdg else Path.home() / ".local" / "bin"
+
+
+def _on_path(folder: Path) -> bool:
+    want = os.path.realpath(folder)
+    return any(os.path.realpath(os.path.expanduser(d)) == want for d in os.environ.get("PATH", "").split(os.pathsep) if d)
+
+
+def link_command(report: "Report", created: list[Path]) -> None:
+    """Put ``recall`` on the user's PATH: a link in ``bin_dir()`` to this install's console
+    script, unless ``recall`` on PATH already is this one; a PATH hint when that folder is
+    not on PATH. Never replaces a ``recall`` that is not a link setup made."""
+    exe = recall_executable()
+    if len(exe) != 1:
+        report.notes.append("no `recall` console script beside this Python: run recall as "
+                            f"`{' '.join(shlex.quote(p) for p in exe)}`")
+        return
+    target = exe[0]
+    found = shutil.which("recall")
+    link = bin_dir() / "recall"
+    if found and os.path.realpath(found) == os.path.realpath(target) and \
+            (os.path.abspath(found) != os.path.abspath(link) or link.is_symlink()):
+        report.unchanged.append(f"`recall` on your PATH is this install ({found})")
+        return
+    if link.is_symlink() or link.exists():
+        current = os.readlink(link) if link.is_symlink() else None
+        ours = str(link) in (_manifest().get("created") or [])
+        if current == target:
+            pass
+        elif link.is_symlink() and ours:
+            link.unlink()
+            link.symlink_to(target)
+            report.changes.append(f"pointed {link} at this install ({target})")
+        else:
+            report.notes.append(f"{link} exists and is not recall setup's: left alone; this recall is {target}")
+            return
+    else:
+        if not link.parent.exists():
+            created.append(link.parent)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(target)
+        created.append(link)
+        report.changes.append(f"linked {link} -> {target}: `recall` works from any shell")
+    if not _on_path(link.parent):
+        rc = "~/.zshrc" if os.environ.get("SHELL", "").endswith("zsh") else "~/.bashrc"
+        report.notes.append(f"{link.parent} is not on your PATH: add `export PATH=\"{_home_short(link.parent)}:$PATH\"` "
+                            f"to {rc} (or run recall as {target})")
+
+
+def unlink_command(report: "Report") -> None:
+    link = bin_dir() / "recall"
+    if link.is_symlink() and _forget_created(link):
+        link.unlink()
+        report.changes.append(f"removed the link {link}")
+        if link.parent.is_dir() and not any(link.parent.iterdir()) and _forget_created(link.parent):
+            try:
+                link.parent.rmdir()
+            except OSError:
+                pass
+
+
+def _home_short(path: Path) -> str:
+    home = str(Path.home())
+    return "$HOME" + str(path)[len(home):] if str(path).startswith(home + os.sep) else str(path)
+
+
+def install_location_warning(exe: str | None = None) -> str | None:
+    """Why the install Claude Code's hooks will run may not stay where it is: it lives in a
+    temporary folder, or inside a git checkout (a clone's .venv); None when neither."""
+    import tempfile
+
+    exe = exe or recall_executable()[0]
+    real = os.path.realpath(exe)
+    temps = {os.path.realpath(t) for t in (tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm") if os.path.isdir(t)}
+    for t in temps:
+        if real.startswith(t.rstrip(os.sep) + os.sep):
+            return (f"recall runs from {exe}, in a temporary folder ({t}): when it is cleaned up, every Claude Code "
+                    "prompt fails its hooks. Install it where it stays (`pipx install .` or `uv tool install .` "
+                    "from the checkout), then run `recall setup` again")
+    d = os.path.dirname(real)
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            return (f"recall runs from {exe}, inside the git checkout {d}: moving or deleting the checkout (or "
+                    "its .venv) breaks Claude Code's hooks on every prompt. For an install that stays put: "
+                    f"`pipx install {shlex.quote(d)}` or `uv tool install {shlex.quote(d)}`, then `recall setup` again")
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def wired_projects() -> list[str]:
+    return list(_manifest().get("projects") or [])
 
 
 def uninstall_files(project: Path | str | None = None, global_: bool = False) -> Report:

@@ -11,6 +11,13 @@ from typing import Any, Callable, Iterator
 
 
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
+_IRREGULAR = {"memory": "memories", "summary": "summaries", "this": "these"}
+
+
+def counted(n: int, noun: str) -> str:
+    """``1 session``, ``2 sessions``, ``1,204 memories``: never "1 sessions"."""
+    n = int(n or 0)
+    return f"{n:,} {noun if n == 1 else _IRREGULAR.get(noun, noun + 's')}"
 
 
 def _console(stderr: bool = False):
@@ -108,7 +115,7 @@ def redaction_status_line(p: dict) -> str:
 
 def print_index_summary(summary) -> None:
     if summary.rebuilt:
-        restored = f": {summary.replayed} messages restored from the archive" if summary.replayed else ""
+        restored = f": {counted(summary.replayed, 'message')} restored from the archive" if summary.replayed else ""
         print(f"Rebuilt the index ({summary.rebuilt}){restored}.")
     if summary.nothing_new:
         print(f"Nothing new: {summary.files} transcript files already indexed "
@@ -118,7 +125,7 @@ def print_index_summary(summary) -> None:
               f"messages not in the archive ({summary.seconds:.2f} s in all).")
     else:
         rate = summary.messages / summary.seconds if summary.seconds else 0
-        print(f"Indexed {summary.messages} messages from {summary.changed} of {summary.files} files "
+        print(f"Indexed {counted(summary.messages, 'message')} from {summary.changed} of {counted(summary.files, 'file')} "
               f"in {summary.seconds:.2f} s ({rate:,.0f} messages/s).")
     from indexer.transcripts import SKIP_REASONS
 

@@ -22,12 +22,26 @@ def recall_home() -> Path:
 
 
 def ensure_dir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    """``path`` as a directory: created 0700 when missing. An existing one is tightened to 0700
+    only inside ``$RECALL_HOME`` (recall's own): recall never changes the mode of a folder it
+    did not create (``$HOME``, a project, ``~/.claude``)."""
     try:
-        os.chmod(path, 0o700)
-    except OSError:
-        pass
+        path.mkdir(parents=True, mode=0o700)
+        created = True
+    except FileExistsError:
+        created = False
+    if created or _inside_recall_home(path):
+        try:
+            os.chmod(path, 0o700)
+        except OSError:
+            pass
     return path
+
+
+def _inside_recall_home(path: Path) -> bool:
+    home = os.path.abspath(recall_home())
+    here = os.path.abspath(path)
+    return here == home or here.startswith(home.rstrip(os.sep) + os.sep)
 
 
 def home_dir() -> Path:
@@ -84,8 +98,10 @@ def transcript_roots(extra: list[Path] | tuple[Path, ...] = ()) -> list[Path]:
 def atomic_write(path: Path, data: bytes | str, mode: int = 0o600, private_dir: bool = True) -> None:
     """Write ``data`` to ``path`` so readers see the old or the new file, never half of one.
 
-    ``private_dir`` creates the directory 0700 (right for recall's state); pass False to
-    write into a directory that is not ours (a project root) and leave its mode alone.
+    ``private_dir`` creates a missing directory 0700 (right for recall's state; an existing
+    one keeps its mode unless it is inside ``$RECALL_HOME``); pass False to write into a
+    directory that is not ours (a project root): a missing one is created with the usual
+    mode (the umask's), an existing one is left alone.
     """
     if isinstance(data, str):
         data = data.encode("utf-8")

@@ -136,6 +136,30 @@ def find(cfg: dict | None = None, env: dict | None = None) -> Found:
     return Found(None, problem=problem or NOT_FOUND)
 
 
+def login_status(path: str | None = None, timeout: float = PROBE_TIMEOUT) -> tuple[bool | None, str]:
+    """Whether the Claude Code at ``path`` is logged in, from ``claude auth status`` in the
+    caller's environment: (True | False | None when it cannot tell, what it said)."""
+    path = path or find().path
+    if not path:
+        return None, NOT_FOUND
+    try:
+        proc = subprocess.run([path, "auth", "status"], capture_output=True, text=True, timeout=timeout,
+                              env=_child_env(caller.current()), stdin=subprocess.DEVNULL, cwd=str(paths.home_dir()))
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"`claude auth status` did not answer ({type(exc).__name__})"
+    try:
+        data = json.loads(proc.stdout)
+    except ValueError:
+        last = (proc.stderr.strip() or proc.stdout.strip() or f"exit status {proc.returncode}").splitlines()[-1]
+        return None, f"`claude auth status` said {last[:120]!r}"
+    if not isinstance(data, dict) or not isinstance(data.get("loggedIn"), bool):
+        return None, "`claude auth status` gave no loggedIn field"
+    how = data.get("authMethod") or data.get("apiKeySource") or ""
+    if data["loggedIn"]:
+        return True, f"`claude auth status`: logged in{f' with {how}' if how and how != 'none' else ''}"
+    return False, "`claude auth status`: loggedIn false"
+
+
 def _child_env(env: dict) -> dict:
     out = {k: v for k, v in env.items() if k not in PARENT_VARS}
     out["RECALL_CHILD"] = "1"
@@ -156,7 +180,7 @@ def complete(system: str, prompt: str, *, purpose: str, timeout: float = 60.0, m
              path: str | None = None) -> str:
     """One headless Claude Code call (prompt on stdin, never on the command line); returns the
     text. Raises ModelError (NoKey when no usable binary is found)."""
-    from recall.llm.messages_api import ModelError, NoKey, record_usage
+    from recall.llm.messages_api import ModelError, NoKey, record_usage, scrub
 
     found = probe(path) if path else find()
     if found.path is None or found.problem:
@@ -193,10 +217,13 @@ def complete(system: str, prompt: str, *, purpose: str, timeout: float = 60.0, m
     used_model = next(iter(models), model_id)
     tokens_in = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens",
                                                       "cache_read_input_tokens"))
-    record_usage(used_model, tokens_in, int(usage.get("output_tokens") or 0), purpose, backend="claude-code")
     text = reply.get("result") if isinstance(reply.get("result"), str) else ""
-    if reply.get("is_error") or reply.get("subtype") not in (None, "success"):
-        raise ModelError(f"Claude Code answered with an error: {' '.join(text.split())[:200] or reply.get('subtype')}")
+    failed = bool(reply.get("is_error") or reply.get("subtype") not in (None, "success"))
+    said = scrub(" ".join(text.split())[:200] or str(reply.get("subtype")))
+    record_usage(used_model, tokens_in, int(usage.get("output_tokens") or 0), purpose, backend="claude-code",
+                 error=said if failed else "")
+    if failed:
+        raise ModelError(f"Claude Code answered with an error: {said}")
     if not text.strip():
         raise ModelError("Claude Code returned no text")
     return text

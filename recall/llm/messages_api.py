@@ -158,11 +158,14 @@ def _usage_lock(kind: int):
 
 
 def record_usage(model: str, input_tokens: int, output_tokens: int, purpose: str,
-                 backend: str = "api") -> None:
+                 backend: str = "api", error: str = "") -> None:
     import fcntl
 
-    line = json.dumps({"t": time.time(), "model": model, "in": input_tokens, "out": output_tokens,
-                       "purpose": purpose, "backend": backend}) + "\n"
+    rec = {"t": time.time(), "model": model, "in": input_tokens, "out": output_tokens, "purpose": purpose,
+           "backend": backend}
+    if error:  # the backend answered, with an error ("Not logged in"): `recall status` says so
+        rec["error"] = error[:200]
+    line = json.dumps(rec) + "\n"
     size = 0
     try:
         paths.ensure_dir(paths.recall_home())
@@ -214,6 +217,10 @@ def compact_usage() -> int:
                     g["in"] += int(rec.get("in", 0) or 0)
                     g["out"] += int(rec.get("out", 0) or 0)
                     g["n"] += int(rec.get("n", 1) or 1)
+                    failed = int(rec.get("failed", 1 if rec.get("error") else 0) or 0)
+                    if failed:  # failures stay counted, with the last error said (`recall status`)
+                        g["failed"] = g.get("failed", 0) + failed
+                        g["error"] = str(rec.get("error") or g.get("error", ""))
         except OSError:
             return 0
         lines = sorted(groups.values(), key=lambda g: g["t"])
@@ -227,7 +234,7 @@ def usage_summary(days: int | None = None) -> dict:
     """Calls, tokens and estimated dollars: today, and all time (or the last ``days``)."""
     today = datetime.now(timezone.utc).date()
     out = {"today_calls": 0, "today_cost": 0.0, "calls": 0, "input_tokens": 0, "output_tokens": 0,
-           "cost": 0.0, "by_purpose": {}, "by_backend": {}}
+           "cost": 0.0, "by_purpose": {}, "by_backend": {}, "today_by_backend": {}}
     try:
         fh = open(usage_path(), encoding="utf-8")
     except OSError:
@@ -255,6 +262,14 @@ def usage_summary(days: int | None = None) -> dict:
             if datetime.fromtimestamp(rec.get("t", 0), tz=timezone.utc).date() == today:
                 out["today_calls"] += n
                 out["today_cost"] += cost
+                tb = out["today_by_backend"].setdefault(b, {"calls": 0, "failed": 0, "purposes": {},
+                                                            "last_error": ""})
+                tb["calls"] += n
+                tb["purposes"][p] = tb["purposes"].get(p, 0) + n
+                failed = int(rec.get("failed", 1 if rec.get("error") else 0) or 0)
+                if failed:
+                    tb["failed"] += failed
+                    tb["last_error"] = str(rec.get("error") or tb["last_error"])
     return out
 
 
@@ -285,8 +300,10 @@ def api_complete(system: str, prompt: str, *, purpose: str, max_tokens: int = 10
         resp = c.messages.create(model=model_id, max_tokens=max_tokens, system=system,
                                  messages=[{"role": "user", "content": prompt}])
     except Exception as exc:  # the SDK's APIError family, timeouts, connection errors
+        err = ModelError(f"model call failed: {type(exc).__name__}: {str(exc)[:400]}")
+        record_usage(model_id, 0, 0, purpose, error=str(err)[len("model call failed: "):][:150])
         # not chained: the SDK's error holds the endpoint's reply, which may echo the key
-        raise ModelError(f"model call failed: {type(exc).__name__}: {str(exc)[:400]}") from None
+        raise err from None
     usage = getattr(resp, "usage", None)
     record_usage(model_id, getattr(usage, "input_tokens", 0) or 0, getattr(usage, "output_tokens", 0) or 0, purpose)
     text = "".join(getattr(b, "text", "") for b in (resp.content or []) if getattr(b, "type", "") == "text")

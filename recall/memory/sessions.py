@@ -106,11 +106,11 @@ def show_text(info) -> str:
     started = _iso(info.started) or "?"
     head = [f"session {info.session_id}",
             f"project {info.project or '?'}",
-            f"{started} → {_iso(info.ended) or '?'}, {info.messages} messages", ""]
+            f"{started} → {_iso(info.ended) or '?'}, {info.messages} message{'' if info.messages == 1 else 's'}", ""]
     if rec:
         head += ["Summary:", _indent(rec["summary"]), ""]
     else:
-        head += ["No summary yet (written when a session ends, with a model backend).", ""]
+        head += [no_summary_line(info), ""]
     body = []
     for m in archived_messages(info.session_id):
         line = render_message(m, info.project)
@@ -119,6 +119,36 @@ def show_text(info) -> str:
     if not body:
         body = ["(nothing archived for this session)"]
     return "\n".join(head + ["Transcript:", ""] + body) + "\n"
+
+
+def show_json(info) -> dict:
+    """``recall show --json``: the session as ``recall sessions --json`` gives it, plus why it has
+    no summary and its transcript as recall indexed it (redacted), one object per message."""
+    from recall.memory import summaries as _summaries
+
+    rec = _summaries.get(info.session_id)
+    out = as_dict(info, rec)
+    out["no_summary"] = None if rec else no_summary_line(info)
+    out["transcript"] = [{"uuid": getattr(m, "uuid", ""), "role": m.role, "timestamp": _iso(m.timestamp),
+                          "text": m.text, "tools": list(getattr(m, "tools", []) or [])}
+                         for m in archived_messages(info.session_id)]
+    return out
+
+
+def no_summary_line(info) -> str:
+    """Why a session has no summary, and what makes one: never a promise that nothing keeps."""
+    from recall.memory.backfill import installed_at
+
+    installed = installed_at()
+    last = info.ended or info.started or 0.0
+    pending = next((p for p in summaries.pending() if p.get("session_id") == info.session_id), None)
+    if pending and pending.get("problem"):
+        return (f"No summary yet: the last try failed ({pending['problem'][:160]}); it is tried again "
+                "(`recall status` shows the model backend).")
+    if installed is None or last < installed:
+        return "No summary (before recall was installed: `recall memories --backfill`)."
+    return ("No summary yet: it is written when the session ends, with a model backend "
+            "(`recall memories --backfill` makes the missing ones).")
 
 
 def project_root(project) -> str | None:

@@ -17,7 +17,7 @@ DISABLED = ("memory extraction is off: memory.enabled is false "
 
 def memory_status(cwd: str | None = None, cfg: dict | None = None) -> dict:
     from indexer.project import canonical_project
-    from recall.memory import briefing, queue, store, worker
+    from recall.memory import briefing, queue, store
 
     cfg = cfg or config.load()
     mem = cfg.get("memory") or {}
@@ -38,22 +38,41 @@ def memory_status(cwd: str | None = None, cfg: dict | None = None) -> dict:
         "cost_today": round(usage.get("today_cost", 0.0), 4), "cost_total": round(usage.get("cost", 0.0), 4),
         "briefing": briefing.mode(cfg), "project": project, "active": 0, "total": 0, "problem": "",
         "queued": len(queue.pending()), "worker": queue.holder() if not queue.lock_free() else "",
+        "retrying": [],
     }
+    if out["queued"]:
+        from recall.memory import worker
+
+        out["retrying"] = worker.retrying()
     try:
         state = store.load(project)
         out["active"] = len(state.active())
         out["total"] = len(state.memories)
     except store.StateError as exc:
         out["problem"] = str(exc)
-    last = worker.read_status()
+    last = _worker_status()
     out["last_run"] = last.get("last_run")
     out["last_problem"] = last.get("last_problem") or ""
     return out
 
 
-def status_lines(cwd: str | None = None, cfg: dict | None = None) -> list[str]:
-    """Lines for ``recall status`` (each starts with "Memory:" or is indented under it)."""
-    s = memory_status(cwd, cfg)
+def _worker_status() -> dict:
+    """The worker's last run (``recall.memory.worker.read_status``), without importing it."""
+    import json
+
+    from recall.memory import memory_home
+
+    try:
+        data = json.loads((memory_home() / "status.json").read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def status_lines(cwd: str | None = None, cfg: dict | None = None, s: dict | None = None) -> list[str]:
+    """Lines for ``recall status`` (each starts with "Memory:" or is indented under it);
+    ``s``: a ``memory_status`` already taken."""
+    s = s if s is not None else memory_status(cwd, cfg)
     pad = " " * 9
     if not s["key"]:
         head = NO_KEY.format(why=s["backend_why"])
@@ -75,6 +94,11 @@ def status_lines(cwd: str | None = None, cfg: dict | None = None) -> list[str]:
         lines.append(f"{pad}{s['problem']}")
     if s["queued"]:
         lines.append(f"{pad}{s['queued']} capture(s) queued" + (f", worker pid {s['worker']}" if s["worker"] else ""))
+    if s["retrying"]:
+        first = min(s["retrying"], key=lambda r: r["retry_at"])
+        wait = max(0, int(first["retry_at"] - time.time()))
+        lines.append(f"{pad}{len(s['retrying'])} session(s) kept for another try after an error (next in "
+                     f"{wait // 60} min: {first['error'][:120]})")
     if s["last_problem"] and s["last_run"] and time.time() - float(s["last_run"]) < 86400:
         lines.append(f"{pad}last run: {s['last_problem']}")
     return lines

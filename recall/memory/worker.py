@@ -62,14 +62,21 @@ def idle_seconds(cfg: dict) -> float:
 
 
 def coalesce(items) -> dict[str, dict]:
-    """Queued triggers per session: strongest event, latest path/cwd, their files."""
+    """Queued triggers per session: strongest event, latest path/cwd, their files, and the
+    retry state of work that failed (most attempts, latest retry time)."""
     groups: dict[str, dict] = {}
     for path, rec in items:
         if rec is None:
             continue
         sid = str(rec["session_id"])
         g = groups.setdefault(sid, {"session_id": sid, "event": "stop", "transcript_path": "", "cwd": "",
-                                    "time": 0.0, "files": []})
+                                    "time": 0.0, "files": [], "attempts": 0, "retry_at": 0.0, "error": ""})
+        try:
+            if int(rec.get("attempts") or 0) >= g["attempts"]:
+                g["attempts"], g["error"] = int(rec.get("attempts") or 0), str(rec.get("error") or "")
+            g["retry_at"] = max(g["retry_at"], float(rec.get("retry_at") or 0.0))
+        except (TypeError, ValueError):
+            pass
         g["files"].append(path)
         ev = rec.get("event") if rec.get("event") in q.PRIORITY else "stop"
         if q.PRIORITY[ev] > q.PRIORITY[g["event"]]:
@@ -85,7 +92,39 @@ def coalesce(items) -> dict[str, dict]:
 
 
 def due_at(group: dict, cfg: dict) -> float:
-    """When a session's triggers should run: at once, or once a Stop's session went idle."""
+    """When a session's triggers should run: at once, once a Stop's session went idle, and
+    not before the next try of work that failed."""
+    return max(_due_at(group, cfg), float(group.get("retry_at") or 0.0))
+
+
+RETRY_FIRST, RETRY_MAX = 60.0, 6 * 3600.0  # seconds to the next try of failed work, doubling
+RETRY_WAIT_WITHIN = 120.0  # a worker that waits stays for retries due this soon; later ones are the next worker's
+
+
+def retry_delay(attempts: int, error: str, now: float | None = None) -> float:
+    """Seconds until the next try: the daily cap waits for midnight UTC, the rest back off."""
+    now = time.time() if now is None else now
+    if "cap" in error and "daily" in error:
+        return 86400.0 - now % 86400.0 + 60.0
+    return min(RETRY_MAX, RETRY_FIRST * (2 ** max(0, attempts - 1)))
+
+
+def keep_for_retry(group: dict, error: str) -> None:
+    """Failed work stays queued: one trigger for the session carrying its attempts and the
+    time of its next try (``recall status`` shows it); never dropped."""
+    attempts = int(group.get("attempts") or 0) + 1
+    q.enqueue(group["event"], group["session_id"], group["transcript_path"], group["cwd"], now=group["time"],
+              retry={"attempts": attempts, "retry_at": time.time() + retry_delay(attempts, error),
+                     "error": error})
+
+
+def retrying() -> list[dict]:
+    """Queued work waiting for its next try after an error: [{session_id, attempts, retry_at, error}]."""
+    return [{"session_id": g["session_id"], "attempts": g["attempts"], "retry_at": g["retry_at"], "error": g["error"]}
+            for g in coalesce(q.pending()).values() if g["attempts"]]
+
+
+def _due_at(group: dict, cfg: dict) -> float:
     if group["event"] != "stop":
         return 0.0
     idle = idle_seconds(cfg)
@@ -194,19 +233,30 @@ def drain(*, wait: bool = True, stop: threading.Event | None = None, cfg: dict |
             for sid, g in groups.items():
                 when = due_at(g, cfg)
                 if when > now:
+                    if g["attempts"] and when - now > RETRY_WAIT_WITHIN:
+                        continue  # a retry hours away: the next worker's (the service's wakes every 30 s)
                     next_due = when if next_due is None else min(next_due, when)
                     continue
+                failed = ""
                 try:
                     rep = run_session(g, cfg)
                     reports.append(rep)
-                    write_status({"last_run": time.time(), "last_report": rep,
-                                  "last_problem": rep.get("stopped") or rep.get("problem") or ""})
-                except Exception as exc:  # noqa: BLE001 - one bad session must not stop the queue
+                    failed = rep.get("stopped") or rep.get("problem") or ""
+                    write_status({"last_run": time.time(), "last_report": rep, "last_problem": failed})
+                except BaseException as exc:  # noqa: BLE001 - one bad session must not stop the queue
+                    failed = f"{type(exc).__name__}: {exc}"
                     logger.exception("memory capture of session %s failed", sid)
-                    write_status({"last_run": time.time(), "last_problem": f"{type(exc).__name__}: {exc}"})
-                finally:
-                    for path in g["files"]:
-                        _unlink(path)
+                    write_status({"last_run": time.time(), "last_problem": failed})
+                    if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: keep it, then go
+                        keep_for_retry(g, failed)
+                        for path in g["files"]:
+                            _unlink(path)
+                        raise
+                if failed:  # an error (a model down, an import broken by an upgrade): tried again later
+                    keep_for_retry(g, failed)
+                    logger.warning("memory capture of session %s kept for another try: %s", sid, failed)
+                for path in g["files"]:
+                    _unlink(path)
                 ran = True
             if ran:
                 continue
@@ -233,6 +283,12 @@ def _unlink(path) -> None:
         os.unlink(path)
     except OSError:
         pass
+
+
+def _worth_waiting(cfg: dict) -> bool:
+    now = time.time()
+    return any(not (g["attempts"] and due_at(g, cfg) - now > RETRY_WAIT_WITHIN)
+               for g in coalesce(q.pending()).values())
 
 
 def _any_due(cfg: dict) -> bool:
@@ -267,8 +323,8 @@ def run(*, wait: bool = True, stop: threading.Event | None = None) -> list[dict]
             break
         if not q.pending():
             break
-        if not (_any_due(config.load()) if not wait else True):
-            break
+        if not (_any_due(config.load()) if not wait else _worth_waiting(config.load())):
+            break  # nothing due now (or soon, when waiting): the next worker takes the rest
         if not q.lock_free():
             break  # the worker holding it now will see the queue
     return reports

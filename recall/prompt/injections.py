@@ -39,7 +39,11 @@ def estimate_tokens(chars: int) -> int:
 
 
 def append(record: dict) -> None:
-    """Append one record (rotating the file when it is full). Never raises."""
+    """Append one record (rotating the file when it is full). Never raises. A probe of the
+    hook (``RECALL_HOOK_PROBE=1``: `recall doctor` runs it to see that it works) is not a
+    prompt of the user's and is not logged."""
+    if os.environ.get("RECALL_HOOK_PROBE") == "1":
+        return
     try:
         path = log_path()
         line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")

@@ -72,13 +72,22 @@ def is_stopword(term: str) -> bool:
 
 def weighty(terms: list[str]) -> list[str]:
     """The query terms a shown hit must match and its snippet highlights: no stopwords, no
-    filler ("ok", "just", "thing"), unless the query is nothing but filler; empty when the
+    filler ("ok", "just", "thing"), no bare one- or two-digit numbers, unless the query is
+    nothing but those; empty when the
     query is nothing but English stopwords (then nothing it matches means anything). A
     query of Chinese or Japanese grammar alone keeps it (a lone particle is rarely typed)."""
     content = [t for t in terms if not is_stopword(t)]
     if not content:
         return [t for t in terms if t not in STOPWORDS]
+    content = [t for t in content if not _bare_digits(t)] or content  # "eu-west-1": the 1 decides nothing
     return [t for t in content if t not in FILLER] or content
+
+
+def _bare_digits(term: str) -> bool:
+    """One or two digits on their own ("1" of eu-west-1, "2" of v2): in most messages of any
+    history, so a hit that matched only them is no match (3 digits and more, a port or an
+    issue number, stay words)."""
+    return len(term) <= 2 and term.isdigit()
 
 
 def _unique(seq):

@@ -12,8 +12,9 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "y": 365 * 864
 _SPAN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdwy])\s*$", re.I)
 
 
-def parse_since(value: str, now: float | None = None) -> float:
-    """Seconds since the epoch for ``value``; raises UsageError naming the accepted forms."""
+def parse_since(value: str, now: float | None = None, option: str = "--since") -> float:
+    """Seconds since the epoch for ``value``; raises UsageError naming ``option`` and the
+    accepted forms."""
     now = time.time() if now is None else now
     m = _SPAN.match(value or "")
     if m:
@@ -22,7 +23,7 @@ def parse_since(value: str, now: float | None = None) -> float:
         dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except (ValueError, AttributeError):
         raise UsageError(
-            f"--since takes a span like 2h, 3d or 1w, or a date like 2026-11-01; got {value!r}."
+            f"{option} takes a span like 2h, 3d or 1w, or a date like 2026-11-01; got {value!r}."
         ) from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)

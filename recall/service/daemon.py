@@ -24,7 +24,11 @@ only ``Indexer`` (the index writer) and:
 * keeps ``service.json`` fresh (pid, uptime, roots, counts, last commit, lag, recent
   errors) for ``recall status``;
 * stops cleanly on SIGTERM/SIGINT: a final drain and commit, the socket removed.
-  It starts no child processes.
+  It starts no child processes (but one interpreter, once, to check that a new install imports).
+* restarts itself when the installed code changes under it (an upgrade, a reinstall, the
+  test command's editable install): the same new fingerprint twice, a few seconds apart
+  (``recall.core.code_version``), then a clean stop and ``exec`` of the same command line on
+  the new code; the memory queue is on disk, so nothing queued is lost.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from recall import __version__
 from recall.core import paths
 from recall.core import service_client as client
 from recall.core.errors import IndexBusy, RecallError, StorageError
+from recall.core.service_state import lock_holder, lock_path, pid_alive, read_status, status_path  # noqa: F401
 from recall.service import registry as ops
 from recall.privacy import reredact as redaction_pass
 from recall.privacy.forget import attach as attach_privacy
@@ -64,6 +69,9 @@ ROOT_CHECK_INTERVAL = 1.0
 REDACTION_PAUSE = 0.02  # between two slices of the re-redaction pass
 CACHE_PRUNE_INTERVAL = 3600.0  # expired synthesis-cache entries deleted this often
 MAX_ERRORS = 20
+CODE_CHECK_INTERVAL = float(os.environ.get("RECALL_CODE_CHECK_SECONDS", "5"))  # is the installed code still ours?
+CODE_SETTLE = float(os.environ.get("RECALL_CODE_SETTLE_SECONDS", "2"))  # a changed install must hold still this long
+MEMORY_JOIN_SECONDS = 60.0  # a restart waits this long for the memory worker to finish its session
 RETRY_FIRST, RETRY_MAX = 2.0, 60.0  # after a failed write (a full disk): seconds to the next try
 # One read of a file takes at most this many bytes (~0.1-0.3 s of work) before the other
 # dirty files get their turn: a 200 MB transcript does not hold up the others' freshness.
@@ -72,14 +80,6 @@ BACKFILL_NICE = 10  # the backfill's CPU priority (the writer thread and Tantivy
 BACKFILL_SWITCH_INTERVAL = float(os.environ.get("RECALL_SWITCH_INTERVAL", "0.0005"))
 # RSS budget: the writer heap is split across its threads (RECALL_WRITER_HEAP_MB, default 128).
 WRITER_THREADS = int(os.environ.get("RECALL_WRITER_THREADS", "2"))
-
-
-def lock_path() -> Path:
-    return paths.recall_home() / "service.lock"
-
-
-def status_path() -> Path:
-    return paths.service_status_path()
 
 
 class AlreadyRunning(RecallError):
@@ -105,41 +105,19 @@ def acquire_lock() -> int:
     return fd
 
 
-def pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (exited, not yet reaped by its parent) is not running
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            if fh.read().rsplit(b")", 1)[-1].split()[0] == b"Z":
-                return False
-    except (OSError, IndexError):
-        pass
-    return True
-
-
-def lock_holder() -> int | None:
-    """The pid in service.lock if that process is alive (the service, or a stale reuse)."""
-    try:
-        pid = int(lock_path().read_text().strip() or "0")
-    except (OSError, ValueError):
-        return None
-    return pid if pid_alive(pid) else None
-
-
-def read_status() -> dict | None:
-    import json
+def new_code_problem(timeout: float = 60.0) -> str:
+    """"" when a fresh interpreter imports the installed service and CLI, else why not."""
+    import subprocess
 
     try:
-        data = json.loads(status_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+        proc = subprocess.run([sys.executable, "-c", "import recall.service.daemon, recall.cli.app"],
+                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, cwd="/")
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    if proc.returncode == 0:
+        return ""
+    lines = (proc.stderr.strip() or f"exit status {proc.returncode}").splitlines()
+    return lines[-1][:200]
 
 
 def _rss_mb() -> tuple[float, float, float | None]:
@@ -307,6 +285,16 @@ class Service:
         # the other work (recall.privacy.reredact): set after a backfill, cleared when done
         self.redaction_due = False
         self.redaction_progress: dict | None = None
+        # the installed code this process runs (recall.core.code_version): when an install or
+        # upgrade changes it, the service restarts itself on the new code (``exec_new_code``)
+        from recall.core import code_version
+
+        self.code_dirs = code_version.package_dirs()
+        self.code_record = code_version.record_file()
+        self.code = code_version.fingerprint(self.code_dirs, self.code_record)
+        self._code_seen: tuple[str, float] | None = None  # a new fingerprint, and since when
+        self._last_code_check = time.monotonic()
+        self.restart_requested = ""  # why the service stopped to restart itself ("" when it did not)
 
     # events (watchdog thread) -------------------------------------------------------------
     def mark_dirty(self, path: str) -> None:
@@ -844,7 +832,7 @@ class Service:
             self.peak_anon_mb = max(self.peak_anon_mb, anon)
         st = dict(self._status_cache)
         st.update({
-            "running": self.state != "stopped", "pid": os.getpid(), "version": __version__,
+            "running": self.state != "stopped", "pid": os.getpid(), "version": __version__, "code": self.code,
             "protocol": client.PROTOCOL, "home": str(self.home), "socket": client.address(),
             "state": self.state, "started": self.started, "uptime": round(mono - self.started_mono, 1),
             "heartbeat": now,
@@ -968,6 +956,10 @@ class Service:
                     from indexer.ingest import secure_files
 
                     secure_files(self.ix.index_path, self.ix._secured)
+            if now - self._last_code_check >= CODE_CHECK_INTERVAL:
+                self._last_code_check = now
+                if self._code_changed():
+                    break
             self._redaction_step()
             self._maybe_commit(COMMIT_INTERVAL)
             self._write_status(periodic=True)
@@ -984,6 +976,59 @@ class Service:
                 # batch events arriving together: a short pause before draining
                 if not self.stop_event.is_set():
                     self.stop_event.wait(min(TICK, 0.05))
+
+    def _code_changed(self) -> bool:
+        """Whether the installed code changed under this process and the new code is ready:
+        the same new fingerprint twice, ``CODE_SETTLE`` seconds apart (an install in progress
+        is not restarted into), and a fresh interpreter imports it. Then the service stops to
+        restart itself (``restart_requested``)."""
+        from recall.core import code_version
+
+        now_fp = code_version.fingerprint(self.code_dirs, self.code_record)
+        if now_fp == self.code:
+            self._code_seen = None
+            return False
+        if self._code_seen is None or self._code_seen[0] != now_fp:
+            self._code_seen = (now_fp, time.monotonic())
+            self.log.info("the installed code changed under the service: restarting once it settles")
+            return False
+        if self._code_seen[1] < 0:
+            return False  # this new code did not import: wait for the next change (or a restart by hand)
+        if time.monotonic() - self._code_seen[1] < CODE_SETTLE:
+            return False
+        problem = new_code_problem()
+        if problem:
+            self.error(f"the installed code changed, but the new code does not start ({problem}); the "
+                       "service keeps running the old code: reinstall recall, then `recall service restart`")
+            self._code_seen = (now_fp, -1.0)  # said once; checked again when the code changes again
+            return False
+        self.restart_requested = "the installed code changed"
+        self.log.info("the installed code changed: stopping to restart on the new code")
+        self.stop_event.set()
+        return True
+
+    def exec_new_code(self) -> None:
+        """Replace this process with a fresh ``recall serve`` on the installed code (same pid,
+        same arguments, so systemd, launchd or a shell still see their service). Called after
+        ``run()`` returned (the final commit made, the socket and the lock released); the
+        memory worker thread first finishes the session it is on, whatever is still queued
+        stays on disk for the new process."""
+        from recall.service.ops import memory as memory_ops
+
+        memory_ops.join(MEMORY_JOIN_SECONDS)
+        argv = [sys.executable, *sys.orig_argv[1:]] if getattr(sys, "orig_argv", None) else \
+            [sys.executable, "-m", "recall.entry", *sys.argv[1:]]
+        self.log.info("restarting: %s", " ".join(argv))
+        for h in logging.getLogger().handlers + logging.getLogger("recall").handlers:
+            try:
+                h.flush()
+            except Exception:  # noqa: BLE001
+                pass
+        try:
+            os.execv(sys.executable, argv)
+        except OSError as exc:  # the interpreter is gone (recall uninstalled): the manager decides
+            self.log.error("could not restart on the new code (%s): exiting", exc)
+            raise SystemExit(75) from None
 
     def _shutdown(self) -> None:
         self.stop_event.set()

@@ -140,6 +140,7 @@ __all__ = [
     "claude_binary_problem",
     "require_claude",
     "read_jsonl",
+    "fake_logged_out_claude",
 ]
 
 #: Version installed into the test cache when no binary is there yet.  The findings
@@ -291,6 +292,47 @@ def require_claude() -> Path:
             pytest.fail(reason)
         pytest.skip(reason)
     return binary
+
+
+#: The flags ``claude --help`` lists (2.1.197), for fakes that must pass recall's flag check.
+HELP_FLAGS = ("--add-dir --agent --agents --allowed-tools --append-system-prompt --bare --continue --debug "
+              "--debug-file --disallowed-tools --fallback-model --help --include-hook-events --input-format "
+              "--mcp-config --model --no-session-persistence --output-format --permission-mode --print --resume "
+              "--safe-mode --session-id --setting-sources --settings --strict-mcp-config --system-prompt --tools "
+              "--verbose --version")
+#: What Claude Code 2.1.197 prints for ``-p --output-format json`` when nobody is logged in (exit 1).
+LOGGED_OUT_JSON = ('{"type":"result","subtype":"success","is_error":true,"api_error_status":null,"duration_ms":58,'
+                   '"duration_api_ms":0,"num_turns":1,"result":"Not logged in \u00b7 Please run /login",'
+                   '"stop_reason":"stop_sequence","session_id":"ceadbc3c-de7b-4f3d-8888-b275a33c8589",'
+                   '"total_cost_usd":0,"usage":{"input_tokens":0,"cache_creation_input_tokens":0,'
+                   '"cache_read_input_tokens":0,"output_tokens":0},"modelUsage":{},"permission_denials":[],'
+                   '"terminal_reason":"completed"}')
+LOGGED_OUT_STATUS = '{\n  "loggedIn": false,\n  "authMethod": "none",\n  "apiProvider": "firstParty"\n}'
+
+
+def fake_logged_out_claude(directory: Path) -> Path:
+    """``directory/claude``: answers like Claude Code 2.1.197 with nobody logged in (checked
+    against the real binary with an empty HOME): ``--version``, ``--help``, ``auth status``
+    (``loggedIn: false``, exit 1), and ``-p`` ("Not logged in · Please run /login", exit 1;
+    as JSON with ``--output-format json``)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "claude"
+    help_text = "\\n".join(f"  {f} <x>   the flag" for f in HELP_FLAGS.split())
+    path.write_text(f"""#!/bin/sh
+case "$1" in
+  --version) echo '{CLAUDE_CODE_VERSION} (Claude Code)'; exit 0;;
+  --help|-h) printf '{help_text}\\n'; exit 0;;
+  auth) printf '%s\\n' '{LOGGED_OUT_STATUS.replace(chr(92) + "n", chr(10))}'; exit 1;;
+esac
+for a in "$@"; do
+  if [ "$a" = json ]; then cat >/dev/null; printf '%s\\n' '{LOGGED_OUT_JSON}'; exit 1; fi
+done
+cat >/dev/null 2>&1
+echo 'Not logged in · Please run /login'
+exit 1
+""", encoding="utf-8")
+    path.chmod(0o755)
+    return path
 
 
 def _base_env(home: Path) -> dict[str, str]:

@@ -94,15 +94,15 @@ def config_show() -> None:
     typer.echo(json.dumps(_masked(config.load()), indent=2))
 
 
-@config_app.command("get", help="Print one setting, e.g. `recall config get hook.max_chars`.")
-def config_get(key: str = typer.Argument(..., help="Dotted name, e.g. hook.budget_seconds.")) -> None:
+@config_app.command("get", help="Print one setting: `recall config get hook.max_chars`.")
+def config_get(key: str = typer.Argument(..., help="Dotted name, like hook.budget_seconds.")) -> None:
     value = _lookup(config.load(), key)
     if key in _SECRET_KEYS:
         value = _mask(value)
     typer.echo(value if isinstance(value, str) else json.dumps(value))
 
 
-@config_app.command("set", help="Change one setting, e.g. `recall config set hook.max_chars 2000` or "
+@config_app.command("set", help="Change one setting: `recall config set hook.max_chars 2000` or "
                                 "`recall config set api_key KEY`.")
 def config_set(key: str = typer.Argument(..., help="Dotted name."),
                value: str = typer.Argument(..., help="New value (JSON or plain text).")) -> None:

@@ -5,6 +5,7 @@ searched, injected or used for memories (the ``exclude`` list of config.json, re
 from __future__ import annotations
 
 import glob
+import shlex
 import json
 import os
 
@@ -51,7 +52,9 @@ def matching_projects(pattern: str) -> dict[str, dict]:
 def _counts(found: dict[str, dict]) -> str:
     sessions = sum(n["sessions"] for n in found.values())
     messages = sum(n["messages"] for n in found.values())
-    return (f"{messages:,} messages in {sessions:,} sessions"
+    from recall.cli.output import counted
+
+    return (f"{counted(messages, 'message')} in {counted(sessions, 'session')}"
             + (f" of {len(found)} projects" if len(found) > 1 else ""))
 
 
@@ -80,7 +83,10 @@ def exclude_add(
     if purge and found:
         from recall.cli.commands.forget import confirm_or_stop, run_forget
 
-        lines = [f"{p}: {n['messages']:,} messages in {n['sessions']:,} sessions" for p, n in sorted(found.items())]
+        from recall.cli.output import counted
+
+        lines = [f"{p}: {counted(n['messages'], 'message')} in {counted(n['sessions'], 'session')}"
+                 for p, n in sorted(found.items())]
         lines.append("and the memories and CLAUDE.md block drawn from them")
         if confirm_or_stop(f"what is indexed of {pat}", lines, yes, "recall exclude add --purge"):
             purged = [run_forget({"project": p}) for p in sorted(found)]
@@ -97,7 +103,7 @@ def exclude_add(
         typer.echo(f"Nothing was removed; {_counts(found)} stay hidden from every search.")
     else:
         typer.echo(f"Already indexed: {_counts(found)}, hidden from every search from now on; "
-                   f"`recall exclude add {pattern} --purge` removes them.")
+                   f"`recall exclude add {shlex.quote(pattern)} --purge` removes them.")
 
 
 @exclude_app.command("list", help="The excluded projects and globs, with what is indexed of each.")

@@ -121,7 +121,7 @@ def forget_cmd(
     if before is not None:
         from recall.search.timespec import parse_since
 
-        sel.before = parse_since(before)
+        sel.before = parse_since(before, option="--before")
     sel.match = match if match is not None else None
     sel.secret = secret if secret is not None else None
     sel.check()
@@ -147,15 +147,17 @@ def forget_cmd(
     if sel.whole and not result.get("messages") and not result.get("index") and not result.get("memories"):
         typer.echo(f"Nothing indexed for {what}; recall will not index its past messages from now on.")
         return
-    bits = [f"{result.get('index', 0):,} messages removed from the index, {result.get('messages', 0):,} "
+    from recall.cli.output import counted
+
+    bits = [f"{counted(result.get('index', 0), 'message')} removed from the index, {result.get('messages', 0):,} "
             f"from the archive"]
     if result.get("rewritten"):
-        bits.append(f"the secret cut out of {result['rewritten']:,} messages")
+        bits.append(f"the secret cut out of {counted(result['rewritten'], 'message')}")
     if result.get("memories") or result.get("memories_rewritten"):
-        bits.append(f"{result.get('memories', 0):,} memories deleted"
+        bits.append(f"{counted(result.get('memories', 0), 'memory')} deleted"
                     + (f", {result['memories_rewritten']:,} rewritten" if result.get("memories_rewritten") else ""))
     if result.get("summaries"):
-        bits.append(f"{result['summaries']:,} session summaries deleted")
+        bits.append(f"{counted(result['summaries'], 'session summary')} deleted")
     typer.echo(f"Forgot {what}: {'; '.join(bits)}. Claude Code's own transcript files were not touched; "
                "a rebuild will not bring it back.")
 

@@ -61,6 +61,99 @@ def _short(text: str, n: int = 110) -> str:
     return text if len(text) <= n else text[:n - 1] + "…"
 
 
+# backfill ----------------------------------------------------------------------------------
+def _backfill(since: str, project: Optional[str], yes: bool, as_json: bool) -> None:
+    """Memories and summaries of past sessions (``recall.memory.backfill``): the estimate
+    first, then the work, newest first, one line per session."""
+    from datetime import datetime
+
+    from recall.cli.commands.forget import interactive
+    from recall.llm import backend
+    from recall.memory import backfill
+    from recall.search.timespec import parse_since
+
+    cfg = _config()
+    choice = backend.require(cfg)  # NoKey: one line saying why there is no backend
+    after = parse_since(since)
+    p = backfill.plan(after, project, cfg)
+    where = f"of {project}" if project else "of every project"
+    day = datetime.fromtimestamp(after).strftime("%Y-%m-%d")
+    if not p["items"]:
+        msg = f"Nothing to backfill: every session {where} active since {day} has its memories and summary."
+        if p["active"]:
+            msg += f" ({p['active']} still active: the hooks take them when they go idle.)"
+        typer.echo(json.dumps({**backfill.plan_json(p), "ran": None}) if as_json else msg)
+        return
+    from recall.cli.output import counted
+
+    lines = [f"{counted(p['sessions'], 'session')} {where} active since {day} without memories or a summary",
+             f"{counted(p['calls'], 'model call')} ({p['extract_calls']:,} extraction, "
+             f"{counted(p['summaries'], 'summary')}; "
+             "consolidation now and then), about "
+             f"{p['input_tokens']:,} tokens in and {p['output_tokens']:,} out",
+             f"est. ${p['cost']:.2f} at {p['model']} API prices"
+             + (" (through Claude Code: counted against your plan, not billed per call)"
+                if choice.name == "claude-code" else "") + f"; backend: {choice.name}"]
+    if p["cap_left"] is not None:
+        lines.append(f"the daily cap allows {p['cap_left']:,} more calls today "
+                     f"({p['calls_today']:,} of {p['daily_call_cap']} used): it stops there, and the same "
+                     "command goes on tomorrow")
+    if p["active"]:
+        lines.append(f"{counted(p['active'], 'session')} still active {'is' if p['active'] == 1 else 'are'} left "
+                     "to the hooks")
+    if not as_json:
+        typer.echo("Backfill: " + lines[0])
+        for line in lines[1:]:
+            typer.echo(f"  {line}")
+    if not yes:
+        if not interactive():
+            flags = f"--since {since}" + ("" if project else " --all-projects")
+            raise UsageError(f"No model was called: there is no terminal to ask. Run `recall memories --backfill "
+                             f"{flags} --yes` to start it.")
+        if not typer.confirm("Start the backfill?", default=False):
+            typer.echo("Nothing was done.")
+            return
+
+    def on_item(i: int, it, rep: dict) -> None:
+        if as_json:
+            return
+        when = datetime.fromtimestamp(it.ended).strftime("%Y-%m-%d") if it.ended else "?"
+        bits = []
+        if rep.get("calls_ok") or rep.get("added"):
+            bits.append(f"+{counted(rep.get('added', 0), 'memory')}" + (f", {rep['superseded']} updated"
+                                                              if rep.get("superseded") else ""))
+        summary = rep.get("summary") or {}
+        if summary.get("status") == "written":
+            bits.append("summary written")
+        why = rep.get("stopped") or rep.get("problem") or (summary.get("problem") if summary.get("status") ==
+                                                            "pending" else "")
+        if why:
+            bits.append(f"stopped: {why}")
+        name = os.path.basename(it.project.rstrip("/")) or it.project or "?"
+        typer.echo(f"[{i}/{p['sessions']}] {when} {name} {it.session_id[:8]}: {', '.join(bits) or 'nothing new'}")
+
+    try:
+        res = backfill.run(p, cfg, on_item)
+    except KeyboardInterrupt:
+        typer.echo("Stopped. The same command goes on where it stopped.", err=True)
+        raise typer.Exit(130)
+    if as_json:
+        typer.echo(json.dumps({**backfill.plan_json(p), "ran": res}, ensure_ascii=False))
+        return
+    tail = (f"{res['done']} of {counted(res['total'], 'session')} done: {counted(res['memories'], 'memory')}, "
+            f"{counted(res['summaries'], 'summary')}.")
+    if res["stopped"]:
+        raise RecallError(f"Backfill stopped ({res['stopped']}). {tail} Run the same command again to go on "
+                          "(`recall status` shows the backend and the cap).")
+    typer.echo(f"Backfill done: {tail}")
+
+
+def _config() -> dict:
+    from recall.core import config
+
+    return config.load()
+
+
 # list --------------------------------------------------------------------------------------
 @memories_app.callback()
 def memories_list(
@@ -69,46 +162,28 @@ def memories_list(
     project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
     all_: bool = typer.Option(False, "--all", help="Also superseded and archived memories."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    backfill: bool = typer.Option(False, "--backfill", help="Make the memories and summaries of past sessions "
+                                                            "that have none (the calls and cost are shown first)."),
+    since: Optional[str] = typer.Option(None, "--since", help="With --backfill: sessions active after 30d (the "
+                                                              "default), 2w, or a date."),
+    every_project: bool = typer.Option(False, "--all-projects", help="With --backfill: every project, not just "
+                                                                     "this one."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="With --backfill: do not ask first."),
 ) -> None:
     """List the project's memories, best first per type (the default subcommand)."""
     if ctx.invoked_subcommand is not None:
         return
-    from recall.memory import TYPES, store
-
-    t = _check_type(mtype)
-    root = _project(project)
-    store.fold_access()
-    state = store.load(root)
-    now = time.time()
-    mems = [m for m in state.memories if (all_ or m.active) and (t is None or m.type == t)]
-    mems.sort(key=lambda m: (TYPES.index(m.type), not m.active, -store.rank(m, now)))
-    if as_json:
-        out = []
-        for m in mems:
-            d = m.to_json()
-            d["effectiveConfidence"] = round(store.effective_confidence(m, now), 4)
-            out.append(d)
-        typer.echo(json.dumps({"project": root, "memories": out}, ensure_ascii=False))
+    if backfill:
+        _backfill(since or "30d", None if every_project else _project(project), yes, as_json)
         return
-    if not mems:
-        what = f"{t} memories" if t else "memories"
-        typer.echo(f"No {what} for {root} yet. They are extracted when a session goes idle or ends "
-                   "(needs an API key); add one with `recall memories add TYPE TEXT`.")
-        return
-    current = None
-    for m in mems:
-        if m.type != current:
-            if current is not None:
-                typer.echo("")
-            current = m.type
-            typer.echo(f"{m.type}:")
-        conf = store.effective_confidence(m, now)
-        flag = "" if m.active else f" [{m.status}]"
-        faded = " (faded: not in the briefing)" if m.active and conf < store.BRIEFING_FLOOR else ""
-        typer.echo(f"  {m.id}  {conf:.2f}  used {m.access_count:<3} {_short(m.content)}{flag}{faded}")
+    if since is not None or every_project or yes:
+        raise UsageError("--since, --all-projects and --yes go with --backfill: "
+                         "`recall memories --backfill --since 30d`.")
+    from recall.cli import everyday
+
+    everyday.memories(mtype, project, all_, as_json)
 
 
-# show --------------------------------------------------------------------------------------
 @memories_app.command("show", help="Everything about one memory: content, tags, dates, lineage.")
 def memories_show(
     ref: str = typer.Argument(..., metavar="ID", help="The memory's id (or a unique prefix)."),

@@ -64,7 +64,7 @@ def _fields(text=None, paths=None, any_=None, all_=None, regex=None, tools=None,
 @rules_app.command("add")
 def rules_add(
     text: str = typer.Argument(..., help="What to tell Claude when the rule fires."),
-    path: List[str] = typer.Option([], "--path", help="A file-path glob, e.g. 'migrations/**' (repeatable)."),
+    path: List[str] = typer.Option([], "--path", help="A file-path glob, like 'migrations/**' (repeatable)."),
     any_: Optional[str] = typer.Option(None, "--any", help="Fire when the prompt has any of these words."),
     all_: Optional[str] = typer.Option(None, "--all", help="Fire when the prompt has all of these words."),
     regex: Optional[str] = typer.Option(None, "--regex", help="Fire when this (RE2) pattern is in the prompt."),
@@ -74,7 +74,7 @@ def rules_add(
     expires: Optional[str] = typer.Option(None, "--expires", help="Stop firing after: 2026-12-31, 30d, 2w."),
     as_json: bool = typer.Option(False, "--json", help="Print the new rule as JSON."),
 ) -> None:
-    """Add a rule; prints its id."""
+    """Add a rule; says its id and when it fires."""
     from recall.rules import docs, store
 
     if global_ and project is not None:
@@ -83,7 +83,12 @@ def rules_add(
     rule = store.add(_fields(text, path, any_, all_, regex, tool, expires), "global" if global_ else "project",
                      root)
     docs.sync([rule])
-    typer.echo(json.dumps(rule.public()) if as_json else rule.id)
+    if as_json:
+        typer.echo(json.dumps(rule.public()))
+        return
+    where = "every project" if global_ else root
+    typer.echo(f"Added rule {rule.id} for {where}: told to Claude when {rule.condition()}.")
+    typer.echo(f"`recall rules test \"PROMPT\"` shows when it fires; `recall rules edit {rule.id}` changes it.")
 
 
 @rules_app.command("list")

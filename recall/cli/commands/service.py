@@ -90,7 +90,10 @@ def serve_cmd(
         logger.addHandler(h)
     from recall.service.daemon import Service
 
-    Service(sources, log=logging.getLogger("recall.service")).run()
+    service = Service(sources, log=logging.getLogger("recall.service"))
+    service.run()
+    if service.restart_requested:  # the installed code changed: the same command on the new code
+        service.exec_new_code()
 
 
 # ------------------------------------------------------------------------------ unit files
@@ -254,7 +257,7 @@ def install_cmd(
     paths.ensure_dir(paths.log_dir())
     data = launchd_plist(sources) if platform == "darwin" else systemd_unit(sources)
     path.parent.mkdir(parents=True, exist_ok=True)
-    paths.atomic_write(path, data, mode=0o644)
+    paths.atomic_write(path, data, mode=0o644, private_dir=False)  # ~/.config/systemd/user is not ours
     cmds = _manager_commands(platform, path)
     if no_start:
         typer.echo(f"Wrote {path}. To start it: {_one_line(cmds['enable'])}")
@@ -273,22 +276,37 @@ def install_cmd(
         typer.echo(f"Installed and started the recall service{state}: {path}")
 
 
+def remove_service() -> str:
+    """Stop the service (whether a manager or a shell started it) and remove its unit / agent
+    file. Returns what was done, in one line."""
+    try:
+        platform = _platform()
+        path = unit_path(platform)
+    except RecallError:
+        platform, path = None, None
+    removed = ""
+    note = ""
+    if path is not None and path.exists():
+        ok, detail = _manager(platform, "disable")
+        path.unlink()
+        if platform == "linux" and shutil.which("systemctl"):
+            _run(["systemctl", "--user", "daemon-reload"])
+        removed = f"Removed {path}; "
+        note = f" The service manager did not answer ({detail})." if ok is False else ""
+    pid = service_pid()
+    if pid is not None and not _terminate(pid):
+        raise RecallError(f"The service (pid {pid}) did not stop within {STOP_TIMEOUT:.0f} s: "
+                          f"`kill -9 {pid}` is safe (nothing indexed is lost).")
+    if not removed and pid is None:
+        return f"No service installed ({path} does not exist) and none running; nothing to do." if path else \
+            "No service running; nothing to do."
+    stopped = f"the service is stopped{f' (pid {pid})' if pid else ''}."
+    return (removed + stopped if removed else stopped[0].upper() + stopped[1:]) + note
+
+
 @service_app.command("uninstall", help="Stop the service and remove its unit / agent file.")
 def uninstall_cmd() -> None:
-    platform = _platform()
-    path = unit_path(platform)
-    if not path.exists():
-        typer.echo(f"No service installed ({path} does not exist); nothing to do.")
-        return
-    ok, detail = _manager(platform, "disable")
-    path.unlink()
-    if platform == "linux" and shutil.which("systemctl"):
-        _run(["systemctl", "--user", "daemon-reload"])
-    pid = service_pid()
-    if pid is not None:
-        _terminate(pid)
-    note = "" if ok else (f" The service manager did not answer ({detail})." if ok is False else "")
-    typer.echo(f"Removed {path}; the service is stopped.{note}")
+    typer.echo(remove_service())
 
 
 def _wait_until_up(timeout: float) -> dict | None:
@@ -369,7 +387,7 @@ def stop_cmd() -> None:
     typer.echo(stop_service())
 
 
-@service_app.command("restart", help="Stop the service, then start it (e.g. after an upgrade).")
+@service_app.command("restart", help="Stop the service, then start it (after an upgrade, say; it also restarts itself when its installed code changes).")
 def restart_cmd() -> None:
     stop_service()
     msg, _ = start_service()

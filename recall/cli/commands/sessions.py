@@ -3,10 +3,6 @@ what recall indexed of them. Thin: options in, ``recall.memory.sessions`` functi
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import sys
 from pathlib import Path
 from typing import Optional
 
@@ -23,43 +19,18 @@ def sessions_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON (schema in docs/cli.md)."),
 ) -> None:
     """Recent sessions, newest first: date, project, summary (or first prompt), messages."""
-    from recall.memory import sessions
-    from recall.search.timespec import parse_since
+    from recall.cli import everyday
 
-    root = sessions.project_root(project)
-    after = parse_since(since) if since is not None else None
-    rows = sessions.recent(root, after, limit)
-    if as_json:
-        typer.echo(json.dumps({"sessions": rows}, ensure_ascii=False))
-        return
-    if not rows:
-        typer.echo("No sessions indexed yet" + (" for this project" if root else "")
-                   + ": run `recall index`, or widen --since.")
-        return
-    width = shutil.get_terminal_size((120, 20)).columns
-    for r in rows:
-        when = (r["ended"] or r["started"] or "")[:16].replace("T", " ")
-        name = os.path.basename((r["project"] or "?").rstrip("/")) or r["project"]
-        text = r["summary"] or r["first_prompt"] or ""
-        if r["summary"]:  # the goal line reads best in one line
-            text = r["summary"].splitlines()[0]
-        head = f"{when}  {r['session_id'][:8]}  {name[:20]:20}  {r['messages']:>5} msgs  "
-        typer.echo(head + sessions.one_line(text, max(30, width - len(head))))
+    everyday.sessions(project, since, limit, as_json)
 
 
 @commands.command("show")
 def show_cmd(
     session: str = typer.Argument(..., metavar="SESSION", help="A session id (a unique prefix is enough)."),
     pager: bool = typer.Option(True, "--pager/--no-pager", help="Page long output on a terminal."),
+    as_json: bool = typer.Option(False, "--json", help="Print the session as JSON (schema in docs/cli.md)."),
 ) -> None:
     """A session: its summary, then its transcript as recall indexed it (redacted)."""
-    from recall.memory import sessions
+    from recall.cli import everyday
 
-    text = sessions.show_text(sessions.resolve(session))
-    height = shutil.get_terminal_size((80, 24)).lines
-    if pager and sys.stdout.isatty() and text.count("\n") > height - 2:
-        import click
-
-        click.echo_via_pager(text)
-    else:
-        typer.echo(text, nl=False)
+    everyday.show(session, pager, as_json)

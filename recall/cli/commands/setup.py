@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import shlex
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from recall.core import paths
 from recall.core.errors import RecallError, UsageError
 
 commands = typer.Typer()  # merged into the app by recall.cli.app
@@ -46,6 +47,102 @@ def _service_step(report, start: bool) -> bool:
     return True
 
 
+def _repair_modes(report, project: Optional[Path], global_: bool) -> None:
+    """Folders an earlier setup made 0700 get their mode back where the evidence says so
+    (``recall.cli.folder_modes``)."""
+    from recall.cli import folder_modes
+    from recall.cli.install import project_root
+
+    root = None if global_ else project_root(project)
+    changed, left = folder_modes.repair(folder_modes.candidates(root, global_))
+    report.changes += changed
+    report.notes += left
+
+
+def _still_wired(global_: bool) -> bool:
+    """Whether recall's hooks are still in Claude Code's user settings or a project setup wired."""
+    from recall.cli import install as st
+
+    files = [] if global_ else [st.settings_file(None, True)]
+    files += [st.settings_file(Path(p), False) for p in st.wired_projects()]
+    for f in files:
+        try:
+            data = st.load_json(f) or {}
+        except RecallError:
+            continue
+        hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+        if any(st.ours(h) for groups in hooks.values() if isinstance(groups, list) for g in groups
+               if isinstance(g, dict) and isinstance(g.get("hooks"), list) for h in g["hooks"]):
+            return True
+    return False
+
+
+def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool) -> None:
+    """Unwire (with --global: every project setup wired too), stop and remove the service
+    once nothing is wired, say what is left on disk, and with --purge remove that too."""
+    from recall.cli import install as st
+    from recall.cli import uninstall as un
+
+    root = None if global_ else st.project_root(project)
+    projects = un.known_projects() if global_ else [root]
+    if purge:
+        left = un.leftovers(projects)
+        if not global_:
+            left["home"] = None  # a project's purge keeps the history of every other project
+        lines = un.leftover_lines(left)
+        if lines:
+            from recall.cli.commands.forget import confirm_or_stop
+
+            scope = "recall's data" if global_ else f"recall's data in {root}"
+            if not confirm_or_stop(scope, lines, yes, "recall setup --uninstall --purge"):
+                typer.echo("Nothing was removed.")
+                return
+    report = st.uninstall_files(root, global_)
+    if global_:
+        for p in st.wired_projects():
+            if os.path.isdir(p):
+                sub = st.uninstall_files(p, False)
+                report.changes += sub.changes
+                report.notes += sub.notes
+    _repair_modes(report, project, global_)
+    if global_ or not _still_wired(global_):
+        from recall.cli.commands.service import remove_service
+        from recall.cli.uninstall import stop_worker
+
+        try:
+            report.changes.append(remove_service())
+        except RecallError as exc:
+            report.notes.append(str(exc))
+        stopped = stop_worker()
+        if stopped:
+            report.changes.append(stopped)
+        st.unlink_command(report)
+    else:
+        report.notes.append("the service keeps running: recall is still set up for every project or another "
+                            "one (`recall setup --uninstall --global` removes it all)")
+    if purge:
+        report.changes += un.purge(projects) if global_ else un.purge([root], home=False)
+    for line in report.changes:
+        typer.echo(f"changed: {line}")
+    for line in report.unchanged:
+        typer.echo(f"ok:      {line}")
+    for line in report.notes:
+        typer.echo(f"note:    {line}")
+    if purge:
+        typer.echo("Done: recall is removed." if global_ else f"Done: recall is removed from {root}.")
+        return
+    left = un.leftovers(projects if global_ else [root])
+    lines = un.leftover_lines(left)
+    if lines:
+        typer.echo("Left on disk, so that a new `recall setup` picks up where you left off:")
+        for line in lines:
+            typer.echo(f"  {line}")
+        command = "recall setup --uninstall --global --purge" if global_ else \
+            f"recall setup --uninstall --project {shlex.quote(str(root))} --purge"
+        typer.echo(f"To remove those too: `{command}` (it asks first; it removes only what recall wrote).")
+    typer.echo("Nothing captures your sessions any more." if global_ or not _still_wired(global_) else "Done.")
+
+
 FIRST_COMMIT_WAIT = 15.0  # seconds setup waits for the service to make the newest sessions searchable
 
 
@@ -66,8 +163,10 @@ def _background_backfill(report) -> bool:
             st = {}
         done = st.get("last_backfill")
         if done and not st.get("backfill"):
-            report.changes.append(f"indexed {done.get('messages', 0)} messages from {done.get('changed', 0)} of "
-                                  f"{done.get('files', 0)} transcript files in {done.get('seconds', 0):.1f} s")
+            from recall.cli.output import counted
+
+            report.changes.append(f"indexed {counted(done.get('messages', 0), 'message')} from {done.get('changed', 0)} "
+                                  f"of {counted(done.get('files', 0), 'transcript file')} in {done.get('seconds', 0):.1f} s")
             return True
         bf = st.get("backfill") or {}
         if bf.get("files_done") and st.get("commits"):
@@ -102,8 +201,8 @@ def _backfill_step(report, run: bool, service_up: bool = False) -> None:
     except IndexBusy as exc:
         report.notes.append(f"the first backfill did not run: {exc}")
         return
-    report.changes.append(f"indexed {summary.messages} messages from {summary.changed} of {summary.files} "
-                          f"transcript files in {summary.seconds:.1f} s")
+    report.changes.append(f"indexed {fmt.counted(summary.messages, 'message')} from {summary.changed} of "
+                          f"{fmt.counted(summary.files, 'transcript file')} in {summary.seconds:.1f} s")
 
 
 @commands.command("setup", help="Wire recall into Claude Code: hooks in .claude/settings.json, the MCP server "
@@ -118,23 +217,28 @@ def setup_cmd(
     no_mcp: bool = typer.Option(False, "--no-mcp", help="Do not register the MCP server."),
     no_commands: bool = typer.Option(False, "--no-commands", help="Do not install the /recall, /recall-search "
                                                                   "and /remember slash commands."),
+    purge: bool = typer.Option(False, "--purge", help="With --uninstall: also delete your history ($RECALL_HOME), "
+                                                      "each project's memories, recall's CLAUDE.md blocks and "
+                                                      ".git/info/exclude lines (asks first)."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="With --purge: do not ask first."),
 ) -> None:
     from recall.cli import install as st
 
     if global_ and project is not None:
         raise UsageError("--global and --project exclude each other: pick one.")
+    if purge and not uninstall:
+        raise UsageError("--purge goes with --uninstall: `recall setup --uninstall --global --purge`.")
     if uninstall:
-        report = st.uninstall_files(project, global_)
-        for line in report.lines():
-            typer.echo(line)
-        typer.echo("The service and the index are left as they are "
-                   "(`recall service stop` stops it; the index is under " f"{paths.recall_home()}).")
+        _uninstall(project, global_, purge, yes)
         return
     report = st.install_files(project, global_, mcp=not no_mcp, commands=not no_commands)
+    _repair_modes(report, project, global_)
     # the service first: it backfills in the background, newest sessions first (setup only waits
     # for its first commit); without it, the backfill runs here, newest first too
     service_up = _service_step(report, not no_service)
     _backfill_step(report, not no_index, service_up)
+    report.notes.append("sessions from before recall was set up get no memories or summaries by themselves: "
+                        "`recall memories --backfill --since 30d` makes them (it shows the calls and cost first)")
     for line in report.changes:
         typer.echo(f"changed: {line}")
     for line in report.unchanged:

@@ -52,6 +52,15 @@ def _loop() -> None:
         _wake.clear()
 
 
+def join(timeout: float) -> None:
+    """Wait up to ``timeout`` s for the worker thread to end (the service's stop event is set:
+    it finishes the session it is on and leaves the rest of the queue on disk)."""
+    t = _thread
+    if t is not None and t.is_alive():
+        _wake.set()
+        t.join(timeout)
+
+
 def ensure_thread() -> None:
     global _thread
     with _start_lock:

@@ -80,4 +80,5 @@ def ping(args: dict) -> dict:
 
     svc = ops.service()
     return {"pid": os.getpid(), "version": __version__, "protocol": client.PROTOCOL,
-            "home": str(svc.home) if svc is not None else "", "ops": sorted(ops.OPS)}
+            "home": str(svc.home) if svc is not None else "", "ops": sorted(ops.OPS),
+            "code": getattr(svc, "code", None), "started": getattr(svc, "started", None)}

@@ -1,0 +1,157 @@
+"""How fast the everyday commands start (issue 27): ``recall status``, ``log``, ``sessions``,
+``show`` and ``memories`` next to ``recall --raw`` (the search path) and ``python -c pass`` (the
+interpreter alone), and ``recall config show`` (a command that still goes through typer).
+
+Each figure is the wall time of a whole process, start to exit, in a fresh ``RECALL_HOME``
+holding a small indexed history (no service running: the in-process path every command falls
+back to). The commands are run in rounds, each round in a new random order, and the medians
+are reported with their ratio to ``python -c pass`` of the same rounds, so the load of a shared
+machine falls on all of them alike.
+
+    python -m benchmarks.startup                # measure, write benchmarks/startup.json
+    python -m benchmarks.startup --write-docs   # and its section of docs/benchmarks.md
+
+``sections()`` renders the committed JSON (``benchmarks.run`` adds it to docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "startup.json"
+DOCS = HERE.parent / "docs" / "benchmarks.md"
+BEGIN, END = "<!-- startup:begin -->", "<!-- startup:end -->"
+TARGET_MS = 200.0
+
+
+def _history(root: Path, sessions: int = 200) -> str:
+    """``sessions`` small Claude Code transcripts under ``root``; returns one session id."""
+    words = "cart webhook stripe migration index flaky fixture deploy rollback cache token retry".split()
+    rng = random.Random(7)
+    sid = ""
+    for i in range(sessions):
+        sid = str(uuid.UUID(int=rng.getrandbits(128)))
+        cwd = f"/home/dev/proj{i % 7}"
+        d = root / ("-" + cwd.strip("/").replace("/", "-"))
+        d.mkdir(parents=True, exist_ok=True)
+        with open(d / f"{sid}.jsonl", "w", encoding="utf-8") as fh:
+            for j in range(10):
+                role = "user" if j % 2 == 0 else "assistant"
+                text = " ".join(rng.choice(words) for _ in range(12))
+                content = text if role == "user" else [{"type": "text", "text": text}]
+                fh.write(json.dumps({"type": role, "uuid": str(uuid.UUID(int=rng.getrandbits(128))),
+                                     "sessionId": sid, "cwd": cwd,
+                                     "timestamp": f"2026-11-{1 + i % 28:02d}T10:{j:02d}:00Z",
+                                     "message": {"role": role, "content": content}}) + "\n")
+    return sid
+
+
+def measure(rounds: int = 15) -> dict:
+    exe = str(Path(sys.executable).parent / "recall")
+    if not os.path.exists(exe):
+        exe_argv = [sys.executable, "-m", "recall.entry"]
+    else:
+        exe_argv = [exe]
+    with tempfile.TemporaryDirectory(prefix="recall-startup-") as tmp:
+        tmp_p = Path(tmp)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "RECALL_"))}
+        env.update(HOME=str(tmp_p / "home"), RECALL_HOME=str(tmp_p / "recall"),
+                   CLAUDE_CONFIG_DIR=str(tmp_p / "claude"), RECALL_NO_SERVICE="1")
+        (tmp_p / "home").mkdir()
+        sid = _history(tmp_p / "claude" / "projects")
+        subprocess.run([*exe_argv, "index"], env=env, check=True, capture_output=True, cwd=tmp)
+        commands = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            "recall --raw QUERY": [*exe_argv, "--raw", "--limit", "5", "flaky fixture"],
+            "recall status": [*exe_argv, "status"],
+            "recall log": [*exe_argv, "log"],
+            "recall sessions": [*exe_argv, "sessions"],
+            "recall show ID": [*exe_argv, "show", sid[:8], "--no-pager"],
+            "recall memories": [*exe_argv, "memories"],
+            "recall config show (typer)": [*exe_argv, "config", "show"],
+        }
+        times: dict[str, list[float]] = {k: [] for k in commands}
+        for name, argv in commands.items():  # warm the page cache once
+            subprocess.run(argv, env=env, capture_output=True, cwd=tmp)
+        for _ in range(rounds):
+            order = list(commands)
+            random.shuffle(order)
+            for name in order:
+                t = time.perf_counter()
+                proc = subprocess.run(commands[name], env=env, capture_output=True, cwd=tmp)
+                times[name].append(time.perf_counter() - t)
+                if proc.returncode != 0:
+                    raise SystemExit(f"{name} failed: {proc.stderr.decode(errors='replace')[-300:]}")
+    base = statistics.median(times["python -c pass"])
+    rows = []
+    for name, ts in times.items():
+        med = statistics.median(ts)
+        rows.append({"command": name, "median_ms": round(med * 1000, 1),
+                     "p90_ms": round(sorted(ts)[int(0.9 * (len(ts) - 1))] * 1000, 1),
+                     "vs_python": round(med / base, 2), "over_python_ms": round((med - base) * 1000, 1)})
+    return {"rounds": rounds, "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+            "load": [round(x, 2) for x in os.getloadavg()], "python": sys.version.split()[0],
+            "rows": rows, "target_ms": TARGET_MS}
+
+
+def sections(res: dict | None = None) -> list[str]:
+    """docs/benchmarks.md's section, from ``res`` or the committed benchmarks/startup.json."""
+    if res is None:
+        try:
+            res = json.loads(RESULTS.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+    out = ["## How fast the everyday commands start (issue 27)", "",
+           "`python -m benchmarks.startup`: whole processes, start to exit, over a small indexed history "
+           f"(200 sessions, no service), {res['rounds']} rounds in random order, medians; load "
+           f"{res['load']} at the end, {res['date']} UTC, Python {res['python']}. `status`, `log`, "
+           "`sessions`, `show` and `memories` skip typer (`recall/cli/fast_commands.py`) like "
+           "`--raw` does; `config show` still goes through it, for comparison.", "",
+           "| command | median | p90 | × `python -c pass` | over `python -c pass` |",
+           "| --- | ---: | ---: | ---: | ---: |"]
+    for r in res["rows"]:
+        out.append(f"| `{r['command']}` | {r['median_ms']:.0f} ms | {r['p90_ms']:.0f} ms | {r['vs_python']:.2f} | "
+                   f"{r['over_python_ms']:+.0f} ms |")
+    slow = [r["command"] for r in res["rows"] if r["command"].startswith("recall ") and "typer" not in r["command"]
+            and r["median_ms"] > res["target_ms"]]
+    out += ["", f"Target: every everyday command under {res['target_ms']:.0f} ms, where the search path is: "
+            + ("met." if not slow else f"missed by {', '.join(slow)} in this run."), ""]
+    return out
+
+
+def write_docs(res: dict) -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    block = "\n".join([BEGIN, *sections(res), END])
+    if BEGIN in text and END in text:
+        text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    DOCS.write_text(text, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--write-docs", action="store_true")
+    args = ap.parse_args(argv)
+    res = measure(args.rounds)
+    RESULTS.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
+    print("\n".join(sections(res)))
+    if args.write_docs:
+        write_docs(res)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

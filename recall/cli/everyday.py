@@ -1,0 +1,486 @@
+"""The everyday commands without typer: ``recall status``, ``log``, ``sessions``, ``show`` and
+``memories`` (the list), as plain functions that print and return an exit code.
+
+They run on every glance at recall, so they should start as fast as a search: typer's import
+and its option building cost ~0.3 s, which ``recall.cli.fast_commands`` skips by parsing these
+commands' plain forms itself and calling these functions; the typer commands in
+``recall.cli.commands`` call the same functions, so both paths print the same. Errors are
+``RecallError``s (one line, at the edge).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+
+from recall.cli.output import counted
+from recall.core import paths
+from recall.core.errors import RecallError, UsageError
+
+
+def echo(text: str = "", err: bool = False, nl: bool = True) -> None:
+    stream = sys.stderr if err else sys.stdout
+    stream.write(text + ("\n" if nl else ""))
+
+
+# status ------------------------------------------------------------------------------------
+def _ago(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds < 1:
+        return "just now"
+    if seconds < 90:
+        return f"{seconds:.0f}s ago"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f}m ago"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f}h ago"
+    return f"{seconds / 86400:.0f}d ago"
+
+
+def _span(seconds: float) -> str:
+    seconds = int(max(0, seconds))
+    d, rem = divmod(seconds, 86400)
+    h, rem = divmod(rem, 3600)
+    m, s = divmod(rem, 60)
+    if d:
+        return f"{d}d{h}h"
+    if h:
+        return f"{h}h{m:02d}m"
+    if m:
+        return f"{m}m{s:02d}s"
+    return f"{s}s"
+
+
+def _short(path: str) -> str:
+    home = os.path.expanduser("~")
+    return "~" + path[len(home):] if path.startswith(home + os.sep) else path
+
+
+def collect_status() -> dict:
+    """Everything ``recall status`` shows, as a dict."""
+    from recall.core import service_client as client
+
+    live = None
+    try:
+        live = client.call("status", {}, timeout=1.5)
+    except client.Unavailable:
+        live = None
+    from recall.core.service_state import lock_holder, read_status
+
+    saved = read_status() or {}
+    out: dict = {"home": str(paths.recall_home())}
+    if live:
+        svc = dict(live)
+        svc["running"] = True
+    else:
+        pid = lock_holder()
+        svc = {k: saved.get(k) for k in ("pid", "started", "stopped", "roots", "errors", "last_commit",
+                                          "commits", "version", "state")}
+        svc["running"] = False
+        if pid is not None and saved.get("pid") == pid and saved.get("running"):
+            svc["running"] = True
+            svc["answering"] = False
+        for r in svc.get("roots") or []:
+            r["watched"] = bool(svc["running"] and r.get("watched"))
+    out["service"] = svc
+    counts = dict((live or {}).get("counts") or {})
+    if not live:
+        counts.update(_index_counts())
+    out["index"] = counts
+    out["index"]["path"] = str(paths.index_dir())
+    out["archive"] = _archive_stats()
+    from indexer.reredact import progress as redaction_progress
+
+    out["redaction"] = redaction_progress(paths.archive_dir())  # a re-redaction pass under way, or None
+    if not svc.get("roots"):
+        out["service"]["roots"] = [{"path": str(r), "watched": False, "exists": r.is_dir()}
+                                   for r in paths.transcript_roots()]
+    out["capture"] = capture_status()
+    try:
+        from recall.llm import messages_api as llm
+
+        out["model_usage"] = llm.usage_summary()
+    except Exception:
+        pass
+    return out
+
+
+def capture_status() -> dict:
+    """Whether capture is paused (since, until), the exclusions, the sessions switched off."""
+    from indexer.ledger import current_pause, exclusions, off_sessions, read_controls
+
+    data = read_controls()
+    p = current_pause(data)
+    return {"paused": p is not None, "since": p["since"] if p else None, "until": p["until"] if p else None,
+            "excluded": exclusions(), "sessions_off": len(off_sessions(data))}
+
+
+def capture_line(cap: dict, now: float) -> str:
+    if cap.get("paused"):
+        from recall.cli.commands.pause import until_text
+
+        return (f"Capture: paused since {_ago(now - cap['since'])}, {until_text(cap.get('until'), now)} "
+                "(nothing is captured or injected; `recall resume` ends it)")
+    bits = []
+    if cap.get("excluded"):
+        bits.append(f"{len(cap['excluded'])} exclusions (`recall exclude list`)")
+    if cap.get("sessions_off"):
+        bits.append(f"{counted(cap['sessions_off'], 'session')} switched off by `recall: off`")
+    return "Capture: on" + (f"; {', '.join(bits)}" if bits else "")
+
+
+def _index_counts() -> dict:
+    out: dict = {}
+    try:
+        import tantivy
+
+        from recall.search.searcher import Searcher
+
+        s = Searcher()
+        searcher = s.index.searcher()
+        for dt, name in (("message", "messages"), ("session", "sessions_indexed"), ("memory", "memories")):
+            q = tantivy.Query.term_query(s.schema, "doctype", dt, index_option="basic")
+            out[name] = searcher.search(q, 1, count=True).count
+    except RecallError as exc:
+        out["problem"] = str(exc)
+    except Exception as exc:
+        out["problem"] = f"cannot open the index ({type(exc).__name__}: {exc})"
+    db = paths.state_db_path()
+    if db.exists():
+        import sqlite3
+
+        try:
+            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+            try:
+                out["files"] = conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+                out["sessions"] = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            pass
+    try:
+        out["last_commit"] = (paths.index_dir() / "meta.json").stat().st_mtime
+    except OSError:
+        pass
+    return out
+
+
+def _archive_stats() -> dict:
+    root = paths.archive_dir() / "sessions"
+    n = size = 0
+    if root.is_dir():
+        for p in root.glob("*/*.jsonl"):
+            try:
+                size += p.stat().st_size
+                n += 1
+            except OSError:
+                pass
+    return {"path": str(paths.archive_dir()), "sessions": n, "bytes": size}
+
+
+def _print_service_line(info: dict) -> None:
+    svc = info["service"]
+    now = time.time()
+    if svc.get("running"):
+        bits = [f"pid {svc.get('pid')}"]
+        if svc.get("uptime") is not None:
+            bits.append(f"up {_span(svc['uptime'])}")
+        if svc.get("state"):
+            bits.append(svc["state"])
+        if svc.get("rss_mb"):
+            bits.append(f"{svc['rss_mb']:.0f} MB")
+        if svc.get("answering") is False:
+            bits.append("not answering on its socket")
+        echo(f"Service: running ({', '.join(bits)})")
+    else:
+        last = ""
+        if svc.get("pid") and svc.get("stopped"):
+            last = f" (last: pid {svc['pid']}, stopped {_ago(now - svc['stopped'])})"
+        elif svc.get("pid"):
+            last = f" (last: pid {svc['pid']}, ended without a clean stop)"
+        echo(f"Service: not running{last}; `recall service start` starts it")
+
+
+
+def status(as_json: bool = False) -> int:
+    """``recall status``."""
+    from recall.memory.status import memory_status, status_lines
+
+    from recall.llm import backend
+    from recall.prompt import injections
+
+    info = collect_status()
+    info["memory"] = memory_status()
+    info["backends"] = backend.describe()
+    info["prompts_today"] = injections.day_summary()
+    if as_json:
+        echo(json.dumps(info, default=str))
+        return 0
+    now = time.time()
+    svc = info["service"]
+    _print_service_line(info)
+    echo(capture_line(info["capture"], now))
+    roots = svc.get("roots") or []
+    for i, r in enumerate(roots):
+        state = "watched" if r.get("watched") else ("missing" if not r.get("exists", True) else "not watched")
+        echo(f"{'Roots:' if i == 0 else '':8} {_short(r['path'])} ({state})")
+    idx = info["index"]
+    if idx.get("problem"):
+        echo(f"Index:   {idx['problem']}")
+    else:
+        parts = [counted(idx.get("messages", 0), "message"),
+                 counted(idx.get("sessions_indexed", idx.get("sessions", 0)), "session")]
+        if idx.get("memories"):
+            parts.append(counted(idx["memories"], "memory"))
+        if idx.get("files") is not None:
+            parts.append(f"from {counted(idx['files'], 'transcript file')}")
+        echo(f"Index:   {', '.join(parts)}")
+    last = svc.get("last_commit") or idx.get("last_commit")
+    line = f"Last commit: {_ago(now - last)}" if last else "Last commit: never"
+    if svc.get("running") and "lag_seconds" in svc:
+        line += f"; lag {svc['lag_seconds']:.1f} s, {counted(svc.get('backlog_files', 0), 'file')} waiting"
+    echo(line)
+    if svc.get("backfill"):
+        from recall.cli.output import backfill_text
+
+        echo(f"Backfill: {backfill_text(svc['backfill'])}, newest sessions first")
+    arch = info["archive"]
+    echo(f"Archive: {counted(arch['sessions'], 'session')}, {arch['bytes'] / 1e6:.1f} MB ({_short(arch['path'])})")
+    if info.get("redaction"):
+        from recall.cli.output import redaction_status_line
+
+        echo(redaction_status_line(info["redaction"]))
+    usage = info.get("model_usage")
+    if usage and usage.get("calls"):
+        echo(f"Model:   {counted(usage['today_calls'], 'call')} today (${usage['today_cost']:.2f}), "
+             f"{usage['calls']:,} in all (${usage['cost']:.2f})")
+        for name, b in sorted((usage.get("today_by_backend") or {}).items(), key=lambda kv: -kv[1]["calls"]):
+            what = ", ".join(f"{p} {n}" for p, n in sorted(b["purposes"].items(), key=lambda kv: -kv[1]))
+            failed = f"; {b['failed']} failed: {b['last_error']}" if b.get("failed") else ""
+            echo(f"         today on {name}: {b['calls']} ({what}){failed}")
+    b = info["backends"]
+    features = b["features"]
+    if len({(f["backend"], f["why"]) for f in features.values()}) == 1:
+        echo(f"Backend: model.backend = {b['setting']}: {b['backend']} for every feature ({b['why']})")
+    else:
+        echo(f"Backend: model.backend = {b['setting']}")
+        for feature, label in backend.FEATURES.items():
+            echo(f"         {label}: {features[feature]['backend']} ({features[feature]['why']})")
+    p = info["prompts_today"]
+    if p["prompts"]:
+        o = p["outcomes"]
+        why = ", ".join(f"{n} {k}" for k, n in sorted(p["raw_why"].items(), key=lambda kv: -kv[1]))
+        echo(f"Prompts: last 24 h: {o['synthesized']} synthesized, {o['raw']} raw"
+                   f"{f' ({why})' if why else ''}, {o['nothing']} nothing found, {o['trivial']} trivial; "
+                   f"~{p['injected_tokens']:,} tokens injected (`recall log` lists them)")
+    else:
+        echo("Prompts: none in the last 24 h")
+    for line in status_lines(s=info["memory"]):
+        echo(line)
+    errors = svc.get("errors") or []
+    if errors:
+        echo("Recent errors:")
+        for e in errors[-5:]:
+            echo(f"  {_ago(now - e.get('time', now))}: {e.get('message')}")
+    return 0
+
+
+# log ---------------------------------------------------------------------------------------
+def _when(t) -> str:
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(t)))
+    except (TypeError, ValueError, OverflowError):
+        return "?"
+
+
+def _outcome(rec: dict) -> str:
+    outcome = str(rec.get("outcome") or "?")
+    if outcome == "synthesized":
+        return f"synthesized ({rec.get('backend') or '?'})"
+    why = rec.get("why")
+    return f"{outcome} ({why})" if why else outcome
+
+
+def _hits(rec: dict) -> str:
+    hits = rec.get("hits") if isinstance(rec.get("hits"), list) else []
+    return ", ".join(_hit(h) for h in hits[:4] if isinstance(h, dict)) + (f" +{len(hits) - 4}" if len(hits) > 4 else "")
+
+
+def _hit(h: dict) -> str:
+    """``3c4e0949 confidence 0.42`` (the score alone in records from before the confidence)."""
+    c = h.get("confidence")
+    if isinstance(c, (int, float)):
+        return f"{str(h.get('session', ''))[:8]} confidence {c:.2f}"
+    return f"{str(h.get('session', ''))[:8]} score {float(h.get('score') or 0):.1f}"
+
+
+def log(limit: int = 20, show: int | None = None, as_json: bool = False) -> int:
+    """``recall log``."""
+    from recall.prompt import injections
+
+    if limit < 1:
+        raise UsageError(f"--limit takes a number of prompts >= 1, not {limit}.")
+    records = injections.read()[::-1]  # newest first
+    if show is not None:
+        if not records:
+            raise UsageError("The injection log is empty: it fills as you send prompts in Claude Code.")
+        if not 1 <= show <= len(records):
+            raise UsageError(f"No prompt #{show} in the log (it holds {len(records)}): `recall log` numbers them, "
+                             "1 being the newest.")
+        rec = records[show - 1]
+        if as_json:
+            echo(json.dumps({"n": show, **rec}, ensure_ascii=False))
+            return 0
+        if not rec.get("text"):
+            echo(f"Nothing was injected for prompt #{show} ({_outcome(rec)}).")
+            return 0
+        echo(rec["text"])
+        return 0
+    shown = records[:limit]
+    if as_json:
+        echo(json.dumps([{"n": i, **rec} for i, rec in enumerate(shown, 1)], ensure_ascii=False))
+        return 0
+    if not shown:
+        echo("No prompts logged yet: the hook records each prompt here once it runs in Claude Code.")
+        return 0
+    for i, rec in enumerate(shown, 1):
+        project = os.path.basename(str(rec.get("project") or "").rstrip("/")) or "?"
+        size = f"{rec.get('chars', 0)} chars ~{rec.get('tokens', 0)} tokens" if rec.get("chars") else "nothing injected"
+        via = f" via {rec['via']}" if rec.get("via") else ""
+        echo(f"#{i:<3} {_when(rec.get('t'))}  {project}  {_outcome(rec)}{via}  {size}  "
+                   f"{float(rec.get('latency_ms') or 0):.0f} ms")
+        if rec.get("hits"):
+            echo(f"     hits: {_hits(rec)}")
+    echo("`recall log --show N` prints the exact text injected for prompt N.")
+    return 0
+
+
+# sessions and show -------------------------------------------------------------------------
+def sessions(project=None, since: str | None = None, limit: int = 20, as_json: bool = False) -> int:
+    """``recall sessions``."""
+    from recall.memory import sessions
+    from recall.search.timespec import parse_since
+
+    root = sessions.project_root(project)
+    after = parse_since(since) if since is not None else None
+    if after is not None and after > time.time() + 60:
+        from datetime import datetime
+
+        raise UsageError(f"--since {since} is in the future ({datetime.fromtimestamp(after):%Y-%m-%d %H:%M}): "
+                         "give a past date or a span back, like 3d.")
+    if limit < 1:
+        raise UsageError(f"--limit takes a number of sessions >= 1, not {limit}.")
+    rows = sessions.recent(root, after, limit)
+    if as_json:
+        echo(json.dumps({"sessions": rows}, ensure_ascii=False))
+        return 0
+    if not rows:
+        everything = sessions.recent(root, None, 1) if (after is not None) else []
+        if everything:
+            echo(f"No sessions{' of this project' if root else ''} active since {since}; the last one was "
+                 f"{(everything[0]['ended'] or everything[0]['started'] or '?')[:16].replace('T', ' ')} "
+                 "(widen --since).")
+        else:
+            echo("No sessions indexed yet" + (" for this project" if root else "") + ": run `recall index`.")
+        return 0
+    width = shutil.get_terminal_size((120, 20)).columns
+    for r in rows:
+        when = (r["ended"] or r["started"] or "")[:16].replace("T", " ")
+        name = os.path.basename((r["project"] or "?").rstrip("/")) or r["project"]
+        text = r["summary"] or r["first_prompt"] or ""
+        if r["summary"]:  # the goal line reads best in one line
+            text = r["summary"].splitlines()[0]
+        head = f"{when}  {r['session_id'][:8]}  {name[:20]:20}  {r['messages']:>5} msgs  "
+        echo(head + sessions.one_line(text, max(30, width - len(head))))
+    return 0
+
+
+def show(session: str, pager: bool = True, as_json: bool = False) -> int:
+    """``recall show SESSION``."""
+    from recall.memory import sessions
+
+    info = sessions.resolve(session)
+    if as_json:
+        echo(json.dumps(sessions.show_json(info), ensure_ascii=False))
+        return 0
+    text = sessions.show_text(info)
+    height = shutil.get_terminal_size((80, 24)).lines
+    if pager and sys.stdout.isatty() and text.count("\n") > height - 2:
+        import click
+
+        click.echo_via_pager(text)
+    else:
+        echo(text, nl=False)
+    return 0
+
+
+# memories ----------------------------------------------------------------------------------
+def _project(project) -> str:
+    from indexer.project import canonical_project
+
+    raw = os.path.abspath(os.path.expanduser(str(project))) if project else os.getcwd()
+    if not os.path.isdir(raw):
+        raise UsageError(f"--project {project} is not a directory: pass a folder of the project.")
+    return canonical_project(raw)
+
+
+def _check_type(mtype: str | None) -> str | None:
+    from recall.memory import TYPES
+
+    if mtype is None:
+        return None
+    t = mtype.strip().lower()
+    if t not in TYPES:
+        raise UsageError(f"{mtype!r} is not a memory type: use one of {', '.join(TYPES)}.")
+    return t
+
+
+def _clip(text: str, n: int = 110) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def memories(mtype: str | None = None, project=None, all_: bool = False, as_json: bool = False) -> int:
+    """``recall memories`` (the list)."""
+    from recall.memory import TYPES, store
+
+    t = _check_type(mtype)
+    root = _project(project)
+    store.fold_access()
+    state = store.load(root)
+    now = time.time()
+    mems = [m for m in state.memories if (all_ or m.active) and (t is None or m.type == t)]
+    mems.sort(key=lambda m: (TYPES.index(m.type), not m.active, -store.rank(m, now)))
+    if as_json:
+        out = []
+        for m in mems:
+            d = m.to_json()
+            d["effectiveConfidence"] = round(store.effective_confidence(m, now), 4)
+            out.append(d)
+        echo(json.dumps({"project": root, "memories": out}, ensure_ascii=False))
+        return 0
+    if not mems:
+        what = f"{t} memories" if t else "memories"
+        echo(f"No {what} for {root} yet. They are extracted when a session goes idle or ends "
+                   "(with a model backend); sessions from before recall was set up: `recall memories --backfill`; "
+                   "add one by hand with `recall memories add TYPE TEXT`.")
+        return 0
+    width = max(len(m.id) for m in mems)
+    current = None
+    for m in mems:
+        if m.type != current:
+            if current is not None:
+                echo("")
+            current = m.type
+            echo(f"{m.type}:")
+            echo(f"  {'ID':<{width}}  CONF  USED  MEMORY")
+        conf = store.effective_confidence(m, now)
+        flag = "" if m.active else f" [{m.status}]"
+        faded = " (faded: not in the briefing)" if m.active and conf < store.BRIEFING_FLOOR else ""
+        echo(f"  {m.id:<{width}}  {conf:.2f}  {m.access_count:>4}  {_clip(m.content)}{flag}{faded}")
+    echo("CONF: confidence now (it fades with age unless used); USED: times shown in a prompt or search. "
+         "`recall memories show ID` tells the rest.")
+    return 0
