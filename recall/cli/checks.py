@@ -13,8 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from recall.cli.install import (HOOK_EVENTS, MCP_NAME, SetupError, load_json, local_settings_file, mcp_file,
-                                ours, project_root)
+from recall.cli.install import HOOK_EVENTS, MCP_NAME, SetupError, load_json, mcp_file, project_root
 from recall.core import config, paths
 from recall.core.errors import RecallError
 
@@ -28,26 +27,11 @@ class Check:
     warn: bool = False  # a failed check that does not make recall unusable
 
 
-def _settings_candidates(root: Path) -> list[Path]:
-    return [root / ".claude" / "settings.json", local_settings_file(root), paths.claude_config_dir() / "settings.json"]
-
-
 def find_hooks(root: Path) -> dict[str, tuple[Path, dict]]:
     """event -> (settings file, hook entry) for recall's hooks that Claude Code would run here."""
-    found: dict[str, tuple[Path, dict]] = {}
-    for path in _settings_candidates(root):
-        try:
-            data = load_json(path) or {}
-        except SetupError:
-            continue
-        hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
-        for event, groups in hooks.items():
-            for group in groups if isinstance(groups, list) else []:
-                for h in (group.get("hooks") if isinstance(group, dict) else None) or []:
-                    name = ours(h)
-                    if name and event in HOOK_EVENTS and HOOK_EVENTS[event][0] == name and event not in found:
-                        found[event] = (path, h)
-    return found
+    from recall.core.wiring import setup_hooks
+
+    return {event: found for event, found in setup_hooks(root).items() if event in HOOK_EVENTS}
 
 
 def _runnable(command: str) -> str | None:
@@ -318,10 +302,14 @@ def check_config() -> Check:
 
 
 def doctor(project: Path | str | None = None) -> list[Check]:
+    from recall.cli.wiring_check import check_wiring
+
     root = project_root(project)
+    wiring, by_plugin = check_wiring(root)  # the plugin's hooks and MCP server replace setup's
     service = check_service()
-    checks = [check_config(), *check_hooks(root), service, check_index(), check_redaction(service.ok),
-              check_key(service.ok), check_backend(service.ok), check_mcp(root)]
+    checks = [check_config(), *wiring, *([] if by_plugin else check_hooks(root)), service, check_index(),
+              check_redaction(service.ok), check_key(service.ok), check_backend(service.ok),
+              *([] if by_plugin else [check_mcp(root)])]
     return [*checks, *check_memory(root)]
 
 

@@ -131,6 +131,13 @@ def lock_holder() -> int | None:
     return pid if pid_alive(pid) else None
 
 
+def runtime_removed() -> bool:
+    """Whether the Python this service runs on is gone: its virtualenv was deleted (e.g. by
+    `claude plugin uninstall`, which removes the plugin's runtime). The service then stops:
+    nothing of an uninstalled recall keeps capturing."""
+    return bool(sys.executable) and not os.path.exists(sys.executable)
+
+
 def read_status() -> dict | None:
     import json
 
@@ -943,6 +950,10 @@ class Service:
                 self._watch_roots()
             if now - self._last_pending_check >= HEARTBEAT_INTERVAL:
                 self._last_pending_check = now
+                if runtime_removed():
+                    self.log.info("%s is gone (recall was uninstalled): stopping", sys.executable)
+                    self.stop_event.set()
+                    continue
                 if self._index_lost():
                     continue
                 self.apply_pending_memory()
