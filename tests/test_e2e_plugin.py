@@ -142,6 +142,8 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     ready = wait_until_built(data, version)
     assert ready["version"] == version
     assert (data / "runtime" / version / "bin" / "recall").exists()
+    cli = subprocess.run([str(data / "bin" / "recall"), "--version"], capture_output=True, text=True, timeout=60)
+    assert cli.stdout.strip() == f"recall {version}"  # the plugin's command line
     # the build started the service, which indexes session 1
     assert wait_for(lambda: service_client.ping(timeout=1.0), timeout=60), (data / "build.log").read_text()[-2000:]
     assert wait_for(lambda: hits("connection pooler postgres"), timeout=60)

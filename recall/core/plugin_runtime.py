@@ -25,7 +25,8 @@ What it leaves for the others to read, all in ``<data>``:
                        step, error, fix, times (``recall doctor`` reads it: ``status()``);
 * ``build.state``      one line for the launcher to print while the runtime is not ready;
 * ``build-failed``     the SessionStart hook's output after a failed build: one
-                       ``systemMessage`` line saying what failed and what to do.
+                       ``systemMessage`` line saying what failed and what to do;
+* ``bin/recall``       a link to the ready runtime's ``recall``: the plugin's command line.
 """
 
 from __future__ import annotations
@@ -236,6 +237,12 @@ class Build:
             self.log.write(proc.stdout)
         except (OSError, subprocess.SubprocessError) as exc:
             self.say(f"starting the service failed ({exc}): the next session start tries again")
+        link = self.data / "bin" / "recall"  # the plugin's `recall` command, whatever the version
+        link.parent.mkdir(exist_ok=True)
+        tmp = link.with_name(f".recall.{os.getpid()}")
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(self.rt / "bin" / "recall")
+        os.replace(tmp, link)
         for old in (self.data / "runtime").iterdir():
             if old.name != self.version and old.is_dir():
                 self.say(f"removing the runtime of version {old.name}")

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from recall.core import paths
@@ -27,8 +26,8 @@ from recall.core import paths
 PLUGIN_NAME = "recall"
 MCP_NAME = "recall"
 
-HOOK_COMMAND = re.compile(r"(?:^|[\s/\\'\"])(?:recall(?:\.exe)?|recall\.entry)['\"]?\s+hook\s+([a-z][a-z-]*)")
-_MCP_COMMAND = re.compile(r"(?:^|[\s/\\])(?:recall(?:\.exe)?|recall\.entry)['\"]?\s+mcp\b")
+HOOK_COMMAND = r"(?:^|[\s/\\'\"])(?:recall(?:\.exe)?|recall\.entry)['\"]?\s+hook\s+([a-z][a-z-]*)"
+MCP_COMMAND = r"(?:^|[\s/\\])(?:recall(?:\.exe)?|recall\.entry)['\"]?\s+mcp\b"
 
 
 def hook_name(event: str) -> str:
@@ -41,7 +40,7 @@ def ours(hook) -> str | None:
     """The ``recall hook`` name a settings hook entry runs, or None if it is not recall's."""
     if not isinstance(hook, dict) or hook.get("type", "command") != "command":
         return None
-    m = HOOK_COMMAND.search(str(hook.get("command") or ""))
+    m = re.search(HOOK_COMMAND, str(hook.get("command") or ""))  # compiled once, on first use (re's cache)
     return m.group(1) if m else None
 
 
@@ -50,7 +49,7 @@ def is_our_mcp(entry) -> bool:
     if not isinstance(entry, dict):
         return False
     cmd = " ".join([str(entry.get("command") or ""), *map(str, entry.get("args") or [])])
-    return bool(_MCP_COMMAND.search(cmd))
+    return bool(re.search(MCP_COMMAND, cmd))
 
 
 def read_json(path: Path) -> dict:
@@ -139,14 +138,23 @@ def plugin_data_dir(plugin_id: str) -> Path:
     return plugins_dir() / "data" / re.sub(r"[^a-zA-Z0-9\-_]", "-", plugin_id)
 
 
-@dataclass
 class Plugin:
-    id: str                  # "recall@<marketplace>"
-    scope: str               # the settings that enable it: user, project or local
-    settings: Path           # that settings file
-    install_path: Path | None
-    version: str | None
-    data_dir: Path           # ${CLAUDE_PLUGIN_DATA}: the runtime, its build log and status
+    """recall's plugin as Claude Code would load it (a plain class: a dataclass costs the hook
+    ~15 ms of imports)."""
+
+    __slots__ = ("id", "scope", "settings", "install_path", "version", "data_dir")
+
+    def __init__(self, id: str, scope: str, settings: Path, install_path: Path | None, version: str | None,
+                 data_dir: Path) -> None:
+        self.id = id                      # "recall@<marketplace>"
+        self.scope = scope                # the settings that enable it: user, project or local
+        self.settings = settings          # that settings file
+        self.install_path = install_path
+        self.version = version
+        self.data_dir = data_dir          # ${CLAUDE_PLUGIN_DATA}: the runtime, its build log and status
+
+    def __repr__(self) -> str:
+        return f"Plugin({self.id!r}, scope={self.scope!r}, version={self.version!r}, data_dir={str(self.data_dir)!r})"
 
 
 def plugin(project: Path | str | None = None) -> Plugin | None:

@@ -19,7 +19,6 @@ Import-light, like every hook module: stdlib and ``recall.core``.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 
@@ -38,6 +37,8 @@ def stands_down(name: str, payload: dict | None) -> bool:
 
 def spawn_service() -> None:
     """``recall serve`` from this runtime, detached (its output goes to recall's log)."""
+    import subprocess
+
     env = {**os.environ, "RECALL_HOME": str(paths.recall_home())}
     with open(os.devnull, "rb") as devnull_in, open(os.devnull, "wb") as devnull_out:
         subprocess.Popen([sys.executable, "-m", "recall.entry", "serve"], stdin=devnull_in, stdout=devnull_out,
@@ -60,6 +61,8 @@ def _command_line(pid: int) -> str:
             return fh.read().replace(b"\0", b" ").decode("utf-8", "replace")
     except OSError:
         pass
+    import subprocess
+
     try:  # no /proc (macOS)
         return subprocess.run(["ps", "-o", "command=", "-p", str(pid)], capture_output=True, text=True,
                               timeout=5).stdout
