@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -106,6 +107,8 @@ def plugin_user(claude_env, standin, monkeypatch, request):
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude_env.home / ".claude"))
     monkeypatch.delenv("RECALL_NO_SERVICE", raising=False)
     claude_env.env.update(offline_pip_env(wheelhouse()))
+    # the wheels are this interpreter's (cp311...): build the runtime with it, not another python3
+    claude_env.env["RECALL_PYTHON"] = sys.executable
     # -p connects MCP servers in the background by default: make the first request wait for them
     claude_env.env["MCP_CONNECTION_NONBLOCKING"] = "0"
     config.set_value("memory.enabled", False)

@@ -218,6 +218,12 @@ class Build:
         if not os.access(self.rt / "bin" / "recall", os.X_OK):
             raise BuildFailed("check", f"pip installed no {self.rt / 'bin' / 'recall'}",
                               f"see {self.log_path}, then start a new session to try again")
+        link = self.data / "bin" / "recall"  # the plugin's `recall` command, whatever the version
+        link.parent.mkdir(exist_ok=True)
+        tmp = link.with_name(f".recall.{os.getpid()}")
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(self.rt / "bin" / "recall")
+        os.replace(tmp, link)
         seconds = round(time.time() - self.started, 1)
         _write(self.rt / ".ready", json.dumps({"version": self.version, "python": sys.executable,
                                                "python_version": sys.version.split()[0],
@@ -237,12 +243,6 @@ class Build:
             self.log.write(proc.stdout)
         except (OSError, subprocess.SubprocessError) as exc:
             self.say(f"starting the service failed ({exc}): the next session start tries again")
-        link = self.data / "bin" / "recall"  # the plugin's `recall` command, whatever the version
-        link.parent.mkdir(exist_ok=True)
-        tmp = link.with_name(f".recall.{os.getpid()}")
-        tmp.unlink(missing_ok=True)
-        tmp.symlink_to(self.rt / "bin" / "recall")
-        os.replace(tmp, link)
         for old in (self.data / "runtime").iterdir():
             if old.name != self.version and old.is_dir():
                 self.say(f"removing the runtime of version {old.name}")
