@@ -52,13 +52,22 @@ def _runtime(data: Path, version: str, recall: str) -> None:
     (data / "runtime" / version / ".ready").write_text("{}\n")
 
 
-def _time(argv: list[str], env: dict) -> float:
+def _time(argv: list[str], env: dict) -> tuple[float, float]:
+    """(wall ms, CPU ms: user + system of the process and what it exec'd) of one run."""
     t0 = time.perf_counter()
-    proc = subprocess.run(argv, input=PAYLOAD, capture_output=True, text=True, env=env)
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        proc.stdin.write(PAYLOAD.encode())
+        proc.stdin.close()
+    except BrokenPipeError:  # `true`, and a hook that does not read its input
+        pass
+    out, err = proc.stdout.read(), proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
     took = (time.perf_counter() - t0) * 1000
-    if proc.returncode != 0 or proc.stdout.strip():
-        raise SystemExit(f"{argv} answered {proc.returncode}: {proc.stdout[:200]} {proc.stderr[:200]}")
-    return took
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0 or out.strip():
+        raise SystemExit(f"{argv} answered {proc.returncode}: {out[:200]!r} {err[:200]!r}")
+    return took, (usage.ru_utime + usage.ru_stime) * 1000
 
 
 def measure(runs: int) -> dict:
@@ -85,16 +94,22 @@ def measure(runs: int) -> dict:
         for argv, env in modes.values():  # warm the page cache and the bytecode
             _time(argv, env)
         samples: dict[str, list[float]] = {name: [] for name in modes}
+        cpu: dict[str, list[float]] = {name: [] for name in modes}
         for i in range(runs):
             order = list(modes) if i % 2 == 0 else list(reversed(modes))
             for name in order:
-                samples[name].append(_time(*modes[name]))
+                wall, used = _time(*modes[name])
+                samples[name].append(wall)
+                cpu[name].append(used)
     med = {name: round(statistics.median(v), 2) for name, v in samples.items()}
+    cpu_med = {name: round(statistics.median(v), 2) for name, v in cpu.items()}
     return {
-        "runs": runs, "medians_ms": med,
+        "runs": runs, "medians_ms": med, "cpu_medians_ms": cpu_med,
         "p90_ms": {name: round(sorted(v)[int(0.9 * (len(v) - 1))], 2) for name, v in samples.items()},
         "launcher_own_ms": round(med["launcher -> true"] - med["true"], 2),
+        "launcher_own_cpu_ms": round(cpu_med["launcher -> true"] - cpu_med["true"], 2),
         "plugin_over_recall_hook_ms": round(med["launcher -> recall hook"] - med["recall hook"], 2),
+        "plugin_over_recall_hook_cpu_ms": round(cpu_med["launcher -> recall hook"] - cpu_med["recall hook"], 2),
         "plugin_over_recall_hook_ratio": round(med["launcher -> recall hook"] / med["recall hook"], 3),
         "machine": {"python": platform.python_version(), "cores": os.cpu_count(),
                     "load": [round(x, 2) for x in os.getloadavg()]},
@@ -103,9 +118,9 @@ def measure(runs: int) -> dict:
 
 
 def markdown(res: dict) -> str:
-    rows = ["| mode | median | p90 |", "| --- | ---: | ---: |"]
+    rows = ["| mode | wall, median | wall, p90 | CPU, median |", "| --- | ---: | ---: | ---: |"]
     for name, ms in res["medians_ms"].items():
-        rows.append(f"| {name} | {ms:.1f} ms | {res['p90_ms'][name]:.1f} ms |")
+        rows.append(f"| {name} | {ms:.1f} ms | {res['p90_ms'][name]:.1f} ms | {res['cpu_medians_ms'][name]:.1f} ms |")
     return "\n".join(rows)
 
 
@@ -124,11 +139,13 @@ def sections(_res: dict | None = None) -> list[str]:
         return [*out, "Not measured yet.", ""]
     return [*out, markdown(res), "",
             f"{res['runs']} runs per mode, {res['date']}, Python {res['machine']['python']}, load "
-            f"{', '.join(map(str, res['machine']['load']))} at the end. The launcher's own cost (launcher -> "
-            f"true minus true): **{res['launcher_own_ms']:.1f} ms**; the plugin over the plain hook (launcher -> "
-            f"recall hook minus recall hook): **{res['plugin_over_recall_hook_ms']:+.1f} ms** "
-            f"({res['plugin_over_recall_hook_ratio']:.2f}×). Until the runtime is built, a hook costs "
-            f"{res['medians_ms']['launcher, not ready']:.1f} ms and prints nothing.", ""]
+            f"{', '.join(map(str, res['machine']['load']))} at the end (a shared machine: CPU time is the "
+            f"steadier figure). The launcher's own cost (launcher -> true minus true): "
+            f"**{res['launcher_own_ms']:.1f} ms** wall, {res['launcher_own_cpu_ms']:.1f} ms CPU; the plugin over "
+            f"the plain hook (launcher -> recall hook minus recall hook): **{res['plugin_over_recall_hook_ms']:+.1f} "
+            f"ms** wall ({res['plugin_over_recall_hook_ratio']:.2f}×), {res['plugin_over_recall_hook_cpu_ms']:+.1f} "
+            f"ms CPU. Until the runtime is built, a hook costs {res['medians_ms']['launcher, not ready']:.1f} ms "
+            "and prints nothing.", ""]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,8 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     res = measure(args.runs)
     args.out.write_text(json.dumps(res, indent=2) + "\n")
     print(markdown(res))
-    print(f"\nlauncher's own: {res['launcher_own_ms']} ms; plugin over recall hook: "
-          f"{res['plugin_over_recall_hook_ms']} ms ({res['plugin_over_recall_hook_ratio']}x)")
+    print(f"\nlauncher's own: {res['launcher_own_ms']} ms wall, {res['launcher_own_cpu_ms']} ms CPU; plugin over "
+          f"recall hook: {res['plugin_over_recall_hook_ms']} ms wall ({res['plugin_over_recall_hook_ratio']}x), "
+          f"{res['plugin_over_recall_hook_cpu_ms']} ms CPU")
     return 0
 
 
