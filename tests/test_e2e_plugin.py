@@ -151,7 +151,7 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     assert wait_for(lambda: service_client.ping(timeout=1.0), timeout=60), (data / "build.log").read_text()[-2000:]
     assert wait_for(lambda: hits("connection pooler postgres"), timeout=60)
 
-    from recall.cli.wiring_check import check_wiring
+    from recall.cli.checks import check_wiring
 
     checks, by_plugin = check_wiring(env.project)
     assert by_plugin and checks[0].ok and "runtime ready" in checks[0].detail

@@ -319,7 +319,7 @@ def test_the_plugins_hooks_stand_down_where_setups_answer(project, claude_projec
 
 def test_doctor_says_which_wiring_is_active(project, tmp_path):
     from recall.cli.checks import doctor
-    from recall.cli.wiring_check import check_wiring
+    from recall.cli.checks import check_wiring
 
     assert check_wiring(project) == ([], False)
     data = enable_plugin(tmp_path)
