@@ -372,3 +372,18 @@ def test_the_service_stops_when_its_runtime_is_removed(monkeypatch, tmp_path):
     assert not daemon.runtime_removed()
     monkeypatch.setattr(sys, "executable", str(tmp_path / "deleted-venv" / "bin" / "python"))
     assert daemon.runtime_removed()
+
+
+def test_session_start_starts_the_service_only_when_none_answers_and_one_is_wanted(monkeypatch):
+    from recall.core import service_client as client
+    from recall.hooks import plugin
+
+    started = []
+    monkeypatch.setattr(plugin, "spawn_service", lambda: started.append(1))
+    monkeypatch.setenv("RECALL_NO_SERVICE", "1")
+    assert plugin.ensure_service() is False and started == []
+    monkeypatch.delenv("RECALL_NO_SERVICE")
+    monkeypatch.setattr(client, "ping", lambda timeout=1.0: {"pid": 1, "version": __version__})
+    assert plugin.ensure_service() is False and started == []
+    monkeypatch.setattr(client, "ping", lambda timeout=1.0: None)
+    assert plugin.ensure_service() is True and started == [1]

@@ -46,13 +46,14 @@ def spawn_service() -> None:
 
 
 def ensure_service() -> bool:
-    """Start the service when none answers for this ``RECALL_HOME``. True when one answered."""
+    """Start the service when none answers for this ``RECALL_HOME`` (unless none is wanted:
+    ``RECALL_NO_SERVICE``). Returns whether it started one."""
     from recall.core import service_client as client
 
-    if client.ping(timeout=0.5):
-        return True
+    if client.disabled() or client.ping(timeout=0.5):
+        return False
     spawn_service()
-    return False
+    return True
 
 
 def _command_line(pid: int) -> str:
