@@ -202,8 +202,9 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     main = main_requests(standin, mark)[0]
     assert json.dumps(main).count(INJECTED) == 1
     assert not [n for n in tool_names(main) if n.startswith("mcp__plugin_recall_recall__")]
-    install.uninstall_files(env.project)
-    assert wiring.setup_hooks(env.project) == {}
+    install.uninstall_files(env.project)  # what `recall setup --uninstall` does: only setup's go
+    assert wiring.setup_hooks(env.project) == {} and wiring.plugin(env.project) is not None
+    assert (data / "runtime" / version / ".ready").exists()
 
     # uninstall: no hook, MCP server, command or service left; the history stays
     claude(env, "plugin", "uninstall", "recall@recall")

@@ -387,3 +387,37 @@ def test_session_start_starts_the_service_only_when_none_answers_and_one_is_want
     assert plugin.ensure_service() is False and started == []
     monkeypatch.setattr(client, "ping", lambda timeout=1.0: None)
     assert plugin.ensure_service() is True and started == [1]
+
+
+def test_a_new_runtime_replaces_the_service_of_an_older_one_and_no_other(monkeypatch, tmp_path):
+    """After building version B, the service an older runtime of this plugin runs is stopped (the
+    new runtime then starts its own); a service started any other way is left alone."""
+    from recall.core import paths
+    from recall.hooks import plugin
+    from recall.service.daemon import pid_alive
+
+    data = tmp_path / "plugin-data"
+    old_python = data / "runtime" / "0.0.1" / "bin" / "python"
+    python = sys.executable
+    monkeypatch.setattr(sys, "executable", str(data / "runtime" / "0.0.2" / "bin" / "python"))
+    paths.home_dir()
+
+    def service(marker: str) -> subprocess.Popen:
+        proc = subprocess.Popen([python, "-c", "import time; time.sleep(60)", marker])
+        (paths.recall_home() / "service.lock").write_text(f"{proc.pid}\n")
+        return proc
+
+    other = service("/usr/local/bin/recall-elsewhere")
+    try:
+        assert "not started by this plugin" in plugin.replace_older_service(str(data))
+        assert pid_alive(other.pid)
+    finally:
+        other.kill()
+        other.wait()
+    older = service(str(old_python))
+    try:
+        assert "stopped the service" in plugin.replace_older_service(str(data), timeout=10)
+        assert older.wait(timeout=10) is not None
+    finally:
+        older.kill()
+        older.wait()
