@@ -366,12 +366,23 @@ def test_the_plugins_mcp_server_stands_down_where_setups_is_registered(project, 
     assert anyio.run(tools) == []
 
 
-def test_the_service_stops_when_its_runtime_is_removed(monkeypatch, tmp_path):
+def test_the_service_stops_when_recall_is_uninstalled(monkeypatch, tmp_path):
     from recall.service import daemon
 
-    assert not daemon.runtime_removed()
+    assert not daemon.uninstalled()
+    monkeypatch.setenv("RECALL_PLUGIN_DATA", str(tmp_path / "plugin-data"))  # the plugin's service
+    assert not daemon.uninstalled()  # no installed_plugins.json to read: not a reason to stop
+    enable_plugin(tmp_path)
+    assert not daemon.uninstalled()
+    listed = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "plugins" / "installed_plugins.json"
+    listed.write_text('{"version": 2, "plu')  # caught mid-write
+    assert not daemon.uninstalled()
+    listed.write_text(json.dumps({"version": 2, "plugins": {"other@market": []}}))  # uninstall --keep-data
+    assert daemon.uninstalled()
+    monkeypatch.delenv("RECALL_PLUGIN_DATA")
+    assert not daemon.uninstalled()  # a service recall setup started is not the plugin's business
     monkeypatch.setattr(sys, "executable", str(tmp_path / "deleted-venv" / "bin" / "python"))
-    assert daemon.runtime_removed()
+    assert daemon.uninstalled()  # its virtualenv was deleted
 
 
 def test_session_start_starts_the_service_only_when_none_answers_and_one_is_wanted(monkeypatch):

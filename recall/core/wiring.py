@@ -138,6 +138,19 @@ def plugin_data_dir(plugin_id: str) -> Path:
     return plugins_dir() / "data" / re.sub(r"[^a-zA-Z0-9\-_]", "-", plugin_id)
 
 
+def plugin_installed() -> bool | None:
+    """Whether Claude Code lists recall's plugin as installed (any marketplace, any scope);
+    None when ``installed_plugins.json`` cannot be read (missing, or caught mid-write)."""
+    try:
+        with open(plugins_dir() / "installed_plugins.json", "rb") as fh:
+            listed = json.loads(fh.read()).get("plugins")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(listed, dict):
+        return None
+    return any(isinstance(k, str) and k.split("@", 1)[0] == PLUGIN_NAME for k in listed)
+
+
 class Plugin:
     """recall's plugin as Claude Code would load it (a plain class: a dataclass costs the hook
     ~15 ms of imports)."""

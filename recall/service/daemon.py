@@ -131,11 +131,20 @@ def lock_holder() -> int | None:
     return pid if pid_alive(pid) else None
 
 
-def runtime_removed() -> bool:
-    """Whether the Python this service runs on is gone: its virtualenv was deleted (e.g. by
-    `claude plugin uninstall`, which removes the plugin's runtime). The service then stops:
-    nothing of an uninstalled recall keeps capturing."""
-    return bool(sys.executable) and not os.path.exists(sys.executable)
+def uninstalled() -> bool:
+    """Whether the recall this service runs is uninstalled: the Python it runs on is gone (its
+    virtualenv was deleted, e.g. by `claude plugin uninstall`, which removes the plugin's
+    runtime), or it is the service of recall's Claude Code plugin (started by the plugin's
+    hooks: ``RECALL_PLUGIN_DATA``) and Claude Code no longer lists the plugin as installed
+    (`claude plugin uninstall --keep-data`). The service then stops: nothing of an uninstalled
+    recall keeps capturing."""
+    if sys.executable and not os.path.exists(sys.executable):
+        return True
+    if os.environ.get("RECALL_PLUGIN_DATA"):
+        from recall.core.wiring import plugin_installed
+
+        return plugin_installed() is False
+    return False
 
 
 def read_status() -> dict | None:
@@ -950,8 +959,8 @@ class Service:
                 self._watch_roots()
             if now - self._last_pending_check >= HEARTBEAT_INTERVAL:
                 self._last_pending_check = now
-                if runtime_removed():
-                    self.log.info("%s is gone (recall was uninstalled): stopping", sys.executable)
+                if uninstalled():
+                    self.log.info("recall was uninstalled (%s): stopping", sys.executable)
                     self.stop_event.set()
                     continue
                 if self._index_lost():
