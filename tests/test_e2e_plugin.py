@@ -227,3 +227,47 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     assert "recall" not in (json.loads(env.claude_json.read_text()).get("mcpServers") or {})
     assert not (env.claude_dir / "commands").exists()
     assert lock_holder() is None  # nothing started the service again
+
+
+def test_a_failed_build_is_said_at_the_next_session_start_and_by_doctor(claude_env, standin, monkeypatch, tmp_path):
+    """pip cannot download anything (no index, an empty wheel folder): the first session's
+    build fails, the next session's start says what failed and what to do in one systemMessage
+    line, the prompt still goes through, and doctor names the failure and its fix."""
+    env = claude_env
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(env.home / ".claude"))
+    empty = tmp_path / "no-wheels"
+    empty.mkdir()
+    env.env.update(offline_pip_env(empty))
+    env.env["RECALL_PYTHON"] = sys.executable
+    version = json.loads((CHECKOUT / ".claude-plugin" / "plugin.json").read_text())["version"]
+    data = env.home / ".claude" / "plugins" / "data" / "recall-recall"
+    claude(env, "plugin", "marketplace", "add", str(CHECKOUT))
+    claude(env, "plugin", "install", "recall@recall")
+
+    assert env.run("hello").returncode == 0
+    record = data / "build.json"
+    assert wait_for(lambda: record.exists() and json.loads(record.read_text())["state"] == "failed",
+                    timeout=BUILD_TIMEOUT), (data / "build.log").read_text()[-2000:] if (data / "build.log").exists() else ""
+    assert not (data / "runtime" / version / ".ready").exists()
+
+    proc = env.run("hello again")
+    assert proc.returncode == 0, proc.stderr
+    said = [a["attachment"]["content"] for a in env.transcript_entries()
+            if a.get("type") == "attachment" and a["attachment"].get("type") == "hook_system_message"]
+    assert len(said) == 1 and "\n" not in said[0], said
+    assert said[0].startswith("recall: building its Python runtime failed: pip could not download")
+    assert "To fix: connect to the network" in said[0] and str(data / "build.log") in said[0]
+
+    # that session's start tried again; it fails the same way, and doctor says so
+    assert wait_for(lambda: not plugin_runtime_building(data), timeout=BUILD_TIMEOUT)
+    from recall.cli.checks import check_wiring
+
+    checks, by_plugin = check_wiring(env.project)
+    assert by_plugin and not checks[0].ok and "pip could not download" in checks[0].detail
+    assert "connect to the network" in checks[0].fix
+
+
+def plugin_runtime_building(data: Path) -> bool:
+    from recall.core import plugin_runtime
+
+    return plugin_runtime.status(data, None)["state"] == "building"
