@@ -723,7 +723,7 @@ def shown_command(command: str) -> str:
 
 
 def render_docs(res: dict, rows: list[dict]) -> str:
-    from benchmarks import answers_and_ranking, injection, startup
+    from benchmarks import answers_and_ranking, injection, plugin_launcher, startup
     from benchmarks import forget as forget_bench
 
     m = res["machine"]
@@ -772,6 +772,7 @@ def render_docs(res: dict, rows: list[dict]) -> str:
         *injection.sections(),
         *forget_bench.docs_sections(),
         *startup.sections(),
+        *plugin_launcher.sections(res),
     ]
     return "\n".join(lines).rstrip() + "\n"
 

@@ -13,8 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from recall.cli.install import (HOOK_EVENTS, MCP_NAME, SetupError, load_json, local_settings_file, mcp_file,
-                                ours, project_root)
+from recall.cli.install import HOOK_EVENTS, MCP_NAME, SetupError, load_json, mcp_file, project_root
 from recall.core import config, paths
 from recall.core.errors import RecallError
 
@@ -28,26 +27,11 @@ class Check:
     warn: bool = False  # a failed check that does not make recall unusable
 
 
-def _settings_candidates(root: Path) -> list[Path]:
-    return [root / ".claude" / "settings.json", local_settings_file(root), paths.claude_config_dir() / "settings.json"]
-
-
 def find_hooks(root: Path) -> dict[str, tuple[Path, dict]]:
     """event -> (settings file, hook entry) for recall's hooks that Claude Code would run here."""
-    found: dict[str, tuple[Path, dict]] = {}
-    for path in _settings_candidates(root):
-        try:
-            data = load_json(path) or {}
-        except SetupError:
-            continue
-        hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
-        for event, groups in hooks.items():
-            for group in groups if isinstance(groups, list) else []:
-                for h in (group.get("hooks") if isinstance(group, dict) else None) or []:
-                    name = ours(h)
-                    if name and event in HOOK_EVENTS and HOOK_EVENTS[event][0] == name and event not in found:
-                        found[event] = (path, h)
-    return found
+    from recall.core.wiring import setup_hooks
+
+    return {event: found for event, found in setup_hooks(root).items() if event in HOOK_EVENTS}
 
 
 def _runnable(command: str) -> str | None:
@@ -381,9 +365,11 @@ def check_folder_modes(root: Path) -> Check | None:
 
 def doctor(project: Path | str | None = None) -> list[Check]:
     root = project_root(project)
+    wiring, by_plugin = check_wiring(root)  # the plugin's hooks and MCP server replace setup's
     service = check_service()
-    checks = [check_config(), *check_hooks(root), service, check_index(), check_redaction(service.ok),
-              check_forget(), check_key(service.ok), check_backend(service.ok), check_mcp(root)]
+    checks = [check_config(), *wiring, *([] if by_plugin else check_hooks(root)), service, check_index(),
+              check_redaction(service.ok), check_forget(), check_key(service.ok), check_backend(service.ok),
+              *([] if by_plugin else [check_mcp(root)])]
     modes = check_folder_modes(root)
     return [*checks, *check_memory(root), *([modes] if modes else [])]
 
@@ -409,3 +395,55 @@ def check_memory(project=None) -> list[Check]:
     if s["problem"]:
         checks.append(Check("memory state", False, s["problem"], "fix or move the file aside"))
     return checks
+
+
+# ------------------------------------------------------------------------------ wiring: setup, the plugin
+def _runtime_check(found) -> Check:
+    """The state of the plugin's runtime (``recall.core.plugin_runtime``)."""
+    from recall.core import plugin_runtime
+
+    st = plugin_runtime.status(found.data_dir, found.version)
+    where = f"recall's Claude Code plugin {found.id} {found.version or ''} ({found.scope} settings)".replace("  ", " ")
+    state = st["state"]
+    if state == "ready":
+        return Check("wiring", True, f"{where}: its hooks, MCP server and slash commands; runtime ready in "
+                                     f"{st['runtime']} (Python {st.get('python_version', '?')})")
+    since = time.strftime("%H:%M:%S", time.localtime(st["started"])) if st.get("started") else "?"
+    if state == "building":
+        return Check("wiring", False, f"{where}: its runtime is being built since {since} (log: {st['log']}); "
+                                      "until it is ready its hooks do nothing",
+                     "wait a minute or two", warn=True)
+    if state == "interrupted":
+        return Check("wiring", False, f"{where}: building its runtime was interrupted (log: {st['log']})",
+                     "start a new Claude Code session: it builds the runtime again in the background", warn=True)
+    if state == "failed":
+        return Check("wiring", False, f"{where}: building its runtime failed: {st.get('error', '?')} "
+                                      f"(log: {st['log']})",
+                     st.get("fix") or "start a new Claude Code session to try again")
+    return Check("wiring", False, f"{where}: its runtime is not built yet",
+                 "start a Claude Code session: its SessionStart builds it in the background", warn=True)
+
+
+def check_wiring(root: Path) -> tuple[list[Check], bool]:
+    """Which of ``recall setup`` and recall's Claude Code plugin wires recall here (the plugin with
+    the state of its runtime; both: the plugin stands down). Returns the checks, and whether the
+    plugin is what wires recall (then its hooks and MCP server replace the ones ``recall setup``
+    would have written)."""
+    from recall.core import wiring
+
+    hooks = wiring.setup_hooks(root)
+    found = wiring.plugin(root)
+    if found is None:
+        if hooks:
+            files = ", ".join(sorted({str(p) for p, _ in hooks.values()}))
+            return [Check("wiring", True, f"recall setup ({files}); recall's Claude Code plugin is not installed")], False
+        return [], False  # the hooks check says what to do
+    if not hooks:
+        return [_runtime_check(found)], True
+    files = sorted({str(p) for p, _ in hooks.values()})
+    scope = " --global" if str(wiring.user_settings()) in files else f" --project {shlex.quote(str(root))}"
+    return [Check("wiring", False, f"both: recall setup's hooks ({', '.join(files)}) are the active ones; recall's "
+                                   f"Claude Code plugin {found.id} is installed too and stands down for the events "
+                                   "they handle (one injection per prompt, one service)",
+                  f"keep one: `recall setup --uninstall{scope}`, or `claude plugin uninstall {found.id}`",
+                  warn=True)], False

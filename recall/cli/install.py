@@ -34,6 +34,7 @@ from pathlib import Path
 from recall.core import config
 from recall.core import paths
 from recall.core.errors import RecallError
+from recall.core.wiring import MCP_NAME, is_our_mcp as _is_our_mcp, ours
 
 #: event -> (``recall hook`` name, timeout in seconds; None: from the hook budget)
 HOOK_EVENTS: dict[str, tuple[str, int | None]] = {
@@ -43,9 +44,6 @@ HOOK_EVENTS: dict[str, tuple[str, int | None]] = {
     "PreCompact": ("pre-compact", 60),
     "SessionEnd": ("session-end", 30),
 }
-MCP_NAME = "recall"
-
-_OURS = re.compile(r"(?:^|[\s/\\'\"])(?:recall(?:\.exe)?|recall\.entry)['\"]?\s+hook\s+([a-z][a-z-]*)")
 
 
 class SetupError(RecallError):
@@ -194,14 +192,6 @@ def _save(path: Path, before: dict | None, after: dict, created: list[Path]) -> 
 
 
 # ------------------------------------------------------------------------------ hooks
-def ours(hook: dict) -> str | None:
-    """The ``recall hook`` name a settings hook entry runs, or None if it is not recall's."""
-    if not isinstance(hook, dict) or hook.get("type", "command") != "command":
-        return None
-    m = _OURS.search(str(hook.get("command") or ""))
-    return m.group(1) if m else None
-
-
 def merge_hooks(settings: dict, where: str, cfg: dict | None = None) -> tuple[dict, list[str], list[str]]:
     """``settings`` with recall's hook entries (added or brought up to date). Returns
     (new settings, changes, unchanged)."""
@@ -270,13 +260,6 @@ def remove_hooks(settings: dict, where: str) -> tuple[dict, list[str]]:
 
 
 # ------------------------------------------------------------------------------ MCP
-def _is_our_mcp(entry) -> bool:
-    if not isinstance(entry, dict):
-        return False
-    cmd = " ".join([str(entry.get("command") or ""), *map(str, entry.get("args") or [])])
-    return bool(re.search(r"(?:^|[\s/\\])(?:recall(?:\.exe)?|recall\.entry)\s+mcp\b", cmd))
-
-
 def merge_mcp(data: dict, where: str) -> tuple[dict, list[str], list[str]]:
     out = copy.deepcopy(data)
     servers = out.setdefault("mcpServers", {})

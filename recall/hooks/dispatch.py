@@ -190,6 +190,13 @@ def run_hook(name: str, args: list[str] | None = None) -> int:
                              "run `recall setup` to rewrite the hook entries.\n")
             return 0
         payload = read_payload(deadline=input_deadline(name, process_start()))
+        if os.environ.get("RECALL_PLUGIN_DATA"):  # run by recall's Claude Code plugin (hooks/recall)
+            from recall.hooks import plugin
+
+            if plugin.stands_down(name, payload):
+                return 0  # `recall setup` wired this event: its hook answers, not a second one
+            if name == "session-start":
+                plugin.ensure_service()
         handler = resolve(name)
         if handler is None:
             return 0

@@ -636,8 +636,15 @@ def default_cwd() -> str:
     return os.getcwd()
 
 
-def serve(cwd: str | None = None) -> None:
-    """Serve over stdio until the client closes stdin (``recall mcp``)."""
+def standing_down_server(why: str) -> RecallServer:
+    """A server with no tools, whose instructions say why: recall's plugin runs it when the MCP
+    server ``recall setup`` registered already serves these tools (never two sets of them)."""
+    return RecallServer("recall", version=__version__, instructions=why, log_level="WARNING")
+
+
+def serve(cwd: str | None = None, stand_down: str | None = None) -> None:
+    """Serve over stdio until the client closes stdin (``recall mcp``); with ``stand_down``, no
+    tools (``standing_down_server``)."""
     logger = log.setup()  # the file handler (the module's logger may have set it up already)
     if not any(type(h) is logging.StreamHandler for h in logger.handlers):
         stderr = logging.StreamHandler()  # stderr: Claude Code keeps it in its MCP logs
@@ -649,7 +656,7 @@ def serve(cwd: str | None = None) -> None:
     sdk.setLevel(logging.WARNING)
     root = cwd or default_cwd()
     _log.info("mcp server %s starting (pid %d, project dir %s)", __version__, os.getpid(), root)
-    server = build_server(root)
+    server = build_server(root) if stand_down is None else standing_down_server(stand_down)
     try:
         server.run("stdio")
     except KeyboardInterrupt:

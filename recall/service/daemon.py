@@ -105,6 +105,22 @@ def acquire_lock() -> int:
     return fd
 
 
+def uninstalled() -> bool:
+    """Whether the recall this service runs is uninstalled: the Python it runs on is gone (its
+    virtualenv was deleted, e.g. by `claude plugin uninstall`, which removes the plugin's
+    runtime), or it is the service of recall's Claude Code plugin (started by the plugin's
+    hooks: ``RECALL_PLUGIN_DATA``) and Claude Code no longer lists the plugin as installed
+    (`claude plugin uninstall --keep-data`). The service then stops: nothing of an uninstalled
+    recall keeps capturing."""
+    if sys.executable and not os.path.exists(sys.executable):
+        return True
+    if os.environ.get("RECALL_PLUGIN_DATA"):
+        from recall.core.wiring import plugin_installed
+
+        return plugin_installed() is False
+    return False
+
+
 def new_code_problem(timeout: float = 60.0) -> str:
     """"" when a fresh interpreter imports the installed service and CLI, else why not."""
     import subprocess
@@ -948,6 +964,10 @@ class Service:
                 self._watch_roots()
             if now - self._last_pending_check >= HEARTBEAT_INTERVAL:
                 self._last_pending_check = now
+                if uninstalled():
+                    self.log.info("recall was uninstalled (%s): stopping", sys.executable)
+                    self.stop_event.set()
+                    continue
                 if self._index_lost():
                     continue
                 self.apply_pending_memory()

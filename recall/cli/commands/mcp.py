@@ -24,4 +24,20 @@ def mcp_cmd(
         raise UsageError(f"--project {project} is not a directory.")
     from recall.mcp.server import serve
 
-    serve(str(project.expanduser().resolve()) if project is not None else None)
+    serve(str(project.expanduser().resolve()) if project is not None else None, stand_down=_stand_down())
+
+
+def _stand_down() -> str | None:
+    """Run by recall's Claude Code plugin where ``recall setup`` registered its own MCP server:
+    why this one serves no tools."""
+    import os
+
+    if not os.environ.get("RECALL_PLUGIN_DATA"):
+        return None
+    from recall.core.wiring import session_project, setup_mcp
+
+    where = setup_mcp(session_project())
+    if where is None:
+        return None
+    return (f"recall's tools are served by the `recall` MCP server that `recall setup` registered in {where}; "
+            "this one, recall's Claude Code plugin's, stands down so that they are not offered twice.")

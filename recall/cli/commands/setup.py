@@ -205,6 +205,30 @@ def _backfill_step(report, run: bool, service_up: bool = False) -> None:
                           f"{fmt.counted(summary.files, 'transcript file')} in {summary.seconds:.1f} s")
 
 
+def _plugin_stand_down(project: Optional[Path], global_: bool, no_index: bool) -> bool:
+    """When recall's Claude Code plugin is enabled here, setup wires nothing of its own (hooks,
+    MCP server, commands, service: two would inject twice) and says so; it still runs the first
+    backfill. Returns whether it stood down."""
+    from recall.cli import install as st
+    from recall.core import service_client as client
+    from recall.core.wiring import plugin
+
+    found = plugin(None if global_ else st.project_root(project))
+    if found is None:
+        return False
+    report = st.Report()
+    _backfill_step(report, not no_index, service_up=client.ping(timeout=1.0) is not None)
+    for line in report.changes:
+        typer.echo(f"changed: {line}")
+    for line in report.notes:
+        typer.echo(f"note:    {line}")
+    typer.echo(f"recall's Claude Code plugin ({found.id}, enabled in {found.settings}) already wires recall into "
+               "Claude Code: its hooks, MCP server, slash commands and service. setup added none of its own, so "
+               f"nothing runs twice. To wire this install instead: `claude plugin uninstall {found.id}`, then run "
+               "`recall setup` again.")
+    return True
+
+
 @commands.command("setup", help="Wire recall into Claude Code: hooks in .claude/settings.json, the MCP server "
                                 "in .mcp.json, the /recall, /recall-search and /remember slash commands, the "
                                 "background service, the first backfill.")
@@ -230,6 +254,8 @@ def setup_cmd(
         raise UsageError("--purge goes with --uninstall: `recall setup --uninstall --global --purge`.")
     if uninstall:
         _uninstall(project, global_, purge, yes)
+        return
+    if _plugin_stand_down(project, global_, no_index):
         return
     report = st.install_files(project, global_, mcp=not no_mcp, commands=not no_commands)
     _repair_modes(report, project, global_)
