@@ -45,6 +45,7 @@ DEFAULTS: dict = {
         "min_score": 8.0,           # ...and at least this absolute score
         "synthesize": True,         # False: always inject raw snippets
         "max_rules": 5,             # triggered rules injected per prompt (recall rules); 0: none
+        "stale_marks": True,        # mark hits whose files changed since (recall.search.stale)
     },
     "exclude": [],                  # projects (paths, globs) never captured: `recall exclude`
     "memory": {

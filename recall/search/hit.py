@@ -6,7 +6,7 @@ the prompt hook) need not import the searcher and Tantivy.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 
 
@@ -24,6 +24,8 @@ class Hit:
     kind: str = "message"  # message | session | memory
     reply: str | None = None     # a user prompt's hit: the reply it got (recall.search.exchange)
     question: str | None = None  # an assistant message's hit: the prompt it answered
+    # files it names or its session wrote that changed since (recall.search.stale): [] when none
+    stale: list = field(default_factory=list)
 
     def as_json(self) -> dict:
         d = asdict(self)

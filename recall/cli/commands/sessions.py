@@ -29,6 +29,9 @@ def sessions_cmd(
     root = sessions.project_root(project)
     after = parse_since(since) if since is not None else None
     rows = sessions.recent(root, after, limit)
+    marks = _session_marks(rows)
+    for r in rows:
+        r["stale"] = marks.get(r["session_id"], [])
     if as_json:
         typer.echo(json.dumps({"sessions": rows}, ensure_ascii=False))
         return
@@ -45,6 +48,25 @@ def sessions_cmd(
             text = r["summary"].splitlines()[0]
         head = f"{when}  {r['session_id'][:8]}  {name[:20]:20}  {r['messages']:>5} msgs  "
         typer.echo(head + sessions.one_line(text, max(30, width - len(head))))
+        if r["stale"]:
+            n = len(r["stale"])
+            line = (f"{' ' * 18}! {n} file{'s' if n != 1 else ''} it wrote changed since: "
+                    + ", ".join(f"{m['path']} ({m['state']})" for m in r["stale"]))
+            typer.echo(sessions.one_line(line, max(40, width)))
+
+
+def _session_marks(rows: list[dict]) -> dict:
+    """{session: the files it wrote that changed, moved or were deleted since it ended}."""
+    from indexer.state import SessionInfo
+    from recall.search.stale import epoch, session_marks
+
+    infos = [SessionInfo(r["session_id"], project=r["project"] or "", ended=epoch(r["ended"]),
+                         started=epoch(r["started"])) for r in rows]
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = None
+    return session_marks(infos, cwd)
 
 
 @commands.command("show")
@@ -55,7 +77,8 @@ def show_cmd(
     """A session: its summary, then its transcript as recall indexed it (redacted)."""
     from recall.memory import sessions
 
-    text = sessions.show_text(sessions.resolve(session))
+    info = sessions.resolve(session)
+    text = sessions.show_text(info, _file_lines(info))
     height = shutil.get_terminal_size((80, 24)).lines
     if pager and sys.stdout.isatty() and text.count("\n") > height - 2:
         import click
@@ -63,3 +86,30 @@ def show_cmd(
         click.echo_via_pager(text)
     else:
         typer.echo(text, nl=False)
+
+
+def _file_lines(info) -> list[str]:
+    """``recall show``'s lines about the files a session wrote: what became of each since
+    (git adds the commits since and who made them, when the project is a repository)."""
+    from recall.search.stale import epoch, session_files
+
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = None
+    rows = session_files(info, cwd)
+    lines = []
+    for r in rows:
+        what = {"unchanged": "unchanged", "changed": "changed since", "deleted": "deleted",
+                "renamed": f"renamed to {r.get('to')}"}.get(r["state"], r["state"])
+        if r["op"] == "move" and r.get("to") and r["state"] == "unchanged":
+            what = f"moved to {r['to']}"
+        when = f" ({r['since'][:10]})" if r.get("since") and r["state"] != "unchanged" else ""
+        line = f"    {r['path']}  [{r['op']}]  {what}{when}"
+        commits = r.get("commits") or []
+        if commits:
+            who = sorted({c["author"] for c in commits})
+            line += (f"; {len(commits)} commit{'s' if len(commits) != 1 else ''} since by {', '.join(who)}"
+                     f" (latest {commits[0]['commit']})")
+        lines.append(line)
+    return lines
