@@ -68,19 +68,24 @@ def memories_list(
     mtype: Optional[str] = typer.Option(None, "--type", "-t", help="Only this type."),
     project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
     all_: bool = typer.Option(False, "--all", help="Also superseded and archived memories."),
+    stale: bool = typer.Option(False, "--stale", help="Only memories whose files changed substantially, moved "
+                                                       "or were deleted since they were written."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List the project's memories, best first per type (the default subcommand)."""
     if ctx.invoked_subcommand is not None:
         return
     from recall.memory import TYPES, store
+    from recall.memory.stale import mark_text, refresh_and_persist
 
     t = _check_type(mtype)
     root = _project(project)
     store.fold_access()
     state = store.load(root)
+    refresh_and_persist(root, state)
     now = time.time()
-    mems = [m for m in state.memories if (all_ or m.active) and (t is None or m.type == t)]
+    mems = [m for m in state.memories if (all_ or m.active) and (t is None or m.type == t)
+            and (not stale or m.stale)]
     mems.sort(key=lambda m: (TYPES.index(m.type), not m.active, -store.rank(m, now)))
     if as_json:
         out = []
@@ -92,6 +97,10 @@ def memories_list(
         return
     if not mems:
         what = f"{t} memories" if t else "memories"
+        if stale:
+            typer.echo(f"No {what} of {root} name a file that changed substantially, moved or was deleted "
+                       "since they were written.")
+            return
         typer.echo(f"No {what} for {root} yet. They are extracted when a session goes idle or ends "
                    "(needs an API key); add one with `recall memories add TYPE TEXT`.")
         return
@@ -106,6 +115,8 @@ def memories_list(
         flag = "" if m.active else f" [{m.status}]"
         faded = " (faded: not in the briefing)" if m.active and conf < store.BRIEFING_FLOOR else ""
         typer.echo(f"  {m.id}  {conf:.2f}  used {m.access_count:<3} {_short(m.content)}{flag}{faded}")
+        if m.stale:
+            typer.echo(f"                      ! {mark_text(m)}")
 
 
 # show --------------------------------------------------------------------------------------
@@ -117,9 +128,12 @@ def memories_show(
 ) -> None:
     from recall.memory import store
 
+    from recall.memory.stale import mark_text, refresh_and_persist
+
     root = _project(project)
     state = store.load(root)
     m = state.find(ref)
+    refresh_and_persist(root, state)
     now = time.time()
     if as_json:
         d = m.to_json()
@@ -140,6 +154,10 @@ def memories_show(
         body = f"{other.type}, {other.status}: {_short(other.content, 80)}" if other else "pruned"
         typer.echo(f"{label}{mid}  ({body})")
 
+    if m.files:
+        typer.echo(f"files:       {', '.join(f['path'] for f in m.files)}")
+        if m.stale:
+            typer.echo(f"changed:     {mark_text(m)}")
     if m.supersedes:
         ref_line("supersedes:  ", m.supersedes)
     for mid in m.merged_from:
@@ -214,11 +232,14 @@ def consolidate_cmd(
     if res.stopped:
         raise RecallError(f"Consolidation stopped ({res.stopped}); details in the log. "
                           "Run `recall consolidate` again later.")
-    if not res.types:
+    if not res.types and not res.rechecked:
         typer.echo(f"Nothing to consolidate: no type has {consolidate.MIN_PER_TYPE} or more active memories.")
-    else:
+    elif res.types:
         typer.echo(f"Reviewed {', '.join(res.types)}: {res.merged} merged memories from {res.merged_away}, "
                    f"{res.dropped} dropped.")
+    if res.rechecked:
+        typer.echo(f"Re-checked {res.rechecked} memories whose files changed against the newer sessions: "
+                   f"{res.recheck_kept} still true, {res.recheck_updated} updated, {res.recheck_dropped} dropped.")
     if res.skipped:
         typer.echo(f"Skipped {', '.join(res.skipped)}: the model's answer was unusable twice (see the log).")
     if res.archived_faded or res.pruned:
