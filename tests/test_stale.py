@@ -333,6 +333,37 @@ def test_json_mcp_and_ask_carry_the_marks(history, monkeypatch):
     assert any(h.stale for h in hits if h.session_id == a.session_id)
 
 
+def test_the_mcp_tools_structured_and_text_output_carry_the_marks(history):
+    from recall.mcp import server, tools
+
+    p, a = history["project"], history["a"]
+    page = server.fit(tools.memory_search("stripe refunds idempotency webhook", cwd=str(p)), server.SearchOut,
+                      server.render_search)
+    wired = server.wire(page)["matches"]
+    assert all("stale" in m for m in wired)
+    mine = [m for m in wired if m["session_id"] == a.session_id]
+    assert mine and {x["state"] for x in mine[0]["stale"]} == {"changed", "deleted", "renamed"}
+    assert "    ! (src/" in server.render_search(page) and "changed 3 days later" in server.render_search(page)
+
+
+def test_files_are_judged_in_the_worktree_the_prompt_comes_from(history, tmp_path, monkeypatch):
+    monkeypatch.setenv("RECALL_NO_SERVICE", "1")
+    from recall.search.stale import files_root
+
+    p, c = history["project"], history["c"]
+    wt = tmp_path / "wt-feature"
+    (p / ".git" / "worktrees" / "wt-feature").mkdir(parents=True)
+    (p / ".git" / "worktrees" / "wt-feature" / "commondir").write_text("../..\n")
+    wt.mkdir()
+    (wt / ".git").write_text(f"gitdir: {p}/.git/worktrees/wt-feature\n")
+    put(wt / "README.md", "# shop\n", NOW - timedelta(days=60))
+    put(wt / "src/types.ts", "export type Hook = {}\n", NOW - timedelta(days=6))
+    put(p / "README.md", "# shop, edited on main\n", NOW - timedelta(days=1))
+    assert files_root(str(p), str(wt / "src")) == str(wt) and files_root(str(p), "/elsewhere") == str(p)
+    assert set(marks_by_session("stripe webhook types", wt)[c.session_id]) == set()  # as the worktree has them
+    assert set(marks_by_session("stripe webhook types", p)[c.session_id]) == {"README.md"}
+
+
 def test_the_service_search_op_marks_in_the_callers_tree(history):
     from recall.service import registry
     from recall.service.ops import search as search_ops

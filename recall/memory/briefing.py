@@ -244,9 +244,9 @@ def write_briefing(project: str | Path, state: State | None = None, *, cfg: dict
         return None
     state = state if state is not None else load(str(project))
     if not refreshed:
-        from recall.memory.stale import refresh_and_persist
+        from recall.memory.store import refresh_stale
 
-        refresh_and_persist(str(project), state)
+        refresh_stale(str(project), state)
     want = mode(cfg)
     written = None
     for m, name in FILES.items():
@@ -281,9 +281,9 @@ def session_context(cwd: str, *, cfg: dict | None = None, now: float | None = No
     cfg = cfg or config.load()
     if not state.memories:
         return None
-    from recall.memory.stale import refresh_and_persist
+    from recall.memory.store import refresh_stale
 
-    refresh_and_persist(project, state)  # decay and marks follow the files, too
+    refresh_stale(project, state)  # decay and marks follow the files, too
     if safe_root(project) is not None:
         try:  # in "none" mode this takes a block left from another mode out of the files
             write_briefing(project, state, cfg=cfg, now=now, refreshed=True)

@@ -14,6 +14,9 @@ rewrite), *renamed* when it is gone and a later session moved it, *deleted* when
 A stat answers most of it; a file is read only when its size or time changed, and a verdict
 is remembered per (path, time, size) in the process.
 
+``recall.memory.store.refresh_stale`` runs ``refresh`` and writes the marks that changed back
+(the store imports this module, never the other way round).
+
 What follows from ``stale``: the briefing and ``recall memories`` mark the memory, it fades
 over ``store.STALE_DECAY_DAYS`` (``store.effective_confidence``), ``recall memories --stale``
 lists it, and consolidation asks the model to re-check it against the newer sessions that
@@ -39,9 +42,11 @@ _verdicts: dict[tuple[str, float, int], tuple[str, float | None]] = {}  # (path,
 
 
 def _iso(ts: float | None) -> str | None:
-    from recall.memory.store import iso
+    if not ts:
+        return None
+    from datetime import datetime, timezone
 
-    return iso(ts) if ts else None
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _read(path: str) -> bytes | None:
@@ -103,9 +108,14 @@ def _changed(f: dict, path: str, st) -> tuple[bool, float | None]:
 
 
 def _epoch(value) -> float:
-    from recall.memory.store import parse_time
+    if not isinstance(value, str) or not value:
+        return 0.0
+    from datetime import datetime
 
-    return parse_time(value) or 0.0
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
 
 
 def check(m, project: str, touches=None) -> list[dict]:
@@ -165,34 +175,6 @@ def refresh(state, now: float | None = None) -> set[str]:
             m.stale = marks
             changed.add(m.id)
     return changed
-
-
-def persist(project: str, state, ids: set[str]) -> None:
-    """Write the new marks of ``ids`` (from ``state``, read without the lock) back to the
-    project's state.json; skipped when another process holds it (the next refresh will)."""
-    if not ids:
-        return
-    from recall.memory import store
-
-    marks = {m.id: m.stale for m in state.memories if m.id in ids}
-    try:
-        with store.transaction(project, timeout=2.0) as fresh:
-            for m in fresh.memories:
-                if m.id in marks and m.stale != marks[m.id]:
-                    m.stale = [dict(x) for x in marks[m.id]]
-                    fresh.dirty = True
-    except store.StateError:
-        pass
-
-
-def refresh_and_persist(project: str, state) -> None:
-    """``refresh`` then ``persist`` (never raises: marks are a hint)."""
-    try:
-        persist(project, state, refresh(state))
-    except Exception as exc:  # noqa: BLE001
-        from recall.core import log
-
-        log.get("memory").warning("stale marks of %s's memories not refreshed: %s", project, exc)
 
 
 def mark_text(m) -> str:

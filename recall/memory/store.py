@@ -516,6 +516,30 @@ def _snapshot(state: State, m: Memory, now: float) -> None:
     m.stale = []
 
 
+def refresh_stale(project: str, state: State) -> None:
+    """Recompute the stale marks of ``state``'s memories (``recall.memory.stale.refresh``) and
+    write those that changed back to state.json; skipped when another process holds it (the
+    next refresh will). Never raises: marks are a hint."""
+    from recall.memory.stale import refresh
+
+    try:
+        ids = refresh(state)
+        if not ids:
+            return
+        marks = {m.id: m.stale for m in state.memories if m.id in ids}
+        with transaction(project, timeout=2.0) as fresh:
+            for m in fresh.memories:
+                if m.id in marks and m.stale != marks[m.id]:
+                    m.stale = [dict(x) for x in marks[m.id]]
+                    fresh.dirty = True
+    except StateError:
+        pass
+    except Exception as exc:  # noqa: BLE001
+        from recall.core import log
+
+        log.get("memory").warning("stale marks of %s's memories not refreshed: %s", project, exc)
+
+
 def retire(state: State, m: Memory, status: str, now: float, by: str | None = None) -> None:
     """Take ``m`` out of the active set: superseded ones leave the index, archived ones stay
     searchable until pruned."""

@@ -76,13 +76,13 @@ def memories_list(
     if ctx.invoked_subcommand is not None:
         return
     from recall.memory import TYPES, store
-    from recall.memory.stale import mark_text, refresh_and_persist
+    from recall.memory.stale import mark_text
 
     t = _check_type(mtype)
     root = _project(project)
     store.fold_access()
     state = store.load(root)
-    refresh_and_persist(root, state)
+    store.refresh_stale(root, state)
     now = time.time()
     mems = [m for m in state.memories if (all_ or m.active) and (t is None or m.type == t)
             and (not stale or m.stale)]
@@ -128,12 +128,12 @@ def memories_show(
 ) -> None:
     from recall.memory import store
 
-    from recall.memory.stale import mark_text, refresh_and_persist
+    from recall.memory.stale import mark_text
 
     root = _project(project)
     state = store.load(root)
     m = state.find(ref)
-    refresh_and_persist(root, state)
+    store.refresh_stale(root, state)
     now = time.time()
     if as_json:
         d = m.to_json()
