@@ -27,7 +27,6 @@ content fingerprint and line sketch (how much of it changed), and the mark's wor
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import threading
@@ -37,8 +36,8 @@ from indexer.project import worktree_top
 OPS = ("write", "edit", "move", "delete")
 TOUCH_TOOLS = {"Write": "write", "Edit": "edit", "MultiEdit": "edit", "NotebookEdit": "edit"}
 MAX_TOUCHES = 64           # per message (a `rm` of a long file list)
-_BASH_HINT = re.compile(r"(?:^|[\s;&|(`])(?:mv|rm|unlink)\s")
-_GLOB = re.compile(r"[*?\[\]{}$`]")
+_BASH_HINT = r"(?:^|[\s;&|(`])(?:mv|rm|unlink)\s"
+_GLOB = r"[*?\[\]{}$`]"
 _SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", ";;", "|&"}
 _PREFIX_WORDS = {"sudo", "command", "nohup", "time", "exec", "builtin"}
 
@@ -167,6 +166,8 @@ class Touches:
 # ------------------------------------------------------------------------------- fingerprints
 def content_fingerprint(data: bytes) -> str:
     """``<12 hex of sha256>:<length>``: which content a file held (its size tells most changes)."""
+    import hashlib
+
     return f"{hashlib.sha256(data).hexdigest()[:12]}:{len(data)}"
 
 
@@ -183,6 +184,8 @@ _MASK = (1 << 32) - 1
 def line_sketch(data: bytes) -> str:
     """A MinHash of the file's distinct non-blank lines (16 × 32 bits, as hex): two sketches
     estimate how much of the lines two versions share (``sketch_similarity``)."""
+    import hashlib
+
     lines = {ln.strip() for ln in data.splitlines() if ln.strip()}
     if not lines:
         return ""
@@ -234,7 +237,7 @@ def _segments(command: str):
     import shlex
 
     for line in command.splitlines():
-        if not _BASH_HINT.search(" " + line + " "):
+        if not re.search(_BASH_HINT, " " + line + " "):
             continue
         try:
             lex = shlex.shlex(line, posix=True, punctuation_chars=True)
@@ -283,7 +286,7 @@ def _operands(words: list[str], value_options: tuple[str, ...] = ()) -> tuple[li
 
 def bash_touches(command: str, cwd: str, project: str) -> list[list[str]]:
     """Moves and deletions in a Bash command line (``cd DIR`` earlier on the line is followed)."""
-    if not _BASH_HINT.search(" " + command + " "):
+    if not re.search(_BASH_HINT, " " + command + " "):
         return []
     out: list[list[str]] = []
     here = cwd
@@ -292,7 +295,7 @@ def bash_touches(command: str, cwd: str, project: str) -> list[list[str]]:
         if not words:
             continue
         if words[0] == "cd":
-            if len(words) == 2 and not _GLOB.search(words[1]) and not words[1].startswith("~") and here:
+            if len(words) == 2 and not re.search(_GLOB, words[1]) and not words[1].startswith("~") and here:
                 here = os.path.normpath(os.path.join(here, words[1]))
             continue
         if words[:2] == ["git", "mv"]:
@@ -308,7 +311,7 @@ def bash_touches(command: str, cwd: str, project: str) -> list[list[str]]:
         else:
             continue
         operands, opts = _operands(args, ("-t", "--target-directory") if kind == "move" else ())
-        operands = [w for w in operands if w and not _GLOB.search(w)]
+        operands = [w for w in operands if w and not re.search(_GLOB, w)]
         if kind == "delete":
             for w in operands:
                 rel = relative(w, here, project)

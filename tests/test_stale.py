@@ -589,3 +589,32 @@ def test_consolidation_rechecks_stale_memories_against_newer_sessions(memproject
     put(memproject / "src/lib/refunds.ts", "totally\ndifferent\nnow\n", NOW)
     res = consolidate.consolidate(str(memproject), force=True)
     assert res.rechecked == 0 and len(standin.messages_requests()) == 1
+
+
+# ------------------------------------------------------------------------------ the benchmark
+def test_the_benchmarks_fixtures_mark_where_they_should(tmp_path, monkeypatch):
+    """benchmarks.stale's fixture history alone (no dev data): every hit of a decision whose
+    file changed carries exactly that mark, no other hit carries any, and the section renders."""
+    from benchmarks import stale as bench
+
+    monkeypatch.setenv("RECALL_NO_SERVICE", "1")
+    project = tmp_path / "pool"
+    (project / ".git").mkdir(parents=True)
+    for rel, text in bench.PROJECT_FILES.items():
+        bench._put(project / rel, text, bench.UNTOUCHED)
+    root = tmp_path / "claude" / "projects"
+    topics, expected = bench.fixtures(project, root)
+    index([root])
+    built = {"project": project, "topics": topics, "expected": expected, "questions": []}
+    res = bench.marks(built)
+    for path in ("hook", "raw"):
+        t = res[path]["by_prompts"]["fixture"]
+        assert t["prompts"] == len(bench.TOPICS) and t["expect"] > 0
+        assert t["exact"] == t["expect"] and t["spurious"] == 0, res[path]
+    assert {t["kind"] for t in topics} == set(bench.KINDS)
+    row = bench.in_process(built, bench.prompts_for_latency(dict(built, questions=[("q", "what about ducks?")]), 4),
+                           rounds=1)
+    assert row["runs"] == 4 and row["marked_hits"] > 0
+    doc = bench.sections({**{"pool_sessions": 0, "fixture_topics": len(topics), "dev_questions": 0, "when": "now",
+                            "cpus": 2}, "marks": {**res, "raw": res["raw"]}, "latency": [row]})
+    assert doc[0] == "## Stale marks (issue 29)" and "| prompt hook: fixture topics |" in "\n".join(doc)

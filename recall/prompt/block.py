@@ -60,15 +60,10 @@ def mark(hit, shown: dict | None = None) -> str:
         seen.update(m.get("path") for m in marks)
     if not marks:
         return ""
-    from datetime import datetime
-
     from indexer.touches import describe
+    from recall.search.stale import epoch
 
-    try:
-        ref = datetime.fromisoformat(hit.timestamp.replace("Z", "+00:00")).timestamp() if hit.timestamp else None
-    except ValueError:
-        ref = None
-    return " " + clean(describe(marks, ref))
+    return " " + clean(describe(marks, epoch(hit.timestamp)))
 
 
 def citation(hit) -> str:

@@ -27,8 +27,9 @@ the recalled message is part of what it concluded. A path a text names that no s
 touched and that does not exist is not a project file (a URL's tail, ``node.js``): no mark.
 
 Cost: per hit a few ``stat`` calls and two SQLite lookups on state.db (read-only, no lock),
-no subprocess, no file read: the hook's budget. ``recall show`` asks git for more
-(``recall.memory.sessions``).
+no subprocess, no file read: the hook's budget. For ``recall sessions`` and ``recall show``
+(``session_marks``, ``session_files``) a same-size file is read to be sure, and ``recall
+show`` asks git for the commits since and who made them.
 """
 
 from __future__ import annotations
