@@ -156,20 +156,32 @@ def check(m, project: str, touches=None) -> list[dict]:
     return marks
 
 
+class _LazyTouches:
+    """``indexer.touches.Touches`` of a project, opened on first use (only a file that is gone
+    needs state.db: the SessionStart hook does not import sqlite3 otherwise)."""
+
+    def __init__(self, project: str) -> None:
+        self.project = project
+        self._db = None
+
+    def history(self, paths, after):
+        if self._db is None:
+            from indexer.touches import Touches, state_connection
+
+            self._db = Touches(state_connection(), self.project)
+        return self._db.history(paths, after)
+
+
 def refresh(state, now: float | None = None) -> set[str]:
     """Recompute ``stale`` of every active memory with files; the ids whose marks changed."""
-    from indexer.touches import Touches, state_connection
-
     project = state.project
     if not project or not os.path.isdir(project):
         return set()
-    touches = None
+    touches = _LazyTouches(project)
     changed: set[str] = set()
     for m in state.active():
         if not m.files:
             continue
-        if touches is None:
-            touches = Touches(state_connection(), project)
         marks = check(m, project, touches)
         if marks != m.stale:
             m.stale = marks
