@@ -11,7 +11,9 @@ A memory (JSON keys as written)::
      "created": ISO, "updated": ISO, "confidence": 1.0, "accessCount": 0,
      "status": "active" | "superseded" | "archived", "supersedes": id | null,
      "supersededBy": id | null, "mergedFrom": [ids], "sessions": [source session ids],
-     "origin": "extraction" | "manual" | "consolidation", "retired": ISO | null}
+     "origin": "extraction" | "manual" | "consolidation", "retired": ISO | null,
+     "files": [{"path", "fp", "sketch", "at"}],   # the files it names (recall.memory.stale)
+     "stale": [{"path", "state", "since"}]}       # those changed substantially / gone since
 
 Dedup at write time: Jaccard similarity over the index's own tokens (Unicode words,
 camelCase parts, CJK characters, stemmed; stop words removed) within one type; above
@@ -19,7 +21,8 @@ camelCase parts, CJK characters, stemmed; stop words removed) within one type; a
 ``supersedes_content`` matches an active memory of any type above ``SUPERSEDE_JACCARD``.
 
 Decay: ``progress`` fades linearly to 0 over 7 days, ``context`` over 30 (counted from
-``updated``); the other types never decay. Below ``BRIEFING_FLOOR`` a memory leaves the
+``updated``); the other types never decay, unless their files changed (``stale``: 14 days
+from the change). Below ``BRIEFING_FLOOR`` a memory leaves the
 briefing but stays searchable; fully faded ones are archived at the next consolidation and
 non-active memories are pruned ``PRUNE_DAYS`` after they left the active set.
 
