@@ -725,6 +725,7 @@ def shown_command(command: str) -> str:
 def render_docs(res: dict, rows: list[dict]) -> str:
     from benchmarks import answers_and_ranking, injection, plugin_launcher, startup
     from benchmarks import forget as forget_bench
+    from benchmarks import stale as stale_marks
 
     m = res["machine"]
     res = dict(res, command=shown_command(res["command"]))
@@ -773,6 +774,7 @@ def render_docs(res: dict, rows: list[dict]) -> str:
         *forget_bench.docs_sections(),
         *startup.sections(),
         *plugin_launcher.sections(res),
+        *stale_marks.sections(),
     ]
     return "\n".join(lines).rstrip() + "\n"
 

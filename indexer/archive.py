@@ -57,7 +57,13 @@ try:
     def _dumps(obj) -> bytes:
         return orjson.dumps(obj)
 
-    _dump_message = orjson.dumps  # a Message (dataclass) serialises as its to_record() dict
+    _NO_TOUCHES = b',"touched":[]}'
+
+    def _dump_message(m) -> bytes:
+        """A Message (dataclass) as its ``to_record()`` dict; one without touches (most) is
+        written as before touches existed (``Message.from_record`` reads both)."""
+        raw = orjson.dumps(m)
+        return raw[:-len(_NO_TOUCHES)] + b"}" if raw.endswith(_NO_TOUCHES) else raw
 except ImportError:  # pragma: no cover
     def _dumps(obj) -> bytes:
         return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

@@ -92,12 +92,14 @@ class Selection:
     def rewrite(self, m: Message) -> Message | None:
         """``m`` with the secret cut out, or None when it does not hold it."""
         s = self.secret
-        if s is None or not (s in m.text or s in m.cwd or any(s in f for f in m.files)):
+        if s is None or not (s in m.text or s in m.cwd or any(s in f for f in m.files)
+                             or any(s in x for t in m.touched for x in t)):
             return None
         return Message(uuid=m.uuid, session_id=m.session_id, project=m.project,
                        cwd=m.cwd.replace(s, SECRET_MARK), branch=m.branch.replace(s, SECRET_MARK), role=m.role,
                        timestamp=m.timestamp, text=m.text.replace(s, SECRET_MARK), tools=list(m.tools),
-                       files=[f.replace(s, SECRET_MARK) for f in m.files], source=m.source)
+                       files=[f.replace(s, SECRET_MARK) for f in m.files], source=m.source,
+                       touched=[[x.replace(s, SECRET_MARK) for x in t] for t in m.touched])
 
 
 @dataclass

@@ -75,6 +75,18 @@ MAX_SESSION_FILES = 200
 ADDED_BITS = 1 << 26  # a 8 MB bitmap of the keys added since an empty index was opened
 MAX_CONTEXTS = 256  # files whose parsing state stays in memory
 MAX_CACHED_SESSIONS = 2_000  # session facts kept in memory between commits (the rest are in state.db)
+TOUCHES_META = "touches"  # state.db meta: "done" once the touches cover the archive (else the last file read)
+
+
+def _json_loads(raw: bytes):
+    import json
+
+    try:
+        import orjson
+
+        return orjson.loads(raw)
+    except ImportError:  # pragma: no cover
+        return json.loads(raw)
 
 
 @dataclass
@@ -470,6 +482,8 @@ class Indexer:
         self.pending_files: dict[str, FileState] = {}
         self.sessions: dict[str, SessionInfo] = {}
         self.dirty_sessions: set[str] = set()
+        self.pending_touches: list[tuple] = []  # state.db rows of the batch's touches (indexer.touches)
+        self.pending_undo: list[tuple] = []     # (uuid, op, path) of touches failed calls take back
         self.pending_messages = 0
         self.listeners: list[Callable[[list[Message]], None]] = []
         self.stats: Counter = Counter()
@@ -504,6 +518,8 @@ class Indexer:
         # position) per message, 8 bytes each, collected during the replay and sorted after it
         self._replaying: array | None = array("q") if self.needs_replay else None
         self._replayed: array | None = None
+        if self.state.get_meta(TOUCHES_META) is None and (self.needs_replay or not self.archive.session_files()):
+            self.state.set_meta(TOUCHES_META, "done")  # nothing archived yet, or the replay writes them
 
     # lifecycle -----------------------------------------------------------------------
     def _start_over(self, why: str) -> None:
@@ -781,10 +797,55 @@ class Indexer:
         self.pending_other = True
         self.commit()
         self.state.set_meta("replay_pending", "0")
+        self.state.set_meta(TOUCHES_META, "done")  # the replay wrote every archived message's touches
         self.needs_replay = False
         if self._replaying is not None:
             self._replayed = array("q", sorted(self._replaying))
             self._replaying = None
+
+    # touches of history archived before they were recorded --------------------------
+    def touches_pending(self) -> bool:
+        return self.state.get_meta(TOUCHES_META) != "done"
+
+    def backfill_touches(self, budget: float | None = None) -> bool:
+        """Record the touches (``indexer.touches``) of what was archived before recall kept
+        them: once per home, from the archive's tool calls (their text says what they wrote;
+        no fingerprint), archive file by archive file, resumable. ``budget``: stop after about
+        that many seconds (at least one file). Returns True when every file is done."""
+        from indexer.touches import rows, undone
+
+        state = self.state.get_meta(TOUCHES_META)
+        if state == "done":
+            return True
+        root = self.archive.root
+        files = [p for p in self.archive.session_files() if str(p.relative_to(root)) > (state or "")]
+        t0 = time.monotonic()
+        for n, path in enumerate(files):
+            if n and budget is not None and time.monotonic() - t0 >= budget:
+                return False
+            try:
+                data = path.read_bytes()
+            except OSError:
+                data = b""
+            found, back = [], []
+            for raw in data.split(b"\n"):
+                if b'"tool_use"' not in raw and b'"undo"' not in raw:
+                    continue
+                try:
+                    m = Message.from_record(_json_loads(raw))
+                except (ValueError, TypeError, AttributeError):
+                    continue
+                found.extend((m.uuid, m.session_id, m.project, p_, op, m.timestamp, fp, dest)
+                             for op, p_, fp, dest in rows(m.touched))
+                back.extend(undone(m.touched))
+            if back:
+                gone = set(back)
+                found = [t for t in found if (t[0], t[4], t[3]) not in gone]
+            if found:
+                self.state.save([], [], found)
+            self.state.set_meta(TOUCHES_META, str(path.relative_to(root)))
+        self.state.set_meta(TOUCHES_META, "done")
+        return True
 
     # memory documents ----------------------------------------------------------------
     def upsert_memory_docs(self, docs: list[dict], log: bool = True) -> int:
@@ -874,6 +935,16 @@ class Indexer:
         for f in m.files:
             if f not in s.files and len(s.files) < MAX_SESSION_FILES:
                 s.files.append(f)
+        if m.touched:
+            from indexer.touches import rows, undone
+
+            self.pending_touches.extend((m.uuid, m.session_id, m.project, path, op, m.timestamp, fp, dest)
+                                        for op, path, fp, dest in rows(m.touched))
+            back = undone(m.touched)
+            if back:  # the calls failed: what they would have written is taken back
+                gone = set(back)
+                self.pending_touches = [t for t in self.pending_touches if (t[0], t[4], t[3]) not in gone]
+                self.pending_undo.extend(back)
         if m.timestamp:
             s.started = min(s.started, m.timestamp) if s.started else m.timestamp
             s.ended = max(s.ended, m.timestamp)
@@ -904,12 +975,14 @@ class Indexer:
         self._memory_ops.clear()
         secure_files(self.index_path, self._secured)
         try:
-            self.state.save(list(self.pending_files.values()), dirty)
+            self.state.save(list(self.pending_files.values()), dirty, self.pending_touches, self.pending_undo)
         except sqlite3.Error as exc:  # the index holds the batch; its offsets are saved next time
             raise storage_error(exc, paths.state_db_path(), "the offsets") from None
         self.failed_files.difference_update(self.pending_files)
         self.pending_files.clear()
         self.dirty_sessions.clear()
+        self.pending_touches = []
+        self.pending_undo = []
         self.pending_messages = 0
         self.pending_other = False
         self.commits += 1
@@ -933,6 +1006,8 @@ class Indexer:
         self.failed_files.update(self.pending_files)
         self.pending_files.clear()
         self.dirty_sessions.clear()
+        self.pending_touches = []
+        self.pending_undo = []
         self.sessions.clear()  # their counts included the lost batch: state.db has the last good ones
         self.contexts.clear()
         self.pending_messages = 0
@@ -970,6 +1045,8 @@ class Indexer:
             self.writer.delete_documents_by_term("session_id", sid)
             self.sessions.pop(sid, None)
             self.dirty_sessions.discard(sid)
+        gone = set(session_ids)
+        self.pending_touches = [t for t in self.pending_touches if t[1] not in gone]
         self.writer.commit()
         self.state.forget_sessions(session_ids)
 
@@ -1036,6 +1113,7 @@ class Indexer:
         try:
             if self.needs_replay:
                 summary.replayed = self.replay_archive()
+            self.backfill_touches()  # once, for history archived before touches were recorded
             files, todo = self.plan(roots)
             summary.files = len(files)
             summary.errors.extend(f"{p}: {why}" for p, why in self.not_regular.items())

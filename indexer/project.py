@@ -65,6 +65,23 @@ def canonical_project(cwd: str) -> str:
     return root
 
 
+@lru_cache(maxsize=4096)
+def worktree_top(cwd: str) -> str:
+    """The top of the working tree ``cwd`` is in: the nearest folder at or above it holding a
+    ``.git`` (a directory, or the file of a linked worktree), "" outside git. Unlike
+    ``canonical_project`` a linked worktree is its own top: the folder its files are in."""
+    if not cwd:
+        return ""
+    current = os.path.normpath(os.path.expanduser(cwd))
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return ""
+        current = parent
+
+
 def project_matches(project: str, query_path: str) -> bool:
     """Whether an indexed ``project`` is the one ``query_path`` names (used for --project)."""
     return project == canonical_project(query_path)

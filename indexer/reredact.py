@@ -155,9 +155,11 @@ def redact_message(m: Message) -> Message | None:
     """``m`` under the current rules, or None when they change nothing (text and files)."""
     text = redact(m.text)
     files = [redact(f) for f in m.files]
-    if text is m.text and all(a is b for a, b in zip(files, m.files)):
+    touched = [[t[0], redact(t[1]), *t[2:3], *[redact(x) if x and t[0] != "undo" else x for x in t[3:4]]]
+               for t in m.touched]
+    if text is m.text and all(a is b for a, b in zip(files, m.files)) and touched == m.touched:
         return None
-    return dataclasses.replace(m, text=text, files=list(dict.fromkeys(files)))
+    return dataclasses.replace(m, text=text, files=list(dict.fromkeys(files)), touched=touched)
 
 
 @dataclasses.dataclass
@@ -192,7 +194,8 @@ def redact_file(path: Path, before_rewrite=None) -> FileResult:
         if m is not None and m.uuid:
             new = redact_message(m)
             if new is not None:
-                raw = _dumps(dict(rec, text=new.text, files=new.files)) + b"\n"
+                raw = _dumps(dict(rec, text=new.text, files=new.files,
+                                  **({"touched": new.touched} if "touched" in rec else {}))) + b"\n"
                 changed.append((m, new))
                 m = new
             messages.append(m)

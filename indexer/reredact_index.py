@@ -116,6 +116,7 @@ def facts_step(ix, st: dict) -> None:
         ix.sessions[s.session_id] = s
         ix.dirty_sessions.add(s.session_id)
         n += 1
+    ix.state.redact_touches(redact)  # the paths of the files sessions touched (state.db only)
     docs = []
     for d in ix.archive.memory_docs().values():
         content = str(d.get("content") or "")

@@ -151,6 +151,12 @@ class StateDB:
                 session_id TEXT PRIMARY KEY, project TEXT, cwd TEXT, first_prompt TEXT,
                 summaries TEXT, files TEXT, started REAL, ended REAL, messages INTEGER);
             CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+            CREATE TABLE IF NOT EXISTS touches(
+                uuid TEXT NOT NULL, session_id TEXT NOT NULL, project TEXT NOT NULL, path TEXT NOT NULL,
+                op TEXT NOT NULL, ts REAL NOT NULL, fp TEXT NOT NULL DEFAULT '', dest TEXT NOT NULL DEFAULT '',
+                PRIMARY KEY(uuid, op, path)) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS touches_by_session ON touches(session_id);
+            CREATE INDEX IF NOT EXISTS touches_by_path ON touches(project, path, ts);
             """
         )
         cols = {r[1] for r in self.conn.execute("PRAGMA table_info(files)")}
@@ -185,8 +191,11 @@ class StateDB:
         return SessionInfo(row[0], row[1] or "", row[2] or "", row[3] or "", json.loads(row[4] or "[]"),
                            json.loads(row[5] or "[]"), row[6] or 0.0, row[7] or 0.0, row[8] or 0)
 
-    def save(self, files: list[FileState], sessions: list[SessionInfo]) -> None:
-        """Persist offsets and session facts in one transaction (after the index commit)."""
+    def save(self, files: list[FileState], sessions: list[SessionInfo], touches=(), undo=()) -> None:
+        """Persist offsets, session facts and the files the batch's tool calls touched
+        (``(uuid, session_id, project, path, op, ts, fp, dest)`` rows, ``indexer.touches``;
+        ``undo``: ``(uuid, op, path)`` of touches that failed calls take back) in one
+        transaction (after the index commit)."""
         with self.conn:
             self.conn.execute("BEGIN")
             self.conn.executemany(
@@ -200,14 +209,40 @@ class StateDB:
                 [(s.session_id, s.project, s.cwd, s.first_prompt, json.dumps(s.summaries),
                   json.dumps(s.files), s.started, s.ended, s.messages) for s in sessions],
             )
+            if touches:
+                self.conn.executemany(
+                    "INSERT OR REPLACE INTO touches(uuid, session_id, project, path, op, ts, fp, dest)"
+                    " VALUES(?,?,?,?,?,?,?,?)", touches)
+            if undo:
+                self.conn.executemany("DELETE FROM touches WHERE uuid=? AND op=? AND path=?", undo)
 
     def forget_files(self, paths: list[str]) -> None:
         with self.conn:
             self.conn.executemany("DELETE FROM files WHERE path=?", [(p,) for p in paths])
 
     def forget_sessions(self, session_ids: list[str]) -> None:
+        """A session's facts go, and with them the files its tool calls touched (every
+        forgetting path -- `recall forget`, an exclusion's purge, `recall: off` -- comes here)."""
         with self.conn:
             self.conn.executemany("DELETE FROM sessions WHERE session_id=?", [(s,) for s in session_ids])
+            self.conn.executemany("DELETE FROM touches WHERE session_id=?", [(s,) for s in session_ids])
+
+    def redact_touches(self, redact) -> int:
+        """Paths of touches re-redacted under the current rules (the re-redaction pass);
+        returns how many rows changed."""
+        rows = self.conn.execute("SELECT uuid, op, path, dest FROM touches").fetchall()
+        changed = []
+        for uuid, op, path, dest in rows:
+            new_path, new_dest = redact(path), redact(dest) if dest else dest
+            if new_path != path or new_dest != dest:
+                changed.append((uuid, op, path, new_path, new_dest))
+        if changed:
+            with self.conn:
+                self.conn.execute("BEGIN")
+                for uuid, op, path, new_path, new_dest in changed:
+                    self.conn.execute("UPDATE OR REPLACE touches SET path=?, dest=? WHERE uuid=? AND op=? AND path=?",
+                                      (new_path, new_dest, uuid, op, path))
+        return len(changed)
 
     def sessions_of_project(self, project: str) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT session_id FROM sessions WHERE project=?", (project,))]
@@ -239,6 +274,7 @@ class StateDB:
             self.conn.execute("BEGIN")
             self.conn.execute("DELETE FROM files")
             self.conn.execute("DELETE FROM sessions")
+            self.conn.execute("DELETE FROM touches")  # the replay writes them again
             self.conn.execute("DELETE FROM meta WHERE key='index_id'")
             if replay:
                 self.conn.execute("INSERT OR REPLACE INTO meta VALUES('replay_pending', '1')")

@@ -139,6 +139,7 @@ _INTERRUPTED = re.compile(r"^\s*\[Request interrupted by user[^\]]*\]\s*$")
 SALIENT_INPUT_KEYS = ("command", "file_path", "path", "notebook_path", "pattern", "url", "query",
                       "description", "prompt", "skill", "subagent_type")
 FILE_INPUT_KEYS = ("file_path", "notebook_path", "path")
+_TOUCH_NAMES = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"})  # indexer.touches
 
 
 @dataclass(slots=True)
@@ -155,13 +156,16 @@ class Message:
     files: list[str] = field(default_factory=list)
     source: str = ""
     echo: bool = False  # it restates what recall itself recalled (see mark_echo)
+    # the project files its tool calls wrote, edited, moved or deleted (indexer.touches)
+    touched: list[list[str]] = field(default_factory=list)
 
     def to_record(self) -> dict:
         return {
             "uuid": self.uuid, "session_id": self.session_id, "project": self.project,
             "cwd": self.cwd, "branch": self.branch, "role": self.role, "timestamp": self.timestamp,
             "text": self.text, "tools": self.tools, "files": self.files, "source": self.source,
-            "echo": self.echo,
+            **({"echo": True} if self.echo else {}),  # left out when false: most records stay as they were
+            **({"touched": self.touched} if self.touched else {}),
         }
 
     @classmethod
@@ -172,8 +176,20 @@ class Message:
             branch=str(rec.get("branch") or ""), role=str(rec.get("role") or "user"),
             timestamp=float(rec.get("timestamp") or 0.0), text=str(rec.get("text") or ""),
             tools=list(rec.get("tools") or []), files=list(rec.get("files") or []),
-            source=str(rec.get("source") or ""), echo=bool(rec.get("echo")),
+            source=str(rec.get("source") or ""), echo=bool(rec.get("echo")), touched=_touched_of(rec),
         )
+
+
+def _touched_of(rec: dict) -> list:
+    """A record's touches; one archived before touches were gets them from its text."""
+    touched = rec.get("touched")
+    if touched is None:
+        if rec.get("role") != "tool_use":
+            return []
+        from indexer.touches import derive
+
+        return derive(rec)
+    return [list(t) for t in touched if isinstance(t, (list, tuple))] if isinstance(touched, list) else []
 
 
 def parse_timestamp(value) -> float:
@@ -265,7 +281,8 @@ class FileContext:
     """Per-file parsing state: remembers tool ids and assistant blocks already seen."""
 
     __slots__ = ("path", "session_id", "cwd", "tool_names", "seen_blocks", "subagent", "source", "dir_project",
-                 "line", "bad", "private_open", "recalled", "echo_turn", "recall_tools")
+                 "line", "bad", "private_open", "recalled", "echo_turn", "recall_tools",
+                 "touch_calls")
 
     MAX_BAD = 20  # skipped lines named per read (the rest are counted)
 
@@ -291,11 +308,18 @@ class FileContext:
         self.recalled: frozenset | None = None
         self.echo_turn: int | str = 0  # 1: a command's turn runs; 2 or its arguments: its wrapper was seen
         self.recall_tools: set[str] = set()
+        # tool id -> (its message's uuid, its touches): a call that fails takes its touches back
+        self.touch_calls: OrderedDict[str, tuple[str, list]] = OrderedDict()
 
     def remember_tool(self, tool_id: str, name: str) -> None:
         self.tool_names[tool_id] = name
         if len(self.tool_names) > 4096:
             self.tool_names.popitem(last=False)
+
+    def remember_touches(self, tool_id: str, uuid: str, touches: list) -> None:
+        self.touch_calls[tool_id] = (uuid, touches)
+        if len(self.touch_calls) > 1024:
+            self.touch_calls.popitem(last=False)
 
     def seen(self, key: str) -> bool:
         if key in self.seen_blocks:
@@ -405,6 +429,8 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
 
     n_text = n_tool_use = n_tool_result = 0
     recall_result = False  # a result of recall's own tool (its output quoted back)
+    calls: list[tuple[str, str, dict]] = []  # (id, name, input) of calls that may write files (indexer.touches)
+    undone: list[list[str]] = []  # the touches of calls that failed (their error result is this message)
     dropped = 0  # characters cut off huge text blocks before they were cleaned and redacted
     reason = "empty"
     msg_id = message.get("id") if kind == "assistant" else None
@@ -451,12 +477,17 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
             n_tool_use += 1
             if isinstance(tid, str) and _recall_tool(name, block.get("input")):
                 ctx.recall_tools.add(tid)
+            if name in _TOUCH_NAMES and isinstance(block.get("input"), dict):
+                calls.append((tid if isinstance(tid, str) else "", name, block["input"]))
         elif btype == "tool_result":
             body = clean_text(_tool_result_text(block, tool_result_chars))
             tid = block.get("tool_use_id")
             name = ctx.tool_names.get(tid, "") if isinstance(tid, str) else ""
             if name:
                 tools.append(name)
+            if block.get("is_error") is True and isinstance(tid, str) and tid in ctx.touch_calls:
+                ref, done = ctx.touch_calls.pop(tid)  # failed or refused: it wrote nothing
+                undone.extend(["undo", path, op, ref] for op, path, _fp, _dest in done)
             if body:
                 texts.append(body)
                 n_tool_result += 1
@@ -493,7 +524,7 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
     if not text.strip():  # all of it was inside <private> blocks
         stats["private"] += 1
         return None
-    m = _message(uid, session_id, cwd, obj, role, text, tools, files, ctx)
+    m = _message(uid, session_id, cwd, obj, role, text, tools, files, ctx, calls, undone)
     m.echo = mark_echo(m, ctx, recall_result)
     return m
 
@@ -560,13 +591,26 @@ def _private_carry(texts: list[str], kind: str, n_text: int, ctx: FileContext) -
     return ["<private>" + joined]  # closed here: redact drops up to the closer
 
 
-def _message(uid, session_id, cwd, obj, role, text, tools, files, ctx) -> Message:
+def _message(uid, session_id, cwd, obj, role, text, tools, files, ctx, calls=None, undone=None) -> Message:
     branch = obj.get("gitBranch")
     dedup_files = list(dict.fromkeys(redact(f) for f in files)) if files else []
+    project = canonical_project(cwd) if cwd else ctx.dir_project
+    touched: list[list[str]] = list(undone or ())
+    if calls:
+        from indexer.touches import MAX_TOUCHES, tool_touches
+
+        for tid, name, inp in calls:
+            mine = [[op, redact(path), fp, redact(dest) if dest else ""]
+                    for op, path, fp, dest in tool_touches(name, inp, cwd, project)]
+            mine = [t for t in mine if t not in touched]
+            if mine and tid:
+                ctx.remember_touches(tid, uid, mine)
+            touched.extend(mine)
+        touched = touched[:MAX_TOUCHES]
     return Message(
         uuid=uid,
         session_id=session_id,
-        project=canonical_project(cwd) if cwd else ctx.dir_project,
+        project=project,
         cwd=cwd,
         branch=branch if isinstance(branch, str) else "",
         role=role,
@@ -575,6 +619,7 @@ def _message(uid, session_id, cwd, obj, role, text, tools, files, ctx) -> Messag
         tools=list(dict.fromkeys(tools)),
         files=dedup_files,
         source=ctx.source,
+        touched=touched,
     )
 
 

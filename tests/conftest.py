@@ -60,9 +60,10 @@ def _isolated_state(tmp_path, monkeypatch, _path_without_claude):
     for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "RECALL_MODEL"):
         monkeypatch.delenv(var, raising=False)
     # caches keyed on the filesystem must not leak between tests
-    from indexer.project import canonical_project
+    from indexer.project import canonical_project, worktree_top
 
     canonical_project.cache_clear()
+    worktree_top.cache_clear()
     yield
 
 

@@ -44,6 +44,8 @@ def two_sessions(tmp_path, claude_projects):
     tid = new.tool_use("Write", {"file_path": f"{shop}/migrations/0008_orders_index.sql", "content": "create index"})
     new.tool_result(tid, "File created successfully at: migrations/0008_orders_index.sql\n" + "x" * 400)
     new.assistant("Done: the index is built concurrently.")
+    (shop / "migrations").mkdir()
+    (shop / "migrations" / "0008_orders_index.sql").write_text("create index")  # what it wrote, as it wrote it
     path = new.write(claude_projects)
     index_all()
     return {"shop": shop, "blog": blog, "old": old.session_id, "new": new.session_id, "path": path}
@@ -60,7 +62,8 @@ def test_sessions_list_newest_first_with_their_first_prompt_without_a_model(two_
     data = json.loads(out)["sessions"]
     assert code == 0 and [s["session_id"] for s in data] == [two_sessions["new"], two_sessions["old"]]
     first = data[0]
-    assert set(first) == {"session_id", "project", "started", "ended", "messages", "first_prompt", "summary"}
+    assert set(first) == {"session_id", "project", "started", "ended", "messages", "first_prompt", "summary", "stale"}
+    assert first["stale"] == []  # the file it wrote is as it wrote it (tests/test_stale.py has the rest)
     assert first["summary"] is None and first["first_prompt"] == "add an index on orders.created_at in a new migration"
     assert first["project"] == str(two_sessions["shop"]) and first["messages"] >= 3
     assert first["started"].endswith("Z") and first["started"] <= first["ended"]

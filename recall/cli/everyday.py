@@ -374,6 +374,9 @@ def sessions(project=None, since: str | None = None, limit: int = 20, as_json: b
     if limit < 1:
         raise UsageError(f"--limit takes a number of sessions >= 1, not {limit}.")
     rows = sessions.recent(root, after, limit)
+    marks = _session_marks(rows)
+    for r in rows:
+        r["stale"] = marks.get(r["session_id"], [])
     if as_json:
         echo(json.dumps({"sessions": rows}, ensure_ascii=False))
         return 0
@@ -395,7 +398,56 @@ def sessions(project=None, since: str | None = None, limit: int = 20, as_json: b
             text = r["summary"].splitlines()[0]
         head = f"{when}  {r['session_id'][:8]}  {name[:20]:20}  {r['messages']:>5} msgs  "
         echo(head + sessions.one_line(text, max(30, width - len(head))))
+        if r["stale"]:
+            n = len(r["stale"])
+            line = (f"{' ' * 18}! {n} file{'s' if n != 1 else ''} it wrote changed since: "
+                    + ", ".join(f"{m['path']} ({m['state']})" for m in r["stale"]))
+            echo(sessions.one_line(line, max(40, width)))
     return 0
+
+
+def _cwd() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
+def _session_marks(rows: list[dict]) -> dict:
+    """{session: the files it wrote that changed, moved or were deleted since it ended}."""
+    from indexer.state import SessionInfo
+    from recall.search.stale import epoch, session_marks
+
+    infos = [SessionInfo(r["session_id"], project=r["project"] or "", ended=epoch(r["ended"]),
+                         started=epoch(r["started"])) for r in rows]
+    return session_marks(infos, _cwd())
+
+
+def _file_rows(info) -> list[dict]:
+    """What became of each file a session wrote (git adds the commits since and who made
+    them, when the project is a repository)."""
+    from recall.search.stale import session_files
+
+    return session_files(info, _cwd())
+
+
+def _file_lines(rows: list[dict]) -> list[str]:
+    """``recall show``'s lines about the files a session wrote."""
+    lines = []
+    for r in rows:
+        what = {"unchanged": "unchanged", "changed": "changed since", "deleted": "deleted",
+                "renamed": f"renamed to {r.get('to')}"}.get(r["state"], r["state"])
+        if r["op"] == "move" and r.get("to") and r["state"] == "unchanged":
+            what = f"moved to {r['to']}"
+        when = f" ({r['since'][:10]})" if r.get("since") and r["state"] != "unchanged" else ""
+        line = f"    {r['path']}  [{r['op']}]  {what}{when}"
+        commits = r.get("commits") or []
+        if commits:
+            who = sorted({c["author"] for c in commits})
+            line += (f"; {len(commits)} commit{'s' if len(commits) != 1 else ''} since by {', '.join(who)}"
+                     f" (latest {commits[0]['commit']})")
+        lines.append(line)
+    return lines
 
 
 def show(session: str, pager: bool = True, as_json: bool = False) -> int:
@@ -403,10 +455,11 @@ def show(session: str, pager: bool = True, as_json: bool = False) -> int:
     from recall.memory import sessions
 
     info = sessions.resolve(session)
+    files = _file_rows(info)
     if as_json:
-        echo(json.dumps(sessions.show_json(info), ensure_ascii=False))
+        echo(json.dumps(dict(sessions.show_json(info), files=files), ensure_ascii=False))
         return 0
-    text = sessions.show_text(info)
+    text = sessions.show_text(info, _file_lines(files))
     height = shutil.get_terminal_size((80, 24)).lines
     if pager and sys.stdout.isatty() and text.count("\n") > height - 2:
         import click
@@ -443,16 +496,20 @@ def _clip(text: str, n: int = 110) -> str:
     return text if len(text) <= n else text[:n - 1] + "…"
 
 
-def memories(mtype: str | None = None, project=None, all_: bool = False, as_json: bool = False) -> int:
-    """``recall memories`` (the list)."""
+def memories(mtype: str | None = None, project=None, all_: bool = False, as_json: bool = False,
+             stale: bool = False) -> int:
+    """``recall memories`` (the list; ``stale``: only those whose files changed since)."""
     from recall.memory import TYPES, store
+    from recall.memory.stale import mark_text
 
     t = _check_type(mtype)
     root = _project(project)
     store.fold_access()
     state = store.load(root)
+    store.refresh_stale(root, state)
     now = time.time()
-    mems = [m for m in state.memories if (all_ or m.active) and (t is None or m.type == t)]
+    mems = [m for m in state.memories if (all_ or m.active) and (t is None or m.type == t)
+            and (not stale or m.stale)]
     mems.sort(key=lambda m: (TYPES.index(m.type), not m.active, -store.rank(m, now)))
     if as_json:
         out = []
@@ -464,6 +521,10 @@ def memories(mtype: str | None = None, project=None, all_: bool = False, as_json
         return 0
     if not mems:
         what = f"{t} memories" if t else "memories"
+        if stale:
+            echo(f"No {what} of {root} name a file that changed substantially, moved or was deleted "
+                 "since they were written.")
+            return 0
         echo(f"No {what} for {root} yet. They are extracted when a session goes idle or ends "
                    "(with a model backend); sessions from before recall was set up: `recall memories --backfill`; "
                    "add one by hand with `recall memories add TYPE TEXT`.")
@@ -481,6 +542,8 @@ def memories(mtype: str | None = None, project=None, all_: bool = False, as_json
         flag = "" if m.active else f" [{m.status}]"
         faded = " (faded: not in the briefing)" if m.active and conf < store.BRIEFING_FLOOR else ""
         echo(f"  {m.id:<{width}}  {conf:.2f}  {m.access_count:>4}  {_clip(m.content)}{flag}{faded}")
+        if m.stale:
+            echo(f"  {'':<{width}}              ! {mark_text(m)}")
     echo("CONF: confidence now (it fades with age unless used); USED: times shown in a prompt or search. "
          "`recall memories show ID` tells the rest.")
     return 0

@@ -18,7 +18,7 @@ SPECS: dict[str, tuple[dict, dict, tuple[str, ...]]] = {
                                                 "--limit": ("limit", True), "-n": ("limit", True)}, ()),
     "show": ({"--json": ("as_json", True), "--pager": ("pager", True), "--no-pager": ("pager", False)}, {},
              ("session",)),
-    "memories": ({"--json": ("as_json", True), "--all": ("all_", True)},
+    "memories": ({"--json": ("as_json", True), "--all": ("all_", True), "--stale": ("stale", True)},
                  {"--type": ("mtype", False), "-t": ("mtype", False), "--project": ("project", False)}, ()),
 }
 

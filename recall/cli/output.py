@@ -47,8 +47,11 @@ def print_hits(hits, query: str) -> None:
     for h in hits:
         date = h.timestamp.replace("T", " ")[:16] or "undated"
         head = f"{date}  {short_project(h.project)}  {h.role}  session {h.session_id[:8]}"
+        mark = stale_line(h)
         if tty:
             console.print(Text(head, style="dim"))
+            if mark:
+                console.print(Text(mark, style="yellow"))
             body = Text("  ")
             pos = 0
             for m in _BOLD.finditer(h.snippet):
@@ -61,10 +64,23 @@ def print_hits(hits, query: str) -> None:
                 console.print(Text(line, style="cyan"))
         else:
             print(head, file=out)
+            if mark:
+                print(mark, file=out)
             print("  " + h.snippet, file=out)
             for line in exchange_lines(h):
                 print(line, file=out)
         print(file=out)
+
+
+def stale_line(hit) -> str:
+    """``  ! (src/lib/refunds.ts changed 3 days later)``: its files that changed since, or ""."""
+    marks = getattr(hit, "stale", None)
+    if not marks:
+        return ""
+    from indexer.touches import describe
+    from recall.search.stale import epoch
+
+    return "  ! " + describe(marks, epoch(hit.timestamp))
 
 
 REPLY_LINES = 8  # of a reply shown under its question (``--json`` has it whole)

@@ -44,6 +44,7 @@ DEFAULTS: dict = {
         "min_confidence": 0.11,     # inject only hits this sure to bear on the prompt (recall.search.confidence)
         "synthesize": True,         # False: always inject raw snippets
         "max_rules": 5,             # triggered rules injected per prompt (recall rules); 0: none
+        "stale_marks": True,        # mark hits whose files changed since (recall.search.stale)
     },
     "exclude": [],                  # projects (paths, globs) never captured: `recall exclude`
     "memory": {

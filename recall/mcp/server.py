@@ -74,6 +74,15 @@ PROJECT_DESC = ('Project to search: a path (absolute, ~, or relative to the work
 
 
 # structured output --------------------------------------------------------------------------
+class StaleOut(BaseModel):
+    """A file the match names, or its session wrote, that changed since (recall.search.stale)."""
+
+    path: str = Field(description="Project-relative path.")
+    state: Literal["changed", "deleted", "renamed"]
+    since: str | None = Field(None, description="When, ISO 8601 UTC (left out when not known).")
+    to: str | None = Field(None, description="The new path (renamed only).")
+
+
 class MatchOut(BaseModel):
     """One result: a memory, a transcript message, or a session."""
 
@@ -96,6 +105,9 @@ class MatchOut(BaseModel):
         "calls between as one line each), cut to fit the size cap."))
     question: str | None = Field(None, description="An assistant message's match: the prompt it answered.")
     score: float = Field(description="Relevance (higher is better; memory_related: tags matched).")
+    stale: list[StaleOut] = Field(default_factory=list, description=(
+        "Files it names or its session wrote that changed, moved or were deleted since: check them "
+        "before relying on it. Empty when nothing changed."))
 
 
 class _Page(BaseModel):
@@ -268,10 +280,20 @@ def _body(m: MatchOut) -> str:
     return m.snippet
 
 
+def _stale_text(m: MatchOut) -> str:
+    """``(src/lib/refunds.ts changed 3 days later)``: what changed since the match was said."""
+    from indexer.touches import describe
+    from recall.search.stale import epoch
+
+    return describe([x.model_dump(exclude_none=True) for x in m.stale], epoch(m.date))
+
+
 def _render_matches(page: _Page) -> list[str]:
     out = []
     for m in page.matches:
         out.append(_head(m, show_project=m.project != page.project))
+        if m.stale:
+            out.append("    ! " + _stale_text(m))
         if m.question:
             out.append(f"    asked: {m.question}")
         body = _body(m)

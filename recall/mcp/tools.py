@@ -11,7 +11,8 @@ A *match* (one result) is a dict::
      "type": memory type or None, "tags": [...], "date": ISO 8601 UTC, "project": root,
      "session_id": ..., "role": ..., "snippet": ..., "text": ..., "score": float,
      "reply": the reply a user prompt got (only then), "question": the prompt an assistant
-     message answered (only then)}
+     message answered (only then), "stale": [{"path", "state", "since"}] the files it names or
+     its session wrote that changed, moved or were deleted since (``recall.search.stale``)}
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from recall.core.errors import RecallError, UsageError
 from recall.search.hit import Hit, iso
 from recall.search.query import analyze
 from recall.search.searcher import Searcher
+from recall.search.stale import mark_hits
 from recall.search.timespec import parse_since
 
 #: The memory types of the typed-memory store (``mtype`` in the index).
@@ -166,6 +168,7 @@ class Match:
             "kind": h.kind, "id": h.uuid, "type": self.mtype or None, "tags": list(self.tags),
             "date": h.timestamp, "project": h.project, "session_id": h.session_id, "role": h.role,
             "snippet": h.snippet, "text": clip(h.text, TEXT_CHARS), "score": round(h.score, 4),
+            "stale": list(h.stale or []),
         }
         if self.matched_tags:
             d["matched_tags"] = list(self.matched_tags)
@@ -231,8 +234,9 @@ TRANSCRIPTS = ("message", "session")
 
 
 def merged_matches(searcher: Searcher, text: str, *, limit: int, mtype: str | None = None,
-                   project: str | None = None) -> list[Match]:
-    """Typed memories and transcript hits for ``text``, ranked together.
+                   project: str | None = None, cwd: str | None = None) -> list[Match]:
+    """Typed memories and transcript hits for ``text``, ranked together, with their stale
+    marks (files judged in the working tree ``cwd`` is in).
 
     Memories score ``MEMORY_WEIGHT`` times their BM25 score. With ``mtype`` only memories of
     that type are returned (transcripts carry no type).
@@ -244,7 +248,7 @@ def merged_matches(searcher: Searcher, text: str, *, limit: int, mtype: str | No
         h.score *= MEMORY_WEIGHT
     transcript = [] if mtype else searcher.search(text, limit=limit, messages=False, project=project,
                                                   doctypes=TRANSCRIPTS)
-    ranked = sorted([*memories, *transcript], key=lambda h: h.score, reverse=True)[:limit]
+    ranked = mark_hits(sorted([*memories, *transcript], key=lambda h: h.score, reverse=True)[:limit], cwd)
     details = _memory_details(searcher, [h.uuid for h in ranked if h.kind == "memory"])
     out = []
     for h in ranked:
@@ -269,7 +273,7 @@ def memory_search(text: str, *, limit: int = 10, mtype: str | None = None, proje
     mtype = _check_type(mtype)
     s = searcher or Searcher()
     scope = resolve_scope(s, project, cwd)
-    matches = merged_matches(s, text, limit=limit, mtype=mtype, project=scope.project)
+    matches = merged_matches(s, text, limit=limit, mtype=mtype, project=scope.project, cwd=cwd)
     note_access([m.hit for m in matches])
     return {"query": text, **scope.as_json(), "matches": [m.as_json() for m in matches]}
 
@@ -328,7 +332,9 @@ def memory_related(tags: list[str], *, limit: int = 20, cwd: str | None = None,
                   project=_stored(doc, "project"), cwd=_stored(doc, "cwd"), timestamp=iso(ts_val),
                   role=_stored(doc, "role"), text=text, snippet=clip(text, 240), score=float(n), kind="memory")
         matches.append(Match(hit, mtype=_stored(doc, "mtype"), tags=_split_tags(_stored(doc, "tags")),
-                             matched_tags=matched).as_json())
+                             matched_tags=matched))
+    mark_hits([m.hit for m in matches], cwd)
+    matches = [m.as_json() for m in matches]
     note_access([(m["project"], m["id"]) for m in matches])
     return {"tags": wanted, "project": here or None, "total": total, "matches": matches}
 
@@ -351,7 +357,7 @@ def memory_ask(question: str, *, project: str | None = None, cwd: str | None = N
     question = _check_text(question, "question")
     s = searcher or Searcher()
     scope = resolve_scope(s, project, cwd)
-    found = merged_matches(s, question, limit=ASK_MATCHES, project=scope.project)
+    found = merged_matches(s, question, limit=ASK_MATCHES, project=scope.project, cwd=cwd)
     out = {"question": question, **scope.as_json(), "answer": None, "synthesized": False,
            "matches": [m.as_json() for m in found]}
     if not found:
@@ -395,6 +401,6 @@ def recall_search(text: str, *, since: str | None = None, limit: int = 5, messag
     s = searcher or Searcher()
     scope = resolve_scope(s, project, cwd)
     hits = run_search(text, limit=limit, since=since, project=scope.project, messages=messages,
-                      doctypes=None if messages else TRANSCRIPTS, searcher=s)
+                      doctypes=None if messages else TRANSCRIPTS, searcher=s, cwd=cwd)
     return {"query": text, **scope.as_json(), "since": since, "messages": messages,
             "matches": [Match(h).as_json() for h in hits]}

@@ -37,6 +37,8 @@ TOTAL = sum(BUDGETS.values())
 TITLES = {"architecture": "Architecture", "decision": "Decisions", "pattern": "Patterns",
           "gotcha": "Gotchas", "progress": "Progress", "context": "Context"}
 LINE_CHARS = 300
+MARKS_NOTE = ("A mark like (src/app.ts changed 3 days later) means a file the memory names changed "
+              "substantially, moved or was deleted since it was written: check the code before relying on it.")
 MODES = ("claude_md", "local", "none")
 FILES = {"claude_md": "CLAUDE.md", "local": "CLAUDE.local.md"}
 INTRO = ("What past sessions established about this project, kept current by recall. "
@@ -119,10 +121,15 @@ def select(state: State, now: float | None = None) -> dict[str, tuple[list[Memor
 
 
 def _line(m: Memory) -> str:
+    """``- content``, and after it the mark of a memory whose files changed since
+    (``(src/lib/refunds.ts changed 3 days later)``, recall.memory.stale)."""
+    from recall.memory.stale import mark_text
+
     text = " ".join(m.content.split())
     if len(text) > LINE_CHARS:
         text = text[:LINE_CHARS - 1].rstrip() + "…"
-    return f"- {text}"
+    mark = mark_text(m)
+    return f"- {text} {mark}" if mark else f"- {text}"
 
 
 def render_body(state: State, now: float | None = None) -> str:
@@ -131,6 +138,8 @@ def render_body(state: State, now: float | None = None) -> str:
     if not sections:
         return ""
     lines = ["## Project memory (recall)", "", INTRO]
+    if any(m.stale for shown, _more in sections.values() for m in shown):
+        lines.append(MARKS_NOTE)
     for t in TYPES:
         if t not in sections:
             continue
@@ -223,8 +232,10 @@ def _log():
 
 
 def write_briefing(project: str | Path, state: State | None = None, *, cfg: dict | None = None,
-                   now: float | None = None) -> Path | None:
+                   now: float | None = None, refreshed: bool = False) -> Path | None:
     """Bring the project's briefing file up to date; returns the file written, or None.
+    The memories' stale marks are refreshed first (``recall.memory.stale``) unless
+    ``refreshed``.
 
     Never creates a file just to say there are no memories; never writes outside the root.
     """
@@ -232,6 +243,10 @@ def write_briefing(project: str | Path, state: State | None = None, *, cfg: dict
     if root is None:
         return None
     state = state if state is not None else load(str(project))
+    if not refreshed:
+        from recall.memory.store import refresh_stale
+
+        refresh_stale(str(project), state)
     want = mode(cfg)
     written = None
     for m, name in FILES.items():
@@ -266,9 +281,12 @@ def session_context(cwd: str, *, cfg: dict | None = None, now: float | None = No
     cfg = cfg or config.load()
     if not state.memories:
         return None
+    from recall.memory.store import refresh_stale
+
+    refresh_stale(project, state)  # decay and marks follow the files, too
     if safe_root(project) is not None:
         try:  # in "none" mode this takes a block left from another mode out of the files
-            write_briefing(project, state, cfg=cfg, now=now)
+            write_briefing(project, state, cfg=cfg, now=now, refreshed=True)
         except OSError as exc:
             _log().warning("memory briefing not written: %s", exc)
     if mode(cfg) == "none" or safe_root(project) is None:

@@ -11,6 +11,10 @@ Consolidation answer (for one type)::
     {"keep": ["id", ...], "merge": [{"ids": ["id1", "id2"], "content": "...", "tags": [...]}],
      "drop": ["id", ...]}
 
+Re-check answer (memories whose files changed since, ``recall.memory.consolidate.recheck``)::
+
+    {"verdicts": [{"id": "...", "verdict": "keep" | "update" | "drop", "content": "..." | null}]}
+
 ``parse_json`` finds the JSON in a reply (code fences and a sentence around it are
 tolerated); anything that does not validate raises ``BadAnswer``.
 """
@@ -66,6 +70,16 @@ class Consolidation(_Strict):
     drop: list[str] = Field(default_factory=list)
 
 
+class Verdict(_Strict):
+    id: str
+    verdict: Literal["keep", "update", "drop"]
+    content: Optional[str] = Field(default=None, max_length=2000)
+
+
+class Recheck(_Strict):
+    verdicts: list[Verdict] = Field(default_factory=list)
+
+
 def parse_json(text: str):
     """The first JSON object or array in ``text``; raises BadAnswer."""
     text = (text or "").strip()
@@ -100,6 +114,16 @@ def parse_extraction(text: str) -> Extraction:
         data = {"memories": data}
     try:
         return Extraction.model_validate(data)
+    except ValidationError as exc:
+        raise BadAnswer(_first_error(exc)) from None
+
+
+def parse_recheck(text: str) -> Recheck:
+    data = parse_json(text)
+    if isinstance(data, list):
+        data = {"verdicts": data}
+    try:
+        return Recheck.model_validate(data)
     except ValidationError as exc:
         raise BadAnswer(_first_error(exc)) from None
 

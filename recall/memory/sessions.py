@@ -100,8 +100,9 @@ def archived_messages(session_id: str) -> list:
     return out
 
 
-def show_text(info) -> str:
-    """The whole of ``recall show``: a header, the summary, the transcript."""
+def show_text(info, files: list[str] | None = None) -> str:
+    """The whole of ``recall show``: a header, the summary, ``files`` (lines saying what
+    became of the files it wrote), the transcript."""
     rec = summaries.get(info.session_id)
     started = _iso(info.started) or "?"
     head = [f"session {info.session_id}",
@@ -111,6 +112,8 @@ def show_text(info) -> str:
         head += ["Summary:", _indent(rec["summary"]), ""]
     else:
         head += [no_summary_line(info), ""]
+    if files:
+        head += ["Files it wrote, and what became of them:", *files, ""]
     body = []
     for m in archived_messages(info.session_id):
         line = render_message(m, info.project)

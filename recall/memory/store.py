@@ -11,7 +11,9 @@ A memory (JSON keys as written)::
      "created": ISO, "updated": ISO, "confidence": 1.0, "accessCount": 0,
      "status": "active" | "superseded" | "archived", "supersedes": id | null,
      "supersededBy": id | null, "mergedFrom": [ids], "sessions": [source session ids],
-     "origin": "extraction" | "manual" | "consolidation", "retired": ISO | null}
+     "origin": "extraction" | "manual" | "consolidation", "retired": ISO | null,
+     "files": [{"path", "fp", "sketch", "at"}],   # the files it names (recall.memory.stale)
+     "stale": [{"path", "state", "since"}]}       # those changed substantially / gone since
 
 Dedup at write time: Jaccard similarity over the index's own tokens (Unicode words,
 camelCase parts, CJK characters, stemmed; stop words removed) within one type; above
@@ -19,7 +21,8 @@ camelCase parts, CJK characters, stemmed; stop words removed) within one type; a
 ``supersedes_content`` matches an active memory of any type above ``SUPERSEDE_JACCARD``.
 
 Decay: ``progress`` fades linearly to 0 over 7 days, ``context`` over 30 (counted from
-``updated``); the other types never decay. Below ``BRIEFING_FLOOR`` a memory leaves the
+``updated``); the other types never decay, unless their files changed (``stale``: 14 days
+from the change). Below ``BRIEFING_FLOOR`` a memory leaves the
 briefing but stays searchable; fully faded ones are archived at the next consolidation and
 non-active memories are pruned ``PRUNE_DAYS`` after they left the active set.
 
@@ -46,6 +49,7 @@ from recall.memory import TYPES, access_log_path, memory_home
 
 SCHEMA_VERSION = 1
 DECAY_DAYS = {"progress": 7.0, "context": 30.0}
+STALE_DECAY_DAYS = 14.0  # a memory whose files changed substantially fades over this long (recall.memory.stale)
 BRIEFING_FLOOR = 0.3
 DEDUP_JACCARD = 0.6
 SUPERSEDE_JACCARD = 0.5
@@ -168,7 +172,7 @@ def new_id(taken) -> str:
 
 
 _KNOWN_KEYS = {"id", "type", "content", "tags", "created", "updated", "confidence", "accessCount", "status",
-               "supersedes", "supersededBy", "mergedFrom", "sessions", "origin", "retired"}
+               "supersedes", "supersededBy", "mergedFrom", "sessions", "origin", "retired", "files", "stale"}
 
 
 @dataclass
@@ -188,6 +192,10 @@ class Memory:
     sessions: list[str] = field(default_factory=list)
     origin: str = "extraction"
     retired: float | None = None
+    # the project files it names, as they were when it was written: [{"path", "fp", "sketch", "at"}]
+    files: list[dict] = field(default_factory=list)
+    # those that changed substantially, moved or were deleted since: [{"path", "state", "since"}]
+    stale: list[dict] = field(default_factory=list)
     extra: dict = field(default_factory=dict)  # keys we do not know, kept as they were
     _tokens: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
@@ -213,7 +221,8 @@ class Memory:
             "confidence": round(float(self.confidence), 4), "accessCount": int(self.access_count),
             "status": self.status, "supersedes": self.supersedes, "supersededBy": self.superseded_by,
             "mergedFrom": list(self.merged_from), "sessions": list(self.sessions), "origin": self.origin,
-            "retired": iso(self.retired),
+            "retired": iso(self.retired), "files": [dict(f) for f in self.files],
+            "stale": [dict(m) for m in self.stale],
         })
         return d
 
@@ -247,18 +256,35 @@ class Memory:
             superseded_by=d.get("supersededBy") if isinstance(d.get("supersededBy"), str) else None,
             merged_from=strs(d.get("mergedFrom")), sessions=strs(d.get("sessions")),
             origin=str(d.get("origin") or "extraction"), retired=parse_time(d.get("retired")),
+            files=_dicts(d.get("files"), "path"), stale=_dicts(d.get("stale"), "path"),
             extra={k: v for k, v in d.items() if k not in _KNOWN_KEYS},
         )
 
 
+def _dicts(value, key: str) -> list[dict]:
+    """The well-formed entries (dicts with a string ``key``) of a list read from state.json."""
+    if not isinstance(value, list):
+        return []
+    return [dict(v) for v in value if isinstance(v, dict) and isinstance(v.get(key), str) and v[key]]
+
+
 def effective_confidence(m: Memory, now: float | None = None) -> float:
-    """``confidence`` after decay: progress and context fade linearly from ``updated``."""
+    """``confidence`` after decay: progress and context fade linearly from ``updated``; a
+    memory whose files changed substantially or were deleted (``stale``) fades linearly to 0
+    over ``STALE_DECAY_DAYS`` from that change, whatever its type."""
     days = DECAY_DAYS.get(m.type)
-    if not days:
+    if not days and not m.stale:
         return m.confidence
     now = time.time() if now is None else now
-    age = max(0.0, (now - (m.updated or m.created or now)) / 86400.0)
-    return max(0.0, m.confidence * (1.0 - age / days))
+    conf = m.confidence
+    if days:
+        age = max(0.0, (now - (m.updated or m.created or now)) / 86400.0)
+        conf = m.confidence * (1.0 - age / days)
+    if m.stale:
+        since = min((t for t in (parse_time(x.get("since")) for x in m.stale) if t), default=None)
+        age = max(0.0, (now - (since or m.updated or now)) / 86400.0)
+        conf = min(conf, m.confidence * (1.0 - age / STALE_DECAY_DAYS))
+    return max(0.0, conf)
 
 
 def rank(m: Memory, now: float | None = None) -> float:
@@ -467,10 +493,12 @@ def add_memory(state: State, mtype: str, content: str, tags=(), *, session_id: s
         target.confidence = 1.0
         target.tags = _merge_list(target.tags, tags, limit=MAX_TAGS)
         target.sessions = _merge_list(target.sessions, sessions, limit=MAX_SESSIONS)
+        _snapshot(state, target, now)  # said again: true of the files as they are now
         state.touch(target)
         return Outcome("refreshed", target)
     mem = Memory(id=new_id({m.id for m in state.memories}), type=mtype, content=content, tags=tags,
                  created=now, updated=now, confidence=1.0, sessions=sessions, origin=origin)
+    _snapshot(state, mem, now)
     mem._tokens = toks
     if target is not None:
         mem.supersedes = target.id
@@ -481,6 +509,38 @@ def add_memory(state: State, mtype: str, content: str, tags=(), *, session_id: s
     state.memories.append(mem)
     state.touch(mem)
     return Outcome("superseded" if target is not None else "added", mem, target)
+
+
+def _snapshot(state: State, m: Memory, now: float) -> None:
+    """The files ``m`` names, fingerprinted as they are now (``recall.memory.stale``)."""
+    from recall.memory.stale import snapshot
+
+    m.files = snapshot(m.content, state.project, now)
+    m.stale = []
+
+
+def refresh_stale(project: str, state: State) -> None:
+    """Recompute the stale marks of ``state``'s memories (``recall.memory.stale.refresh``) and
+    write those that changed back to state.json; skipped when another process holds it (the
+    next refresh will). Never raises: marks are a hint."""
+    from recall.memory.stale import refresh
+
+    try:
+        ids = refresh(state)
+        if not ids:
+            return
+        marks = {m.id: m.stale for m in state.memories if m.id in ids}
+        with transaction(project, timeout=2.0) as fresh:
+            for m in fresh.memories:
+                if m.id in marks and m.stale != marks[m.id]:
+                    m.stale = [dict(x) for x in marks[m.id]]
+                    fresh.dirty = True
+    except StateError:
+        pass
+    except Exception as exc:  # noqa: BLE001
+        from recall.core import log
+
+        log.get("memory").warning("stale marks of %s's memories not refreshed: %s", project, exc)
 
 
 def retire(state: State, m: Memory, status: str, now: float, by: str | None = None) -> None:
@@ -512,7 +572,7 @@ def forget(state: State, ref: str) -> Memory:
 def archive_faded(state: State, now: float | None = None) -> list[Memory]:
     """Archive active memories that decayed to nothing (still searchable until pruned)."""
     now = time.time() if now is None else now
-    faded = [m for m in state.active() if m.type in DECAY_DAYS and effective_confidence(m, now) <= 0.0]
+    faded = [m for m in state.active() if (m.type in DECAY_DAYS or m.stale) and effective_confidence(m, now) <= 0.0]
     for m in faded:
         retire(state, m, "archived", now)
     return faded

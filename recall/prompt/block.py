@@ -17,6 +17,9 @@ HEADER = ("Recalled by recall from past Claude Code sessions{scope} "
 EVENT = "UserPromptSubmit"
 MAX_SNIPPET = 600          # characters of one raw snippet
 RULES_HEADER = "Rules the user set with `recall rules` for this situation (follow them):"
+#: said once, above the lines, when a hit carries a mark (recall.search.stale)
+MARKS_NOTE = ("A mark like (src/app.ts changed 3 days later) names files that changed, moved or were "
+              "deleted after that session: read them as they are now before relying on that point.")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 
 # Everything that could pass for the wrapper's tags, so recalled text can never close the
@@ -44,6 +47,23 @@ _ROLE = re.compile(
     r"(?m)(^|[.!?]\s+|\n\s*[-*>#]*\s*)(?P<role>system|assistant|human|user|developer|ai"
     r"|(?:new )?instructions?|important|note to (?:the )?(?:ai|assistant|model))"
     r"(?P<tail>\s*(?:message|prompt|override|instruction)?s?\s*:)", re.I)
+
+
+def mark(hit, shown: dict | None = None) -> str:
+    """`` (src/lib/refunds.ts changed 3 days later)`` for a hit with stale files, else "".
+    ``shown`` (session -> paths already marked in this block): a file already marked on a hit
+    of the same session is not marked again."""
+    marks = getattr(hit, "stale", None)
+    if marks and shown is not None:
+        seen = shown.setdefault(hit.session_id, set())
+        marks = [m for m in marks if m.get("path") not in seen]
+        seen.update(m.get("path") for m in marks)
+    if not marks:
+        return ""
+    from indexer.touches import describe
+    from recall.search.stale import epoch
+
+    return " " + clean(describe(marks, epoch(hit.timestamp)))
 
 
 def citation(hit) -> str:
@@ -132,22 +152,28 @@ def format_raw(hits: list, prompt: str = "", max_chars: int = 3000, scope_all: b
         return format_rules(rules or [], max_chars)
     terms = informative_terms(query_text(prompt))[:32] if prompt else []
     pattern = highlighter(terms) if terms else None
-    per = max(120, min(MAX_SNIPPET, (max_chars - 250) // max(1, len(hits)) - 40))
-    lines = []
-    for h in hits:
+    shown: dict = {}
+    marks = [mark(h, shown) for h in hits]
+    room = max_chars - 250 - (len(MARKS_NOTE) + 1 if any(marks) else 0) - sum(len(m) for m in marks)
+    per = max(120, min(MAX_SNIPPET, room // max(1, len(hits)) - 40))
+    lines = [MARKS_NOTE] if any(marks) else []
+    for h, mk in zip(hits, marks):
         snip = snippet(h.text, pattern, width=per)
         snip = clean(_BOLD.sub(r"\1", snip or " ".join(h.text.split())[:per]))
         where = ""
         if scope_all and h.project:
             where = f" {os.path.basename(h.project.rstrip('/')) or h.project}"
-        lines.append(f"- {citation(h)}{where} {h.role}: {snip}")
+        lines.append(f"- {citation(h)}{mk}{where} {h.role}: {snip}")
     return _wrap_with_rules(rule_lines(rules or []), lines, max_chars, _header(scope_all))
 
 
 def format_synthesis(body: str, max_chars: int = 3000, scope_all: bool = False,
-                     rules: list | None = None) -> str:
+                     rules: list | None = None, marks: bool = False) -> str:
+    """The synthesis in the block; ``marks``: the hits it drew on carried stale marks (the
+    model was told to say so), so the block says once what they mean."""
     lines = [ln.rstrip() for ln in clean(body).strip().splitlines()]
-    return _wrap_with_rules(rule_lines(rules or []), [ln for ln in lines if ln.strip() or ln == ""],
+    lines = [ln for ln in lines if ln.strip() or ln == ""]
+    return _wrap_with_rules(rule_lines(rules or []), ([MARKS_NOTE] if marks else []) + lines,
                             max_chars, _header(scope_all))
 
 

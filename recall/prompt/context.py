@@ -147,6 +147,10 @@ def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, se
         trace["rules"] = [f.rule.id for f in rules]
     found: dict = {}
     hits = without_rule_docs(find_hits(prompt, cwd, session_id, hook, searcher, trace=found))
+    if hits and hook.get("stale_marks", True):
+        from recall.search.stale import mark_hits  # stat calls and state.db: no subprocess
+
+        mark_hits(hits, cwd)
     trace["hits"] = [{"session": h.session_id, "score": round(float(h.score), 3),
                       **({"confidence": round(h.confidence, 3)} if h.confidence is not None else {})}
                      for h in hits]
@@ -220,7 +224,8 @@ def _deliver(prompt, hits, hook, cfg, deadline, on_fallback, trace, rules, only_
                      why="the model found nothing relevant in the hits")
         return only_rules  # the model found nothing in the hits that bears on the prompt
     trace.update(outcome="synthesized", why="")
-    return hook_output(format_synthesis(result, max_chars, scope_all, rules=rules))
+    return hook_output(format_synthesis(result, max_chars, scope_all, rules=rules,
+                                        marks=any(getattr(h, "stale", None) for h in hits)))
 
 
 def _service_may_run() -> bool:

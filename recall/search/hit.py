@@ -6,7 +6,7 @@ the prompt hook) need not import the searcher and Tantivy.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 
 
@@ -26,6 +26,8 @@ class Hit:
     question: str | None = None  # an assistant message's hit: the prompt it answered
     confidence: float | None = None  # that it bears on the query (recall.search.confidence)
     echo: bool = False           # it restates what recall itself recalled (ranked below its source)
+    # files it names or its session wrote that changed since (recall.search.stale): [] when none
+    stale: list = field(default_factory=list)
 
     def as_json(self) -> dict:
         d = asdict(self)

@@ -57,11 +57,13 @@ def resolve_project(project: Path | str | None, strict: bool = False) -> str | N
 def run_search(text: str, *, limit: int = 10, since: str | None = None, project: Path | str | None = None,
                messages: bool = False, exclude_session: str | None = None,
                doctypes: tuple[str, ...] | None = None, searcher: Searcher | None = None,
-               strict_project: bool = False) -> list[Hit]:
+               strict_project: bool = False, cwd: str | None = None) -> list[Hit]:
     """Search, through the running service when there is one (its index is open and warm),
     else in-process. Given a ``searcher``, always in-process (the service's own path).
     ``strict_project``: ``project`` is what a user typed, and must name something indexed
-    (``resolve_project``)."""
+    (``resolve_project``). Each hit carries its stale marks (``recall.search.stale``), the
+    files judged as they are in the working tree ``cwd`` is in (default: the current one)."""
+    cwd = cwd or _cwd()
     since_ts = parse_since(since) if since else None
     proj = resolve_project(project, strict=strict_project)
     if searcher is None:
@@ -70,7 +72,7 @@ def run_search(text: str, *, limit: int = 10, since: str | None = None, project:
         try:
             rows = client.call("search", {"text": text, "limit": limit, "since": since_ts, "project": proj,
                                           "messages": messages, "exclude_session": exclude_session,
-                                          "doctypes": list(doctypes) if doctypes else None})
+                                          "doctypes": list(doctypes) if doctypes else None, "cwd": cwd})
             return _noted([Hit(**row) for row in rows])
         except client.RemoteError as exc:
             raise RecallError(str(exc)) from None
@@ -79,8 +81,17 @@ def run_search(text: str, *, limit: int = 10, since: str | None = None, project:
         from recall.search.searcher import Searcher
 
         searcher = Searcher()
-    return _noted(searcher.search(text, limit=limit, messages=messages, project=proj, since=since_ts,
-                                  exclude_session=exclude_session, doctypes=doctypes))
+    from recall.search.stale import mark_hits
+
+    return _noted(mark_hits(searcher.search(text, limit=limit, messages=messages, project=proj, since=since_ts,
+                                            exclude_session=exclude_session, doctypes=doctypes), cwd))
+
+
+def _cwd() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # the current folder was deleted
+        return None
 
 
 def _noted(hits: list[Hit]) -> list[Hit]:

@@ -300,6 +300,7 @@ class Service:
         # history stored under older redaction rules is re-redacted a slice at a time between
         # the other work (recall.privacy.reredact): set after a backfill, cleared when done
         self.redaction_due = False
+        self.touches_due = False  # touches of history archived before they were recorded (once)
         self.redaction_progress: dict | None = None
         # the installed code this process runs (recall.core.code_version): when an install or
         # upgrade changes it, the service restarts itself on the new code (``exec_new_code``)
@@ -731,6 +732,17 @@ class Service:
         if gone:
             self.log.info("synthesis cache: %d expired entries deleted", gone)
 
+    def _touches_step(self) -> None:
+        """One slice of recording the touches of history archived before recall kept them
+        (``Indexer.backfill_touches``): once per home, on the writer thread between drains."""
+        if not self.touches_due or self.ix is None or self.retry_at is not None:
+            return
+        try:
+            self.touches_due = not self.ix.backfill_touches(budget=0.2)
+        except Exception as exc:  # noqa: BLE001 - never the service: marks then rest on file times
+            self.error(f"recording the files past sessions touched stopped: {type(exc).__name__}: {exc}")
+            self.touches_due = False
+
     def apply_pending_memory(self) -> int:
         """Memory-document changes queued while another process held the writer
         (``recall.memory.index``): apply and commit them."""
@@ -932,6 +944,7 @@ class Service:
             restore_priority()  # live lines at the normal priority again, where the OS lets us
             self.apply_pending_memory()
             self.redaction_due = True  # a no-op when stored history is current
+            self.touches_due = self.ix.touches_pending()
             self._loop()
             return 0
         finally:
@@ -981,10 +994,11 @@ class Service:
                 if self._code_changed():
                     break
             self._redaction_step()
+            self._touches_step()
             self._maybe_commit(COMMIT_INTERVAL)
             self._write_status(periodic=True)
             # sleep until the next thing to do: a commit falling due, or a tick
-            if self.redaction_due:
+            if self.redaction_due or self.touches_due:
                 self.stop_event.wait(REDACTION_PAUSE)  # the pass goes on, live lines first
             elif self._pending():
                 due_in = COMMIT_INTERVAL - (time.monotonic() - self.last_commit_mono)

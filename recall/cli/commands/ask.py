@@ -57,7 +57,7 @@ def gather(question: str, project: str | None, limit: int = ASK_MATCHES) -> list
     try:
         s = Searcher()
     except IndexMissing:
-        return _state_hits(project, question, limit) if project else []
+        return _marked(_state_hits(project, question, limit)) if project else []
     mem = s.search(question, limit=limit, doctypes=("memory",), messages=True, project=project)
     for h in mem:
         h.score *= MEMORY_WEIGHT
@@ -65,7 +65,20 @@ def gather(question: str, project: str | None, limit: int = ASK_MATCHES) -> list
     hits = sorted([*mem, *talk], key=lambda h: h.score, reverse=True)[:limit]
     if project and not any(h.kind == "memory" for h in hits):
         hits = (_state_hits(project, question, 5) + hits)[:limit]
-    return hits
+    return _marked(hits)
+
+
+def _marked(hits: list) -> list:
+    """``hits`` with their stale marks, files judged where the command runs."""
+    import os
+
+    from recall.search.stale import mark_hits
+
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = None
+    return mark_hits(hits, cwd)
 
 
 @commands.command("ask", help="Answer a question from the project's memories and past sessions.")

@@ -161,6 +161,8 @@ def memories_list(
     mtype: Optional[str] = typer.Option(None, "--type", "-t", help="Only this type."),
     project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
     all_: bool = typer.Option(False, "--all", help="Also superseded and archived memories."),
+    stale: bool = typer.Option(False, "--stale", help="Only memories whose files changed substantially, moved "
+                                                       "or were deleted since they were written."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     backfill: bool = typer.Option(False, "--backfill", help="Make the memories and summaries of past sessions "
                                                             "that have none (the calls and cost are shown first)."),
@@ -181,7 +183,7 @@ def memories_list(
                          "`recall memories --backfill --since 30d`.")
     from recall.cli import everyday
 
-    everyday.memories(mtype, project, all_, as_json)
+    everyday.memories(mtype, project, all_, as_json, stale)
 
 
 @memories_app.command("show", help="Everything about one memory: content, tags, dates, lineage.")
@@ -192,9 +194,12 @@ def memories_show(
 ) -> None:
     from recall.memory import store
 
+    from recall.memory.stale import mark_text
+
     root = _project(project)
     state = store.load(root)
     m = state.find(ref)
+    store.refresh_stale(root, state)
     now = time.time()
     if as_json:
         d = m.to_json()
@@ -215,6 +220,10 @@ def memories_show(
         body = f"{other.type}, {other.status}: {_short(other.content, 80)}" if other else "pruned"
         typer.echo(f"{label}{mid}  ({body})")
 
+    if m.files:
+        typer.echo(f"files:       {', '.join(f['path'] for f in m.files)}")
+        if m.stale:
+            typer.echo(f"changed:     {mark_text(m)}")
     if m.supersedes:
         ref_line("supersedes:  ", m.supersedes)
     for mid in m.merged_from:
@@ -289,11 +298,14 @@ def consolidate_cmd(
     if res.stopped:
         raise RecallError(f"Consolidation stopped ({res.stopped}); details in the log. "
                           "Run `recall consolidate` again later.")
-    if not res.types:
+    if not res.types and not res.rechecked:
         typer.echo(f"Nothing to consolidate: no type has {consolidate.MIN_PER_TYPE} or more active memories.")
-    else:
+    elif res.types:
         typer.echo(f"Reviewed {', '.join(res.types)}: {res.merged} merged memories from {res.merged_away}, "
                    f"{res.dropped} dropped.")
+    if res.rechecked:
+        typer.echo(f"Re-checked {res.rechecked} memories whose files changed against the newer sessions: "
+                   f"{res.recheck_kept} still true, {res.recheck_updated} updated, {res.recheck_dropped} dropped.")
     if res.skipped:
         typer.echo(f"Skipped {', '.join(res.skipped)}: the model's answer was unusable twice (see the log).")
     if res.archived_faded or res.pruned:

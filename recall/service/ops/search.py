@@ -8,7 +8,8 @@ search args (all optional but ``text``):
     messages          bool   rank single messages instead of sessions
     exclude_session   str    leave this session out
     doctypes          list   e.g. ["message"], ["memory"], ["message", "session"]
-result: a list of ``Hit.as_json()`` dicts, best first.
+    cwd               str    the caller's folder: files are judged there for the stale marks
+result: a list of ``Hit.as_json()`` dicts, best first, each with its ``stale`` marks.
 """
 
 from __future__ import annotations
@@ -71,7 +72,10 @@ def search_args(args: dict) -> dict:
 def search(args: dict) -> list[dict]:
     kw = search_args(args)
     text = kw.pop("text")
-    return [h.as_json() for h in searcher().search(text, **kw)]
+    cwd = args.get("cwd") if isinstance(args.get("cwd"), str) and os.path.isabs(args["cwd"]) else None
+    from recall.search.stale import mark_hits
+
+    return [h.as_json() for h in mark_hits(searcher().search(text, **kw), cwd)]
 
 
 @op("ping")
