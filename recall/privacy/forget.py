@@ -11,7 +11,10 @@ at once, one named step per store:
    record of which rules fired in a session that is gone whole;
 5. ``injection_log``: the prompt hook's records (``recall log``) of the prompts of those
    sessions and of every injection drawn from them, or holding the matched text; a
-   forgotten secret is cut out of the injected text kept there.
+   forgotten secret is cut out of the injected text kept there;
+6. ``team`` (once everything else is forgotten, with a team joined): teammates' items pulled
+   here that the selection covers, and the withdrawal from the team server of what this
+   machine shared and no longer has (``recall.team.forget``), so a teammate's copy goes too.
 
 ``plan`` says what ``forget_everywhere`` would remove without touching anything (the
 confirmation shown before it runs). Both run on the index writer: the service's when it
@@ -87,6 +90,9 @@ def plan(sel: Selection) -> dict:
     from recall.memory import summaries
 
     out["summaries"] = len(summaries.get_many(sorted(set(out.get("sessions") or []) | gone)))
+    from recall.team import forget as team_forget
+
+    out["team_items"] = team_forget.plan(sel)
     return out
 
 
@@ -165,7 +171,20 @@ def forget_everywhere(ix, sel: Selection) -> dict:
     out["summaries"] = remove_summaries(ix, out.get("sessions") or [], gone)
     touched = gone if sel.secret else set(out.get("sessions") or []) | gone  # a secret is only cut out
     out["injection_log"] = clean_injection_log(sel, touched)
+    out.update(forget_team(ix, sel))
     return out
+
+
+def forget_team(ix, sel: Selection) -> dict:
+    """Step ``team``: the one point where a completed forget reaches the team (see
+    ``recall.team.forget``); {} when this machine never joined one."""
+    from recall.team import forget as team_forget
+
+    try:
+        return team_forget.step(ix, sel)
+    except Exception as exc:  # noqa: BLE001 - what is forgotten here stays forgotten; the next sync withdraws
+        log.get("cli").warning("team step of forget: %s", exc)
+        return {"team": f"pending: {exc}"}
 
 
 def clean_injection_log(sel: Selection, sessions: set[str]) -> int:

@@ -139,13 +139,13 @@ def query_text(prompt: str) -> str:
 
 def candidates(searcher, text: str, limit: int, project: str | None, exclude_session: str | None,
                floor: float = 0.0, min_score: float = 0.0) -> list:
-    """``Searcher.search(text, messages=True, doctypes=("message", "memory"), ...)`` without
+    """``Searcher.search(text, messages=True, doctypes=("message", "memory", "team"), ...)`` without
     the snippets: most candidates fall below the floor, and the kept ones get snippets fitted
     to the block when it is formatted (snippets were half of the hook's search time). Ranked
     from fast fields; only candidates scoring at least ``floor`` × the best (and
     ``min_score``) have their stored documents decoded."""
     s = searcher.index.searcher()
-    built = searcher.build_query(s, text, doctypes=("message", "memory"), project=project,
+    built = searcher.build_query(s, text, doctypes=("message", "memory", "team"), project=project,
                                  exclude_session=exclude_session)
     if built is None:
         return []

@@ -21,9 +21,10 @@ class Hit:
     text: str
     snippet: str
     score: float
-    kind: str = "message"  # message | session | memory
+    kind: str = "message"  # message | session | memory | team
     reply: str | None = None     # a user prompt's hit: the reply it got (recall.search.exchange)
     question: str | None = None  # an assistant message's hit: the prompt it answered
+    author: str | None = None    # a team item's hit: the teammate (PostgreSQL role) who shared it
 
     def as_json(self) -> dict:
         d = asdict(self)
