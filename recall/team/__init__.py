@@ -6,5 +6,6 @@ and sync state), ``items`` (what a shared project gives: the distilled layer, re
 again), ``schema`` (the server's tables, trigger and policies), ``conn`` (psycopg, the
 only importer of it), ``sync`` (push, pull, index), ``docs`` (team items in the local
 index), ``runner`` (the service's loop), ``search`` (``recall team search``), ``forget``
-(``recall forget``'s team step). Nothing here is on the prompt hook's path.
+(``recall forget``'s team step), ``admin`` and ``member`` (what the ``recall team``
+commands do). Nothing here is on the prompt hook's path.
 """
