@@ -277,8 +277,20 @@ def test_a_member_without_a_grant_sees_nothing(team):
     team.be(team.carol)
     run("team", "join", team.carol.url)
     run("index")
+    add_memory(team.carol.checkout, "gotcha", "Carol's note about the hyperdrive")
     code, out, _ = run("team", "share", "--project", str(team.carol.checkout))
     assert "has no grant of github.com/acme/shop" in out and "nothing was sent" in out
+    # the service's loop is refused, says why, and does not try again until something changes
+    from recall.team import local
+    from recall.team.conn import connect
+    from recall.team.sync import Sync
+
+    join = local.joined()
+    sync_ = Sync(join)
+    with connect(join.url) as c:
+        refused = sync_.push(c)["refused"]
+    assert "recall team grant" in refused["github.com/acme/shop"]
+    assert not sync_.local_changed()
     code, out, _ = run("team", "search", "hyperdrive")
     assert "No team item" in out
     assert team_hits("hyperdrive") == []

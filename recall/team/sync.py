@@ -29,6 +29,7 @@ import time
 from typing import Callable
 
 from recall.core import log, paths
+from recall.core.errors import RecallError
 from recall.team import local
 from recall.team.items import Item, Keeper, collect, sources_stamp
 
@@ -58,8 +59,10 @@ MINE = "SELECT id, project, kind, digest, deleted FROM recall_team.items WHERE o
 Writer = Callable[[Callable], object]  # writer(fn) runs fn(indexer) with the index writer
 
 
-class Busy(Exception):
-    pass
+class Busy(RecallError):
+    def __init__(self, what: str) -> None:
+        super().__init__(f"Another recall process has been syncing the team ({what}) for {LOCK_TIMEOUT:.0f} s: "
+                         "try again in a minute (`recall team status` shows the sync).")
 
 
 def _lock(name: str, timeout: float = LOCK_TIMEOUT):
@@ -104,13 +107,12 @@ class Sync:
             if remotes is not None:
                 todo = [r for r in todo if r in remotes]
             keeper = Keeper()
-            complete = True
             for remote in todo:
                 try:
                     desired = collect(self.join.origin, remote, shared.get(remote, []), keeper)
                 except Exception as exc:  # noqa: BLE001 - unreadable source: leave its items as they are
                     self.log.warning("push of %s skipped: %s", remote, exc)
-                    complete = False
+                    out["refused"][remote] = f"not read ({exc})"
                     continue
                 current = db.pushed(remote)
                 ups = [i for i in desired.values() if current.get(i.id) != (i.digest, 0)]
@@ -124,8 +126,7 @@ class Sync:
                     if not isinstance(err, NotGranted):
                         raise err from None
                     out["refused"][remote] = str(err)
-                    complete = False
-            if complete and remotes is None:
+            if remotes is None:  # a refused or unreadable project is tried again when it changes
                 self._stamp = stamp
             db.put(last_push=time.time(), **{"refused": "\n".join(f"{r}\t{w}" for r, w in out["refused"].items())})
         return out
