@@ -20,7 +20,7 @@ Everything runs against a real PostgreSQL started for the run (``tests/support/p
    ``recall.team.search.search`` as bob (row-level security on) against the same queries as
    the owner (policies bypassed), alternated per query; p50 / p95;
 5. **lag**: two real ``recall serve`` processes (alice's with a loopback stand-in for the
-   model); for each run a session of alice's ends (``recall hook session-end``, as Claude
+   model), sharing a project of their own; for each run a session of alice's ends (``recall hook session-end``, as Claude
    Code calls it), her service extracts its memory, pushes it, the server NOTIFYs, bob's
    service pulls and indexes it; the clock stops when bob's index answers a search for it.
    Also split: session end -> the memory in alice's store (the model's part).
@@ -46,6 +46,7 @@ RESULTS = Path(__file__).with_name("team.json")
 PROJECTS = 20
 BULK_BATCH = 20_000
 REMOTE = "github.com/acme/shop-{i}"
+LAG_REMOTE = "github.com/acme/lag"
 
 
 # the items' text ---------------------------------------------------------------------------------------
@@ -125,12 +126,14 @@ class Bench:
         os.environ["HOME"] = str(self.home)
         os.environ["CLAUDE_CONFIG_DIR"] = str(work / "claude")
         self.owner_url = self.pg.url(ADMIN, self.db)
-        self.checkouts = {}
+        self.checkouts, self.lag_checkouts = {}, {}
         for role in ("alice", "bob"):
-            ck = work / role / "shop-0"
-            (ck / ".git").mkdir(parents=True)
-            (ck / ".git" / "config").write_text(f'[remote "origin"]\n\turl = git@{REMOTE.format(i=0)}.git\n')
-            self.checkouts[role] = ck.resolve()
+            for name, remote, into in (("shop-0", REMOTE.format(i=0), self.checkouts),
+                                       ("lag", LAG_REMOTE, self.lag_checkouts)):
+                ck = work / role / name
+                (ck / ".git").mkdir(parents=True)
+                (ck / ".git" / "config").write_text(f'[remote "origin"]\n\turl = git@{remote}.git\n')
+                into[role] = ck.resolve()
 
     def env(self, role: str | None) -> dict:
         env = dict(os.environ, RECALL_HOME=str(self.work / f"{role or 'owner'}-recall"))
@@ -148,9 +151,9 @@ class Bench:
 
     def setup(self) -> None:
         self.recall(None, "team", "init", self.owner_url)
-        for i in range(PROJECTS):
+        for remote in [REMOTE.format(i=i) for i in range(PROJECTS)] + [LAG_REMOTE]:
             for role in ("alice", "bob"):
-                self.recall(None, "team", "grant", role, REMOTE.format(i=i), "--url", self.owner_url)
+                self.recall(None, "team", "grant", role, remote, "--url", self.owner_url)
         for role in ("alice", "bob"):
             self.recall(role, "team", "join", self.pg.url(role, self.db))
             self.recall(role, "index")
@@ -341,6 +344,11 @@ def lag(b: Bench, runs: int) -> dict:
                                                                  "after each firmware flash"}))
         return text("A short summary of the session.")
 
+    # a project of its own, as a team member's usually is (hundreds of memories, not the 20K
+    # of the push figure): the push re-reads a shared project's memories when they change
+    for role in ("bob", "alice"):
+        b.recall(role, "team", "unshare", "--project", str(b.checkouts[role]))
+        b.recall(role, "team", "share", "--project", str(b.lag_checkouts[role]))
     procs = []
     standin = StandIn(handler=handler)
     standin.start()
@@ -363,7 +371,7 @@ def lag(b: Bench, runs: int) -> dict:
         claude = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects"
         total, extract = [], []
         for k in range(runs):
-            tr = Transcript(claude, b.checkouts["alice"])
+            tr = Transcript(claude, b.lag_checkouts["alice"])
             tr.user(f"why does the gizmo{k} hang after flashing?")
             tr.assistant(f"The quantum gizmo{k} needs a warm restart after each firmware flash; a cold one hangs.")
             tr.user("ok, noted")
@@ -372,7 +380,7 @@ def lag(b: Bench, runs: int) -> dict:
             t0 = time.time()
             subprocess.run([sys.executable, "-m", "recall.entry", "hook", "session-end"], input=payload, text=True,
                            env={**b.env("alice"), **model_env}, capture_output=True, timeout=60)
-            state = b.checkouts["alice"] / ".memory" / "state.json"
+            state = b.lag_checkouts["alice"] / ".memory" / "state.json"
             t_mem = _until(lambda: state.exists() and f"gizmo{k} " in state.read_text(), 60)
             b.be("bob")
             searcher = None

@@ -138,15 +138,21 @@ class Runner:
             self._last_error = ""
             self._note(connected=True, error="", since=time.time())
             pull = push = True
+            refusals: dict[str, str] = {}
             while not self.stop.is_set():
                 if local.joined() != join:
                     return  # left, or joined again elsewhere: start over
                 now = time.monotonic()
-                if push or now - last_push >= REPUSH or sync.local_changed():
-                    result = sync.push(work)
-                    last_push = now
+                full = push or now - last_push >= REPUSH
+                if full or sync.local_changed():
+                    result = sync.push(work, changed_only=not full)
+                    if full:
+                        last_push = now
+                        refusals = dict(result["refused"])  # a full push says what stands
+                    else:
+                        refusals = {**refusals, **result["refused"]}
                     pull = pull or bool(result.get("sent") or result.get("withdrawn"))
-                    refused = "; ".join(result.get("refused", {}).values())
+                    refused = "; ".join(refusals.values())
                     if refused != self.state.get("refused", ""):
                         if refused:
                             self.log.warning("team sync: %s", refused)

@@ -84,30 +84,39 @@ class Sync:
         self.join = join
         self.writer = writer or direct_writer
         self.log = log.get("team")
-        self._stamp: tuple | None = None
+        self._done: dict[str, tuple] = {}  # remote -> the sources' stamp its last push saw
 
     # push -----------------------------------------------------------------------------------
-    def local_changed(self) -> bool:
-        """Whether anything the push reads changed since the last push (one stat per file)."""
-        with local.TeamDB() as db:
-            projects = sorted(db.shares())
-        stamp = (tuple(projects), sources_stamp(projects))
-        return stamp != self._stamp
+    @staticmethod
+    def _stamps(db: local.TeamDB) -> dict[str, tuple]:
+        """Per project to push (shared here, or with items of this machine still on the
+        server): a fingerprint of its sources, one ``stat`` per file."""
+        shared = db.remotes()
+        return {r: (tuple(shared.get(r, [])), sources_stamp(shared.get(r, [])))
+                for r in set(shared) | db.pushed_remotes()}
 
-    def push(self, conn, remotes: set[str] | None = None, on_batch: Callable[[int], None] | None = None) -> dict:
-        """Send what changed; returns {"sent": n, "withdrawn": n, "refused": {remote: why}}."""
+    def local_changed(self) -> bool:
+        """Whether anything a push reads changed since the last push."""
+        with local.TeamDB() as db:
+            stamps = self._stamps(db)
+        return any(self._done.get(r) != s for r, s in stamps.items())
+
+    def push(self, conn, remotes: set[str] | None = None, on_batch: Callable[[int], None] | None = None,
+             changed_only: bool = False) -> dict:
+        """Send what changed (``changed_only``: in the projects whose sources changed since
+        their last push); returns {"sent": n, "withdrawn": n, "refused": {remote: why}}."""
         from recall.team.conn import NotGranted, explain, reachable_error
 
         out: dict = {"sent": 0, "withdrawn": 0, "refused": {}}
         with _lock("push"), local.TeamDB() as db:
             shared = db.remotes()
-            projects = sorted(db.shares())
-            stamp = (tuple(projects), sources_stamp(projects))
-            todo = sorted(set(shared) | db.pushed_remotes())
-            if remotes is not None:
-                todo = [r for r in todo if r in remotes]
+            stamps = self._stamps(db)
+            todo = sorted(r for r in stamps if remotes is None or r in remotes)
+            if changed_only:
+                todo = [r for r in todo if self._done.get(r) != stamps[r]]
             keeper = Keeper()
             for remote in todo:
+                self._done[remote] = stamps[remote]  # refused or unreadable: tried again when it changes
                 try:
                     desired = collect(self.join.origin, remote, shared.get(remote, []), keeper)
                 except Exception as exc:  # noqa: BLE001 - unreadable source: leave its items as they are
@@ -121,13 +130,12 @@ class Sync:
                     self._send(conn, db, remote, ups, dels, out, on_batch)
                 except Exception as exc:  # noqa: BLE001
                     if reachable_error(exc):
+                        self._done.pop(remote, None)
                         raise
                     err = explain(exc, self.join.server, self.join.url)
                     if not isinstance(err, NotGranted):
                         raise err from None
                     out["refused"][remote] = str(err)
-            if remotes is None:  # a refused or unreadable project is tried again when it changes
-                self._stamp = stamp
             db.put(last_push=time.time(), **{"refused": "\n".join(f"{r}\t{w}" for r, w in out["refused"].items())})
         return out
 
@@ -169,7 +177,7 @@ class Sync:
                 db.mark_stale(stale, unknown)
         n = len(stale) + len(unknown)
         if n:
-            self._stamp = None
+            self._done.clear()
             self.log.info("team: %d item(s) of this machine differ on the server; the next push mends them", n)
         return n
 
