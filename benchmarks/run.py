@@ -723,7 +723,7 @@ def shown_command(command: str) -> str:
 
 
 def render_docs(res: dict, rows: list[dict]) -> str:
-    from benchmarks import answers_and_ranking
+    from benchmarks import answers_and_ranking, team
 
     m = res["machine"]
     res = dict(res, command=shown_command(res["command"]))
@@ -768,6 +768,7 @@ def render_docs(res: dict, rows: list[dict]) -> str:
         PROFILING,
         *retrieval_section(res),
         *answers_and_ranking.sections(res),
+        *team.sections(res),
     ]
     return "\n".join(lines).rstrip() + "\n"
 

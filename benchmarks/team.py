@@ -132,7 +132,8 @@ class Bench:
                                        ("lag", LAG_REMOTE, self.lag_checkouts)):
                 ck = work / role / name
                 (ck / ".git").mkdir(parents=True)
-                (ck / ".git" / "config").write_text(f'[remote "origin"]\n\turl = git@{remote}.git\n')
+                host, _, path = remote.partition("/")
+                (ck / ".git" / "config").write_text(f'[remote "origin"]\n\turl = git@{host}:{path}.git\n')
                 into[role] = ck.resolve()
 
     def env(self, role: str | None) -> dict:
@@ -335,13 +336,16 @@ def lag(b: Bench, runs: int) -> dict:
     from tests.memory_support import Transcript, extraction, is_extraction
     from tests.support.standin import StandIn, text
 
+    def content(k: int) -> str:
+        # each run's memory its own words: a near-duplicate would only refresh the last one
+        return f"The quantum gizmo{k} needs care: {Texts(100 + k).sentence()}"
+
     def handler(req):
         if is_extraction(req):
             body = json.dumps(req.get("messages") or [])
-            m = re.search(r"gizmo(\d+)", body)
-            tag = m.group(1) if m else "x"
-            return text(extraction({"type": "gotcha", "content": f"The quantum gizmo{tag} needs a warm restart "
-                                                                 "after each firmware flash"}))
+            found = re.findall(r"gizmo(\d+)", body)  # the session's, after the memories already kept
+            tag = found[-1] if found else "0"
+            return text(extraction({"type": "gotcha", "content": content(int(tag))}))
         return text("A short summary of the session.")
 
     # a project of its own, as a team member's usually is (hundreds of memories, not the 20K
@@ -381,7 +385,11 @@ def lag(b: Bench, runs: int) -> dict:
             subprocess.run([sys.executable, "-m", "recall.entry", "hook", "session-end"], input=payload, text=True,
                            env={**b.env("alice"), **model_env}, capture_output=True, timeout=60)
             state = b.lag_checkouts["alice"] / ".memory" / "state.json"
-            t_mem = _until(lambda: state.exists() and f"gizmo{k} " in state.read_text(), 60)
+            try:
+                t_mem = _until(lambda: state.exists() and f"gizmo{k} " in state.read_text(), 60)
+            except TimeoutError:
+                _logs(b)
+                raise
             b.be("bob")
             searcher = None
 
@@ -392,9 +400,14 @@ def lag(b: Bench, runs: int) -> dict:
                     searcher.refresh()
                 except Exception:  # noqa: BLE001 - the index is being opened
                     return False
-                return any(f"gizmo{k} " in h.text for h in searcher.search(f"quantum gizmo{k}", doctypes=("team",)))
+                return any(f"gizmo{k} " in h.text for h in searcher.search(f"quantum gizmo{k}", doctypes=("team",),
+                                                                            limit=50))
 
-            t_found = _until(found, 60, interval=0.02)
+            try:
+                t_found = _until(found, 60, interval=0.02)
+            except TimeoutError:
+                _logs(b)
+                raise
             extract.append(t_mem - t0)
             total.append(t_found - t0)
         return {"runs": runs, "p50_s": round(_median(total), 2), "max_s": round(max(total), 2),
@@ -409,6 +422,14 @@ def lag(b: Bench, runs: int) -> dict:
             except subprocess.TimeoutExpired:
                 p.kill()
         standin.close()
+
+
+def _logs(b: Bench) -> None:
+    """What the two services said (a run that timed out)."""
+    for role in ("alice", "bob"):
+        log = Path(b.env(role)["RECALL_HOME"]) / "logs" / "recall.log"
+        print(f"--- {role}'s log:", log.read_text(errors="replace")[-3000:] if log.exists() else "none",
+              b.recall(role, "team", "status"), file=sys.stderr)
 
 
 def _until(pred, timeout: float, interval: float = 0.05) -> float:

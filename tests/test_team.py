@@ -375,7 +375,8 @@ def test_project_identity_is_the_normalized_remote(tmp_path):
     from recall.team.identity import normalize_remote, parse_project, project_identity
 
     for url in ("git@github.com:Acme/shop.git", "https://alice:TOKEN@github.com/acme/shop",
-                "ssh://git@github.com:22/acme/shop.git/", "github.com/acme/shop", "git://github.com/acme/shop"):
+                "ssh://git@github.com:22/acme/shop.git/", "github.com/acme/shop", "git://github.com/acme/shop",
+                "git@github.com/acme/shop.git"):
         assert normalize_remote(url) == "github.com/acme/shop", url
     assert normalize_remote("/srv/git/shop.git") == "/srv/git/shop"
     main = _repo(tmp_path / "main", "git@github.com:acme/shop.git")

@@ -41,8 +41,9 @@ def normalize_remote(url: str) -> str:
             host, path = "", os.path.normpath(os.path.expanduser(url)) if not url.startswith(".") else url
         elif m:
             host, path = m.group(1).lower(), m.group(2)
-        else:  # written without a scheme: github.com/acme/shop
+        else:  # written without a scheme: github.com/acme/shop (or git@github.com/acme/shop)
             host, _, path = url.partition("/")
+            host = host.rpartition("@")[2].lower()
     path = re.sub(r"/{2,}", "/", path.replace("\\", "/")).strip("/")
     if path.lower().endswith(".git"):
         path = path[:-4].rstrip("/")
