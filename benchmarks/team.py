@@ -491,8 +491,8 @@ def sections(res: dict | None = None) -> list[str]:
         f"| {pp['push_cost_ratio']}× the time | |",
         f"| pull, items/s (fetch by cursor, store, write into the local index) | {pp['pull_per_s']:,} "
         f"| {pp['plain_select_per_s']:,} (bare SELECT of the same rows) | {pp['pull_cost_ratio']}× the time | |",
-        f"| `recall team search` p50 / p95 at {size['items']:,} items, ms (as a member: row-level security) "
-        f"| {s['p50_ms']} / {s['p95_ms']} | {s['owner_p50_ms']} / {s['owner_p95_ms']} (owner, policies bypassed) "
+        f"| `recall team search` p50 / p95 at {size['items']:,} items, ms (as a member: only granted projects) "
+        f"| {s['p50_ms']} / {s['p95_ms']} | {s['owner_p50_ms']} / {s['owner_p95_ms']} (the owner: every project) "
         f"| {s['rls_ratio_p50']}× at p50 | |",
         f"| session end -> searchable on a teammate's machine, s (p50 / max of {lag_['runs']}) "
         f"| {lag_['p50_s']} / {lag_['max_s']} | | | ≤ {lag_['target_s']:.0f} |",
@@ -503,7 +503,9 @@ def sections(res: dict | None = None) -> list[str]:
         "",
         f"Search: {s['queries']} queries of 1-3 words from the items' vocabulary (e.g. "
         f"{', '.join('`' + q + '`' for q in s['examples'][:3])}), {s['queries_with_hits']} with hits, limit "
-        f"{s['limit']}; all words first (`websearch_to_tsquery`), any word when that finds too few. "
+        f"{s['limit']}; all words first (`websearch_to_tsquery`), any word when that finds too few; the 2,000 "
+        "newest matches are ranked (`ts_rank_cd`), found through the GIN index for rare words and down the `seq` "
+        "index for common ones (the coined words are Zipf-distributed: the commonest is in a third of the items). "
         f"Bulk load through the trigger: {size['load_per_s']:,} items/s. The lag runs two `recall serve` "
         "processes on one machine; the memory's extraction is a loopback stand-in for the model, so a real "
         "model call adds its own seconds before the sync starts.", ""]
