@@ -468,6 +468,33 @@ def test_kill9_of_the_server_mid_push_and_mid_pull_loses_and_duplicates_nothing(
         assert len(ids) == n and len(set(ids)) == n
         assert team_doc_count() == n
         assert len(team_hits("widget 417")) >= 1
+
+        # bob's service, connected, sees the server killed again: it says so, and once the
+        # server is back it reconnects by itself and pulls what alice pushed meanwhile
+        import subprocess
+        import sys
+
+        proc = subprocess.Popen([sys.executable, "-m", "recall.entry", "serve"], env=dict(os.environ),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            def service_state() -> dict:
+                return json.loads(run("team", "status", "--json")[1]).get("service") or {}
+
+            wait(lambda: service_state().get("connected"), "bob's service to connect")
+            pg.kill9()
+            wait(lambda: "Cannot reach the team server" in (service_state().get("error") or ""),
+                 "bob's service to notice the server is gone")
+            pg.start()
+            team.be(team.alice)
+            add_memory(team.alice.checkout, "gotcha", "The zircon relay reboots when the server restarts")
+            sync(team.alice, team, pull=False)
+            team.be(team.bob)
+            hits = wait(lambda: team_hits("zircon relay"), "bob's service to reconnect and pull")
+            assert hits[0]["author"] == team.alice.role
+            assert team_doc_count() == n + 1
+        finally:
+            proc.terminate()
+            proc.wait(30)
     finally:
         pg.close()
 
