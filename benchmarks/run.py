@@ -723,7 +723,7 @@ def shown_command(command: str) -> str:
 
 
 def render_docs(res: dict, rows: list[dict]) -> str:
-    from benchmarks import answers_and_ranking, injection, plugin_launcher, startup
+    from benchmarks import answers_and_ranking, injection, plugin_launcher, startup, team
     from benchmarks import forget as forget_bench
     from benchmarks import stale as stale_marks
 
@@ -775,6 +775,7 @@ def render_docs(res: dict, rows: list[dict]) -> str:
         *startup.sections(),
         *plugin_launcher.sections(res),
         *stale_marks.sections(),
+        *team.sections(res),
     ]
     return "\n".join(lines).rstrip() + "\n"
 

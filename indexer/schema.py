@@ -5,9 +5,12 @@ call ``open_index`` (which registers them). The schema carries a version in a fi
 beside it; opening an index of another version (or one Tantivy cannot read) makes
 ``open_index(..., rebuild_on_mismatch=True)`` start a fresh one and say so.
 
-Fields (one document per message, per session and per memory; ``doctype`` tells them apart):
-  key        raw, stored, indexed   unique key: "m:<uuid>", "s:<session>", "mem:<id>"
-  doctype    raw, stored, indexed   message | session | memory
+Fields (one document per message, per session, per memory and per team item; ``doctype``
+tells them apart):
+  key        raw, stored, indexed   unique key: "m:<uuid>", "s:<session>", "mem:<id>", "team:<id>"
+  doctype    raw, stored, indexed   message | session | memory | team (a teammate's item pulled
+             by the team sync, ``recall.team.docs``: its author is stored in ``branch``, its
+             session_id is "team:<id>")
   session_id, project, role, mtype  raw, stored, indexed (filters)
   ts         integer seconds, stored, indexed, fast (range filters, recency)
   apos       integer, stored only: a message's position in its archive file (see
@@ -52,7 +55,7 @@ ECHO_TAG = "recall-echo"
 # the archive (indexer.ingest), nothing lost.
 SCHEMA_VERSION = 4
 
-DOCTYPE_CODES = {"message": 0, "session": 1, "memory": 2}
+DOCTYPE_CODES = {"message": 0, "session": 1, "memory": 2, "team": 3}
 DOCTYPES_BY_CODE = {v: k for k, v in DOCTYPE_CODES.items()}
 
 TEXT_ANALYZER = "recall_text"

@@ -290,14 +290,16 @@ def test_missing_capture_module_exits_silently(monkeypatch):
 
 
 def test_raw_path_imports_no_heavy_module(indexed, project):
-    """Process start to output without a key: no anthropic, mcp, typer, rich, pydantic, httpx."""
+    """Process start to output without a key: no anthropic, mcp, typer, rich, pydantic, httpx, nor the
+    team sync's psycopg (tests/test_team.py runs it again in a home that joined a team)."""
     proc = run_hook_process(payload(project), extra=("-X", "importtime"))
     assert proc.returncode == 0
     assert "SQLite in WAL mode" in proc.stdout
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert "tantivy" in imported and "recall.prompt.context" in imported  # the probe sees imports
     heavy = {m for m in imported if m.split(".")[0] in
-             ("anthropic", "mcp", "typer", "rich", "click", "pydantic", "httpx", "httpx2") or m.startswith("recall.cli")}
+             ("anthropic", "mcp", "typer", "rich", "click", "pydantic", "httpx", "httpx2", "psycopg", "psycopg_binary")
+             or m.startswith(("recall.cli", "recall.team"))}
     assert not heavy, sorted(heavy)
     # with no rule file anywhere, the rules' matcher, store and RE2 are not even imported
     assert not {m for m in imported if m.startswith(("recall.rules.", "re2")) and m != "recall.rules.files"}

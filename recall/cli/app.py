@@ -18,7 +18,7 @@ from typer.core import TyperGroup
 
 from recall import __version__
 from recall.cli.commands import (ask, config, doctor, exclude, forget, log, mcp, memories, pause, remember, rules,
-                                 service, sessions, setup, status)
+                                 service, sessions, setup, status, team)
 from recall.core.errors import RecallError, UsageError, report
 
 
@@ -120,6 +120,7 @@ def search_cmd(
     since: Optional[str] = typer.Option(None, "--since", help="Only after: 2h, 3d, 1w, or a date."),
     project: Optional[Path] = typer.Option(None, "--project", help="Only the project PATH belongs to."),
     messages: bool = typer.Option(False, "--messages", help="Rank single messages, not sessions."),
+    team: bool = typer.Option(False, "--team", help="Only the team's items (`recall team`), each with its author."),
 ) -> None:
     from recall.cli import output as fmt
     from recall.search.run import run_search
@@ -128,23 +129,23 @@ def search_cmd(
 
     text = query_text(query)
     hits = run_search(text, limit=limit, since=since, project=project, messages=messages,
-                      strict_project=True)
+                      strict_project=True, doctypes=("team",) if team else None)
     if as_json:
         fmt.print_hits_json(text, hits)
     else:
-        print_search_result(text, hits, raw=raw)
+        print_search_result(text, hits, raw=raw, team=team)
     sys.stdout.flush()
     fmt.note_catching_up()
 
 
-def print_search_result(text: str, hits: list, raw: bool) -> None:
+def print_search_result(text: str, hits: list, raw: bool, team: bool = False) -> None:
     """Hits for ``--raw``; otherwise a synthesized answer first when a key exists, or the hits
     plus one line saying synthesis is off and how to turn it on."""
     from recall.cli import output as fmt
     from recall.llm import messages_api as llm
 
     if raw or not hits:
-        fmt.print_hits(hits, text)
+        fmt.print_hits(hits, text, team=team)
         return
     from recall.llm.synthesis import answer_question
 
@@ -258,7 +259,7 @@ def main() -> None:  # pragma: no cover
 # The other commands: each module of recall.cli.commands holds its own ``commands``; they are
 # merged here in this order (`recall --help` lists them so), and none imports this module.
 COMMAND_MODULES = (mcp, setup, doctor, config, service, status, forget, exclude, pause, memories, remember, rules,
-                   sessions, ask, log)
+                   sessions, ask, log, team)
 for _module in COMMAND_MODULES:
     app.registered_commands.extend(_module.commands.registered_commands)
 for _module in COMMAND_MODULES:

@@ -2,7 +2,8 @@
 
 A shell search should cost a search, not the ~100 ms of importing typer, click and every
 command module. ``parse`` accepts exactly the plain search forms that need no model
-(``--raw`` or ``--json``, with ``--limit/-n``, ``--since``, ``--project``, ``--messages``);
+(``--raw`` or ``--json``, with ``--limit/-n``, ``--since``, ``--project``, ``--messages``,
+``--team``);
 anything else (help, a subcommand, an unknown or invalid option) returns None and the
 typer CLI handles it, errors included, so both paths give the same answers.
 """
@@ -14,8 +15,8 @@ import sys
 # The typer app's top-level command names (a test keeps this in step with recall.cli.app).
 COMMANDS = frozenset({"ask", "config", "consolidate", "doctor", "exclude", "forget", "hook", "index", "log", "mcp",
                       "memories", "pause", "remember", "resume", "rules", "serve", "service", "sessions", "setup",
-                      "show", "status"})
-_FLAGS = {"--raw": "raw", "--json": "as_json", "--messages": "messages"}
+                      "show", "status", "team"})
+_FLAGS = {"--raw": "raw", "--json": "as_json", "--messages": "messages", "--team": "team"}
 _VALUES = {"--limit": "limit", "-n": "limit", "--since": "since", "--project": "project"}
 MAX_LIMIT = 1000
 
@@ -28,7 +29,7 @@ def parse(args: list[str]) -> dict | None:
         args = args[1:]
     elif args[0] in COMMANDS or args[0] in ("--help", "-h", "--version"):
         return None
-    opts: dict = {"raw": False, "as_json": False, "messages": False, "limit": "10", "since": None,
+    opts: dict = {"raw": False, "as_json": False, "messages": False, "team": False, "limit": "10", "since": None,
                   "project": None}
     words: list[str] = []
     i, only_words = 0, False
@@ -81,13 +82,13 @@ def run(opts: dict) -> int:
     text = query_text([opts["text"]])
     project = Path(opts["project"]) if opts["project"] is not None else None
     hits = run_search(text, limit=opts["limit"], since=opts["since"], project=project,
-                      messages=opts["messages"], strict_project=True)
+                      messages=opts["messages"], strict_project=True, doctypes=("team",) if opts["team"] else None)
     from recall.cli import output as fmt
 
     if opts["as_json"]:
         fmt.print_hits_json(text, hits)
     else:
-        fmt.print_hits(hits, text)
+        fmt.print_hits(hits, text, team=opts["team"])
     sys.stdout.flush()
     fmt.note_catching_up()
     return 0

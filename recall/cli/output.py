@@ -33,8 +33,12 @@ def short_project(project: str) -> str:
     return project or "?"
 
 
-def print_hits(hits, query: str) -> None:
+def print_hits(hits, query: str, team: bool = False) -> None:
     out = sys.stdout
+    if not hits and team:
+        print(f"No team items match {query!r} here. `recall team status` shows what is shared and pulled; "
+              "`recall team search` asks the server itself.", file=out)
+        return
     if not hits:
         print(f"No matches for {query!r}. Try fewer or other words, drop --since/--project, "
               "or run `recall index` if you have not yet.", file=out)
@@ -46,7 +50,10 @@ def print_hits(hits, query: str) -> None:
         console = _console()
     for h in hits:
         date = h.timestamp.replace("T", " ")[:16] or "undated"
-        head = f"{date}  {short_project(h.project)}  {h.role}  session {h.session_id[:8]}"
+        if getattr(h, "kind", "") == "team":
+            head = f"{date}  {short_project(h.project)}  team  by {h.author or 'a teammate'}"
+        else:
+            head = f"{date}  {short_project(h.project)}  {h.role}  session {h.session_id[:8]}"
         mark = stale_line(h)
         if tty:
             console.print(Text(head, style="dim"))

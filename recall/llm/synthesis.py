@@ -66,6 +66,8 @@ def citation(hit) -> str:
     date = (getattr(hit, "timestamp", "") or "")[:10] or "undated"
     if getattr(hit, "kind", "message") == "memory":
         return f"[{date} memory]"
+    if getattr(hit, "kind", "message") == "team":  # a teammate's (recall.team): who, not a session
+        return f"[{date} team: {(getattr(hit, 'author', '') or 'a teammate')[:60]}]"
     return f"[{date} session {(getattr(hit, 'session_id', '') or '?')[:8]}]"
 
 

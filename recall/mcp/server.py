@@ -58,7 +58,8 @@ progress, context). Relevant context is already injected into prompts; use these
 that is not enough, e.g. the user refers to earlier work ("like we did last week", "that
 bug again"), you need a past decision or its reason, or you are about to redo something
 that may have been solved before.
-- memory_search: first choice. Memories and transcript hits for keywords, ranked.
+- memory_search: first choice. Memories and transcript hits for keywords, ranked (with a
+  team database joined, teammates' memories too, each with its author; team=true: only those).
 - memory_ask: a question answered in prose from the top matches, with citations.
 - memory_related: memories by tag, to widen around a memory you already found.
 - recall_search: raw transcript search with time and per-message options.
@@ -87,8 +88,9 @@ class MatchOut(BaseModel):
     """One result: a memory, a transcript message, or a session."""
 
     n: int = Field(description="Position in this result (citations [n] refer to it).")
-    kind: Literal["memory", "message", "session"] = Field(
-        description="memory: a curated typed memory; message: one transcript message; "
+    kind: Literal["memory", "team", "message", "session"] = Field(
+        description="memory: a curated typed memory; team: a teammate's memory, session summary or rule "
+        "(shared through the team database); message: one transcript message; "
         "session: a session matched as a whole (first prompt and summaries).")
     id: str = Field(description="Memory id, message uuid, or session id.")
     type: str | None = Field(None, description="Memory type (memories only).")
@@ -108,6 +110,7 @@ class MatchOut(BaseModel):
     stale: list[StaleOut] = Field(default_factory=list, description=(
         "Files it names or its session wrote that changed, moved or were deleted since: check them "
         "before relying on it. Empty when nothing changed."))
+    author: str | None = Field(None, description="Who shared it (team items only).")
 
 
 class _Page(BaseModel):
@@ -201,7 +204,7 @@ def _shape(m: dict, n: int, text_chars: int, snippet_chars: int, reply_chars: in
 
 
 def fit(payload: dict, model: type[_Page], render: Callable[[Any], str], *,
-        text_kinds: tuple[str, ...] = ("memory", "message", "session"), cap: int = RESULT_CHARS) -> _Page:
+        text_kinds: tuple[str, ...] = ("memory", "team", "message", "session"), cap: int = RESULT_CHARS) -> _Page:
     """The richest rendering of ``payload`` whose JSON and text both stay within ``cap``.
 
     As many matches as fit at the most compact level are kept (the rest are counted in
@@ -260,7 +263,9 @@ def with_hint(out: dict, hint: str) -> dict:
 def _head(m: MatchOut, show_project: bool) -> str:
     when = m.date.replace("T", " ")[:16] if m.date else "undated"
     project = m.project if show_project else ""
-    if m.kind == "memory":
+    if m.kind == "team":
+        bits = [f"team {m.type or ''}".strip(), f"by {m.author or 'a teammate'}", when, project, f"id {m.id}"]
+    elif m.kind == "memory":
         bits = [f"memory {m.type or ''}".strip(), when, project, f"id {m.id}"]
         if m.tags:
             bits.append("tags: " + " ".join(m.tags))
@@ -272,7 +277,7 @@ def _head(m: MatchOut, show_project: bool) -> str:
 
 
 def _body(m: MatchOut) -> str:
-    if m.kind == "memory":
+    if m.kind in ("memory", "team"):
         return m.text or m.snippet
     plain = m.snippet.replace("**", "").strip("…")
     if m.text and len(m.text) > len(plain) + 80:  # the passage, then more of the message
@@ -481,6 +486,9 @@ def build_server(cwd: str | None = None, use_service: bool = True) -> RecallServ
             "is built, decision = a choice and its reason, pattern = how things are done here, "
             "gotcha = a trap and its fix, progress = where work stands, context = background."))] = None,
         project: Annotated[str | None, Field(description=PROJECT_DESC)] = None,
+        team: Annotated[bool, Field(description=(
+            "Only the team's items: memories, session summaries and rules teammates shared "
+            "(each with its author). Default: yours and the team's, with transcript hits."))] = False,
     ) -> Annotated[CallToolResult, SearchOut]:
         """Search recall's memory of past Claude Code sessions: curated typed memories
         (decisions, gotchas, patterns, architecture, progress, context) and raw transcript
@@ -491,7 +499,8 @@ def build_server(cwd: str | None = None, use_service: bool = True) -> RecallServ
         solved before. Use memory_ask instead for a prose answer to a question, recall_search
         for raw transcripts with time filters, memory_related to widen by tags."""
         out = _call("memory_search", backend, "mcp.memory_search",
-                    {"text": query, "limit": limit, "mtype": type, "project": project})
+                    {"text": query, "limit": limit, "mtype": type, "project": project,
+                     **({"team": True} if team else {})})
         if not out.get("matches"):
             out = with_hint(out, "Nothing matched: try other words" + (", another type" if type else "")
                             + (', or project="all"' if out.get("project") else "") + ".")
@@ -541,7 +550,7 @@ def build_server(cwd: str | None = None, use_service: bool = True) -> RecallServ
                     timeout=ASK_TIMEOUT)
         if out.get("answer"):
             out["answer"] = tools.clip_block(out["answer"], ANSWER_CHARS)
-        text_kinds = () if out.get("synthesized") else ("memory", "message", "session")
+        text_kinds = () if out.get("synthesized") else ("memory", "team", "message", "session")
         return _result(fit(out, AskOut, render_ask, text_kinds=text_kinds), render_ask)
 
     @server.tool(

@@ -7,12 +7,16 @@ Errors are ``RecallError``s whose message tells the caller (a model, here) what 
 
 A *match* (one result) is a dict::
 
-    {"kind": "memory" | "message" | "session", "id": memory id | message uuid | session id,
+    {"kind": "memory" | "team" | "message" | "session", "id": memory id | message uuid | session id,
      "type": memory type or None, "tags": [...], "date": ISO 8601 UTC, "project": root,
      "session_id": ..., "role": ..., "snippet": ..., "text": ..., "score": float,
      "reply": the reply a user prompt got (only then), "question": the prompt an assistant
      message answered (only then), "stale": [{"path", "state", "since"}] the files it names or
-     its session wrote that changed, moved or were deleted since (``recall.search.stale``)}
+     its session wrote that changed, moved or were deleted since (``recall.search.stale``),
+     "author": the teammate who shared it (team items only)}
+
+A *team* match is a teammate's memory, session summary or rule, pulled by the team sync
+(``recall.team``); it ranks as a memory does.
 """
 
 from __future__ import annotations
@@ -176,6 +180,8 @@ class Match:
             d["reply"] = h.reply  # a question's match: the reply it got (recall.search.exchange)
         if h.question:
             d["question"] = h.question  # a reply's match: the question it answered
+        if h.author:
+            d["author"] = h.author  # a team item's match: who shared it
         return d
 
 
@@ -188,9 +194,9 @@ def _memory_details(searcher: Searcher, ids: list[str]) -> dict[str, tantivy.Doc
     if not ids:
         return {}
     s = searcher.index.searcher()
-    q = tantivy.Query.term_set_query(searcher.schema, "key", [f"mem:{i}" for i in ids])
+    q = tantivy.Query.term_set_query(searcher.schema, "key", [f"{p}:{i}" for i in ids for p in ("mem", "team")])
     out = {}
-    for _score, address in s.search(q, len(ids) + 5).hits:
+    for _score, address in s.search(q, 2 * len(ids) + 5).hits:
         doc = s.doc(address)
         key = _stored(doc, "key")
         out[key.split(":", 1)[1]] = doc
@@ -234,25 +240,25 @@ TRANSCRIPTS = ("message", "session")
 
 
 def merged_matches(searcher: Searcher, text: str, *, limit: int, mtype: str | None = None,
-                   project: str | None = None, cwd: str | None = None) -> list[Match]:
-    """Typed memories and transcript hits for ``text``, ranked together, with their stale
-    marks (files judged in the working tree ``cwd`` is in).
+                   project: str | None = None, cwd: str | None = None, team: bool = False) -> list[Match]:
+    """Typed memories (this machine's and the team's) and transcript hits for ``text``, ranked
+    together, with their stale marks (files judged in the working tree ``cwd`` is in).
 
     Memories score ``MEMORY_WEIGHT`` times their BM25 score. With ``mtype`` only memories of
-    that type are returned (transcripts carry no type).
+    that type are returned (transcripts carry no type); with ``team`` only the team's items.
     """
     # messages=True: memories are ranked one by one, never grouped by session
-    memories = searcher.search(text, limit=limit, messages=True, doctypes=("memory",), mtype=mtype,
-                               project=project)
+    memories = searcher.search(text, limit=limit, messages=True, doctypes=("team",) if team else ("memory", "team"),
+                               mtype=mtype, project=project)
     for h in memories:
         h.score *= MEMORY_WEIGHT
-    transcript = [] if mtype else searcher.search(text, limit=limit, messages=False, project=project,
-                                                  doctypes=TRANSCRIPTS)
+    transcript = [] if mtype or team else searcher.search(text, limit=limit, messages=False, project=project,
+                                                          doctypes=TRANSCRIPTS)
     ranked = mark_hits(sorted([*memories, *transcript], key=lambda h: h.score, reverse=True)[:limit], cwd)
-    details = _memory_details(searcher, [h.uuid for h in ranked if h.kind == "memory"])
+    details = _memory_details(searcher, [h.uuid for h in ranked if h.kind in ("memory", "team")])
     out = []
     for h in ranked:
-        if h.kind == "memory":
+        if h.kind in ("memory", "team"):
             doc = details.get(h.uuid)
             m = Match(h)
             if doc is not None:
@@ -266,14 +272,15 @@ def merged_matches(searcher: Searcher, text: str, *, limit: int, mtype: str | No
 
 # the operations ------------------------------------------------------------------------
 def memory_search(text: str, *, limit: int = 10, mtype: str | None = None, project: str | None = None,
-                  cwd: str | None = None, searcher: Searcher | None = None) -> dict:
-    """Typed memories and transcript hits for ``text`` (see ``merged_matches``)."""
+                  cwd: str | None = None, searcher: Searcher | None = None, team: bool = False) -> dict:
+    """Typed memories and transcript hits for ``text`` (see ``merged_matches``); ``team``:
+    only the team's items."""
     text = _check_text(text)
     limit = _check_limit(limit, 50)
     mtype = _check_type(mtype)
     s = searcher or Searcher()
     scope = resolve_scope(s, project, cwd)
-    matches = merged_matches(s, text, limit=limit, mtype=mtype, project=scope.project, cwd=cwd)
+    matches = merged_matches(s, text, limit=limit, mtype=mtype, project=scope.project, cwd=cwd, team=bool(team))
     note_access([m.hit for m in matches])
     return {"query": text, **scope.as_json(), "matches": [m.as_json() for m in matches]}
 

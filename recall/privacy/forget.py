@@ -16,7 +16,10 @@ at once, one named step per store, each recorded as done in the forget's *intent
    sessions and of every injection drawn from them, or holding the matched text; a
    forgotten secret is cut out of the injected text kept there;
 7. ``synthesis_cache``: the cached syntheses and answers (``cache/synthesis``), emptied;
-8. ``purge``: the bytes of deleted documents leave the index's segment files, and state.db
+8. ``team`` (with a team joined): teammates' items pulled here that the selection covers, and
+   the withdrawal from the team server of what this machine shared and no longer has
+   (``recall.team.forget``), so a teammate's copy goes too;
+9. ``purge``: the bytes of deleted documents leave the index's segment files, and state.db
    is vacuumed with its WAL emptied (``indexer.purge``).
 
 Every step is idempotent, so a forget interrupted anywhere (Ctrl-C, ``kill -9``, an OOM kill,
@@ -98,6 +101,9 @@ def plan(sel: Selection) -> dict:
     from recall.memory import summaries
 
     out["summaries"] = len(summaries.get_many(sorted(set(out.get("sessions") or []) | gone)))
+    from recall.team import forget as team_forget
+
+    out["team_items"] = team_forget.plan(sel)
     return out
 
 
@@ -203,6 +209,8 @@ def run(ix, intent: dict) -> dict:
         forgetting.step_done(root, intent, "injection_log", injection_log=clean_injection_log(sel, logged))
     if "synthesis_cache" not in done:
         forgetting.step_done(root, intent, "synthesis_cache", synthesis_cache=clear_synthesis_cache())
+    if "team" not in done:
+        forgetting.step_done(root, intent, "team", **forget_team(ix, sel))
     if "purge" not in done:
         from indexer.purge import purge
 
@@ -305,6 +313,18 @@ def hide_excluded(pattern: str, projects: list[str]) -> dict:
         log.get("cli").warning("the injection log was not cleaned by exclude: %s", exc)
         logged = 0
     return {"injection_log": logged, "synthesis_cache": clear_synthesis_cache()}
+
+
+def forget_team(ix, sel: Selection) -> dict:
+    """Step ``team``: the one point where a completed forget reaches the team (see
+    ``recall.team.forget``); {} when this machine never joined one."""
+    from recall.team import forget as team_forget
+
+    try:
+        return team_forget.step(ix, sel)
+    except Exception as exc:  # noqa: BLE001 - what is forgotten here stays forgotten; the next sync withdraws
+        log.get("cli").warning("team step of forget: %s", exc)
+        return {"team": f"pending: {exc}"}
 
 
 def clean_injection_log(sel: Selection, sessions: set[str]) -> int:

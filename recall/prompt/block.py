@@ -67,10 +67,13 @@ def mark(hit, shown: dict | None = None) -> str:
 
 
 def citation(hit) -> str:
-    """``[2026-11-20 session 3c4e0949]`` (``memory`` for a stored memory)."""
+    """``[2026-11-20 session 3c4e0949]`` (``memory`` for a stored memory, ``team: alice`` for
+    a teammate's)."""
     date = (hit.timestamp or "")[:10] or "undated"
     if getattr(hit, "kind", "message") == "memory":
         return f"[{date} memory]"
+    if getattr(hit, "kind", "message") == "team":
+        return f"[{date} team: {clean(str(getattr(hit, 'author', '') or 'a teammate'))[:60]}]"
     return f"[{date} session {hit.session_id[:8]}]"
 
 

@@ -93,14 +93,14 @@ def query_text(prompt: str) -> str:
 
 
 def candidates(searcher, text: str, limit: int, project: str | None, exclude_session: str | None) -> list:
-    """The engine's best ``limit`` messages and memories for ``text`` in ``project`` (not
+    """The engine's best ``limit`` messages, memories and team items for ``text`` in ``project`` (not
     ``exclude_session``), as hits with their text and the exchange around them (what the
     confidence reads); no snippets: the kept ones get snippets fitted to the block when it is
     formatted. Ranked from fast fields; only these candidates' stored documents are decoded."""
     from recall.search.exchange import exchange
 
     s = searcher.index.searcher()
-    built = searcher.build_query(s, text, doctypes=("message", "memory"), project=project,
+    built = searcher.build_query(s, text, doctypes=("message", "memory", "team"), project=project,
                                  exclude_session=exclude_session)
     if built is None:
         return []

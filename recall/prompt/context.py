@@ -103,7 +103,7 @@ def without_rule_docs(hits: list) -> list:
     """Search hits minus the rules' own index documents (a rule reaches the prompt when it
     fires, not because its words matched) and minus session summaries (a summary as a
     compact hit is not the hook's default until the retrieval benchmark says it helps)."""
-    return [h for h in hits if not (getattr(h, "kind", "") == "memory"
+    return [h for h in hits if not (getattr(h, "kind", "") in ("memory", "team")
                                     and str(h.uuid).startswith(("rule-", "sum-")))]
 
 

@@ -189,7 +189,7 @@ def judge(index_searcher, text: str, hits: list, stats: QueryStats | None = None
             h.confidence = 0.0
             continue
         feats = features(q, h.text, h.score, hit_context(h),
-                         note=h.kind == "memory" and not str(h.uuid).startswith("sum-"))
+                         note=h.kind in ("memory", "team") and not str(h.uuid).startswith("sum-"))
         c = confidence(feats)
         if getattr(h, "echo", False):
             c *= ECHO_FACTOR

@@ -66,7 +66,8 @@ NEIGHBOUR_SECONDS = 120
 # confident hit just below the engine's top few still shows.
 JUDGED = 10
 
-ALL_DOCTYPES = frozenset({"message", "session", "memory"})  # every doctype indexer.ingest writes
+ALL_DOCTYPES = frozenset({"message", "session", "memory", "team"})  # every doctype written (team: recall.team)
+DISTILLED = ("memory", "team")  # ranked alike: a typed memory, or a teammate's (recall.team)
 
 
 
@@ -173,7 +174,7 @@ class Searcher:
         in_phrase = {pair for p in phrases for pair in zip(p, p[1:])}
         common = common_terms(dfs, terms, searcher.num_docs)
         fields = [("content", W_CONTENT), ("files", W_FILES), ("tools", W_TOOLS)]
-        if "memory" in doctypes:
+        if not set(DISTILLED).isdisjoint(doctypes):
             fields.append(("tags", W_FILES))
         scored = []
         for t in terms:
@@ -282,7 +283,7 @@ class Searcher:
                now: float | None = None) -> list[Hit]:
         limit = max(1, min(int(limit), 1000))
         if doctypes is None:
-            doctypes = ("message",) if messages else ("message", "session", "memory")
+            doctypes = ("message",) if messages else ("message", "session", "memory", "team")
         searcher = self.index.searcher()
         built = self.build_query(searcher, text, doctypes=doctypes, project=project, since=since,
                                  until=until, exclude_session=exclude_session, roles=roles, mtype=mtype)
@@ -393,6 +394,8 @@ class Searcher:
         if pos is None:
             hit.cwd = stored_value(doc, "cwd")
             hit.text = stored_value(doc, "text")
+            if hit.kind == "team":
+                hit.author = stored_value(doc, "branch") or None
             return None, None
         fd = open_session(self.archive_root, hit.project, hit.session_id)
         try:
@@ -510,7 +513,7 @@ def rank_score(score: float, ts: int | float, doctype: str, now: float) -> float
     boosted = score * (1.0 + RECENCY_WEIGHT * math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS))
     if doctype == "session":
         boosted *= SESSION_DOC_WEIGHT
-    elif doctype == "memory":
+    elif doctype in DISTILLED:
         boosted *= MEMORY_WEIGHT
     return boosted
 
@@ -565,7 +568,7 @@ def _group_by_session(ranked: list[Candidate], weights: tuple[float, ...] | None
             order.append(c.group)
             continue
         n = seen[c.group]
-        if c.kind != "memory" and n < len(weights):
+        if c.kind not in DISTILLED and n < len(weights):
             total[c.group] += c.score * weights[n]
         seen[c.group] = n + 1
         if cur.kind == "session" and c.kind == "message":

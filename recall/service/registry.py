@@ -32,7 +32,7 @@ OPS: dict[str, Callable[[dict], Any]] = {}
 
 # Modules whose import registers ops; others append to this list.
 OP_MODULES: list[str] = ["recall.service.ops.search", "recall.service.ops.index", "recall.service.ops.mcp",
-                         "recall.service.ops.hook", "recall.service.ops.memory"]
+                         "recall.service.ops.hook", "recall.service.ops.memory", "recall.service.ops.team"]
 
 _service = None
 

@@ -58,7 +58,7 @@ def gather(question: str, project: str | None, limit: int = ASK_MATCHES) -> list
         s = Searcher()
     except IndexMissing:
         return _marked(_state_hits(project, question, limit)) if project else []
-    mem = s.search(question, limit=limit, doctypes=("memory",), messages=True, project=project)
+    mem = s.search(question, limit=limit, doctypes=("memory", "team"), messages=True, project=project)
     for h in mem:
         h.score *= MEMORY_WEIGHT
     talk = s.search(question, limit=limit, project=project, doctypes=("message", "session"))

@@ -47,6 +47,8 @@ def plan_lines(plan: dict) -> list[str]:
              f"memories: {plan.get('memories', 0):,}" + (f" removed, {plan['memories_rewritten']:,} with the secret "
                                                          "cut out" if plan.get("memories_rewritten") else ""),
              f"session summaries: {plan.get('summaries', 0):,}"]
+    if plan.get("team_items"):
+        lines.append(f"teammates' items pulled here: {plan['team_items']:,}")
     return lines
 
 
@@ -129,7 +131,7 @@ def forget_cmd(
     if not sel.whole:
         plan = plan_forget(sel)
         if not plan["messages"] and not plan["rewritten"] and not plan["memories"] \
-                and not plan["memories_rewritten"]:
+                and not plan["memories_rewritten"] and not plan.get("team_items"):
             if as_json:
                 typer.echo(json.dumps({**plan, "removed": False, "finished": finished}))
             elif not finished:
@@ -158,8 +160,18 @@ def forget_cmd(
                     + (f", {result['memories_rewritten']:,} rewritten" if result.get("memories_rewritten") else ""))
     if result.get("summaries"):
         bits.append(f"{counted(result['summaries'], 'session summary')} deleted")
+    if result.get("team_items"):
+        bits.append(f"{counted(result['team_items'], 'teammate item')} deleted here")
     typer.echo(f"Forgot {what}: {'; '.join(bits)}. Claude Code's own transcript files were not touched; "
                "a rebuild will not bring it back.")
+    team = str(result.get("team") or "")
+    if team.startswith("pending"):
+        typer.echo("The team server could not be reached: what this machine shared of it is withdrawn at the "
+                   "next sync (the service retries by itself; `recall team status` shows it).")
+    elif team == "queued":
+        typer.echo("Whatever of it this machine shared is being withdrawn from the team server too.")
+    elif team.startswith("sent") and team != "sent 0":
+        typer.echo(f"{team.split()[1]} item(s) this machine shared were withdrawn from the team server too.")
 
 
 def describe(sel) -> str:

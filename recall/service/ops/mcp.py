@@ -1,7 +1,7 @@
 """Service ops behind the MCP tools (see ``recall.service.registry``): the same ``recall.mcp.tools``
 functions, run inside the service with its warm searcher and model client.
 
-    mcp.memory_search   {text, limit, mtype, project, cwd}
+    mcp.memory_search   {text, limit, mtype, project, cwd, team}
     mcp.memory_related  {tags, limit, cwd}
     mcp.memory_ask      {question, project, cwd}
     mcp.recall_search   {text, since, limit, messages, project, cwd}
@@ -31,9 +31,10 @@ def _args(args, allowed: tuple[str, ...]) -> dict:
 
 @op("mcp.memory_search")
 def memory_search(args: dict) -> dict:
-    a = _args(args, ("text", "limit", "mtype", "project", "cwd"))
+    a = _args(args, ("text", "limit", "mtype", "project", "cwd", "team"))
     return tools.memory_search(str(a.get("text") or ""), limit=a.get("limit", 10), mtype=a.get("mtype"),
-                                      project=a.get("project"), cwd=a.get("cwd"), searcher=searcher())
+                                      project=a.get("project"), cwd=a.get("cwd"), searcher=searcher(),
+                                      team=bool(a.get("team")))
 
 
 @op("mcp.memory_related")

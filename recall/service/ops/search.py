@@ -7,7 +7,7 @@ search args (all optional but ``text``):
     project           str    an ABSOLUTE path; resolved to its canonical project
     messages          bool   rank single messages instead of sessions
     exclude_session   str    leave this session out
-    doctypes          list   e.g. ["message"], ["memory"], ["message", "session"]
+    doctypes          list   e.g. ["message"], ["memory"], ["message", "session"], ["team"]
     cwd               str    the caller's folder: files are judged there for the stale marks
 result: a list of ``Hit.as_json()`` dicts, best first, each with its ``stale`` marks.
 """
@@ -21,7 +21,7 @@ from recall.core import service_client as client
 from recall.core.errors import UsageError
 from recall.service.registry import op, searcher
 
-DOCTYPES = ("message", "session", "memory")
+DOCTYPES = ("message", "session", "memory", "team")
 
 
 def _since(value) -> float | None:

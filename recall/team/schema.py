@@ -1,0 +1,188 @@
+"""The team database: recall's tables, trigger and row-level security policies in PostgreSQL.
+
+Everything lives in one schema, ``recall_team``, created by ``recall team init URL`` (the
+database owner's connection); running it again changes nothing (every statement is
+``IF NOT EXISTS`` or ``CREATE OR REPLACE``, and the version row says what is there).
+
+``items``     one row per shared item (a typed memory, a session summary, a rule), keyed by a
+              stable id the sharing machine derives; a withdrawn item stays as a tombstone
+              (``deleted``, its text emptied) so every member's copy goes too.
+``grants``    which role (or group role) may read and write which project (a normalized git
+              remote, ``github.com/acme/shop``); ``recall team grant`` / ``revoke`` edit it.
+``item_seq``  the sequence that numbers every insert or change (``seq``). The trigger takes
+              it under a transaction-scoped advisory lock of the item's project, so the
+              changes of one project commit in ``seq`` order and a member's cursor (per
+              project, the last ``seq`` it pulled) never skips one; no row is updated for
+              it (a counter row updated per item made a long push quadratic).
+
+Row-level security: a role reads the items of the projects granted to it (directly or
+through a group role it belongs to), inserts only as itself into those projects, and
+changes only its own items there. No role but the owner may delete a row.
+The trigger stamps ``author`` (the connected role), ``seq``, ``pushed_at`` and the
+``tsv`` full-text vector, and empties a tombstone.
+
+``recall team search`` goes through ``recall_team.search(words, any_word, n)``: under a
+policy PostgreSQL cannot use the GIN index for ``@@`` (the operator is not leakproof, so
+the policy's filter must run first: a sequential scan, ~0.5 s at 1M items), so this
+SECURITY DEFINER function applies the same grants itself (the projects granted to the
+session's role or a role it belongs to) and lets the index find the matches. It ranks the
+2,000 newest matches (``ts_rank_cd`` reads each match's vector: a word in a third of 1M
+items would cost seconds to rank whole), found through the GIN index when the words are
+rare, or by walking ``seq`` backwards when they are common. A statement
+that changed items sends ``NOTIFY recall_team`` with an empty payload (a payload would
+tell every role of the database which projects changed).
+"""
+
+from __future__ import annotations
+
+SCHEMA = "recall_team"
+CHANNEL = "recall_team"
+VERSION = 1
+
+# One statement per entry: run in order in one transaction by ``recall team init``.
+INIT: tuple[str, ...] = (
+    "CREATE SCHEMA IF NOT EXISTS recall_team",
+    """CREATE TABLE IF NOT EXISTS recall_team.meta (
+        key text PRIMARY KEY,
+        value text NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS recall_team.grants (
+        role name NOT NULL,
+        project text NOT NULL,
+        granted_at timestamptz NOT NULL DEFAULT now(),
+        granted_by name NOT NULL DEFAULT current_user,
+        PRIMARY KEY (role, project))""",
+    "CREATE SEQUENCE IF NOT EXISTS recall_team.item_seq",
+    """CREATE TABLE IF NOT EXISTS recall_team.items (
+        id text PRIMARY KEY CHECK (length(id) BETWEEN 8 AND 80),
+        project text NOT NULL CHECK (length(project) BETWEEN 1 AND 400),
+        author name NOT NULL DEFAULT current_user,
+        origin text NOT NULL CHECK (length(origin) BETWEEN 1 AND 64),
+        kind text NOT NULL CHECK (kind IN ('memory', 'summary', 'rule')),
+        mtype text NOT NULL DEFAULT '',
+        content text NOT NULL DEFAULT '' CHECK (length(content) <= 20000),
+        tags text[] NOT NULL DEFAULT '{}',
+        created timestamptz NOT NULL,
+        updated timestamptz NOT NULL,
+        deleted boolean NOT NULL DEFAULT false,
+        digest text NOT NULL,
+        seq bigint NOT NULL DEFAULT 0,
+        pushed_at timestamptz NOT NULL DEFAULT now(),
+        tsv tsvector)""",
+    "CREATE INDEX IF NOT EXISTS items_project_seq ON recall_team.items (project, seq)",
+    "CREATE INDEX IF NOT EXISTS items_tsv ON recall_team.items USING gin (tsv)",
+    "CREATE INDEX IF NOT EXISTS items_origin ON recall_team.items (origin, pushed_at)",
+    "CREATE INDEX IF NOT EXISTS items_seq ON recall_team.items (seq)",
+    # the numbering: SECURITY DEFINER, so members need no right on the sequence itself;
+    # 7411 keeps these advisory locks apart from any other application's
+    """CREATE OR REPLACE FUNCTION recall_team.next_seq(proj text) RETURNS bigint
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        BEGIN
+            PERFORM pg_advisory_xact_lock(7411, hashtext(proj));
+            RETURN nextval('recall_team.item_seq');
+        END $$""",
+    "REVOKE ALL ON FUNCTION recall_team.next_seq(text) FROM PUBLIC",
+    """CREATE OR REPLACE FUNCTION recall_team.stamp() RETURNS trigger
+        LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+        BEGIN
+            IF TG_OP = 'INSERT' THEN
+                NEW.author := current_user;
+            ELSE  -- who wrote it, where and from which machine never changes
+                NEW.id := OLD.id; NEW.author := OLD.author; NEW.project := OLD.project;
+                NEW.origin := OLD.origin;
+            END IF;
+            IF NEW.deleted THEN
+                NEW.content := ''; NEW.tags := '{}'; NEW.mtype := '';
+            END IF;
+            NEW.seq := recall_team.next_seq(NEW.project);
+            NEW.pushed_at := now();
+            NEW.tsv := to_tsvector('english'::regconfig,
+                                   NEW.content || ' ' || array_to_string(NEW.tags, ' '));
+            RETURN NEW;
+        END $$""",
+    "DROP TRIGGER IF EXISTS items_stamp ON recall_team.items",
+    """CREATE TRIGGER items_stamp BEFORE INSERT OR UPDATE ON recall_team.items
+        FOR EACH ROW EXECUTE FUNCTION recall_team.stamp()""",
+    """CREATE OR REPLACE FUNCTION recall_team.notify() RETURNS trigger
+        LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+        BEGIN PERFORM pg_notify('recall_team', ''); RETURN NULL; END $$""",
+    "DROP TRIGGER IF EXISTS items_notify ON recall_team.items",
+    """CREATE TRIGGER items_notify AFTER INSERT OR UPDATE ON recall_team.items
+        FOR EACH STATEMENT EXECUTE FUNCTION recall_team.notify()""",
+    # row-level security
+    "ALTER TABLE recall_team.grants ENABLE ROW LEVEL SECURITY",
+    "ALTER TABLE recall_team.items ENABLE ROW LEVEL SECURITY",
+    "DROP POLICY IF EXISTS grants_mine ON recall_team.grants",
+    # the roles this one is (or is a member of); pg_roles first, so a dropped role's grant
+    # row is simply never matched
+    """CREATE POLICY grants_mine ON recall_team.grants FOR SELECT USING (
+        EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
+                WHERE r.rolname = grants.role AND pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER')))""",
+    "DROP POLICY IF EXISTS items_read ON recall_team.items",
+    """CREATE POLICY items_read ON recall_team.items FOR SELECT USING (
+        project IN (SELECT g.project FROM recall_team.grants g))""",
+    "DROP POLICY IF EXISTS items_add ON recall_team.items",
+    """CREATE POLICY items_add ON recall_team.items FOR INSERT WITH CHECK (
+        author = current_user AND project IN (SELECT g.project FROM recall_team.grants g))""",
+    "DROP POLICY IF EXISTS items_change ON recall_team.items",
+    """CREATE POLICY items_change ON recall_team.items FOR UPDATE
+        USING (author = current_user AND project IN (SELECT g.project FROM recall_team.grants g))
+        WITH CHECK (author = current_user AND project IN (SELECT g.project FROM recall_team.grants g))""",
+    # the query is built with the tsquery as a literal: planned with it, PostgreSQL knows from
+    # the column's statistics whether its words are rare (the GIN index) or common (walk seq)
+    """CREATE OR REPLACE FUNCTION recall_team.search(words text, any_word boolean, n integer)
+        RETURNS TABLE (id text, project text, author name, kind text, mtype text, content text,
+                       updated timestamptz, rank real)
+        LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        DECLARE
+            q tsquery;
+            mine text[];
+        BEGIN
+            IF any_word THEN
+                q := to_tsquery('english', replace(plainto_tsquery('english', words)::text, ' & ', ' | '));
+            ELSE
+                q := websearch_to_tsquery('english', words);
+            END IF;
+            IF q IS NULL OR numnode(q) = 0 THEN
+                RETURN;
+            END IF;
+            SELECT coalesce(array_agg(DISTINCT g.project), '{}') INTO mine
+            FROM recall_team.grants g JOIN pg_catalog.pg_roles r ON r.rolname = g.role
+            WHERE pg_catalog.pg_has_role(session_user, r.oid, 'MEMBER');
+            RETURN QUERY EXECUTE format($q$
+                WITH cand AS (
+                    SELECT i.id, i.project, i.author, i.kind, i.mtype, i.content, i.updated, i.seq, i.tsv
+                    FROM recall_team.items i
+                    WHERE i.tsv @@ %1$L::tsquery AND NOT i.deleted AND i.project = ANY($1)
+                    ORDER BY i.seq DESC
+                    LIMIT 2000)
+                SELECT c.id, c.project, c.author, c.kind, c.mtype, c.content, c.updated,
+                       ts_rank_cd(c.tsv, %1$L::tsquery)
+                FROM cand c
+                ORDER BY 8 DESC, c.seq DESC
+                LIMIT %2$s $q$, q::text, least(greatest(n, 1), 1000)) USING mine;
+        END $$""",
+    "REVOKE ALL ON FUNCTION recall_team.search(text, boolean, integer) FROM PUBLIC",
+    "REVOKE ALL ON ALL TABLES IN SCHEMA recall_team FROM PUBLIC",
+    f"""INSERT INTO recall_team.meta (key, value) VALUES ('version', '{VERSION}')
+        ON CONFLICT (key) DO NOTHING""",
+)
+
+# What ``recall team grant`` gives a role besides its grant row (idempotent).
+ROLE_PRIVILEGES: tuple[str, ...] = (
+    "GRANT USAGE ON SCHEMA recall_team TO {role}",
+    "GRANT SELECT, INSERT, UPDATE ON recall_team.items TO {role}",
+    "GRANT SELECT ON recall_team.grants TO {role}",
+    "GRANT SELECT ON recall_team.meta TO {role}",
+    "GRANT EXECUTE ON FUNCTION recall_team.next_seq(text) TO {role}",
+    "GRANT EXECUTE ON FUNCTION recall_team.search(text, boolean, integer) TO {role}",
+)
+
+# What ``recall team revoke`` takes back once a role has no grant left.
+ROLE_REVOKE: tuple[str, ...] = (
+    "REVOKE ALL ON recall_team.items FROM {role}",
+    "REVOKE ALL ON recall_team.grants FROM {role}",
+    "REVOKE ALL ON recall_team.meta FROM {role}",
+    "REVOKE ALL ON FUNCTION recall_team.next_seq(text) FROM {role}",
+    "REVOKE ALL ON FUNCTION recall_team.search(text, boolean, integer) FROM {role}",
+    "REVOKE ALL ON SCHEMA recall_team FROM {role}",
+)
