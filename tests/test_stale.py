@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from indexer.ingest import Indexer, forget
+from indexer.ingest import Indexer
 from indexer.touches import bash_touches, describe, paths_in_text, tool_touches
 from recall.core import paths
 from tests.factory import Session
@@ -185,7 +185,7 @@ def test_rebuild_recreates_the_touches_and_forget_removes_them(history):
     assert touch_rows() == before
     a, b = history["a"], history["b"]
     with Indexer() as ix:
-        forget(ix, b.session_id, None)
+        ix.forget_session(b.session_id)
     assert touch_rows(b.session_id) == [] and len(touch_rows()) == 4
     from indexer.forgetting import Selection
     from recall.privacy.forget import forget_everywhere
@@ -194,7 +194,7 @@ def test_rebuild_recreates_the_touches_and_forget_removes_them(history):
         forget_everywhere(ix, Selection(match="old.ts"))
     assert [r[1] for r in touch_rows(a.session_id)] == ["src/a.ts", "src/lib/refunds.ts"]
     with Indexer() as ix:  # a whole project (an exclusion's --purge goes this way)
-        forget(ix, None, str(history["project"]))
+        ix.forget_project(str(history["project"]))
     assert touch_rows() == []
 
 
