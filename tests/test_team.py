@@ -239,7 +239,7 @@ def test_receiver_forget_removes_the_copy_for_good(team):
     run("team", "share", "--project", str(team.bob.checkout))
     assert len(team_hits("quasar")) == 1
     code, out, _ = run("forget", "--match", "quasar", "--yes")
-    assert "1 teammates' items deleted here" in out
+    assert "1 teammate item deleted here" in out
     assert team_hits("quasar") == []
     sync(team.bob, team)  # a later pull does not bring it back...
     team.be(team.bob)
