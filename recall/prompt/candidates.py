@@ -155,7 +155,8 @@ def candidates(searcher, text: str, limit: int, project: str | None, exclude_ses
     if not ranked:
         return []
     cut = max(floor * ranked[0].score, min_score)
-    return [searcher._hit(s.doc(c.address), c.score, now, boost=False) for c in ranked if c.score >= cut]
+    return searcher.shown([searcher._hit(s.doc(c.address), c.score, now, boost=False)
+                           for c in ranked if c.score >= cut])
 
 
 def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None, hook: dict | None = None,
@@ -254,7 +255,7 @@ def with_answers(searcher, hits: list, cap: int) -> list:
         out.append(h)
         if h.role == "user" and h.kind == "message":
             a = answer_to(searcher, h)
-            if a is not None and a.uuid not in have:
+            if a is not None and a.uuid not in have and searcher.shown([a]):
                 have.add(a.uuid)
                 out.append(a)
     return out[:cap]
