@@ -29,12 +29,10 @@ from functools import lru_cache
 
 from recall.rules.patterns import compile_regex, terms_of
 
+from recall.rules.store import MAX_REGEX_RULES
+
 MAX_SUBJECT = 20_000       # characters of the prompt a regex sees
 RE2_SET_MAX_MEM = 64 << 20  # bytes the set of all patterns may use
-# rules with a regex tested per file: compiling 5,000 patterns costs seconds, paid on every
-# prompt when the hook runs without the service (1,000 heavy ones: ~0.75 s); the rest are
-# skipped, with a warning (``recall rules list``, the log)
-MAX_REGEX_RULES = 300
 _PATHISH = re.compile(r"(?:~?[\w.\-@+]*/)+[\w.\-@+]*|\b[\w\-@+]+\.[A-Za-z][A-Za-z0-9]{0,9}\b")
 
 

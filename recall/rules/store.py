@@ -37,6 +37,10 @@ MAX_GLOB = 300
 MAX_ITEMS = 20           # paths, tools, words per rule
 MAX_RULES = 5000         # per file
 MAX_FILE_BYTES = 8 << 20  # a rules file at its largest (5,000 rules of 1,000 characters) is ~6 MB
+# rules with a regex tested per file: compiling 5,000 patterns costs seconds, paid on every
+# prompt when the hook runs without the service (1,000 heavy ones: ~0.75 s); the rest are
+# skipped, with a warning (``recall rules list``, the log: ``recall.rules.match``)
+MAX_REGEX_RULES = 300
 LOCK_TIMEOUT = 10.0
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,63}$")
 FIELDS = ("text", "any", "all", "regex", "paths", "tools", "expires")
@@ -320,7 +324,6 @@ def problems(path: Path, scope: str, project: str = "") -> list[str]:
     elif listed > len(rules):
         out.append(f"{path}: {listed - len(rules)} rules are malformed (no text, or an id that is not "
                    "letters, digits, _ and -) and are skipped: fix them by hand.")
-    from recall.rules.match import MAX_REGEX_RULES
     from recall.rules.trust import untrusted
 
     with_regex = sum(1 for r in rules if r.regex)
@@ -380,8 +383,6 @@ def add(fields: dict, scope: str, project: str = "", origin: str = "cli") -> Rul
         rule.origin = origin
         rule.scope, rule.project = scope, project if scope == "project" else ""
         with_regex = sum(1 for r in rules if r.regex)
-        from recall.rules.match import MAX_REGEX_RULES
-
         if rule.regex and with_regex >= MAX_REGEX_RULES:
             raise RuleError(f"{path} has {with_regex} rules with a regex, the most that are tested on every "
                             "prompt: merge patterns into one, or use --any/--all words.")
