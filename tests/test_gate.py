@@ -33,7 +33,7 @@ from recall.prompt.context import build_context, service_op
 from recall.search.searcher import Searcher
 from tests.factory import Session
 from tests.memory_support import make_project, make_worktree
-from tests.test_service import run_cli
+from tests.test_service import run_cli, serve  # noqa: F401 - serve is a fixture
 
 
 def texts(query: str, **kw) -> list[str]:
@@ -314,3 +314,31 @@ def test_exclude_add_saves_the_exclusion_before_it_counts_the_archive(tmp_path, 
     result = CliRunner().invoke(app, ["exclude", "add", str(project)])
     assert result.exit_code == 0, result.output
     assert seen == [[str(project)]]
+
+
+def test_the_running_service_answers_the_hook_through_the_same_gate(serve, tmp_path, claude_projects, scope_all):
+    import subprocess
+    import sys
+
+    from tests.test_service import wait_for
+
+    client = make_project(tmp_path, "client-acme")
+    here = make_project(tmp_path, "mine")
+    _walrus(claude_projects, client)
+    svc = serve().ready()
+    wait_for(lambda: texts("walrus billing"), what="the walrus session indexed")
+
+    def hook() -> str:
+        out = subprocess.run([sys.executable, "-m", "recall.entry", "hook", "user-prompt-submit"], text=True,
+                             capture_output=True, timeout=120,
+                             input=json.dumps({"prompt": "where is the walrus billing host configured?",
+                                               "cwd": str(here), "session_id": "now"}))
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    assert "walrus" in hook()
+    config.set_value("exclude", [str(client)])
+    assert "walrus" not in hook()
+    log = [json.loads(line) for line in (paths.recall_home() / "injections.jsonl").read_text().splitlines()]
+    assert log[-1]["via"] == "service", log[-1]
+    assert svc.terminate() == 0
