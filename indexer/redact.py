@@ -763,6 +763,7 @@ _AZURE_AD = re.compile(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.\-]{3}[0-9]Q~[A-Za-z0
 # Azure SAS signatures (storage account keys are long base64: high-entropy catches them)
 _AZURE_SIG = re.compile(r"(?<![A-Za-z0-9])sig=([A-Za-z0-9%+/=_\-]{16,})")
 _HEX32 = re.compile(r"(?<![A-Za-z0-9])[0-9a-f]{32}(?![A-Za-z0-9])")
+_TWILIO_SID = re.compile(r"AC(?<![A-Za-z0-9]..)[0-9a-f]{32}(?![A-Za-z0-9])")  # (literal first: fast)
 # "Basic <base64 of user:password>" anywhere (a header without a name, prose, curl -H)
 _BASIC = re.compile(r"basic[ \t]+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])", re.I)
 # passwords on command lines: curl -u user:pw / --user user:pw, sshpass -p pw,
@@ -804,7 +805,9 @@ def _scan_literals(text: str, low: str, spans: list) -> None:
             s, e = m.span()
             e = _trim_tail(text, s + 16, e)
             spans.append((s, e, _P_PREFIX, "django-secret"))
-    if "twilio" in low:  # its auth token is 32 hex with no prefix: only known by the name nearby
+    # a Twilio auth token is 32 hex with no prefix: known by the name nearby, or by the
+    # account SID (AC + 32 hex) it goes with
+    if "twilio" in low or ("AC" in text and _TWILIO_SID.search(text)):
         for m in _HEX32.finditer(text):
             spans.append((m.start(), m.end(), _P_PREFIX, "twilio-token"))
     if "basic" in low:
@@ -825,13 +828,13 @@ def _scan_literals(text: str, low: str, spans: list) -> None:
             value = text[s:e]
             if e - s >= 3 and not value.isdigit() and not _placeholder(value):  # -u 1000:1000 is uid:gid
                 spans.append((s, e, _P_ASSIGN, "cli-password"))
-    if "login" in low:
+    if (" -p" in text or "--password" in text) and "login" in low:
         for rx in (_REGISTRY_LOGIN, _ECHO_LOGIN):
             for m in rx.finditer(text):
                 s, e = m.span("qv") if m.group("qv") is not None else m.span("v")
                 if not _placeholder(text[s:e], 2) and not _NOT_A_VALUE.fullmatch(text[s:e]):
                     spans.append((s, e, _P_ASSIGN, "cli-password"))
-    if "redis-cli" in low and " -a" in text:
+    if " -a" in text and "redis-cli" in low:
         for m in _REDIS_CLI.finditer(text):
             s, e = m.span("qv") if m.group("qv") is not None else m.span("v")
             if not _placeholder(text[s:e], 2) and not _NOT_A_VALUE.fullmatch(text[s:e]):
@@ -882,12 +885,13 @@ def _basic_credential(b64: str) -> bool:
 _KW_ALT = (
     r"secret|token(?!iz)|passw|passphrase|pwd|api[_\-]?key|private[_\-]?key|credential"
     r"|auth(?!or(?!iz)|ent)"
+    r"|(?<![a-z])pass(?![a-z])|(?<![a-z])pw(?![a-z])"  # DB_PASS, SMTP_PW (not bypass, compass)
 )
 _KEYWORD = re.compile(_KW_ALT)
 _KEYWORD_I = re.compile(_KW_ALT, re.I)
 # literals whose presence gates the keyword detectors; each keyword of
 # _KW_ALT starts with one of them
-_KW_LITERALS = ("token", "secret", "pass", "auth", "pwd", "api", "credential", "private")
+_KW_LITERALS = ("token", "secret", "pass", "auth", "pwd", "api", "credential", "private", "pw")
 
 _ASSIGN = re.compile(
     r"(?:" + _KW_ALT + r")"
@@ -1313,7 +1317,8 @@ def _looks_set(value: str) -> bool:
 # any of & ; , ( ) { } [ ] < > \ and a value cut at the first one leaks the rest.
 # These tell code and structure from such a value:
 # get_token(), os.environ.get(, config[, Optional[str], dict[str,  (a call, subscript, type)
-_CALLISH = re.compile(r"[A-Za-z_$][\w.$]*(?:::[\w$]+)*[(\[]+[\w.$,:]*[)\]]*[.,;)\]\[(]*")
+_CALLISH = re.compile(r"[A-Za-z_$][\w.$]*(?:::[\w$]+)*[(\[]+[\w.$,:]*[)\]]*(?:\.[A-Za-z_$][\w$]*(?:\([\w.$,:]*\))?)*"
+                      r"[.,;)\]\[(]*")
 # {user:  (a:  [a,  <<  : the start of a literal, not a value
 _STRUCTURE = re.compile(r"[\[{(<]+[A-Za-z_ .]*[:,)\]}>]*")
 # in JSON-escaped text a value ends at an escaped newline, tab or quote
@@ -1429,7 +1434,7 @@ _NETRC_MACHINE = re.compile(r"(?:^|\s)(?:machine[ \t]+\S|default\s)")
 _PGPASS = re.compile(
     r"(?m)^[ \t]*+(?:\*|(?=[0-9\-_\[\]]*+[A-Za-z.])[A-Za-z0-9.\-_\[\]]++):(?:[0-9]{1,5}|\*):[^:\s]++:[^:\s]++:"
     r"((?:\\.|[^\n\\])++)")
-_PGPASS_HINT = re.compile(r":(?:[0-9]{1,5}|\*):[^:\s]")
+_PGPASS_HINT = re.compile(r":(?:[0-9]{1,5}|\*):[^:\s]++:[^:\s]++:[^\s]")
 # redis.conf "requirepass PW" / "masterauth PW"
 _REDIS_CONF = re.compile(r"(?m)^[ \t]*(?:requirepass|masterauth)[ \t]+(?:\"([^\"\n]+)\"|(\S+))")
 # a Kubernetes Secret's data:/stringData: block, as YAML
@@ -1438,30 +1443,43 @@ _K8S_ITEM = re.compile(r"[ \t]*+[\"']?[A-Za-z0-9_.\-]{1,253}+[\"']?[ \t]*+:[ \t]
 # ... and as JSON (kubectl get secret -o json)
 _K8S_JSON_DATA = re.compile(r"\"(?:data|stringData)\"[ \t]*:[ \t]*\{([^{}]{0,65536})\}")
 _JSON_STRING_VALUE = re.compile(r"\"[^\"\n]{1,253}\"[ \t]*:[ \t]*\"([^\"\n]+)\"")
-_K8S_KIND = re.compile(r"(?m)^[ \t]*kind:[ \t]*[\"']?Secret[\"']?[ \t]*$|\"kind\"[ \t]*:[ \t]*\"Secret\"")
+_K8S_KIND = re.compile(r"kind[\"']?[ \t]*:[ \t]*[\"']?Secret(?![A-Za-z])")
 
 
-def _scan_config(text: str, low: str, spans: list) -> None:
+def _scan_config(text: str, low: str, spans: list, starts: list[int] = ()) -> None:
     """Files whose syntax says where the password is: .netrc, .pgpass, redis.conf, and a
-    Kubernetes Secret's data (every value of it, whatever its name)."""
-    if ("password" in low or "passwd" in low) and ("machine" in low or "default" in low) \
-            and _NETRC_MACHINE.search(low):
+    Kubernetes Secret's data (every value of it, whatever its name). ``starts``: where the
+    keywords are (``_keyword_positions``): each form but .pgpass has one, so what to look
+    for is told from them, not by scanning the text again."""
+    netrc = redis = k8s = False
+    for k in starts:
+        c = low[k]
+        if c == "p" and low.startswith("passw", k):
+            netrc = True
+            redis = redis or low.startswith("require", k - 7) if k >= 7 else redis
+        elif c == "p" and k >= 7 and low.startswith("requirepass", k - 7):
+            redis = True
+        elif c == "a" and k >= 6 and low.startswith("masterauth", k - 6):
+            redis = True
+        elif c == "s" and text.startswith("Secret", k):
+            k8s = True
+    if netrc and ("machine" in low or "default" in low) and _NETRC_MACHINE.search(low):
         for line in _NETRC_LINE.finditer(text):
             for m in _NETRC_PW.finditer(line.group()):
                 if not _placeholder(m.group(1), 2):
                     spans.append((line.start() + m.start(1), line.start() + m.end(1), _P_ASSIGN,
                                   "secret-assignment"))
-    if text.count(":") >= 4 and _PGPASS_HINT.search(text):
+    if ":" in text and text.count(":") >= 4 and _PGPASS_HINT.search(text):
         for m in _PGPASS.finditer(text):
             value = m.group(1).rstrip()
             if value and not _placeholder(value, 2):
                 spans.append((m.start(1), m.start(1) + len(value), _P_ASSIGN, "secret-assignment"))
-    if "requirepass" in low or "masterauth" in low:
+    if redis:
         for m in _REDIS_CONF.finditer(text):
             g = 1 if m.group(1) is not None else 2
             if not _placeholder(m.group(g), 2):
                 spans.append((m.start(g), m.end(g), _P_ASSIGN, "secret-assignment"))
-    if "secret" in low and "data" in low and "kind" in low and _K8S_KIND.search(text):
+    if k8s and "data" in low and _K8S_KIND.search(text):
         _scan_k8s(text, spans)
 
 
@@ -1575,8 +1593,8 @@ def _pass(text: str) -> tuple[str, dict]:
             _scan_flags(text, low if aligned else None, spans)
         if ("|" in text or ">" in text) and _BLOCK_HINT.search(text):
             _scan_blocks(text, spans)
-        _scan_config(text, low, spans)
-    elif text.count(":") >= 4:
+        _scan_config(text, low, spans, starts if aligned else [m.start() for m in _KEYWORD_I.finditer(text)])
+    elif ":" in text and text.count(":") >= 4:
         _scan_config(text, low, spans)  # a .pgpass line names nothing
     if "key" in low and len(low) == len(text):
         _scan_key_names(text, low, spans)

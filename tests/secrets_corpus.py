@@ -754,10 +754,12 @@ KEY_VALUE_FORMS = {
     "authorization-basic": lambda v: "Authorization: Basic " + base64.b64encode(f"admin:{v}".encode()).decode(),
     "curl-u": lambda v: f"$ curl -u admin:{v} https://registry.acme.io/v2/_catalog",
     "env-db-password": lambda v: f"DB_HOST=db.internal\nDB_PASSWORD={v}\nDB_PORT=5432\n",
+    "env-db-pass": lambda v: f"DB_HOST=db.internal\nDB_PASS={v}\nSMTP_PW={v}\n",
     "jdbc": lambda v: f"jdbc:postgresql://db:5432/shop?user=app&password={v}&ssl=true",
     "mysql-p": lambda v: f"$ mysql -u root -p{v} shop",
     "sshpass": lambda v: f"$ sshpass -p {v} ssh root@10.0.0.5 uptime",
     "twilio-auth-token": lambda v: f"TWILIO_ACCOUNT_SID=AC{'0' * 32}\nTWILIO_AUTH_TOKEN={v}\n",
+    "twilio-client-pair": lambda v: f'client = Client("AC{"1f" * 16}", "{v}")\nclient.messages.create(to=to, body=b)',
 }
 #: what of the value ends up in the text (and must not survive)
 _STORED = {
@@ -773,6 +775,7 @@ _STORED = {
 _SHAPED = {
     "hex-under-_KEY": lambda g: g.hex(40),
     "twilio-auth-token": lambda g: g.hex(32),
+    "twilio-client-pair": lambda g: g.hex(32),
 }
 #: characters a form's syntax does not allow in a value (a .netrc, .pgpass or URL query)
 _FORBIDDEN = {"pgpass": ":\\", "jdbc": "&#;", "curl-u": ":", "netrc": "#", "netrc-one-line": "#",
