@@ -320,11 +320,13 @@ class Gate:
 
     @staticmethod
     def _mtime(path: Path):
+        """What changes when the file does (its path too: a process-wide gate, say the
+        readers', must not take another home's files for these)."""
         try:
             st = path.stat()
-            return st.st_mtime_ns, st.st_size, st.st_ino
+            return str(path), st.st_mtime_ns, st.st_size, st.st_ino
         except OSError:
-            return None
+            return (str(path),)
 
     def refresh(self) -> "Gate":
         stamp = (self._mtime(paths.config_path()), self._mtime(controls_path()))
@@ -352,7 +354,7 @@ class Gate:
         stamp = self._mtime(path)
         if stamp != self._forgotten_stamp:
             self._forgotten_stamp = stamp
-            self._forgotten = Forgotten(path) if stamp is not None else None
+            self._forgotten = Forgotten(path) if len(stamp) > 1 else None
         return self._forgotten or None
 
     def invalidate(self) -> None:

@@ -17,7 +17,6 @@ a project goes by.
 from __future__ import annotations
 
 import json
-import os
 import time
 from datetime import datetime, timezone
 
@@ -207,10 +206,10 @@ def test_exclusions_ignore_case_on_a_case_insensitive_filesystem(monkeypatch):
 
 
 # item 8 ----------------------------------------------------------------------------------------
-def test_a_forgotten_project_stays_forgotten_when_its_worktree_is_removed(tmp_path, claude_projects):
+def test_a_forgotten_project_stays_forgotten_when_its_worktree_is_removed(tmp_path, claude_projects, monkeypatch):
     from recall.cli.commands.forget import run_forget
 
-    os.environ["RECALL_NO_SERVICE"] = "1"
+    monkeypatch.setenv("RECALL_NO_SERVICE", "1")
     repo = make_project(tmp_path, "shop")
     wt = make_worktree(repo, tmp_path / "shop-feature")
     _walrus(claude_projects, repo, cwd=wt)
@@ -226,10 +225,10 @@ def test_a_forgotten_project_stays_forgotten_when_its_worktree_is_removed(tmp_pa
     assert texts("walrus billing") == []
 
 
-def test_a_forgotten_project_stays_forgotten_after_a_git_init_above_it(tmp_path, claude_projects):
+def test_a_forgotten_project_stays_forgotten_after_a_git_init_above_it(tmp_path, claude_projects, monkeypatch):
     from recall.cli.commands.forget import run_forget
 
-    os.environ["RECALL_NO_SERVICE"] = "1"
+    monkeypatch.setenv("RECALL_NO_SERVICE", "1")
     parent = tmp_path / "work"
     proj = make_project(parent, "notes", git=False)
     _walrus(claude_projects, proj, cwd=proj / "drafts")
