@@ -112,8 +112,12 @@ def measure(n_rules: int, n_prompts: int, seed: int = 7) -> dict:
             r = store.validate(spec)
             r.id = f"r{len(rules):08x}"
             r.created = r.updated = store.now_iso()
+            r.project = str(project)
             rules.append(r)
         store._write(store.project_file(str(project)), rules)
+        from recall.rules import trust
+
+        trust.record(str(project), add=rules)  # the user's own rules (as `recall rules add` records them)
         prompts = make_prompts(n_prompts, rng, str(project))
 
         loads = []

@@ -172,20 +172,12 @@ class Tombstones:
 
     def covers(self, m: Message, replay: bool = False) -> bool:
         """Whether ``m`` was forgotten. ``replay``: ``m`` comes from the archive, where a
-        rewritten message is already in its rewritten form (a transcript still has the original)."""
-        at = self.sessions.get(m.session_id)
-        if at is not None and m.timestamp <= at:
-            return True
-        at = self.projects.get(m.project)
-        if at is not None and m.timestamp <= at:
-            return True
-        if self.before:
-            cut = max(self.before.get("*", 0.0), self.before.get(m.project, 0.0))
-            if m.timestamp < cut:
-                return True
-        if m.uuid in self.messages:
-            return True
-        return not replay and m.uuid in self.rewritten
+        rewritten message is already in its rewritten form (a transcript still has the original).
+        A forgotten project covers its messages by identity, not by name (``indexer.ledger.
+        forgotten``, which the readers' gate shares): a removed worktree, a ``git init`` above it."""
+        from indexer.ledger import forgotten
+
+        return forgotten(self, m.session_id, m.project, m.cwd, m.uuid, m.timestamp, replay)
 
     def covers_doc(self, project: str) -> bool:
         return project in self.projects

@@ -720,7 +720,8 @@ class Indexer:
         """Index ``messages``: archived first (``archive``), or already archived at
         ``positions``; with neither, their text is stored in the index. Returns how many
         were indexed (not those the replay before it already indexed)."""
-        keep, switched_off = admit(messages, self.gate, self.archive.tombstones, self.stats, replay=not archive)
+        keep, switched_off = admit(messages, self.gate, self.archive.tombstones, self.stats, replay=not archive,
+                                   session_facts=self._session_facts)
         if len(keep) < len(messages):
             messages = [messages[i] for i in keep]
             positions = [positions[i] for i in keep] if positions is not None else None
@@ -920,6 +921,12 @@ class Indexer:
         forgetting.run_ingest_steps(self, intent)
         for fn in self.on_drop:
             fn(intent)
+
+    def _session_facts(self, session_id: str) -> SessionInfo | None:
+        """What is known of a session (its project, cwd, last time), for a line that names
+        neither its cwd nor its time (``indexer.ledger.by_session``)."""
+        s = self.sessions.get(session_id) or self.state.session(session_id)
+        return s if s is not None and (s.cwd or s.ended) else None
 
     def _note_session(self, m: Message) -> None:
         s = self.sessions.get(m.session_id)

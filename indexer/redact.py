@@ -102,7 +102,14 @@ Judgment calls (what is *not* a secret)
   ``name => 'v'``, ``export NAME=value``, ``--password value``,
   ``name: str = "v"`` and ``Authorization: Basic <v>`` when the *name*
   contains secret/token/passw/passphrase/pwd/api_key/apikey/api-key/
-  private_key/credential/auth.  Not treated as secrets:
+  private_key/credential/auth.  When the name's last word names a secret
+  (``db_password``, ``apiKey``, ``GITHUB_TOKEN``, ``signing_key``: ``_strength``)
+  the value is a secret whatever it looks like (``Summer2024Pass``, ``letmein``
+  in an INI file, ``secret``), unless it is a placeholder or code (a call, a
+  type annotation, a variable: ``_code_not_value``).  Also by their place:
+  ``.netrc``/``.pgpass``/``redis.conf`` passwords, a Kubernetes Secret's data,
+  YAML block scalars, values wrapped onto a second line, and keys by name
+  (``ENCRYPTION_KEY=<hex>``).  Not treated as secrets:
   - names that are clearly metadata: ``*_type``, ``*_count``, ``max_tokens``,
     ``*_file``/``*_path``/``*_url``/``*_endpoint``, ``tokenizer``,
     ``author``/``authority``/``authenticated``, ``PWD``/``OLDPWD``, ...;
@@ -162,7 +169,10 @@ __all__ = ["redact", "redact_counts", "KINDS", "REDACTION_VERSION"]
 #   1: the rules before issue 17's audit
 #   2: the vendor formats of gitleaks/trufflehog/detect-secrets, Basic credentials, command-line
 #      passwords, unquoted values that no longer stop at & ; , ( ) { } [ ] < > \
-REDACTION_VERSION = 2
+#   3: (issue 28) a value under a name whose head is a secret is one whatever it looks like
+#      (Summer2024Pass, letmein in an INI file), .netrc, .pgpass, redis.conf, a Kubernetes
+#      Secret's data, registry logins, values wrapped onto a second line, keys by name
+REDACTION_VERSION = 3
 
 KINDS = (
     "anthropic-key",
@@ -753,6 +763,7 @@ _AZURE_AD = re.compile(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.\-]{3}[0-9]Q~[A-Za-z0
 # Azure SAS signatures (storage account keys are long base64: high-entropy catches them)
 _AZURE_SIG = re.compile(r"(?<![A-Za-z0-9])sig=([A-Za-z0-9%+/=_\-]{16,})")
 _HEX32 = re.compile(r"(?<![A-Za-z0-9])[0-9a-f]{32}(?![A-Za-z0-9])")
+_TWILIO_SID = re.compile(r"AC(?<![A-Za-z0-9]..)[0-9a-f]{32}(?![A-Za-z0-9])")  # (literal first: fast)
 # "Basic <base64 of user:password>" anywhere (a header without a name, prose, curl -H)
 _BASIC = re.compile(r"basic[ \t]+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])", re.I)
 # passwords on command lines: curl -u user:pw / --user user:pw, sshpass -p pw,
@@ -762,6 +773,18 @@ _CLI_USER = re.compile(
     r"(?P<v>(?(q)[^\n\"']{1,256}|[^\s\"']{1,256}))")
 _SSHPASS = re.compile(
     r"sshpass(?:[ \t]+-[^p\s]\S{0,64}){0,8}[ \t]+-p[ \t]*(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))")
+# registry logins: docker/podman/buildah/skopeo/nerdctl/oras/helm login -p PW (--password: _FLAG)
+_REGISTRY_LOGIN = re.compile(
+    r"(?:docker|podman|buildah|skopeo|nerdctl|oras|crane|helm(?:[ \t]+registry)?)[ \t]+login\b"
+    r"[^\n|;&]{0,300}?[ \t](?:-p|--password)(?:[ \t]+|=)"
+    r"(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))")
+# echo PW | docker login --password-stdin
+_ECHO_LOGIN = re.compile(
+    r"(?:echo|printf)[ \t]+(?:-n[ \t]+)?(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"'|]{1,256}))"
+    r"[ \t]*\|[ \t]*(?:sudo[ \t]+)?[\w\-]+(?:[ \t]+registry)?[ \t]+login\b[^\n]{0,200}--password-stdin")
+# redis-cli -a PW
+_REDIS_CLI = re.compile(
+    r"redis-cli\b[^\n|;&]{0,300}?[ \t]-a[ \t]+(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))")
 _MYSQL = re.compile(
     r"(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b"
     r"[^\n|;&]{0,300}?[ \t]-p(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))",
@@ -782,7 +805,9 @@ def _scan_literals(text: str, low: str, spans: list) -> None:
             s, e = m.span()
             e = _trim_tail(text, s + 16, e)
             spans.append((s, e, _P_PREFIX, "django-secret"))
-    if "twilio" in low:  # its auth token is 32 hex with no prefix: only known by the name nearby
+    # a Twilio auth token is 32 hex with no prefix: known by the name nearby, or by the
+    # account SID (AC + 32 hex) it goes with
+    if "twilio" in low or ("AC" in text and _TWILIO_SID.search(text)):
         for m in _HEX32.finditer(text):
             spans.append((m.start(), m.end(), _P_PREFIX, "twilio-token"))
     if "basic" in low:
@@ -802,6 +827,17 @@ def _scan_literals(text: str, low: str, spans: list) -> None:
                 e -= 1
             value = text[s:e]
             if e - s >= 3 and not value.isdigit() and not _placeholder(value):  # -u 1000:1000 is uid:gid
+                spans.append((s, e, _P_ASSIGN, "cli-password"))
+    if (" -p" in text or "--password" in text) and "login" in low:
+        for rx in (_REGISTRY_LOGIN, _ECHO_LOGIN):
+            for m in rx.finditer(text):
+                s, e = m.span("qv") if m.group("qv") is not None else m.span("v")
+                if not _placeholder(text[s:e], 2) and not _NOT_A_VALUE.fullmatch(text[s:e]):
+                    spans.append((s, e, _P_ASSIGN, "cli-password"))
+    if " -a" in text and "redis-cli" in low:
+        for m in _REDIS_CLI.finditer(text):
+            s, e = m.span("qv") if m.group("qv") is not None else m.span("v")
+            if not _placeholder(text[s:e], 2) and not _NOT_A_VALUE.fullmatch(text[s:e]):
                 spans.append((s, e, _P_ASSIGN, "cli-password"))
     if " -p" not in text:  # sshpass -p PW, mysql -pPW
         return
@@ -849,12 +885,13 @@ def _basic_credential(b64: str) -> bool:
 _KW_ALT = (
     r"secret|token(?!iz)|passw|passphrase|pwd|api[_\-]?key|private[_\-]?key|credential"
     r"|auth(?!or(?!iz)|ent)"
+    r"|(?<![a-z])pass(?![a-z])|(?<![a-z])pw(?![a-z])"  # DB_PASS, SMTP_PW (not bypass, compass)
 )
 _KEYWORD = re.compile(_KW_ALT)
 _KEYWORD_I = re.compile(_KW_ALT, re.I)
 # literals whose presence gates the keyword detectors; each keyword of
 # _KW_ALT starts with one of them
-_KW_LITERALS = ("token", "secret", "pass", "auth", "pwd", "api", "credential", "private")
+_KW_LITERALS = ("token", "secret", "pass", "auth", "pwd", "api", "credential", "private", "pw")
 
 _ASSIGN = re.compile(
     r"(?:" + _KW_ALT + r")"
@@ -867,6 +904,8 @@ _ASSIGN = re.compile(
     r"(?P<scheme>(?:bearer|basic|token|digest)[ \t]+)?"
     r"(?!\\{0,2}[\"'`]?\[redacted:)"
     r"(?:(?P<oq>\\{0,2}[\"'`])(?P<qv>[^\n]{0,1024}?)(?P=oq)"
+    # a quoted value wrapped onto a second line
+    r"|(?P<wq>[\"'])(?P<wv>[^\n\"'`\\]{1,512}\n[^\n\"'`\\]{1,512})(?P=wq)"
     r"|(?P<bv>[^\s\"'`]{1,256}))"
 )
 _ASSIGN_I = re.compile(_ASSIGN.pattern, re.I)
@@ -882,6 +921,8 @@ _META_NAME = re.compile(
     r"(?:type|types|count|counts|len|length|size|limit|limits|max|min|file|files|path|paths|dir"
     r"|url|urls|uri|endpoint|helper|name|names|env|var|field|header|prefix|suffix|usage|used"
     r"|policy|method|methods|mode|required|enabled|disabled|ttl|expiry|expires|expires_at"
+    r"|mechanism|encryption|cipher|kdf|hashing|protocol|flow|grant|complexity|strength|rotation|rounds"
+    r"|iterations|reset|prompt|regex|pattern|rule|validator|validation"
     r"|expires_in|lifetime|provider|strategy|backend|scheme|realm|domain|server|host|port"
     r"|user|username|email|scope|scopes|audience|issuer|version|format|algorithm|alg|timeout"
     r"|retries|store|storage|cache|manager|service|handler|middleware|module|config|settings"
@@ -892,7 +933,7 @@ _META_NAME = re.compile(
 _PLACEHOLDER = re.compile(
     r"(?:\$\{?\{?[A-Za-z_][A-Za-z0-9_.:\-]*\}?\}?|\$\{\{.*\}\}|\$\(.*\)|\{\{.*\}\}|<[A-Za-z_][\w .\-:/|]*>|%\([A-Za-z_]+\)s"
     r"|%[A-Za-z_]+%|\{[A-Za-z_][^{}\s]*\}|(?:<[A-Za-z_][\w .\-:/|]*>[:@/ ._\-]*)+|\*+|[xX]{3,}|\.{3,}|\u2026|#+|-+|_+|\?+|your[-_ ].*|my[-_ ]?(?:secret|token|password|api[-_]?key).*"
-    r"|.*[-_]here|\[redacted:.*)",
+    r"|my[-_][a-z\-_]*(?:secret|token|password|key)|.*[-_]here|\[redacted:.*)",
     re.S,
 )
 _PLACEHOLDER_WORDS = frozenset(
@@ -921,14 +962,94 @@ _CODE_IDENT = re.compile(
     r"|_*[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*"
 )
 _SNAKE_WORDS = re.compile(r"[a-z]+(?:_[a-z]+)+")
+_ONE_WORD = re.compile(r"[A-Za-z][a-z]*")
 _CAMEL = re.compile(r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+")
 _SCHEME_IN_VALUE = re.compile(r"(?i)(?:bearer|basic|token|digest)[ \t]+(?=\S)")
 
 
-def _placeholder(v: str) -> bool:
+def _placeholder(v: str, strength: int = 0) -> bool:
+    """Whether ``v`` stands for a value rather than being one. Under a name that is a
+    password (``strength`` 2: ``password: secret``, ``DB_PASSWORD=password``) the words
+    people really use as passwords are values."""
     if len(v) > 100:  # placeholders are short; keeps hostile input cheap
         return False
-    return v.lower() in _PLACEHOLDER_WORDS or _PLACEHOLDER.fullmatch(v) is not None
+    if v.lower() in _PLACEHOLDER_WORDS:
+        return strength < 2 or v not in _USED_AS_PASSWORDS
+    return _PLACEHOLDER.fullmatch(v) is not None
+
+
+# lower-case words of _PLACEHOLDER_WORDS that are, in a config or a compose file, the password
+_USED_AS_PASSWORDS = frozenset("password passwd pass secret token admin".split())
+
+# What a name is, by its last word (its head): ``db_password`` is a password, ``password_file``
+# a file, ``auth_method`` a method. A value under a name whose head is a secret is a secret
+# whatever it looks like (issue 28), unless it is a placeholder or code (see _value_span).
+_NAME_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_PASSWORD_HEADS = frozenset("password passwd pass pwd pw passphrase passcode secret".split())
+_SECRET_HEADS = _PASSWORD_HEADS | frozenset("token apikey credential credentials".split())
+# ``<qualifier>_key``: a key that is a secret (``signing_key``), unlike ``sort_key`` or ``cache_key``
+_KEY_QUALIFIERS = frozenset(
+    """api secret private access auth signing encryption encrypt decryption master client app account
+    service license licence webhook session consumer shared deploy admin root hmac jwt cookie
+    crypto cipher aes sign signature storage""".split())
+
+
+def _strength(name: str) -> int:
+    """0: the name mentions a secret (``auth_method``, ``token_limit``); 1: it names one
+    (``api_token``, ``apiKey``, ``signing_key``); 2: it names a password or secret."""
+    words = _NAME_WORDS.findall(name)
+    if not words:
+        return 0
+    head = words[-1].lower()
+    if head in _PASSWORD_HEADS:
+        return 2
+    if head in _SECRET_HEADS:
+        return 1
+    if head == "key" and len(words) > 1 and words[-2].lower() in _KEY_QUALIFIERS:
+        return 1
+    return 0
+
+
+class _Context:
+    """Facts about the whole text that tell config from code, worked out when first asked."""
+
+    __slots__ = ("text", "_ini", "_code", "_words")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._ini = self._code = None
+        self._words: Counter | None = None
+
+    def ini(self) -> bool:
+        """An INI/TOML-style file: a ``[section]`` line."""
+        if self._ini is None:
+            self._ini = "[" in self.text and _INI_SECTION.search(self.text) is not None
+        return self._ini
+
+    def code(self) -> bool:
+        """Source code: a definition, an import, a call ending a statement."""
+        if self._code is None:
+            t = self.text
+            self._code = any(m in t for m in _CODE_MARKS)
+        return self._code
+
+    def elsewhere(self, word: str) -> bool:
+        """``word`` appears more than once in the text, as a whole word: a variable in use."""
+        if self._words is None:
+            self._words = Counter(_WORD_RUN.findall(self.text[:200_000]))
+        return self._words.get(word, 0) > 1
+
+
+_INI_SECTION = re.compile(r"(?m)^[ \t]*\[[A-Za-z0-9_. \-\"]{1,80}\][ \t]*$")
+_CODE_MARKS = ("def ", "class ", "import ", "function ", "interface ", "struct ", "=>", "();", "self.",
+               "this.", "const ", "let ", "var ", "func ", "return ", "fn ", "public ", "private ")
+_WORD_RUN = re.compile(r"[A-Za-z0-9_$]+")
+# a CamelCase word that names a type (``token: AccessToken`` in a class body), by its ending
+_TYPE_SUFFIX = re.compile(
+    r".*(?:Str|String|Type|Field|Model|Config|Settings|Info|Data|Schema|Response|Request|Results?|Provider"
+    r"|Manager|Client|Session|Handler|Store|Object|Params?|Spec|Ref|Id|Base|Bytes|Value|Dict|List|Set|Map"
+    r"|Enum|Literal|Callable|Protocol|Interface|Builder|Factory|Service|Context|Options|Headers?|Pair"
+    r"|Tuple|Array|Sequence|Mapping|Token|Secret|Password|Key|Credentials?|Auth)")
 
 
 def _keyword_positions(low: str) -> list[int]:
@@ -952,6 +1073,7 @@ def _scan_assign(text: str, low: str | None, starts: list[int], spans: list) -> 
     else:  # case mapping is not 1:1 (e.g. U+0130): search the original with re.I
         rx, hay = _ASSIGN_I, text
         starts = [m.start() for m in _KEYWORD_I.finditer(text)]
+    ctx = _Context(text)
     pos = 0
     for k in starts:
         if k < pos:
@@ -962,43 +1084,155 @@ def _scan_assign(text: str, low: str | None, starts: list[int], spans: list) -> 
         # on rejection resume right after the keyword, so that a rejected
         # match never hides an overlapping real one ("auth token=...")
         ne = pos = m.end("rest")
+        if m.group("wv") is not None:
+            _wrapped(text, m, ns_of(text, k), spans)
+            pos = m.end()
+            continue
         bare = m.group("qv") is None
         vs, ve = m.span("bv" if bare else "qv")
         sep = m.group("sep")
         scheme = m.group("scheme") is not None
-        # full name: walk back from the keyword to the start of the identifier
-        ns = k
-        floor = k - 64 if k > 64 else 0
-        while ns > floor and text[ns - 1] in _NAME_CHARS:
-            ns -= 1
-        if bare:
-            ve = _bare_end(text, vs, ve, text[ns - 1] if ns else "")
-        span = _value_span(text, vs, ve, bare, scheme, sep == "=" and text[m.start("sep") - 1] in " \t")
-        if span is None:
-            continue
-        vs, ve = span
+        ns = ns_of(text, k)
+        if text[ns - 2 if ns > 1 else 0:ns] == "${":
+            continue  # ${TOKEN:-default}, ${PASSWORD:?unset}: a shell expansion, not an assignment
         name = text[ns:ne].lower().lstrip("-.")
-        if name in ("pwd", "oldpwd") or _META_NAME.search(name):
+        if name in ("pwd", "oldpwd") or _meta_name(name):
             continue
         if "." in name and not _KEYWORD.search(name.rsplit(".", 1)[1]):
             continue  # token.map = ..., Token.Name.Builtin: ... (attribute of an object)
+        strength = _strength(text[ns:ne].rsplit(".", 1)[-1])
         if bare:
-            value = text[vs:ve]
-            if m.group("nq") and _IDENT.fullmatch(value):
-                continue  # {"page_token": next_page}: a variable in a dict literal
-            if _CODE_IDENT.fullmatch(value) and text[ve : ve + 1] in (",", ")"):
-                continue  # f(auth_token=environment_key, ...): a keyword argument
-            if sep == ":" and not scheme:
-                if vs == m.end("sep"):
-                    continue  # "oauth:grant-type": a URN / scheme, YAML needs ": "
-                if _ANNOTATION_TAIL.match(text, ve):
-                    continue  # Name: TypeAlias = ...
-                if _CAMEL.fullmatch(value):
-                    continue  # tokens: ParseResults -- a type, not a value
-                if value.isalpha() and not _line_start(text, ns, ve):
-                    continue
+            ve = _bare_end(text, vs, ve, text[ns - 1] if ns else "")
+        elif m.group("qv") == "" and strength:
+            continue  # password = "" (and a YAML block scalar is _scan_blocks')
+        spaced = sep == "=" and text[m.start("sep") - 1] in " \t"
+        span = _value_span(text, vs, ve, bare, scheme, spaced, strength)
+        if span is None:
+            continue
+        vs, ve = span
+        if bare and _code_not_value(text, ctx, m, ns, vs, ve, sep, scheme, spaced, strength):
+            continue
         spans.append((vs, ve, _P_ASSIGN, _assign_kind(name)))
+        if bare and strength:
+            _continued(text, ve, spans)
         pos = max(pos, ve)
+
+
+def ns_of(text: str, k: int) -> int:
+    """The start of the name whose keyword is at ``k``: back to the start of the identifier."""
+    ns = k
+    floor = k - 64 if k > 64 else 0
+    while ns > floor and text[ns - 1] in _NAME_CHARS:
+        ns -= 1
+    return ns
+
+
+def _wrapped(text: str, m, ns: int, spans: list) -> None:
+    """A quoted value wrapped onto two lines (``API_TOKEN="Xk9m\\nP2vL"``): each part,
+    under a name that is a secret's."""
+    name = text[ns:m.end("rest")]
+    if not _strength(name.rsplit(".", 1)[-1]) or _meta_name(name.lower()):
+        return
+    vs, ve = m.span("wv")
+    cut = text.index("\n", vs, ve)
+    first, second = text[vs:cut].strip(), text[cut + 1:ve].strip()
+    if _placeholder(first + second, 2) or len(first + second) < 3:
+        return
+    for a, b in ((vs, cut), (cut + 1, ve)):
+        while a < b and text[a] in " \t":
+            a += 1
+        while b > a and text[b - 1] in " \t":
+            b -= 1
+        if b > a:
+            spans.append((a, b, _P_ASSIGN, "secret-assignment"))
+
+
+# the rest of a value on the next line: after a backslash, or a line cut by a terminal's width
+_NEXT_LINE_RUN = re.compile(r"[ \t]*([^\s\"'`]{4,256})[ \t]*(?:\n|$)")
+
+
+def _continued(text: str, ve: int, spans: list) -> None:
+    """An unquoted secret that goes on at the start of the next line: after a trailing
+    backslash, or, when its line is long (a terminal wrapped it), a next line that is one
+    random-looking run."""
+    if ve >= len(text) or text[ve] not in "\r\n":
+        return
+    nl = text.find("\n", ve)
+    if nl < 0:
+        return
+    m = _NEXT_LINE_RUN.match(text, nl + 1)
+    if m is None:
+        return
+    run = m.group(1)
+    if text[ve - 1] != "\\":
+        ls = text.rfind("\n", 0, ve) + 1
+        if ve - ls < 60 or run.isalpha() and (run.islower() or run.isupper()) or run.isdigit() \
+                or "=" in run[:-2] or ":" in run:
+            return
+    spans.append((m.start(1), m.end(1), _P_ASSIGN, "secret-assignment"))
+
+
+def _meta_name(name: str) -> bool:
+    """A name for something about a secret, not the secret: ``token_type``, ``secret_id``."""
+    return _META_NAME.search(name) is not None
+
+
+_VARIABLE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_OPERATOR_NEXT = re.compile(r"[ \t]+(?:or|if|else|\|\||&&|\?\?|==|!=|is)[ \t]")
+_PASCAL = re.compile(r"[A-Z][A-Za-z]*[a-z][A-Za-z]*")
+_YAML_TAG = re.compile(r"![A-Za-z][\w.\-!]*")
+
+
+def _code_not_value(text: str, ctx: "_Context", m, ns: int, vs: int, ve: int, sep: str, scheme: bool,
+                    spaced: bool, strength: int) -> bool:
+    """Whether the unquoted value text[vs:ve] is code (a variable, a type, prose) rather than
+    the value of the name. Under a name that is a secret (``strength``) only what code
+    could not be: an identifier in code (``token = tok``, ``password: hashedPassword,``)
+    that has no digit, or one the text uses elsewhere (``tok2``), or a type name."""
+    value = text[vs:ve]
+    after = text[ve : ve + 1]
+    if value[-1:] in ",;" and len(value) > 1:  # "password: hashedPassword," ending its line
+        value, after = value[:-1], value[-1]
+    line_value = sep == ":" and not scheme and _line_start(text, ns, ve)
+    if sep == ":" and not scheme and vs == m.end("sep"):
+        return True  # "oauth:grant-type", arn:...:secret:name, {token:056d}: YAML needs ": "
+    if sep == ":" and _YAML_TAG.fullmatch(value) and text[ve : ve + 200].split("\n", 1)[0].strip():
+        return True  # password: !vault |, password: !Ref DbPassword (a tag and what it reads)
+    if sep == ":" and not scheme and vs > m.end("sep") and _ANNOTATION_TAIL.match(text, ve):
+        return True  # password: str = ..., private_key: RSAKey | None
+    if strength:
+        if _DOTTED.fullmatch(value) and (not value[0].isupper() or ctx.code()) \
+                and (not _DIGIT.search(value) or all(map(_CODE_IDENT.fullmatch, value.split(".")))):
+            return True  # private_key: rsa.RSAPrivateKey, secret = cfg.Secret (not a password)
+        if not _VARIABLE.fullmatch(value):
+            return False
+        name = text[ns:m.end("rest")].lower().rsplit(".", 1)[-1]
+        v = value.lower()
+        if v == name or name.endswith(("_" + v, "-" + v)) or (_OPERATOR_NEXT.match(text, ve) and not _DIGIT.search(value)):
+            return True  # password=password, credentials=credentials or self.credentials
+        if ctx.ini() and (spaced or line_value):
+            return False  # [database]\npassword = letmein
+        code = (spaced or sep in (":=", "=>") or bool(m.group("nq")) or after in (",", ")")
+                or (after == ";" and sep != "=")
+                or (sep == ":" and not line_value) or (line_value and ctx.code()))
+        if not code:
+            if line_value and _PASCAL.fullmatch(value) \
+                    and (_KEYWORD.search(value.lower()) or _TYPE_SUFFIX.fullmatch(value)):
+                return True  # token: AccessToken, settings: AppSettings (a class body)
+            return False
+        return "_" in value or not _DIGIT.search(value) or ctx.elsewhere(value)
+    if m.group("nq") and _IDENT.fullmatch(value):
+        return True  # {"page_token": next_page}: a variable in a dict literal
+    if _CODE_IDENT.fullmatch(value) and after in (",", ")"):
+        return True  # f(auth_token=environment_key, ...): a keyword argument
+    if sep == ":" and not scheme:
+        if _ANNOTATION_TAIL.match(text, ve):
+            return True  # Name: TypeAlias = ...
+        if _CAMEL.fullmatch(value):
+            return True  # tokens: ParseResults -- a type, not a value
+        if value.isalpha() and not line_value:
+            return True
+    return spaced and _CODE_IDENT.fullmatch(value) is not None  # "tokens_start = pre_loc"
 
 
 def _scan_flags(text: str, low: str | None, spans: list) -> None:
@@ -1008,10 +1242,15 @@ def _scan_flags(text: str, low: str | None, spans: list) -> None:
         vs, ve = m.span("bv")
         ve = _bare_end(text, vs, ve, "")
         value = text[vs:ve]
-        if _WORDLIKE.fullmatch(value) or _META_NAME.search(name):
-            continue  # "the --password option" is prose
-        if _value_span(text, vs, ve, True, False, False) is not None:
+        if _WORDLIKE.fullmatch(value) or _METAVAR.fullmatch(value) or _meta_name(name):
+            continue  # "the --password option" is prose, "--token TOKEN" a usage line
+        if name.endswith(("-id", "_id")) and not (_HEX_KEY.fullmatch(value) or _random_looking(value, 16)):
+            continue  # --secret-id prod/db: which secret, not the secret
+        if _value_span(text, vs, ve, True, False, False, _strength(name)) is not None:
             spans.append((vs, ve, _P_ASSIGN, _assign_kind(name)))
+
+
+_METAVAR = re.compile(r"[A-Z][A-Z_\-]*|<[A-Za-z_\-]+>")
 
 
 def _assign_kind(name: str) -> str:
@@ -1023,10 +1262,11 @@ def _assign_kind(name: str) -> str:
 
 
 def _value_span(
-    text: str, vs: int, ve: int, bare: bool, scheme: bool, spaced_eq: bool
+    text: str, vs: int, ve: int, bare: bool, scheme: bool, spaced_eq: bool, strength: int = 0
 ) -> tuple[int, int] | None:
     """Where the value text[vs:ve] of an assignment really is, or None when it
-    is not a secret (placeholder, number, code, path, ...)."""
+    is not a secret (placeholder, number, code, path, ...). ``strength``: the name is a
+    secret's (``_strength``), so only a placeholder or code is not a value."""
     value = text[vs:ve]
     if not bare:
         sm = _SCHEME_IN_VALUE.match(value)
@@ -1034,35 +1274,53 @@ def _value_span(
             vs += sm.end()
             value = text[vs:ve]
         value = value.strip()
-    if len(value) < 3 or _placeholder(value) or _NUMBER.fullmatch(value) or _COLOR.fullmatch(value):
+    elif value[-1:] in ",;" and len(value) > 1:
+        core = value.rstrip(",;")
+        if core and _value_span(text, vs, vs + len(core), bare, scheme, spaced_eq, strength) is None:
+            return None  # password=None, / token: process.env.TOKEN, (a line of code)
+    if len(value) < 3 or _placeholder(value, strength) or _COLOR.fullmatch(value):
         return None
-    if _NAMEISH.fullmatch(value) and _KEYWORD.search(value.lower()):
-        return None  # ENV_API_KEY = "ANTHROPIC_API_KEY", grant_type="refresh_token"
+    if _NUMBER.fullmatch(value) and not (strength == 2 and value.isdigit() and len(value) >= 4):
+        return None  # max_tokens: 4096 -- but a PIN or password of digits is one
+    if _NAMEISH.fullmatch(value) and _KEYWORD.search(value.lower()) and not (
+            strength and (bare or _ONE_WORD.fullmatch(value))):
+        return None  # ENV_API_KEY = "ANTHROPIC_API_KEY", grant_type="refresh_token" (not "supersecret")
     if _SNAKE_WORDS.fullmatch(value):
         return None  # AUTH_TYPE_OIDC = "oidc_federation": an enum value
     if scheme and len(value) < 20 and value.isalpha():
         return None  # "token: Token value" is prose, not "Authorization: token <cred>"
     if bare:
-        if value[0] in "/~.-$" and _NOT_A_VALUE.fullmatch(value):
+        if value[0] in "/~.-$" and _NOT_A_VALUE.fullmatch(value) and not (strength and _looks_set(value)):
             return None  # path, variable or another flag
         if _CALLISH.fullmatch(value) or _STRUCTURE.fullmatch(value):
             return None  # call / subscript / type / the start of a literal: code
         if "://" in value or (_DOTTED.fullmatch(value) and all(map(_CODE_IDENT.fullmatch, value.split(".")))):
             return None  # URL (see url-password) or attribute access (self.password)
-        if _IDENT.fullmatch(value) and _KEYWORD.search(value.lower()):
-            return None  # api_key=api_key, token = new_token
-        if spaced_eq and _CODE_IDENT.fullmatch(value):
-            return None  # "tokens_start = pre_loc": code assigning a variable
+        if not strength:
+            if _IDENT.fullmatch(value) and _KEYWORD.search(value.lower()):
+                return None  # api_key=api_key, token = new_token
+            if spaced_eq and _CODE_IDENT.fullmatch(value):
+                return None  # "tokens_start = pre_loc": code assigning a variable
+        elif _IDENT.fullmatch(value) and "_" in value and _KEYWORD.search(value.lower()):
+            return None  # token=new_token, DB_PASSWORD=db_password (a name, not a value)
     return vs, ve
+
+
+def _looks_set(value: str) -> bool:
+    """A value that starts like a flag or a hidden file but is one (``-Xk9mP2v``, ``.Ab3~x``):
+    a digit and a letter in it, and no path separator."""
+    return "/" not in value and value[:2] != "--" and _DIGIT.search(value) is not None \
+        and any(c.isalpha() for c in value) and value[0] in "-."
 
 
 # An unquoted value runs to the next whitespace or quote: a strong password may hold
 # any of & ; , ( ) { } [ ] < > \ and a value cut at the first one leaks the rest.
 # These tell code and structure from such a value:
 # get_token(), os.environ.get(, config[, Optional[str], dict[str,  (a call, subscript, type)
-_CALLISH = re.compile(r"[A-Za-z_$][\w.$]*[(\[][\w.$,]*[)\]]*[.,;)\]]*")
+_CALLISH = re.compile(r"[A-Za-z_$][\w.$]*(?:::[\w$]+)*[(\[]+[\w.$,:]*[)\]]*(?:\.[A-Za-z_$][\w$]*(?:\([\w.$,:]*\))?)*"
+                      r"[.,;)\]\[(]*")
 # {user:  (a:  [a,  <<  : the start of a literal, not a value
-_STRUCTURE = re.compile(r"[\[{(<]+[A-Za-z_ ]*[:,)\]}>]*")
+_STRUCTURE = re.compile(r"[\[{(<]+[A-Za-z_ .]*[:,)\]}>]*")
 # in JSON-escaped text a value ends at an escaped newline, tab or quote
 _ESCAPE_END = re.compile(r"\\(?:[nrt\"']|u00)")
 _CLOSERS = {")": "(", "]": "[", "}": "{", ">": "<"}
@@ -1132,6 +1390,169 @@ def _line_start(text: str, ns: int, ve: int) -> bool:
 
 
 # --------------------------------------------------------------------------
+# Secrets a config file holds by its place, not by a NAME=value
+# --------------------------------------------------------------------------
+# a YAML block scalar (``password: >-`` then the value on the lines below)
+_BLOCK_SCALAR = re.compile(
+    r"(?m)^([ \t]*)(?:-[ \t]+)?([A-Za-z0-9_.\-]{1,64})[ \t]*:[ \t]*(?:![^\s]*[ \t]+)?[|>][+\-]?[1-9]?[ \t]*"
+    r"(?:#[^\n]*)?$")
+
+
+_BLOCK_HINT = re.compile(r":[ \t]+(?:![^\s]*[ \t]+)?[|>]")
+
+
+def _scan_blocks(text: str, spans: list) -> None:
+    """The lines of a YAML block scalar under a name that is a secret's."""
+    for m in _BLOCK_SCALAR.finditer(text):
+        name = m.group(2)
+        if not _strength(name.rsplit(".", 1)[-1]) or _meta_name(name.lower()):
+            continue
+        indent = len(m.group(1).expandtabs())
+        pos = m.end() + 1
+        for _ in range(200):
+            if pos >= len(text):
+                break
+            nl = text.find("\n", pos)
+            end = nl if nl >= 0 else len(text)
+            line = text[pos:end]
+            body = line.strip()
+            if body and len(line.expandtabs()) - len(line.expandtabs().lstrip()) <= indent:
+                break
+            if body and not _placeholder(body, 2):
+                a = pos + len(line) - len(line.lstrip())
+                spans.append((a, a + len(body), _P_ASSIGN, "secret-assignment"))
+            pos = end + 1
+
+
+# ~/.netrc: "machine HOST login USER password PW", on one line or several
+_NETRC_LINE = re.compile(
+    r"(?m)^[ \t]*+(?:(?:machine|login|account|port|macdef)[ \t]++\S++[ \t]*+|default[ \t]*+"
+    r"|(?:password|passwd)[ \t]++\S++[ \t]*+)++$")
+_NETRC_PW = re.compile(r"(?:^|[ \t])(?:password|passwd)[ \t]+(\S+)")
+_NETRC_MACHINE = re.compile(r"(?:^|\s)(?:machine[ \t]+\S|default\s)")
+# ~/.pgpass: "host:port:database:user:password", a whole line
+_PGPASS = re.compile(
+    r"(?m)^[ \t]*+(?:\*|(?=[0-9\-_\[\]]*+[A-Za-z.])[A-Za-z0-9.\-_\[\]]++):(?:[0-9]{1,5}|\*):[^:\s]++:[^:\s]++:"
+    r"((?:\\.|[^\n\\])++)")
+_PGPASS_HINT = re.compile(r":(?:[0-9]{1,5}|\*):[^:\s]++:[^:\s]++:[^\s]")
+# redis.conf "requirepass PW" / "masterauth PW"
+_REDIS_CONF = re.compile(r"(?m)^[ \t]*(?:requirepass|masterauth)[ \t]+(?:\"([^\"\n]+)\"|(\S+))")
+# a Kubernetes Secret's data:/stringData: block, as YAML
+_K8S_DATA = re.compile(r"(?m)^([ \t]*)(?:data|stringData):[ \t]*$")
+_K8S_ITEM = re.compile(r"[ \t]*+[\"']?[A-Za-z0-9_.\-]{1,253}+[\"']?[ \t]*+:[ \t]++(\S[^\n]*+)")
+# ... and as JSON (kubectl get secret -o json)
+_K8S_JSON_DATA = re.compile(r"\"(?:data|stringData)\"[ \t]*:[ \t]*\{([^{}]{0,65536})\}")
+_JSON_STRING_VALUE = re.compile(r"\"[^\"\n]{1,253}\"[ \t]*:[ \t]*\"([^\"\n]+)\"")
+_K8S_KIND = re.compile(r"kind[\"']?[ \t]*:[ \t]*[\"']?Secret(?![A-Za-z])")
+
+
+def _scan_config(text: str, low: str, spans: list, starts: list[int] = ()) -> None:
+    """Files whose syntax says where the password is: .netrc, .pgpass, redis.conf, and a
+    Kubernetes Secret's data (every value of it, whatever its name). ``starts``: where the
+    keywords are (``_keyword_positions``): each form but .pgpass has one, so what to look
+    for is told from them, not by scanning the text again."""
+    netrc = redis = k8s = False
+    for k in starts:
+        c = low[k]
+        if c == "p" and low.startswith("passw", k):
+            netrc = True
+            redis = redis or low.startswith("require", k - 7) if k >= 7 else redis
+        elif c == "p" and k >= 7 and low.startswith("requirepass", k - 7):
+            redis = True
+        elif c == "a" and k >= 6 and low.startswith("masterauth", k - 6):
+            redis = True
+        elif c == "s" and text.startswith("Secret", k):
+            k8s = True
+    if netrc and ("machine" in low or "default" in low) and _NETRC_MACHINE.search(low):
+        for line in _NETRC_LINE.finditer(text):
+            for m in _NETRC_PW.finditer(line.group()):
+                if not _placeholder(m.group(1), 2):
+                    spans.append((line.start() + m.start(1), line.start() + m.end(1), _P_ASSIGN,
+                                  "secret-assignment"))
+    if ":" in text and text.count(":") >= 4 and _PGPASS_HINT.search(text):
+        for m in _PGPASS.finditer(text):
+            value = m.group(1).rstrip()
+            if value and not _placeholder(value, 2):
+                spans.append((m.start(1), m.start(1) + len(value), _P_ASSIGN, "secret-assignment"))
+    if redis:
+        for m in _REDIS_CONF.finditer(text):
+            g = 1 if m.group(1) is not None else 2
+            if not _placeholder(m.group(g), 2):
+                spans.append((m.start(g), m.end(g), _P_ASSIGN, "secret-assignment"))
+    if k8s and "data" in low and _K8S_KIND.search(text):
+        _scan_k8s(text, spans)
+
+
+def _scan_k8s(text: str, spans: list) -> None:
+    for doc_start, doc_end in _yaml_documents(text):
+        doc = text[doc_start:doc_end]
+        if not _K8S_KIND.search(doc):
+            continue
+        for m in _K8S_DATA.finditer(doc):
+            indent = len(m.group(1).expandtabs())
+            pos = m.end() + 1
+            for _ in range(1000):
+                if pos >= len(doc):
+                    break
+                nl = doc.find("\n", pos)
+                end = nl if nl >= 0 else len(doc)
+                line = doc[pos:end]
+                if line.strip():
+                    if len(line.expandtabs()) - len(line.expandtabs().lstrip()) <= indent:
+                        break
+                    item = _K8S_ITEM.match(line)
+                    value = item.group(1).rstrip() if item is not None else ""
+                    if value and not _placeholder(value.strip("\"'"), 2):
+                        a = doc_start + pos + item.start(1)
+                        spans.append((a, a + len(value), _P_ASSIGN, "secret-assignment"))
+                pos = end + 1
+        for m in _K8S_JSON_DATA.finditer(doc):
+            for v in _JSON_STRING_VALUE.finditer(m.group(1)):
+                a = doc_start + m.start(1)
+                spans.append((a + v.start(1), a + v.end(1), _P_ASSIGN, "secret-assignment"))
+
+
+def _yaml_documents(text: str):
+    """(start, end) of each YAML document of ``text`` (split at ``---`` lines)."""
+    start = 0
+    for m in re.finditer(r"(?m)^---[ \t]*$", text):
+        yield start, m.start()
+        start = m.end()
+    yield start, len(text)
+
+
+# NAME_KEY=<key material>: a key by its name (``ENCRYPTION_KEY``, ``signingKey``) holding
+# what a key looks like (32+ hex, or a long run of letters and digits)
+_KEY_VALUE = re.compile(
+    r"[\"']?[ \t]*(?:=|:)[ \t]*(?:base64:)?[\"']?([A-Za-z0-9+/=_\-]{16,512})(?![A-Za-z0-9+/=_\-])")
+_NOT_KEY_NAMES = frozenset(
+    """cache sort primary partition foreign idempotency routing shard hash range dedup dedupe lookup map
+    dict row object s3 gcs blob file bucket public pub publishable ssh gpg pgp fingerprint foreign join
+    index unique composite natural surrogate sequence group order redis memcache etag""".split())
+_HEX_KEY = re.compile(r"[0-9a-fA-F]{32,}")
+
+
+def _scan_key_names(text: str, low: str, spans: list) -> None:
+    """``NAME_KEY=<key material>`` under a name whose head is ``key`` (``ENCRYPTION_KEY``,
+    ``signingKey``) that no other rule names a secret: only values that look like a key."""
+    i = low.find("key")
+    while i >= 0:
+        e = i + 3
+        ok = i > 0 and (low[i - 1] in "_.-" or (text[i] == "K" and text[i - 1].isalnum())) \
+            and (e >= len(text) or text[e] not in _NAME_CHARS)
+        m = _KEY_VALUE.match(text, e) if ok else None
+        if m is not None:
+            words = _NAME_WORDS.findall(text[ns_of(text, i):e])
+            v = m.group(1)
+            if len(words) >= 2 and not any(w.lower() in _NOT_KEY_NAMES for w in words[:-1]) and (
+                    _HEX_KEY.fullmatch(v) or _random_looking(v, 16)
+                    or (_DIGIT.search(v) and _mixed(v.replace("-", "").replace("_", ""))
+                        and not _CODE_IDENT.fullmatch(v))):
+                spans.append((m.start(1), m.end(1), _P_ASSIGN, "secret-assignment"))
+        i = low.find("key", e)
+
+
+# --------------------------------------------------------------------------
 # Driver
 # --------------------------------------------------------------------------
 def _resolve(spans: list) -> list:
@@ -1170,6 +1591,13 @@ def _pass(text: str) -> tuple[str, dict]:
         _scan_assign(text, low if aligned else None, starts, spans)
         if "--" in text:
             _scan_flags(text, low if aligned else None, spans)
+        if ("|" in text or ">" in text) and _BLOCK_HINT.search(text):
+            _scan_blocks(text, spans)
+        _scan_config(text, low, spans, starts if aligned else [m.start() for m in _KEYWORD_I.finditer(text)])
+    elif ":" in text and text.count(":") >= 4:
+        _scan_config(text, low, spans)  # a .pgpass line names nothing
+    if "key" in low and len(low) == len(text):
+        _scan_key_names(text, low, spans)
     if "bearer" in low:
         _scan_bearer(text, low if aligned else None, spans)
     if "-----BEGIN" in text:

@@ -20,6 +20,21 @@ def make_project(root: Path, name: str = "proj", git: bool = True) -> Path:
     return p.resolve()
 
 
+def make_worktree(main: Path, wt: Path, name: str | None = None) -> Path:
+    """A linked worktree of the repository ``main`` at ``wt``, laid out as ``git worktree add``
+    does: ``wt/.git`` names ``main/.git/worktrees/<name>``, whose ``commondir`` leads back to
+    ``main/.git`` and whose ``gitdir`` points back at ``wt/.git``."""
+    name = name or wt.name
+    admin = main / ".git" / "worktrees" / name
+    admin.mkdir(parents=True, exist_ok=True)
+    (admin / "commondir").write_text("../..\n")
+    (admin / "gitdir").write_text(f"{wt / '.git'}\n")
+    (admin / "HEAD").write_text("ref: refs/heads/" + name + "\n")
+    wt.mkdir(parents=True, exist_ok=True)
+    (wt / ".git").write_text(f"gitdir: {admin}\n")
+    return wt
+
+
 class Transcript:
     """Appends Claude Code-shaped JSONL lines to ``<claude>/projects/<enc>/<session>.jsonl``."""
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import json
 import random
+import re
 import string
 
 __all__ = ["corpus", "benign", "matrix", "passwords", "false_positives", "token_formats", "PLACEMENTS",
@@ -398,7 +399,7 @@ def corpus() -> list[tuple[str, str, str]]:
     v = g.chars(_B62, 48)
     add("high-entropy", v, f"Your new API key is: {v}\nStore it somewhere safe; it won't be shown again.")
     v = base64.b64encode(g.rng.randbytes(32)).decode()
-    add("high-entropy", v,
+    add("secret-assignment", v,  # every value of a Secret's data (issue 28), not only random ones
         "$ kubectl get secret api-tls -o yaml\napiVersion: v1\ndata:\n"
         f"  tls.key: {v}\nkind: Secret\nmetadata:\n  name: api-tls\ntype: Opaque")
     v = g.chars(_B64URL, 68)
@@ -678,3 +679,328 @@ def benign() -> list[str]:
         "",
         "ok",
     ]
+
+
+# ---------------------------------------------------------------------------
+# issue 28: values under a secret-named key, whatever they look like
+# ---------------------------------------------------------------------------
+_WORDS = ("summer winter spring autumn dragon monkey shadow master sunshine princess football "
+          "baseball welcome liverpool chelsea arsenal pepper ginger coffee banana orange purple "
+          "silver golden tiger falcon rocket castle garden harbor meadow forest river ocean "
+          "thunder blizzard marble velvet copper cobalt maple cedar willow breeze horizon").split()
+_SYMBOLS = "!#%*+-_.~^@$&"
+
+
+def _human(g: _Gen) -> str:
+    """A password as people choose them: words, a year or a few digits, a symbol, leetspeak."""
+    w1, w2 = g.rng.choice(_WORDS), g.rng.choice(_WORDS)
+    year = str(g.rng.randint(1960, 2026))
+    n = g.digits(g.rng.randint(1, 4))
+    sym = g.rng.choice("!#$%&*@?")
+    leet = w1.translate(str.maketrans("aeiost", "@3!05+"))
+    shapes = (
+        w1.capitalize() + year + w2.capitalize(),        # Summer2024Pass
+        w1.capitalize() + n,                              # Fluffy123
+        w1.capitalize() + n + sym,                        # Welcome1!
+        w1 + w2,                                          # letmein-style, lower case only
+        w1.capitalize() + w2.capitalize(),                # MyDogRex-style, no digit
+        leet.capitalize(),                                # P@55w0rd-style
+        f"{w1}-{w2}-{g.digits(2)}",                       # correct-horse-42
+        w1 + n,                                           # dragon12
+        w1.capitalize() + sym + year,                     # Spring#2022
+        w1.upper() + n,                                   # MONKEY77
+    )
+    return g.rng.choice(shapes)
+
+
+def _random_value(g: _Gen) -> str:
+    return g.chars(PASSWORD_ALPHABET, g.rng.randint(16, 24))
+
+
+def _netrc(v: str) -> str:
+    return f"$ cat ~/.netrc\nmachine api.heroku.com\n  login deploy@acme.io\n  password {v}\n"
+
+
+def _k8s(v: str) -> str:
+    user = base64.b64encode(b"app").decode()
+    return (f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-credentials\ntype: Opaque\n"
+            f"data:\n  username: {user}\n  password: {base64.b64encode(v.encode()).decode()}\n")
+
+
+#: form -> (template of the value, the alphabet of its random values or None for the default,
+#: how the stored secret is derived from the value)
+KEY_VALUE_FORMS = {
+    "yaml-password": lambda v: f"database:\n  host: db.internal\n  password: {v}\n  port: 5432\n",
+    "yaml-api_key": lambda v: f"service:\n  endpoint: https://api.acme.io\n  api_key: {v}\n",
+    "yaml-token": lambda v: f"auth:\n  user: deploy\n  token: {v}\n",
+    "ini-password": lambda v: f"[database]\nhost = db.internal\npassword = {v}\nport = 5432\n",
+    "toml-password": lambda v: f'[database]\nhost = "db.internal"\npassword = "{v}"\n',
+    "tfvars-password": lambda v: f'region      = "eu-west-1"\ndb_password = "{v}"\n',
+    "netrc": _netrc,
+    "netrc-one-line": lambda v: f"machine github.com login octo password {v}\n",
+    "k8s-secret-data": _k8s,
+    "docker-login": lambda v: f"$ docker login -u deploy -p {v} registry.acme.io\nLogin Succeeded",
+    "pgpass": lambda v: f"$ cat ~/.pgpass\ndb.internal:5432:shop:app:{v}\n",
+    "wrapped-quoted": lambda v: f'export API_TOKEN="{v[:len(v) // 2]}\n{v[len(v) // 2:]}"\n',
+    "wrapped-yaml-block": lambda v: f"deploy:\n  password: >-\n    {v}\n  region: eu\n",
+    "wrapped-backslash": lambda v: f"export API_TOKEN={v[:len(v) // 2]}\\\n{v[len(v) // 2:]}\n",
+    "wrapped-terminal": lambda v: ("DEPLOYMENT_PIPELINE_SERVICE_ACCOUNT_TOKEN=" + v)[:60] + "\n"
+                                  + ("DEPLOYMENT_PIPELINE_SERVICE_ACCOUNT_TOKEN=" + v)[60:] + "\n$ ",
+    "k8s-secret-json": lambda v: ('{"apiVersion": "v1", "kind": "Secret", "data": {"username": "YXBw", '
+                                  f'"password": "{base64.b64encode(v.encode()).decode()}"}}}}'),
+    "redis-requirepass": lambda v: f"# redis.conf\nbind 127.0.0.1\nrequirepass {v}\nmaxmemory 2gb\n",
+    "docker-password-stdin": lambda v: f"$ echo '{v}' | docker login -u deploy --password-stdin registry.acme.io",
+    "hex-under-_KEY": lambda v: f"ENCRYPTION_KEY={v}\nLOG_LEVEL=info\n",
+    "authorization-basic": lambda v: "Authorization: Basic " + base64.b64encode(f"admin:{v}".encode()).decode(),
+    "curl-u": lambda v: f"$ curl -u admin:{v} https://registry.acme.io/v2/_catalog",
+    "env-db-password": lambda v: f"DB_HOST=db.internal\nDB_PASSWORD={v}\nDB_PORT=5432\n",
+    "env-db-pass": lambda v: f"DB_HOST=db.internal\nDB_PASS={v}\nSMTP_PW={v}\n",
+    "jdbc": lambda v: f"jdbc:postgresql://db:5432/shop?user=app&password={v}&ssl=true",
+    "mysql-p": lambda v: f"$ mysql -u root -p{v} shop",
+    "sshpass": lambda v: f"$ sshpass -p {v} ssh root@10.0.0.5 uptime",
+    "twilio-auth-token": lambda v: f"TWILIO_ACCOUNT_SID=AC{'0' * 32}\nTWILIO_AUTH_TOKEN={v}\n",
+    "twilio-client-pair": lambda v: f'client = Client("AC{"1f" * 16}", "{v}")\nclient.messages.create(to=to, body=b)',
+}
+#: what of the value ends up in the text (and must not survive)
+_STORED = {
+    "k8s-secret-data": lambda v: base64.b64encode(v.encode()).decode(),
+    "authorization-basic": lambda v: base64.b64encode(f"admin:{v}".encode()).decode(),
+    "wrapped-quoted": lambda v: v[:len(v) // 2] + "\n" + v[len(v) // 2:],
+    "wrapped-backslash": lambda v: v[:len(v) // 2] + "\\\n" + v[len(v) // 2:],
+    "wrapped-terminal": lambda v: ("DEPLOYMENT_PIPELINE_SERVICE_ACCOUNT_TOKEN=" + v)[42:60] + "\n"
+                                  + ("DEPLOYMENT_PIPELINE_SERVICE_ACCOUNT_TOKEN=" + v)[60:],
+    "k8s-secret-json": lambda v: base64.b64encode(v.encode()).decode(),
+}
+#: forms whose values have a fixed shape
+_SHAPED = {
+    "hex-under-_KEY": lambda g: g.hex(40),
+    "twilio-auth-token": lambda g: g.hex(32),
+    "twilio-client-pair": lambda g: g.hex(32),
+}
+#: characters a form's syntax does not allow in a value (a .netrc, .pgpass or URL query)
+_FORBIDDEN = {"pgpass": ":\\", "jdbc": "&#;", "curl-u": ":", "netrc": "#", "netrc-one-line": "#",
+              "ini-password": ";#", "toml-password": "\\", "tfvars-password": "\\$", "wrapped-quoted": "\\$",
+              "wrapped-backslash": "\\", "wrapped-terminal": "\\", "docker-password-stdin": "'",
+              "redis-requirepass": "\""}
+
+
+def key_values(n: int = 40) -> list[tuple[str, str, str, str]]:
+    """``(form, style, secret, text)``: ``n`` values per form, half random 16-24 characters
+    (``style`` "random"), half as people choose passwords (``style`` "human"), each in the
+    form's text; ``secret`` is what must not survive redaction."""
+    g = _Gen(SEED + 28)
+    out = []
+    for form, make in KEY_VALUE_FORMS.items():
+        for i in range(n):
+            style = "random" if i % 2 == 0 else "human"
+            if form in _SHAPED:
+                v, style = _SHAPED[form](g), "shaped"
+            else:
+                bad = _FORBIDDEN.get(form, "")
+                while True:
+                    v = _random_value(g) if style == "random" else _human(g)
+                    if not any(c in v for c in bad):
+                        break
+            secret = _STORED.get(form, lambda x: x)(v)
+            out.append((form, style, secret, make(v)))
+    return out
+
+
+def leaked(secret: str, text: str, out: str) -> bool:
+    """Whether a piece of ``secret`` (5 characters, or all of it if shorter) survives in
+    ``out`` that the text around the secret does not explain (a name, the host)."""
+    around = text.replace(secret, "\0")
+    rest = re.sub(r"\[redacted:[a-z\-]+\]", "\0", out)
+    if secret in rest:
+        return True
+    k = min(5, len(secret))
+    return any(secret[i:i + k] in rest and secret[i:i + k] not in around for i in range(len(secret) - k + 1))
+
+
+#: code, configuration, commands, logs and prose that name secrets without holding one
+_ORDINARY = r"""
+token = resp.json()["access_token"]
+password = getpass.getpass("Password: ")
+api_key = os.environ.get("OPENAI_API_KEY")
+secret = os.getenv("APP_SECRET", "")
+token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+self.token = token
+self.password = None
+password = password or DEFAULT_PASSWORD
+token = tok
+password = pw
+secret = key
+api_key = key
+auth = auth
+token = token.strip()
+credentials = service_account.Credentials.from_service_account_file(path)
+token = jwt.encode(payload, settings.SECRET_KEY, algorithm="HS256")
+hashed = bcrypt.hashpw(password.encode(), bcrypt.gensalt())
+if not token: raise AuthError("missing token")
+return {"token": token, "expires_in": 3600}
+const token = localStorage.getItem('token');
+const { token, user } = await login(email, password);
+headers.Authorization = `Bearer ${token}`;
+const apiKey = process.env.STRIPE_SECRET_KEY;
+res.cookie('token', token, { httpOnly: true, secure: true });
+password: hashedPassword,
+token: newToken,
+apiKey: config.apiKey,
+  secret: process.env.SESSION_SECRET,
+token := os.Getenv("GITHUB_TOKEN")
+Password: cfg.Password,
+let token = env::var("TOKEN").expect("TOKEN must be set");
+String password = System.getenv("DB_PASSWORD");
+token = ENV.fetch("API_TOKEN")
+password = params[:password]
+export GITHUB_TOKEN=$(gh auth token)
+read -s -p "Password: " PASSWORD
+PGPASSWORD="$DB_PASSWORD" psql -h db -U app shop
+password: str
+token: Optional[str] = None
+api_key: SecretStr
+credentials: Credentials
+auth: AuthBase | None = None
+token: Token
+access_token: AccessToken
+password?: string;
+token: string | null;
+apiKey: string;
+client_secret: str = Field(..., env="CLIENT_SECRET")
+password: ${DB_PASSWORD}
+password: "{{ db_password }}"
+token: ${{ secrets.NPM_TOKEN }}
+api_key: !vault |
+password_file: /run/secrets/db_password
+auth: basic
+auth_type: oauth2
+token_endpoint: https://oauth2.googleapis.com/token
+token_type: bearer
+tokens: 1532
+max_tokens: 4096
+auth: true
+token_ttl: 3600
+password_min_length: 12
+secret_name: prod/payments/db
+secretName: db-credentials
+secretKeyRef:
+key: password
+passwordSecretRef: db-auth
+auth_mechanism = SCRAM-SHA-256
+password_encryption = scram-sha-256
+token_expiry = 3600
+; password = see vault
+# password = your password here
+require_password = true
+  -p, --password TEXT   Password to use for the connection
+  --token TOKEN         API token (or set GITHUB_TOKEN)
+  --api-key KEY         Your API key
+Use --password-stdin to read the password from stdin.
+$ docker login -u deploy --password-stdin registry.acme.io < token.txt
+$ docker login registry.acme.io
+Login Succeeded
+$ mysql -u root -p
+Enter password:
+$ psql "host=db user=app dbname=shop sslmode=require"
+$ gh auth login --with-token < mytoken.txt
+$ vault kv get -field=password secret/db
+$ kubectl create secret generic db --from-file=password=./password.txt
+$ aws secretsmanager get-secret-value --secret-id prod/db --query SecretString
+The password must be at least 12 characters long.
+Rotate the token every 90 days.
+I reset the API key in the dashboard and updated the secret in Vault.
+The token expired, so the request failed with 401.
+Password: (hidden)
+Token: see 1Password
+Passwords are hashed with argon2id before they are stored.
+We store the refresh token in an httpOnly cookie.
+The secret is mounted at /var/run/secrets/kubernetes.io/serviceaccount/token.
+INFO auth: user bob logged in from 10.0.0.7
+WARN token expired for user 42
+DEBUG password check took 212ms
+ERROR invalid api key (401) for project acme
+tokens: 1532 in, 210 out
+Usage: 12,345 input tokens, 678 output tokens
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app-config
+data:
+  LOG_LEVEL: info
+  FEATURE_FLAGS: search,export
+kind: Secret
+  name: db-credentials
+        valueFrom:
+          secretKeyRef:
+            name: db-credentials
+            key: password
+      env:
+        - name: DB_PASSWORD
+          valueFrom:
+localhost:5432
+db.internal:5432/shop
+2024-06-11 09:14:02 INFO started
+12:30:45
+root:x:0:0:root:/root:/bin/bash
+fe80::1ff:fe23:4567:890a
+machine learning models need data
+Log in with your username and password.
+default: true
+login: deploy
+PRIMARY_KEY=id
+SORT_KEY=created_at
+CACHE_KEY=user:42
+PARTITION_KEY=tenant_id
+S3_KEY=uploads/2024/06/report.pdf
+SSH_KEY=~/.ssh/id_ed25519
+GPG_KEY=0xABCDEF12
+KEY_ID=kms-prod-1
+REDIS_KEY_PREFIX=app:
+OBJECT_KEY=images/logo.png
+FOREIGN_KEY=user_id
+description: >-
+  A small service that serves the
+  public catalogue.
+summary: |
+  Rotated the credentials and
+  redeployed the worker.
+"""
+
+
+def ordinary() -> list[str]:
+    """Ordinary strings of a transcript that must come out of ``redact`` unchanged: the
+    corpora above (``benign``, ``false_positives``), the judgment calls, and code,
+    configuration, commands, logs and prose that name secrets without holding one. Counted
+    against the redaction rules before and after a change (``benchmarks/redaction.py``)."""
+    g = _Gen(SEED + 29)
+    out = list(benign()) + list(false_positives())
+    out += [line for line in _ORDINARY.strip("\n").split("\n") if line.strip()]
+    # the same names in the shapes code assigns and passes them
+    names = ("password", "token", "api_key", "secret", "auth_token", "access_token", "client_secret",
+             "db_password", "apiKey", "authToken", "refresh_token", "private_key", "secret_key")
+    shapes = (
+        "{n} = os.environ[\"{N}\"]", "{n} = settings.{N}", "{n} = config.get(\"{n}\")",
+        "{n} = kwargs.pop(\"{n}\", None)", "{n} = args.{n}", "if {n} is None:",
+        "def rotate({n}: str) -> None:", "{n}=None,", "client = Client({n}={n})",
+        "log.debug(\"got %s\", mask({n}))", "assert {n}, \"{n} is required\"",
+        "{N}: ${{{{ secrets.{N} }}}}", "{N}=${{{N}:?set {N}}}", "{n}: \"${{{N}}}\"",
+        "export {N}=\"$(pass show acme/{n})\"", "    {n} = self._{n}", "{n} = new_{n}",
+        "{n}: <{n}>", "{n} = \"\"", "{{\"{n}\": null}}", "{n}: process.env.{N},",
+        "echo \"{N} is set: ${{{N}:+yes}}\"", "unset {N}",
+    )
+    for n in names:
+        N = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", n).upper()
+        for shape in shapes:
+            out.append(shape.format(n=n, N=N))
+    # log lines and ids people search for
+    for _ in range(40):
+        sha = g.hex(40)
+        out.append(g.rng.choice((
+            f"commit {sha}",
+            f"Merge pull request #{g.rng.randint(1, 9999)} from acme/fix-{g.rng.choice(_WORDS)}",
+            f"{g.rng.randint(0, 23):02d}:{g.rng.randint(0, 59):02d}:{g.rng.randint(0, 59):02d} INFO "
+            f"request_id={g.hex(8)}-{g.hex(4)} status=200 duration_ms={g.rng.randint(1, 900)}",
+            f"docker pull ghcr.io/acme/api@sha256:{g.hex(64)}",
+            f"session {g.hex(8)}-{g.hex(4)}-{g.hex(4)}-{g.hex(4)}-{g.hex(12)} resumed",
+        )))
+    return out

@@ -20,7 +20,7 @@ from recall.privacy.forget import attach, forget_everywhere, plan
 from recall.prompt.context import refusal
 from recall.search.searcher import Searcher
 from tests.factory import Session
-from tests.memory_support import make_project
+from tests.memory_support import make_project, make_worktree
 
 SECRET = "hunter2-plum-ORCHID"  # not shaped like a key: redaction at ingest keeps it
 
@@ -180,11 +180,7 @@ def test_the_hook_switches_a_session_off_at_once():
 
 def test_excluded_projects_are_never_indexed_searched_or_injected(claude_projects, tmp_path):
     work = make_project(tmp_path, "client-acme")
-    wt = tmp_path / "acme-wt"  # a git worktree of it: its messages carry the main project
-    (work / ".git" / "worktrees" / "acme-wt").mkdir(parents=True)
-    wt.mkdir()
-    (wt / ".git").write_text(f"gitdir: {work}/.git/worktrees/acme-wt\n")
-    (work / ".git" / "worktrees" / "acme-wt" / "commondir").write_text("../..\n")
+    wt = make_worktree(work, tmp_path / "acme-wt")  # its messages carry the main project
     before = Session(cwd=str(work))
     before.user("the acme llama contract terms")
     before.write(claude_projects)

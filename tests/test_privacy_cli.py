@@ -163,7 +163,8 @@ def test_exclude_add_list_remove_and_purge(tmp_path, claude_projects):
     assert "walrus" not in raw("walrus billing host")
     assert "walrus" not in hook("where is the walrus billing host configured?", tmp_path, "s-x")
     listed = json.loads(run_cli("exclude", "list", "--json").stdout)
-    assert listed == [{"pattern": str(project), "indexed": {str(project): {"sessions": 1, "messages": 4}}}]
+    assert listed == [{"pattern": str(project), "indexed": {str(project): {"sessions": 1, "messages": 4}},
+                       "indexed_by_cwd": {}}]
 
     out = run_cli("exclude", "add", str(project), "--purge")  # no terminal: nothing removed
     assert out.returncode == 2 and "--yes" in out.stderr

@@ -496,3 +496,99 @@ def test_ordinary_messages_are_cheap():
         assert redact(m) is m
     per_msg = (time.perf_counter() - t0) / len(msgs)
     assert per_msg < 200e-6, f"{per_msg * 1e6:.1f} us per message"
+
+
+# ---------------------------------------------------------------------------
+# issue 28: a value under a secret-named key is a secret whatever it looks like
+# ---------------------------------------------------------------------------
+from tests.secrets_corpus import KEY_VALUE_FORMS, key_values, leaked, ordinary  # noqa: E402
+
+
+@pytest.mark.parametrize("form", list(KEY_VALUE_FORMS))
+def test_key_value_forms_do_not_leak(form):
+    """Issue 28: YAML password:/api_key:/token: leaked human-style passwords (Summer2024Pass),
+    INI password = v every one, .netrc 200/200, and Kubernetes Secret data, docker login -p,
+    .pgpass lines, a value wrapped onto two lines, 40 hex under a _KEY name all leaked. Forty
+    values of each form, random and human-style: no piece of any may survive."""
+    cases = [c for c in key_values() if c[0] == form]
+    assert len(cases) == 40
+    leaks = [(secret, redact(text)) for _form, _style, secret, text in cases if leaked(secret, text, redact(text))]
+    assert leaks == []
+
+
+def test_ordinary_strings_are_not_redacted():
+    """The other side of it: code, config, commands and prose that name a secret without
+    holding one stay as they are (40 of these 592 were changed before issue 28)."""
+    changed = [(t, redact(t)) for t in ordinary() if redact(t) != t]
+    assert changed == []
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("machine api.heroku.com login bob password Summer2024Pass",
+     "machine api.heroku.com login bob password [redacted:secret-assignment]"),
+    ("db.internal:5432:shop:app:Winter!2023", "db.internal:5432:shop:app:[redacted:secret-assignment]"),
+    ("*:*:*:postgres:hunter2", "*:*:*:postgres:[redacted:secret-assignment]"),
+    ("$ docker login -u bob -p Summer2024Pass ghcr.io", "$ docker login -u bob -p [redacted:cli-password] ghcr.io"),
+    ("$ echo 'Xk9mP2vL8q' | docker login -u bob --password-stdin ghcr.io",
+     "$ echo '[redacted:cli-password]' | docker login -u bob --password-stdin ghcr.io"),
+    ("$ redis-cli -h cache -a Summer2024 ping", "$ redis-cli -h cache -a [redacted:cli-password] ping"),
+    ("requirepass foobared2024\n", "requirepass [redacted:secret-assignment]\n"),
+    ("[database]\npassword = letmein\n", "[database]\npassword = [redacted:secret-assignment]\n"),
+    ("db:\n  password: Summer2024Pass\n", "db:\n  password: [redacted:secret-assignment]\n"),
+    ("api:\n  token: OceanCobalt\n", "api:\n  token: [redacted:secret-assignment]\n"),
+    ("DB_PASSWORD=password123", "DB_PASSWORD=[redacted:secret-assignment]"),
+    ("POSTGRES_PASSWORD: secret", "POSTGRES_PASSWORD: [redacted:secret-assignment]"),
+    ("password: 4821", "password: [redacted:secret-assignment]"),
+    ("ENCRYPTION_KEY=" + "3f786850e387550fdab836ed7e6dc881de23001b",
+     "ENCRYPTION_KEY=[redacted:secret-assignment]"),
+    ('export API_TOKEN="Xk9mP2\nvL8qRt4"', 'export API_TOKEN="[redacted:secret-assignment]\n[redacted:secret-assignment]"'),
+    ("export API_TOKEN=Xk9mP2\\\nvL8qRt4\n", "export API_TOKEN=[redacted:secret-assignment]\n[redacted:secret-assignment]\n"),
+    ("deploy:\n  password: >-\n    Xk9mP2vL8q\n  region: eu\n",
+     "deploy:\n  password: >-\n    [redacted:secret-assignment]\n  region: eu\n"),
+    ("kind: Secret\ndata:\n  username: YXBw\n  tls.crt: LS0tLS1CRUdJTg==\n",
+     "kind: Secret\ndata:\n  username: [redacted:secret-assignment]\n  tls.crt: [redacted:secret-assignment]\n"),
+])
+def test_key_value_exact_output(text, expected):
+    assert redact(text) == expected
+    assert redact(expected) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "machine learning login password reset flow",
+    "kind: ConfigMap\ndata:\n  LOG_LEVEL: info\n",
+    "root:x:0:0:root:/root:/bin/bash",
+    "12:30:45:00:11",
+    "$ docker login -u bob --password-stdin ghcr.io",
+    "PRIMARY_KEY=id\nCACHE_KEY=3f786850e387550fdab836ed7e6dc881de23001b\nGPG_KEY=3f786850e387550fdab836ed7e6dc881de23001b",
+    "password: !vault |\n  $ANSIBLE",
+    "class Settings(BaseModel):\n    token: AccessToken\n    password: str\n",
+    "token = tok",
+    "credentials=credentials or self.credentials,",
+    "f\"{self.upload_sequence_token:056d}\"",
+    "arn:aws:secretsmanager:*:*:secret:rds-db-credentials/*",
+    "  -p, --password TEXT   Password to use",
+    "password=None,",
+])
+def test_key_value_look_alikes_kept(text):
+    s = _fresh(text)
+    assert redact(s) is s, redact(s)
+
+
+@pytest.mark.parametrize("text", [
+    "a" * 100_000 + ":1:b:c:d",
+    ("machine " + "x" * 50_000 + " ") * 2 + "password",
+    "kind: Secret\ndata:\n" + "  k: v\n" * 20_000,
+    "key" * 30_000 + "=abc",
+    "x_key: " + "A1" * 40_000,
+    "password: |\n" + "  x\n" * 50_000,
+    'TOKEN="' + "a" * 511 + "\n" + "b" * 100_000,
+    ":" * 100_000,
+    "docker login " + " -p" * 30_000,
+    "a:1:" + "b" * 100_000 + ":c:d",
+    "password = " + "Ab1" * 30_000 + "\n" + "Cd2" * 30_000,
+])
+def test_key_value_scanners_are_linear(text):
+    t0 = time.perf_counter()
+    out, counts = redact_counts(text)
+    assert "error" not in counts and redact(out) == out
+    assert time.perf_counter() - t0 < 5  # milliseconds in practice; generous for a loaded CI box

@@ -269,3 +269,35 @@ def test_recall_index_runs_the_pass_and_says_what_it_did(claude_projects, projec
     assert search_texts(SECRET) == [] and leaks_in(paths.recall_home()) == []
     out = run_cli("index", "--json")
     assert out.returncode == 0 and "reredacted" not in json.loads(out.stdout)
+
+
+def test_history_stored_under_version_2_loses_what_version_3_redacts(claude_projects, project):
+    """Issue 28: the rules learned the key: value forms (an INI password, a .netrc line), so
+    REDACTION_VERSION went to 3 and a home stored under version 2 is re-redacted once."""
+    assert REDACTION_VERSION >= 3
+    ini, netrc = "Liverpool1892", "Summer2024Pass"
+
+    def v2(real):  # what version 2 stored: these two lines as they were
+        return lambda text: text if (ini in text or netrc in text) else real(text)
+
+    s = Session(cwd=str(project))
+    s.user("what is in the database section of the walrus config?")
+    s.assistant(f"[database]\nhost = db.internal\npassword = {ini}\n")
+    s.user("and the netrc?")
+    s.assistant(f"machine api.heroku.com login bob password {netrc}")
+    s.write(claude_projects)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(indexer.transcripts, "redact", v2(indexer.transcripts.redact))
+        m.setattr(indexer.redact, "redact", v2(indexer.redact.redact))
+        index_all()
+    ingest_side.mark_version(paths.archive_dir(), 2)
+    assert any(ini in t for t in search_texts("database")) and ingest_side.pending(paths.archive_dir())
+
+    out = run_cli("index")  # `recall index` (or the service) runs the pass by itself
+    assert out.returncode == 0 and f"(version 2 -> {REDACTION_VERSION})" in out.stdout, out.stdout + out.stderr
+
+    for secret in (ini, netrc):
+        assert not any(secret.encode() in p.read_bytes() for p in paths.archive_dir().rglob("*.jsonl"))
+    assert search_texts("database") and not any(ini in t for t in search_texts("database"))
+    assert any("password [redacted:secret-assignment]" in t for t in search_texts("heroku"))
+    assert ingest_side.stored_version(paths.archive_dir()) == REDACTION_VERSION

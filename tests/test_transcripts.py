@@ -167,13 +167,12 @@ def test_subagent_transcripts_belong_to_their_parent_session(claude_projects):
 
 
 def test_worktrees_and_subdirectories_share_the_main_project(tmp_path):
+    from tests.memory_support import make_worktree
+
     main = tmp_path / "repo"
-    (main / ".git" / "worktrees" / "feature").mkdir(parents=True)
     (main / "src" / "deep").mkdir(parents=True)
-    (main / ".git" / "worktrees" / "feature" / "commondir").write_text("../..\n")
-    wt = tmp_path / "repo-feature"
+    wt = make_worktree(main, tmp_path / "repo-feature", "feature")
     (wt / "pkg").mkdir(parents=True)
-    (wt / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'feature'}\n")
     plain = tmp_path / "notes"
     plain.mkdir()
     assert canonical_project(str(main / "src" / "deep")) == str(main)

@@ -371,7 +371,18 @@ def doctor(project: Path | str | None = None) -> list[Check]:
               check_redaction(service.ok), check_forget(), check_key(service.ok), check_backend(service.ok),
               *([] if by_plugin else [check_mcp(root)])]
     modes = check_folder_modes(root)
-    return [*checks, *check_memory(root), *([modes] if modes else [])]
+    return [*checks, *check_memory(root), *check_rules(root), *([modes] if modes else [])]
+
+
+def check_rules(root: Path) -> list[Check]:
+    """Rule files that are too large, unreadable, or hold project rules nobody accepted (a
+    clone or a pull brought them): a warning each, naming the fix. Nothing when all is well."""
+    from recall.rules import store
+
+    problems = store.problems(store.project_file(str(root)), "project", str(root)) \
+        + store.problems(store.global_file(), "global")
+    return [Check("rules", False, p, "`recall rules list` shows them (`recall rules trust` accepts a project's)",
+                  warn=True) for p in problems]
 
 
 def check_memory(project=None) -> list[Check]:

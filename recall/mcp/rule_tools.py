@@ -50,7 +50,7 @@ def rule_update(rule_id: str, *, text=None, paths=None, any_words=None, all_word
     if not fields:
         raise UsageError("Nothing to change: pass text, paths, any_words, all_words, regex, tools or expires "
                          "(an empty value clears that condition), or remove=true.")
-    rule = store.update(rule_id, fields, root)
+    rule = store.update(rule_id, fields, root, accept=False)  # accepting a rule is the user's step
     docs.sync([rule])
     return {"rule": rule.public(), "removed": False, "when": rule.condition()}
 
@@ -59,6 +59,10 @@ def rule_list(*, project=None, cwd=None) -> dict:
     from recall.rules import store
     from recall.rules.native import native_rules
 
+    from recall.rules.trust import untrusted
+
     root = _project(cwd, project)
-    return {"project": root, "rules": [r.public() for r in store.load_all(root)],
+    rules = store.load_all(root)
+    waiting = {id(r) for r in untrusted(rules)}
+    return {"project": root, "rules": [{**r.public(), "accepted": id(r) not in waiting} for r in rules],
             "native": [n.public() for n in native_rules(root)]}

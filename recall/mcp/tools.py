@@ -328,16 +328,18 @@ def memory_related(tags: list[str], *, limit: int = 20, cwd: str | None = None,
         matched = [t for t, terms in tag_terms.items() if terms and set(terms) <= have]
         project = _stored(doc, "project")
         ts_val = int(doc.get_first("ts") or 0)
-        rows.append((len(matched) or score, project == here, ts_val, doc, matched))
-    total = len(rows)
-    rows.sort(key=lambda r: (r[0], r[1], r[2]), reverse=True)
-    matches = []
-    for n, _here, ts_val, doc, matched in rows[:limit]:
         key = _stored(doc, "key")
         text = _stored(doc, "text")
         hit = Hit(session_id=_stored(doc, "session_id"), uuid=key.split(":", 1)[1] if ":" in key else key,
-                  project=_stored(doc, "project"), cwd=_stored(doc, "cwd"), timestamp=iso(ts_val),
-                  role=_stored(doc, "role"), text=text, snippet=clip(text, 240), score=float(n), kind="memory")
+                  project=project, cwd=_stored(doc, "cwd"), timestamp=iso(ts_val), role=_stored(doc, "role"),
+                  text=text, snippet=clip(text, 240), score=float(len(matched) or score), kind="memory")
+        rows.append((len(matched) or score, project == here, ts_val, hit, doc, matched))
+    visible = {id(h) for h in s.shown([r[3] for r in rows])}  # excluded, switched off, forgotten: never
+    rows = [r for r in rows if id(r[3]) in visible]
+    total = len(rows)
+    rows.sort(key=lambda r: (r[0], r[1], r[2]), reverse=True)
+    matches = []
+    for _n, _here, _ts, hit, doc, matched in rows[:limit]:
         matches.append(Match(hit, mtype=_stored(doc, "mtype"), tags=_split_tags(_stored(doc, "tags")),
                              matched_tags=matched))
     mark_hits([m.hit for m in matches], cwd)

@@ -29,9 +29,18 @@ def recent(project: str | None = None, since: float | None = None, limit: int = 
     """Recent sessions, newest first, each with its summary (None until one exists)."""
     from indexer.state import list_sessions
 
-    rows = list_sessions(project=project, since=since, limit=limit)
+    rows = [r for r in list_sessions(project=project, since=since, limit=limit + 200) if not hidden(r)][:limit]
     sums = summaries.get_many(r.session_id for r in rows)
     return [as_dict(r, sums.get(r.session_id)) for r in rows]
+
+
+def hidden(info) -> str | None:
+    """Why a session is kept from every reader (excluded, switched off, forgotten), or None."""
+    from indexer.ledger import reader_gate
+
+    gate = reader_gate().refresh()
+    return gate.hides(info.project, info.cwd, info.session_id, info.session_id, info.ended or info.started or 0.0,
+                      "session")
 
 
 def resolve(ref: str):
@@ -43,6 +52,8 @@ def resolve(ref: str):
         raise UsageError("Give a session id (a unique prefix is enough): `recall sessions` lists them.")
     found = list_sessions(prefix=ref, limit=5)
     exact = [s for s in found if s.session_id == ref]
+    found = [s for s in found if not hidden(s)]  # excluded, switched off, forgotten: as if not there
+    exact = [s for s in exact if not hidden(s)]
     if exact:
         return exact[0]
     if not found:
@@ -115,7 +126,12 @@ def show_text(info, files: list[str] | None = None) -> str:
     if files:
         head += ["Files it wrote, and what became of them:", *files, ""]
     body = []
+    from indexer.ledger import reader_gate
+
+    gate = reader_gate().refresh()
     for m in archived_messages(info.session_id):
+        if gate.hides(m.project, m.cwd, m.session_id, m.uuid, m.timestamp):
+            continue
         line = render_message(m, info.project)
         if line:
             body.append(line)

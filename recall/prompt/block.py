@@ -122,12 +122,17 @@ def _wrap(lines: list[str], max_chars: int, header: str) -> str:
     return head + "\n".join(body) + tail
 
 
+_SAFE_ID = re.compile(r"[^A-Za-z0-9_\-]")
+
+
 def rule_lines(fired: list) -> list[str]:
-    """``- [rule r3f2a1c9] text`` for each fired rule (``recall.rules.match.Fired``)."""
+    """``- [rule r3f2a1c9] text`` for each fired rule (``recall.rules.match.Fired``): every
+    field cleaned (an id is letters, digits, _ and - only, so it can never close the block)."""
     lines = []
     for f in fired:
         text = " ".join(clean(f.rule.text).split())
-        lines.append(f"- [rule {f.rule.id}] {text}")
+        rid = _SAFE_ID.sub("", str(f.rule.id))[:64] or "?"
+        lines.append(clean(f"- [rule {rid}] {text}"))
     return lines
 
 
@@ -164,9 +169,9 @@ def format_raw(hits: list, prompt: str = "", max_chars: int = 3000, scope_all: b
         snip = snippet(h.text, pattern, width=per)
         snip = clean(_BOLD.sub(r"\1", snip or " ".join(h.text.split())[:per]))
         where = ""
-        if scope_all and h.project:
-            where = f" {os.path.basename(h.project.rstrip('/')) or h.project}"
-        lines.append(f"- {citation(h)}{mk}{where} {h.role}: {snip}")
+        if scope_all and h.project:  # a folder's name is anyone's text: cleaned like the rest
+            where = " " + " ".join(clean(os.path.basename(h.project.rstrip('/')) or h.project).split())
+        lines.append(clean(f"- {citation(h)}{mk}{where} {h.role}: {snip}"))
     return _wrap_with_rules(rule_lines(rules or []), lines, max_chars, _header(scope_all))
 
 

@@ -122,7 +122,7 @@ def candidates(searcher, text: str, limit: int, project: str | None, exclude_ses
             if fd is not None:
                 os.close(fd)
         hits.append(hit)
-    return hits
+    return searcher.shown(hits)  # the readers' one gate: exclusions, `recall: off`, forgotten
 
 
 def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None, hook: dict | None = None,
@@ -222,7 +222,7 @@ def with_answers(searcher, hits: list, cap: int) -> list:
         out.append(h)
         if h.role == "user" and h.kind == "message":
             a = answer_to(searcher, h)
-            if a is not None and a.uuid not in have:
+            if a is not None and a.uuid not in have and searcher.shown([a]):
                 have.add(a.uuid)
                 out.append(a)
     return out[:cap]

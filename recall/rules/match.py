@@ -29,6 +29,8 @@ from functools import lru_cache
 
 from recall.rules.patterns import compile_regex, terms_of
 
+from recall.rules.store import MAX_REGEX_RULES
+
 MAX_SUBJECT = 20_000       # characters of the prompt a regex sees
 RE2_SET_MAX_MEM = 64 << 20  # bytes the set of all patterns may use
 _PATHISH = re.compile(r"(?:~?[\w.\-@+]*/)+[\w.\-@+]*|\b[\w\-@+]+\.[A-Za-z][A-Za-z0-9]{0,9}\b")
@@ -248,22 +250,46 @@ def _stamp(path) -> tuple:
 
 
 def _file_rules(scope: str, path, project: str | None) -> tuple[tuple, list[Compiled]]:
-    from recall.rules import store
+    """The rules of one file that may fire, compiled: a project file's only those the user
+    made or accepted (``recall.rules.trust``), and at most MAX_REGEX_RULES with a regex."""
+    from recall.rules import store, trust
 
     key = _stamp(path)
     if key[1] is None:
         return key, []
+    if scope == "project":
+        key = key + trust.stamp()
     if key not in _cache:
         if len(_cache) > 64:
             _cache.clear()
-        compiled = []
-        for r in store.read_file(path, scope, project or ""):
+        rules = store.read_file(path, scope, project or "")
+        if scope == "project":
+            known = trust.accepted(project or "")
+            waiting = [r for r in rules if not trust.is_trusted(r, known)]
+            if waiting:
+                _warn(f"{path}: {len(waiting)} rules not made or accepted by the user are not injected "
+                      "(`recall rules trust` accepts them)")
+                rules = [r for r in rules if trust.is_trusted(r, known)]
+        compiled, with_regex = [], 0
+        for r in rules:
+            if r.regex:
+                with_regex += 1
+                if with_regex > MAX_REGEX_RULES:
+                    continue
             try:
                 compiled.append(Compiled(r))
             except ValueError:
                 continue
+        if with_regex > MAX_REGEX_RULES:
+            _warn(f"{path}: {with_regex} rules with a regex; only the first {MAX_REGEX_RULES} are tested")
         _cache[key] = compiled
     return key, _cache[key]
+
+
+def _warn(message: str) -> None:
+    from recall.core import log
+
+    log.get("rules").warning("%s", message)
 
 
 def compiled_rules(project: str | None) -> RuleSet:

@@ -10,12 +10,16 @@ A rule (JSON keys as written)::
 
 Files are written atomically (tmp + rename, 0600) under an exclusive ``flock`` on
 ``rules.lock`` beside them; readers never lock. Every field is checked on the way in
-(``validate``): a malformed rule is refused with a one-line error naming the field.
+(``validate``): a malformed rule is refused with a one-line error naming the field. A file
+edited by hand (or that came with a clone) is read defensively: at most MAX_FILE_BYTES and
+MAX_RULES, ids of the shape recall gives (``r`` and hex; others are skipped), and a project
+file's rules fire only once the user made or accepted them (``recall.rules.trust``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from dataclasses import asdict, dataclass, field
@@ -32,7 +36,13 @@ MAX_REGEX = 500          # characters of a pattern
 MAX_GLOB = 300
 MAX_ITEMS = 20           # paths, tools, words per rule
 MAX_RULES = 5000         # per file
+MAX_FILE_BYTES = 8 << 20  # a rules file at its largest (5,000 rules of 1,000 characters) is ~6 MB
+# rules with a regex tested per file: compiling 5,000 patterns costs seconds, paid on every
+# prompt when the hook runs without the service (1,000 heavy ones: ~0.75 s); the rest are
+# skipped, with a warning (``recall rules list``, the log: ``recall.rules.match``)
+MAX_REGEX_RULES = 300
 LOCK_TIMEOUT = 10.0
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,63}$")
 FIELDS = ("text", "any", "all", "regex", "paths", "tools", "expires")
 _TOOL = re.compile(r"^[A-Za-z0-9_.*?\-]{1,100}$")
 _SPAN = re.compile(r"^\s*(\d+)\s*([hdwy])\s*$", re.I)
@@ -255,6 +265,8 @@ def rules_file(scope: str, project: str = "") -> Path:
 def _from_json(d, scope: str, project: str) -> Rule | None:
     if not isinstance(d, dict) or not isinstance(d.get("id"), str) or not isinstance(d.get("text"), str):
         return None
+    if not _ID.match(d["id"]):
+        return None  # an id recall never gives (it could say anything where the id is shown)
     lists = {k: [str(x) for x in d.get(k) or [] if isinstance(x, str) and x] for k in ("any", "all", "paths", "tools")}
     regex = d.get("regex") if isinstance(d.get("regex"), str) and d.get("regex") else None
     return Rule(id=d["id"], text=d["text"][:MAX_TEXT], regex=regex,
@@ -268,23 +280,62 @@ def read_file(path: Path, scope: str, project: str = "") -> list[Rule]:
     """The rules in ``path`` ([] when there is none). A file that is not rule JSON raises
     RuleError naming it and the fix (the hook catches it and goes on without those rules)."""
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > MAX_FILE_BYTES:
+                raise RuleError(f"{path} is {size / (1 << 20):.1f} MB, more than the {MAX_FILE_BYTES / (1 << 20):g} MB a "
+                                "rules file may hold: its rules are ignored until you remove rules from it (or "
+                                "move it away).")
+            data = fh.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         return []
     except OSError as exc:
         raise RuleError(f"{path} cannot be read ({exc.strerror}): fix its permissions.") from None
     try:
         doc = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
         raise RuleError(f"{path} is not valid JSON: fix it by hand, or move it away and add the rules "
                         "again with `recall rules add`.") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("rules"), list):
         raise RuleError(f"{path} holds no \"rules\" list: fix it by hand, or move it away.")
     out = []
-    for d in doc["rules"]:
+    for d in doc["rules"][:MAX_RULES]:
         r = _from_json(d, scope, project)
         if r is not None:
             out.append(r)
+    return out
+
+
+def problems(path: Path, scope: str, project: str = "") -> list[str]:
+    """What is wrong with a rules file, in one line each (``recall rules list``, doctor): too
+    large, not JSON, more rules than are read, rules skipped, project rules not accepted."""
+    try:
+        rules = read_file(path, scope, project)
+    except RuleError as exc:
+        return [str(exc)]
+    out = []
+    try:
+        doc = json.loads(path.read_bytes()) if path.exists() else {"rules": []}
+        listed = len(doc.get("rules") or []) if isinstance(doc, dict) else 0
+    except (OSError, ValueError, RecursionError):
+        listed = len(rules)
+    if listed > MAX_RULES:
+        out.append(f"{path} holds {listed:,} rules: only the first {MAX_RULES:,} are read.")
+    elif listed > len(rules):
+        out.append(f"{path}: {listed - len(rules)} rules are malformed (no text, or an id that is not "
+                   "letters, digits, _ and -) and are skipped: fix them by hand.")
+    from recall.rules.trust import untrusted
+
+    with_regex = sum(1 for r in rules if r.regex)
+    if with_regex > MAX_REGEX_RULES:
+        out.append(f"{path} has {with_regex:,} rules with a regex: only the first {MAX_REGEX_RULES} are tested "
+                   "(each prompt would pay for all of them): merge patterns, or use --any words.")
+    if scope == "project":
+        waiting = len(untrusted(rules))
+        if waiting:
+            out.append(f"{path}: {waiting} rule{'s' if waiting > 1 else ''} you have not made or accepted "
+                       "(a clone or a pull brought them?) never fire: review them with `recall rules list`, "
+                       "accept them with `recall rules trust`.")
     return out
 
 
@@ -331,7 +382,15 @@ def add(fields: dict, scope: str, project: str = "", origin: str = "cli") -> Rul
         rule.created = rule.updated = now_iso()
         rule.origin = origin
         rule.scope, rule.project = scope, project if scope == "project" else ""
+        with_regex = sum(1 for r in rules if r.regex)
+        if rule.regex and with_regex >= MAX_REGEX_RULES:
+            raise RuleError(f"{path} has {with_regex} rules with a regex, the most that are tested on every "
+                            "prompt: merge patterns into one, or use --any/--all words.")
         _write(path, [*rules, rule])
+    if scope == "project":
+        from recall.rules import trust
+
+        trust.record(project, add=[rule])  # the user made it
     return rule
 
 
@@ -352,8 +411,10 @@ def find(rule_id: str, project: str | None) -> Rule:
     return hits[0]
 
 
-def update(rule_id: str, fields: dict, project: str | None) -> Rule:
-    """Change the given fields of a rule; returns the rule as stored."""
+def update(rule_id: str, fields: dict, project: str | None, accept: bool = True) -> Rule:
+    """Change the given fields of a rule; returns the rule as stored. ``accept``: the user
+    edits it by hand (``recall rules edit``), so the new version is theirs; otherwise (the
+    MCP tool) it stays accepted only if the old one was."""
     found = find(rule_id, project)
     path = rules_file(found.scope, found.project)
     with _locked(path):
@@ -364,6 +425,11 @@ def update(rule_id: str, fields: dict, project: str | None) -> Rule:
                 new.updated = now_iso()
                 rules[i] = new
                 _write(path, rules)
+                if new.scope == "project":
+                    from recall.rules import trust
+
+                    if accept or trust.is_trusted(r):
+                        trust.record(new.project, add=[new], drop=[r])  # edited by the user: theirs now
                 return new
     raise RuleError(f"Rule {found.id} was removed meanwhile: `recall rules list` shows the rules.")
 
@@ -376,4 +442,8 @@ def remove(rule_id: str, project: str | None) -> Rule:
         keep = [r for r in rules if r.id != found.id]
         if len(keep) != len(rules):
             _write(path, keep)
+    if found.scope == "project":
+        from recall.rules import trust
+
+        trust.record(found.project, drop=[found])
     return found

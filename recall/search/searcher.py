@@ -24,7 +24,7 @@ from pathlib import Path
 import tantivy
 
 from indexer.archive_files import open_session, read_message
-from indexer.ledger import Gate
+from indexer.ledger import Gate, shown
 from indexer.schema import DOCTYPES_BY_CODE, ECHO_TAG, IndexCorrupt, SchemaMismatch, open_index, stored_value
 from recall.core import paths
 from recall.core.errors import IndexMissing, RecallError
@@ -95,10 +95,16 @@ class Searcher:
             ) from None
         self.schema = self.index.schema
         self.archive_root = self.index_path.parent / "archive"  # paths.archive_dir() beside index_dir()
-        self.gate = Gate()  # exclusions and sessions switched off: their hits are never shown
+        self.gate = Gate()  # exclusions, sessions off, what was forgotten: never shown (``shown``)
 
     def refresh(self) -> None:
         self.index.reload()
+
+    def shown(self, hits: list) -> list:
+        """``hits`` minus what no reader may show (``indexer.ledger.shown``): every path from
+        the index to a person or a prompt goes through it (``hits`` below, the prompt hook's
+        candidates, the MCP tools, ``recall ask``)."""
+        return shown(hits, self.gate)
 
     # query building -------------------------------------------------------------------
     def _terms(self, searcher: tantivy.Searcher, text: str) -> tuple[list[str], dict[str, int], bool]:
@@ -303,8 +309,9 @@ class Searcher:
     def hits(self, searcher: tantivy.Searcher, ranked: list[Candidate], terms: list[str], now: float,
              limit: int | None = None) -> list[Hit]:
         """The first ``limit`` hits of ranked candidates that are shown: not of an excluded
-        project or a session switched off (what was indexed before the exclusion stays out
-        of every search until `--purge` removes it), and matching a word of weight
+        project, a session switched off or anything forgotten (``Gate.hides``: what was
+        indexed before the exclusion stays out of every search until `--purge` removes it),
+        and matching a word of weight
         (``weighty``: a hit that matched only "the" or "ok" is passed over). Stored document
         and archived text read, snippet cut with those words in bold, and the exchange a
         message belongs to attached (``recall.search.exchange``)."""
@@ -314,7 +321,7 @@ class Searcher:
         wanted = set(words)
         pattern = highlighter(words)
         gate = self.gate.refresh()
-        gated = bool(gate.patterns or gate.off)
+        gated = not gate.readers_see_all()
         limit = len(ranked) if limit is None else limit
         hits: list[Hit] = []
         for c in ranked:
@@ -323,7 +330,7 @@ class Searcher:
             doc = searcher.doc(c.address)
             hit, rec, fd = self._read(doc, c.score, now, boost=False, keep_open=True)
             try:
-                if gated and gate.hides(hit.project, hit.cwd, hit.session_id):
+                if gated and gate.hides(hit.project, hit.cwd, hit.session_id, hit.uuid, c.ts, hit.kind):
                     continue
                 if hit.text and not _matches(wanted, pattern, hit.text, doc):
                     continue  # (no text: its archive line is gone; shown, recall doctor tells)

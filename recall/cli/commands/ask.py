@@ -37,6 +37,8 @@ def _state_hits(root: str, question: str, limit: int) -> list:
     from recall.memory import store
     from recall.search.hit import Hit
 
+    from indexer.ledger import shown
+
     q = store.tokens(question)
     scored = []
     for m in store.load(root).active():
@@ -44,9 +46,10 @@ def _state_hits(root: str, question: str, limit: int) -> list:
         if overlap:
             scored.append((overlap / (len(m.tokens) or 1) + overlap, m))
     scored.sort(key=lambda x: x[0], reverse=True)
-    return [Hit(session_id=(m.sessions or [""])[0], uuid=m.id, project=root, cwd="",
+    hits = [Hit(session_id=(m.sessions or [""])[0], uuid=m.id, project=root, cwd="",
                 timestamp=store.iso(m.updated) or "", role="memory", text=m.content, snippet=m.content[:240],
-                score=s, kind="memory") for s, m in scored[:limit]]
+                score=s, kind="memory") for s, m in scored]
+    return shown(hits)[:limit]  # the readers' gate: an excluded project's memories are not an answer
 
 
 def gather(question: str, project: str | None, limit: int = ASK_MATCHES) -> list:

@@ -49,13 +49,25 @@ def matching_projects(pattern: str) -> dict[str, dict]:
     return {p: n for p, n in archived_projects().items() if pattern_matches(pattern, p)}
 
 
-def _counts(found: dict[str, dict]) -> str:
-    sessions = sum(n["sessions"] for n in found.values())
-    messages = sum(n["messages"] for n in found.values())
+def matching_sessions(pattern: str, projects: dict[str, dict]) -> dict[str, dict]:
+    """The indexed sessions of other projects the pattern covers by their working directory
+    (``'~/mono/clients/*'`` inside one repository): ``{session: {"project", "messages"}}``."""
+    from indexer.ledger import pattern_matches
+    from indexer.state import list_sessions
+
+    return {s.session_id: {"project": s.project, "messages": s.messages} for s in list_sessions()
+            if s.project not in projects and s.cwd and pattern_matches(pattern, s.cwd)}
+
+
+def _counts(found: dict[str, dict], by_cwd: dict[str, dict] | None = None) -> str:
+    by_cwd = by_cwd or {}
+    sessions = sum(n["sessions"] for n in found.values()) + len(by_cwd)
+    messages = sum(n["messages"] for n in found.values()) + sum(n["messages"] for n in by_cwd.values())
+    projects = len(set(found) | {n["project"] for n in by_cwd.values()})
     from recall.cli.output import counted
 
     return (f"{counted(messages, 'message')} in {counted(sessions, 'session')}"
-            + (f" of {len(found)} projects" if len(found) > 1 else ""))
+            + (f" of {projects} projects" if projects > 1 else ""))
 
 
 @exclude_app.command("add", help="Never capture, search or inject the sessions of a project (or a glob of them).")
@@ -66,43 +78,55 @@ def exclude_add(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     from indexer.ledger import exclusions, is_glob
+    from indexer.project import worktrees_of
 
     pat = normalize(pattern)
-    found = matching_projects(pat)
-    if is_glob(pat) and not found and not glob.glob(pat):
-        raise UsageError(f"{pattern} matches no directory and nothing recall has indexed: check the pattern "
-                         "(quote it so that the shell does not expand it).")
+    if not is_glob(pat):
+        worktrees_of(pat)  # remembered: its worktrees stay excluded after `git worktree remove`
+    # in force before anything is counted: a backfill running meanwhile keeps it out at once
     current = exclusions()
     added = pat not in current
     if added:
         config.set_value("exclude", [*current, pat])
+    found = matching_projects(pat)
+    by_cwd = matching_sessions(pat, found)
+    if is_glob(pat) and not found and not by_cwd and not glob.glob(pat):
+        if added:
+            config.set_value("exclude", [p for p in exclusions() if p != pat])
+        raise UsageError(f"{pattern} matches no directory and nothing recall has indexed: check the pattern "
+                         "(quote it so that the shell does not expand it).")
+    if added:
         from recall.privacy.forget import hide_excluded
 
-        hide_excluded(pat, sorted(found))  # the injection log and the synthesis cache
+        hide_excluded(pat, sorted(found), sorted(by_cwd))  # the injection log and the synthesis cache
     purged = None
-    if purge and found:
+    if purge and (found or by_cwd):
         from recall.cli.commands.forget import confirm_or_stop, run_forget
 
         from recall.cli.output import counted
 
         lines = [f"{p}: {counted(n['messages'], 'message')} in {counted(n['sessions'], 'session')}"
                  for p, n in sorted(found.items())]
+        if by_cwd:
+            lines.append(f"{counted(len(by_cwd), 'session')} of other projects held in it "
+                         f"({counted(sum(n['messages'] for n in by_cwd.values()), 'message')})")
         lines.append("and the memories and CLAUDE.md block drawn from them")
         if confirm_or_stop(f"what is indexed of {pat}", lines, yes, "recall exclude add --purge"):
             purged = [run_forget({"project": p}) for p in sorted(found)]
+            purged += [run_forget({"session": s}) for s in sorted(by_cwd)]
     if as_json:
-        typer.echo(json.dumps({"pattern": pat, "added": added, "indexed": found,
+        typer.echo(json.dumps({"pattern": pat, "added": added, "indexed": found, "indexed_by_cwd": by_cwd,
                                "purged": purged is not None, "removed": purged or []}))
         return
     typer.echo(f"Excluded {pat}." if added else f"{pat} was already excluded.")
-    if not found:
+    if not found and not by_cwd:
         typer.echo("Nothing of it is indexed.")
     elif purged is not None:
-        typer.echo(f"Removed {_counts(found)} from the archive, the index and the memories.")
+        typer.echo(f"Removed {_counts(found, by_cwd)} from the archive, the index and the memories.")
     elif purge:
-        typer.echo(f"Nothing was removed; {_counts(found)} stay hidden from every search.")
+        typer.echo(f"Nothing was removed; {_counts(found, by_cwd)} stay hidden from every search.")
     else:
-        typer.echo(f"Already indexed: {_counts(found)}, hidden from every search from now on; "
+        typer.echo(f"Already indexed: {_counts(found, by_cwd)}, hidden from every search from now on; "
                    f"`recall exclude add {shlex.quote(pattern)} --purge` removes them.")
 
 
@@ -110,7 +134,10 @@ def exclude_add(
 def exclude_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     from indexer.ledger import exclusions
 
-    rows = [{"pattern": p, "indexed": matching_projects(p)} for p in exclusions()]
+    rows = []
+    for p in exclusions():
+        found = matching_projects(p)
+        rows.append({"pattern": p, "indexed": found, "indexed_by_cwd": matching_sessions(p, found)})
     if as_json:
         typer.echo(json.dumps(rows))
         return
@@ -118,7 +145,8 @@ def exclude_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.
         typer.echo("Nothing is excluded: `recall exclude add PATH_OR_GLOB` keeps a project out.")
         return
     for r in rows:
-        extra = f" ({_counts(r['indexed'])} indexed before, hidden)" if r["indexed"] else ""
+        extra = (f" ({_counts(r['indexed'], r['indexed_by_cwd'])} indexed before, hidden)"
+                 if r["indexed"] or r["indexed_by_cwd"] else "")
         typer.echo(f"{r['pattern']}{extra}")
 
 

@@ -34,12 +34,21 @@ def _project(project: Optional[Path]) -> str:
     return canonical_project(raw)
 
 
-def _line(rule) -> str:
+def _line(rule, accepted: bool = True) -> str:
     text = " ".join(rule.text.split())
     text = text if len(text) <= 90 else text[:89] + "…"
     where = "global" if rule.scope == "global" else "project"
     flag = " [expired]" if rule.expired() else ""
+    if not accepted:
+        flag += " [not accepted: never fires until `recall rules trust`]"
     return f"{rule.id}  {where:7}  when {rule.condition()}{flag}\n          {text}"
+
+
+def _problems(root: str) -> list[str]:
+    from recall.rules import store
+
+    return store.problems(store.project_file(root), "project", root) + store.problems(store.global_file(),
+                                                                                         "global")
 
 
 def _show(rule) -> None:
@@ -100,18 +109,25 @@ def rules_list(
     from recall.rules import store
     from recall.rules.native import native_rules
 
+    from recall.rules.trust import untrusted
+
     root = _project(project)
-    rules = store.load_all(root)
+    rules = store.load_all(root)  # a file that cannot be read: its one-line error
+    problems = _problems(root)
+    waiting = {id(r) for r in untrusted(rules)}
     native = native_rules(root)
     if as_json:
-        typer.echo(json.dumps({"project": root, "rules": [r.public() for r in rules],
-                               "native": [n.public() for n in native]}))
+        typer.echo(json.dumps({"project": root,
+                               "rules": [{**r.public(), "accepted": id(r) not in waiting} for r in rules],
+                               "native": [n.public() for n in native], "problems": problems}))
         return
+    for line in problems:
+        typer.echo(f"warning: {line}", err=True)
     if not rules and not native:
         typer.echo("No rules yet. Add one: recall rules add \"Run make test, not pytest\" --any test")
         return
     for r in rules:
-        typer.echo(_line(r))
+        typer.echo(_line(r, id(r) not in waiting))
     if native:
         typer.echo("")
         typer.echo("Claude Code's own rule files (read-only; Claude Code loads them itself):")
@@ -181,6 +197,46 @@ def rules_remove(
     typer.echo(f"Removed {rule.id}.")
 
 
+@rules_app.command("trust")
+def rules_trust(
+    project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask first."),
+    as_json: bool = typer.Option(False, "--json", help="Print the rules accepted as JSON."),
+) -> None:
+    """Accept the project's rules you did not make (a clone or a pull brought them): only then
+    are they injected as your rules."""
+    from recall.cli.commands.forget import interactive
+    from recall.rules import store, trust
+
+    root = _project(project)
+    waiting = trust.untrusted(store.load("project", root))
+    if not waiting:
+        if as_json:
+            typer.echo(json.dumps({"project": root, "accepted": []}))
+        else:
+            typer.echo(f"Every rule of {root} is yours or accepted already.")
+        return
+    lines = [f"{r.id} (when {r.condition()}): {' '.join(r.text.split())[:200]}" for r in waiting]
+    if not yes:
+        if not interactive():
+            raise UsageError(f"Nothing accepted: {len(waiting)} rules of {store.project_file(root)} wait (review "
+                             "them with `recall rules list`). There is no terminal to ask: run `recall rules "
+                             "trust --yes` to accept them.")
+        typer.echo(f"These rules of {store.project_file(root)} were not made by you; accepted, they are "
+                   "injected into your prompts as rules you set:")
+        for line in lines:
+            typer.echo(f"  {line}")
+        if not typer.confirm("Accept them as your rules?", default=False):
+            typer.echo("Nothing accepted.")
+            return
+    trust.record(root, add=waiting)
+    if as_json:
+        typer.echo(json.dumps({"project": root, "accepted": [r.public() for r in waiting]}))
+    else:
+        typer.echo(f"Accepted {len(waiting)} rule{'s' if len(waiting) > 1 else ''} of {root}: "
+                   "they fire from now on.")
+
+
 @rules_app.command("test")
 def rules_test(
     prompt: str = typer.Argument(..., help="A prompt to test the rules on."),
@@ -195,6 +251,8 @@ def rules_test(
     root = _project(project)
     situation = Situation.build(prompt, path, tool, [root, os.getcwd()])
     fired = fire(situation, compiled_rules(root))
+    for line in _problems(root):
+        typer.echo(f"warning: {line}", err=True)
     if as_json:
         typer.echo(json.dumps({"prompt": prompt, "project": root, "paths": situation.paths,
                                "fired": [{**f.rule.public(), "reasons": f.reasons} for f in fired]}))
