@@ -125,7 +125,7 @@ def test_an_exclusion_glob_keeps_out_what_it_matches_by_working_directory(tmp_pa
 
     out = run_cli("exclude", "add", str(mono / "clients") + "/*")
     assert out.returncode == 0, out.stderr
-    assert "Nothing of it is indexed" not in out.stdout and "Already indexed: 2 messages in 1 sessions" in out.stdout
+    assert "Nothing of it is indexed" not in out.stdout and "Already indexed: 2 messages in 1 session," in out.stdout
     assert "walrus" not in every_reader("walrus billing host", mono, mono)
     (listed,) = json.loads(run_cli("exclude", "list", "--json").stdout)
     assert listed["indexed"] == {} and sum(n["messages"] for n in listed["indexed_by_cwd"].values()) == 2

@@ -354,6 +354,7 @@ def test_files_are_judged_in_the_worktree_the_prompt_comes_from(history, tmp_pat
     wt = tmp_path / "wt-feature"
     (p / ".git" / "worktrees" / "wt-feature").mkdir(parents=True)
     (p / ".git" / "worktrees" / "wt-feature" / "commondir").write_text("../..\n")
+    (p / ".git" / "worktrees" / "wt-feature" / "gitdir").write_text(f"{wt}/.git\n")  # git's back-pointer
     wt.mkdir()
     (wt / ".git").write_text(f"gitdir: {p}/.git/worktrees/wt-feature\n")
     put(wt / "README.md", "# shop\n", NOW - timedelta(days=60))
