@@ -30,7 +30,7 @@ from tests.test_service import count, serve, wait_for  # noqa: F401 - serve is a
 RECALL = [sys.executable, "-m", "recall.entry"]
 SECRET = "hunter2-plum-ORCHID"
 STEPS = ["intent", "tombstones", "archive", "index", "offsets", "memories", "claude_md", "summaries",
-         "injection_log", "synthesis_cache", "purge"]
+         "injection_log", "synthesis_cache", "team", "purge"]
 
 
 class History:

@@ -286,7 +286,7 @@ def clear_synthesis_cache() -> int:
     return clear_cache()
 
 
-def hide_excluded(pattern: str, projects: list[str]) -> dict:
+def hide_excluded(pattern: str, projects: list[str], sessions_by_cwd: list[str] = ()) -> dict:
     """`recall exclude add`: what the derived stores hold of the excluded ``projects`` (or of
     prompts written where ``pattern`` matches) goes: the injection log's records of prompts
     there or drawn from their sessions, and the synthesis cache (emptied). The archive and the
@@ -294,7 +294,7 @@ def hide_excluded(pattern: str, projects: list[str]) -> dict:
     from indexer.archive_files import project_slug
     from indexer.ledger import excluded_by
 
-    sessions: set[str] = set()
+    sessions: set[str] = set(sessions_by_cwd)  # sessions of other projects the pattern covers by cwd
     for project in projects:
         sessions.update(p.stem for p in (paths.archive_dir() / "sessions" / project_slug(project)).glob("*.jsonl"))
 
