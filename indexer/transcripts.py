@@ -530,7 +530,7 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
 
 
 ECHO_SHARE = 0.5  # a reply with this share of its words in the block recall injected restates it
-_RECALL_COMMAND = re.compile(r"<command-name>\s*/?(?:[\w-]+:)?(?:recall|remember)\s*</command-name>", re.I)
+_RECALL_COMMAND = re.compile(r"<command-name>\s*/?(?:[\w-]+:)?(?:recall|recall-search|remember)\s*</command-name>", re.I)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _RECALL_CLI = re.compile(r"(?:^|[;&|(]\s*|\s)(?:\S*/)?recall(?:\s+(?:--raw|--json|ask|search|show|log|memories)\b|\s+[\"'])")
 

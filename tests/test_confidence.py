@@ -110,9 +110,10 @@ def test_a_reply_restating_an_injection_ranks_below_the_session_it_came_from(his
                                                            if cited(text, history["echo"]) else len(text))
 
 
-def test_recall_turns_and_recall_tool_output_are_marked_echo(claude_projects, project):
+@pytest.mark.parametrize("command", ["/recall", "/recall-search", "/recall:recall-search"])  # setup's, the plugin's
+def test_recall_turns_and_recall_tool_output_are_marked_echo(claude_projects, project, command):
     s = Session(cwd=str(project), start=START)
-    s.user("<command-message>recall is running…</command-message>\n<command-name>/recall</command-name>\n"
+    s.user(f"<command-message>recall is running…</command-message>\n<command-name>{command}</command-name>\n"
            "<command-args>stripe webhooks</command-args>")
     s.user("Search recall's memory for: stripe webhooks")
     tid = s.tool_use("Bash", {"command": "recall --raw --limit 5 'stripe webhooks'"})
