@@ -39,6 +39,10 @@ BUILD_TIMEOUT = 600.0  # a loaded 2-core machine; about 20 s when idle
 
 def synthesis_handler(req):
     if is_claude_code_request(req):
+        # the main model answers from what recall injected, as a real one would: a later session
+        # that asks again then finds that answer, not only an earlier "ok"
+        if is_main_request(req) and SYNTH_MARK in request_text(req):
+            return text("We use pgbouncer in transaction pooling mode: the ORM opens one connection per request.")
         return None
     if "pgbouncer" in request_text(req):
         return text(f"- {SYNTH_MARK}: pgbouncer in transaction pooling mode [2026-11-20 session abcdef12]")
