@@ -22,7 +22,7 @@ tells them apart):
   content    ``recall_text``: Unicode words, lowercased, English-stemmed, with positions.
              It is fed camelCase-split text (and CJK as overlapping bigrams) so identifiers are
              found by their parts; whole identifiers, paths and dotted.names are found by a
-             phrase of their parts (see recall.query).
+             phrase of their parts (see recall.search.query).
   files, tools, tags   ``recall_text``, frequencies only
   group      u64, fast only: ``group_hash`` of what search groups a hit under (its session;
              a memory's own key), so ranking and grouping read columns, not stored documents

@@ -1,7 +1,7 @@
 """The memory worker: drains the capture queue (see ``recall.memory.queue``).
 
 Run detached by a hook when the service is down (``python -m recall.memory.worker``), or as
-a thread inside the service (``recall.memory.ops``). Per session it coalesces the queued
+a thread inside the service (``recall.service.ops.memory``). Per session it coalesces the queued
 triggers (the strongest event wins: session-end > pre-compact > stop) and waits for the
 session to go idle before a Stop is acted on: ``memory.idle_seconds`` (default 60) without
 the transcript changing. PreCompact and SessionEnd run at once. Then: extraction
