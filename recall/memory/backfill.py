@@ -144,16 +144,3 @@ def run(p: dict, cfg: dict | None = None, on_item=None) -> dict:
     finally:
         q.release(fd)
     return out
-
-
-def installed_at() -> float | None:
-    """When recall was first set up here (``setup.json``), or None."""
-    import json
-
-    from recall.core import paths
-
-    try:
-        data = json.loads((paths.recall_home() / "setup.json").read_text(encoding="utf-8"))
-        return float(data["installed"]) if isinstance(data, dict) and data.get("installed") else None
-    except (OSError, ValueError, KeyError, TypeError):
-        return None

@@ -154,10 +154,21 @@ def show_json(info) -> dict:
     return out
 
 
+def installed_at() -> float | None:
+    """When recall was first set up here (``setup.json``), or None."""
+    import json
+
+    from recall.core import paths
+
+    try:
+        data = json.loads((paths.recall_home() / "setup.json").read_text(encoding="utf-8"))
+        return float(data["installed"]) if isinstance(data, dict) and data.get("installed") else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def no_summary_line(info) -> str:
     """Why a session has no summary, and what makes one: never a promise that nothing keeps."""
-    from recall.memory.backfill import installed_at
-
     installed = installed_at()
     last = info.ended or info.started or 0.0
     pending = next((p for p in summaries.pending() if p.get("session_id") == info.session_id), None)
