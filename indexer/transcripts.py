@@ -44,7 +44,32 @@ except ImportError:  # pragma: no cover - exercised where orjson is absent
 from indexer.project import canonical_project
 from indexer.redact import private_open_after, redact
 
-TOOL_RESULT_CHARS = int(os.environ.get("RECALL_TOOL_RESULT_CHARS", "2000"))
+TOOL_RESULT_CHARS = 2000  # the default of the config's tool_result_chars
+_tool_result_chars: tuple[str, float, int] | None = None  # (the config read, when, its value)
+
+
+def tool_result_chars() -> int:
+    """How many characters of one tool result are indexed: ``$RECALL_TOOL_RESULT_CHARS``, else
+    the config's ``tool_result_chars`` (default 2000; at least 100). The config is read again
+    at most once a second, so a change reaches the running service's next read."""
+    global _tool_result_chars
+    env = os.environ.get("RECALL_TOOL_RESULT_CHARS")
+    if env:
+        try:
+            return max(100, int(env))
+        except ValueError:
+            pass
+    import time
+
+    from recall.core import config, paths
+
+    now, where = time.monotonic(), str(paths.config_path())
+    if _tool_result_chars is None or _tool_result_chars[0] != where or now - _tool_result_chars[1] >= 1.0:
+        value = config.load().get("tool_result_chars")
+        chars = int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else TOOL_RESULT_CHARS
+        _tool_result_chars = (where, now, max(100, chars))
+    return _tool_result_chars[2]
+
 # What one message stores at most (a 47 MB pasted prompt is indexed by its first 100K
 # characters, with a note of how much was cut). Text is cut to this plus a margin before the
 # regexes and redaction run, so a secret straddling the cut is still seen whole enough to match.
@@ -282,7 +307,7 @@ class FileContext:
 
     __slots__ = ("path", "session_id", "cwd", "tool_names", "seen_blocks", "subagent", "source", "dir_project",
                  "line", "bad", "private_open", "recalled", "echo_turn", "recall_tools",
-                 "touch_calls")
+                 "touch_calls", "tool_result_chars")
 
     MAX_BAD = 20  # skipped lines named per read (the rest are counted)
 
@@ -310,6 +335,7 @@ class FileContext:
         self.recall_tools: set[str] = set()
         # tool id -> (its message's uuid, its touches): a call that fails takes its touches back
         self.touch_calls: OrderedDict[str, tuple[str, list]] = OrderedDict()
+        self.tool_result_chars = TOOL_RESULT_CHARS  # the reader sets tool_result_chars() per read
 
     def remember_tool(self, tool_id: str, name: str) -> None:
         self.tool_names[tool_id] = name
@@ -363,7 +389,7 @@ def _tool_result_text(block: dict, limit: int) -> str:
     return text
 
 
-def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = TOOL_RESULT_CHARS) -> Message | None:
+def parse_line(obj, ctx: FileContext, stats: Counter) -> Message | None:
     """One decoded JSONL line -> a Message, or None (with the reason counted in ``stats``)."""
     if not isinstance(obj, dict):
         stats["unknown-type"] += 1
@@ -480,7 +506,7 @@ def parse_line(obj, ctx: FileContext, stats: Counter, tool_result_chars: int = T
             if name in _TOUCH_NAMES and isinstance(block.get("input"), dict):
                 calls.append((tid if isinstance(tid, str) else "", name, block["input"]))
         elif btype == "tool_result":
-            body = clean_text(_tool_result_text(block, tool_result_chars))
+            body = clean_text(_tool_result_text(block, ctx.tool_result_chars))
             tid = block.get("tool_use_id")
             name = ctx.tool_names.get(tid, "") if isinstance(tid, str) else ""
             if name:
@@ -669,6 +695,7 @@ def read_lines(path: Path, offset: int, ctx: FileContext, stats: Counter,
     read; a line that is not JSON even once repaired is noted in ``ctx.bad`` by number.
     Only a regular file is read (see ``open_regular``): a FIFO named ``*.jsonl`` never blocks.
     """
+    ctx.tool_result_chars = tool_result_chars()
     with open_regular(path) as fh:
         fh.seek(offset)
         pos = offset

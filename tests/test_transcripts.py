@@ -136,6 +136,28 @@ def test_tool_results_are_truncated(claude_projects):
     assert "more characters" in msgs[1].text
 
 
+def test_tool_result_chars_is_the_configs_and_the_environment_overrides_it(claude_projects, monkeypatch):
+    from indexer import transcripts
+    from recall.core import config
+
+    s = Session()
+    tid = s.tool_use("Bash", {"command": "cat big.log"})
+    s.tool_result(tid, "x" * 50_000)
+    path = s.write(claude_projects)
+    monkeypatch.delenv("RECALL_TOOL_RESULT_CHARS", raising=False)
+    config.set_value("tool_result_chars", 300)
+    monkeypatch.setattr(transcripts, "_tool_result_chars", None)
+    msgs, _ = parse(path)
+    assert 300 <= len(msgs[1].text) < 400 and "more characters" in msgs[1].text
+    config.set_value("tool_result_chars", 5000)
+    monkeypatch.setattr(transcripts, "_tool_result_chars", None)  # (re-read at most once a second)
+    msgs, _ = parse(path)
+    assert 5000 <= len(msgs[1].text) < 5100
+    monkeypatch.setenv("RECALL_TOOL_RESULT_CHARS", "1000")
+    msgs, _ = parse(path)
+    assert 1000 <= len(msgs[1].text) < 1100
+
+
 def test_partial_last_line_waits_for_its_newline(claude_projects):
     s = Session()
     s.user("first complete prompt")
