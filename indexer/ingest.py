@@ -38,7 +38,7 @@ from indexer.schema import (DOCTYPE_CODES, IndexCorrupt, SchemaMismatch, assign_
 from indexer.state import (HEAD_BYTES, FileState, SessionInfo, StateDB, fingerprint, fingerprint_length,
                            tail_fingerprint)
 from indexer.transcripts import FileContext, Message, NotRegularFile, path_text, read_lines
-from recall.core import paths
+from recall.core import paths, process
 from recall.core.errors import IndexBusy, StorageError, UsageError, is_disk_full, storage_error
 
 # Tantivy's indexing memory budget, shared by its threads. Peak RSS of the service's 1M-message
@@ -256,86 +256,19 @@ def discover(roots: Iterable[Path]) -> list[Path]:
 
 
 TRIM_EVERY_BYTES = 16 << 20
-_libc = None
-
-
-def _glibc():
-    global _libc
-    if _libc is None:
-        _libc = False
-        try:
-            import ctypes
-
-            lib = ctypes.CDLL(None)
-            if hasattr(lib, "mallopt") and hasattr(lib, "malloc_trim"):
-                _libc = lib
-        except (OSError, AttributeError):
-            pass
-    return _libc
-
-
-def limit_malloc_arenas(n: int = 2) -> None:
-    """Cap glibc's malloc arenas (M_ARENA_MAX). Memory freed by Tantivy's indexing threads
-    then goes back to arenas that ``trim_memory`` can return to the OS: measured on a 100K
-    message backfill, peak RSS 257 MB -> ~140 MB. A no-op off glibc. Call before threads start."""
-    lib = _glibc()
-    if lib:
-        lib.mallopt(-8, n)  # M_ARENA_MAX
-
-
-def trim_memory() -> None:
-    """Give freed heap memory back to the OS (glibc ``malloc_trim``; a no-op elsewhere)."""
-    lib = _glibc()
-    if lib:
-        lib.malloc_trim(0)
 
 
 def _lock_path() -> Path:
     return paths.recall_home() / "writer.lock"
 
 
-def hold_pid_lock(path: Path) -> tuple[int | None, str]:
-    """Take an exclusive flock on ``path`` and write our pid into it (fixed width, so a
-    reader never sees half of one). Returns ``(fd, "")``, or ``(None, holder_pid)`` when
-    another process holds it. The kernel releases it on any exit, ``kill -9`` included."""
-    import fcntl
-
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        holder = ""
-        for _ in range(20):  # the holder writes its pid right after taking the lock
-            try:
-                holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
-            except OSError:
-                break
-            if holder:
-                break
-            time.sleep(0.005)
-        os.close(fd)
-        return None, holder
-    os.pwrite(fd, f"{os.getpid():>10}\n".encode(), 0)
-    os.ftruncate(fd, 11)
-    return fd, ""
-
-
 def acquire_writer_lock() -> int:
     """Hold ``$RECALL_HOME/writer.lock`` for as long as this process writes the index;
     raises IndexBusy naming the holder's pid."""
-    fd, holder = hold_pid_lock(_lock_path())
+    fd, holder = process.hold_pid_lock(_lock_path())
     if fd is None:
         raise IndexBusy(f"pid {holder}" if holder else "")
     return fd
-
-
-def release_writer_lock(fd: int | None) -> None:
-    if fd is None:
-        return
-    try:
-        os.close(fd)  # closing the only descriptor releases the flock
-    except OSError:
-        pass
 
 
 def seed_archive(archive: Archive, index_path: Path) -> None:
@@ -427,14 +360,14 @@ class Indexer:
 
     def __init__(self, rebuild: bool = False, heap: int | None = None, threads: int = 0) -> None:
         paths.home_dir()
-        limit_malloc_arenas()
+        process.limit_malloc_arenas()
         self.index_path = paths.index_dir()
         self.writer = None
         self._lock_fd = acquire_writer_lock()  # before anything destructive (a rebuild)
         try:
             self._open(rebuild, writer_heap() if heap is None else heap, threads)
         except BaseException as exc:
-            release_writer_lock(self._lock_fd)
+            process.release_pid_lock(self._lock_fd)
             self._lock_fd = None
             if isinstance(exc, OSError) or (isinstance(exc, (ValueError, sqlite3.Error)) and is_disk_full(exc)):
                 raise storage_error(exc, self.index_path) from None  # a full disk, a read-only one
@@ -586,7 +519,7 @@ class Indexer:
             try:
                 self.state.close()
             finally:
-                release_writer_lock(self._lock_fd)
+                process.release_pid_lock(self._lock_fd)
                 self._lock_fd = None
 
     # reading -------------------------------------------------------------------------
@@ -676,7 +609,7 @@ class Indexer:
             self.partial.pop(key, None)
         if self._read_since_trim >= TRIM_EVERY_BYTES:
             self._read_since_trim = 0
-            trim_memory()
+            process.trim_memory()
         return added
 
     def _note_bad_lines(self, key: str, bad: list[tuple[int, str]]) -> None:

@@ -202,13 +202,14 @@ def test_a_huge_file_is_read_in_slices_with_other_files_between(claude_projects,
 # priority -------------------------------------------------------------------------------------------
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux's")
 def test_the_backfill_thread_runs_at_a_lower_priority_and_others_do_not():
-    from recall.service.daemon import BACKFILL_NICE, lower_priority
+    from recall.core.process import lower_priority
+    from recall.service.daemon import BACKFILL_NICE
 
     base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     out = {}
 
     def backfill_thread():
-        out["done"] = lower_priority()
+        out["done"] = lower_priority(BACKFILL_NICE)
         out["nice"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
         child = threading.Thread(target=lambda: out.update(child=os.getpriority(os.PRIO_PROCESS,
                                                                                 threading.get_native_id())))

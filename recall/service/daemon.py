@@ -37,7 +37,6 @@ import collections
 import logging
 import os
 import queue
-import resource
 import signal
 import sys
 import threading
@@ -46,11 +45,10 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable
 
-from indexer.ingest import (Indexer, Progress, Summary, discover, hold_pid_lock, limit_malloc_arenas, read_error,
-                            trim_memory)
+from indexer.ingest import Indexer, Progress, Summary, discover, read_error
 from indexer.transcripts import NotRegularFile, path_text
 from recall import __version__
-from recall.core import paths
+from recall.core import paths, process
 from recall.core import service_client as client
 from recall.core.errors import IndexBusy, RecallError, StorageError
 from recall.core.service_state import lock_holder, lock_path, pid_alive, read_status, status_path  # noqa: F401
@@ -96,7 +94,7 @@ class AlreadyRunning(RecallError):
 def acquire_lock() -> int:
     try:
         paths.home_dir()
-        fd, holder = hold_pid_lock(lock_path())
+        fd, holder = process.hold_pid_lock(lock_path())
     except OSError as exc:
         raise RecallError(f"Cannot write to {paths.recall_home()} ({exc.strerror or exc}): fix its "
                           "permissions, or point RECALL_HOME at a writable directory.") from None
@@ -136,26 +134,6 @@ def new_code_problem(timeout: float = 60.0) -> str:
     return lines[-1][:200]
 
 
-def _rss_mb() -> tuple[float, float, float | None]:
-    """(current, peak, current anonymous) resident set size in MB. The peak (ru_maxrss)
-    includes file-backed pages: Tantivy reads segments through mmap, so a merge of large
-    segments maps hundreds of MB of page cache (reclaimable) into the process; the
-    anonymous part is the memory the service itself holds."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    peak_mb = peak / (1 << 20) if sys.platform == "darwin" else peak / 1024
-    cur_mb, anon_mb = peak_mb, None
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    cur_mb = int(line.split()[1]) / 1024
-                elif line.startswith("RssAnon:"):
-                    anon_mb = round(int(line.split()[1]) / 1024, 1)
-    except (OSError, ValueError, IndexError):
-        pass
-    return round(cur_mb, 1), round(peak_mb, 1), anon_mb
-
-
 # watchdog -------------------------------------------------------------------------------------
 def _event_handler(service: "Service"):
     from watchdog.events import FileSystemEventHandler
@@ -183,59 +161,6 @@ def _event_filter():
 
     return [ev.FileCreatedEvent, ev.FileModifiedEvent, ev.FileMovedEvent, ev.FileDeletedEvent,
             ev.FileClosedEvent, ev.DirCreatedEvent, ev.DirMovedEvent]
-
-
-# priority -------------------------------------------------------------------------------------
-_IOPRIO_WHO_PROCESS, _IOPRIO_CLASS_BE, _IOPRIO_CLASS_SHIFT = 1, 2, 13
-_SYS_IOPRIO_SET = {"x86_64": 251, "aarch64": 30, "i686": 289, "armv7l": 314}
-
-
-def _set_io_priority(level: int) -> bool:
-    """The calling thread's I/O priority, best-effort class level 0-7 (7 lowest, 4 the
-    default); Linux only. Returns whether it was set."""
-    import platform
-
-    nr = _SYS_IOPRIO_SET.get(platform.machine())
-    if not sys.platform.startswith("linux") or nr is None:
-        return False
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        value = (_IOPRIO_CLASS_BE << _IOPRIO_CLASS_SHIFT) | level
-        return libc.syscall(nr, _IOPRIO_WHO_PROCESS, threading.get_native_id(), value) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def lower_priority() -> dict:
-    """Lower the calling thread's CPU priority (nice +BACKFILL_NICE) and I/O priority (best
-    effort, lowest level) for a backfill; threads it starts afterwards (Tantivy's indexing
-    threads) inherit both. The socket server's threads, started before, keep theirs, so
-    searches from the prompt hook are not queued behind the backfill. Returns what was done."""
-    done = {"nice": None, "io": False}
-    if sys.platform.startswith("linux"):  # per thread on Linux; elsewhere nice is per process
-        try:
-            tid = threading.get_native_id()
-            before = os.getpriority(os.PRIO_PROCESS, tid)
-            os.setpriority(os.PRIO_PROCESS, tid, min(19, before + BACKFILL_NICE))
-            done["nice"] = os.getpriority(os.PRIO_PROCESS, tid)
-        except (OSError, AttributeError):
-            pass
-        done["io"] = _set_io_priority(7)
-    return done
-
-
-def restore_priority() -> None:
-    """Undo ``lower_priority`` for the calling thread where the OS lets an unprivileged
-    process (raising priority back needs RLIMIT_NICE; I/O back to the default level)."""
-    if not sys.platform.startswith("linux"):
-        return
-    _set_io_priority(4)
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 0)
-    except (OSError, AttributeError):
-        pass
 
 
 # the service ----------------------------------------------------------------------------------
@@ -681,7 +606,7 @@ class Service:
             self.state = ("retrying" if self.retry_at is not None else
                           prev_state if prev_state not in ("starting", "backfilling", "retrying") else "watching")
         summary.seconds = time.perf_counter() - t0
-        trim_memory()
+        process.trim_memory()
         self.last_backfill = dict(summary.as_dict(), finished=time.time(), complete=self.caught_up)
         self.log.info("backfill done: %d messages from %d files in %.1f s%s", summary.messages,
                       summary.changed, summary.seconds,
@@ -855,7 +780,7 @@ class Service:
         if self._pending() and not firsts and self.last_commit_mono:
             firsts.append(self.last_commit_mono)
         lag = round(mono - min(firsts), 3) if firsts else 0.0
-        rss, peak, anon = _rss_mb()
+        rss, peak, anon = process.rss_mb()
         if anon is not None:
             self.peak_anon_mb = max(self.peak_anon_mb, anon)
         st = dict(self._status_cache)
@@ -912,7 +837,7 @@ class Service:
         from recall.service.socket_server import SocketServer
 
         self._lock_fd = acquire_lock()
-        limit_malloc_arenas()  # before our threads start: see indexer.ingest
+        process.limit_malloc_arenas()  # before our threads start: see recall.core.process
         try:
             if threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGTERM, self._on_signal)
@@ -934,14 +859,14 @@ class Service:
             self._write_status(force=True)
             # the writer thread and the indexing threads Tantivy starts for it run the backfill at a
             # lower CPU and I/O priority; the socket threads (started above) answer at the normal one
-            self.priority = lower_priority()
+            self.priority = process.lower_priority(BACKFILL_NICE)
             self.ix = self._open_indexer()
             if self.ix is None:
                 return 0
             self._start_observer()
             self.backfill(self.roots)
             self._writing_works()
-            restore_priority()  # live lines at the normal priority again, where the OS lets us
+            process.restore_priority()  # live lines at the normal priority again, where the OS lets us
             self.apply_pending_memory()
             self.redaction_due = True  # a no-op when stored history is current
             self.touches_due = self.ix.touches_pending()
@@ -1098,9 +1023,8 @@ class Service:
         except OSError:
             pass
         ops.set_service(None)
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        process.release_pid_lock(self._lock_fd)
+        self._lock_fd = None
 
     # writer-side operations used by ops ---------------------------------------------------
     def index_request(self, sources: list[Path], rebuild: bool) -> dict:
