@@ -33,13 +33,15 @@ import tantivy
 
 from indexer.archive import Archive
 from indexer.ledger import Gate, admit
-from indexer.schema import (DOCTYPE_CODES, IndexCorrupt, SchemaMismatch, assign_index_id, drop_index, group_hash,
-                            index_exists, index_id, open_index, prepare_content, stored_value)
+from indexer.documents import (check_memory_doc, memory_document, message_document, message_from_document,
+                               session_document)
+from indexer.schema import (IndexCorrupt, SchemaMismatch, assign_index_id, drop_index, index_exists, index_id,
+                            open_index)
 from indexer.state import (HEAD_BYTES, FileState, SessionInfo, StateDB, fingerprint, fingerprint_length,
                            tail_fingerprint)
 from indexer.transcripts import FileContext, Message, NotRegularFile, path_text, read_lines
 from recall.core import paths, process
-from recall.core.errors import IndexBusy, StorageError, UsageError, is_disk_full, storage_error
+from recall.core.errors import IndexBusy, StorageError, is_disk_full, storage_error
 
 # Tantivy's indexing memory budget, shared by its threads. Peak RSS of the service's 1M-message
 # backfill (same session): 64 MB 301 and 268 MB, 48 MB 254 and 253 MB, 32 MB 317 MB (more
@@ -141,101 +143,6 @@ class Progress:
                 "eta_seconds": eta}
 
 
-def message_document(m: Message, pos: int | None = None) -> tantivy.Document:
-    """The document of message ``m``; ``pos``: its position in the archive, where its text
-    is read from (stored in the document when there is none)."""
-    # one add_* call per field: ~4x cheaper than Document(**fields), which converts kwargs
-    doc = tantivy.Document()
-    doc.add_text("key", "m:" + m.uuid)
-    doc.add_text("doctype", "message")
-    doc.add_text("session_id", m.session_id)
-    doc.add_text("project", m.project)
-    doc.add_text("role", m.role)
-    doc.add_integer("ts", int(m.timestamp))
-    doc.add_unsigned("group", group_hash(m.session_id))
-    doc.add_unsigned("dtcode", DOCTYPE_CODES["message"])
-    if pos is None:
-        doc.add_bytes("text", m.text.encode("utf-8", "replace"))
-        doc.add_bytes("cwd", m.cwd.encode("utf-8", "replace"))
-        doc.add_bytes("branch", m.branch.encode("utf-8", "replace"))
-    else:
-        doc.add_integer("apos", pos)
-    doc.add_text("content", prepare_content(m.text))
-    if m.files:
-        doc.add_text("files", "\n".join(m.files))
-    if m.tools:
-        doc.add_text("tools", " ".join(m.tools))
-    return doc
-
-
-def session_document(s: SessionInfo) -> tantivy.Document:
-    body = "\n".join([s.first_prompt, *s.summaries])
-    doc = tantivy.Document(
-        key="s:" + s.session_id, doctype="session", session_id=s.session_id, project=s.project,
-        role="session", ts=int(s.ended or s.started), text=body.encode("utf-8", "replace"),
-        cwd=s.cwd.encode("utf-8", "replace"), branch=b"",
-        content=prepare_content(body + "\n" + " ".join(s.files)),
-    )
-    doc.add_unsigned("group", group_hash(s.session_id))
-    doc.add_unsigned("dtcode", DOCTYPE_CODES["session"])
-    if s.files:
-        doc.add_text("files", "\n".join(s.files))
-    return doc
-
-
-def memory_document(d: dict) -> tantivy.Document:
-    """A memory dict (see ``Indexer.upsert_memory_docs``) -> its "mem:<id>" document."""
-    tags = [str(t) for t in (d.get("tags") or []) if str(t)]
-    content = str(d.get("content") or "")
-    sids = [str(s) for s in (d.get("session_ids") or []) if s]
-    doc = tantivy.Document(
-        key="mem:" + str(d["id"]), doctype="memory", session_id=sids[0] if sids else "",
-        project=str(d.get("project") or ""), role="memory", ts=int(float(d.get("updated") or 0)),
-        text=content.encode("utf-8", "replace"), cwd=b"", branch=b"",
-        content=prepare_content(content + " " + " ".join(tags)),
-    )
-    doc.add_unsigned("group", group_hash("mem:" + str(d["id"])))
-    doc.add_unsigned("dtcode", DOCTYPE_CODES["memory"])
-    if d.get("type"):
-        doc.add_text("mtype", str(d["type"]))
-    if tags:
-        doc.add_text("tags", " ".join(tags))
-    return doc
-
-
-def check_memory_doc(d) -> dict:
-    """Validate and normalise one memory dict; raises UsageError naming what is wrong."""
-    from indexer.redact import redact
-
-    if not isinstance(d, dict) or not isinstance(d.get("id"), str) or not d["id"]:
-        raise UsageError("A memory document needs a non-empty string 'id': "
-                         "pass {'id', 'project', 'type', 'content', 'tags', 'updated', 'session_ids'}.")
-    tags = d.get("tags") or []
-    if isinstance(tags, str):
-        tags = tags.split()
-    sids = d.get("session_ids") or []
-    if isinstance(sids, str):
-        sids = [sids]
-    try:
-        updated = float(d.get("updated") or 0.0)
-    except (TypeError, ValueError):
-        raise UsageError(f"Memory {d['id']!r}: 'updated' must be seconds since the epoch.") from None
-    return {"id": d["id"], "project": str(d.get("project") or ""), "type": str(d.get("type") or ""),
-            "content": redact(str(d.get("content") or "")), "tags": [str(t) for t in tags],
-            "updated": updated, "session_ids": [str(s) for s in sids]}
-
-
-def _message_from_doc(doc: tantivy.Document) -> Message:
-    def first(name, default=""):
-        return stored_value(doc, name, default)
-
-    key = first("key")
-    return Message(uuid=key[2:], session_id=first("session_id"), project=first("project"), cwd=first("cwd"),
-                   branch=first("branch"), role=first("role"), timestamp=float(first("ts", 0) or 0),
-                   text=first("text"), tools=first("tools").split(),
-                   files=[f for f in first("files").split("\n") if f])
-
-
 def _replay_key(m: Message, pos: int) -> int:
     # Python's hash is salted per process: fine, the keys never leave the process
     return hash((m.uuid, m.session_id, m.project, pos))
@@ -303,7 +210,7 @@ def _seed(archive: Archive, index: tantivy.Index) -> None:
                 hits = searcher.search(q, n).hits
                 docs = (searcher.doc(addr) for _, addr in hits)
                 # a document with an archive position has its text in an archive that is gone
-                archive.append([_message_from_doc(d) for d in docs if d.get_first("apos") is None])
+                archive.append([message_from_document(d) for d in docs if d.get_first("apos") is None])
             lo += step
     mem = Q.term_query(schema, "doctype", "memory", index_option="basic")
     n = searcher.search(mem, 1, count=True).count
@@ -311,7 +218,7 @@ def _seed(archive: Archive, index: tantivy.Index) -> None:
         docs = []
         for _, addr in searcher.search(mem, n).hits:
             d = searcher.doc(addr)
-            m = _message_from_doc(d)
+            m = message_from_document(d)
             docs.append({"id": str(d.get_first("key"))[4:], "project": m.project,
                          "type": d.get_first("mtype") or "", "content": m.text,
                          "tags": (d.get_first("tags") or "").split(), "updated": m.timestamp,

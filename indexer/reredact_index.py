@@ -10,7 +10,7 @@ import json
 import time
 from pathlib import Path
 
-from indexer.ingest import message_document
+from indexer.documents import message_document
 from indexer.redact import redact
 from indexer.reredact import FileResult, redact_file, save
 
