@@ -27,7 +27,7 @@ from bisect import bisect_left
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 import tantivy
 
@@ -286,7 +286,7 @@ class Indexer:
         if fresh_archive:
             seed_archive(self.archive, self.index_path)
             if self.archive.written:  # copied from an older index: redacted by older rules
-                from indexer.reredact import mark_version
+                from indexer.reredact_archive import mark_version
 
                 mark_version(self.archive.root, 1)
         self.state = StateDB(paths.state_db_path())
@@ -429,6 +429,25 @@ class Indexer:
                 process.release_pid_lock(self._lock_fd)
                 self._lock_fd = None
 
+    def index_lost(self) -> bool:
+        """Whether the index directory (or its schema file) was deleted under this writer:
+        reopening rebuilds it from the archive (``_check_identity``)."""
+        return not index_exists(self.index_path)
+
+    def secure_new_files(self) -> None:
+        """Make the index files a background merge created since the last look 0600."""
+        secure_files(self.index_path, self._secured)
+
+    def counts(self) -> dict:
+        """What the offsets database counts (files, sessions, ...), for ``recall status``."""
+        return self.state.counts()
+
+    def redaction_progress(self) -> dict | None:
+        """How far a re-redaction pass under way is (``indexer.reredact_archive.progress``), or None."""
+        from indexer.reredact_archive import progress
+
+        return progress(self.archive.root)
+
     # reading -------------------------------------------------------------------------
     def index_file(self, path: Path, budget: int | None = None) -> int:
         """Index what ``path`` gained since its saved offset. Returns messages added.
@@ -518,6 +537,15 @@ class Indexer:
             self._read_since_trim = 0
             process.trim_memory()
         return added
+
+    def more_left(self) -> bool:
+        """Whether the last ``index_file`` stopped at its byte budget with more of the file to read."""
+        return self.left_over
+
+    def forget_file(self, path) -> None:
+        """A transcript file is gone (or unreadable): drop its parsing state. What was indexed
+        of it stays, and so do its saved offsets."""
+        self.contexts.pop(path_text(path), None)
 
     def _note_bad_lines(self, key: str, bad: list[tuple[int, str]]) -> None:
         """Name each line that could not be read by file and line, in the log and the summary."""
@@ -622,13 +650,21 @@ class Indexer:
         """Index everything the archive holds (messages, then memory documents); returns
         messages replayed. Runs after a rebuild dropped the index."""
         n = 0
-        for batch, positions in self.archive.replay_positions():
-            self.add_messages(batch, archive=False, positions=positions)
-            n += len(batch)
+        for batch in self.replay_batches():
+            n += batch
             if progress:
                 progress(n)
-        self.finish_replay()
         return n
+
+    def replay_batches(self) -> Iterator[int]:
+        """The replay of ``replay_archive`` a batch at a time (the service answers between
+        batches): yields each batch's number of messages once it is indexed, and finishes the
+        replay (``finish_replay``) when the archive is exhausted. Stopped early, the replay
+        stays pending (``needs_replay``) and starts over next time."""
+        for batch, positions in self.archive.replay_positions():
+            self.add_messages(batch, archive=False, positions=positions)
+            yield len(batch)
+        self.finish_replay()
 
     def finish_replay(self) -> None:
         """The archive's memory documents, a commit, then the replay is done for good."""
@@ -799,10 +835,14 @@ class Indexer:
         self.dirty_sessions.add(m.session_id)
 
     # committing ----------------------------------------------------------------------
+    def has_pending(self) -> bool:
+        """Whether anything read or changed waits for a commit (documents, offsets, session
+        facts, memory documents or deletions)."""
+        return bool(self.pending_files or self.pending_messages or self.dirty_sessions or self.pending_other)
+
     def commit(self) -> bool:
         """Make pending documents visible, then save offsets. Returns whether anything was pending."""
-        if not self.pending_files and not self.dirty_sessions and not self.pending_messages \
-                and not self.pending_other:
+        if not self.has_pending():
             return False
         writer = self.writer
         if writer is None:
@@ -1009,7 +1049,7 @@ def index_all(extra_sources: Iterable[Path] = (), rebuild: bool = False,
               after: Callable[[Indexer], None] | None = None) -> Summary:
     """``recall index``: backfill every transcript root incrementally. ``on_open(ix)``: the
     caller's set-up of the writer (e.g. ``recall.privacy.forget.attach``); ``after(ix)``:
-    its work once the transcripts are in (e.g. ``recall.privacy.reredact.run``)."""
+    its work once the transcripts are in (e.g. ``recall.privacy.redaction_pass.run``)."""
     roots = paths.transcript_roots(list(extra_sources))
     with Indexer(rebuild=rebuild) as ix:
         if on_open is not None:

@@ -135,7 +135,7 @@ def test_a_secret_straddling_the_cut_is_still_redacted(monkeypatch):
     key = "sk-ant-api03-" + "Zq9" * 30
     text = "x " * 480 + key + " and more text " * 2000
     line = Session().user(text)
-    msg = transcripts.parse_line(line, transcripts.FileContext(Path("/p/s.jsonl")), Counter())
+    msg = transcripts.parse_transcript_entry(line, transcripts.FileContext(Path("/p/s.jsonl")), Counter())
     assert "sk-ant-api03-Zq9" not in msg.text and "[redacted:" in msg.text
     assert msg.text.endswith("more characters]") and len(msg.text) < 1100
 

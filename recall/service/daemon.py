@@ -16,7 +16,7 @@ only ``Indexer`` (the index writer) and:
 * backfills at start (replaying the archive first when the index had to be rebuilt),
   keeping live files fresh between backfilled files;
 * re-redacts history stored under older redaction rules once, a slice at a time between
-  its other work (``recall.privacy.reredact``; resumable, shown by ``recall status``);
+  its other work (``recall.privacy.redaction_pass``; resumable, shown by ``recall status``);
 * rescans the roots every ``RESCAN_INTERVAL`` seconds as a safety net for missed events;
 * answers ops on a unix socket (``recall.service.socket_server``) with a warm ``Searcher`` that is
   reloaded after each commit; writes from ops (memory documents, forget, index,
@@ -53,7 +53,7 @@ from recall.core import service_client as client
 from recall.core.errors import IndexBusy, RecallError, StorageError
 from recall.core.service_state import lock_holder, lock_path, pid_alive, read_status, status_path  # noqa: F401
 from recall.service import registry as ops
-from recall.privacy import reredact as redaction_pass
+from recall.privacy import redaction_pass
 from recall.privacy.forget import attach as attach_privacy
 
 TICK = float(os.environ.get("RECALL_TICK_SECONDS", "0.1"))
@@ -215,6 +215,7 @@ class Service:
         self._last_cache_prune = -CACHE_PRUNE_INTERVAL  # at the first heartbeat
         self._lock_fd: int | None = None
         self._live_waiting = False
+        self.more_left = False  # the last read of a file stopped at its slice with more to read
         self.caught_up = False  # the backfill finished (not interrupted by a stop)
         self.native_due: float | None = None  # when to re-read Claude Code's memory files
         self.main_thread = threading.current_thread()
@@ -223,7 +224,7 @@ class Service:
         self.retry_at: float | None = None     # when to reopen the writer and read again
         self._retry_wait = RETRY_FIRST
         # history stored under older redaction rules is re-redacted a slice at a time between
-        # the other work (recall.privacy.reredact): set after a backfill, cleared when done
+        # the other work (recall.privacy.redaction_pass): set after a backfill, cleared when done
         self.redaction_due = False
         self.touches_due = False  # touches of history archived before they were recorded (once)
         self.redaction_progress: dict | None = None
@@ -307,9 +308,7 @@ class Service:
     def _index_lost(self) -> bool:
         """The index directory (or its schema file) was deleted under the running service:
         reopen now, which rebuilds it from the archive (see ``Indexer._check_identity``)."""
-        from indexer.schema import index_exists
-
-        if self.ix is None or index_exists(self.ix.index_path):
+        if self.ix is None or not self.ix.index_lost():
             return False
         self.error(f"The index at {self.ix.index_path} was deleted: rebuilding it from the archive "
                    "(nothing is lost).")
@@ -431,16 +430,17 @@ class Service:
 
     def _index(self, path: str, budget: int | None = None) -> int:
         assert self.ix is not None
+        self.more_left = False
         if self.retry_at is not None:  # writing failed: everything waits for the retry
             return 0
-        self.ix.left_over = False
         p = Path(path)
         try:
             st = p.stat()
             added = self.ix.index_file(p, budget=budget)
+            self.more_left = self.ix.more_left()
         except FileNotFoundError:
             self.seen.pop(path, None)
-            self.ix.contexts.pop(path_text(path), None)
+            self.ix.forget_file(path)
             self.unreadable.pop(path_text(path), None)
             return 0
         except StorageError as exc:
@@ -467,9 +467,7 @@ class Service:
         return added
 
     def _pending(self) -> bool:
-        ix = self.ix
-        return bool(ix is not None and (ix.pending_files or ix.pending_messages or ix.dirty_sessions
-                                        or ix.pending_other))
+        return self.ix is not None and self.ix.has_pending()
 
     def _committed(self) -> None:
         """Called by the Indexer after every commit (ours, a backfill's, an op's)."""
@@ -500,7 +498,7 @@ class Service:
         added = 0
         for path, first in self._take_dirty():
             added += self._index(path, budget=READ_SLICE_BYTES)
-            if self.ix is not None and self.ix.left_over:
+            if self.more_left:
                 with self._mu:
                     self.dirty.setdefault(path, first)
                 self.wake.set()
@@ -543,14 +541,12 @@ class Service:
                 if summary.rebuilt:
                     self.log.warning("index rebuilt: %s", summary.rebuilt)
                 self.log.info("replaying the archive into the rebuilt index")
-                for batch, positions in ix.archive.replay_positions():
-                    ix.add_messages(batch, archive=False, positions=positions)
-                    summary.replayed += len(batch)
+                for n in ix.replay_batches():
+                    summary.replayed += n
                     self.backfill_progress = {"replayed": summary.replayed}
                     self._between_files()
                     if self.stop_event.is_set() or self.retry_at is not None:
                         return summary
-                ix.finish_replay()
             files, todo = ix.plan(roots)  # the most recently modified first
             summary.files = len(files)
             for path in files:
@@ -574,7 +570,7 @@ class Service:
                     self.dirty.pop(str(path), None)
                 while True:  # a huge file in slices, live files and requests between them
                     self._index(str(path), budget=READ_SLICE_BYTES)
-                    more = ix.left_over
+                    more = self.more_left
                     summary.messages = self.indexed - indexed_before  # live lines drained meanwhile too
                     prog.messages = summary.messages
                     self.backfill_progress = prog.as_dict()
@@ -615,7 +611,7 @@ class Service:
         return summary
 
     def _redaction_step(self) -> None:
-        """One slice (~``indexer.reredact.STEP_SECONDS``) of the re-redaction pass, on the writer
+        """One slice (~``indexer.reredact_archive.STEP_SECONDS``) of the re-redaction pass, on the writer
         thread between drains: searches and the hook keep being answered, live lines keep being
         indexed, and a kill -9 only repeats the slice under way."""
         if not self.redaction_due or self.ix is None or self.retry_at is not None:
@@ -631,11 +627,9 @@ class Service:
             self.redaction_progress = None
             return
         if outcome == "running":
-            from indexer.reredact import progress
-
             if self.redaction_progress is None:
                 self.log.info("re-redacting history stored under older redaction rules (in the background)")
-            self.redaction_progress = progress(self.ix.archive.root)
+            self.redaction_progress = self.ix.redaction_progress()
             return
         self.redaction_due = False
         self.redaction_progress = None
@@ -705,7 +699,7 @@ class Service:
         for gone in [k for k in self.seen if k not in current]:
             self.seen.pop(gone, None)
             if self.ix is not None:
-                self.ix.contexts.pop(gone, None)
+                self.ix.forget_file(gone)
         self._last_rescan = now
         return marked
 
@@ -763,7 +757,7 @@ class Service:
             pass
         if self.ix is not None:
             try:
-                out.update(self.ix.state.counts())
+                out.update(self.ix.counts())
             except Exception:
                 pass
         return out
@@ -911,9 +905,7 @@ class Service:
                 self.apply_pending_memory()
                 self._prune_cache(now)
                 if self.ix is not None:  # a background merge's new segment files: 0600 within seconds
-                    from indexer.ingest import secure_files
-
-                    secure_files(self.ix.index_path, self.ix._secured)
+                    self.ix.secure_new_files()
             if now - self._last_code_check >= CODE_CHECK_INTERVAL:
                 self._last_code_check = now
                 if self._code_changed():
