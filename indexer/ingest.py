@@ -543,8 +543,8 @@ class Indexer:
         return self.left_over
 
     def forget_file(self, path) -> None:
-        """A transcript file is gone (or unreadable): drop its parsing state. What was indexed
-        of it stays, and so do its saved offsets."""
+        """A transcript file is gone: drop its parsing state. What was indexed of it stays, and
+        so do its saved offsets."""
         self.contexts.pop(path_text(path), None)
 
     def _note_bad_lines(self, key: str, bad: list[tuple[int, str]]) -> None:
@@ -650,8 +650,8 @@ class Indexer:
         """Index everything the archive holds (messages, then memory documents); returns
         messages replayed. Runs after a rebuild dropped the index."""
         n = 0
-        for batch in self.replay_batches():
-            n += batch
+        for size in self.replay_batches():
+            n += size
             if progress:
                 progress(n)
         return n
