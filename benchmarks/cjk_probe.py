@@ -157,19 +157,19 @@ def probe_case():
 def splitting(split):
     """``prepare_content`` with each run of CJK characters split by ``split`` (index and
     query alike): camelCase split as before, then the CJK step replaced."""
-    import indexer.ingest as ingest
+    import indexer.documents as documents
     import indexer.schema as schema
     import recall.search.query as query
 
     def prepare(text: str) -> str:
         return schema._CJK_RUN.sub(lambda m: split(m.group(0)), schema._CAMEL.sub(" ", text))
 
-    saved = (ingest.prepare_content, query.prepare_content)
-    ingest.prepare_content = query.prepare_content = prepare
+    saved = (documents.prepare_content, query.prepare_content)
+    documents.prepare_content = query.prepare_content = prepare
     try:
         yield
     finally:
-        ingest.prepare_content, query.prepare_content = saved
+        documents.prepare_content, query.prepare_content = saved
 
 
 def evaluate(split) -> dict:

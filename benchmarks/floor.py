@@ -61,7 +61,8 @@ def ingest_floor(claude: Path, messages: int = PER) -> dict:
     import orjson
 
     from indexer.archive import Archive
-    from indexer.ingest import message_document, writer_heap
+    from indexer.documents import message_document
+    from indexer.ingest import writer_heap
     from indexer.redact import redact
     from indexer.schema import open_index
     from indexer.transcripts import FileContext, read_lines

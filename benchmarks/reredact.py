@@ -8,7 +8,7 @@ that state directory and times, in the same process:
 
 * **baseline: read + parse** -- reading and parsing every archived message (what a rebuild's
   replay of a current archive does before indexing): the floor of any pass over the archive;
-* **pass** -- ``recall.privacy.reredact.run`` on the index writer: every message through the
+* **pass** -- ``recall.privacy.redaction_pass.run`` on the index writer: every message through the
   current ``redact()``, the changed files rewritten and re-indexed, session facts, the memory
   log, state.db vacuumed.
 
@@ -47,7 +47,7 @@ def prepare(work: Path, messages: int, seed: int, dirty: int) -> tuple[Path, int
     os.environ["RECALL_NO_SERVICE"] = "1"
     from indexer.archive import Archive
     from indexer.ingest import index_all
-    from indexer.reredact import state_path
+    from indexer.reredact_archive import state_path
     from recall.core import paths
 
     print(f"indexing {messages:,} messages into {home} …", file=sys.stderr, flush=True)
@@ -75,7 +75,7 @@ def measure(pristine: Path, run_dir: Path) -> dict:
     from indexer.ingest import Indexer
     from indexer.transcripts import Message
     from recall.core import paths
-    from recall.privacy import reredact
+    from recall.privacy import redaction_pass
 
     if run_dir.exists():
         shutil.rmtree(run_dir)
@@ -90,7 +90,7 @@ def measure(pristine: Path, run_dir: Path) -> dict:
     replay = time.perf_counter() - t0
     t0 = time.perf_counter()
     with Indexer() as ix:
-        done = reredact.run(ix)
+        done = redaction_pass.run(ix)
     seconds = time.perf_counter() - t0
     leaked = sum(SECRET.encode() in p.read_bytes() for p in Archive(paths.archive_dir()).session_files())
     shutil.rmtree(run_dir)

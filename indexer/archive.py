@@ -14,7 +14,7 @@ Layout (directories 0700, files 0600)::
       forgotten.json                  tombstones written by ``recall forget``
       REDACTION                       the version of the redaction rules the archive was
                                       written under, and a re-redaction pass under way
-                                      (``indexer.reredact``)
+                                      (``indexer.reredact_archive``)
 
 * Appends go through ``Archive.store``: records are grouped per (project, session)
   file and written with one ``write`` each (O_APPEND). A uuid already in a file is not
@@ -26,7 +26,7 @@ Layout (directories 0700, files 0600)::
   (``indexer.archive_files``). Files are only appended to or deleted whole, except by
   ``indexer.forgetting`` (``recall forget --match/--before/--secret``), which rewrites a
   session's file and re-indexes that session at the new positions in the same step, and
-  ``indexer.reredact`` (the pass that re-redacts history stored under older rules), which
+  ``indexer.reredact_archive`` (the pass that re-redacts history stored under older rules), which
   does the same for the messages of a file the current rules change.
 * A write cut short by ``kill -9`` leaves at most a partial last line: the reader skips
   lines that do not parse, the next append first truncates the file to its last newline.
@@ -72,8 +72,8 @@ except ImportError:  # pragma: no cover
         return _dumps(m.to_record())
 
 from indexer.archive_files import iter_lines, project_slug, session_filename
-from indexer.reredact import pending as redaction_pending
-from indexer.reredact import mark_version, redact_file
+from indexer.reredact_archive import pending as redaction_pending
+from indexer.reredact_archive import mark_version, redact_file
 from indexer.transcripts import Message
 from recall.core.paths import atomic_write, ensure_dir
 
@@ -149,23 +149,16 @@ class Tombstones:
     """
 
     def __init__(self, path: Path) -> None:
+        from indexer.ledger import read_tombstones
+
         self.path = path
-        self.sessions: dict[str, float] = {}
-        self.projects: dict[str, float] = {}
-        self.before: dict[str, float] = {}
-        self.messages: set[str] = set()
-        self.rewritten: set[str] = set()
-        self.dropped: set[str] = set()
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            self.sessions = {str(k): float(v) for k, v in (data.get("sessions") or {}).items()}
-            self.projects = {str(k): float(v) for k, v in (data.get("projects") or {}).items()}
-            self.before = {str(k): float(v) for k, v in (data.get("before") or {}).items()}
-            self.messages = {str(u) for u in data.get("messages") or []}
-            self.rewritten = {str(u) for u in data.get("rewritten") or []}
-            self.dropped = {str(u) for u in data.get("dropped") or []}
-        except (OSError, ValueError, TypeError, AttributeError):
-            pass
+        d = read_tombstones(path)
+        self.sessions: dict[str, float] = d["sessions"]
+        self.projects: dict[str, float] = d["projects"]
+        self.before: dict[str, float] = d["before"]
+        self.messages: set[str] = d["messages"]
+        self.rewritten: set[str] = d["rewritten"]
+        self.dropped: set[str] = d["dropped"]
 
     def __bool__(self) -> bool:
         return bool(self.sessions or self.projects or self.before or self.messages or self.rewritten)
@@ -388,7 +381,7 @@ class Archive:
     def _replay_file(self, path: Path, redact_again: bool) -> Iterator[tuple[int, Message]]:
         """``(position, message)`` of one session file. ``redact_again``: the archive was written
         under older redaction rules, so each message goes through the current ``redact()``
-        and a file where that changes something is rewritten first (``indexer.reredact``): a
+        and a file where that changes something is rewritten first (``indexer.reredact_archive``): a
         rebuild never brings back what the current rules redact."""
         if redact_again:
             self._drop_cache(path)

@@ -27,19 +27,21 @@ from bisect import bisect_left
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 import tantivy
 
 from indexer.archive import Archive
 from indexer.ledger import Gate, admit
-from indexer.schema import (DOCTYPE_CODES, IndexCorrupt, SchemaMismatch, assign_index_id, drop_index, group_hash,
-                            index_exists, index_id, open_index, prepare_content, stored_value)
+from indexer.documents import (check_memory_doc, memory_document, message_document, message_from_document,
+                               session_document)
+from indexer.schema import (IndexCorrupt, SchemaMismatch, assign_index_id, drop_index, index_exists, index_id,
+                            open_index)
 from indexer.state import (HEAD_BYTES, FileState, SessionInfo, StateDB, fingerprint, fingerprint_length,
                            tail_fingerprint)
 from indexer.transcripts import FileContext, Message, NotRegularFile, path_text, read_lines
-from recall.core import paths
-from recall.core.errors import IndexBusy, StorageError, UsageError, is_disk_full, storage_error
+from recall.core import paths, process
+from recall.core.errors import IndexBusy, StorageError, is_disk_full, storage_error
 
 # Tantivy's indexing memory budget, shared by its threads. Peak RSS of the service's 1M-message
 # backfill (same session): 64 MB 301 and 268 MB, 48 MB 254 and 253 MB, 32 MB 317 MB (more
@@ -141,101 +143,6 @@ class Progress:
                 "eta_seconds": eta}
 
 
-def message_document(m: Message, pos: int | None = None) -> tantivy.Document:
-    """The document of message ``m``; ``pos``: its position in the archive, where its text
-    is read from (stored in the document when there is none)."""
-    # one add_* call per field: ~4x cheaper than Document(**fields), which converts kwargs
-    doc = tantivy.Document()
-    doc.add_text("key", "m:" + m.uuid)
-    doc.add_text("doctype", "message")
-    doc.add_text("session_id", m.session_id)
-    doc.add_text("project", m.project)
-    doc.add_text("role", m.role)
-    doc.add_integer("ts", int(m.timestamp))
-    doc.add_unsigned("group", group_hash(m.session_id))
-    doc.add_unsigned("dtcode", DOCTYPE_CODES["message"])
-    if pos is None:
-        doc.add_bytes("text", m.text.encode("utf-8", "replace"))
-        doc.add_bytes("cwd", m.cwd.encode("utf-8", "replace"))
-        doc.add_bytes("branch", m.branch.encode("utf-8", "replace"))
-    else:
-        doc.add_integer("apos", pos)
-    doc.add_text("content", prepare_content(m.text))
-    if m.files:
-        doc.add_text("files", "\n".join(m.files))
-    if m.tools:
-        doc.add_text("tools", " ".join(m.tools))
-    return doc
-
-
-def session_document(s: SessionInfo) -> tantivy.Document:
-    body = "\n".join([s.first_prompt, *s.summaries])
-    doc = tantivy.Document(
-        key="s:" + s.session_id, doctype="session", session_id=s.session_id, project=s.project,
-        role="session", ts=int(s.ended or s.started), text=body.encode("utf-8", "replace"),
-        cwd=s.cwd.encode("utf-8", "replace"), branch=b"",
-        content=prepare_content(body + "\n" + " ".join(s.files)),
-    )
-    doc.add_unsigned("group", group_hash(s.session_id))
-    doc.add_unsigned("dtcode", DOCTYPE_CODES["session"])
-    if s.files:
-        doc.add_text("files", "\n".join(s.files))
-    return doc
-
-
-def memory_document(d: dict) -> tantivy.Document:
-    """A memory dict (see ``Indexer.upsert_memory_docs``) -> its "mem:<id>" document."""
-    tags = [str(t) for t in (d.get("tags") or []) if str(t)]
-    content = str(d.get("content") or "")
-    sids = [str(s) for s in (d.get("session_ids") or []) if s]
-    doc = tantivy.Document(
-        key="mem:" + str(d["id"]), doctype="memory", session_id=sids[0] if sids else "",
-        project=str(d.get("project") or ""), role="memory", ts=int(float(d.get("updated") or 0)),
-        text=content.encode("utf-8", "replace"), cwd=b"", branch=b"",
-        content=prepare_content(content + " " + " ".join(tags)),
-    )
-    doc.add_unsigned("group", group_hash("mem:" + str(d["id"])))
-    doc.add_unsigned("dtcode", DOCTYPE_CODES["memory"])
-    if d.get("type"):
-        doc.add_text("mtype", str(d["type"]))
-    if tags:
-        doc.add_text("tags", " ".join(tags))
-    return doc
-
-
-def check_memory_doc(d) -> dict:
-    """Validate and normalise one memory dict; raises UsageError naming what is wrong."""
-    from indexer.redact import redact
-
-    if not isinstance(d, dict) or not isinstance(d.get("id"), str) or not d["id"]:
-        raise UsageError("A memory document needs a non-empty string 'id': "
-                         "pass {'id', 'project', 'type', 'content', 'tags', 'updated', 'session_ids'}.")
-    tags = d.get("tags") or []
-    if isinstance(tags, str):
-        tags = tags.split()
-    sids = d.get("session_ids") or []
-    if isinstance(sids, str):
-        sids = [sids]
-    try:
-        updated = float(d.get("updated") or 0.0)
-    except (TypeError, ValueError):
-        raise UsageError(f"Memory {d['id']!r}: 'updated' must be seconds since the epoch.") from None
-    return {"id": d["id"], "project": str(d.get("project") or ""), "type": str(d.get("type") or ""),
-            "content": redact(str(d.get("content") or "")), "tags": [str(t) for t in tags],
-            "updated": updated, "session_ids": [str(s) for s in sids]}
-
-
-def _message_from_doc(doc: tantivy.Document) -> Message:
-    def first(name, default=""):
-        return stored_value(doc, name, default)
-
-    key = first("key")
-    return Message(uuid=key[2:], session_id=first("session_id"), project=first("project"), cwd=first("cwd"),
-                   branch=first("branch"), role=first("role"), timestamp=float(first("ts", 0) or 0),
-                   text=first("text"), tools=first("tools").split(),
-                   files=[f for f in first("files").split("\n") if f])
-
-
 def _replay_key(m: Message, pos: int) -> int:
     # Python's hash is salted per process: fine, the keys never leave the process
     return hash((m.uuid, m.session_id, m.project, pos))
@@ -256,86 +163,19 @@ def discover(roots: Iterable[Path]) -> list[Path]:
 
 
 TRIM_EVERY_BYTES = 16 << 20
-_libc = None
-
-
-def _glibc():
-    global _libc
-    if _libc is None:
-        _libc = False
-        try:
-            import ctypes
-
-            lib = ctypes.CDLL(None)
-            if hasattr(lib, "mallopt") and hasattr(lib, "malloc_trim"):
-                _libc = lib
-        except (OSError, AttributeError):
-            pass
-    return _libc
-
-
-def limit_malloc_arenas(n: int = 2) -> None:
-    """Cap glibc's malloc arenas (M_ARENA_MAX). Memory freed by Tantivy's indexing threads
-    then goes back to arenas that ``trim_memory`` can return to the OS: measured on a 100K
-    message backfill, peak RSS 257 MB -> ~140 MB. A no-op off glibc. Call before threads start."""
-    lib = _glibc()
-    if lib:
-        lib.mallopt(-8, n)  # M_ARENA_MAX
-
-
-def trim_memory() -> None:
-    """Give freed heap memory back to the OS (glibc ``malloc_trim``; a no-op elsewhere)."""
-    lib = _glibc()
-    if lib:
-        lib.malloc_trim(0)
 
 
 def _lock_path() -> Path:
     return paths.recall_home() / "writer.lock"
 
 
-def hold_pid_lock(path: Path) -> tuple[int | None, str]:
-    """Take an exclusive flock on ``path`` and write our pid into it (fixed width, so a
-    reader never sees half of one). Returns ``(fd, "")``, or ``(None, holder_pid)`` when
-    another process holds it. The kernel releases it on any exit, ``kill -9`` included."""
-    import fcntl
-
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        holder = ""
-        for _ in range(20):  # the holder writes its pid right after taking the lock
-            try:
-                holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
-            except OSError:
-                break
-            if holder:
-                break
-            time.sleep(0.005)
-        os.close(fd)
-        return None, holder
-    os.pwrite(fd, f"{os.getpid():>10}\n".encode(), 0)
-    os.ftruncate(fd, 11)
-    return fd, ""
-
-
 def acquire_writer_lock() -> int:
     """Hold ``$RECALL_HOME/writer.lock`` for as long as this process writes the index;
     raises IndexBusy naming the holder's pid."""
-    fd, holder = hold_pid_lock(_lock_path())
+    fd, holder = process.hold_pid_lock(_lock_path())
     if fd is None:
         raise IndexBusy(f"pid {holder}" if holder else "")
     return fd
-
-
-def release_writer_lock(fd: int | None) -> None:
-    if fd is None:
-        return
-    try:
-        os.close(fd)  # closing the only descriptor releases the flock
-    except OSError:
-        pass
 
 
 def seed_archive(archive: Archive, index_path: Path) -> None:
@@ -370,7 +210,7 @@ def _seed(archive: Archive, index: tantivy.Index) -> None:
                 hits = searcher.search(q, n).hits
                 docs = (searcher.doc(addr) for _, addr in hits)
                 # a document with an archive position has its text in an archive that is gone
-                archive.append([_message_from_doc(d) for d in docs if d.get_first("apos") is None])
+                archive.append([message_from_document(d) for d in docs if d.get_first("apos") is None])
             lo += step
     mem = Q.term_query(schema, "doctype", "memory", index_option="basic")
     n = searcher.search(mem, 1, count=True).count
@@ -378,7 +218,7 @@ def _seed(archive: Archive, index: tantivy.Index) -> None:
         docs = []
         for _, addr in searcher.search(mem, n).hits:
             d = searcher.doc(addr)
-            m = _message_from_doc(d)
+            m = message_from_document(d)
             docs.append({"id": str(d.get_first("key"))[4:], "project": m.project,
                          "type": d.get_first("mtype") or "", "content": m.text,
                          "tags": (d.get_first("tags") or "").split(), "updated": m.timestamp,
@@ -427,14 +267,14 @@ class Indexer:
 
     def __init__(self, rebuild: bool = False, heap: int | None = None, threads: int = 0) -> None:
         paths.home_dir()
-        limit_malloc_arenas()
+        process.limit_malloc_arenas()
         self.index_path = paths.index_dir()
         self.writer = None
         self._lock_fd = acquire_writer_lock()  # before anything destructive (a rebuild)
         try:
             self._open(rebuild, writer_heap() if heap is None else heap, threads)
         except BaseException as exc:
-            release_writer_lock(self._lock_fd)
+            process.release_pid_lock(self._lock_fd)
             self._lock_fd = None
             if isinstance(exc, OSError) or (isinstance(exc, (ValueError, sqlite3.Error)) and is_disk_full(exc)):
                 raise storage_error(exc, self.index_path) from None  # a full disk, a read-only one
@@ -446,7 +286,7 @@ class Indexer:
         if fresh_archive:
             seed_archive(self.archive, self.index_path)
             if self.archive.written:  # copied from an older index: redacted by older rules
-                from indexer.reredact import mark_version
+                from indexer.reredact_archive import mark_version
 
                 mark_version(self.archive.root, 1)
         self.state = StateDB(paths.state_db_path())
@@ -586,8 +426,27 @@ class Indexer:
             try:
                 self.state.close()
             finally:
-                release_writer_lock(self._lock_fd)
+                process.release_pid_lock(self._lock_fd)
                 self._lock_fd = None
+
+    def index_lost(self) -> bool:
+        """Whether the index directory (or its schema file) was deleted under this writer:
+        reopening rebuilds it from the archive (``_check_identity``)."""
+        return not index_exists(self.index_path)
+
+    def secure_new_files(self) -> None:
+        """Make the index files a background merge created since the last look 0600."""
+        secure_files(self.index_path, self._secured)
+
+    def counts(self) -> dict:
+        """What the offsets database counts (files, sessions, ...), for ``recall status``."""
+        return self.state.counts()
+
+    def redaction_progress(self) -> dict | None:
+        """How far a re-redaction pass under way is (``indexer.reredact_archive.progress``), or None."""
+        from indexer.reredact_archive import progress
+
+        return progress(self.archive.root)
 
     # reading -------------------------------------------------------------------------
     def index_file(self, path: Path, budget: int | None = None) -> int:
@@ -676,8 +535,17 @@ class Indexer:
             self.partial.pop(key, None)
         if self._read_since_trim >= TRIM_EVERY_BYTES:
             self._read_since_trim = 0
-            trim_memory()
+            process.trim_memory()
         return added
+
+    def more_left(self) -> bool:
+        """Whether the last ``index_file`` stopped at its byte budget with more of the file to read."""
+        return self.left_over
+
+    def forget_file(self, path) -> None:
+        """A transcript file is gone: drop its parsing state. What was indexed of it stays, and
+        so do its saved offsets."""
+        self.contexts.pop(path_text(path), None)
 
     def _note_bad_lines(self, key: str, bad: list[tuple[int, str]]) -> None:
         """Name each line that could not be read by file and line, in the log and the summary."""
@@ -782,13 +650,21 @@ class Indexer:
         """Index everything the archive holds (messages, then memory documents); returns
         messages replayed. Runs after a rebuild dropped the index."""
         n = 0
-        for batch, positions in self.archive.replay_positions():
-            self.add_messages(batch, archive=False, positions=positions)
-            n += len(batch)
+        for size in self.replay_batches():
+            n += size
             if progress:
                 progress(n)
-        self.finish_replay()
         return n
+
+    def replay_batches(self) -> Iterator[int]:
+        """The replay of ``replay_archive`` a batch at a time (the service answers between
+        batches): yields each batch's number of messages once it is indexed, and finishes the
+        replay (``finish_replay``) when the archive is exhausted. Stopped early, the replay
+        stays pending (``needs_replay``) and starts over next time."""
+        for batch, positions in self.archive.replay_positions():
+            self.add_messages(batch, archive=False, positions=positions)
+            yield len(batch)
+        self.finish_replay()
 
     def finish_replay(self) -> None:
         """The archive's memory documents, a commit, then the replay is done for good."""
@@ -959,10 +835,14 @@ class Indexer:
         self.dirty_sessions.add(m.session_id)
 
     # committing ----------------------------------------------------------------------
+    def has_pending(self) -> bool:
+        """Whether anything read or changed waits for a commit (documents, offsets, session
+        facts, memory documents or deletions)."""
+        return bool(self.pending_files or self.pending_messages or self.dirty_sessions or self.pending_other)
+
     def commit(self) -> bool:
         """Make pending documents visible, then save offsets. Returns whether anything was pending."""
-        if not self.pending_files and not self.dirty_sessions and not self.pending_messages \
-                and not self.pending_other:
+        if not self.has_pending():
             return False
         writer = self.writer
         if writer is None:
@@ -1169,7 +1049,7 @@ def index_all(extra_sources: Iterable[Path] = (), rebuild: bool = False,
               after: Callable[[Indexer], None] | None = None) -> Summary:
     """``recall index``: backfill every transcript root incrementally. ``on_open(ix)``: the
     caller's set-up of the writer (e.g. ``recall.privacy.forget.attach``); ``after(ix)``:
-    its work once the transcripts are in (e.g. ``recall.privacy.reredact.run``)."""
+    its work once the transcripts are in (e.g. ``recall.privacy.redaction_pass.run``)."""
     roots = paths.transcript_roots(list(extra_sources))
     with Indexer(rebuild=rebuild) as ix:
         if on_open is not None:

@@ -170,24 +170,39 @@ def _project_covers(t, forgotten_project: str, project: str, cwd: str) -> bool:
     return hit
 
 
+_TOMBSTONE_MAPS = ("sessions", "projects", "before")  # key -> time
+_TOMBSTONE_SETS = ("messages", "rewritten", "dropped")
+
+
+def read_tombstones(path: Path, fields: tuple[str, ...] = _TOMBSTONE_MAPS + _TOMBSTONE_SETS) -> dict:
+    """The ``fields`` of ``archive/forgotten.json`` (``indexer.archive.Tombstones`` documents
+    them): every field of both kinds present, empty when the file is missing or damaged (a
+    field after a damaged one too)."""
+    out: dict = {k: {} for k in _TOMBSTONE_MAPS}
+    out.update((k, set()) for k in _TOMBSTONE_SETS)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for k in fields:
+            if k in _TOMBSTONE_MAPS:
+                out[k] = {str(a): float(t) for a, t in (data.get(k) or {}).items()}
+            else:
+                out[k] = {str(u) for u in data.get(k) or []}
+    except (OSError, ValueError, TypeError, AttributeError):
+        pass
+    return out
+
+
 class Forgotten:
     """``archive/forgotten.json`` read for the readers (the fields ``forgotten`` looks at),
     without importing the archive."""
 
     def __init__(self, path: Path) -> None:
-        self.sessions: dict[str, float] = {}
-        self.projects: dict[str, float] = {}
-        self.before: dict[str, float] = {}
-        self.messages: set[str] = set()
+        d = read_tombstones(path, ("sessions", "projects", "before", "messages"))
+        self.sessions: dict[str, float] = d["sessions"]
+        self.projects: dict[str, float] = d["projects"]
+        self.before: dict[str, float] = d["before"]
+        self.messages: set[str] = d["messages"]
         self.rewritten: set[str] = set()
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            self.sessions = {str(k): float(v) for k, v in (data.get("sessions") or {}).items()}
-            self.projects = {str(k): float(v) for k, v in (data.get("projects") or {}).items()}
-            self.before = {str(k): float(v) for k, v in (data.get("before") or {}).items()}
-            self.messages = {str(u) for u in data.get("messages") or []}
-        except (OSError, ValueError, TypeError, AttributeError):
-            pass
 
     def __bool__(self) -> bool:
         return bool(self.sessions or self.projects or self.before or self.messages)

@@ -28,7 +28,8 @@ from pathlib import Path
 import tantivy
 
 from indexer.archive_files import iter_lines
-from indexer.ingest import memory_document, message_document, secure_files, session_document
+from indexer.documents import memory_document, message_document, session_document
+from indexer.ingest import secure_files
 from indexer.schema import stored_value
 from indexer.state import SessionInfo
 from indexer.transcripts import Message

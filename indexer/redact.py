@@ -165,7 +165,7 @@ __all__ = ["redact", "redact_counts", "KINDS", "REDACTION_VERSION"]
 
 # The version of these rules. Bump it whenever a change makes them redact more: the history
 # stored under an older version (the archive, the index, state.db's session facts, memories)
-# is re-redacted once, in the background (indexer/reredact.py, docs/redaction.md).
+# is re-redacted once, in the background (indexer/reredact_archive.py, docs/redaction.md).
 #   1: the rules before issue 17's audit
 #   2: the vendor formats of gitleaks/trufflehog/detect-secrets, Basic credentials, command-line
 #      passwords, unquoted values that no longer stop at & ; , ( ) { } [ ] < > \

@@ -76,13 +76,18 @@ def tool_result_chars() -> int:
 MESSAGE_CHARS = int(os.environ.get("RECALL_MESSAGE_CHARS", "100000"))
 CUT_MARGIN = 4096
 
-SKIPPED_TYPES = {
+# line types that are bookkeeping, never a message (each counted under its own name)
+_BOOKKEEPING = (
     "queue-operation",
     "file-history-snapshot",
     "progress",
     "last-prompt",
     "permission-mode",
     "attachment",
+)
+
+SKIPPED_TYPES = {
+    *_BOOKKEEPING,
     "system",
     "custom-title",
     "ai-title",
@@ -94,12 +99,7 @@ SKIPPED_TYPES = {
 }
 
 SKIP_REASONS = (
-    "queue-operation",
-    "file-history-snapshot",
-    "progress",
-    "last-prompt",
-    "permission-mode",
-    "attachment",
+    *_BOOKKEEPING,
     "hook-context",
     "system",
     "meta",
@@ -389,8 +389,9 @@ def _tool_result_text(block: dict, limit: int) -> str:
     return text
 
 
-def parse_line(obj, ctx: FileContext, stats: Counter) -> Message | None:
-    """One decoded JSONL line -> a Message, or None (with the reason counted in ``stats``)."""
+def parse_transcript_entry(obj, ctx: FileContext, stats: Counter) -> Message | None:
+    """One decoded transcript entry (a JSONL line's object) -> a Message, or None (with the reason
+    counted in ``stats``). An archive's line is ``indexer.archive_files.parse_line``."""
     if not isinstance(obj, dict):
         stats["unknown-type"] += 1
         return None
@@ -720,7 +721,7 @@ def read_lines(path: Path, offset: int, ctx: FileContext, stats: Counter,
                     if len(ctx.bad) < ctx.MAX_BAD:
                         ctx.bad.append((ctx.line, f"not JSON ({str(exc).splitlines()[0][:80]})"))
                     continue
-            msg = parse_line(obj, ctx, stats)
+            msg = parse_transcript_entry(obj, ctx, stats)
             if msg is not None:
                 batch.append(msg)
             if consumed >= max_bytes:

@@ -135,7 +135,7 @@ def test_a_secret_straddling_the_cut_is_still_redacted(monkeypatch):
     key = "sk-ant-api03-" + "Zq9" * 30
     text = "x " * 480 + key + " and more text " * 2000
     line = Session().user(text)
-    msg = transcripts.parse_line(line, transcripts.FileContext(Path("/p/s.jsonl")), Counter())
+    msg = transcripts.parse_transcript_entry(line, transcripts.FileContext(Path("/p/s.jsonl")), Counter())
     assert "sk-ant-api03-Zq9" not in msg.text and "[redacted:" in msg.text
     assert msg.text.endswith("more characters]") and len(msg.text) < 1100
 
@@ -202,13 +202,14 @@ def test_a_huge_file_is_read_in_slices_with_other_files_between(claude_projects,
 # priority -------------------------------------------------------------------------------------------
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux's")
 def test_the_backfill_thread_runs_at_a_lower_priority_and_others_do_not():
-    from recall.service.daemon import BACKFILL_NICE, lower_priority
+    from recall.core.process import lower_priority
+    from recall.service.daemon import BACKFILL_NICE
 
     base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     out = {}
 
     def backfill_thread():
-        out["done"] = lower_priority()
+        out["done"] = lower_priority(BACKFILL_NICE)
         out["nice"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
         child = threading.Thread(target=lambda: out.update(child=os.getpriority(os.PRIO_PROCESS,
                                                                                 threading.get_native_id())))

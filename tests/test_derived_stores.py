@@ -96,13 +96,13 @@ def test_exclude_add_drops_what_the_log_and_the_cache_drew_from_the_project(shop
 
 
 def test_the_re_redaction_pass_reaches_the_injection_log_and_the_cache(shop, monkeypatch):
-    from indexer import reredact
-    from recall.privacy import reredact as pass_
+    from indexer import reredact_archive
+    from recall.privacy import redaction_pass as pass_
 
     token = "shpat_" + "3f9a1c0b7d2e4f6a8b0c1d2e3f4a5b6c"
     injections.append({"t": time.time(), "project": "/x", "session": "now", "outcome": "raw", "hits": [],
                        "text": f"- the admin token is {token}"})
-    reredact.mark_version(paths.archive_dir(), 1)
+    reredact_archive.mark_version(paths.archive_dir(), 1)
     with Indexer() as ix:
         pass_.run(ix)
     assert token not in json.dumps(injections.read()) and "[redacted:" in injections.read()[0]["text"]

@@ -1,5 +1,5 @@
 """History stored under older redaction rules is re-redacted once when the rules improve
-(indexer/reredact.py, recall/privacy/reredact.py): the archive, the index, state.db's session
+(indexer/reredact_archive.py, recall/privacy/redaction_pass.py): the archive, the index, state.db's session
 facts, the memory log, each project's memories and CLAUDE.md block; resumable after a kill;
 in the background of the service; and a rebuild redacts while it replays."""
 
@@ -13,8 +13,8 @@ import pytest
 
 import indexer.redact
 import indexer.transcripts
-from indexer import reredact as ingest_side
-from indexer import reredact_index
+from indexer import reredact_archive as ingest_side
+from indexer import reredact_stages
 from indexer.archive import Archive
 from indexer.ingest import Indexer, index_all
 from indexer.redact import REDACTION_VERSION
@@ -22,7 +22,7 @@ from recall.cli import checks
 from recall.cli.output import redaction_status_line
 from recall.core import paths
 from recall.memory import briefing, store
-from recall.privacy import reredact
+from recall.privacy import redaction_pass
 from recall.privacy.forget import attach
 from recall.search.searcher import Searcher
 from tests.factory import Session
@@ -127,7 +127,7 @@ def test_upgrade_pass_re_redacts_every_store_and_keeps_the_rest(claude_projects,
 
     with Indexer() as ix:
         attach(ix)
-        done = reredact.run(ix)
+        done = redaction_pass.run(ix)
     assert done["rewritten"] == 2 and done["messages"] == 4 and done["memories"] >= 2
 
     assert leaks_in(paths.recall_home()) == []
@@ -146,7 +146,7 @@ def test_upgrade_pass_re_redacts_every_store_and_keeps_the_rest(claude_projects,
     assert ingest_side.stored_version(paths.archive_dir()) == REDACTION_VERSION
     assert checks.check_redaction().ok
     with Indexer() as ix:
-        assert reredact.run(ix) is None
+        assert redaction_pass.run(ix) is None
 
 
 def test_a_pass_killed_after_a_rewrite_resumes_and_loses_and_duplicates_nothing(
@@ -158,7 +158,7 @@ def test_a_pass_killed_after_a_rewrite_resumes_and_loses_and_duplicates_nothing(
     class Killed(BaseException):
         pass
 
-    real = reredact_index.reindex_file
+    real = reredact_stages.reindex_file
     calls = []
 
     def dies_on_the_second_file(ix, res):
@@ -168,17 +168,17 @@ def test_a_pass_killed_after_a_rewrite_resumes_and_loses_and_duplicates_nothing(
             raise Killed
         return n
 
-    monkeypatch.setattr(reredact_index, "reindex_file", dies_on_the_second_file)
+    monkeypatch.setattr(reredact_stages, "reindex_file", dies_on_the_second_file)
     ix = Indexer()
     with pytest.raises(Killed):
-        reredact_index.messages_step(ix, ingest_side.begin(paths.archive_dir()), None)
+        reredact_stages.messages_step(ix, ingest_side.begin(paths.archive_dir()), None)
     ix.close(commit=False)  # what a kill leaves: nothing of the slice committed
     st = ingest_side.read_state(paths.archive_dir())
     assert st["pass"]["after"] == "" and len(st["pass"]["working"]) == 2
-    monkeypatch.setattr(reredact_index, "reindex_file", real)
+    monkeypatch.setattr(reredact_stages, "reindex_file", real)
 
     with Indexer() as ix:
-        done = reredact.run(ix)
+        done = redaction_pass.run(ix)
     assert done["messages"] == 12
     assert leaks_in(paths.recall_home()) == [] and search_texts(SECRET) == []
     for i in range(3):  # every message once, its text read back at its position
@@ -213,7 +213,7 @@ def test_status_and_doctor_show_the_pass_under_way(claude_projects, project, mon
         index_all()
     with Indexer() as ix:
         st = ingest_side.begin(paths.archive_dir())
-        assert reredact_index.messages_step(ix, st, 0.0) is False  # one file, then the slice ends
+        assert reredact_stages.messages_step(ix, st, 0.0) is False  # one file, then the slice ends
     p = ingest_side.progress(paths.archive_dir())
     assert redaction_status_line(p) == ("Redaction: re-redacting history stored under older rules "
                                         f"(1 -> {REDACTION_VERSION}): 1 of 2 archive files (50%), "

@@ -191,6 +191,44 @@ def test_service_recovers_by_itself_when_space_returns(claude_projects, monkeypa
         assert state.file(str(s.path(claude_projects))).offset == s.path(claude_projects).stat().st_size
 
 
+def test_a_write_failing_between_two_slices_of_a_file_ends_the_backfill(claude_projects, monkeypatch):
+    """A commit between two slices of a big file fails: the backfill gives up the file and
+    returns (the service then waits and retries), instead of asking again and again whether
+    the file it no longer reads has more left."""
+    from recall.service import daemon
+
+    monkeypatch.setattr(daemon, "READ_SLICE_BYTES", 1)  # every slice stops with more left
+    session("slicedword", 6).write(claude_projects)
+    real = daemon.Service._between_files
+    failed = []
+
+    def between(self):
+        if not failed:  # the first commit between two slices hits a full disk
+            failed.append(1)
+            self._storage_failed(StorageError("The disk holding the index is full."))
+        real(self)
+
+    monkeypatch.setattr(daemon.Service, "_between_files", between)
+    svc = daemon.Service()
+    done = []
+
+    def writer():  # the writer's thread, as in the service
+        svc.ix = svc._open_indexer()
+        try:
+            svc.backfill(svc.roots)
+            done.append(not svc.stop_event.is_set())  # returned by itself
+        finally:
+            svc.ix.close(commit=False)
+
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    t.join(30)
+    svc.stop_event.set()  # ends a backfill that did not return by itself
+    t.join(30)
+    assert failed and done == [True]
+    assert svc.retry_at is not None and svc.state == "retrying"
+
+
 def test_service_started_on_a_full_disk_waits_for_space(claude_projects, monkeypatch):
     monkeypatch.setattr("recall.service.daemon.RETRY_FIRST", 0.2)
     session("alphaword", 3).write(claude_projects)

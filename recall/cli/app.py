@@ -184,11 +184,11 @@ def index_cmd(
     redacted: dict = {}
     if summary is None:
         with fmt.progress("Indexing", enabled=not as_json) as update:
-            from recall.privacy import reredact
+            from recall.privacy import redaction_pass
             from recall.privacy.forget import attach
 
             def after(ix) -> None:  # history stored under older redaction rules: once
-                redacted.update(reredact.run(ix) or {})
+                redacted.update(redaction_pass.run(ix) or {})
 
             summary = index_all(source, rebuild=rebuild, progress=update, on_open=attach, after=after)
     if as_json:

@@ -182,9 +182,9 @@ def check_index() -> Check:
 
 
 def check_redaction(service_up: bool = False) -> Check:
-    """Whether the stored history was redacted by the current rules (``indexer.reredact``)."""
+    """Whether the stored history was redacted by the current rules (``indexer.reredact_archive``)."""
     from indexer.redact import REDACTION_VERSION
-    from indexer.reredact import progress
+    from indexer.reredact_archive import progress
 
     p = progress(paths.archive_dir())
     if p is None:

@@ -92,7 +92,7 @@ def collect_status() -> dict:
     out["index"] = counts
     out["index"]["path"] = str(paths.index_dir())
     out["archive"] = _archive_stats()
-    from indexer.reredact import progress as redaction_progress
+    from indexer.reredact_archive import progress as redaction_progress
 
     out["redaction"] = redaction_progress(paths.archive_dir())  # a re-redaction pass under way, or None
     if not svc.get("roots"):

@@ -16,7 +16,7 @@ only ``Indexer`` (the index writer) and:
 * backfills at start (replaying the archive first when the index had to be rebuilt),
   keeping live files fresh between backfilled files;
 * re-redacts history stored under older redaction rules once, a slice at a time between
-  its other work (``recall.privacy.reredact``; resumable, shown by ``recall status``);
+  its other work (``recall.privacy.redaction_pass``; resumable, shown by ``recall status``);
 * rescans the roots every ``RESCAN_INTERVAL`` seconds as a safety net for missed events;
 * answers ops on a unix socket (``recall.service.socket_server``) with a warm ``Searcher`` that is
   reloaded after each commit; writes from ops (memory documents, forget, index,
@@ -37,7 +37,6 @@ import collections
 import logging
 import os
 import queue
-import resource
 import signal
 import sys
 import threading
@@ -46,16 +45,15 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable
 
-from indexer.ingest import (Indexer, Progress, Summary, discover, hold_pid_lock, limit_malloc_arenas, read_error,
-                            trim_memory)
+from indexer.ingest import Indexer, Progress, Summary, discover, read_error
 from indexer.transcripts import NotRegularFile, path_text
 from recall import __version__
-from recall.core import paths
+from recall.core import paths, process
 from recall.core import service_client as client
 from recall.core.errors import IndexBusy, RecallError, StorageError
 from recall.core.service_state import lock_holder, lock_path, pid_alive, read_status, status_path  # noqa: F401
 from recall.service import registry as ops
-from recall.privacy import reredact as redaction_pass
+from recall.privacy import redaction_pass
 from recall.privacy.forget import attach as attach_privacy
 
 TICK = float(os.environ.get("RECALL_TICK_SECONDS", "0.1"))
@@ -96,7 +94,7 @@ class AlreadyRunning(RecallError):
 def acquire_lock() -> int:
     try:
         paths.home_dir()
-        fd, holder = hold_pid_lock(lock_path())
+        fd, holder = process.hold_pid_lock(lock_path())
     except OSError as exc:
         raise RecallError(f"Cannot write to {paths.recall_home()} ({exc.strerror or exc}): fix its "
                           "permissions, or point RECALL_HOME at a writable directory.") from None
@@ -136,26 +134,6 @@ def new_code_problem(timeout: float = 60.0) -> str:
     return lines[-1][:200]
 
 
-def _rss_mb() -> tuple[float, float, float | None]:
-    """(current, peak, current anonymous) resident set size in MB. The peak (ru_maxrss)
-    includes file-backed pages: Tantivy reads segments through mmap, so a merge of large
-    segments maps hundreds of MB of page cache (reclaimable) into the process; the
-    anonymous part is the memory the service itself holds."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    peak_mb = peak / (1 << 20) if sys.platform == "darwin" else peak / 1024
-    cur_mb, anon_mb = peak_mb, None
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    cur_mb = int(line.split()[1]) / 1024
-                elif line.startswith("RssAnon:"):
-                    anon_mb = round(int(line.split()[1]) / 1024, 1)
-    except (OSError, ValueError, IndexError):
-        pass
-    return round(cur_mb, 1), round(peak_mb, 1), anon_mb
-
-
 # watchdog -------------------------------------------------------------------------------------
 def _event_handler(service: "Service"):
     from watchdog.events import FileSystemEventHandler
@@ -183,59 +161,6 @@ def _event_filter():
 
     return [ev.FileCreatedEvent, ev.FileModifiedEvent, ev.FileMovedEvent, ev.FileDeletedEvent,
             ev.FileClosedEvent, ev.DirCreatedEvent, ev.DirMovedEvent]
-
-
-# priority -------------------------------------------------------------------------------------
-_IOPRIO_WHO_PROCESS, _IOPRIO_CLASS_BE, _IOPRIO_CLASS_SHIFT = 1, 2, 13
-_SYS_IOPRIO_SET = {"x86_64": 251, "aarch64": 30, "i686": 289, "armv7l": 314}
-
-
-def _set_io_priority(level: int) -> bool:
-    """The calling thread's I/O priority, best-effort class level 0-7 (7 lowest, 4 the
-    default); Linux only. Returns whether it was set."""
-    import platform
-
-    nr = _SYS_IOPRIO_SET.get(platform.machine())
-    if not sys.platform.startswith("linux") or nr is None:
-        return False
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        value = (_IOPRIO_CLASS_BE << _IOPRIO_CLASS_SHIFT) | level
-        return libc.syscall(nr, _IOPRIO_WHO_PROCESS, threading.get_native_id(), value) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def lower_priority() -> dict:
-    """Lower the calling thread's CPU priority (nice +BACKFILL_NICE) and I/O priority (best
-    effort, lowest level) for a backfill; threads it starts afterwards (Tantivy's indexing
-    threads) inherit both. The socket server's threads, started before, keep theirs, so
-    searches from the prompt hook are not queued behind the backfill. Returns what was done."""
-    done = {"nice": None, "io": False}
-    if sys.platform.startswith("linux"):  # per thread on Linux; elsewhere nice is per process
-        try:
-            tid = threading.get_native_id()
-            before = os.getpriority(os.PRIO_PROCESS, tid)
-            os.setpriority(os.PRIO_PROCESS, tid, min(19, before + BACKFILL_NICE))
-            done["nice"] = os.getpriority(os.PRIO_PROCESS, tid)
-        except (OSError, AttributeError):
-            pass
-        done["io"] = _set_io_priority(7)
-    return done
-
-
-def restore_priority() -> None:
-    """Undo ``lower_priority`` for the calling thread where the OS lets an unprivileged
-    process (raising priority back needs RLIMIT_NICE; I/O back to the default level)."""
-    if not sys.platform.startswith("linux"):
-        return
-    _set_io_priority(4)
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 0)
-    except (OSError, AttributeError):
-        pass
 
 
 # the service ----------------------------------------------------------------------------------
@@ -290,6 +215,7 @@ class Service:
         self._last_cache_prune = -CACHE_PRUNE_INTERVAL  # at the first heartbeat
         self._lock_fd: int | None = None
         self._live_waiting = False
+        self.more_left = False  # the last read of a file stopped at its slice with more to read
         self.caught_up = False  # the backfill finished (not interrupted by a stop)
         self.native_due: float | None = None  # when to re-read Claude Code's memory files
         self.main_thread = threading.current_thread()
@@ -298,7 +224,7 @@ class Service:
         self.retry_at: float | None = None     # when to reopen the writer and read again
         self._retry_wait = RETRY_FIRST
         # history stored under older redaction rules is re-redacted a slice at a time between
-        # the other work (recall.privacy.reredact): set after a backfill, cleared when done
+        # the other work (recall.privacy.redaction_pass): set after a backfill, cleared when done
         self.redaction_due = False
         self.touches_due = False  # touches of history archived before they were recorded (once)
         self.redaction_progress: dict | None = None
@@ -382,9 +308,7 @@ class Service:
     def _index_lost(self) -> bool:
         """The index directory (or its schema file) was deleted under the running service:
         reopen now, which rebuilds it from the archive (see ``Indexer._check_identity``)."""
-        from indexer.schema import index_exists
-
-        if self.ix is None or index_exists(self.ix.index_path):
+        if self.ix is None or not self.ix.index_lost():
             return False
         self.error(f"The index at {self.ix.index_path} was deleted: rebuilding it from the archive "
                    "(nothing is lost).")
@@ -506,16 +430,17 @@ class Service:
 
     def _index(self, path: str, budget: int | None = None) -> int:
         assert self.ix is not None
+        self.more_left = False
         if self.retry_at is not None:  # writing failed: everything waits for the retry
             return 0
-        self.ix.left_over = False
         p = Path(path)
         try:
             st = p.stat()
             added = self.ix.index_file(p, budget=budget)
+            self.more_left = self.ix.more_left()
         except FileNotFoundError:
             self.seen.pop(path, None)
-            self.ix.contexts.pop(path_text(path), None)
+            self.ix.forget_file(path)
             self.unreadable.pop(path_text(path), None)
             return 0
         except StorageError as exc:
@@ -542,9 +467,7 @@ class Service:
         return added
 
     def _pending(self) -> bool:
-        ix = self.ix
-        return bool(ix is not None and (ix.pending_files or ix.pending_messages or ix.dirty_sessions
-                                        or ix.pending_other))
+        return self.ix is not None and self.ix.has_pending()
 
     def _committed(self) -> None:
         """Called by the Indexer after every commit (ours, a backfill's, an op's)."""
@@ -575,7 +498,7 @@ class Service:
         added = 0
         for path, first in self._take_dirty():
             added += self._index(path, budget=READ_SLICE_BYTES)
-            if self.ix is not None and self.ix.left_over:
+            if self.more_left:
                 with self._mu:
                     self.dirty.setdefault(path, first)
                 self.wake.set()
@@ -618,14 +541,12 @@ class Service:
                 if summary.rebuilt:
                     self.log.warning("index rebuilt: %s", summary.rebuilt)
                 self.log.info("replaying the archive into the rebuilt index")
-                for batch, positions in ix.archive.replay_positions():
-                    ix.add_messages(batch, archive=False, positions=positions)
-                    summary.replayed += len(batch)
+                for n in ix.replay_batches():
+                    summary.replayed += n
                     self.backfill_progress = {"replayed": summary.replayed}
                     self._between_files()
                     if self.stop_event.is_set() or self.retry_at is not None:
                         return summary
-                ix.finish_replay()
             files, todo = ix.plan(roots)  # the most recently modified first
             summary.files = len(files)
             for path in files:
@@ -649,7 +570,7 @@ class Service:
                     self.dirty.pop(str(path), None)
                 while True:  # a huge file in slices, live files and requests between them
                     self._index(str(path), budget=READ_SLICE_BYTES)
-                    more = ix.left_over
+                    more = self.more_left
                     summary.messages = self.indexed - indexed_before  # live lines drained meanwhile too
                     prog.messages = summary.messages
                     self.backfill_progress = prog.as_dict()
@@ -681,7 +602,7 @@ class Service:
             self.state = ("retrying" if self.retry_at is not None else
                           prev_state if prev_state not in ("starting", "backfilling", "retrying") else "watching")
         summary.seconds = time.perf_counter() - t0
-        trim_memory()
+        process.trim_memory()
         self.last_backfill = dict(summary.as_dict(), finished=time.time(), complete=self.caught_up)
         self.log.info("backfill done: %d messages from %d files in %.1f s%s", summary.messages,
                       summary.changed, summary.seconds,
@@ -690,7 +611,7 @@ class Service:
         return summary
 
     def _redaction_step(self) -> None:
-        """One slice (~``indexer.reredact.STEP_SECONDS``) of the re-redaction pass, on the writer
+        """One slice (~``indexer.reredact_archive.STEP_SECONDS``) of the re-redaction pass, on the writer
         thread between drains: searches and the hook keep being answered, live lines keep being
         indexed, and a kill -9 only repeats the slice under way."""
         if not self.redaction_due or self.ix is None or self.retry_at is not None:
@@ -706,11 +627,9 @@ class Service:
             self.redaction_progress = None
             return
         if outcome == "running":
-            from indexer.reredact import progress
-
             if self.redaction_progress is None:
                 self.log.info("re-redacting history stored under older redaction rules (in the background)")
-            self.redaction_progress = progress(self.ix.archive.root)
+            self.redaction_progress = self.ix.redaction_progress()
             return
         self.redaction_due = False
         self.redaction_progress = None
@@ -780,7 +699,7 @@ class Service:
         for gone in [k for k in self.seen if k not in current]:
             self.seen.pop(gone, None)
             if self.ix is not None:
-                self.ix.contexts.pop(gone, None)
+                self.ix.forget_file(gone)
         self._last_rescan = now
         return marked
 
@@ -838,7 +757,7 @@ class Service:
             pass
         if self.ix is not None:
             try:
-                out.update(self.ix.state.counts())
+                out.update(self.ix.counts())
             except Exception:
                 pass
         return out
@@ -855,7 +774,7 @@ class Service:
         if self._pending() and not firsts and self.last_commit_mono:
             firsts.append(self.last_commit_mono)
         lag = round(mono - min(firsts), 3) if firsts else 0.0
-        rss, peak, anon = _rss_mb()
+        rss, peak, anon = process.rss_mb()
         if anon is not None:
             self.peak_anon_mb = max(self.peak_anon_mb, anon)
         st = dict(self._status_cache)
@@ -912,7 +831,7 @@ class Service:
         from recall.service.socket_server import SocketServer
 
         self._lock_fd = acquire_lock()
-        limit_malloc_arenas()  # before our threads start: see indexer.ingest
+        process.limit_malloc_arenas()  # before our threads start: see recall.core.process
         try:
             if threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGTERM, self._on_signal)
@@ -934,14 +853,14 @@ class Service:
             self._write_status(force=True)
             # the writer thread and the indexing threads Tantivy starts for it run the backfill at a
             # lower CPU and I/O priority; the socket threads (started above) answer at the normal one
-            self.priority = lower_priority()
+            self.priority = process.lower_priority(BACKFILL_NICE)
             self.ix = self._open_indexer()
             if self.ix is None:
                 return 0
             self._start_observer()
             self.backfill(self.roots)
             self._writing_works()
-            restore_priority()  # live lines at the normal priority again, where the OS lets us
+            process.restore_priority()  # live lines at the normal priority again, where the OS lets us
             self.apply_pending_memory()
             self.redaction_due = True  # a no-op when stored history is current
             self.touches_due = self.ix.touches_pending()
@@ -986,9 +905,7 @@ class Service:
                 self.apply_pending_memory()
                 self._prune_cache(now)
                 if self.ix is not None:  # a background merge's new segment files: 0600 within seconds
-                    from indexer.ingest import secure_files
-
-                    secure_files(self.ix.index_path, self.ix._secured)
+                    self.ix.secure_new_files()
             if now - self._last_code_check >= CODE_CHECK_INTERVAL:
                 self._last_code_check = now
                 if self._code_changed():
@@ -1098,9 +1015,8 @@ class Service:
         except OSError:
             pass
         ops.set_service(None)
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        process.release_pid_lock(self._lock_fd)
+        self._lock_fd = None
 
     # writer-side operations used by ops ---------------------------------------------------
     def index_request(self, sources: list[Path], rebuild: bool) -> dict:

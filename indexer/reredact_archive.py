@@ -25,10 +25,10 @@ slice at a time between its other work; ``recall index`` runs it whole):
    documents a rebuild replays), redacted again; state.db is then vacuumed, so the old
    facts' bytes do not linger in its free pages or its WAL.
 3. the memories of each project (``.memory/state.json``, their documents, the CLAUDE.md block)
-   are the caller's step (``recall.privacy.reredact``): this floor does not know them.
+   are the caller's step (``recall.privacy.redaction_pass``): this floor does not know them.
 
 This module holds the recorded version and the pass's work on one archive file (the archive
-uses it while replaying); ``indexer.reredact_index`` holds the steps on the index writer.
+uses it while replaying); ``indexer.reredact_stages`` holds the steps on the index writer.
 
 Every step is idempotent (``redact(redact(x)) == redact(x)``), upserts by key and rewrites
 atomically: an interrupted pass loses and duplicates nothing and simply goes on. A rebuild

@@ -1,5 +1,5 @@
 """The re-redaction pass over every store: history stored under older redaction rules goes
-through the current ``redact()`` once (see ``indexer.reredact`` for the record, the stages and
+through the current ``redact()`` once (see ``indexer.reredact_archive`` for the record, the stages and
 why an interrupted pass loses and duplicates nothing).
 
 ``step(ix, budget)`` advances it by about ``budget`` seconds (the service calls it between its
@@ -14,8 +14,8 @@ leave the index's segments (``indexer.purge``) and state.db is vacuumed.
 
 from __future__ import annotations
 
-from indexer import reredact as ingest_side
-from indexer import reredact_index
+from indexer import reredact_archive as ingest_side
+from indexer import reredact_stages
 from indexer.forgetting import Selection
 from indexer.redact import redact
 from recall.core import log
@@ -110,10 +110,10 @@ def step(ix, budget: float | None = ingest_side.STEP_SECONDS) -> str:
     if st is None:
         return "idle"
     p = st["pass"]
-    if p["stage"] == "messages" and not reredact_index.messages_step(ix, st, budget):
+    if p["stage"] == "messages" and not reredact_stages.messages_step(ix, st, budget):
         return "running"
     if p["stage"] == "facts":
-        reredact_index.facts_step(ix, st)
+        reredact_stages.facts_step(ix, st)
     if p["stage"] == "memories":
         n, projects = redact_memories(ix)
         p["memories"] = int(p.get("memories") or 0) + n + redact_summaries()

@@ -1,7 +1,7 @@
 """The re-redaction pass's steps on the index writer (``ix``: an ``indexer.ingest.Indexer``):
 ``messages_step`` re-redacts archive files in order and replaces their messages' index
 documents and session facts; ``facts_step`` re-redacts every session's facts and the
-archive's memory log. The version record and the work on one file are ``indexer.reredact``.
+archive's memory log. The version record and the work on one file are ``indexer.reredact_archive``.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import json
 import time
 from pathlib import Path
 
-from indexer.ingest import message_document
+from indexer.documents import message_document
 from indexer.redact import redact
-from indexer.reredact import FileResult, redact_file, save
+from indexer.reredact_archive import FileResult, redact_file, save
 
 
 def _rel(root: Path, path: Path) -> str:
