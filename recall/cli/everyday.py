@@ -100,9 +100,9 @@ def collect_status() -> dict:
                                    for r in paths.transcript_roots()]
     out["capture"] = capture_status()
     try:
-        from recall.llm import messages_api as llm
+        from recall.llm.usage import usage_summary
 
-        out["model_usage"] = llm.usage_summary()
+        out["model_usage"] = usage_summary()
     except Exception:
         pass
     return out

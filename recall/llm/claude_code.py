@@ -180,7 +180,8 @@ def complete(system: str, prompt: str, *, purpose: str, timeout: float = 60.0, m
              path: str | None = None) -> str:
     """One headless Claude Code call (prompt on stdin, never on the command line); returns the
     text. Raises ModelError (NoKey when no usable binary is found)."""
-    from recall.llm.messages_api import ModelError, NoKey, record_usage, scrub
+    from recall.llm.errors import ModelError, NoKey, scrub
+    from recall.llm.usage import record_usage
 
     found = probe(path) if path else find()
     if found.path is None or found.problem:

@@ -2,7 +2,7 @@
 
 ``synthesize_recall(prompt, hits, timeout)``: the per-prompt briefing the hook injects.
 ``answer_question(question, hits, timeout=30)``: the answer of ``recall QUERY`` and the MCP
-``memory_ask`` tool. Both raise ``recall.llm.messages_api.NoKey`` / ``ModelError`` and send nothing that
+``memory_ask`` tool. Both raise ``recall.llm.errors.NoKey`` / ``ModelError`` and send nothing that
 is not in the hits (plus the question), redacted once more before it leaves.
 
 Answers are cached under ``$RECALL_HOME/cache/synthesis`` keyed by the model and the exact

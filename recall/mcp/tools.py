@@ -361,7 +361,7 @@ def memory_ask(question: str, *, project: str | None = None, cwd: str | None = N
                searcher: Searcher | None = None, timeout: float = 30.0) -> dict:
     """The top ``ASK_MATCHES`` matches for ``question``, synthesized by the model into an
     answer with citations; without a key (or when the call fails) the raw matches and a note."""
-    from recall.llm.messages_api import NoKey
+    from recall.llm.errors import NoKey
 
     question = _check_text(question, "question")
     s = searcher or Searcher()

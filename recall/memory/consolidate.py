@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from recall.core import config
 from recall.llm import backend
-from recall.llm import messages_api as llm
+from recall.llm.errors import CapReached, ModelError, NoKey
 from recall.core import log
 from recall.memory import TYPES, store
 
@@ -340,14 +340,14 @@ def consolidate(project: str, *, force: bool = False, event: str = "", cfg: dict
             logger.warning("consolidation of %s in %s skipped: the answer was malformed twice (%s)", t, project, exc)
             result.skipped.append(t)
             continue
-        except llm.NoKey:
+        except NoKey:
             result.stopped = "no key"
             break
-        except llm.CapReached as exc:
+        except CapReached as exc:
             logger.warning("consolidation stopped: %s", exc)
             result.stopped = "daily cap reached"
             break
-        except llm.ModelError as exc:
+        except ModelError as exc:
             logger.warning("consolidation of %s in %s stopped: %s", t, project, exc)
             result.stopped = f"model error: {exc}"
             break
@@ -360,12 +360,12 @@ def consolidate(project: str, *, force: bool = False, event: str = "", cfg: dict
     if not result.stopped and backend.available(cfg):
         try:
             recheck(project, cfg, now_fn(), result)
-        except llm.NoKey:
+        except NoKey:
             result.stopped = "no key"
-        except llm.CapReached as exc:
+        except CapReached as exc:
             logger.warning("re-check of stale memories stopped: %s", exc)
             result.stopped = "daily cap reached"
-        except llm.ModelError as exc:
+        except ModelError as exc:
             logger.warning("re-check of stale memories in %s stopped: %s", project, exc)
             result.stopped = f"model error: {exc}"
     with store.transaction(project) as st:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from recall.core import config
 from recall.llm import backend
-from recall.llm import messages_api as llm
+from recall.llm.errors import CapReached, ModelError, NoKey
 from recall.core import log
 from recall.core import paths
 from recall.memory import memory_home
@@ -413,14 +413,14 @@ def process(session_id: str, event: str, transcript_path: str | None = None, cwd
             cur.offset, cur.private_open = ch.end, carry.get(ch.end, cur.private_open)
             save_cursor(cur)
             continue
-        except llm.NoKey:
+        except NoKey:
             report.stopped = "no key"
             break
-        except llm.CapReached as exc:
+        except CapReached as exc:
             logger.warning("session %s: extraction stopped: %s", session_id, exc)
             report.stopped = "daily cap reached"
             break
-        except llm.ModelError as exc:
+        except ModelError as exc:
             logger.warning("session %s: extraction stopped at chunk %d/%d, will resume there: %s",
                            session_id, i, len(chunks), exc)
             report.stopped = f"model error: {exc}"

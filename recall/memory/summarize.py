@@ -20,7 +20,7 @@ import time
 
 from recall.core import config, log
 from recall.llm import backend
-from recall.llm import messages_api as llm
+from recall.llm.errors import CapReached, ModelError, NoKey
 from recall.memory import summaries
 
 MAX_INPUT_CHARS = 24_000    # rendered session sent to the model: the start and the end kept
@@ -43,8 +43,8 @@ No preamble, no other text."""
 
 
 def ask_model(system: str, prompt: str, *, cfg: dict | None = None) -> tuple[str, str]:
-    """The one place a summary calls the model: (text, model id). Raises llm.NoKey,
-    llm.CapReached, llm.ModelError. (A model-backend chooser routes this function.)"""
+    """The one place a summary calls the model: (text, model id). Raises NoKey,
+    CapReached, ModelError. (A model-backend chooser routes this function.)"""
     from recall.memory.extract import memory_settings
 
     settings = memory_settings(cfg)
@@ -148,7 +148,7 @@ def summarize(session_id: str, transcript_path: str | None = None, cwd: str | No
         return {"status": "empty"}
     try:
         reply, model = ask_model(SYSTEM, build_prompt(lines), cfg=cfg)
-    except (llm.NoKey, llm.CapReached, llm.ModelError) as exc:
+    except (NoKey, CapReached, ModelError) as exc:
         rec = summaries.mark_pending(session_id, transcript_path or "", cwd or "", problem=str(exc)[:300])
         log.get("memory").warning("session %s: summary not written, will retry: %s", session_id, exc)
         return {"status": "pending", "problem": str(exc)[:300], "attempts": (rec or {}).get("attempts", 0)}

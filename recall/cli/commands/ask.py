@@ -101,13 +101,13 @@ def ask_cmd(
         raise UsageError('Ask something: recall ask "why did we pick tantivy?"')
     root = None if everywhere else _project(project)
     from recall.llm import backend
-    from recall.llm import messages_api as llm
+    from recall.llm.errors import CapReached, ModelError, NoKey
 
     hits = gather(text, root)
     try:
         backend.require()
         answer = answer_question(text, hits)
-    except (llm.NoKey, llm.CapReached, llm.ModelError) as exc:
+    except (NoKey, CapReached, ModelError) as exc:
         if not or_hits:
             raise
         note_access(hits)
