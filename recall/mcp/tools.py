@@ -33,6 +33,7 @@ from recall.core import paths
 from recall.memory import note_access
 from recall.core.errors import RecallError, UsageError
 from recall.search.hit import Hit, iso
+from recall.search.merged import ASK_MATCHES, TRANSCRIPTS, merged_search
 from recall.search.query import analyze
 from recall.search.searcher import Searcher
 from recall.search.stale import mark_hits
@@ -41,11 +42,8 @@ from recall.search.timespec import parse_since
 #: The memory types of the typed-memory store (``mtype`` in the index).
 MEMORY_TYPES = ("architecture", "decision", "pattern", "gotcha", "progress", "context")
 
-#: Curated memories outrank a transcript hit of the same BM25 score.
-MEMORY_WEIGHT = 1.5
 #: Characters of a match's full text carried in results (the MCP layer trims further).
 TEXT_CHARS = 2000
-ASK_MATCHES = 30
 MAX_TAGS = 20
 ALL_PROJECTS = ("all", "*", "any")
 
@@ -236,25 +234,14 @@ def _check_type(mtype: str | None) -> str | None:
     return t
 
 
-TRANSCRIPTS = ("message", "session")
-
-
 def merged_matches(searcher: Searcher, text: str, *, limit: int, mtype: str | None = None,
                    project: str | None = None, cwd: str | None = None, team: bool = False) -> list[Match]:
     """Typed memories (this machine's and the team's) and transcript hits for ``text``, ranked
-    together, with their stale marks (files judged in the working tree ``cwd`` is in).
-
-    Memories score ``MEMORY_WEIGHT`` times their BM25 score. With ``mtype`` only memories of
-    that type are returned (transcripts carry no type); with ``team`` only the team's items.
+    together (``recall.search.merged``), with their stale marks (files judged in the working
+    tree ``cwd`` is in) and the memories' types and tags. With ``mtype`` only memories of that
+    type; with ``team`` only the team's items.
     """
-    # messages=True: memories are ranked one by one, never grouped by session
-    memories = searcher.search(text, limit=limit, messages=True, doctypes=("team",) if team else ("memory", "team"),
-                               mtype=mtype, project=project)
-    for h in memories:
-        h.score *= MEMORY_WEIGHT
-    transcript = [] if mtype or team else searcher.search(text, limit=limit, messages=False, project=project,
-                                                          doctypes=TRANSCRIPTS)
-    ranked = mark_hits(sorted([*memories, *transcript], key=lambda h: h.score, reverse=True)[:limit], cwd)
+    ranked = mark_hits(merged_search(searcher, text, limit=limit, mtype=mtype, project=project, team=team), cwd)
     details = _memory_details(searcher, [h.uuid for h in ranked if h.kind in ("memory", "team")])
     out = []
     for h in ranked:
