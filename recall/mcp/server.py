@@ -35,6 +35,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from recall import __version__
 from recall.core import log
+from recall.core.text import clip, clip_block
 from recall.mcp import rule_tools, tools
 from recall.core.errors import RecallError, UsageError
 
@@ -196,10 +197,10 @@ def _shape(m: dict, n: int, text_chars: int, snippet_chars: int, reply_chars: in
     d = dict(m)
     d["n"] = n
     text = d.get("text") or ""
-    d["text"] = tools.clip(text, text_chars) if text_chars and d["kind"] in text_kinds and text else None
-    d["snippet"] = tools.clip(d.get("snippet") or "", snippet_chars)
+    d["text"] = clip(text, text_chars) if text_chars and d["kind"] in text_kinds and text else None
+    d["snippet"] = clip(d.get("snippet") or "", snippet_chars)
     if d.get("reply"):
-        d["reply"] = tools.clip_block(d["reply"], reply_chars)
+        d["reply"] = clip_block(d["reply"], reply_chars)
     return d
 
 
@@ -549,7 +550,7 @@ def build_server(cwd: str | None = None, use_service: bool = True) -> RecallServ
         out = _call("memory_ask", backend, "mcp.memory_ask", {"question": question, "project": project},
                     timeout=ASK_TIMEOUT)
         if out.get("answer"):
-            out["answer"] = tools.clip_block(out["answer"], ANSWER_CHARS)
+            out["answer"] = clip_block(out["answer"], ANSWER_CHARS)
         text_kinds = () if out.get("synthesized") else ("memory", "team", "message", "session")
         return _result(fit(out, AskOut, render_ask, text_kinds=text_kinds), render_ask)
 

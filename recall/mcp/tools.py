@@ -30,6 +30,7 @@ import tantivy
 from indexer.project import canonical_project
 from indexer.schema import stored_value
 from recall.core import paths
+from recall.core.text import clip
 from recall.memory import note_access
 from recall.core.errors import RecallError, UsageError
 from recall.search.hit import Hit, iso
@@ -131,32 +132,6 @@ def resolve_scope(searcher: Searcher, project: str | None, cwd: str | None) -> S
 
 
 # matches -------------------------------------------------------------------------------
-def clip(text: str, limit: int) -> str:
-    """``text`` with whitespace collapsed, cut to ``limit`` characters at a word boundary."""
-    flat = " ".join((text or "").split())
-    if len(flat) <= limit:
-        return flat
-    if limit <= 1:
-        return "…"[:limit]
-    cut = flat[:limit - 1]
-    space = cut.rfind(" ")
-    if space > limit * 0.6:
-        cut = cut[:space]
-    return cut + "…"
-
-
-def clip_block(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, keeping its line breaks (for prose answers)."""
-    text = (text or "").strip()
-    if len(text) <= limit:
-        return text
-    cut = text[:limit - 1]
-    space = max(cut.rfind(" "), cut.rfind("\n"))
-    if space > limit * 0.8:
-        cut = cut[:space]
-    return cut.rstrip() + "…"
-
-
 @dataclass
 class Match:
     hit: Hit

@@ -32,6 +32,7 @@ from recall.core import config
 from recall.llm import backend
 from recall.llm.errors import CapReached, ModelError, NoKey
 from recall.core import log
+from recall.core.text import one_line
 from recall.memory import TYPES, store
 
 MIN_PER_TYPE = 5
@@ -185,11 +186,6 @@ def _merged_files(sources: list[store.Memory]) -> tuple[list[dict], list[dict]]:
 
 
 # re-check ------------------------------------------------------------------------------------
-def _clip(text: str, n: int) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= n else text[:n - 1].rstrip() + "…"
-
-
 def newer_sessions(project: str, m: store.Memory, touches) -> list[tuple[str, float, list[str]]]:
     """(session, when, the stale files it touched) of the sessions that touched ``m``'s stale
     files after they were fingerprinted, newest first, at most RECHECK_SESSIONS."""
@@ -213,7 +209,7 @@ def session_excerpt(session_id: str, paths: list[str]) -> str:
     lines = []
     rec = summaries.get(session_id)
     if rec and rec.get("summary"):
-        lines.append("Summary: " + _clip(rec["summary"], 600))
+        lines.append("Summary: " + one_line(rec["summary"], 600))
     names = {p.rsplit("/", 1)[-1] for p in paths}
     used = sum(len(x) for x in lines)
     for msg in archived_messages(session_id):
@@ -221,7 +217,7 @@ def session_excerpt(session_id: str, paths: list[str]) -> str:
             break
         if msg.role not in ("user", "assistant", "tool_use") or not any(n in msg.text for n in names):
             continue
-        line = f"{msg.role.upper()}: {_clip(msg.text, 400)}"
+        line = f"{msg.role.upper()}: {one_line(msg.text, 400)}"
         lines.append(line)
         used += len(line)
     return "\n".join(lines) or "(nothing of it is archived)"

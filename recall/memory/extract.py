@@ -33,6 +33,7 @@ from recall.llm import backend
 from recall.llm.errors import CapReached, ModelError, NoKey
 from recall.core import log
 from recall.core import paths
+from recall.core.text import cut
 from recall.memory import memory_home
 from recall.memory import store
 
@@ -197,11 +198,6 @@ def find_transcript(session_id: str, hint: str | None = None) -> Path | None:
 
 
 # rendering -------------------------------------------------------------------------------
-def _clip(text: str, n: int) -> str:
-    text = text.strip()
-    return text if len(text) <= n else text[:n - 1].rstrip() + "…"
-
-
 def render(m, root: str = "") -> str | None:
     """One parsed message as summary line(s), or None for what the summary leaves out."""
     text = m.text or ""
@@ -211,21 +207,21 @@ def render(m, root: str = "") -> str | None:
     if not text:
         return None
     if m.role == "user":
-        return "USER: " + _clip(text, MESSAGE_CHARS)
+        return "USER: " + cut(text.strip(), MESSAGE_CHARS)
     if m.role == "assistant":
-        return "CLAUDE: " + _clip(text, MESSAGE_CHARS)
+        return "CLAUDE: " + cut(text.strip(), MESSAGE_CHARS)
     if m.role == "summary":
-        return "SUMMARY: " + _clip(text, MESSAGE_CHARS)
+        return "SUMMARY: " + cut(text.strip(), MESSAGE_CHARS)
     if m.role == "tool_use":
         out = []
         for line in text.split("\n"):
             name, sep, rest = line.partition(": ")
             if sep and name in m.tools:
-                out.append(f"TOOL [{name}]: {_clip(rest, TOOL_CHARS)}")
+                out.append(f"TOOL [{name}]: {cut(rest.strip(), TOOL_CHARS)}")
             elif line.strip() in m.tools:
                 out.append(f"TOOL [{line.strip()}]")
         if not out:
-            out = [f"TOOL [{m.tools[0] if m.tools else 'tool'}]: {_clip(text, TOOL_CHARS)}"]
+            out = [f"TOOL [{m.tools[0] if m.tools else 'tool'}]: {cut(text.strip(), TOOL_CHARS)}"]
         return "\n".join(out)
     return None  # tool results: too long, and what matters shows up in Claude's reply
 
@@ -280,9 +276,9 @@ def chunk(entries: list[Entry], start_offset: int, size: int = CHUNK_CHARS,
     while start < n:
         end = min(start + size, n)
         if end < n:
-            cut = text.rfind("\n", start + size // 2, end)
-            if cut > start:
-                end = cut
+            at = text.rfind("\n", start + size // 2, end)
+            if at > start:
+                end = at
         cursor = start_offset
         for char_end, byte_end in bounds:
             if char_end <= end:

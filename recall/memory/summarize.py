@@ -19,6 +19,7 @@ import os
 import time
 
 from recall.core import config, log
+from recall.core.text import cut
 from recall.llm import backend
 from recall.llm.errors import CapReached, ModelError, NoKey
 from recall.memory import summaries
@@ -129,7 +130,7 @@ def build_prompt(lines: list[str]) -> str:
 def clean(reply: str) -> str:
     lines = [ln.strip() for ln in reply.strip().splitlines() if ln.strip()]
     text = "\n".join(lines)
-    return text if len(text) <= MAX_SUMMARY_CHARS else text[:MAX_SUMMARY_CHARS - 1].rstrip() + "…"
+    return cut(text, MAX_SUMMARY_CHARS)
 
 
 def summarize(session_id: str, transcript_path: str | None = None, cwd: str | None = None, *,

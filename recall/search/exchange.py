@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from indexer.archive_files import last_line_before, lines_after, parse_line
+from recall.core.text import clip
 
 REPLY_CHARS = 700        # of the assistant's text in a reply (the last, concluding text first)
 TOOL_LINES = 5           # tool calls shown in a reply, one line each ...
@@ -26,25 +27,6 @@ TOOL_LINE_CHARS = 100    # ... of at most this many characters
 QUESTION_CHARS = 200
 MIN_PIECE = 60           # an earlier text with less room than this is left out ("…")
 MAX_ITEMS = 60           # texts and tool calls read into one reply at most
-
-
-def clip(text: str, limit: int) -> str:
-    """``text`` on one line, cut to ``limit`` characters at a word boundary (only its start
-    is read: a pasted log's prompt is long)."""
-    text = text or ""
-    if len(text) > 4 * limit + 64:
-        flat = " ".join(text[:4 * limit + 64].split())
-        if len(flat) <= limit:
-            return flat + "…"
-    else:
-        flat = " ".join(text.split())
-    if len(flat) <= limit:
-        return flat
-    cut = flat[:max(0, limit - 1)]
-    space = cut.rfind(" ")
-    if space > limit * 0.6:
-        cut = cut[:space]
-    return cut.rstrip() + "…"
 
 
 def _role(raw: bytes) -> bytes:
