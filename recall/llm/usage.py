@@ -13,6 +13,7 @@ from pathlib import Path
 
 from recall.core import config
 from recall.core import paths
+from recall.core.jsonio import loads_object, read_jsonl
 
 
 def usage_path() -> Path:
@@ -80,31 +81,25 @@ def compact_usage() -> int:
         return 0
     try:
         groups: dict[tuple, dict] = {}
-        try:
-            with open(usage_path(), encoding="utf-8") as fh:
-                for raw in fh:
-                    try:
-                        rec = json.loads(raw)
-                    except ValueError:
-                        continue
-                    if not isinstance(rec, dict):
-                        continue
-                    t = float(rec.get("t", 0) or 0)
-                    day = datetime.fromtimestamp(t, tz=timezone.utc).date().isoformat()
-                    key = (day, str(rec.get("model", "")), str(rec.get("purpose", "other")),
-                           str(rec.get("backend", "api")))
-                    g = groups.setdefault(key, {"t": t, "model": key[1], "in": 0, "out": 0, "purpose": key[2],
-                                                "backend": key[3], "n": 0})
-                    g["t"] = max(g["t"], t)
-                    g["in"] += int(rec.get("in", 0) or 0)
-                    g["out"] += int(rec.get("out", 0) or 0)
-                    g["n"] += int(rec.get("n", 1) or 1)
-                    failed = int(rec.get("failed", 1 if rec.get("error") else 0) or 0)
-                    if failed:  # failures stay counted, with the last error said (`recall status`)
-                        g["failed"] = g.get("failed", 0) + failed
-                        g["error"] = str(rec.get("error") or g.get("error", ""))
+        try:  # read whole before the rewrite: a file that cannot be read is left as it is
+            lines = usage_path().read_text(encoding="utf-8", errors="replace").split("\n")
         except OSError:
             return 0
+        for rec in filter(None, map(loads_object, lines)):
+            t = float(rec.get("t", 0) or 0)
+            day = datetime.fromtimestamp(t, tz=timezone.utc).date().isoformat()
+            key = (day, str(rec.get("model", "")), str(rec.get("purpose", "other")),
+                   str(rec.get("backend", "api")))
+            g = groups.setdefault(key, {"t": t, "model": key[1], "in": 0, "out": 0, "purpose": key[2],
+                                        "backend": key[3], "n": 0})
+            g["t"] = max(g["t"], t)
+            g["in"] += int(rec.get("in", 0) or 0)
+            g["out"] += int(rec.get("out", 0) or 0)
+            g["n"] += int(rec.get("n", 1) or 1)
+            failed = int(rec.get("failed", 1 if rec.get("error") else 0) or 0)
+            if failed:  # failures stay counted, with the last error said (`recall status`)
+                g["failed"] = g.get("failed", 0) + failed
+                g["error"] = str(rec.get("error") or g.get("error", ""))
         lines = sorted(groups.values(), key=lambda g: g["t"])
         paths.atomic_write(usage_path(), "".join(json.dumps(g) + "\n" for g in lines))
         return len(lines)
@@ -117,57 +112,40 @@ def usage_summary(days: int | None = None) -> dict:
     today = datetime.now(timezone.utc).date()
     out = {"today_calls": 0, "today_cost": 0.0, "calls": 0, "input_tokens": 0, "output_tokens": 0,
            "cost": 0.0, "by_purpose": {}, "by_backend": {}, "today_by_backend": {}}
-    try:
-        fh = open(usage_path(), encoding="utf-8")
-    except OSError:
-        return out
     cutoff = time.time() - days * 86400 if days else 0
-    with fh:
-        for line in fh:
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if rec.get("t", 0) < cutoff:
-                continue
-            pin, pout = config.price_per_mtok(str(rec.get("model", "")))
-            cost = (rec.get("in", 0) * pin + rec.get("out", 0) * pout) / 1e6
-            n = int(rec.get("n", 1) or 1)  # a rolled-up line (compact_usage) counts its calls
-            out["calls"] += n
-            out["input_tokens"] += rec.get("in", 0)
-            out["output_tokens"] += rec.get("out", 0)
-            out["cost"] += cost
-            p = rec.get("purpose", "other")
-            out["by_purpose"][p] = out["by_purpose"].get(p, 0) + n
-            b = rec.get("backend", "api")
-            out["by_backend"][b] = out["by_backend"].get(b, 0) + n
-            if datetime.fromtimestamp(rec.get("t", 0), tz=timezone.utc).date() == today:
-                out["today_calls"] += n
-                out["today_cost"] += cost
-                tb = out["today_by_backend"].setdefault(b, {"calls": 0, "failed": 0, "purposes": {},
-                                                            "last_error": ""})
-                tb["calls"] += n
-                tb["purposes"][p] = tb["purposes"].get(p, 0) + n
-                failed = int(rec.get("failed", 1 if rec.get("error") else 0) or 0)
-                if failed:
-                    tb["failed"] += failed
-                    tb["last_error"] = str(rec.get("error") or tb["last_error"])
+    for rec in read_jsonl(usage_path()):
+        if rec.get("t", 0) < cutoff:
+            continue
+        pin, pout = config.price_per_mtok(str(rec.get("model", "")))
+        cost = (rec.get("in", 0) * pin + rec.get("out", 0) * pout) / 1e6
+        n = int(rec.get("n", 1) or 1)  # a rolled-up line (compact_usage) counts its calls
+        out["calls"] += n
+        out["input_tokens"] += rec.get("in", 0)
+        out["output_tokens"] += rec.get("out", 0)
+        out["cost"] += cost
+        p = rec.get("purpose", "other")
+        out["by_purpose"][p] = out["by_purpose"].get(p, 0) + n
+        b = rec.get("backend", "api")
+        out["by_backend"][b] = out["by_backend"].get(b, 0) + n
+        if datetime.fromtimestamp(rec.get("t", 0), tz=timezone.utc).date() == today:
+            out["today_calls"] += n
+            out["today_cost"] += cost
+            tb = out["today_by_backend"].setdefault(b, {"calls": 0, "failed": 0, "purposes": {},
+                                                        "last_error": ""})
+            tb["calls"] += n
+            tb["purposes"][p] = tb["purposes"].get(p, 0) + n
+            failed = int(rec.get("failed", 1 if rec.get("error") else 0) or 0)
+            if failed:
+                tb["failed"] += failed
+                tb["last_error"] = str(rec.get("error") or tb["last_error"])
     return out
 
 
 def calls_today(purposes: tuple[str, ...] = ("extraction", "consolidation", "summary")) -> int:
     today = datetime.now(timezone.utc).date()
     n = 0
-    try:
-        with open(usage_path(), encoding="utf-8") as fh:
-            for line in fh:
-                try:
-                    rec = json.loads(line)
-                except ValueError:
-                    continue
-                if rec.get("purpose") in purposes and \
-                        datetime.fromtimestamp(rec.get("t", 0), tz=timezone.utc).date() == today:
-                    n += int(rec.get("n", 1) or 1)
-    except OSError:
-        pass
+    for rec in read_jsonl(usage_path()):
+        if rec.get("purpose") in purposes and \
+                datetime.fromtimestamp(rec.get("t", 0), tz=timezone.utc).date() == today:
+            n += int(rec.get("n", 1) or 1)
     return n

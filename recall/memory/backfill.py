@@ -148,12 +148,11 @@ def run(p: dict, cfg: dict | None = None, on_item=None) -> dict:
 
 def installed_at() -> float | None:
     """When recall was first set up here (``setup.json``), or None."""
-    import json
-
     from recall.core import paths
+    from recall.core.jsonio import read_json
 
+    data = read_json(paths.recall_home() / "setup.json", {}, dict)
     try:
-        data = json.loads((paths.recall_home() / "setup.json").read_text(encoding="utf-8"))
-        return float(data["installed"]) if isinstance(data, dict) and data.get("installed") else None
-    except (OSError, ValueError, KeyError, TypeError):
+        return float(data["installed"]) if data.get("installed") else None
+    except (ValueError, TypeError):
         return None

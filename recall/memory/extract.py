@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from recall.core import config
+from recall.core.jsonio import read_json
 from recall.llm import backend
 from recall.llm.errors import CapReached, ModelError, NoKey
 from recall.core import log
@@ -159,13 +160,13 @@ def cursor_path(session_id: str) -> Path:
 
 
 def load_cursor(session_id: str) -> Cursor:
+    d = read_json(cursor_path(session_id), {}, dict)
     try:
-        d = json.loads(cursor_path(session_id).read_text(encoding="utf-8"))
         return Cursor(session_id=session_id, transcript=str(d.get("transcript") or ""),
                       offset=int(d.get("offset") or 0), inode=int(d.get("inode") or 0),
                       project=str(d.get("project") or ""), cwd=str(d.get("cwd") or ""),
                       updated=float(d.get("updated") or 0.0), private_open=bool(d.get("private_open")))
-    except (OSError, ValueError, TypeError, AttributeError):
+    except (ValueError, TypeError):
         return Cursor(session_id=session_id)
 
 

@@ -58,15 +58,10 @@ def memory_status(cwd: str | None = None, cfg: dict | None = None) -> dict:
 
 def _worker_status() -> dict:
     """The worker's last run (``recall.memory.worker.read_status``), without importing it."""
-    import json
-
+    from recall.core.jsonio import read_json
     from recall.memory import memory_home
 
-    try:
-        data = json.loads((memory_home() / "status.json").read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
+    return read_json(memory_home() / "status.json", {}, dict)
 
 
 def status_lines(cwd: str | None = None, cfg: dict | None = None, s: dict | None = None) -> list[str]:
