@@ -51,6 +51,28 @@ def _source_tag(source: str) -> bytes:
     return b'"source":' + json.dumps(source, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
+def _records(lines, source: str, roles: tuple[bytes, ...], unread=None):
+    """``(role, record)`` of the archive ``lines`` (raw JSON, or already parsed records) of
+    ``source``, in order. A raw line is parsed only when its role is one of ``roles`` and it
+    carries ``source``'s tag (a subagent's transcript is archived in the same session file);
+    one whose role ``unread(role)`` refuses at that moment gives ``(role, None)``."""
+    tag = _source_tag(source) if source else b""
+    for raw in lines:
+        if isinstance(raw, dict):
+            if _source_ok(raw, source):
+                yield str(raw.get("role") or "").encode(), raw
+            continue
+        role = _role(raw)
+        if role not in roles or (tag and tag not in raw):
+            continue
+        if unread is not None and unread(role):
+            yield role, None
+            continue
+        rec = parse_line(raw)
+        if rec is not None:
+            yield role, rec
+
+
 def reply_from(lines, source: str = "", flags: dict | None = None) -> str | None:
     """The reply made of the archive ``lines`` (raw JSON, or already parsed records) that
     followed a prompt, in order; None when the assistant said nothing and called no tool
@@ -59,24 +81,15 @@ def reply_from(lines, source: str = "", flags: dict | None = None) -> str | None
     recall injected into that prompt (its records are marked ``echo`` at ingest)."""
     items: list[tuple[str, str]] = []  # ("text" | "tool", text), in order
     tools = 0
-    tag = _source_tag(source) if source else b""
-    for raw in lines:
-        if isinstance(raw, dict):
-            rec, role = raw, str(raw.get("role") or "").encode()
-            if not _source_ok(rec, source):
-                continue
-        else:
-            role = _role(raw)
-            if role not in (b"assistant", b"tool_use", b"user", b"summary"):
-                continue  # a tool result: never part of the reply, and the longest lines
-            if tag and tag not in raw:
-                continue  # a subagent's transcript, archived in the same session file
-            if role == b"tool_use" and tools >= TOOL_LINES:
-                tools += 1  # counted, not read
-                continue
-            rec = parse_line(raw)
-            if rec is None:
-                continue
+
+    def unread(role: bytes) -> bool:
+        return role == b"tool_use" and tools >= TOOL_LINES
+
+    # a tool result is never part of the reply (and has the longest lines): never parsed
+    for role, rec in _records(lines, source, (b"assistant", b"tool_use", b"user", b"summary"), unread):
+        if rec is None:
+            tools += 1  # counted, not read
+            continue
         if role in (b"user", b"summary"):
             break  # a new prompt, or a compaction: the reply is over
         text = str(rec.get("text") or "").strip()
@@ -119,19 +132,7 @@ def reply_from(lines, source: str = "", flags: dict | None = None) -> str | None
 def question_from(lines, source: str = "") -> str | None:
     """The prompt among the archive ``lines`` (raw JSON, or parsed records) before a
     message, nearest first, one line. Only prompt (and summary) lines are parsed."""
-    tag = _source_tag(source) if source else b""
-    for raw in lines:
-        if isinstance(raw, dict):
-            rec, role = raw, str(raw.get("role") or "").encode()
-            if not _source_ok(rec, source):
-                continue
-        else:
-            role = _role(raw)
-            if role not in (b"user", b"summary") or (tag and tag not in raw):
-                continue
-            rec = parse_line(raw)
-            if rec is None:
-                continue
+    for role, rec in _records(lines, source, (b"user", b"summary")):
         if role == b"user":
             return clip(str(rec.get("text") or ""), QUESTION_CHARS) or None
         if role == b"summary":
