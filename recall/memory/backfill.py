@@ -144,15 +144,3 @@ def run(p: dict, cfg: dict | None = None, on_item=None) -> dict:
     finally:
         q.release(fd)
     return out
-
-
-def installed_at() -> float | None:
-    """When recall was first set up here (``setup.json``), or None."""
-    from recall.core import paths
-    from recall.core.jsonio import read_json
-
-    data = read_json(paths.recall_home() / "setup.json", {}, dict)
-    try:
-        return float(data["installed"]) if data.get("installed") else None
-    except (ValueError, TypeError):
-        return None

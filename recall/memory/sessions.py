@@ -150,10 +150,20 @@ def show_json(info) -> dict:
     return out
 
 
+def installed_at() -> float | None:
+    """When recall was first set up here (``setup.json``), or None."""
+    from recall.core import paths
+    from recall.core.jsonio import read_json
+
+    data = read_json(paths.recall_home() / "setup.json", {}, dict)
+    try:
+        return float(data["installed"]) if data.get("installed") else None
+    except (ValueError, TypeError):
+        return None
+
+
 def no_summary_line(info) -> str:
     """Why a session has no summary, and what makes one: never a promise that nothing keeps."""
-    from recall.memory.backfill import installed_at
-
     installed = installed_at()
     last = info.ended or info.started or 0.0
     pending = next((p for p in summaries.pending() if p.get("session_id") == info.session_id), None)
