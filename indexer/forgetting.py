@@ -27,6 +27,7 @@ from pathlib import Path
 from indexer.archive_files import iter_lines, project_slug, session_filename
 from indexer.transcripts import Message
 from recall.core import paths
+from recall.core.jsonio import read_json
 from recall.core.errors import UsageError
 
 SECRET_MARK = "[redacted:forgotten]"
@@ -240,12 +241,8 @@ def intent_path(root: Path) -> Path:
 
 def intents(root: Path) -> list[dict]:
     """The forgets under way (oldest first); [] when none."""
-    try:
-        data = json.loads(intent_path(root).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    return [d for d in data if isinstance(d, dict) and isinstance(d.get("selection"), dict)] \
-        if isinstance(data, list) else []
+    return [d for d in read_json(intent_path(root), [], list)
+            if isinstance(d, dict) and isinstance(d.get("selection"), dict)]
 
 
 def _save_intents(root: Path, items: list[dict]) -> None:

@@ -41,6 +41,7 @@ from typing import Iterator
 from indexer import project as identity
 from indexer.project import encoded, resolved, same, spellings, within
 from recall.core import config, paths
+from recall.core.jsonio import read_json
 
 OFF_MARKER = "recall: off"
 MAX_WINDOWS = 500        # closed pause windows kept (oldest dropped)
@@ -214,11 +215,7 @@ def controls_path() -> Path:
 
 
 def read_controls() -> dict:
-    try:
-        data = json.loads(controls_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return read_json(controls_path(), {}, dict)
 
 
 @contextlib.contextmanager

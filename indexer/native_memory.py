@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recall.core import paths
+from recall.core.jsonio import read_json
 
 AUTO_TYPE = "claude-memory"
 CLAUDE_MD_TYPE = "claude-md"
@@ -248,11 +249,8 @@ def _stamp(path: str) -> list | None:
 
 
 def load_registry() -> dict:
-    try:
-        data = json.loads(registry_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {"files": {}, "folders": {}}
-    if not isinstance(data, dict):
+    data = read_json(registry_path(), None, dict)
+    if data is None:
         return {"files": {}, "folders": {}}
     files = data.get("files") if isinstance(data.get("files"), dict) else {}
     folders = data.get("folders") if isinstance(data.get("folders"), dict) else {}

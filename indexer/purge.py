@@ -20,7 +20,6 @@ meanwhile is waited out by looking again).
 
 from __future__ import annotations
 
-import json
 from array import array
 from collections import OrderedDict
 from pathlib import Path
@@ -33,6 +32,7 @@ from indexer.ingest import secure_files
 from indexer.schema import stored_value
 from indexer.state import SessionInfo
 from indexer.transcripts import Message
+from recall.core.jsonio import read_json
 
 PAGE = 50_000           # live documents listed per search
 COMMIT_EVERY = 100_000  # documents rewritten between two commits
@@ -41,12 +41,8 @@ ROUNDS = 4
 
 def segment_meta(index_path: Path) -> list[tuple[int, int]]:
     """(max_doc, deleted documents) of each committed segment, in ``meta.json``'s order."""
-    try:
-        data = json.loads((index_path / "meta.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
     out = []
-    for s in data.get("segments") or []:
+    for s in read_json(index_path / "meta.json", {}, dict).get("segments") or []:
         deletes = s.get("deletes") or {}
         out.append((int(s.get("max_doc") or 0), int(deletes.get("num_deleted_docs") or 0)))
     return out

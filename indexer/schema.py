@@ -9,7 +9,7 @@ Fields (one document per message, per session, per memory and per team item; ``d
 tells them apart):
   key        raw, stored, indexed   unique key: "m:<uuid>", "s:<session>", "mem:<id>", "team:<id>"
   doctype    raw, stored, indexed   message | session | memory | team (a teammate's item pulled
-             by the team sync, ``recall.team.docs``: its author is stored in ``branch``, its
+             by the team sync, ``recall.team.index_docs``: its author is stored in ``branch``, its
              session_id is "team:<id>")
   session_id, project, role, mtype  raw, stored, indexed (filters)
   ts         integer seconds, stored, indexed, fast (range filters, recency)

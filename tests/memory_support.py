@@ -118,11 +118,11 @@ def prompt_of(req: dict) -> str:
 def use_standin(monkeypatch, standin, **memory_cfg) -> None:
     """Point recall's model client at the stand-in with a fake key; memory settings for tests."""
     from recall.core import config
-    from recall.llm import messages_api as llm
+    from recall.llm import messages_api
 
     monkeypatch.setenv("ANTHROPIC_BASE_URL", standin.url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-real")
-    llm._clients.clear()
+    messages_api._clients.clear()
     cfg = {"memory": {"idle_seconds": 0, "timeout_seconds": 5}}
     cfg["memory"].update(memory_cfg)
     config.save(cfg)

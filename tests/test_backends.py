@@ -15,7 +15,7 @@ import pytest
 from recall.cli.app import run
 from recall.core import caller, config, paths
 from recall.llm import backend, claude_code
-from recall.llm import messages_api as llm
+from recall.llm import credentials, errors
 from recall.prompt import injections
 from tests.support.standin import text
 from tests.test_hook import (DECISION, QUESTION, SYNTH, context_of, indexed, payload,  # noqa: F401 (fixtures)
@@ -80,7 +80,7 @@ def test_auto_prefers_a_key_then_claude_code_then_off(tmp_path, monkeypatch):
     config.set_value("model.backend", "api")
     choice = backend.choose()
     assert choice.name == "off" and choice.why.startswith("model.backend is api but no Anthropic key was found")
-    with pytest.raises(llm.NoKey) as err:
+    with pytest.raises(errors.NoKey) as err:
         backend.require()
     assert str(err.value).startswith("Model calls are off: model.backend is api")
 
@@ -99,12 +99,12 @@ def test_an_older_claude_code_without_a_flag_is_not_used_and_says_why(tmp_path, 
 def test_the_caller_environment_replaces_the_services(monkeypatch, tmp_path):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-the-services-own")
     with caller.use({"ANTHROPIC_AUTH_TOKEN": "tok-of-the-hook", "PATH": str(tmp_path)}):
-        creds = llm.find_credentials()
+        creds = credentials.find_credentials()
         assert creds["auth_token"] == "tok-of-the-hook" and "api_key" not in creds
         assert caller.current()["PATH"] == str(tmp_path)
     with caller.use({"PATH": str(tmp_path)}):  # the caller has no key: the service's is not borrowed
-        assert llm.find_credentials() is None
-    assert llm.find_credentials()["api_key"] == "sk-the-services-own"
+        assert credentials.find_credentials() is None
+    assert credentials.find_credentials()["api_key"] == "sk-the-services-own"
     assert caller.clean({"ANTHROPIC_API_KEY": "k", "LD_PRELOAD": "/evil.so", "PATH": 3}) == {"ANTHROPIC_API_KEY": "k"}
 
 
@@ -241,7 +241,7 @@ def test_a_hung_claude_code_is_killed_at_its_timeout(tmp_path, monkeypatch):
     pidfile = tmp_path / "child.pid"
     fake_claude(tmp_path / "bin", run=f"echo $$ > {pidfile}; sleep 60")
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin")
-    with pytest.raises(llm.ModelError) as err:
+    with pytest.raises(errors.ModelError) as err:
         claude_code.complete("system", "prompt", purpose="test", timeout=1.0)
     assert str(err.value) == "Claude Code did not answer within 1 s (stopped)"
     pid = int(pidfile.read_text())
@@ -250,7 +250,7 @@ def test_a_hung_claude_code_is_killed_at_its_timeout(tmp_path, monkeypatch):
     # the child got the recursion guard and not the parent session's variables
     fake_claude(tmp_path / "bin", run=f"env > {tmp_path / 'env.txt'}; exit 1")
     monkeypatch.setenv("CLAUDECODE", "1")
-    with pytest.raises(llm.ModelError):
+    with pytest.raises(errors.ModelError):
         claude_code.complete("system", "prompt", purpose="test", timeout=10.0)
     child_env = (tmp_path / "env.txt").read_text()
     assert "RECALL_CHILD=1" in child_env and "CLAUDECODE=" not in child_env

@@ -13,7 +13,7 @@ import pytest
 from indexer.forgetting import Selection
 from indexer.ingest import Indexer, index_all
 from recall.core import config, paths
-from recall.llm import messages_api as llm
+from recall.llm import errors, messages_api, usage
 from recall.llm import synthesis
 from recall.privacy.forget import attach, forget_everywhere
 from recall.prompt import injections
@@ -111,14 +111,14 @@ def test_the_re_redaction_pass_reaches_the_injection_log_and_the_cache(shop, mon
 
 def test_the_usage_log_stays_small_and_its_figures_exact():
     for i in range(10_000):
-        llm.record_usage("claude-haiku-4-5", 100, 10, "recall" if i % 2 else "extraction")
-    lines = llm.usage_path().read_text().splitlines()
+        usage.record_usage("claude-haiku-4-5", 100, 10, "recall" if i % 2 else "extraction")
+    lines = usage.usage_path().read_text().splitlines()
     assert len(lines) < 2_500  # 10,021 lines after 10,000 prompts before
-    s = llm.usage_summary()
+    s = usage.usage_summary()
     assert s["calls"] == 10_000 and s["input_tokens"] == 1_000_000 and s["output_tokens"] == 100_000
     assert s["by_purpose"] == {"recall": 5_000, "extraction": 5_000} and s["today_calls"] == 10_000
-    assert llm.calls_today(("extraction",)) == 5_000
-    assert oct(llm.usage_path().stat().st_mode & 0o777) == "0o600"
+    assert usage.calls_today(("extraction",)) == 5_000
+    assert oct(usage.usage_path().stat().st_mode & 0o777) == "0o600"
 
 
 def test_a_key_echoed_back_by_an_endpoint_is_not_logged_or_kept(monkeypatch, standin, tmp_path, caplog):
@@ -128,10 +128,10 @@ def test_a_key_echoed_back_by_an_endpoint_is_not_logged_or_kept(monkeypatch, sta
     key = "sk-proxy-Zq8vN3kL0pW7xR2tY5uB9mC4"  # a proxy's key of no known shape
     monkeypatch.setenv("ANTHROPIC_BASE_URL", standin.url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", key)
-    llm._clients.clear()
+    messages_api._clients.clear()
     standin.script(error(401, f"invalid x-api-key: {key}"))
-    with pytest.raises(llm.ModelError) as exc:
-        llm.api_complete("system", "prompt", purpose="recall", timeout=5)
+    with pytest.raises(errors.ModelError) as exc:
+        messages_api.api_complete("system", "prompt", purpose="recall", timeout=5)
     assert key not in str(exc.value) and "[redacted:" in str(exc.value)
     assert exc.value.__cause__ is None
     log.setup()

@@ -22,7 +22,7 @@ import pytest
 from indexer.ingest import index_all
 from recall.cli.app import run
 from recall.core import config, paths
-from recall.llm import messages_api as llm
+from recall.llm import usage
 from recall.memory import queue
 from recall.prompt import injections
 from recall.search.searcher import Searcher
@@ -148,8 +148,8 @@ def test_claude_code_login_gives_memories_and_answers_with_no_api_key(claude_env
     assert len(extractions) == 1 and is_claude_code_request(extractions[0])
     assert extractions[0]["tools"] == []
     assert "<!-- MEMORY:START -->" in claude_md.read_text() and "notes.txt" in claude_md.read_text()
-    usage = llm.usage_summary()
-    assert usage["by_backend"].get("claude-code", 0) >= 1 and usage["by_purpose"].get("extraction") == 1
+    spent = usage.usage_summary()
+    assert spent["by_backend"].get("claude-code", 0) >= 1 and spent["by_purpose"].get("extraction") == 1
 
     # the headless child fired no hook and wrote no transcript
     (main,) = claude_env.transcripts(include_subagents=True)

@@ -18,7 +18,7 @@ import pytest
 from recall.hooks import dispatch
 from indexer.ingest import index_all
 from recall.core import config
-from recall.llm import messages_api as llm
+from recall.llm import errors, usage
 from recall.prompt import candidates, trivial
 from recall.prompt import context as rc
 from recall.prompt.settings import hook_settings
@@ -335,8 +335,8 @@ def test_synthesis_through_the_stand_in(indexed, project, api):
     for asked in ("decisions", "rationale", "failed", "file paths", "warnings", "unresolved", "ONLY"):
         assert asked in system
     assert f"[2026-11-03 session {indexed['s1'].session_id[:8]}]" in body
-    usage = llm.usage_summary()
-    assert usage["calls"] == 1 and usage["by_purpose"] == {"recall": 1}
+    spent = usage.usage_summary()
+    assert spent["calls"] == 1 and spent["by_purpose"] == {"recall": 1}
 
     # the same hits again: answered from the cache, no second request
     proc = run_hook_process(payload(project, prompt))
@@ -419,12 +419,12 @@ def test_answer_question_contract(indexed, project, api):
     assert synthesis.answer_question(QUESTION, hits) == answer  # cached
     assert len(api.messages_requests()) == 1
     api.script(error(500, "down", should_retry=False))
-    with pytest.raises(llm.ModelError):
+    with pytest.raises(errors.ModelError):
         synthesis.answer_question("something else about the queue?", hits, timeout=5)
 
 
 def test_answer_question_without_key_raises_nokey(indexed):
-    with pytest.raises(llm.NoKey):
+    with pytest.raises(errors.NoKey):
         synthesis.answer_question(QUESTION, [])
 
 

@@ -171,6 +171,27 @@ def test_memory_search_ranks_memories_with_transcript_hits_in_the_current_projec
     assert "m-stripe" in readable and world.sessions["old"] in readable and "gotcha" in readable
 
 
+def test_recall_ask_and_the_mcp_tools_rank_with_the_one_merged_ranking(world, monkeypatch):
+    """`recall ask` and memory_search/memory_ask merge memories and transcripts with the same
+    function and the same weight: changing ``MERGED_MEMORY_WEIGHT`` moves both alike."""
+    from recall.cli.commands.ask import gather
+    from recall.search import merged
+
+    def orders():
+        ask = [h.uuid for h in gather("stripe webhook signature", str(world.app))]
+        mcp = [m["id"] for m in memory_tools.memory_search("stripe webhook signature", limit=30,
+                                                           cwd=str(world.app))["matches"]]
+        asked = [m["id"] for m in memory_tools.memory_ask("stripe webhook signature",
+                                                          cwd=str(world.app))["matches"]]
+        return ask, mcp, asked
+
+    ask, mcp, asked = orders()
+    assert ask == mcp == asked and ask[0] == "m-stripe"
+    monkeypatch.setattr(merged, "MERGED_MEMORY_WEIGHT", 1e-6)  # memories below every transcript hit
+    ask, mcp, asked = orders()
+    assert ask == mcp == asked and ask[-1] == "m-stripe" and ask[0] != "m-stripe"
+
+
 def test_memory_search_project_all_and_explicit_project(world):
     server = build_server(str(world.app))
     everywhere = ok(call(server, "memory_search", {"query": "stripe webhook", "project": "all"}))

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from recall.llm import messages_api as llm
+from recall.llm import usage
 from recall.cli.app import run
 from recall.memory import status, store
 from tests.memory_support import is_consolidation, make_project, use_standin
@@ -127,7 +127,7 @@ def test_status_and_doctor_lines(project, monkeypatch, standin):
     checks = check_memory(project)
     assert checks[0].warn and "memory extraction is off" in checks[0].detail
     use_standin(monkeypatch, standin, daily_call_cap=1)
-    llm.record_usage("claude-haiku-4-5", 1_000_000, 100_000, "extraction")
+    usage.record_usage("claude-haiku-4-5", 1_000_000, 100_000, "extraction")
     lines = status.status_lines(str(project))
     assert lines[0].startswith("Memory:  extraction on (api); 1/1 extraction calls today; est. cost $1.50 today")
     assert "daily cap is reached" in lines[1]

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from recall.core import config
-from recall.llm import messages_api as llm
+from recall.llm import usage
 from recall.memory import extract, store
 from tests.memory_support import (Transcript, active, extraction, is_extraction, make_project, prompt_of,
                                   use_standin)
@@ -195,8 +195,8 @@ def test_timeout_stops_without_losing_lines(monkeypatch, standin, session, proje
 
 def test_daily_cap_stops_extraction(monkeypatch, standin, session, project):
     use_standin(monkeypatch, standin, daily_call_cap=2)
-    llm.record_usage("claude-haiku-4-5", 10, 10, "extraction")
-    llm.record_usage("claude-haiku-4-5", 10, 10, "consolidation")
+    usage.record_usage("claude-haiku-4-5", 10, 10, "extraction")
+    usage.record_usage("claude-haiku-4-5", 10, 10, "consolidation")
     session.user("a").assistant("b").user("c")
     rep = run(session)
     assert rep.stopped == "daily cap reached" and not standin.messages_requests()
@@ -214,9 +214,9 @@ def test_usage_is_recorded_for_the_cost_estimate(monkeypatch, standin, session):
     session.user("a").assistant("b").user("c")
     standin.script(text(extraction(GOTCHA)))
     run(session)
-    summary = llm.usage_summary()
+    summary = usage.usage_summary()
     assert summary["by_purpose"] == {"extraction": 1} and summary["cost"] > 0
-    assert Counter(r["purpose"] for r in map(json.loads, llm.usage_path().read_text().splitlines())) == \
+    assert Counter(r["purpose"] for r in map(json.loads, usage.usage_path().read_text().splitlines())) == \
         {"extraction": 1}
 
 

@@ -295,9 +295,9 @@ def test_config_set_get_show_unset(capsys):
     code, out, _ = cli(capsys, "config", "set", "api_key", "sk-ant-api03-secretsecretsecret1234")
     assert code == 0 and "secretsecretsecret" not in out
     assert config.load()["api_key"] == "sk-ant-api03-secretsecretsecret1234"
-    from recall.llm import messages_api as llm
+    from recall.llm import credentials
 
-    assert llm.find_api_key() == ("sk-ant-api03-secretsecretsecret1234", str(paths.config_path()))
+    assert credentials.find_api_key() == ("sk-ant-api03-secretsecretsecret1234", str(paths.config_path()))
     code, out, _ = cli(capsys, "config", "show")
     assert code == 0 and "secretsecretsecret" not in out and json.loads(out)["hook"]["max_chars"] == 2000
     assert stat.S_IMODE(paths.config_path().stat().st_mode) == 0o600

@@ -13,7 +13,7 @@ import pytest
 from recall.cli.app import run
 from recall.core import paths
 from recall.llm import backend, claude_code
-from recall.llm import messages_api as llm
+from recall.llm import errors, usage
 from recall.memory import worker
 
 
@@ -66,10 +66,10 @@ def test_doctor_accepts_a_logged_in_claude_code(project, capsys, tmp_path, monke
 
 
 def test_status_names_the_backend_each_call_used_and_what_failed(capsys, claude_logged_out):
-    with pytest.raises(llm.ModelError):
+    with pytest.raises(errors.ModelError):
         claude_code.complete("system", "prompt", purpose="extraction")
-    llm.record_usage("claude-haiku-4-5", 100, 20, "synthesis", backend="api")
-    llm.record_usage("claude-haiku-4-5", 100, 20, "extraction", backend="api")
+    usage.record_usage("claude-haiku-4-5", 100, 20, "synthesis", backend="api")
+    usage.record_usage("claude-haiku-4-5", 100, 20, "extraction", backend="api")
     code, out, _ = cli(capsys, "status")
     assert code == 0
     assert "Model:   3 calls today" in out

@@ -142,7 +142,7 @@ def print_search_result(text: str, hits: list, raw: bool, team: bool = False) ->
     """Hits for ``--raw``; otherwise a synthesized answer first when a key exists, or the hits
     plus one line saying synthesis is off and how to turn it on."""
     from recall.cli import output as fmt
-    from recall.llm import messages_api as llm
+    from recall.llm.errors import CapReached, ModelError, NoKey
 
     if raw or not hits:
         fmt.print_hits(hits, text, team=team)
@@ -151,11 +151,11 @@ def print_search_result(text: str, hits: list, raw: bool, team: bool = False) ->
 
     try:
         answer = answer_question(text, hits, timeout=30)
-    except llm.NoKey as exc:
+    except NoKey as exc:
         fmt.print_hits(hits, text)
         print(f"Synthesis is off. {exc} --raw hides this line.")
         return
-    except (llm.ModelError, llm.CapReached) as exc:
+    except (ModelError, CapReached) as exc:
         fmt.print_hits(hits, text)
         print(f"No synthesized answer ({exc}); the hits above are complete. Try again, or use --raw.")
         return

@@ -265,9 +265,9 @@ def _service_status() -> dict:
 
 
 def check_key(service_up: bool = False) -> Check:
-    from recall.llm import messages_api as llm
+    from recall.llm.credentials import find_api_key
 
-    key, where = llm.find_api_key()
+    key, where = find_api_key()
     if key:
         return Check("API key", True, f"found in {where}")
     return Check("API key", False, "none found: the model backend is Claude Code's own login if it can be used "

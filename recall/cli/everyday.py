@@ -100,9 +100,9 @@ def collect_status() -> dict:
                                    for r in paths.transcript_roots()]
     out["capture"] = capture_status()
     try:
-        from recall.llm import messages_api as llm
+        from recall.llm.usage import usage_summary
 
-        out["model_usage"] = llm.usage_summary()
+        out["model_usage"] = usage_summary()
     except Exception:
         pass
     return out
@@ -361,6 +361,7 @@ def log(limit: int = 20, show: int | None = None, as_json: bool = False) -> int:
 # sessions and show -------------------------------------------------------------------------
 def sessions(project=None, since: str | None = None, limit: int = 20, as_json: bool = False) -> int:
     """``recall sessions``."""
+    from recall.core.text import one_line
     from recall.memory import sessions
     from recall.search.timespec import parse_since
 
@@ -397,12 +398,12 @@ def sessions(project=None, since: str | None = None, limit: int = 20, as_json: b
         if r["summary"]:  # the goal line reads best in one line
             text = r["summary"].splitlines()[0]
         head = f"{when}  {r['session_id'][:8]}  {name[:20]:20}  {r['messages']:>5} msgs  "
-        echo(head + sessions.one_line(text, max(30, width - len(head))))
+        echo(head + one_line(text, max(30, width - len(head))))
         if r["stale"]:
             n = len(r["stale"])
             line = (f"{' ' * 18}! {n} file{'s' if n != 1 else ''} it wrote changed since: "
                     + ", ".join(f"{m['path']} ({m['state']})" for m in r["stale"]))
-            echo(sessions.one_line(line, max(40, width)))
+            echo(one_line(line, max(40, width)))
     return 0
 
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recall.core import paths
+from recall.core.jsonio import read_json
 
 
 @dataclass
@@ -108,11 +109,7 @@ def _judge(folder: Path, why: str) -> Suspect:
 
 
 def _manifest() -> dict:
-    try:
-        data = json.loads((paths.recall_home() / "setup.json").read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
+    return read_json(paths.recall_home() / "setup.json", {}, dict)
 
 
 def candidates(project: Path | None = None, global_: bool = True) -> list[Path]:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from recall.core import config
+from recall.core.jsonio import read_json
 from recall.core import paths
 from recall.core.errors import RecallError
 from recall.core.wiring import MCP_NAME, is_our_mcp as _is_our_mcp, ours
@@ -152,11 +153,7 @@ def _manifest_path() -> Path:
 
 
 def _manifest() -> dict:
-    try:
-        data = json.loads(_manifest_path().read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
+    return read_json(_manifest_path(), {}, dict)
 
 
 def _remember_created(*created: Path) -> None:

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from recall.core import paths
+from recall.core.jsonio import read_json
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 BACKENDS = ("auto", "api", "claude-code", "off")
@@ -117,11 +118,7 @@ def save(data: dict) -> Path:
 
 def _user_data() -> dict:
     """The user's own settings file as written (no defaults); {} when absent or unreadable."""
-    try:
-        data = json.loads(paths.config_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return _legacy(data) if isinstance(data, dict) else {}
+    return _legacy(read_json(paths.config_path(), {}, dict))
 
 
 def set_value(dotted: str, value) -> Path:

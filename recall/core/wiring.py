@@ -16,12 +16,12 @@ down while the plugin is enabled) and ``recall doctor`` reports what it finds.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 
 from recall.core import paths
+from recall.core.jsonio import read_json
 
 PLUGIN_NAME = "recall"
 MCP_NAME = "recall"
@@ -50,17 +50,6 @@ def is_our_mcp(entry) -> bool:
         return False
     cmd = " ".join([str(entry.get("command") or ""), *map(str, entry.get("args") or [])])
     return bool(re.search(MCP_COMMAND, cmd))
-
-
-def read_json(path: Path) -> dict:
-    """The object in ``path``; {} when it is missing, unreadable or not a JSON object (what
-    Claude Code does with such a file is its business: here it simply holds nothing)."""
-    try:
-        with open(path, "rb") as fh:
-            data = json.loads(fh.read() or b"{}")
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def user_settings() -> Path:
@@ -92,7 +81,7 @@ def setup_hooks(project: Path | str | None) -> dict[str, tuple[Path, dict]]:
     Claude Code loads for ``project`` (the first one per event)."""
     found: dict[str, tuple[Path, dict]] = {}
     for path in settings_files(project):
-        hooks = read_json(path).get("hooks")
+        hooks = read_json(path, {}, dict).get("hooks")
         for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
             for group in groups if isinstance(groups, list) and event not in found else ():
                 for h in (group.get("hooks") if isinstance(group, dict) else None) or ():
@@ -111,9 +100,9 @@ def setup_mcp(project: Path | str | None) -> Path | None:
     ``project`` (its ``.mcp.json``, or ``~/.claude.json``: user or local scope), else None."""
     if project:
         path = Path(project) / ".mcp.json"
-        if is_our_mcp((read_json(path).get("mcpServers") or {}).get(MCP_NAME)):
+        if is_our_mcp((read_json(path, {}, dict).get("mcpServers") or {}).get(MCP_NAME)):
             return path
-    data = read_json(claude_json())
+    data = read_json(claude_json(), {}, dict)
     servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
     if is_our_mcp(servers.get(MCP_NAME)):
         return claude_json()
@@ -141,11 +130,7 @@ def plugin_data_dir(plugin_id: str) -> Path:
 def plugin_installed() -> bool | None:
     """Whether Claude Code lists recall's plugin as installed (any marketplace, any scope);
     None when ``installed_plugins.json`` cannot be read (missing, or caught mid-write)."""
-    try:
-        with open(plugins_dir() / "installed_plugins.json", "rb") as fh:
-            listed = json.loads(fh.read()).get("plugins")
-    except (OSError, ValueError, AttributeError):
-        return None
+    listed = read_json(plugins_dir() / "installed_plugins.json", {}, dict).get("plugins")
     if not isinstance(listed, dict):
         return None
     return any(isinstance(k, str) and k.split("@", 1)[0] == PLUGIN_NAME for k in listed)
@@ -175,11 +160,11 @@ def plugin(project: Path | str | None = None) -> Plugin | None:
     in the most specific settings that name it (local, then project, then user), else None."""
     enabled: dict[str, tuple[bool, str, Path]] = {}
     for path, scope in zip(settings_files(project), ("local", "project", "user") if project else ("user",)):
-        entries = read_json(path).get("enabledPlugins")
+        entries = read_json(path, {}, dict).get("enabledPlugins")
         for key, on in (entries.items() if isinstance(entries, dict) else ()):
             if isinstance(key, str) and key.split("@", 1)[0] == PLUGIN_NAME and "@" in key and key not in enabled:
                 enabled[key] = (on is True, scope, path)
-    installed = read_json(plugins_dir() / "installed_plugins.json").get("plugins")
+    installed = read_json(plugins_dir() / "installed_plugins.json", {}, dict).get("plugins")
     installed = installed if isinstance(installed, dict) else {}
     for key, (on, scope, path) in enabled.items():
         if not on:

@@ -12,7 +12,7 @@ SessionStart (sources startup / resume / clear / compact) refreshes the briefing
 (decay moves on between sessions) and, with ``memory.claude_md = "none"``, returns the
 briefing as ``additionalContext``.
 
-Import-light: stdlib, recall.core (paths, config, service_client), recall.llm.messages_api
+Import-light: stdlib, recall.core (paths, config, service_client), recall.llm.errors
 (the SDK loads lazily), recall.memory.queue / store / briefing. No anthropic, mcp, typer, pydantic or tantivy.
 """
 

@@ -43,7 +43,8 @@ class Choice:
 def choose(cfg: dict | None = None, env: dict | None = None) -> Choice:
     """The backend a model call made now would use (never raises, never prints a secret)."""
     from recall.core import caller
-    from recall.llm import claude_code, messages_api
+    from recall.llm import claude_code
+    from recall.llm.credentials import find_credentials
 
     cfg = cfg if cfg is not None else config.load()
     env = env if env is not None else caller.current()
@@ -52,7 +53,7 @@ def choose(cfg: dict | None = None, env: dict | None = None) -> Choice:
         return Choice("off", "model.backend is off (turn it on with `recall config set model.backend auto`)",
                       setting)
     if setting in ("auto", "api"):
-        creds = messages_api.find_credentials(cfg, env)
+        creds = find_credentials(cfg, env)
         if creds:
             return Choice("api", f"an Anthropic key from {creds['where']}", setting, creds["where"])
         if setting == "api":
@@ -76,7 +77,7 @@ def available(cfg: dict | None = None) -> bool:
 
 def require(cfg: dict | None = None) -> Choice:
     """The backend to use, or NoKey with the reason there is none."""
-    from recall.llm.messages_api import NoKey
+    from recall.llm.errors import NoKey
 
     choice = choose(cfg)
     if choice.name == "off":
@@ -88,16 +89,19 @@ def complete(system: str, prompt: str, *, purpose: str, max_tokens: int = 1024, 
              model: str | None = None, cap: int | None = None) -> str:
     """One model call on the backend ``choose()`` picks (``model.backend``); returns the text.
     Raises NoKey, CapReached (``cap`` counts every backend's calls today), ModelError."""
-    from recall.llm import messages_api
+    from recall.llm.errors import CapReached
+    from recall.llm.usage import calls_today
 
-    if cap is not None and messages_api.calls_today() >= cap:
-        raise messages_api.CapReached(cap)
+    if cap is not None and calls_today() >= cap:
+        raise CapReached(cap)
     choice = require()
     if choice.name == "claude-code":
         from recall.llm import claude_code
 
         return claude_code.complete(system, prompt, purpose=purpose, timeout=timeout, model=model,
                                     path=choice.source)
+    from recall.llm import messages_api
+
     return messages_api.api_complete(system, prompt, purpose=purpose, max_tokens=max_tokens, timeout=timeout,
                                      model=model)
 

@@ -27,6 +27,7 @@ import subprocess
 from dataclasses import dataclass
 
 from recall.core import caller, config, paths
+from recall.core.jsonio import read_json
 
 REQUIRED = ("--print", "--safe-mode", "--no-session-persistence", "--tools", "--output-format", "--model",
             "--system-prompt")
@@ -78,10 +79,7 @@ def probe(path: str) -> Found:
     if ident in _probed:
         return _probed[ident]
     key = f"{path}\0{st.st_size}\0{int(st.st_mtime)}"
-    try:
-        cached = json.loads(_cache_path().read_text(encoding="utf-8")).get(key)
-    except (OSError, ValueError, AttributeError):
-        cached = None
+    cached = read_json(_cache_path(), {}, dict).get(key)
     if isinstance(cached, dict):
         found = Found(None if cached.get("problem") else path, str(cached.get("version", "")),
                       tuple(cached.get("flags", ())), str(cached.get("problem") or ""))
@@ -180,7 +178,8 @@ def complete(system: str, prompt: str, *, purpose: str, timeout: float = 60.0, m
              path: str | None = None) -> str:
     """One headless Claude Code call (prompt on stdin, never on the command line); returns the
     text. Raises ModelError (NoKey when no usable binary is found)."""
-    from recall.llm.messages_api import ModelError, NoKey, record_usage, scrub
+    from recall.llm.errors import ModelError, NoKey, scrub
+    from recall.llm.usage import record_usage
 
     found = probe(path) if path else find()
     if found.path is None or found.problem:

@@ -2,7 +2,7 @@
 
 ``synthesize_recall(prompt, hits, timeout)``: the per-prompt briefing the hook injects.
 ``answer_question(question, hits, timeout=30)``: the answer of ``recall QUERY`` and the MCP
-``memory_ask`` tool. Both raise ``recall.llm.messages_api.NoKey`` / ``ModelError`` and send nothing that
+``memory_ask`` tool. Both raise ``recall.llm.errors.NoKey`` / ``ModelError`` and send nothing that
 is not in the hits (plus the question), redacted once more before it leaves.
 
 Answers are cached under ``$RECALL_HOME/cache/synthesis`` keyed by the model and the exact
@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from recall.core import config, paths
+from recall.core.jsonio import read_json
 from recall.llm import backend
 
 CACHE_TTL_SECONDS = 14 * 86400
@@ -132,12 +133,8 @@ def _cached_text(hit) -> str:
 
 
 def cache_get(key: str) -> str | None:
-    path = cache_dir() / f"{key}.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or not isinstance(data.get("text"), str):
+    data = read_json(cache_dir() / f"{key}.json", kind=dict)
+    if data is None or not isinstance(data.get("text"), str):
         return None
     if time.time() - float(data.get("t", 0) or 0) > CACHE_TTL_SECONDS:
         return None

@@ -25,25 +25,25 @@ def _fields(**given) -> dict:
 
 def rule_add(text: str, *, paths=None, any_words=None, all_words=None, regex=None, tools=None,
              scope: str = "project", expires=None, project=None, cwd=None) -> dict:
-    from recall.rules import docs, store
+    from recall.rules import index_docs, store
 
     if scope not in ("project", "global"):
         raise UsageError(f"scope {scope!r}: use \"project\" or \"global\".")
     root = "" if scope == "global" else _project(cwd, project)
     rule = store.add(_fields(text=text, paths=paths, any=any_words, all=all_words, regex=regex, tools=tools,
                              expires=expires), scope, root, origin="mcp")
-    docs.sync([rule])
+    index_docs.sync([rule])
     return {"rule": rule.public(), "when": rule.condition()}
 
 
 def rule_update(rule_id: str, *, text=None, paths=None, any_words=None, all_words=None, regex=None,
                 tools=None, expires=None, remove: bool = False, project=None, cwd=None) -> dict:
-    from recall.rules import docs, store
+    from recall.rules import index_docs, store
 
     root = _project(cwd, project)
     if remove:
         rule = store.remove(rule_id, root)
-        docs.sync([], [rule.id])
+        index_docs.sync([], [rule.id])
         return {"rule": rule.public(), "removed": True, "when": rule.condition()}
     fields = _fields(text=text, paths=paths, any=any_words, all=all_words, regex=regex, tools=tools,
                      expires=expires)
@@ -51,7 +51,7 @@ def rule_update(rule_id: str, *, text=None, paths=None, any_words=None, all_word
         raise UsageError("Nothing to change: pass text, paths, any_words, all_words, regex, tools or expires "
                          "(an empty value clears that condition), or remove=true.")
     rule = store.update(rule_id, fields, root, accept=False)  # accepting a rule is the user's step
-    docs.sync([rule])
+    index_docs.sync([rule])
     return {"rule": rule.public(), "removed": False, "when": rule.condition()}
 
 

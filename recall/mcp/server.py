@@ -35,6 +35,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from recall import __version__
 from recall.core import log
+from recall.core.text import clip, clip_block
 from recall.mcp import rule_tools, tools
 from recall.core.errors import RecallError, UsageError
 
@@ -196,10 +197,10 @@ def _shape(m: dict, n: int, text_chars: int, snippet_chars: int, reply_chars: in
     d = dict(m)
     d["n"] = n
     text = d.get("text") or ""
-    d["text"] = tools.clip(text, text_chars) if text_chars and d["kind"] in text_kinds and text else None
-    d["snippet"] = tools.clip(d.get("snippet") or "", snippet_chars)
+    d["text"] = clip(text, text_chars) if text_chars and d["kind"] in text_kinds and text else None
+    d["snippet"] = clip(d.get("snippet") or "", snippet_chars)
     if d.get("reply"):
-        d["reply"] = tools.clip_block(d["reply"], reply_chars)
+        d["reply"] = clip_block(d["reply"], reply_chars)
     return d
 
 
@@ -466,16 +467,18 @@ class RecallServer(MCPServer):
 READ_ONLY = dict(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
+def _tool(server: MCPServer, name: str, title: str, hints: dict):
+    """``server.tool`` for a tool named ``name``, with ``title`` and the ``hints``
+    (``READ_ONLY``, ``WRITES``) as its annotations."""
+    return server.tool(name=name, title=title, annotations=ToolAnnotations(title=title, **hints))
+
+
 def build_server(cwd: str | None = None, use_service: bool = True) -> RecallServer:
     """The MCPServer with recall's four tools; ``cwd`` is the default project's directory."""
     backend = Backend(cwd, use_service=use_service)
     server = RecallServer("recall", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
-    @server.tool(
-        name="memory_search",
-        title="Search memories and past sessions",
-        annotations=ToolAnnotations(title="Search memories and past sessions", **READ_ONLY),
-    )
+    @_tool(server, "memory_search", "Search memories and past sessions", READ_ONLY)
     def memory_search(
         query: Annotated[str, Field(min_length=1, max_length=2000, description=(
             "Keywords, identifiers, file names or an error message to look for, e.g. "
@@ -506,11 +509,7 @@ def build_server(cwd: str | None = None, use_service: bool = True) -> RecallServ
                             + (', or project="all"' if out.get("project") else "") + ".")
         return _result(fit(out, SearchOut, render_search), render_search)
 
-    @server.tool(
-        name="memory_related",
-        title="Memories by tag",
-        annotations=ToolAnnotations(title="Memories by tag", **READ_ONLY),
-    )
+    @_tool(server, "memory_related", "Memories by tag", READ_ONLY)
     def memory_related(
         tags: Annotated[list[Annotated[str, Field(min_length=1, max_length=100)]], Field(
             min_length=1, max_length=tools.MAX_TAGS,
@@ -528,11 +527,7 @@ def build_server(cwd: str | None = None, use_service: bool = True) -> RecallServ
             out = with_hint(out, "No memory carries these tags: try memory_search with the same words.")
         return _result(fit(out, RelatedOut, render_related), render_related)
 
-    @server.tool(
-        name="memory_ask",
-        title="Ask recall a question",
-        annotations=ToolAnnotations(title="Ask recall a question", **READ_ONLY),
-    )
+    @_tool(server, "memory_ask", "Ask recall a question", READ_ONLY)
     def memory_ask(
         question: Annotated[str, Field(min_length=1, max_length=2000, description=(
             "A question about past work, e.g. 'Why did we switch the queue to SQS?' or "
@@ -549,15 +544,11 @@ def build_server(cwd: str | None = None, use_service: bool = True) -> RecallServ
         out = _call("memory_ask", backend, "mcp.memory_ask", {"question": question, "project": project},
                     timeout=ASK_TIMEOUT)
         if out.get("answer"):
-            out["answer"] = tools.clip_block(out["answer"], ANSWER_CHARS)
+            out["answer"] = clip_block(out["answer"], ANSWER_CHARS)
         text_kinds = () if out.get("synthesized") else ("memory", "team", "message", "session")
         return _result(fit(out, AskOut, render_ask, text_kinds=text_kinds), render_ask)
 
-    @server.tool(
-        name="recall_search",
-        title="Search raw transcripts",
-        annotations=ToolAnnotations(title="Search raw transcripts", **READ_ONLY),
-    )
+    @_tool(server, "recall_search", "Search raw transcripts", READ_ONLY)
     def recall_search(
         query: Annotated[str, Field(min_length=1, max_length=2000, description=(
             "Any text: words, identifiers, paths, a quoted \"exact phrase\", or a pasted error."))],
@@ -606,8 +597,7 @@ WRITES = dict(read_only_hint=False, destructive_hint=False, idempotent_hint=Fals
 
 
 def _rule_tools(server: RecallServer, backend: Backend) -> None:
-    @server.tool(name="rule_add", title="Add a triggered rule",
-                 annotations=ToolAnnotations(title="Add a triggered rule", **WRITES))
+    @_tool(server, "rule_add", "Add a triggered rule", WRITES)
     def rule_add(
         text: Annotated[str, Field(min_length=1, max_length=1000, description=(
             "What Claude must be told when the rule fires, as an instruction, e.g. "
@@ -634,8 +624,7 @@ def _rule_tools(server: RecallServer, backend: Backend) -> None:
                                        any_words=any_words, all_words=all_words, regex=regex, tools=tools,
                                        scope=scope, expires=expires, project=project, cwd=backend.cwd))
 
-    @server.tool(name="rule_update", title="Change or remove a triggered rule",
-                 annotations=ToolAnnotations(title="Change or remove a triggered rule", **WRITES))
+    @_tool(server, "rule_update", "Change or remove a triggered rule", WRITES)
     def rule_update(
         id: Annotated[str, Field(min_length=1, max_length=40, description=(
             "The rule's id (a unique prefix is enough), as rule_add returned it or `recall rules list` shows."))],

@@ -30,9 +30,11 @@ import tantivy
 from indexer.project import canonical_project
 from indexer.schema import stored_value
 from recall.core import paths
+from recall.core.text import clip
 from recall.memory import note_access
 from recall.core.errors import RecallError, UsageError
 from recall.search.hit import Hit, iso
+from recall.search.merged import ASK_MATCHES, TRANSCRIPTS, merged_search
 from recall.search.query import analyze
 from recall.search.searcher import Searcher
 from recall.search.stale import mark_hits
@@ -41,11 +43,8 @@ from recall.search.timespec import parse_since
 #: The memory types of the typed-memory store (``mtype`` in the index).
 MEMORY_TYPES = ("architecture", "decision", "pattern", "gotcha", "progress", "context")
 
-#: Curated memories outrank a transcript hit of the same BM25 score.
-MEMORY_WEIGHT = 1.5
 #: Characters of a match's full text carried in results (the MCP layer trims further).
 TEXT_CHARS = 2000
-ASK_MATCHES = 30
 MAX_TAGS = 20
 ALL_PROJECTS = ("all", "*", "any")
 
@@ -133,32 +132,6 @@ def resolve_scope(searcher: Searcher, project: str | None, cwd: str | None) -> S
 
 
 # matches -------------------------------------------------------------------------------
-def clip(text: str, limit: int) -> str:
-    """``text`` with whitespace collapsed, cut to ``limit`` characters at a word boundary."""
-    flat = " ".join((text or "").split())
-    if len(flat) <= limit:
-        return flat
-    if limit <= 1:
-        return "…"[:limit]
-    cut = flat[:limit - 1]
-    space = cut.rfind(" ")
-    if space > limit * 0.6:
-        cut = cut[:space]
-    return cut + "…"
-
-
-def clip_block(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, keeping its line breaks (for prose answers)."""
-    text = (text or "").strip()
-    if len(text) <= limit:
-        return text
-    cut = text[:limit - 1]
-    space = max(cut.rfind(" "), cut.rfind("\n"))
-    if space > limit * 0.8:
-        cut = cut[:space]
-    return cut.rstrip() + "…"
-
-
 @dataclass
 class Match:
     hit: Hit
@@ -236,25 +209,14 @@ def _check_type(mtype: str | None) -> str | None:
     return t
 
 
-TRANSCRIPTS = ("message", "session")
-
-
 def merged_matches(searcher: Searcher, text: str, *, limit: int, mtype: str | None = None,
                    project: str | None = None, cwd: str | None = None, team: bool = False) -> list[Match]:
     """Typed memories (this machine's and the team's) and transcript hits for ``text``, ranked
-    together, with their stale marks (files judged in the working tree ``cwd`` is in).
-
-    Memories score ``MEMORY_WEIGHT`` times their BM25 score. With ``mtype`` only memories of
-    that type are returned (transcripts carry no type); with ``team`` only the team's items.
+    together (``recall.search.merged``), with their stale marks (files judged in the working
+    tree ``cwd`` is in) and the memories' types and tags. With ``mtype`` only memories of that
+    type; with ``team`` only the team's items.
     """
-    # messages=True: memories are ranked one by one, never grouped by session
-    memories = searcher.search(text, limit=limit, messages=True, doctypes=("team",) if team else ("memory", "team"),
-                               mtype=mtype, project=project)
-    for h in memories:
-        h.score *= MEMORY_WEIGHT
-    transcript = [] if mtype or team else searcher.search(text, limit=limit, messages=False, project=project,
-                                                          doctypes=TRANSCRIPTS)
-    ranked = mark_hits(sorted([*memories, *transcript], key=lambda h: h.score, reverse=True)[:limit], cwd)
+    ranked = mark_hits(merged_search(searcher, text, limit=limit, mtype=mtype, project=project, team=team), cwd)
     details = _memory_details(searcher, [h.uuid for h in ranked if h.kind in ("memory", "team")])
     out = []
     for h in ranked:
@@ -361,7 +323,7 @@ def memory_ask(question: str, *, project: str | None = None, cwd: str | None = N
                searcher: Searcher | None = None, timeout: float = 30.0) -> dict:
     """The top ``ASK_MATCHES`` matches for ``question``, synthesized by the model into an
     answer with citations; without a key (or when the call fails) the raw matches and a note."""
-    from recall.llm.messages_api import NoKey
+    from recall.llm.errors import NoKey
 
     question = _check_text(question, "question")
     s = searcher or Searcher()

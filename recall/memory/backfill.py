@@ -50,7 +50,7 @@ class Item:
 def plan(since: float, project: str | None = None, cfg: dict | None = None, now: float | None = None) -> dict:
     """What a backfill of the sessions active after ``since`` would do (no model call)."""
     from indexer.state import list_sessions
-    from recall.llm import messages_api as llm
+    from recall.llm.usage import calls_today as _calls_today
     from recall.memory import extract, summaries, summarize, worker
 
     cfg = cfg if cfg is not None else config.load()
@@ -92,7 +92,7 @@ def plan(since: float, project: str | None = None, cfg: dict | None = None, now:
     tokens_out = sum(it.extract_calls * EXTRACT_OUT_TOKENS + (SUMMARY_OUT_TOKENS if it.summary else 0)
                      for it in items)
     cap = (cfg.get("memory") or {}).get("daily_call_cap")
-    calls_today = llm.calls_today()
+    calls_today = _calls_today()
     return {"since": since, "items": items, "sessions": len(items), "calls": sum(it.calls for it in items),
             "extract_calls": sum(it.extract_calls for it in items),
             "summaries": sum(1 for it in items if it.summary), "active": active,

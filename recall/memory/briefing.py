@@ -27,6 +27,7 @@ from pathlib import Path
 
 from recall.core import config
 from recall.core import paths
+from recall.core.text import one_line
 from recall.memory import TYPES
 from recall.memory.store import BRIEFING_FLOOR, Memory, State, effective_confidence, git_exclude, load, rank
 
@@ -125,9 +126,7 @@ def _line(m: Memory) -> str:
     (``(src/lib/refunds.ts changed 3 days later)``, recall.memory.stale)."""
     from recall.memory.stale import mark_text
 
-    text = " ".join(m.content.split())
-    if len(text) > LINE_CHARS:
-        text = text[:LINE_CHARS - 1].rstrip() + "…"
+    text = one_line(m.content, LINE_CHARS)
     mark = mark_text(m)
     return f"- {text} {mark}" if mark else f"- {text}"
 

@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 
 from recall.core import config
 from recall.llm import backend
-from recall.llm import messages_api as llm
+from recall.llm.errors import CapReached, ModelError, NoKey
 from recall.core import log
+from recall.core.text import one_line
 from recall.memory import TYPES, store
 
 MIN_PER_TYPE = 5
@@ -185,11 +186,6 @@ def _merged_files(sources: list[store.Memory]) -> tuple[list[dict], list[dict]]:
 
 
 # re-check ------------------------------------------------------------------------------------
-def _clip(text: str, n: int) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= n else text[:n - 1].rstrip() + "…"
-
-
 def newer_sessions(project: str, m: store.Memory, touches) -> list[tuple[str, float, list[str]]]:
     """(session, when, the stale files it touched) of the sessions that touched ``m``'s stale
     files after they were fingerprinted, newest first, at most RECHECK_SESSIONS."""
@@ -213,7 +209,7 @@ def session_excerpt(session_id: str, paths: list[str]) -> str:
     lines = []
     rec = summaries.get(session_id)
     if rec and rec.get("summary"):
-        lines.append("Summary: " + _clip(rec["summary"], 600))
+        lines.append("Summary: " + one_line(rec["summary"], 600))
     names = {p.rsplit("/", 1)[-1] for p in paths}
     used = sum(len(x) for x in lines)
     for msg in archived_messages(session_id):
@@ -221,7 +217,7 @@ def session_excerpt(session_id: str, paths: list[str]) -> str:
             break
         if msg.role not in ("user", "assistant", "tool_use") or not any(n in msg.text for n in names):
             continue
-        line = f"{msg.role.upper()}: {_clip(msg.text, 400)}"
+        line = f"{msg.role.upper()}: {one_line(msg.text, 400)}"
         lines.append(line)
         used += len(line)
     return "\n".join(lines) or "(nothing of it is archived)"
@@ -340,14 +336,14 @@ def consolidate(project: str, *, force: bool = False, event: str = "", cfg: dict
             logger.warning("consolidation of %s in %s skipped: the answer was malformed twice (%s)", t, project, exc)
             result.skipped.append(t)
             continue
-        except llm.NoKey:
+        except NoKey:
             result.stopped = "no key"
             break
-        except llm.CapReached as exc:
+        except CapReached as exc:
             logger.warning("consolidation stopped: %s", exc)
             result.stopped = "daily cap reached"
             break
-        except llm.ModelError as exc:
+        except ModelError as exc:
             logger.warning("consolidation of %s in %s stopped: %s", t, project, exc)
             result.stopped = f"model error: {exc}"
             break
@@ -360,12 +356,12 @@ def consolidate(project: str, *, force: bool = False, event: str = "", cfg: dict
     if not result.stopped and backend.available(cfg):
         try:
             recheck(project, cfg, now_fn(), result)
-        except llm.NoKey:
+        except NoKey:
             result.stopped = "no key"
-        except llm.CapReached as exc:
+        except CapReached as exc:
             logger.warning("re-check of stale memories stopped: %s", exc)
             result.stopped = "daily cap reached"
-        except llm.ModelError as exc:
+        except ModelError as exc:
             logger.warning("re-check of stale memories in %s stopped: %s", project, exc)
             result.stopped = f"model error: {exc}"
     with store.transaction(project) as st:

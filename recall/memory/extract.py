@@ -29,10 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from recall.core import config
+from recall.core.jsonio import read_json
 from recall.llm import backend
-from recall.llm import messages_api as llm
+from recall.llm.errors import CapReached, ModelError, NoKey
 from recall.core import log
 from recall.core import paths
+from recall.core.text import cut
 from recall.memory import memory_home
 from recall.memory import store
 
@@ -158,13 +160,13 @@ def cursor_path(session_id: str) -> Path:
 
 
 def load_cursor(session_id: str) -> Cursor:
+    d = read_json(cursor_path(session_id), {}, dict)
     try:
-        d = json.loads(cursor_path(session_id).read_text(encoding="utf-8"))
         return Cursor(session_id=session_id, transcript=str(d.get("transcript") or ""),
                       offset=int(d.get("offset") or 0), inode=int(d.get("inode") or 0),
                       project=str(d.get("project") or ""), cwd=str(d.get("cwd") or ""),
                       updated=float(d.get("updated") or 0.0), private_open=bool(d.get("private_open")))
-    except (OSError, ValueError, TypeError, AttributeError):
+    except (ValueError, TypeError):
         return Cursor(session_id=session_id)
 
 
@@ -197,11 +199,6 @@ def find_transcript(session_id: str, hint: str | None = None) -> Path | None:
 
 
 # rendering -------------------------------------------------------------------------------
-def _clip(text: str, n: int) -> str:
-    text = text.strip()
-    return text if len(text) <= n else text[:n - 1].rstrip() + "…"
-
-
 def render(m, root: str = "") -> str | None:
     """One parsed message as summary line(s), or None for what the summary leaves out."""
     text = m.text or ""
@@ -211,21 +208,21 @@ def render(m, root: str = "") -> str | None:
     if not text:
         return None
     if m.role == "user":
-        return "USER: " + _clip(text, MESSAGE_CHARS)
+        return "USER: " + cut(text.strip(), MESSAGE_CHARS)
     if m.role == "assistant":
-        return "CLAUDE: " + _clip(text, MESSAGE_CHARS)
+        return "CLAUDE: " + cut(text.strip(), MESSAGE_CHARS)
     if m.role == "summary":
-        return "SUMMARY: " + _clip(text, MESSAGE_CHARS)
+        return "SUMMARY: " + cut(text.strip(), MESSAGE_CHARS)
     if m.role == "tool_use":
         out = []
         for line in text.split("\n"):
             name, sep, rest = line.partition(": ")
             if sep and name in m.tools:
-                out.append(f"TOOL [{name}]: {_clip(rest, TOOL_CHARS)}")
+                out.append(f"TOOL [{name}]: {cut(rest.strip(), TOOL_CHARS)}")
             elif line.strip() in m.tools:
                 out.append(f"TOOL [{line.strip()}]")
         if not out:
-            out = [f"TOOL [{m.tools[0] if m.tools else 'tool'}]: {_clip(text, TOOL_CHARS)}"]
+            out = [f"TOOL [{m.tools[0] if m.tools else 'tool'}]: {cut(text.strip(), TOOL_CHARS)}"]
         return "\n".join(out)
     return None  # tool results: too long, and what matters shows up in Claude's reply
 
@@ -280,9 +277,9 @@ def chunk(entries: list[Entry], start_offset: int, size: int = CHUNK_CHARS,
     while start < n:
         end = min(start + size, n)
         if end < n:
-            cut = text.rfind("\n", start + size // 2, end)
-            if cut > start:
-                end = cut
+            at = text.rfind("\n", start + size // 2, end)
+            if at > start:
+                end = at
         cursor = start_offset
         for char_end, byte_end in bounds:
             if char_end <= end:
@@ -413,14 +410,14 @@ def process(session_id: str, event: str, transcript_path: str | None = None, cwd
             cur.offset, cur.private_open = ch.end, carry.get(ch.end, cur.private_open)
             save_cursor(cur)
             continue
-        except llm.NoKey:
+        except NoKey:
             report.stopped = "no key"
             break
-        except llm.CapReached as exc:
+        except CapReached as exc:
             logger.warning("session %s: extraction stopped: %s", session_id, exc)
             report.stopped = "daily cap reached"
             break
-        except llm.ModelError as exc:
+        except ModelError as exc:
             logger.warning("session %s: extraction stopped at chunk %d/%d, will resume there: %s",
                            session_id, i, len(chunks), exc)
             report.stopped = f"model error: {exc}"

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from recall.core import log
 from recall.core import paths
+from recall.core.jsonio import read_jsonl
 from recall.memory import memory_home, store
 
 _service_writer = None  # inside the service: see use_service_writer
@@ -68,15 +69,8 @@ def _take_pending() -> list[dict]:
         os.replace(path, taken)
     except FileNotFoundError:
         return []
-    entries = []
     try:
-        for line in taken.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(e, dict):
-                entries.append(e)
+        entries = list(read_jsonl(taken))
     finally:
         try:
             taken.unlink()

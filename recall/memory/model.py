@@ -108,29 +108,25 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {err.get('msg', 'invalid')}"
 
 
-def parse_extraction(text: str) -> Extraction:
+def _parse(text: str, model, list_key: str | None = None):
+    """The model's answer ``text`` as a ``model``; a bare JSON list is taken as its
+    ``list_key`` field. Raises BadAnswer naming the first problem."""
     data = parse_json(text)
-    if isinstance(data, list):
-        data = {"memories": data}
+    if list_key and isinstance(data, list):
+        data = {list_key: data}
     try:
-        return Extraction.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         raise BadAnswer(_first_error(exc)) from None
+
+
+def parse_extraction(text: str) -> Extraction:
+    return _parse(text, Extraction, "memories")
 
 
 def parse_recheck(text: str) -> Recheck:
-    data = parse_json(text)
-    if isinstance(data, list):
-        data = {"verdicts": data}
-    try:
-        return Recheck.model_validate(data)
-    except ValidationError as exc:
-        raise BadAnswer(_first_error(exc)) from None
+    return _parse(text, Recheck, "verdicts")
 
 
 def parse_consolidation(text: str) -> Consolidation:
-    data = parse_json(text)
-    try:
-        return Consolidation.model_validate(data)
-    except ValidationError as exc:
-        raise BadAnswer(_first_error(exc)) from None
+    return _parse(text, Consolidation)

@@ -8,6 +8,7 @@ import os
 from datetime import datetime, timezone
 
 from recall.core.errors import UsageError
+from recall.core.text import one_line
 from recall.memory import summaries
 
 TOOL_LINE_CHARS = 160
@@ -63,11 +64,6 @@ def resolve(ref: str):
         raise UsageError(f"{ref!r} matches several sessions ({', '.join(s.session_id[:12] for s in found[:4])}…): "
                          "give more of the id.")
     return found[0]
-
-
-def one_line(text: str, n: int) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= n else text[:n - 1].rstrip() + "…"
 
 
 def _clock(ts: float) -> str:
@@ -156,14 +152,13 @@ def show_json(info) -> dict:
 
 def installed_at() -> float | None:
     """When recall was first set up here (``setup.json``), or None."""
-    import json
-
     from recall.core import paths
+    from recall.core.jsonio import read_json
 
+    data = read_json(paths.recall_home() / "setup.json", {}, dict)
     try:
-        data = json.loads((paths.recall_home() / "setup.json").read_text(encoding="utf-8"))
-        return float(data["installed"]) if isinstance(data, dict) and data.get("installed") else None
-    except (OSError, ValueError, KeyError, TypeError):
+        return float(data["installed"]) if data.get("installed") else None
+    except (ValueError, TypeError):
         return None
 
 

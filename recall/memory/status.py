@@ -8,7 +8,7 @@ import os
 import time
 
 from recall.core import config
-from recall.llm import messages_api as llm
+from recall.llm.usage import calls_today, usage_summary
 
 NO_KEY = "memory extraction is off: {why}"
 DISABLED = ("memory extraction is off: memory.enabled is false "
@@ -26,9 +26,9 @@ def memory_status(cwd: str | None = None, cfg: dict | None = None) -> dict:
     choice = backend.choose(cfg)
     key, where = choice.name != "off", choice.source
     enabled = mem.get("enabled", True) not in (False, "false", "off", 0)
-    usage = llm.usage_summary()
+    usage = usage_summary()
     cap = mem.get("daily_call_cap")
-    calls = llm.calls_today()
+    calls = calls_today()
     project = canonical_project(os.path.abspath(cwd or os.getcwd()))
     out = {
         "enabled": bool(key) and enabled, "key": bool(key), "key_source": where, "configured": enabled,
@@ -58,15 +58,10 @@ def memory_status(cwd: str | None = None, cfg: dict | None = None) -> dict:
 
 def _worker_status() -> dict:
     """The worker's last run (``recall.memory.worker.read_status``), without importing it."""
-    import json
-
+    from recall.core.jsonio import read_json
     from recall.memory import memory_home
 
-    try:
-        data = json.loads((memory_home() / "status.json").read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
+    return read_json(memory_home() / "status.json", {}, dict)
 
 
 def status_lines(cwd: str | None = None, cfg: dict | None = None, s: dict | None = None) -> list[str]:

@@ -45,6 +45,7 @@ from typing import Iterator
 
 from recall.core import paths
 from recall.core.errors import RecallError
+from recall.core.text import cut
 from recall.memory import TYPES, access_log_path, memory_home
 
 SCHEMA_VERSION = 1
@@ -145,10 +146,7 @@ _WS = re.compile(r"\s+")
 
 
 def clean_content(text: str) -> str:
-    text = _WS.sub(" ", str(text or "")).strip()
-    if len(text) > MAX_CONTENT:
-        text = text[:MAX_CONTENT - 1].rstrip() + "…"
-    return text
+    return cut(_WS.sub(" ", str(text or "")).strip(), MAX_CONTENT)
 
 
 def clean_tags(tags) -> list[str]:

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from recall.core import paths
+from recall.core.jsonio import read_json
 
 SUMMARY_TYPE = "session-summary"
 _SID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -46,11 +47,7 @@ def _file(session_id: str, folder: Path | None = None) -> Path | None:
 def _read(path: Path | None) -> dict | None:
     if path is None:
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    return read_json(path, None, dict)
 
 
 def get(session_id: str) -> dict | None:

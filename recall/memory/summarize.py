@@ -19,8 +19,9 @@ import os
 import time
 
 from recall.core import config, log
+from recall.core.text import cut
 from recall.llm import backend
-from recall.llm import messages_api as llm
+from recall.llm.errors import CapReached, ModelError, NoKey
 from recall.memory import summaries
 
 MAX_INPUT_CHARS = 24_000    # rendered session sent to the model: the start and the end kept
@@ -43,8 +44,8 @@ No preamble, no other text."""
 
 
 def ask_model(system: str, prompt: str, *, cfg: dict | None = None) -> tuple[str, str]:
-    """The one place a summary calls the model: (text, model id). Raises llm.NoKey,
-    llm.CapReached, llm.ModelError. (A model-backend chooser routes this function.)"""
+    """The one place a summary calls the model: (text, model id). Raises NoKey,
+    CapReached, ModelError. (A model-backend chooser routes this function.)"""
     from recall.memory.extract import memory_settings
 
     settings = memory_settings(cfg)
@@ -129,7 +130,7 @@ def build_prompt(lines: list[str]) -> str:
 def clean(reply: str) -> str:
     lines = [ln.strip() for ln in reply.strip().splitlines() if ln.strip()]
     text = "\n".join(lines)
-    return text if len(text) <= MAX_SUMMARY_CHARS else text[:MAX_SUMMARY_CHARS - 1].rstrip() + "…"
+    return cut(text, MAX_SUMMARY_CHARS)
 
 
 def summarize(session_id: str, transcript_path: str | None = None, cwd: str | None = None, *,
@@ -148,7 +149,7 @@ def summarize(session_id: str, transcript_path: str | None = None, cwd: str | No
         return {"status": "empty"}
     try:
         reply, model = ask_model(SYSTEM, build_prompt(lines), cfg=cfg)
-    except (llm.NoKey, llm.CapReached, llm.ModelError) as exc:
+    except (NoKey, CapReached, ModelError) as exc:
         rec = summaries.mark_pending(session_id, transcript_path or "", cwd or "", problem=str(exc)[:300])
         log.get("memory").warning("session %s: summary not written, will retry: %s", session_id, exc)
         return {"status": "pending", "problem": str(exc)[:300], "attempts": (rec or {}).get("attempts", 0)}

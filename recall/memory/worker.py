@@ -19,6 +19,7 @@ import threading
 import time
 
 from recall.core import config
+from recall.core.jsonio import read_json
 from recall.core import log
 from recall.core import paths
 from recall.memory import memory_home
@@ -33,12 +34,7 @@ def status_path():
 
 
 def write_status(update: dict) -> None:
-    try:
-        data = json.loads(status_path().read_text(encoding="utf-8"))
-        if not isinstance(data, dict):
-            data = {}
-    except (OSError, ValueError):
-        data = {}
+    data = read_status()
     data.update(update)
     try:
         paths.atomic_write(status_path(), json.dumps(data, ensure_ascii=False))
@@ -47,11 +43,7 @@ def write_status(update: dict) -> None:
 
 
 def read_status() -> dict:
-    try:
-        data = json.loads(status_path().read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
+    return read_json(status_path(), {}, dict)
 
 
 def idle_seconds(cfg: dict) -> float:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 
+from recall.core.text import cut
 from recall.prompt.candidates import informative_terms, query_text
 
 TAG_OPEN = "<recalled-context>"
@@ -117,7 +118,7 @@ def _wrap(lines: list[str], max_chars: int, header: str) -> str:
             continue
         left = room - used - (1 if body else 0)
         if left > 80:
-            body.append(line[:left - 1].rstrip() + "…")
+            body.append(cut(line, left))
         break
     return head + "\n".join(body) + tail
 

@@ -210,11 +210,11 @@ def _deliver(prompt, hits, hook, cfg, deadline, on_fallback, trace, rules, only_
     if not finished:
         _log().warning("synthesis did not finish within the hook budget; injected raw snippets")
         return raw_because("deadline")
-    from recall.llm import messages_api as llm
+    from recall.llm.errors import CapReached, NoKey
 
-    if isinstance(result, llm.CapReached):
+    if isinstance(result, CapReached):
         return raw_because("cap")
-    if isinstance(result, llm.NoKey):
+    if isinstance(result, NoKey):
         return raw_because("no backend")
     if isinstance(result, BaseException):
         _log().warning("synthesis failed (%s); injected raw snippets", str(result)[:300])

@@ -88,20 +88,12 @@ def record(payload: dict, trace: dict, output: dict | None, started: float) -> d
 
 def read(limit: int | None = None) -> list[dict]:
     """The records, oldest first (the last ``limit`` when given); unreadable lines skipped."""
+    from recall.core.jsonio import read_jsonl
+
     out: list[dict] = []
     path = log_path()
     for p in (f"{path}.1", str(path)):
-        try:
-            with open(p, encoding="utf-8") as fh:
-                for line in fh:
-                    try:
-                        rec = json.loads(line)
-                    except ValueError:
-                        continue
-                    if isinstance(rec, dict):
-                        out.append(rec)
-        except OSError:
-            continue
+        out.extend(read_jsonl(p))
     out.sort(key=lambda r: r.get("t", 0) if isinstance(r.get("t", 0), (int, float)) else 0)
     return out[-limit:] if limit else out
 

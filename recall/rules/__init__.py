@@ -13,7 +13,7 @@ Layout of the package:
   native   Claude Code's own ``.claude/rules/*.md`` files, listed read-only
   inject   what the prompt hook adds: the situation from the payload and the transcript's
            last turns, once per session per rule (again on a new file)
-  docs     the rules as documents of the search index (type "rule")
+  index_docs  the rules as documents of the search index (type "rule")
 
 Import-light: nothing here imports tantivy, anthropic or mcp at module level.
 """

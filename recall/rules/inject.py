@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from recall.core import paths
+from recall.core.jsonio import loads_object, read_json
 from recall.rules.files import any_rules, project_of
 from recall.rules.match import Fired, Situation, compiled_rules, fire
 
@@ -51,11 +52,8 @@ def recent_activity(transcript_path: str | None, turns: int = LAST_TURNS) -> tup
     for raw in reversed(lines):
         if not raw.strip():
             continue
-        try:
-            entry = json.loads(raw)
-        except ValueError:
-            continue
-        if not isinstance(entry, dict):
+        entry = loads_object(raw)
+        if entry is None:
             continue
         msg = entry.get("message") if isinstance(entry.get("message"), dict) else {}
         content = msg.get("content")
@@ -99,12 +97,7 @@ def _record_path(session_id) -> Path | None:
 def _read_record(path: Path | None) -> dict[str, list[str]]:
     if path is None:
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
+    data = read_json(path, {}, dict)
     return {str(k): [str(f) for f in v] for k, v in data.items() if isinstance(v, list)}
 
 

@@ -153,12 +153,7 @@ def parse_expires(value: str | None, now: float | None = None) -> str | None:
 # validation ----------------------------------------------------------------------------------
 def _words(name: str, value) -> list[str]:
     """``--any "WORDS"``: the words as given (matched later on their analyzer terms)."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, (list, tuple)):
-        raise RuleError(f"{name}: give words as a string, e.g. \"migration schema\".")
+    value = _items(name, value, 'give words as a string, e.g. "migration schema".')
     words = [w for v in value for w in str(v).replace(",", " ").split()]
     if not words:
         return []
@@ -172,15 +167,21 @@ def _words(name: str, value) -> list[str]:
     return words
 
 
-def _list(name: str, value, check) -> list[str]:
+def _items(name: str, value, how: str) -> list:
+    """A field's value as a list: none for None, one for a string; RuleError ``how`` to give
+    it for anything else but a list."""
     if value is None:
         return []
     if isinstance(value, str):
-        value = [value]
+        return [value]
     if not isinstance(value, (list, tuple)):
-        raise RuleError(f"{name}: give a list of strings.")
+        raise RuleError(f"{name}: {how}")
+    return list(value)
+
+
+def _list(name: str, value, check) -> list[str]:
     out = []
-    for v in value:
+    for v in _items(name, value, "give a list of strings."):
         v = str(v).strip()
         if not v:
             continue

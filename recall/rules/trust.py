@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 
 from recall.core import paths
+from recall.core.jsonio import read_json
 
 MAX_PER_PROJECT = 10_000
 LOCK_TIMEOUT = 10.0
@@ -35,12 +36,7 @@ def fingerprint(rule) -> str:
 
 
 def _read() -> dict[str, list[str]]:
-    try:
-        data = json.loads(trust_file().read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
+    data = read_json(trust_file(), {}, dict)
     return {str(k): [str(f) for f in v if isinstance(f, str)] for k, v in data.items() if isinstance(v, list)}
 
 

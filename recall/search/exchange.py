@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from indexer.archive_files import last_line_before, lines_after, parse_line
+from recall.core.text import clip
 
 REPLY_CHARS = 700        # of the assistant's text in a reply (the last, concluding text first)
 TOOL_LINES = 5           # tool calls shown in a reply, one line each ...
@@ -26,25 +27,6 @@ TOOL_LINE_CHARS = 100    # ... of at most this many characters
 QUESTION_CHARS = 200
 MIN_PIECE = 60           # an earlier text with less room than this is left out ("…")
 MAX_ITEMS = 60           # texts and tool calls read into one reply at most
-
-
-def clip(text: str, limit: int) -> str:
-    """``text`` on one line, cut to ``limit`` characters at a word boundary (only its start
-    is read: a pasted log's prompt is long)."""
-    text = text or ""
-    if len(text) > 4 * limit + 64:
-        flat = " ".join(text[:4 * limit + 64].split())
-        if len(flat) <= limit:
-            return flat + "…"
-    else:
-        flat = " ".join(text.split())
-    if len(flat) <= limit:
-        return flat
-    cut = flat[:max(0, limit - 1)]
-    space = cut.rfind(" ")
-    if space > limit * 0.6:
-        cut = cut[:space]
-    return cut.rstrip() + "…"
 
 
 def _role(raw: bytes) -> bytes:
@@ -69,6 +51,28 @@ def _source_tag(source: str) -> bytes:
     return b'"source":' + json.dumps(source, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
+def _records(lines, source: str, roles: tuple[bytes, ...], unread=None):
+    """``(role, record)`` of the archive ``lines`` (raw JSON, or already parsed records) of
+    ``source``, in order. A raw line is parsed only when its role is one of ``roles`` and it
+    carries ``source``'s tag (a subagent's transcript is archived in the same session file);
+    one whose role ``unread(role)`` refuses at that moment gives ``(role, None)``."""
+    tag = _source_tag(source) if source else b""
+    for raw in lines:
+        if isinstance(raw, dict):
+            if _source_ok(raw, source):
+                yield str(raw.get("role") or "").encode(), raw
+            continue
+        role = _role(raw)
+        if role not in roles or (tag and tag not in raw):
+            continue
+        if unread is not None and unread(role):
+            yield role, None
+            continue
+        rec = parse_line(raw)
+        if rec is not None:
+            yield role, rec
+
+
 def reply_from(lines, source: str = "", flags: dict | None = None) -> str | None:
     """The reply made of the archive ``lines`` (raw JSON, or already parsed records) that
     followed a prompt, in order; None when the assistant said nothing and called no tool
@@ -77,24 +81,15 @@ def reply_from(lines, source: str = "", flags: dict | None = None) -> str | None
     recall injected into that prompt (its records are marked ``echo`` at ingest)."""
     items: list[tuple[str, str]] = []  # ("text" | "tool", text), in order
     tools = 0
-    tag = _source_tag(source) if source else b""
-    for raw in lines:
-        if isinstance(raw, dict):
-            rec, role = raw, str(raw.get("role") or "").encode()
-            if not _source_ok(rec, source):
-                continue
-        else:
-            role = _role(raw)
-            if role not in (b"assistant", b"tool_use", b"user", b"summary"):
-                continue  # a tool result: never part of the reply, and the longest lines
-            if tag and tag not in raw:
-                continue  # a subagent's transcript, archived in the same session file
-            if role == b"tool_use" and tools >= TOOL_LINES:
-                tools += 1  # counted, not read
-                continue
-            rec = parse_line(raw)
-            if rec is None:
-                continue
+
+    def unread(role: bytes) -> bool:
+        return role == b"tool_use" and tools >= TOOL_LINES
+
+    # a tool result is never part of the reply (and has the longest lines): never parsed
+    for role, rec in _records(lines, source, (b"assistant", b"tool_use", b"user", b"summary"), unread):
+        if rec is None:
+            tools += 1  # counted, not read
+            continue
         if role in (b"user", b"summary"):
             break  # a new prompt, or a compaction: the reply is over
         text = str(rec.get("text") or "").strip()
@@ -137,19 +132,7 @@ def reply_from(lines, source: str = "", flags: dict | None = None) -> str | None
 def question_from(lines, source: str = "") -> str | None:
     """The prompt among the archive ``lines`` (raw JSON, or parsed records) before a
     message, nearest first, one line. Only prompt (and summary) lines are parsed."""
-    tag = _source_tag(source) if source else b""
-    for raw in lines:
-        if isinstance(raw, dict):
-            rec, role = raw, str(raw.get("role") or "").encode()
-            if not _source_ok(rec, source):
-                continue
-        else:
-            role = _role(raw)
-            if role not in (b"user", b"summary") or (tag and tag not in raw):
-                continue
-            rec = parse_line(raw)
-            if rec is None:
-                continue
+    for role, rec in _records(lines, source, (b"user", b"summary")):
         if role == b"user":
             return clip(str(rec.get("text") or ""), QUESTION_CHARS) or None
         if role == b"summary":

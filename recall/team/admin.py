@@ -6,6 +6,8 @@ Each takes a connection string and returns what it did as a dict; errors are one
 
 from __future__ import annotations
 
+import contextlib
+
 from recall.core.errors import UsageError
 from recall.team import conn as tc
 from recall.team import schema
@@ -73,14 +75,27 @@ def _refused(exc: Exception, what: str) -> Exception:
     return err
 
 
+@contextlib.contextmanager
+def _as_owner(url: str | None, what: str):
+    """The owner's connection (``_owner``), closed after; a database error inside is the
+    one-line error of ``what`` (``_refused``)."""
+    import psycopg
+
+    c = _owner(url)
+    try:
+        yield c
+    except psycopg.Error as exc:
+        raise _refused(exc, what) from None
+    finally:
+        c.close()
+
+
 def grant(role: str, project: str, url: str | None = None) -> dict:
     """Let ``role`` read and write ``project``: {"role", "project", "new"}."""
-    import psycopg
     from psycopg import sql
 
     role, remote = _args(role, project)
-    c = _owner(url)
-    try:
+    with _as_owner(url, "Granting") as c:
         if c.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone() is None:
             raise UsageError(f"The database has no role {role!r}: create it first (CREATE ROLE {role} LOGIN; then "
                              "\\password in psql), then grant again.")
@@ -89,22 +104,16 @@ def grant(role: str, project: str, url: str | None = None) -> dict:
                             (role, remote)).rowcount
             for statement in schema.ROLE_PRIVILEGES:
                 c.execute(sql.SQL(statement).format(role=sql.Identifier(role)))
-    except psycopg.Error as exc:
-        raise _refused(exc, "Granting") from None
-    finally:
-        c.close()
     return {"role": role, "project": remote, "new": bool(new)}
 
 
 def revoke(role: str, project: str, url: str | None = None) -> dict:
     """Take ``project`` back from ``role``; a role left with no grant loses every right on the
     tables: {"role", "project", "revoked", "grants_left"}."""
-    import psycopg
     from psycopg import sql
 
     role, remote = _args(role, project)
-    c = _owner(url)
-    try:
+    with _as_owner(url, "Revoking") as c:
         with c.transaction():
             gone = c.execute("DELETE FROM recall_team.grants WHERE role = %s AND project = %s",
                              (role, remote)).rowcount
@@ -113,8 +122,4 @@ def revoke(role: str, project: str, url: str | None = None) -> dict:
             if not left and exists:
                 for statement in schema.ROLE_REVOKE:
                     c.execute(sql.SQL(statement).format(role=sql.Identifier(role)))
-    except psycopg.Error as exc:
-        raise _refused(exc, "Revoking") from None
-    finally:
-        c.close()
     return {"role": role, "project": remote, "revoked": bool(gone), "grants_left": int(left)}

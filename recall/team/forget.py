@@ -65,9 +65,9 @@ def local_step(ix, sel) -> int:
         if not ids:
             return 0
         db.forget_items(ids)
-    from recall.team import docs
+    from recall.team import index_docs
 
-    docs.write(ix, [], ids, {})
+    index_docs.write(ix, [], ids, {})
     with local.TeamDB() as db:
         db.mark_indexed([], ids)
     return len(ids)

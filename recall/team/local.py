@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recall.core import paths
+from recall.core.jsonio import read_json
 from recall.core.errors import UsageError
 
 SCHEMA = """
@@ -80,12 +81,14 @@ class Join:
 
 def joined() -> Join | None:
     """The join of this RECALL_HOME, or None (never joined, or left)."""
+    data = read_json(config_path(), None, dict)
+    if data is None:
+        return None
     try:
-        data = json.loads(config_path().read_text(encoding="utf-8"))
         return Join(url=str(data["url"]), server=str(data.get("server") or "the team server"),
                     role=str(data.get("role") or ""), origin=str(data["origin"]),
                     joined=float(data.get("joined") or 0))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):
         return None
 
 

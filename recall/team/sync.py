@@ -236,7 +236,7 @@ def index_pending(writer: Writer) -> int:
     the items written or deleted."""
     from indexer.schema import index_id
 
-    from recall.team import docs
+    from recall.team import index_docs
 
     done = 0
     with local.TeamDB() as db:
@@ -250,7 +250,7 @@ def index_pending(writer: Writer) -> int:
             if not ups and not dels:
                 break
             checkouts = db.remotes()
-            writer(lambda ix: docs.write(ix, ups, dels, checkouts))
+            writer(lambda ix: index_docs.write(ix, ups, dels, checkouts))
             db.mark_indexed([u["id"] for u in ups], dels)
             done += len(ups) + len(dels)
         db.put(index_id=current)

@@ -15,9 +15,7 @@ commands = typer.Typer()  # merged into the app by recall.cli.app
 
 
 # ask ---------------------------------------------------------------------------------------
-ASK_MATCHES = 30
 ASK_HITS = 8  # hits printed by --or-hits when no model answers
-MEMORY_WEIGHT = 1.5
 
 
 def _print_hits_instead(question: str, hits: list, why: Exception, as_json: bool) -> None:
@@ -52,20 +50,19 @@ def _state_hits(root: str, question: str, limit: int) -> list:
     return shown(hits)[:limit]  # the readers' gate: an excluded project's memories are not an answer
 
 
-def gather(question: str, project: str | None, limit: int = ASK_MATCHES) -> list:
-    """The top ``limit`` matches from memories and transcripts (memories weighted up)."""
+def gather(question: str, project: str | None, limit: int | None = None) -> list:
+    """The top ``limit`` matches from memories and transcripts (``recall.search.merged``)."""
     from recall.core.errors import IndexMissing
+    from recall.search.merged import ASK_MATCHES, merged_search
     from recall.search.searcher import Searcher
+
+    limit = ASK_MATCHES if limit is None else limit
 
     try:
         s = Searcher()
     except IndexMissing:
         return _marked(_state_hits(project, question, limit)) if project else []
-    mem = s.search(question, limit=limit, doctypes=("memory", "team"), messages=True, project=project)
-    for h in mem:
-        h.score *= MEMORY_WEIGHT
-    talk = s.search(question, limit=limit, project=project, doctypes=("message", "session"))
-    hits = sorted([*mem, *talk], key=lambda h: h.score, reverse=True)[:limit]
+    hits = merged_search(s, question, limit=limit, project=project)
     if project and not any(h.kind == "memory" for h in hits):
         hits = (_state_hits(project, question, 5) + hits)[:limit]
     return _marked(hits)
@@ -101,13 +98,13 @@ def ask_cmd(
         raise UsageError('Ask something: recall ask "why did we pick tantivy?"')
     root = None if everywhere else _project(project)
     from recall.llm import backend
-    from recall.llm import messages_api as llm
+    from recall.llm.errors import CapReached, ModelError, NoKey
 
     hits = gather(text, root)
     try:
         backend.require()
         answer = answer_question(text, hits)
-    except (llm.NoKey, llm.CapReached, llm.ModelError) as exc:
+    except (NoKey, CapReached, ModelError) as exc:
         if not or_hits:
             raise
         note_access(hits)

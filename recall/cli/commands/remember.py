@@ -54,10 +54,10 @@ def remember_cmd(
 def _remember_as_rule(root: str, content: str, as_json: bool) -> None:
     """A standing instruction: a rule of the project with no condition (it fires once in
     every session of the project; `recall rules edit ID` narrows it)."""
-    from recall.rules import docs, store
+    from recall.rules import index_docs, store
 
     rule = store.add({"text": content}, "project", root, origin="remember")
-    docs.sync([rule])
+    index_docs.sync([rule])
     if as_json:
         typer.echo(json.dumps({"action": "rule", "id": rule.id, "type": "rule", "content": rule.text,
                                "project": root, "instruction": True}))

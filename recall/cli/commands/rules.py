@@ -84,14 +84,14 @@ def rules_add(
     as_json: bool = typer.Option(False, "--json", help="Print the new rule as JSON."),
 ) -> None:
     """Add a rule; says its id and when it fires."""
-    from recall.rules import docs, store
+    from recall.rules import index_docs, store
 
     if global_ and project is not None:
         raise UsageError("--global and --project exclude each other: a rule is for one project or all.")
     root = "" if global_ else _project(project)
     rule = store.add(_fields(text, path, any_, all_, regex, tool, expires), "global" if global_ else "project",
                      root)
-    docs.sync([rule])
+    index_docs.sync([rule])
     if as_json:
         typer.echo(json.dumps(rule.public()))
         return
@@ -167,7 +167,7 @@ def rules_edit(
     project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
 ) -> None:
     """Change a rule: each option given replaces that field."""
-    from recall.rules import docs, store
+    from recall.rules import index_docs, store
 
     fields = _fields(text, path, any_, all_, regex, tool, expires)
     for name in clear:
@@ -180,7 +180,7 @@ def rules_edit(
         raise UsageError("Nothing to change: give --text, --path, --any, --all, --regex, --tool, --expires "
                          "or --clear.")
     rule = store.update(rule_id, fields, _project(project))
-    docs.sync([rule])
+    index_docs.sync([rule])
     typer.echo(f"Updated {rule.id}: when {rule.condition()}.")
 
 
@@ -190,10 +190,10 @@ def rules_remove(
     project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
 ) -> None:
     """Delete a rule."""
-    from recall.rules import docs, store
+    from recall.rules import index_docs, store
 
     rule = store.remove(rule_id, _project(project))
-    docs.sync([], [rule.id])
+    index_docs.sync([], [rule.id])
     typer.echo(f"Removed {rule.id}.")
 
 
