@@ -27,7 +27,6 @@ import os
 import re
 import shlex
 import shutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from recall.core import config
 from recall.core import paths
 from recall.core.errors import RecallError
 from recall.core.wiring import MCP_NAME, is_our_mcp as _is_our_mcp, ours
+from recall.control.units import recall_executable
 
 #: event -> (``recall hook`` name, timeout in seconds; None: from the hook budget)
 HOOK_EVENTS: dict[str, tuple[str, int | None]] = {
@@ -61,18 +61,6 @@ class Report:
 
 
 # ------------------------------------------------------------------------------ locations
-def recall_executable() -> list[str]:
-    """argv prefix that runs this recall: the console script beside this Python, else on PATH,
-    else ``python -m recall.entry``. Always absolute."""
-    here = Path(sys.executable).parent / ("recall.exe" if os.name == "nt" else "recall")
-    if here.is_file() and os.access(here, os.X_OK):
-        return [str(here)]
-    found = shutil.which("recall")
-    if found:
-        return [os.path.abspath(found)]
-    return [os.path.abspath(sys.executable), "-m", "recall.entry"]
-
-
 def hook_command(name: str) -> str:
     return " ".join(shlex.quote(p) for p in [*recall_executable(), "hook", name])
 

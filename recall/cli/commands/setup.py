@@ -22,7 +22,7 @@ def _service_step(report, start: bool) -> bool:
         return False
     import subprocess
 
-    from recall.cli.install import recall_executable
+    from recall.control.units import recall_executable
 
     try:
         proc = subprocess.run([*recall_executable(), "service", "install"], capture_output=True,
@@ -36,7 +36,7 @@ def _service_step(report, start: bool) -> bool:
                             "`recall doctor` says what to do")
         return False
     report.changes.append(f"installed the service ({lines[-1] if lines else 'done'})")
-    from recall.cli.commands.service import start_service
+    from recall.control.lifecycle import start_service
 
     try:
         message, _pid = start_service()
@@ -91,7 +91,7 @@ def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool) -
             left["home"] = None  # a project's purge keeps the history of every other project
         lines = un.leftover_lines(left)
         if lines:
-            from recall.cli.commands.forget import confirm_or_stop
+            from recall.cli.command_utils import confirm_or_stop
 
             scope = "recall's data" if global_ else f"recall's data in {root}"
             if not confirm_or_stop(scope, lines, yes, "recall setup --uninstall --purge"):
@@ -106,7 +106,7 @@ def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool) -
                 report.notes += sub.notes
     _repair_modes(report, project, global_)
     if global_ or not _still_wired(global_):
-        from recall.cli.commands.service import remove_service
+        from recall.control.lifecycle import remove_service
         from recall.cli.uninstall import stop_worker
 
         try:
@@ -190,11 +190,11 @@ def _backfill_step(report, run: bool, service_up: bool = False) -> None:
         return
     from indexer.ingest import index_all
     from recall.cli import output as fmt
-    from recall.cli.commands.service import index_via_service
+    from recall.cli.command_utils import index_through_service
     from recall.core.errors import IndexBusy
 
     try:
-        summary = index_via_service([], False, quiet=True)  # a running service holds the writer
+        summary = index_through_service([], False, quiet=True)  # a running service holds the writer
         if summary is None:
             with fmt.progress("Indexing past sessions") as update:
                 summary = index_all(progress=update)
