@@ -156,6 +156,16 @@ def _remember_created(*created: Path) -> None:
     paths.atomic_write(_manifest_path(), json.dumps(data, indent=2) + "\n")
 
 
+def _remove_if_emptied(folder: Path, report) -> None:
+    """Delete a folder setup created, once nothing is left in it."""
+    if folder.is_dir() and not any(folder.iterdir()) and _forget_created(folder):
+        try:
+            folder.rmdir()
+            report.changes.append(f"deleted {folder} (setup had created it)")
+        except OSError:
+            pass
+
+
 def _forget_created(path: Path) -> bool:
     """Whether setup created ``path`` (and forget it)."""
     data = _manifest()
@@ -389,12 +399,7 @@ def uninstall_slash_commands(root: Path | None, global_: bool, report: "Report")
             report.changes.append(f"removed the /{name} command ({path})")
         elif _forget_created(path):
             report.notes.append(f"left {path}: it was changed after setup wrote it")
-    if d.is_dir() and not any(d.iterdir()) and _forget_created(d):
-        try:
-            d.rmdir()
-            report.changes.append(f"deleted {d} (setup had created it)")
-        except OSError:
-            pass
+    _remove_if_emptied(d, report)
 
 
 # ------------------------------------------------------------------------------ install / uninstall
@@ -590,13 +595,7 @@ def uninstall_files(project: Path | str | None = None, global_: bool = False) ->
         else:
             write_json(path, after)
     for path, _ in targets:  # folders setup created, once nothing is left in them
-        parent = path.parent
-        if parent.is_dir() and not any(parent.iterdir()) and _forget_created(parent):
-            try:
-                parent.rmdir()
-                report.changes.append(f"deleted {parent} (setup had created it)")
-            except OSError:
-                pass
+        _remove_if_emptied(path.parent, report)
     if not report.changes:
         report.unchanged.append("nothing of recall's was installed there")
     return report

@@ -14,6 +14,16 @@ from recall.core.errors import RecallError, UsageError
 commands = typer.Typer()  # merged into the app by recall.cli.app
 
 
+def _print_report(report) -> None:
+    """setup's report: what it changed, what was already right, what the user should know."""
+    for line in report.changes:
+        typer.echo(f"changed: {line}")
+    for line in report.unchanged:
+        typer.echo(f"ok:      {line}")
+    for line in report.notes:
+        typer.echo(f"note:    {line}")
+
+
 def _service_step(report, start: bool) -> bool:
     """Install the service (systemd user unit / launchd agent) and start it. Returns whether
     it runs now."""
@@ -122,12 +132,7 @@ def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool) -
                             "one (`recall setup --uninstall --global` removes it all)")
     if purge:
         report.changes += un.purge(projects) if global_ else un.purge([root], home=False)
-    for line in report.changes:
-        typer.echo(f"changed: {line}")
-    for line in report.unchanged:
-        typer.echo(f"ok:      {line}")
-    for line in report.notes:
-        typer.echo(f"note:    {line}")
+    _print_report(report)
     if purge:
         typer.echo("Done: recall is removed." if global_ else f"Done: recall is removed from {root}.")
         return
@@ -218,10 +223,7 @@ def _plugin_stand_down(project: Optional[Path], global_: bool, no_index: bool) -
         return False
     report = st.Report()
     _backfill_step(report, not no_index, service_up=client.ping(timeout=1.0) is not None)
-    for line in report.changes:
-        typer.echo(f"changed: {line}")
-    for line in report.notes:
-        typer.echo(f"note:    {line}")
+    _print_report(report)  # (nothing is unchanged here: the report is the backfill's alone)
     typer.echo(f"recall's Claude Code plugin ({found.id}, enabled in {found.settings}) already wires recall into "
                "Claude Code: its hooks, MCP server, slash commands and service. setup added none of its own, so "
                f"nothing runs twice. To wire this install instead: `claude plugin uninstall {found.id}`, then run "
@@ -265,10 +267,5 @@ def setup_cmd(
     _backfill_step(report, not no_index, service_up)
     report.notes.append("sessions from before recall was set up get no memories or summaries by themselves: "
                         "`recall memories --backfill --since 30d` makes them (it shows the calls and cost first)")
-    for line in report.changes:
-        typer.echo(f"changed: {line}")
-    for line in report.unchanged:
-        typer.echo(f"ok:      {line}")
-    for line in report.notes:
-        typer.echo(f"note:    {line}")
+    _print_report(report)
     typer.echo("Done. `recall doctor` checks every piece.")
