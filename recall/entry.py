@@ -1,4 +1,4 @@
-"""The ``recall`` console script.
+"""The ``recall`` console script (and ``python -m recall``, through ``recall/__main__.py``).
 
 Hook invocations (``recall hook ...``) run on every prompt, so they are dispatched here
 before anything heavy is imported (no typer, rich, anthropic or mcp); everything else
