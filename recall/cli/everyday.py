@@ -243,7 +243,8 @@ def status(as_json: bool = False) -> int:
 
         echo(f"Backfill: {backfill_text(svc['backfill'])}, newest sessions first")
     arch = info["archive"]
-    echo(f"Archive: {counted(arch['sessions'], 'session')}, {arch['bytes'] / 1e6:.1f} MB ({short_project(arch['path'])})")
+    echo(f"Archive: {counted(arch['sessions'], 'session')}, {arch['bytes'] / 1e6:.1f} MB "
+         f"({short_project(arch['path'])})")
     if info.get("redaction"):
         from recall.cli.output import redaction_status_line
 
@@ -470,9 +471,8 @@ def memories(mtype: str | None = None, project=None, all_: bool = False, as_json
              stale: bool = False) -> int:
     """``recall memories`` (the list; ``stale``: only those whose files changed since)."""
     from recall.memory import TYPES, store
-    from recall.memory.stale import mark_text
-
     from recall.cli.command_utils import check_type, project_root
+    from recall.memory.stale import mark_text
 
     t = check_type(mtype)
     root = project_root(project)
