@@ -1,4 +1,4 @@
-"""The ``recall`` console script.
+"""The ``recall`` console script (and ``python -m recall``, through ``recall/__main__.py``).
 
 Hook invocations (``recall hook ...``) run on every prompt, so they are dispatched here
 before anything heavy is imported (no typer, rich, anthropic or mcp); everything else
@@ -29,27 +29,31 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from recall.cli import fast_search
 
-    opts = fast_search.parse(args)
-    if opts is not None:
-        try:
-            return fast_search.run(opts)
-        except (KeyboardInterrupt, Exception) as exc:
-            from recall.core.errors import report
-
-            return report(exc)
+    code = _fast(fast_search, args)
+    if code is not None:
+        return code
     from recall.cli import fast_commands
 
-    parsed = fast_commands.parse(args)
-    if parsed is not None:
-        try:
-            return fast_commands.run(parsed)
-        except (KeyboardInterrupt, Exception) as exc:
-            from recall.core.errors import report
-
-            return report(exc)
+    code = _fast(fast_commands, args)
+    if code is not None:
+        return code
     from recall.cli.app import run
 
     return run(args)
+
+
+def _fast(path, args: list[str]) -> int | None:
+    """Run ``args`` on a fast path (a module with ``parse`` and ``run``): its exit code, or None
+    when the path does not take them. Errors are one line, as in the typer CLI."""
+    parsed = path.parse(args)
+    if parsed is None:
+        return None
+    try:
+        return path.run(parsed)
+    except (KeyboardInterrupt, Exception) as exc:
+        from recall.core.errors import report
+
+        return report(exc)
 
 
 if __name__ == "__main__":

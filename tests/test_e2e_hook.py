@@ -47,9 +47,9 @@ def synthesis_handler(req):
 
 def index():
     """`recall index`: through the running service (it holds the only writer)."""
-    from recall.cli.commands.service import index_via_service
+    from recall.control.index import index_via_service
 
-    summary = index_via_service([], False, quiet=True)
+    summary = index_via_service([], False)
     assert summary is not None, "the service started by `recall setup` is not answering"
     return summary
 

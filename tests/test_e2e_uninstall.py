@@ -56,7 +56,8 @@ def test_after_uninstall_a_new_session_is_not_indexed(tmp_path, monkeypatch, cap
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude_env.home / ".claude"))
     no_manager(tmp_path, monkeypatch)
     (claude_env.project / ".git" / "info").mkdir(parents=True)
-    from recall.cli.commands.service import remove_service, unit_path
+    from recall.control.lifecycle import remove_service
+    from recall.control.units import unit_path
 
     try:
         code, out, err = cli(capsys, "setup", "--global", "--no-index")

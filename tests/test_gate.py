@@ -207,7 +207,7 @@ def test_exclusions_ignore_case_on_a_case_insensitive_filesystem(monkeypatch):
 
 # item 8 ----------------------------------------------------------------------------------------
 def test_a_forgotten_project_stays_forgotten_when_its_worktree_is_removed(tmp_path, claude_projects, monkeypatch):
-    from recall.cli.commands.forget import run_forget
+    from recall.cli.command_utils import run_forget
 
     monkeypatch.setenv("RECALL_NO_SERVICE", "1")
     repo = make_project(tmp_path, "shop")
@@ -226,7 +226,7 @@ def test_a_forgotten_project_stays_forgotten_when_its_worktree_is_removed(tmp_pa
 
 
 def test_a_forgotten_project_stays_forgotten_after_a_git_init_above_it(tmp_path, claude_projects, monkeypatch):
-    from recall.cli.commands.forget import run_forget
+    from recall.cli.command_utils import run_forget
 
     monkeypatch.setenv("RECALL_NO_SERVICE", "1")
     parent = tmp_path / "work"

@@ -222,7 +222,7 @@ def test_status_and_doctor_show_the_pass_under_way(claude_projects, project, mon
     assert c.warn and c.detail.startswith("stored history is being re-redacted under the current rules "
                                           f"(version 1 -> {REDACTION_VERSION}: 1 of 2 archive files done)")
     assert c.fix == "run `recall index` (or `recall service start`): the pass resumes where it stopped"
-    from recall.cli.commands.status import collect_status
+    from recall.cli.everyday import collect_status
 
     assert collect_status()["redaction"]["files_done"] == 1
 

@@ -210,7 +210,7 @@ def test_setup_installs_and_starts_the_service(project, capsys, tmp_path, monkey
         f.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake_bin}{os.pathsep}{os.environ['PATH']}")
     from recall.core import service_client as client
-    from recall.cli.commands.service import stop_service
+    from recall.control.lifecycle import stop_service
 
     try:
         code, out, err = cli(capsys, "setup", "--project", str(project), "--no-index")

@@ -1,24 +1,20 @@
-"""The ``recall`` command line. Thin: parse options, call library functions, format output.
-
-``recall "some question"`` (or ``recall --raw --limit 5 "query"``) searches; ``recall index``
-indexes; the other words are the subcommands of ``recall.cli.commands``, merged in here.
-Errors are ``RecallError``s, printed once here as one line.
+"""The ``recall`` command line, assembled: the typer app, whose commands are the modules of
+``recall.cli.commands`` (one per command or group, merged in here), the default command
+(``recall "some question"`` is ``recall search "some question"``), plain metavars, and ``run``,
+which prints each error once as one line (errors are ``RecallError``s).
 """
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
-from typing import List, Optional
 
 import click
 import typer
 from typer.core import TyperGroup
 
 from recall import __version__
-from recall.cli.commands import (ask, config, doctor, exclude, forget, log, mcp, memories, pause, remember, rules,
-                                 service, sessions, setup, status, team)
+from recall.cli.commands import (ask, config, doctor, exclude, forget, index, log, mcp, memories, pause, remember,
+                                 rules, search, service, sessions, setup, status, team)
 from recall.core.errors import RecallError, UsageError, report
 
 
@@ -110,97 +106,6 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
     pass
 
 
-# search ----------------------------------------------------------------------------------
-@app.command("search", help="Search past sessions (the default command: `recall QUERY`).")
-def search_cmd(
-    query: List[str] = typer.Argument(..., help="What to look for; any text."),
-    raw: bool = typer.Option(False, "--raw", help="Print ranked hits only; never call a model."),
-    limit: int = typer.Option(10, "--limit", "-n", min=1, max=1000, help="How many hits."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON (schema in docs/cli.md)."),
-    since: Optional[str] = typer.Option(None, "--since", help="Only after: 2h, 3d, 1w, or a date."),
-    project: Optional[Path] = typer.Option(None, "--project", help="Only the project PATH belongs to."),
-    messages: bool = typer.Option(False, "--messages", help="Rank single messages, not sessions."),
-    team: bool = typer.Option(False, "--team", help="Only the team's items (`recall team`), each with its author."),
-) -> None:
-    from recall.cli import output as fmt
-    from recall.search.run import run_search
-
-    from recall.cli.fast_search import query_text
-
-    text = query_text(query)
-    hits = run_search(text, limit=limit, since=since, project=project, messages=messages,
-                      strict_project=True, doctypes=("team",) if team else None)
-    if as_json:
-        fmt.print_hits_json(text, hits)
-    else:
-        print_search_result(text, hits, raw=raw, team=team)
-    sys.stdout.flush()
-    fmt.note_catching_up()
-
-
-def print_search_result(text: str, hits: list, raw: bool, team: bool = False) -> None:
-    """Hits for ``--raw``; otherwise a synthesized answer first when a key exists, or the hits
-    plus one line saying synthesis is off and how to turn it on."""
-    from recall.cli import output as fmt
-    from recall.llm.errors import CapReached, ModelError, NoKey
-
-    if raw or not hits:
-        fmt.print_hits(hits, text, team=team)
-        return
-    from recall.llm.synthesis import answer_question
-
-    try:
-        answer = answer_question(text, hits, timeout=30)
-    except NoKey as exc:
-        fmt.print_hits(hits, text)
-        print(f"Synthesis is off. {exc} --raw hides this line.")
-        return
-    except (ModelError, CapReached) as exc:
-        fmt.print_hits(hits, text)
-        print(f"No synthesized answer ({exc}); the hits above are complete. Try again, or use --raw.")
-        return
-    print(answer.strip())
-    print()
-    print("Sources:")
-    print()
-    fmt.print_hits(hits, text)
-
-# index -----------------------------------------------------------------------------------
-@app.command("index", help="Index new transcript lines (incremental; --rebuild starts over).")
-def index_cmd(
-    rebuild: bool = typer.Option(False, "--rebuild", help="Drop the index and build it again."),
-    source: List[Path] = typer.Option([], "--source", help="Another transcript root (repeatable)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-) -> None:
-    from recall.cli import output as fmt
-    from indexer.ingest import index_all
-
-    for s in source:
-        if not s.is_dir():
-            raise RecallError(f"--source {s} is not a directory: pass a folder of Claude Code transcripts.")
-    from recall.cli.commands.service import index_via_service
-
-    summary = index_via_service(source, rebuild, quiet=as_json)  # the running service holds the writer
-    redacted: dict = {}
-    if summary is None:
-        with fmt.progress("Indexing", enabled=not as_json) as update:
-            from recall.privacy import redaction_pass
-            from recall.privacy.forget import attach
-
-            def after(ix) -> None:  # history stored under older redaction rules: once
-                redacted.update(redaction_pass.run(ix) or {})
-
-            summary = index_all(source, rebuild=rebuild, progress=update, on_open=attach, after=after)
-    if as_json:
-        typer.echo(json.dumps(dict(summary.as_dict(), **({"reredacted": redacted} if redacted else {}))))
-    else:
-        if summary.replayed:
-            typer.echo(f"Restored {fmt.counted(summary.replayed, 'message')} from the archive.")
-        if redacted:
-            typer.echo(fmt.reredact_line(redacted))
-        fmt.print_index_summary(summary)
-
-
 def _click_errors():
     """typer vendors its own copy of click; catch both its exceptions and real click's."""
     usage, other, exits, aborts = [click.UsageError], [click.ClickException], [click.exceptions.Exit], \
@@ -256,10 +161,10 @@ def main() -> None:  # pragma: no cover
     sys.exit(run(sys.argv[1:]))
 
 
-# The other commands: each module of recall.cli.commands holds its own ``commands``; they are
-# merged here in this order (`recall --help` lists them so), and none imports this module.
-COMMAND_MODULES = (mcp, setup, doctor, config, service, status, forget, exclude, pause, memories, remember, rules,
-                   sessions, ask, log, team)
+# The commands: each module of recall.cli.commands holds its own ``commands``; they are merged
+# here in this order (`recall --help` lists them so); none imports this module or another command module.
+COMMAND_MODULES = (search, index, mcp, setup, doctor, config, service, status, forget, exclude, pause, memories,
+                   remember, rules, sessions, ask, log, team)
 for _module in COMMAND_MODULES:
     app.registered_commands.extend(_module.commands.registered_commands)
 for _module in COMMAND_MODULES:

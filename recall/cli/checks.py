@@ -252,7 +252,7 @@ def _service_status() -> dict:
     """The running service's status: asked live (its status file may be stale, or unwritable
     on a full disk), else read from that file; {} when no service runs."""
     from recall.core import service_client as client
-    from recall.service.daemon import lock_holder, read_status
+    from recall.core.service_state import lock_holder, read_status
 
     try:
         st = client.call("status", {}, timeout=2.0)

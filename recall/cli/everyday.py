@@ -16,7 +16,7 @@ import shutil
 import sys
 import time
 
-from recall.cli.output import counted
+from recall.cli.output import clip, counted, short_project
 from recall.core import paths
 from recall.core.errors import RecallError, UsageError
 
@@ -52,11 +52,6 @@ def _span(seconds: float) -> str:
     if m:
         return f"{m}m{s:02d}s"
     return f"{s}s"
-
-
-def _short(path: str) -> str:
-    home = os.path.expanduser("~")
-    return "~" + path[len(home):] if path.startswith(home + os.sep) else path
 
 
 def collect_status() -> dict:
@@ -120,7 +115,7 @@ def capture_status() -> dict:
 
 def capture_line(cap: dict, now: float) -> str:
     if cap.get("paused"):
-        from recall.cli.commands.pause import until_text
+        from recall.cli.command_utils import until_text
 
         return (f"Capture: paused since {_ago(now - cap['since'])}, {until_text(cap.get('until'), now)} "
                 "(nothing is captured or injected; `recall resume` ends it)")
@@ -181,7 +176,7 @@ def _archive_stats() -> dict:
     return {"path": str(paths.archive_dir()), "sessions": n, "bytes": size}
 
 
-def _print_service_line(info: dict) -> None:
+def print_service_line(info: dict) -> None:
     svc = info["service"]
     now = time.time()
     if svc.get("running"):
@@ -221,12 +216,12 @@ def status(as_json: bool = False) -> int:
         return 0
     now = time.time()
     svc = info["service"]
-    _print_service_line(info)
+    print_service_line(info)
     echo(capture_line(info["capture"], now))
     roots = svc.get("roots") or []
     for i, r in enumerate(roots):
         state = "watched" if r.get("watched") else ("missing" if not r.get("exists", True) else "not watched")
-        echo(f"{'Roots:' if i == 0 else '':8} {_short(r['path'])} ({state})")
+        echo(f"{'Roots:' if i == 0 else '':8} {short_project(r['path'])} ({state})")
     idx = info["index"]
     if idx.get("problem"):
         echo(f"Index:   {idx['problem']}")
@@ -248,7 +243,8 @@ def status(as_json: bool = False) -> int:
 
         echo(f"Backfill: {backfill_text(svc['backfill'])}, newest sessions first")
     arch = info["archive"]
-    echo(f"Archive: {counted(arch['sessions'], 'session')}, {arch['bytes'] / 1e6:.1f} MB ({_short(arch['path'])})")
+    echo(f"Archive: {counted(arch['sessions'], 'session')}, {arch['bytes'] / 1e6:.1f} MB "
+         f"({short_project(arch['path'])})")
     if info.get("redaction"):
         from recall.cli.output import redaction_status_line
 
@@ -472,39 +468,15 @@ def show(session: str, pager: bool = True, as_json: bool = False) -> int:
 
 
 # memories ----------------------------------------------------------------------------------
-def _project(project) -> str:
-    from indexer.project import canonical_project
-
-    raw = os.path.abspath(os.path.expanduser(str(project))) if project else os.getcwd()
-    if not os.path.isdir(raw):
-        raise UsageError(f"--project {project} is not a directory: pass a folder of the project.")
-    return canonical_project(raw)
-
-
-def _check_type(mtype: str | None) -> str | None:
-    from recall.memory import TYPES
-
-    if mtype is None:
-        return None
-    t = mtype.strip().lower()
-    if t not in TYPES:
-        raise UsageError(f"{mtype!r} is not a memory type: use one of {', '.join(TYPES)}.")
-    return t
-
-
-def _clip(text: str, n: int = 110) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[:n - 1] + "…"
-
-
 def memories(mtype: str | None = None, project=None, all_: bool = False, as_json: bool = False,
              stale: bool = False) -> int:
     """``recall memories`` (the list; ``stale``: only those whose files changed since)."""
     from recall.memory import TYPES, store
+    from recall.cli.command_utils import check_type, project_root
     from recall.memory.stale import mark_text
 
-    t = _check_type(mtype)
-    root = _project(project)
+    t = check_type(mtype)
+    root = project_root(project)
     store.fold_access()
     state = store.load(root)
     store.refresh_stale(root, state)
@@ -542,7 +514,7 @@ def memories(mtype: str | None = None, project=None, all_: bool = False, as_json
         conf = store.effective_confidence(m, now)
         flag = "" if m.active else f" [{m.status}]"
         faded = " (faded: not in the briefing)" if m.active and conf < store.BRIEFING_FLOOR else ""
-        echo(f"  {m.id:<{width}}  {conf:.2f}  {m.access_count:>4}  {_clip(m.content)}{flag}{faded}")
+        echo(f"  {m.id:<{width}}  {conf:.2f}  {m.access_count:>4}  {clip(m.content)}{flag}{faded}")
         if m.stale:
             echo(f"  {'':<{width}}              ! {mark_text(m)}")
     echo("CONF: confidence now (it fades with age unless used); USED: times shown in a prompt or search. "

@@ -122,13 +122,7 @@ def candidates(project: Path | None = None, global_: bool = True) -> list[Path]:
         out += [mcp_file(None, True).parent, settings_file(None, True).parent]
     if project is not None:
         out += [project, project / ".claude"]
-    seen, uniq = set(), []
-    for p in out:
-        key = os.path.abspath(p)
-        if key not in seen:
-            seen.add(key)
-            uniq.append(Path(key))
-    return uniq
+    return [Path(key) for key in dict.fromkeys(os.path.abspath(p) for p in out)]  # each once, in order
 
 
 def suspects(folders: list[Path]) -> list[Suspect]:

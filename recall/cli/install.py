@@ -27,7 +27,6 @@ import os
 import re
 import shlex
 import shutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +35,7 @@ from recall.core.jsonio import read_json
 from recall.core import paths
 from recall.core.errors import RecallError
 from recall.core.wiring import MCP_NAME, is_our_mcp as _is_our_mcp, ours
+from recall.control.units import recall_executable
 
 #: event -> (``recall hook`` name, timeout in seconds; None: from the hook budget)
 HOOK_EVENTS: dict[str, tuple[str, int | None]] = {
@@ -62,18 +62,6 @@ class Report:
 
 
 # ------------------------------------------------------------------------------ locations
-def recall_executable() -> list[str]:
-    """argv prefix that runs this recall: the console script beside this Python, else on PATH,
-    else ``python -m recall.entry``. Always absolute."""
-    here = Path(sys.executable).parent / ("recall.exe" if os.name == "nt" else "recall")
-    if here.is_file() and os.access(here, os.X_OK):
-        return [str(here)]
-    found = shutil.which("recall")
-    if found:
-        return [os.path.abspath(found)]
-    return [os.path.abspath(sys.executable), "-m", "recall.entry"]
-
-
 def hook_command(name: str) -> str:
     return " ".join(shlex.quote(p) for p in [*recall_executable(), "hook", name])
 
@@ -163,6 +151,16 @@ def _remember_created(*created: Path) -> None:
     data["created"] = sorted(files)
     paths.home_dir()
     paths.atomic_write(_manifest_path(), json.dumps(data, indent=2) + "\n")
+
+
+def _remove_if_emptied(folder: Path, report) -> None:
+    """Delete a folder setup created, once nothing is left in it."""
+    if folder.is_dir() and not any(folder.iterdir()) and _forget_created(folder):
+        try:
+            folder.rmdir()
+            report.changes.append(f"deleted {folder} (setup had created it)")
+        except OSError:
+            pass
 
 
 def _forget_created(path: Path) -> bool:
@@ -398,12 +396,7 @@ def uninstall_slash_commands(root: Path | None, global_: bool, report: "Report")
             report.changes.append(f"removed the /{name} command ({path})")
         elif _forget_created(path):
             report.notes.append(f"left {path}: it was changed after setup wrote it")
-    if d.is_dir() and not any(d.iterdir()) and _forget_created(d):
-        try:
-            d.rmdir()
-            report.changes.append(f"deleted {d} (setup had created it)")
-        except OSError:
-            pass
+    _remove_if_emptied(d, report)
 
 
 # ------------------------------------------------------------------------------ install / uninstall
@@ -599,13 +592,7 @@ def uninstall_files(project: Path | str | None = None, global_: bool = False) ->
         else:
             write_json(path, after)
     for path, _ in targets:  # folders setup created, once nothing is left in them
-        parent = path.parent
-        if parent.is_dir() and not any(parent.iterdir()) and _forget_created(parent):
-            try:
-                parent.rmdir()
-                report.changes.append(f"deleted {parent} (setup had created it)")
-            except OSError:
-                pass
+        _remove_if_emptied(path.parent, report)
     if not report.changes:
         report.unchanged.append("nothing of recall's was installed there")
     return report

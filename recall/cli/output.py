@@ -27,10 +27,17 @@ def _console(stderr: bool = False):
 
 
 def short_project(project: str) -> str:
+    """A path with the home folder as ``~`` (``?`` for none)."""
     home = os.path.expanduser("~")
     if project.startswith(home + os.sep):
         return "~" + project[len(home):]
     return project or "?"
+
+
+def clip(text: str, n: int = 110) -> str:
+    """The text on one line (whitespace runs as one space), cut to ``n`` characters with ``…``."""
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[:n - 1] + "…"
 
 
 def print_hits(hits, query: str, team: bool = False) -> None:

@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from recall.core.errors import UsageError
-from recall.cli.commands.memories import _PROJECT_HELP, _project
+from recall.cli.command_utils import PROJECT_HELP, project_root
 
 commands = typer.Typer()  # merged into the app by recall.cli.app
 
@@ -84,7 +84,7 @@ def _marked(hits: list) -> list:
 @commands.command("ask", help="Answer a question from the project's memories and past sessions.")
 def ask_cmd(
     question: List[str] = typer.Argument(..., help="The question."),
-    project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
+    project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
     everywhere: bool = typer.Option(False, "--all-projects", help="Search every project."),
     as_json: bool = typer.Option(False, "--json", help="Print the answer and its sources as JSON."),
     or_hits: bool = typer.Option(False, "--or-hits", help="Without a model backend (no key, the daily cap, a "
@@ -96,7 +96,7 @@ def ask_cmd(
     text = " ".join(question).strip()
     if not text:
         raise UsageError('Ask something: recall ask "why did we pick tantivy?"')
-    root = None if everywhere else _project(project)
+    root = None if everywhere else project_root(project)
     from recall.llm import backend
     from recall.llm.errors import CapReached, ModelError, NoKey
 

@@ -101,7 +101,7 @@ def exclude_add(
         hide_excluded(pat, sorted(found), sorted(by_cwd))  # the injection log and the synthesis cache
     purged = None
     if purge and (found or by_cwd):
-        from recall.cli.commands.forget import confirm_or_stop, run_forget
+        from recall.cli.command_utils import confirm_or_stop, run_forget
 
         from recall.cli.output import counted
 

@@ -6,36 +6,16 @@ runs), the result out."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from recall.core.errors import RecallError, UsageError
-from recall.cli.commands.status import _short
+from recall.cli.command_utils import confirm_or_stop, run_forget
+from recall.cli.output import short_project
+from recall.core.errors import UsageError
 
 commands = typer.Typer()  # merged into the app by recall.cli.app
-
-
-def interactive() -> bool:
-    """Whether a person can be asked (stdin and stdout are terminals)."""
-    return sys.stdin.isatty() and sys.stdout.isatty()
-
-
-def confirm_or_stop(what: str, plan_lines: list[str], yes: bool, command: str) -> bool:
-    """The confirmation rules shared by `forget` and `exclude add --purge`: with --yes go on;
-    with a terminal show what goes and ask; without one remove nothing and say how to confirm.
-    Returns False when the user said no."""
-    if yes:
-        return True
-    if not interactive():
-        raise UsageError(f"Nothing removed: {what} ({'; '.join(plan_lines)}). There is no terminal to "
-                         f"ask: run the same `{command}` again with --yes to confirm.")
-    typer.echo(f"This removes {what}:")
-    for line in plan_lines:
-        typer.echo(f"  {line}")
-    return typer.confirm("Remove it for good?", default=False)
 
 
 def plan_lines(plan: dict) -> list[str]:
@@ -50,26 +30,6 @@ def plan_lines(plan: dict) -> list[str]:
     if plan.get("team_items"):
         lines.append(f"teammates' items pulled here: {plan['team_items']:,}")
     return lines
-
-
-def run_forget(args: dict) -> dict:
-    """Forget on the service's writer when it runs, else on our own. ``{"resume": true}``:
-    only finish the forgets an interruption left unfinished."""
-    from recall.core import service_client as client
-
-    try:
-        return client.call("forget", args, timeout=600.0)
-    except client.RemoteError as exc:
-        raise RecallError(str(exc)) from None
-    except client.Unavailable:
-        from indexer.forgetting import Selection
-        from indexer.ingest import Indexer
-        from recall.privacy.forget import forget_everywhere, resume
-
-        with Indexer() as ix:
-            if args.get("resume"):
-                return {"resumed": resume(ix)}
-            return forget_everywhere(ix, Selection.from_args(args))
 
 
 def finish_interrupted(quiet: bool = False) -> list[dict]:
@@ -179,7 +139,7 @@ def describe(sel) -> str:
     if sel.sessions:
         parts.append(f"session {sel.sessions[0]}")
     if sel.project:
-        parts.append(f"project {_short(sel.project)}")
+        parts.append(f"project {short_project(sel.project)}")
     if sel.before is not None:
         from datetime import datetime
 

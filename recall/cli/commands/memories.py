@@ -14,6 +14,8 @@ from typing import List, Optional
 
 import typer
 
+from recall.cli.command_utils import PROJECT_HELP, after_change, check_type, project_root
+from recall.cli.output import clip
 from recall.core.errors import RecallError, UsageError
 
 commands = typer.Typer()  # merged into the app by recall.cli.app
@@ -25,49 +27,13 @@ memories_app = typer.Typer(
 )
 commands.add_typer(memories_app, name="memories")
 
-_PROJECT_HELP = "The project PATH belongs to (default: the current directory)."
-
-
-def _project(project: Optional[Path]) -> str:
-    from indexer.project import canonical_project
-
-    raw = os.path.abspath(os.path.expanduser(str(project))) if project else os.getcwd()
-    if not os.path.isdir(raw):
-        raise UsageError(f"--project {project} is not a directory: pass a folder of the project.")
-    return canonical_project(raw)
-
-
-def _check_type(mtype: Optional[str]) -> Optional[str]:
-    from recall.memory import TYPES
-
-    if mtype is None:
-        return None
-    t = mtype.strip().lower()
-    if t not in TYPES:
-        raise UsageError(f"{mtype!r} is not a memory type: use one of {', '.join(TYPES)}.")
-    return t
-
-
-def _after_change(project: str, state) -> None:
-    """Briefing file and index documents follow a state change."""
-    from recall.memory import briefing, index
-
-    briefing.write_briefing(project, state)
-    index.sync(project, state.changed, state.removed, state)
-
-
-def _short(text: str, n: int = 110) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[:n - 1] + "…"
-
-
 # backfill ----------------------------------------------------------------------------------
 def _backfill(since: str, project: Optional[str], yes: bool, as_json: bool) -> None:
     """Memories and summaries of past sessions (``recall.memory.backfill``): the estimate
     first, then the work, newest first, one line per session."""
     from datetime import datetime
 
-    from recall.cli.commands.forget import interactive
+    from recall.cli.command_utils import interactive
     from recall.llm import backend
     from recall.memory import backfill
     from recall.search.timespec import parse_since
@@ -159,7 +125,7 @@ def _config() -> dict:
 def memories_list(
     ctx: typer.Context,
     mtype: Optional[str] = typer.Option(None, "--type", "-t", help="Only this type."),
-    project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
+    project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
     all_: bool = typer.Option(False, "--all", help="Also superseded and archived memories."),
     stale: bool = typer.Option(False, "--stale", help="Only memories whose files changed substantially, moved "
                                                        "or were deleted since they were written."),
@@ -176,7 +142,7 @@ def memories_list(
     if ctx.invoked_subcommand is not None:
         return
     if backfill:
-        _backfill(since or "30d", None if every_project else _project(project), yes, as_json)
+        _backfill(since or "30d", None if every_project else project_root(project), yes, as_json)
         return
     if since is not None or every_project or yes:
         raise UsageError("--since, --all-projects and --yes go with --backfill: "
@@ -189,14 +155,14 @@ def memories_list(
 @memories_app.command("show", help="Everything about one memory: content, tags, dates, lineage.")
 def memories_show(
     ref: str = typer.Argument(..., metavar="ID", help="The memory's id (or a unique prefix)."),
-    project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
+    project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     from recall.memory import store
 
     from recall.memory.stale import mark_text
 
-    root = _project(project)
+    root = project_root(project)
     state = store.load(root)
     m = state.find(ref)
     store.refresh_stale(root, state)
@@ -217,7 +183,7 @@ def memories_show(
 
     def ref_line(label: str, mid: str) -> None:
         other = state.by_id(mid)
-        body = f"{other.type}, {other.status}: {_short(other.content, 80)}" if other else "pruned"
+        body = f"{other.type}, {other.status}: {clip(other.content, 80)}" if other else "pruned"
         typer.echo(f"{label}{mid}  ({body})")
 
     if m.files:
@@ -239,24 +205,24 @@ def memories_add(
                                 help="architecture, decision, pattern, gotcha, progress or context."),
     text: List[str] = typer.Argument(..., metavar="TEXT", help="The memory, one or two sentences."),
     tags: Optional[str] = typer.Option(None, "--tags", help="Comma-separated tags."),
-    project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
+    project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
 ) -> None:
     from recall.memory import store
 
-    t = _check_type(mtype)
+    t = check_type(mtype)
     content = " ".join(text).strip()
     if not content:
         raise UsageError("The memory is empty: pass its text, e.g. recall memories add gotcha \"...\".")
-    root = _project(project)
+    root = project_root(project)
     with store.transaction(root) as state:
         out = store.add_memory(state, t, content, tags or (), origin="manual")
-    _after_change(root, state)
+    after_change(root, state)
     m = out.memory
     if out.action == "refreshed":
         typer.echo(f"Already known as {m.id}; refreshed it.")
     elif out.action == "superseded":
         typer.echo(f"Added {m.type} {m.id}; it supersedes {out.replaced.id} "
-                   f"({_short(out.replaced.content, 70)}).")
+                   f"({clip(out.replaced.content, 70)}).")
     else:
         typer.echo(f"Added {m.type} {m.id}.")
 
@@ -264,26 +230,26 @@ def memories_add(
 @memories_app.command("forget", help="Delete a memory for good (state.json, briefing, index).")
 def memories_forget(
     ref: str = typer.Argument(..., metavar="ID", help="The memory's id (or a unique prefix)."),
-    project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
+    project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
 ) -> None:
     from recall.memory import store
 
-    root = _project(project)
+    root = project_root(project)
     with store.transaction(root) as state:
         m = store.forget(state, ref)
-    _after_change(root, state)
-    typer.echo(f"Forgot {m.type} {m.id}: {_short(m.content, 80)}")
+    after_change(root, state)
+    typer.echo(f"Forgot {m.type} {m.id}: {clip(m.content, 80)}")
 
 
 # consolidate -------------------------------------------------------------------------------
 @commands.command("consolidate", help="Have the model merge and prune the project's memories now.")
 def consolidate_cmd(
-    project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
+    project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     from recall.memory import briefing, consolidate, index, store
 
-    root = _project(project)
+    root = project_root(project)
     if not store.state_path(root).exists():
         raise RecallError(f"No memories for {root} yet: nothing to consolidate.")
     from recall.llm import backend

@@ -10,27 +10,9 @@ from typing import Optional
 
 import typer
 
-from recall.core.errors import UsageError
+from recall.cli.command_utils import parse_duration, until_text
 
 commands = typer.Typer()  # merged into the app by recall.cli.app
-
-
-def parse_duration(value: str) -> float:
-    """Seconds for ``30m``, ``2h``, ``1d``, ``1w``; UsageError otherwise."""
-    from recall.search.timespec import _SPAN, _UNITS
-
-    m = _SPAN.match(value or "")
-    if not m or float(m.group(1)) <= 0:
-        raise UsageError(f"--for {value!r} is not a duration: use 30m, 2h, 1d or 1w.")
-    return float(m.group(1)) * _UNITS[m.group(2).lower()]
-
-
-def until_text(until: float | None, now: float | None = None) -> str:
-    if until is None:
-        return "until `recall resume`"
-    now = time.time() if now is None else now
-    fmt = "%H:%M" if until - now < 86400 else "%Y-%m-%d %H:%M"
-    return f"until {time.strftime(fmt, time.localtime(until))}"
 
 
 @commands.command("pause", help="Stop all capture and injection (until `recall resume`, or --for a while).")

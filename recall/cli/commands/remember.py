@@ -12,7 +12,8 @@ from typing import List, Optional
 
 import typer
 
-from recall.cli.commands.memories import _PROJECT_HELP, _after_change, _check_type, _project, _short
+from recall.cli.command_utils import PROJECT_HELP, after_change, check_type, project_root
+from recall.cli.output import clip
 from recall.core.errors import UsageError
 
 commands = typer.Typer()  # merged into the app by recall.cli.app
@@ -24,7 +25,7 @@ def remember_cmd(
     text: List[str] = typer.Argument(None, metavar="TEXT", help="What to remember, one or two sentences."),
     mtype: Optional[str] = typer.Option(None, "--type", help="architecture, decision, pattern, gotcha, "
                                                              "progress or context."),
-    project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
+    project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the memory as JSON."),
 ) -> None:
     from recall.memory.remember import is_standing_instruction, remember
@@ -32,12 +33,12 @@ def remember_cmd(
     content = " ".join(text or []).strip()
     if not content:
         raise UsageError('Say what to remember: recall remember "the billing tests need docker running".')
-    root = _project(project)
+    root = project_root(project)
     if mtype is None and is_standing_instruction(content):
         _remember_as_rule(root, content, as_json)
         return
-    out, state = remember(root, content, _check_type(mtype))
-    _after_change(root, state)
+    out, state = remember(root, content, check_type(mtype))
+    after_change(root, state)
     m = out.memory
     if as_json:
         typer.echo(json.dumps({"action": out.action, "id": m.id, "type": m.type, "content": m.content,
@@ -46,9 +47,9 @@ def remember_cmd(
     if out.action == "refreshed":
         typer.echo(f"Already remembered as {m.type} {m.id}; refreshed it.")
     elif out.action == "superseded":
-        typer.echo(f"Remembered as {m.type} {m.id} (replaces {out.replaced.id}: {_short(out.replaced.content, 60)}).")
+        typer.echo(f"Remembered as {m.type} {m.id} (replaces {out.replaced.id}: {clip(out.replaced.content, 60)}).")
     else:
-        typer.echo(f"Remembered as {m.type} {m.id}: {_short(m.content, 80)}")
+        typer.echo(f"Remembered as {m.type} {m.id}: {clip(m.content, 80)}")
 
 
 def _remember_as_rule(root: str, content: str, as_json: bool) -> None:
@@ -63,4 +64,4 @@ def _remember_as_rule(root: str, content: str, as_json: bool) -> None:
                                "project": root, "instruction": True}))
         return
     typer.echo(f"Saved as rule {rule.id} (a standing instruction: Claude gets it once in every session of this "
-               f"project; narrow it with `recall rules edit {rule.id}`): {_short(rule.text, 80)}")
+               f"project; narrow it with `recall rules edit {rule.id}`): {clip(rule.text, 80)}")

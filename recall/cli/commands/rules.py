@@ -10,6 +10,8 @@ from typing import List, Optional
 
 import typer
 
+from recall.cli.command_utils import PROJECT_HELP, project_root
+from recall.cli.output import clip
 from recall.core.errors import UsageError
 
 commands = typer.Typer()  # merged into the app by recall.cli.app
@@ -21,22 +23,11 @@ rules_app = typer.Typer(
 )
 commands.add_typer(rules_app, name="rules")
 
-_PROJECT_HELP = "The project PATH belongs to (default: the current directory)."
 _CLEARABLE = ("any", "all", "regex", "paths", "tools", "expires")
 
 
-def _project(project: Optional[Path]) -> str:
-    from indexer.project import canonical_project
-
-    raw = os.path.abspath(os.path.expanduser(str(project))) if project else os.getcwd()
-    if not os.path.isdir(raw):
-        raise UsageError(f"--project {project} is not a directory: pass a folder of the project.")
-    return canonical_project(raw)
-
-
 def _line(rule, accepted: bool = True) -> str:
-    text = " ".join(rule.text.split())
-    text = text if len(text) <= 90 else text[:89] + "…"
+    text = clip(rule.text, 90)
     where = "global" if rule.scope == "global" else "project"
     flag = " [expired]" if rule.expired() else ""
     if not accepted:
@@ -79,7 +70,7 @@ def rules_add(
     regex: Optional[str] = typer.Option(None, "--regex", help="Fire when this (RE2) pattern is in the prompt."),
     tool: List[str] = typer.Option([], "--tool", help="Fire when a recent turn used this tool (repeatable)."),
     global_: bool = typer.Option(False, "--global", help="For every project (kept under RECALL_HOME)."),
-    project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
+    project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
     expires: Optional[str] = typer.Option(None, "--expires", help="Stop firing after: 2026-12-31, 30d, 2w."),
     as_json: bool = typer.Option(False, "--json", help="Print the new rule as JSON."),
 ) -> None:
@@ -88,7 +79,7 @@ def rules_add(
 
     if global_ and project is not None:
         raise UsageError("--global and --project exclude each other: a rule is for one project or all.")
-    root = "" if global_ else _project(project)
+    root = "" if global_ else project_root(project)
     rule = store.add(_fields(text, path, any_, all_, regex, tool, expires), "global" if global_ else "project",
                      root)
     index_docs.sync([rule])
@@ -102,7 +93,7 @@ def rules_add(
 
 @rules_app.command("list")
 def rules_list(
-    project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
+    project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The project's rules, the global ones, and Claude Code's own .claude/rules files (read-only)."""
@@ -111,7 +102,7 @@ def rules_list(
 
     from recall.rules.trust import untrusted
 
-    root = _project(project)
+    root = project_root(project)
     rules = store.load_all(root)  # a file that cannot be read: its one-line error
     problems = _problems(root)
     waiting = {id(r) for r in untrusted(rules)}
@@ -139,13 +130,13 @@ def rules_list(
 @rules_app.command("show")
 def rules_show(
     rule_id: str = typer.Argument(..., metavar="ID", help="The rule's id (a unique prefix is enough)."),
-    project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
+    project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """One rule in full."""
     from recall.rules import store
 
-    rule = store.find(rule_id, _project(project))
+    rule = store.find(rule_id, project_root(project))
     if as_json:
         typer.echo(json.dumps(rule.public()))
     else:
@@ -164,7 +155,7 @@ def rules_edit(
     expires: Optional[str] = typer.Option(None, "--expires", help="New expiry (never: none)."),
     clear: List[str] = typer.Option([], "--clear", help="Drop a condition: any, all, regex, paths, tools, "
                                     "expires (repeatable)."),
-    project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
+    project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
 ) -> None:
     """Change a rule: each option given replaces that field."""
     from recall.rules import index_docs, store
@@ -179,7 +170,7 @@ def rules_edit(
     if not fields:
         raise UsageError("Nothing to change: give --text, --path, --any, --all, --regex, --tool, --expires "
                          "or --clear.")
-    rule = store.update(rule_id, fields, _project(project))
+    rule = store.update(rule_id, fields, project_root(project))
     index_docs.sync([rule])
     typer.echo(f"Updated {rule.id}: when {rule.condition()}.")
 
@@ -187,28 +178,28 @@ def rules_edit(
 @rules_app.command("remove")
 def rules_remove(
     rule_id: str = typer.Argument(..., metavar="ID", help="The rule's id (a unique prefix is enough)."),
-    project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
+    project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
 ) -> None:
     """Delete a rule."""
     from recall.rules import index_docs, store
 
-    rule = store.remove(rule_id, _project(project))
+    rule = store.remove(rule_id, project_root(project))
     index_docs.sync([], [rule.id])
     typer.echo(f"Removed {rule.id}.")
 
 
 @rules_app.command("trust")
 def rules_trust(
-    project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
+    project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask first."),
     as_json: bool = typer.Option(False, "--json", help="Print the rules accepted as JSON."),
 ) -> None:
     """Accept the project's rules you did not make (a clone or a pull brought them): only then
     are they injected as your rules."""
-    from recall.cli.commands.forget import interactive
+    from recall.cli.command_utils import interactive
     from recall.rules import store, trust
 
-    root = _project(project)
+    root = project_root(project)
     waiting = trust.untrusted(store.load("project", root))
     if not waiting:
         if as_json:
@@ -240,7 +231,7 @@ def rules_trust(
 @rules_app.command("test")
 def rules_test(
     prompt: str = typer.Argument(..., help="A prompt to test the rules on."),
-    project: Optional[Path] = typer.Option(None, "--project", help=_PROJECT_HELP),
+    project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
     path: List[str] = typer.Option([], "--path", help="Also count this file as touched (repeatable)."),
     tool: List[str] = typer.Option([], "--tool", help="Also count this tool as used (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -248,7 +239,7 @@ def rules_test(
     """Which rules would fire on PROMPT, and why (nothing is recorded or injected)."""
     from recall.rules.match import Situation, compiled_rules, fire
 
-    root = _project(project)
+    root = project_root(project)
     situation = Situation.build(prompt, path, tool, [root, os.getcwd()])
     fired = fire(situation, compiled_rules(root))
     for line in _problems(root):

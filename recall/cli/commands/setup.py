@@ -14,6 +14,16 @@ from recall.core.errors import RecallError, UsageError
 commands = typer.Typer()  # merged into the app by recall.cli.app
 
 
+def _print_report(report) -> None:
+    """setup's report: what it changed, what was already right, what the user should know."""
+    for line in report.changes:
+        typer.echo(f"changed: {line}")
+    for line in report.unchanged:
+        typer.echo(f"ok:      {line}")
+    for line in report.notes:
+        typer.echo(f"note:    {line}")
+
+
 def _service_step(report, start: bool) -> bool:
     """Install the service (systemd user unit / launchd agent) and start it. Returns whether
     it runs now."""
@@ -22,7 +32,7 @@ def _service_step(report, start: bool) -> bool:
         return False
     import subprocess
 
-    from recall.cli.install import recall_executable
+    from recall.control.units import recall_executable
 
     try:
         proc = subprocess.run([*recall_executable(), "service", "install"], capture_output=True,
@@ -36,7 +46,7 @@ def _service_step(report, start: bool) -> bool:
                             "`recall doctor` says what to do")
         return False
     report.changes.append(f"installed the service ({lines[-1] if lines else 'done'})")
-    from recall.cli.commands.service import start_service
+    from recall.control.lifecycle import start_service
 
     try:
         message, _pid = start_service()
@@ -91,7 +101,7 @@ def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool) -
             left["home"] = None  # a project's purge keeps the history of every other project
         lines = un.leftover_lines(left)
         if lines:
-            from recall.cli.commands.forget import confirm_or_stop
+            from recall.cli.command_utils import confirm_or_stop
 
             scope = "recall's data" if global_ else f"recall's data in {root}"
             if not confirm_or_stop(scope, lines, yes, "recall setup --uninstall --purge"):
@@ -106,7 +116,7 @@ def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool) -
                 report.notes += sub.notes
     _repair_modes(report, project, global_)
     if global_ or not _still_wired(global_):
-        from recall.cli.commands.service import remove_service
+        from recall.control.lifecycle import remove_service
         from recall.cli.uninstall import stop_worker
 
         try:
@@ -122,12 +132,7 @@ def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool) -
                             "one (`recall setup --uninstall --global` removes it all)")
     if purge:
         report.changes += un.purge(projects) if global_ else un.purge([root], home=False)
-    for line in report.changes:
-        typer.echo(f"changed: {line}")
-    for line in report.unchanged:
-        typer.echo(f"ok:      {line}")
-    for line in report.notes:
-        typer.echo(f"note:    {line}")
+    _print_report(report)
     if purge:
         typer.echo("Done: recall is removed." if global_ else f"Done: recall is removed from {root}.")
         return
@@ -190,11 +195,11 @@ def _backfill_step(report, run: bool, service_up: bool = False) -> None:
         return
     from indexer.ingest import index_all
     from recall.cli import output as fmt
-    from recall.cli.commands.service import index_via_service
+    from recall.cli.command_utils import index_through_service
     from recall.core.errors import IndexBusy
 
     try:
-        summary = index_via_service([], False, quiet=True)  # a running service holds the writer
+        summary = index_through_service([], False, quiet=True)  # a running service holds the writer
         if summary is None:
             with fmt.progress("Indexing past sessions") as update:
                 summary = index_all(progress=update)
@@ -218,10 +223,7 @@ def _plugin_stand_down(project: Optional[Path], global_: bool, no_index: bool) -
         return False
     report = st.Report()
     _backfill_step(report, not no_index, service_up=client.ping(timeout=1.0) is not None)
-    for line in report.changes:
-        typer.echo(f"changed: {line}")
-    for line in report.notes:
-        typer.echo(f"note:    {line}")
+    _print_report(report)  # (nothing is unchanged here: the report is the backfill's alone)
     typer.echo(f"recall's Claude Code plugin ({found.id}, enabled in {found.settings}) already wires recall into "
                "Claude Code: its hooks, MCP server, slash commands and service. setup added none of its own, so "
                f"nothing runs twice. To wire this install instead: `claude plugin uninstall {found.id}`, then run "
@@ -265,10 +267,5 @@ def setup_cmd(
     _backfill_step(report, not no_index, service_up)
     report.notes.append("sessions from before recall was set up get no memories or summaries by themselves: "
                         "`recall memories --backfill --since 30d` makes them (it shows the calls and cost first)")
-    for line in report.changes:
-        typer.echo(f"changed: {line}")
-    for line in report.unchanged:
-        typer.echo(f"ok:      {line}")
-    for line in report.notes:
-        typer.echo(f"note:    {line}")
+    _print_report(report)
     typer.echo("Done. `recall doctor` checks every piece.")

@@ -8,10 +8,6 @@ import typer
 commands = typer.Typer()  # merged into the app by recall.cli.app
 
 
-from recall.cli.everyday import (_ago, _archive_stats, _index_counts, _print_service_line, _short, _span,  # noqa: F401
-                                 capture_line, capture_status, collect_status)
-
-
 @commands.command("status", help="Service state (pid, uptime, lag), roots watched, what is indexed, recent errors.")
 def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     from recall.cli import everyday

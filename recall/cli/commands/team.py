@@ -17,6 +17,8 @@ from typing import List, Optional
 
 import typer
 
+from recall.cli.output import short_project
+
 commands = typer.Typer()  # merged into the app by recall.cli.app
 team_app = typer.Typer(help="Share memories, session summaries and rules with your team through PostgreSQL "
                             "(docs/team.md).", no_args_is_help=True)
@@ -30,12 +32,6 @@ NO_SERVICE = "The team sync runs in the recall service, which is not running: `r
 def counts_text(counts: dict) -> str:
     parts = [f"{counts[k]:,} {words[counts[k] != 1]}" for k, words in KIND_WORDS.items() if counts.get(k)]
     return ", ".join(parts) if parts else "nothing yet"
-
-
-def _short(path: str) -> str:
-    from recall.cli.output import short_project
-
-    return short_project(path)
 
 
 def _ago(ts: float | None) -> str:
@@ -132,7 +128,7 @@ def share_cmd(
     out = member.share(project)
     if as_json:
         return _echo_json(out)
-    where = f"{_short(out['path'])} as {out['project']}"
+    where = f"{short_project(out['path'])} as {out['project']}"
     if "pending" in out:
         typer.echo(f"Sharing {where}. {out['pending']}")
     elif not out.get("granted"):
@@ -159,7 +155,7 @@ def unshare_cmd(
     out = member.unshare(project)
     if as_json:
         return _echo_json(out)
-    where = f"{_short(out['path'])} ({out['project']})"
+    where = f"{short_project(out['path'])} ({out['project']})"
     if out["still_shared"]:
         typer.echo(f"Stopped sharing {where}; another checkout here still shares it, so nothing was withdrawn.")
     elif "pending" in out:
@@ -212,7 +208,7 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print the sta
     if not info["projects"]:
         typer.echo("Shared projects: none (`recall team share` in a checkout).")
     for p in info["projects"]:
-        line = f"  {_short(p['path'])} -> {p['project']}: {p['pulled']:,} team items here"
+        line = f"  {short_project(p['path'])} -> {p['project']}: {p['pulled']:,} team items here"
         if p.get("granted") is False:
             line += f"; not granted to {info['role']} (nothing is sent or received)"
         elif p.get("behind"):
