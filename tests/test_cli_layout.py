@@ -1,6 +1,6 @@
-"""The command line's layout holds: each command module imports no other (what they share is in
-recall/cli/command_utils.py), the service control (recall/control/) imports neither the CLI nor
-the service, and sharing helpers did not put typer on a fast path."""
+"""The command line's layout holds: app.py only assembles the commands, the service control
+(recall/control/) imports neither the CLI nor the service nor typer, and sharing helpers did not
+put typer on a fast path. (That no command module imports another is tests/test_architecture.py's.)"""
 
 from __future__ import annotations
 
@@ -22,16 +22,6 @@ def imported(path: Path) -> set[str]:
             out.add(node.module)
             out.update(f"{node.module}.{a.name}" for a in node.names)
     return out
-
-
-def test_no_command_module_imports_another():
-    folder = ROOT / "recall" / "cli" / "commands"
-    names = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
-    assert {"search", "index", "service"} <= names  # every command in its own module
-    for p in folder.glob("*.py"):
-        others = {m for m in imported(p) if m.startswith("recall.cli.commands")
-                  and m.split(".")[3:4] and m.split(".")[3] in names - {p.stem}}
-        assert not others, f"{p.name} imports {sorted(others)}: move what they share to recall/cli/command_utils.py"
 
 
 def test_app_only_assembles():

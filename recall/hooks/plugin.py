@@ -75,7 +75,7 @@ def replace_older_service(data: str, timeout: float = 40.0) -> str:
     """Stop a service that another runtime of this plugin (under ``data``) runs, so this one
     can start its own. Services started any other way are left alone."""
     from recall import __version__
-    from recall.service.daemon import lock_holder, pid_alive, read_status
+    from recall.core.service_state import lock_holder, pid_alive, read_status
 
     pid = lock_holder()
     if pid is None:
