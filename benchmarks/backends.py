@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         with_claude = {**env, "PATH": f"{bindir}{os.pathsep}{env.get('PATH', '')}"}
         (Path(claude_dir) / "settings.json").parent.mkdir(parents=True, exist_ok=True)
         (Path(claude_dir) / "settings.json").write_text(json.dumps({"apiKeyHelper": "echo bench-key-not-real"}))
-        service = hl.start_service(env, home)  # started with no key and no claude on PATH
+        service = hl.start_service(env)  # started with no key and no claude on PATH
         try:
             rows.append(measure("raw, service, no key", texts[:args.runs], cwd, env, home))
             rows.append(measure("synth, service, hook's key", texts[args.runs:2 * args.runs], cwd, keyed, home))

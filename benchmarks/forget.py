@@ -132,7 +132,7 @@ def docs_sections() -> list[str]:
         res = json.loads(RESULTS.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
-    return ["", *sections(res)]
+    return sections(res)
 
 
 def main(argv: list[str] | None = None) -> int:

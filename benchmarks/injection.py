@@ -49,7 +49,6 @@ import hashlib
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -58,6 +57,7 @@ import uuid as uuidlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.injection_figures import (BM25_TOP, KINDS, KS, POOL_CWD, SILENT_NEW_FLOOR,  # noqa: F401
                                           SILENT_UNANSWERABLE_FLOOR, figures, fit_logistic)
 from benchmarks.retrieval import (REPO, TURN_STEP, Case, Session, Turn, find_data_dir, parse_longmemeval_date,
@@ -457,28 +457,9 @@ def fit(pools: dict[str, Pool], homes: dict) -> dict:
 
 
 def start_service(code: Codebase, env: dict) -> subprocess.Popen:
-    proc = subprocess.Popen([code.recall, "serve"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True, cwd=env["HOME"])
-    probe = [code.python, "-c", "from recall.core import service_client as c; import sys; sys.exit(0 if c.ping(1) else 1)"]
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"`recall serve` of {code.name} exited with {proc.returncode}")
-        if subprocess.run(probe, env=env, cwd=env["HOME"]).returncode == 0:
-            return proc
-        time.sleep(0.3)
-    proc.terminate()
-    raise SystemExit(f"`recall serve` of {code.name} did not come up")
-
-
-def stop_service(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    """``code``'s ``recall serve`` in ``env``, once it answers."""
+    return harness.start_service(env, argv=[code.recall, "serve"], python=code.python, cwd=env["HOME"], timeout=300,
+                                 poll=0.3, name=f"`recall serve` of {code.name}")
 
 
 def budgets(codes: list[Codebase], homes: dict, pool: Pool, runs: int = 40) -> dict:
@@ -500,17 +481,13 @@ def budgets(codes: list[Codebase], homes: dict, pool: Pool, runs: int = 40) -> d
                 times[c.name]["raw_service"].append(run_raw(c, envs[c.name], text, 5)[1])
     finally:
         for p in procs.values():
-            stop_service(p)
+            harness.stop_service(p, 30)
     for text in prompts:
         for c in codes:
             env = bench_env(*homes[(c.name, pool.name)])
             times[c.name]["raw_no_service"].append(run_raw(c, env, text, 5)[1])
 
-    def pct(xs, q):
-        xs = sorted(xs)
-        return round(xs[min(len(xs) - 1, int(q * len(xs)))], 1)
-
-    return {c: {mode: {"p50": round(statistics.median(xs), 1), "p95": pct(xs, 0.95), "n": len(xs)}
+    return {c: {mode: {"p50": round(harness.median(xs), 1), "p95": round(harness.percentile(xs, 0.95), 1), "n": len(xs)}
                 for mode, xs in modes.items()} for c, modes in times.items()}
 
 
@@ -565,7 +542,7 @@ def run(data: Path, main_dir: Path | None, workdir: Path, budget_runs: int = 40,
                 by_prefix = {s.session_id[:8]: s.session_id for s in pool.sessions}
                 records["ours+semantic"] += ask(ours, pool, env, by_prefix)
             finally:
-                stop_service(proc)
+                harness.stop_service(proc, 30)
         extra["semantic_study"] = semantic_study.run(pools, homes)
         # the budgets: this tree with the stage (ours), without it (its own home, the stage off), main
         lexical = Codebase("ours-lexical", REPO)

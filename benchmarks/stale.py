@@ -45,6 +45,7 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from benchmarks.harness import percentile
 from benchmarks.retrieval import (TURN_STEP, Case, Session, Turn, find_data_dir, parse_longmemeval_date,
                                   recall_home, uid, write_transcripts)
 
@@ -284,22 +285,13 @@ def marks(built: dict) -> dict:
 
 
 # ------------------------------------------------------------------------------------ latency
-def pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    if not s:
-        return float("nan")
-    k = (len(s) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
-
-
 def _row(label: str, on: list[float], off: list[float], extra: dict | None = None) -> dict:
     diffs = [a - b for a, b in zip(on, off)]
     row = {"mode": label, "runs": len(on),
-           "off_p50_ms": round(pct(off, 0.5) * 1000, 2), "off_p95_ms": round(pct(off, 0.95) * 1000, 2),
-           "on_p50_ms": round(pct(on, 0.5) * 1000, 2), "on_p95_ms": round(pct(on, 0.95) * 1000, 2),
-           "added_p50_ms": round((pct(on, 0.5) - pct(off, 0.5)) * 1000, 2),
-           "added_p95_ms": round((pct(on, 0.95) - pct(off, 0.95)) * 1000, 2),
+           "off_p50_ms": round(percentile(off, 0.5) * 1000, 2), "off_p95_ms": round(percentile(off, 0.95) * 1000, 2),
+           "on_p50_ms": round(percentile(on, 0.5) * 1000, 2), "on_p95_ms": round(percentile(on, 0.95) * 1000, 2),
+           "added_p50_ms": round((percentile(on, 0.5) - percentile(off, 0.5)) * 1000, 2),
+           "added_p95_ms": round((percentile(on, 0.95) - percentile(off, 0.95)) * 1000, 2),
            "paired_diff_median_ms": round(statistics.median(diffs) * 1000, 2) if diffs else None}
     row.update(extra or {})
     return row
@@ -347,16 +339,15 @@ def in_process(built: dict, texts: list[str], rounds: int = 3) -> dict:
             alone.append(time.perf_counter() - t0)
             marked += sum(bool(h.stale) for h in hits)
     row = _row("pipeline in a warm process (the service's work)", on, off)
-    row.update({"mark_hits_p50_ms": round(pct(alone, 0.5) * 1000, 3),
-                "mark_hits_p95_ms": round(pct(alone, 0.95) * 1000, 3), "marked_hits": marked})
+    row.update({"mark_hits_p50_ms": round(percentile(alone, 0.5) * 1000, 3),
+                "mark_hits_p95_ms": round(percentile(alone, 0.95) * 1000, 3), "marked_hits": marked})
     return row
 
 
 def processes(built: dict, texts: list[str], service: bool) -> dict:
     """The hook as Claude Code runs it (a process per prompt), marks on / off alternated."""
-    import subprocess
-
-    from benchmarks.hook_latency import bench_env, recall_exe, start_service, stop_service, time_process
+    from benchmarks.harness import recall_exe, start_service, stop_service, time_process
+    from benchmarks.hook_latency import bench_env
     from recall.core import config, paths
 
     home = paths.recall_home()
@@ -371,7 +362,7 @@ def processes(built: dict, texts: list[str], service: bool) -> dict:
     def setting(on: bool) -> None:
         config.save({"hook": {"stale_marks": on}})
 
-    proc = start_service(env, home) if service else None
+    proc = start_service(env) if service else None
     on, off, on_cpu, off_cpu = [], [], [], []
     try:
         for i, text in enumerate([*texts[:3], *texts]):
@@ -380,7 +371,7 @@ def processes(built: dict, texts: list[str], service: bool) -> dict:
             order = (True, False) if i % 2 == 0 else (False, True)
             for flag in order:
                 setting(flag)
-                wall, cpu, _out = time_process(argv, payload, env)
+                wall, cpu, _out, _ = time_process(argv, env, payload)
                 if i >= 3:
                     (on if flag else off).append(wall)
                     (on_cpu if flag else off_cpu).append(cpu)
@@ -389,8 +380,8 @@ def processes(built: dict, texts: list[str], service: bool) -> dict:
             stop_service(proc)
         config.save({})
     label = "hook process, service" if service else "hook process, no service"
-    return _row(label, on, off, {"on_cpu_p50_ms": round(pct(on_cpu, 0.5) * 1000, 1),
-                                 "off_cpu_p50_ms": round(pct(off_cpu, 0.5) * 1000, 1)})
+    return _row(label, on, off, {"on_cpu_p50_ms": round(percentile(on_cpu, 0.5) * 1000, 1),
+                                 "off_cpu_p50_ms": round(percentile(off_cpu, 0.5) * 1000, 1)})
 
 
 # ------------------------------------------------------------------------------------ run

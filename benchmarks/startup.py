@@ -9,9 +9,9 @@ are reported with their ratio to ``python -c pass`` of the same rounds, so the l
 machine falls on all of them alike.
 
     python -m benchmarks.startup                # measure, write benchmarks/startup.json
-    python -m benchmarks.startup --write-docs   # and its section of docs/benchmarks.md
+    python -m benchmarks.startup --write-docs   # and docs/benchmarks.md again (benchmarks.report)
 
-``sections()`` renders the committed JSON (``benchmarks.run`` adds it to docs/benchmarks.md).
+``sections()`` renders the committed JSON (``benchmarks.report`` adds it to docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,10 +27,10 @@ import time
 import uuid
 from pathlib import Path
 
+from benchmarks.harness import median, ms, percentile
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "startup.json"
-DOCS = HERE.parent / "docs" / "benchmarks.md"
-BEGIN, END = "<!-- startup:begin -->", "<!-- startup:end -->"
 TARGET_MS = 200.0
 
 
@@ -93,12 +92,11 @@ def measure(rounds: int = 15) -> dict:
                 times[name].append(time.perf_counter() - t)
                 if proc.returncode != 0:
                     raise SystemExit(f"{name} failed: {proc.stderr.decode(errors='replace')[-300:]}")
-    base = statistics.median(times["python -c pass"])
+    base = median(times["python -c pass"])
     rows = []
     for name, ts in times.items():
-        med = statistics.median(ts)
-        rows.append({"command": name, "median_ms": round(med * 1000, 1),
-                     "p90_ms": round(sorted(ts)[int(0.9 * (len(ts) - 1))] * 1000, 1),
+        med = median(ts)
+        rows.append({"command": name, "median_ms": round(med * 1000, 1), "p90_ms": ms(percentile(ts, 0.9)),
                      "vs_python": round(med / base, 2), "over_python_ms": round((med - base) * 1000, 1)})
     return {"rounds": rounds, "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
             "load": [round(x, 2) for x in os.getloadavg()], "python": sys.version.split()[0],
@@ -130,16 +128,6 @@ def sections(res: dict | None = None) -> list[str]:
     return out
 
 
-def write_docs(res: dict) -> None:
-    text = DOCS.read_text(encoding="utf-8")
-    block = "\n".join([BEGIN, *sections(res), END])
-    if BEGIN in text and END in text:
-        text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    DOCS.write_text(text, encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=15)
@@ -148,8 +136,10 @@ def main(argv: list[str] | None = None) -> int:
     res = measure(args.rounds)
     RESULTS.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
     print("\n".join(sections(res)))
-    if args.write_docs:
-        write_docs(res)
+    if args.write_docs:  # the whole page again, from the committed results (this one among them)
+        from benchmarks import report
+
+        report.main([])
     return 0
 
 

@@ -35,12 +35,13 @@ import argparse
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from benchmarks.harness import median, percentile
 
 RESULTS = Path(__file__).with_name("team.json")
 PROJECTS = 20
@@ -169,18 +170,6 @@ def _conn(url: str):
     return connect(url)
 
 
-def _median(xs: list[float]) -> float:
-    return statistics.median(xs) if xs else 0.0
-
-
-def _pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    if not xs:
-        return 0.0
-    k = min(len(xs) - 1, max(0, int(round(p / 100.0 * (len(xs) - 1)))))
-    return xs[k]
-
-
 # 1-2: push and pull ----------------------------------------------------------------------------------------
 def _add_memories(project: Path, texts: Texts, n: int, start: int) -> None:
     from recall.memory import store
@@ -252,7 +241,7 @@ def push_pull(b: Bench, total: int, rounds: int = 3) -> dict:
         bob.close()
     owner.execute("DROP TABLE bench_plain")
     owner.close()
-    push, plain, pull, select = (_median(x) for x in (push_t, plain_t, pull_t, select_t))
+    push, plain, pull, select = (median(x) for x in (push_t, plain_t, pull_t, select_t))
     return {"items": per * rounds, "rounds": rounds,
             "push_per_s": round(1 / push), "plain_insert_per_s": round(1 / plain), "push_cost_ratio": round(push / plain, 2),
             "pull_per_s": round(1 / pull), "plain_select_per_s": round(1 / select),
@@ -322,10 +311,10 @@ def search_latency(b: Bench, n_queries: int = 60, limit: int = 10) -> dict:
                 hits.append(len(found))
     bob.close()
     owner.close()
-    return {"queries": n_queries, "limit": limit, "p50_ms": round(_pct(member, 50), 1),
-            "p95_ms": round(_pct(member, 95), 1), "max_ms": round(max(member), 1),
-            "owner_p50_ms": round(_pct(unpoliced, 50), 1), "owner_p95_ms": round(_pct(unpoliced, 95), 1),
-            "rls_ratio_p50": round(_pct(member, 50) / max(1e-9, _pct(unpoliced, 50)), 2),
+    return {"queries": n_queries, "limit": limit, "p50_ms": round(percentile(member, 0.5), 1),
+            "p95_ms": round(percentile(member, 0.95), 1), "max_ms": round(max(member), 1),
+            "owner_p50_ms": round(percentile(unpoliced, 0.5), 1), "owner_p95_ms": round(percentile(unpoliced, 0.95), 1),
+            "rls_ratio_p50": round(percentile(member, 0.5) / max(1e-9, percentile(unpoliced, 0.5)), 2),
             "queries_with_hits": sum(1 for h in hits if h), "examples": queries[:6]}
 
 
@@ -410,9 +399,9 @@ def lag(b: Bench, runs: int) -> dict:
                 raise
             extract.append(t_mem - t0)
             total.append(t_found - t0)
-        return {"runs": runs, "p50_s": round(_median(total), 2), "max_s": round(max(total), 2),
-                "extraction_p50_s": round(_median(extract), 2),
-                "sync_p50_s": round(_median([t - e for t, e in zip(total, extract)]), 2), "target_s": 5.0}
+        return {"runs": runs, "p50_s": round(median(total), 2), "max_s": round(max(total), 2),
+                "extraction_p50_s": round(median(extract), 2),
+                "sync_p50_s": round(median([t - e for t, e in zip(total, extract)]), 2), "target_s": 5.0}
     finally:
         for p in procs:
             p.terminate()
