@@ -34,7 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.harness import REPO, service_status, start_service, state_env, stop_service
+from benchmarks.harness import REPO, WORK, service_status, start_service, state_env, stop_service
 FTS5_BATCH = 5000
 
 
@@ -144,6 +144,20 @@ def _fresh(path: Path) -> Path:
     if path.exists():
         shutil.rmtree(path)
     return path
+
+
+def indexed_home(work: Path, messages: int, seed: int, name: str) -> Path:
+    """``work/<name>-<messages>-home``, made afresh: the generated corpus of ``messages``
+    (``corpus``) indexed into it by this process, which keeps it as its ``RECALL_HOME`` (and
+    the corpus as its ``CLAUDE_CONFIG_DIR``, no service)."""
+    claude, _ = corpus(work, messages, seed)
+    home = _fresh(work / f"{name}-{messages}-home")
+    os.environ.update(RECALL_HOME=str(home), CLAUDE_CONFIG_DIR=str(claude), RECALL_NO_SERVICE="1")
+    from indexer.ingest import index_all
+
+    print(f"indexing {messages:,} messages into {home} …", file=sys.stderr, flush=True)
+    index_all()
+    return home
 
 
 def run_index(claude: Path, work: Path) -> dict:
@@ -257,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="100000,1000000", help="comma-separated message counts")
     ap.add_argument("--systems", default="serve,index,fts5", help="comma-separated: serve,index,fts5")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--work", type=Path, default=Path(os.environ.get("TMPDIR", "/var/tmp")) / "recall-bench")
+    ap.add_argument("--work", type=Path, default=WORK)
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out" / "backfill.json")
     ap.add_argument("--fts5-worker", help=argparse.SUPPRESS)
     ap.add_argument("--db", help=argparse.SUPPRESS)

@@ -34,7 +34,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchmarks.harness import REPO, median, recall_exe, spread_ms, start_service, state_env, stop_service
+from benchmarks.harness import REPO, WORK, median, recall_exe, spread_ms, start_service, state_env, stop_service
 WEEK = 7 * 86400
 
 
@@ -306,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--messages", type=int, default=100_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--big-mb", type=int, default=200)
-    ap.add_argument("--work", type=Path, default=Path(os.environ.get("TMPDIR", "/var/tmp")) / "recall-bench")
+    ap.add_argument("--work", type=Path, default=WORK)
     ap.add_argument("--parts", default="newest,path,big", help="comma-separated: newest,path,big")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)

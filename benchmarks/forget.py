@@ -28,26 +28,16 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from benchmarks.harness import WORK
 RESULTS = Path(__file__).with_name("forget_results.json")
 
 
 def prepare(work: Path, messages: int, seed: int) -> tuple[Path, int]:
-    from benchmarks.backfill import corpus
-
-    claude, _ = corpus(work, messages, seed)
-    home = work / f"forget-{messages}-home"
-    if home.exists():
-        shutil.rmtree(home)
-    os.environ["RECALL_HOME"] = str(home)
-    os.environ["CLAUDE_CONFIG_DIR"] = str(claude)
-    os.environ["RECALL_NO_SERVICE"] = "1"
+    from benchmarks.backfill import indexed_home
     from indexer.archive import Archive
-    from indexer.ingest import index_all
     from recall.core import paths
 
-    print(f"indexing {messages:,} messages into {home} …", file=sys.stderr, flush=True)
-    index_all()
+    home = indexed_home(work, messages, seed, "forget")
     return home, Archive(paths.archive_dir()).count()
 
 
@@ -140,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--messages", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--work", type=Path, default=Path(os.environ.get("TMPDIR", "/var/tmp")) / "recall-bench")
+    ap.add_argument("--work", type=Path, default=WORK)
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)

@@ -16,10 +16,13 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+# where a benchmark builds its corpora and state unless told (--work): kept between runs, reused
+WORK = Path(os.environ.get("TMPDIR", "/var/tmp")) / "recall-bench"
 
 
 # ---------------------------------------------------------------------------- statistics
@@ -62,13 +65,17 @@ def recall_exe(python: str | None = None) -> list[str]:
     return [str(here)] if here.is_file() else [str(py), "-m", "recall.entry"]
 
 
-def time_process(argv: list[str], env: dict, stdin: bytes | None = None, cwd=None,
-                 stderr=subprocess.DEVNULL) -> tuple[float, float, bytes, int]:
+def time_process(argv: list[str], env: dict, stdin: bytes | None = None, cwd=None, stderr=subprocess.DEVNULL,
+                 timeout: float | None = None) -> tuple[float, float, bytes, int]:
     """Run ``argv`` once: (wall seconds from start until its stdout closed, CPU seconds of the
     process and what it exec'd, its stdout, its exit code). ``stdin`` is written then closed
-    (a process that does not read it is fine)."""
+    (a process that does not read it is fine); ``stderr`` goes nowhere unless a file is given;
+    after ``timeout`` seconds the process is killed."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env, cwd=cwd)
+    timer = threading.Timer(timeout, proc.kill) if timeout else None
+    if timer:
+        timer.start()
     try:
         if stdin:
             proc.stdin.write(stdin)
@@ -78,6 +85,8 @@ def time_process(argv: list[str], env: dict, stdin: bytes | None = None, cwd=Non
     out = proc.stdout.read()
     wall = time.perf_counter() - t0
     _, status, usage = os.wait4(proc.pid, 0)
+    if timer:
+        timer.cancel()
     proc.returncode = os.waitstatus_to_exitcode(status)
     proc.stdout.close()
     return wall, usage.ru_utime + usage.ru_stime, out, proc.returncode

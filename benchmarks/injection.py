@@ -60,7 +60,7 @@ from pathlib import Path
 from benchmarks import harness
 from benchmarks.injection_figures import (BM25_TOP, KINDS, KS, POOL_CWD, SILENT_NEW_FLOOR,  # noqa: F401
                                           SILENT_UNANSWERABLE_FLOOR, figures, fit_logistic)
-from benchmarks.retrieval import (REPO, TURN_STEP, Case, Session, Turn, find_data_dir, parse_longmemeval_date,
+from benchmarks.retrieval import (REPO, Case, Session, find_data_dir, longmemeval_haystack,
                                   split_of, uid, write_transcripts)
 
 DATA_FILE = "longmemeval_s_dev.json.gz"
@@ -109,21 +109,8 @@ def load_pools(path: Path, new_tasks: tuple[str, ...] | None = None) -> dict[str
     questions = []
     for item in data:
         qid = str(item.get("question_id") or "")
-        ids = item.get("haystack_session_ids") or []
-        dates = item.get("haystack_dates") or []
-        for n, turns in enumerate(item.get("haystack_sessions") or []):
-            source = str(ids[n]) if n < len(ids) else f"{qid}-session-{n}"
-            if source in sessions:
-                continue
-            start = parse_longmemeval_date(dates[n] if n < len(dates) else None) or parse_longmemeval_date(
-                "2023/01/01 (Sun) 12:00")
-            sess = Session(uid("pool", source), source)
-            for i, turn in enumerate(turns or []):
-                text = str(turn.get("content") or "").strip()
-                if text:
-                    role = "assistant" if turn.get("role") == "assistant" else "user"
-                    sess.turns.append(Turn(uid("pool", source, i), role, text, start + TURN_STEP * i))
-            sessions[source] = sess
+        for sess in longmemeval_haystack(item, sessions):
+            sessions[sess.source_id] = sess
         if qid and str(item.get("question") or "").strip():
             questions.append((qid, str(item["question"]), str(item.get("question_type") or ""),
                               [str(a) for a in item.get("answer_session_ids") or []]))
@@ -223,31 +210,27 @@ def run_hook(code: Codebase, env: dict, prompt: str, session_id: str) -> tuple[s
     """The real hook in a process of its own: (the injected text, wall ms)."""
     payload = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt, "cwd": POOL_CWD,
                           "session_id": session_id, "transcript_path": ""})
-    t0 = time.perf_counter()
-    out = subprocess.run([code.recall, "hook", "user-prompt-submit"], input=payload, capture_output=True,
-                         text=True, env=env, timeout=60, cwd=env["HOME"])
-    ms = (time.perf_counter() - t0) * 1000
+    wall, _, out, _ = harness.time_process([code.recall, "hook", "user-prompt-submit"], env, payload.encode(),
+                                           cwd=env["HOME"], timeout=60)
     text = ""
-    if out.stdout.strip():
+    if out.strip():
         try:
-            text = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+            text = json.loads(out)["hookSpecificOutput"]["additionalContext"]
         except (ValueError, KeyError, TypeError):
             text = ""
-    return text, ms
+    return text, wall * 1000
 
 
 def run_raw(code: Codebase, env: dict, text: str, limit: int = FETCH) -> tuple[list[str], float]:
     """``recall --json --limit N TEXT`` (the same search and order as ``--raw``): the hits'
     sessions in order, and the wall ms."""
-    t0 = time.perf_counter()
-    out = subprocess.run([code.recall, "--json", "--limit", str(limit), "--", text], capture_output=True, text=True,
-                         env=env, timeout=60, cwd=env["HOME"])
-    ms = (time.perf_counter() - t0) * 1000
+    wall, _, out, _ = harness.time_process([code.recall, "--json", "--limit", str(limit), "--", text], env,
+                                           cwd=env["HOME"], timeout=60)
     try:
-        hits = json.loads(out.stdout)["hits"]
+        hits = json.loads(out)["hits"]
     except (ValueError, KeyError, TypeError):
         hits = []
-    return list(dict.fromkeys(h["session_id"] for h in hits)), ms
+    return list(dict.fromkeys(h["session_id"] for h in hits)), wall * 1000
 
 
 def first_rank(ranked: list[str], evidence) -> int | None:
@@ -551,7 +534,7 @@ def run(data: Path, main_dir: Path | None, workdir: Path, budget_runs: int = 40,
     threshold = tune_bm25_threshold(records["bm25"])
     bm25 = bm25_gate(records["bm25"], threshold)
     out = {
-        "data": str(data), "main": MAIN_COMMIT, "commit": _commit(REPO),
+        "data": data.name, "main": MAIN_COMMIT, "commit": _commit(REPO),
         "pools": {p.name: {"sessions": len(p.sessions), "messages": p.messages} for p in pools.values()},
         "bm25_threshold": threshold,
         "figures": {name: {split: figures(recs if name != "bm25" else bm25, split)

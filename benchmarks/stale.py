@@ -46,7 +46,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from benchmarks.harness import percentile
-from benchmarks.retrieval import (TURN_STEP, Case, Session, Turn, find_data_dir, parse_longmemeval_date,
+from benchmarks.retrieval import (Case, Session, find_data_dir, longmemeval_haystack,
                                   recall_home, uid, write_transcripts)
 
 RESULTS = Path(__file__).with_name("stale.json")
@@ -99,22 +99,9 @@ def load_pool(path: Path, limit: int | None = None) -> tuple[list[Session], list
     questions = []
     for item in data[:limit] if limit else data:
         qid = str(item.get("question_id") or "")
-        ids = item.get("haystack_session_ids") or []
-        dates = item.get("haystack_dates") or []
-        for n, turns in enumerate(item.get("haystack_sessions") or []):
-            source = str(ids[n]) if n < len(ids) else f"{qid}-session-{n}"
-            if source in sessions:
-                continue
-            start = parse_longmemeval_date(dates[n] if n < len(dates) else None) or \
-                datetime(2023, 1, 1, 12, tzinfo=timezone.utc)
-            sess = Session(uid("pool", source), source)
-            for i, turn in enumerate(turns or []):
-                text = str(turn.get("content") or "").strip()
-                if text:
-                    role = "assistant" if turn.get("role") == "assistant" else "user"
-                    sess.turns.append(Turn(uid("pool", source, i), role, text, start + TURN_STEP * i))
+        for sess in longmemeval_haystack(item, sessions):
             if sess.turns:
-                sessions[source] = sess
+                sessions[sess.source_id] = sess
         if qid and str(item.get("question") or "").strip():
             questions.append((qid, str(item["question"])))
     return list(sessions.values()), questions

@@ -27,7 +27,7 @@ import time
 import uuid
 from pathlib import Path
 
-from benchmarks.harness import median, ms, percentile
+from benchmarks.harness import median, ms, percentile, recall_exe, time_process
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "startup.json"
@@ -57,11 +57,7 @@ def _history(root: Path, sessions: int = 200) -> str:
 
 
 def measure(rounds: int = 15) -> dict:
-    exe = str(Path(sys.executable).parent / "recall")
-    if not os.path.exists(exe):
-        exe_argv = [sys.executable, "-m", "recall.entry"]
-    else:
-        exe_argv = [exe]
+    exe_argv = recall_exe()
     with tempfile.TemporaryDirectory(prefix="recall-startup-") as tmp:
         tmp_p = Path(tmp)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "RECALL_"))}
@@ -87,11 +83,12 @@ def measure(rounds: int = 15) -> dict:
             order = list(commands)
             random.shuffle(order)
             for name in order:
-                t = time.perf_counter()
-                proc = subprocess.run(commands[name], env=env, capture_output=True, cwd=tmp)
-                times[name].append(time.perf_counter() - t)
-                if proc.returncode != 0:
-                    raise SystemExit(f"{name} failed: {proc.stderr.decode(errors='replace')[-300:]}")
+                with tempfile.TemporaryFile() as err:
+                    wall, _, _, rc = time_process(commands[name], env, cwd=tmp, stderr=err)
+                    if rc != 0:
+                        err.seek(0)
+                        raise SystemExit(f"{name} failed: {err.read().decode(errors='replace')[-300:]}")
+                times[name].append(wall)
     base = median(times["python -c pass"])
     rows = []
     for name, ts in times.items():

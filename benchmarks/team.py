@@ -41,7 +41,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.harness import median, percentile
+from benchmarks.harness import median, percentile, start_service, stop_service
 
 RESULTS = Path(__file__).with_name("team.json")
 PROJECTS = 20
@@ -352,9 +352,8 @@ def lag(b: Bench, runs: int) -> dict:
             from recall.core import config
 
             config.save({"memory": {"idle_seconds": 0, "timeout_seconds": 10}})
-            procs.append(subprocess.Popen([sys.executable, "-m", "recall.entry", "serve"],
-                                          env={**b.env(role), **(model_env if role == "alice" else {})},
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            procs.append(start_service({**b.env(role), **(model_env if role == "alice" else {})}, until="started",
+                                       argv=[sys.executable, "-m", "recall.entry", "serve"]))
         for role in ("alice", "bob"):
             _until(lambda: json.loads(b.recall(role, "team", "status", "--json")).get("service", {}) and
                    json.loads(b.recall(role, "team", "status", "--json"))["service"].get("connected"), 120)
@@ -404,12 +403,7 @@ def lag(b: Bench, runs: int) -> dict:
                 "sync_p50_s": round(median([t - e for t, e in zip(total, extract)]), 2), "target_s": 5.0}
     finally:
         for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                p.kill()
+            stop_service(p, 30)
         standin.close()
 
 
