@@ -92,28 +92,18 @@ def measure(pristine: Path, run_dir: Path, purge: bool) -> dict:
 
 
 def sections(res: dict) -> list[str]:
-    """The docs' section (benchmarks/run.py's render_docs reads it from RESULTS)."""
+    """The docs' section (``benchmarks.report`` reads it from RESULTS); prose in benchmarks/prose/forget.md."""
+    from benchmarks.report import prose
+
     b, f = res["baseline"], res["forget"]
-    return [
-        "## Forget: the forgotten bytes leave the disk",
-        "",
-        f"`recall forget --session` of one session in {res['archived']:,} archived messages, medians of "
-        f"{res['repeat']} alternating pairs on fresh copies (`python -m benchmarks.forget`):",
-        "",
+    table = "\n".join([
         "| | median s | deleted documents left in the index | files still holding the session's text |",
         "| --- | ---: | ---: | ---: |",
         f"| baseline: forget without the purge | {b['seconds']:.2f} | {b['deleted_left']:,} | {b['files_holding']} |",
-        f"| forget (purge included) | {f['seconds']:.2f} | {f['deleted_left']:,} | {f['files_holding']} |",
-        "",
-        f"The purge costs {res['ratio']:.1f}x the forget without it ({f['purged']:,} documents of the segments "
-        "that held the session rewritten, "
-        f"{(f['seconds'] - b['seconds']) / max(f['purged'], 1) * 1e6:.0f} µs each). Its cost is the size of the "
-        "segments that held a deleted document, not of the selection: forgetting one session whose documents sit "
-        "in a segment of a million documents rewrites that segment (extrapolated at this rate: "
-        f"{(f['seconds'] - b['seconds']) / max(f['purged'], 1) * 1e6:.0f} s per million). The baseline's "
-        "\"files still holding\" is a lower bound (the index compresses its stored texts); its deleted documents "
-        "are what the purge removes.",
-    ]
+        f"| forget (purge included) | {f['seconds']:.2f} | {f['deleted_left']:,} | {f['files_holding']} |"])
+    return [prose("forget", archived=f"{res['archived']:,}", repeat=res["repeat"], table=table,
+                  ratio=f"{res['ratio']:.1f}", purged=f"{f['purged']:,}",
+                  us_each=f"{(f['seconds'] - b['seconds']) / max(f['purged'], 1) * 1e6:.0f}")]
 
 
 def docs_sections() -> list[str]:

@@ -588,76 +588,51 @@ def _num(x) -> str:
 
 
 def sections(res: dict | None = None) -> list[str]:
-    """The section of docs/benchmarks.md (``benchmarks.run.render_docs``), from ``res`` or
-    from the committed ``benchmarks/injection.json``."""
+    """The section of docs/benchmarks.md (``benchmarks.report``), from ``res`` or from the
+    committed ``benchmarks/injection.json``; prose in benchmarks/prose/injection*.md."""
+    from benchmarks.report import prose
+
     if res is None or "figures" not in res:
         try:
             res = json.loads(RESULTS.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return ["## Injection: silent unless it helps (issue 25)", "", "Not measured yet: run "
-                    "`python -m benchmarks.injection --write-json`.", ""]
+            return [prose("injection-missing")]
     fig = res["figures"]
     pools = res["pools"]
     n = fig["ours"]["report"]["prompts"]
-    out = ["## Injection: silent unless it helps (issue 25)", "",
-           "`python -m benchmarks.injection --write-json` (this section: `python -m benchmarks.run --write-docs`). "
-           "Every haystack session of `longmemeval_s_dev.json.gz` written as Claude Code transcripts into one "
-           f"project, in two pools ({pools['a']['sessions']:,} and {pools['b']['sessions']:,} sessions, "
-           f"{pools['a']['messages']:,} and {pools['b']['messages']:,} messages): pool *a* leaves out the evidence "
-           "sessions of half the questions (by a hash of the id), pool *b* of the other half, so every question "
-           "is asked once answerable and once with its evidence left out. The `_abs` questions and 82 new-task "
-           "coding prompts written for this benchmark (`benchmarks/new_task_prompts.py`) are asked of both. "
-           "Each prompt goes through the real hook (`recall hook user-prompt-submit`, a process per prompt, no "
-           "model backend, no service: raw snippets) and each answerable question through `recall --json "
-           "--limit 10` (`--raw`'s search and order). Side by side in the same run: today's main "
-           f"(`{res.get('main')}`, its own checkout and virtualenv, its own index of the same transcripts) and "
-           "BM25 (rank_bm25's BM25Okapi over the pool's sessions, lowercase whitespace tokens; it injects its "
-           f"top {BM25_TOP} sessions when its best score reaches {res['bm25_threshold']:.1f}, the threshold "
-           "that did best on the tune half)."
-           + (" Two more columns come from a run with the semantic stage merged (below): the same hook and "
-              "`recall --json` through the service with the stage loaded, and a dense-only baseline (the stage's "
-              "ranking of sessions by their nearest message; it injects its 3 nearest sessions when the best cosine "
-              "reaches a threshold chosen on the tune half as BM25's)." if "ours+semantic" in fig else ""), "",
-           "The confidence model (`recall/search/confidence.py`) was fitted on the **tune** half "
-           "(`benchmarks.retrieval.split_of`; new-task prompts by the same hash of their text) and "
-           "`hook.min_confidence` chosen there; the **report** half is what is quoted. "
-           f"Report half: {n['answerable']} answerable, {n['left-out']} left out, {n['abstention']} abstention, "
-           f"{n['new-task']} new-task prompts.", ""]
     sem = "ours+semantic" in fig
+    out = [prose("injection", a_sessions=f"{pools['a']['sessions']:,}", b_sessions=f"{pools['b']['sessions']:,}",
+                 a_messages=f"{pools['a']['messages']:,}", b_messages=f"{pools['b']['messages']:,}",
+                 main=res.get("main"), bm25_top=BM25_TOP, bm25_threshold=f"{res['bm25_threshold']:.1f}",
+                 semantic_columns=" " + prose("injection-semantic-columns").rstrip("\n") if sem else "",
+                 answerable=n["answerable"], left_out=n["left-out"], abstention=n["abstention"],
+                 new_task=n["new-task"])]
     study = res.get("semantic_study") or {}
     dense = None
     if study:  # the dense-only baseline: its gate and its ranking (benchmarks.semantic_study)
         dense = {sp: {**study["dense_gate"][sp], **study["retrieval"]["dense"][sp]["prompt"]} for sp in ("tune", "report")}
     for split in ("report", "tune"):
-        out += [f"**{split.capitalize()} half**", "",
-                "| figure | recall, lexical (no service) | " + ("recall + semantic stage (service) | " if sem else "")
+        rows = ["| figure | recall, lexical (no service) | " + ("recall + semantic stage (service) | " if sem else "")
                 + "main | BM25 | " + ("dense only | " if dense else "") + "target |",
                 "|---|---:|" + ("---:|" if sem else "") + "---:|---:|" + ("---:|" if dense else "") + "---|"]
         for key, label, target in ROWS:
             mid = f" {_num(fig['ours+semantic'][split].get(key))} |" if sem else ""
             tail = f" {_num(dense[split].get(key))} |" if dense else ""
-            out.append(f"| {label} | {_num(fig['ours'][split].get(key))} |{mid} {_num(fig['main'][split].get(key))} | "
-                       f"{_num(fig['bm25'][split].get(key))} |{tail} {target} |")
-        out.append("")
+            rows.append(f"| {label} | {_num(fig['ours'][split].get(key))} |{mid} {_num(fig['main'][split].get(key))} | "
+                        f"{_num(fig['bm25'][split].get(key))} |{tail} {target} |")
+        out.append(prose("injection-half", half=split.capitalize(), table="\n".join(rows)))
     o, m = fig["ours"]["report"], fig["main"]["report"]
 
     def pct(x):
         return f"{100 * (x or 0):.0f}%"
-    out += [
-        "How to read it. The hook used to inject whatever came within 35% of its best hit: in a pooled "
-        f"history common words always find a best hit, so main injected for {pct(m['injected_share'])} of the report "
-        f"half's prompts ({m.get('chars_per_prompt') or 0:,.0f} characters per prompt), "
-        f"{pct(1 - (m['silent_new_task'] or 0))} of new-task prompts and {pct(1 - (m['silent_unanswerable'] or 0))} of "
-        "unanswerable questions. The confidence gate (`hook.min_confidence`, the lowest gate that kept 90% of "
-        f"new-task and 50% of unanswerable prompts silent on the tune half) keeps {pct(o['silent_new_task'])} of the "
-        f"report half's new-task prompts and {pct(o['silent_unanswerable'])} of its unanswerable questions silent and "
-        f"injects {o.get('chars_per_prompt') or 0:,.0f} characters per prompt, for *useful* "
-        f"{o['useful']:.3f} against main's {m['useful']:.3f}. The useful and false-share targets are not met: for a "
-        "question whose evidence was left out, the pool still holds sessions on the same subject (another cat, "
-        "another trip), and neither words nor (below) meaning tell them apart from the answer. `recall --raw` is "
-        f"ordered by the same confidence: R@5 {o.get('R@5') or 0:.3f} against main's {m.get('R@5') or 0:.3f}, short of "
-        "the +0.08 target. Model: `LEXICAL` in `recall/search/confidence.py` (3 weights and a bias; refit with "
-        "`--fit`).", ""]
+    out.append(prose("injection-reading", main_injected=pct(m["injected_share"]),
+                     main_chars=f"{m.get('chars_per_prompt') or 0:,.0f}",
+                     main_new_task=pct(1 - (m["silent_new_task"] or 0)),
+                     main_unanswerable=pct(1 - (m["silent_unanswerable"] or 0)),
+                     silent_new_task=pct(o["silent_new_task"]), silent_unanswerable=pct(o["silent_unanswerable"]),
+                     chars=f"{o.get('chars_per_prompt') or 0:,.0f}", useful=f"{o['useful']:.3f}",
+                     main_useful=f"{m['useful']:.3f}", r5=f"{o.get('R@5') or 0:.3f}",
+                     main_r5=f"{m.get('R@5') or 0:.3f}"))
     if sem:
         from benchmarks import semantic_study
 
@@ -666,9 +641,7 @@ def sections(res: dict | None = None) -> list[str]:
     if b:
         labels = {"ours": "recall" + (" with the semantic stage" if "ours-lexical" in b else ""),
                   "ours-lexical": "recall without it (as shipped)", "main": "main"}
-        out += ["**Budgets** (pool *a*, the same prompts alternating the code bases, each with its own service and "
-                "home, wall ms, p50 / p95; difference of p50 to main):", "",
-                "| process | " + " | ".join(labels[c] for c in b) + " | " +
+        rows = ["| process | " + " | ".join(labels[c] for c in b) + " | " +
                 " | ".join(f"{labels[c]} − main" for c in b if c != "main") + " | budget |",
                 "|---|" + "---:|" * (2 * len(b) - 1) + "---|"]
         for mode, label, budget in (("hook_service", "prompt hook, with the service", "≤ +15 ms"),
@@ -676,12 +649,11 @@ def sections(res: dict | None = None) -> list[str]:
                                     ("raw_no_service", "`recall --raw --limit 5`, no service", "≤ +20 ms")):
             cells = [f"{b[c][mode]['p50']} / {b[c][mode]['p95']}" for c in b]
             diffs = [f"{b[c][mode]['p50'] - b['main'][mode]['p50']:+.1f}" for c in b if c != "main"]
-            out.append(f"| {label} | " + " | ".join(cells + diffs) + f" | {budget} |")
-        out.append("")
+            rows.append(f"| {label} | " + " | ".join(cells + diffs) + f" | {budget} |")
+        out.append(prose("injection-budgets", table="\n".join(rows)))
     r = res.get("retrieval")
     if r:
-        out += ["**Scoped retrieval** (`benchmarks.retrieval`, one project per question or conversation, both "
-                "halves) in the same run:", "", "| figure | recall | main |", "|---|---:|---:|"]
+        rows = ["| figure | recall | main |", "|---|---:|---:|"]
         for ds, level, metric in (("longmemeval", "session", "recall@5"), ("longmemeval", "session", "recall_all@5"),
                                   ("longmemeval", "session", "ndcg@10"), ("longmemeval", "message", "recall@10"),
                                   ("longmemeval", "message", "ndcg@10"), ("locomo", "message", "recall@10"),
@@ -691,8 +663,8 @@ def sections(res: dict | None = None) -> list[str]:
                 m = r["main"][ds][level][metric]["ours"]
             except KeyError:
                 continue
-            out.append(f"| {ds} {level} {metric} | {o:.3f} | {m:.3f} |")
-        out.append("")
+            rows.append(f"| {ds} {level} {metric} | {o:.3f} | {m:.3f} |")
+        out.append(prose("injection-retrieval", table="\n".join(rows)))
     return out
 
 

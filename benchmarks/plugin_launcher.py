@@ -116,27 +116,22 @@ def markdown(res: dict) -> str:
 
 
 def sections(_res: dict | None = None) -> list[str]:
-    """docs/benchmarks.md's section, from the committed ``plugin_launcher.json``."""
-    out = ["## The plugin's launcher (issue 26)", "",
-           "Every hook of recall's Claude Code plugin runs `hooks/recall`, a POSIX sh launcher: one read of "
-           "`plugin.json`, one test that the runtime of that version is built, then `exec` of the runtime's "
-           "`recall`, which also reads Claude Code's settings files (the plugin stands down where `recall "
-           "setup` wired the event). Measured process start to exit, the hook's JSON on stdin, modes "
-           "alternated, next to the plain `recall hook user-prompt-submit` in the same run. Reproduce: "
-           "`python -m benchmarks.plugin_launcher`.", ""]
+    """docs/benchmarks.md's section, from the committed ``plugin_launcher.json`` (prose in
+    benchmarks/prose/plugin-launcher*.md)."""
+    from benchmarks.report import prose
+
     try:
         res = json.loads(OUT.read_text())
     except (OSError, ValueError):
-        return [*out, "Not measured yet.", ""]
-    return [*out, markdown(res), "",
-            f"{res['runs']} runs per mode, {res['date']}, Python {res['machine']['python']}, load "
-            f"{', '.join(map(str, res['machine']['load']))} at the end (a shared machine: CPU time is the "
-            f"steadier figure). The launcher's own cost (launcher -> true minus true): "
-            f"**{res['launcher_own_ms']:.1f} ms** wall, {res['launcher_own_cpu_ms']:.1f} ms CPU; the plugin over "
-            f"the plain hook (launcher -> recall hook minus recall hook): **{res['plugin_over_recall_hook_ms']:+.1f} "
-            f"ms** wall ({res['plugin_over_recall_hook_ratio']:.2f}×), {res['plugin_over_recall_hook_cpu_ms']:+.1f} "
-            f"ms CPU. Until the runtime is built, a hook costs {res['medians_ms']['launcher, not ready']:.1f} ms "
-            "and prints nothing.", ""]
+        return [prose("plugin-launcher", figures="Not measured yet.")]
+    figures = prose("plugin-launcher-figures", table=markdown(res), runs=res["runs"], date=res["date"],
+                    python=res["machine"]["python"], load=", ".join(map(str, res["machine"]["load"])),
+                    own_ms=f"{res['launcher_own_ms']:.1f}", own_cpu_ms=f"{res['launcher_own_cpu_ms']:.1f}",
+                    over_ms=f"{res['plugin_over_recall_hook_ms']:+.1f}",
+                    over_ratio=f"{res['plugin_over_recall_hook_ratio']:.2f}",
+                    over_cpu_ms=f"{res['plugin_over_recall_hook_cpu_ms']:+.1f}",
+                    not_ready_ms=f"{res['medians_ms']['launcher, not ready']:.1f}")
+    return [prose("plugin-launcher", figures=figures.rstrip("\n"))]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -507,7 +507,7 @@ def run(args) -> dict:
         if args.big_mb:
             res["big_session"] = part_big_session(work, args.big_mb, args.seed)
         res["retrieval"] = part_retrieval(work, args.quick)
-        res["cjk_probe"] = cjk_probe.run()  # (issue 18: benchmarks.answers_and_ranking)
+        res["cjk_probe"] = cjk_probe.run()  # issue 18 (its prose: benchmarks/prose/cjk.md)
         res["floor"] = part_floor(claude, home, min(100_000, args.messages), args.seed, args.reps)
     finally:
         if not args.keep:

@@ -422,25 +422,19 @@ def markdown(res: dict) -> str:
 
 
 def sections(res: dict | None = None) -> list[str]:
-    """docs/benchmarks.md's section, from the committed ``benchmarks/stale.json``."""
+    """docs/benchmarks.md's section, from the committed ``benchmarks/stale.json`` (prose in
+    benchmarks/prose/stale.md)."""
+    from benchmarks.report import prose
+
     if res is None or "marks" not in res:
         try:
             res = json.loads(RESULTS.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return []
     ip = res["latency"][0]
-    return ["## Stale marks (issue 29)", "",
-            f"`python -m benchmarks.stale`: the injection benchmark's pooled history (every haystack session of "
-            f"LongMemEval-S dev, {res['pool_sessions']:,} sessions, in one real project folder with its usual "
-            f"files untouched since) plus {res['fixture_topics']} fixture topics in the same project: a decision "
-            f"session writes and names a file, then a later session rewrites, deletes or renames it, or it is "
-            f"edited by hand, or nothing changes (a control; or the same bytes with a newer time, as a checkout "
-            f"leaves them). Asked: one prompt per topic and the {res['dev_questions']} dev questions. A hit "
-            f"expects exactly the marks of its session's changed files; every other hit expects none.", "",
-            markdown(res), "",
-            f"`mark_hits` alone: {ip['mark_hits_p50_ms']} ms p50, {ip['mark_hits_p95_ms']} ms p95 per prompt "
-            f"(stat calls and two state.db lookups). Measured {res['when']} on {res['cpus']} CPUs, load "
-            f"{res.get('load_average')}; details in docs/hook.md.", ""]
+    return [prose("stale", pool_sessions=f"{res['pool_sessions']:,}", fixture_topics=res["fixture_topics"],
+                  dev_questions=res["dev_questions"], table=markdown(res), mark_p50=ip["mark_hits_p50_ms"],
+                  mark_p95=ip["mark_hits_p95_ms"], when=res["when"], cpus=res["cpus"], load=res.get("load_average"))]
 
 
 def main(argv: list[str] | None = None) -> int:

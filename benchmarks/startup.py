@@ -101,28 +101,24 @@ def measure(rounds: int = 15) -> dict:
 
 
 def sections(res: dict | None = None) -> list[str]:
-    """docs/benchmarks.md's section, from ``res`` or the committed benchmarks/startup.json."""
+    """docs/benchmarks.md's section, from ``res`` or the committed benchmarks/startup.json
+    (prose in benchmarks/prose/startup.md)."""
+    from benchmarks.report import prose
+
     if res is None:
         try:
             res = json.loads(RESULTS.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return []
-    out = ["## How fast the everyday commands start (issue 27)", "",
-           "`python -m benchmarks.startup`: whole processes, start to exit, over a small indexed history "
-           f"(200 sessions, no service), {res['rounds']} rounds in random order, medians; load "
-           f"{res['load']} at the end, {res['date']} UTC, Python {res['python']}. `status`, `log`, "
-           "`sessions`, `show` and `memories` skip typer (`recall/cli/fast_commands.py`) like "
-           "`--raw` does; `config show` still goes through it, for comparison.", "",
-           "| command | median | p90 | × `python -c pass` | over `python -c pass` |",
-           "| --- | ---: | ---: | ---: | ---: |"]
-    for r in res["rows"]:
-        out.append(f"| `{r['command']}` | {r['median_ms']:.0f} ms | {r['p90_ms']:.0f} ms | {r['vs_python']:.2f} | "
-                   f"{r['over_python_ms']:+.0f} ms |")
+    rows = [f"| `{r['command']}` | {r['median_ms']:.0f} ms | {r['p90_ms']:.0f} ms | {r['vs_python']:.2f} | "
+            f"{r['over_python_ms']:+.0f} ms |" for r in res["rows"]]
     slow = [r["command"] for r in res["rows"] if r["command"].startswith("recall ") and "typer" not in r["command"]
             and r["median_ms"] > res["target_ms"]]
-    out += ["", f"Target: every everyday command under {res['target_ms']:.0f} ms, where the search path is: "
-            + ("met." if not slow else f"missed by {', '.join(slow)} in this run."), ""]
-    return out
+    table = "\n".join(["| command | median | p90 | × `python -c pass` | over `python -c pass` |",
+                       "| --- | ---: | ---: | ---: | ---: |", *rows])
+    return [prose("startup", rounds=res["rounds"], load=res["load"], date=res["date"], python=res["python"],
+                  table=table, target=f"{res['target_ms']:.0f}",
+                  verdict="met." if not slow else f"missed by {', '.join(slow)} in this run.")]
 
 
 def main(argv: list[str] | None = None) -> int:

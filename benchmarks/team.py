@@ -452,21 +452,20 @@ def run(items: int = 1_000_000, push: int = 20_000, lag_runs: int = 8, queries: 
 
 
 def sections(res: dict | None = None) -> list[str]:
-    """docs/benchmarks.md's team section, from ``res["team"]`` or the committed team.json."""
+    """docs/benchmarks.md's team section, from ``res["team"]`` or the committed team.json (prose in
+    benchmarks/prose/team*.md)."""
+    from benchmarks.report import prose
+
     data = (res or {}).get("team")
     if data is None:
         try:
             data = json.loads(RESULTS.read_text())
         except (OSError, ValueError):
             data = None
-    out = ["## Team memory on PostgreSQL (issue 30)", "",
-           "`python -m benchmarks.team --write` (a real PostgreSQL started for the run; figures in "
-           "`benchmarks/team.json`). Each timing stands next to a baseline of the same run, alternated, medians.", ""]
     if not data:
-        return out + ["Not measured yet.", ""]
+        return [prose("team", figures="Not measured yet.")]
     pp, size, s, lag_ = data["push_pull"], data["size"], data["search"], data["lag"]
-    out += [
-        f"Measured {data['when']} on {data['machine']}, PostgreSQL {data['postgres']}.", "",
+    table = "\n".join([
         "| figure | recall | baseline | ratio | target |",
         "|---|---:|---:|---:|---:|",
         f"| push, items/s (collect, redact again, upsert through the trigger and policies; {pp['items']:,} items) "
@@ -482,17 +481,11 @@ def sections(res: dict | None = None) -> list[str]:
         f"| of which the model's extraction (stand-in) / the sync (push, NOTIFY, pull, index), s p50 "
         f"| {lag_['extraction_p50_s']} / {lag_['sync_p50_s']} | | | |",
         f"| server size per 100K items, MB (heap {size['heap_mb_per_100k']}, text and other indexes "
-        f"{size['index_mb_per_100k']}, TOAST {size['toast_mb_per_100k']}) | {size['mb_per_100k']} | | | |",
-        "",
-        f"Search: {s['queries']} queries of 1-3 words from the items' vocabulary (e.g. "
-        f"{', '.join('`' + q + '`' for q in s['examples'][:3])}), {s['queries_with_hits']} with hits, limit "
-        f"{s['limit']}; all words first (`websearch_to_tsquery`), any word when that finds too few; the 2,000 "
-        "newest matches are ranked (`ts_rank_cd`), found through the GIN index for rare words and down the `seq` "
-        "index for common ones (the coined words are Zipf-distributed: the commonest is in a third of the items). "
-        f"Bulk load through the trigger: {size['load_per_s']:,} items/s. The lag runs two `recall serve` "
-        "processes on one machine; the memory's extraction is a loopback stand-in for the model, so a real "
-        "model call adds its own seconds before the sync starts.", ""]
-    return out
+        f"{size['index_mb_per_100k']}, TOAST {size['toast_mb_per_100k']}) | {size['mb_per_100k']} | | | |"])
+    figures = prose("team-figures", when=data["when"], machine=data["machine"], postgres=data["postgres"],
+                    table=table, queries=s["queries"], examples=", ".join("`" + q + "`" for q in s["examples"][:3]),
+                    with_hits=s["queries_with_hits"], limit=s["limit"], load_per_s=f"{size['load_per_s']:,}")
+    return [prose("team", figures=figures.rstrip("\n"))]
 
 
 def main(argv: list[str] | None = None) -> int:
