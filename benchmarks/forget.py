@@ -93,7 +93,7 @@ def measure(pristine: Path, run_dir: Path, purge: bool) -> dict:
 
 def sections(res: dict) -> list[str]:
     """The docs' section (``benchmarks.report`` reads it from RESULTS); prose in benchmarks/prose/forget.md."""
-    from benchmarks.report import prose
+    from benchmarks.page import prose
 
     b, f = res["baseline"], res["forget"]
     table = "\n".join([

@@ -590,7 +590,7 @@ def _num(x) -> str:
 def sections(res: dict | None = None) -> list[str]:
     """The section of docs/benchmarks.md (``benchmarks.report``), from ``res`` or from the
     committed ``benchmarks/injection.json``; prose in benchmarks/prose/injection*.md."""
-    from benchmarks.report import prose
+    from benchmarks.page import prose
 
     if res is None or "figures" not in res:
         try:

@@ -118,7 +118,7 @@ def markdown(res: dict) -> str:
 def sections(_res: dict | None = None) -> list[str]:
     """docs/benchmarks.md's section, from the committed ``plugin_launcher.json`` (prose in
     benchmarks/prose/plugin-launcher*.md)."""
-    from benchmarks.report import prose
+    from benchmarks.page import prose
 
     try:
         res = json.loads(OUT.read_text())

@@ -424,7 +424,7 @@ def markdown(res: dict) -> str:
 def sections(res: dict | None = None) -> list[str]:
     """docs/benchmarks.md's section, from the committed ``benchmarks/stale.json`` (prose in
     benchmarks/prose/stale.md)."""
-    from benchmarks.report import prose
+    from benchmarks.page import prose
 
     if res is None or "marks" not in res:
         try:

@@ -103,7 +103,7 @@ def measure(rounds: int = 15) -> dict:
 def sections(res: dict | None = None) -> list[str]:
     """docs/benchmarks.md's section, from ``res`` or the committed benchmarks/startup.json
     (prose in benchmarks/prose/startup.md)."""
-    from benchmarks.report import prose
+    from benchmarks.page import prose
 
     if res is None:
         try:
@@ -130,9 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
     print("\n".join(sections(res)))
     if args.write_docs:  # the whole page again, from the committed results (this one among them)
-        from benchmarks import report
-
-        report.main([])
+        return subprocess.run([sys.executable, "-m", "benchmarks.report"], cwd=HERE.parent).returncode
     return 0
 
 

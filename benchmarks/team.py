@@ -454,7 +454,7 @@ def run(items: int = 1_000_000, push: int = 20_000, lag_runs: int = 8, queries: 
 def sections(res: dict | None = None) -> list[str]:
     """docs/benchmarks.md's team section, from ``res["team"]`` or the committed team.json (prose in
     benchmarks/prose/team*.md)."""
-    from benchmarks.report import prose
+    from benchmarks.page import prose
 
     data = (res or {}).get("team")
     if data is None:

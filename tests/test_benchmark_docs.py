@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import statistics
 
-from benchmarks import harness, report
+from benchmarks import harness, page, report
 
 
 def test_the_page_is_rendered_from_the_committed_results():
@@ -26,10 +26,10 @@ def test_a_changed_figure_or_prose_shows_as_out_of_sync(tmp_path, monkeypatch, c
     assert "| search in-process p50 | 4.04 ms |" in report.render(res)
     prose = tmp_path / "prose"
     prose.mkdir()
-    for f in report.PROSE.glob("*.md"):
+    for f in page.PROSE.glob("*.md"):
         (prose / f.name).write_text(f.read_text(encoding="utf-8").replace("Machine and run", "The machine"),
                                     encoding="utf-8")
-    monkeypatch.setattr(report, "PROSE", prose)
+    monkeypatch.setattr(page, "PROSE", prose)
     assert "## The machine\n" in report.render(json.loads(report.RUN.read_text(encoding="utf-8")))
     assert report.main(["--check"]) == 1
     assert "python -m benchmarks.report" in capsys.readouterr().err
