@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 from benchmarks.harness import REPO, WORK, service_status, start_service, state_env, stop_service
+
 FTS5_BATCH = 5000
 
 

@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 from benchmarks.harness import REPO, WORK, median, recall_exe, spread_ms, start_service, state_env, stop_service
+
 WEEK = 7 * 86400
 
 

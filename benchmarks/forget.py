@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from benchmarks.harness import WORK
+
 RESULTS = Path(__file__).with_name("forget_results.json")
 
 

@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 from benchmarks.harness import REPO, service_status, spread_ms, start_service, state_env, stop_service
+
 KEY = "fresh-{:08d}"
 OFFSET = 10_000_000
 

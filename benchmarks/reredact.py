@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from benchmarks.harness import REPO, WORK
+
 SECRET = "shpat_" + "3f9a1c0b7d2e4f6a8b0c1d2e3f4a5b6c"
 
 
