@@ -26,14 +26,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from benchmarks import hook_latency as hl
+from benchmarks.harness import median, ms, time_process
 
 OUT = hl.REPO / "benchmarks" / "out" / "backends.json"
 
@@ -44,18 +43,16 @@ def _claude_times(claude: str, env: dict, runs: int) -> dict:
             "claude_code.complete('Answer in one word.', 'ping', purpose='bench', timeout=60, path=sys.argv[1]); "
             "print(time.perf_counter() - t)")
     for _ in range(runs):
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
-        base.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        subprocess.run([claude, "--version"], env=env, capture_output=True, check=True)
-        version.append(time.perf_counter() - t)
+        for argv, into in (([sys.executable, "-c", "pass"], base), ([claude, "--version"], version)):
+            wall, _, _, rc = time_process(argv, env)
+            if rc != 0:
+                raise SystemExit(f"{argv} exited with {rc}")
+            into.append(wall)
         out = subprocess.run([sys.executable, "-c", code, claude], env=env, capture_output=True, text=True,
                              check=True)
         complete.append(float(out.stdout.strip()))
-    ms = lambda xs: round(statistics.median(xs) * 1000, 1)  # noqa: E731
-    return {"runs": runs, "python_pass_p50_ms": ms(base), "claude_version_p50_ms": ms(version),
-            "claude_code_complete_p50_ms": ms(complete)}
+    return {"runs": runs, "python_pass_p50_ms": ms(median(base)), "claude_version_p50_ms": ms(median(version)),
+            "claude_code_complete_p50_ms": ms(median(complete))}
 
 
 def measure(label: str, texts: list[str], cwd: str, env: dict, home: Path) -> dict:
@@ -71,7 +68,7 @@ def measure(label: str, texts: list[str], cwd: str, env: dict, home: Path) -> di
         key = rec.get("outcome", "?") + (f" ({rec['why']})" if rec.get("why") and rec.get("outcome") == "raw" else "")
         row["outcomes"][key] = row["outcomes"].get(key, 0) + 1
     synth = [rec["latency_ms"] for rec in records if rec.get("outcome") == "synthesized"]
-    row["synthesized_latency_p50_ms"] = round(statistics.median(synth), 1) if synth else None
+    row["synthesized_latency_p50_ms"] = round(median(synth), 1) if synth else None
     return row
 
 
@@ -107,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         with_claude = {**env, "PATH": f"{bindir}{os.pathsep}{env.get('PATH', '')}"}
         (Path(claude_dir) / "settings.json").parent.mkdir(parents=True, exist_ok=True)
         (Path(claude_dir) / "settings.json").write_text(json.dumps({"apiKeyHelper": "echo bench-key-not-real"}))
-        service = hl.start_service(env, home)  # started with no key and no claude on PATH
+        service = hl.start_service(env)  # started with no key and no claude on PATH
         try:
             rows.append(measure("raw, service, no key", texts[:args.runs], cwd, env, home))
             rows.append(measure("synth, service, hook's key", texts[args.runs:2 * args.runs], cwd, keyed, home))

@@ -29,13 +29,13 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from benchmarks.harness import REPO, WORK, service_status, start_service, state_env, stop_service
+
 FTS5_BATCH = 5000
 
 
@@ -141,26 +141,30 @@ def corpus(work: Path, size: int, seed: int) -> tuple[Path, dict]:
     return base / "claude", info
 
 
-def _env(home: Path, claude: Path, no_service: bool = False) -> dict:
-    env = dict(os.environ)
-    env.update({"RECALL_HOME": str(home), "CLAUDE_CONFIG_DIR": str(claude), "PYTHONPATH": str(REPO)})
-    if no_service:
-        env["RECALL_NO_SERVICE"] = "1"
-    else:
-        env.pop("RECALL_NO_SERVICE", None)
-    return env
-
-
 def _fresh(path: Path) -> Path:
     if path.exists():
         shutil.rmtree(path)
     return path
 
 
+def indexed_home(work: Path, messages: int, seed: int, name: str) -> Path:
+    """``work/<name>-<messages>-home``, made afresh: the generated corpus of ``messages``
+    (``corpus``) indexed into it by this process, which keeps it as its ``RECALL_HOME`` (and
+    the corpus as its ``CLAUDE_CONFIG_DIR``, no service)."""
+    claude, _ = corpus(work, messages, seed)
+    home = _fresh(work / f"{name}-{messages}-home")
+    os.environ.update(RECALL_HOME=str(home), CLAUDE_CONFIG_DIR=str(claude), RECALL_NO_SERVICE="1")
+    from indexer.ingest import index_all
+
+    print(f"indexing {messages:,} messages into {home} …", file=sys.stderr, flush=True)
+    index_all()
+    return home
+
+
 def run_index(claude: Path, work: Path) -> dict:
     home = _fresh(work / "home-index")
     rc, out, wall, peak, anon = _run_measured(_py("-m", "recall.entry", "index", "--json"),
-                                              _env(home, claude, no_service=True))
+                                              state_env(home, claude, service=False))
     if rc != 0:
         raise SystemExit(f"recall index failed ({rc})")
     summary = json.loads(out)
@@ -169,30 +173,22 @@ def run_index(claude: Path, work: Path) -> dict:
             "index_mb": round(_du(home / "index") / 1e6, 1), "archive_mb": round(_du(home / "archive") / 1e6, 1)}
 
 
-def _status(env: dict) -> dict:
-    code = "import json; from recall.core import service_client as client; print(json.dumps(client.call('status', {}, timeout=5)))"
-    out = subprocess.run(_py("-c", code), capture_output=True, text=True, env=env, timeout=60)
-    return json.loads(out.stdout) if out.returncode == 0 and out.stdout.strip() else {}
-
-
 def run_serve(claude: Path, work: Path, extra_env: dict | None = None) -> dict:
     """``recall serve``'s start-up backfill on an empty state directory (``work/home-serve``);
     ``started_mono``: ``time.monotonic()`` when the process was started."""
     home = _fresh(work / "home-serve")
-    env = _env(home, claude)
+    env = state_env(home, claude)
     env.update(extra_env or {})
-    log = open(work / "serve.log", "wb")
     t0 = time.perf_counter()
     started_mono = time.monotonic()
-    proc = subprocess.Popen(_py("-m", "recall.entry", "serve"), env=env, stdout=log, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL)
+    proc = start_service(env, until="started", argv=_py("-m", "recall.entry", "serve"), log=work / "serve.log")
     sampler = AnonSampler(proc.pid)
     peak_seen = 0.0
     try:
         while True:
             if proc.poll() is not None:
                 raise SystemExit(f"recall serve exited: {(work / 'serve.log').read_text()[-2000:]}")
-            st = _status(env)
+            st = service_status(env)
             peak_seen = max(peak_seen, st.get("peak_rss_mb") or 0.0)
             if st.get("state") == "watching" and st.get("last_backfill"):
                 break
@@ -202,12 +198,7 @@ def run_serve(claude: Path, work: Path, extra_env: dict | None = None) -> dict:
         anon = sampler.finish()
     finally:
         sampler.stop.set()
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        stop_service(proc, 120)
     return {"system": "recall serve (backfill)", "messages": bf["messages"], "seconds": round(bf["seconds"], 2),
             "wall_seconds_incl_startup": round(wall, 2), "peak_rss_mb": max(peak_seen, st.get("peak_rss_mb") or 0),
             "peak_anon_mb": anon, "rss_after_mb": st.get("rss_mb"), "index_mb": round(_du(home / "index") / 1e6, 1),
@@ -223,7 +214,7 @@ def run_fts5(claude: Path, work: Path) -> dict:
             pass
     rc, out, wall, peak, anon = _run_measured(_py("-m", "benchmarks.backfill", "--fts5-worker",
                                                   str(claude / "projects"), "--db", str(db)),
-                                              _env(work / "unused", claude, no_service=True))
+                                              state_env(work / "unused", claude, service=False))
     if rc != 0:
         raise SystemExit(f"the FTS5 baseline failed ({rc})")
     res = json.loads(out)
@@ -281,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="100000,1000000", help="comma-separated message counts")
     ap.add_argument("--systems", default="serve,index,fts5", help="comma-separated: serve,index,fts5")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--work", type=Path, default=Path(os.environ.get("TMPDIR", "/var/tmp")) / "recall-bench")
+    ap.add_argument("--work", type=Path, default=WORK)
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out" / "backfill.json")
     ap.add_argument("--fts5-worker", help=argparse.SUPPRESS)
     ap.add_argument("--db", help=argparse.SUPPRESS)

@@ -28,15 +28,14 @@ import json
 import os
 import random
 import shutil
-import signal
-import statistics
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from benchmarks.harness import REPO, WORK, median, recall_exe, spread_ms, start_service, state_env, stop_service
+
 WEEK = 7 * 86400
 
 
@@ -144,9 +143,9 @@ def order_timing(claude: Path, work: Path, pairs: int = 3) -> dict:
         runs.append(pair)
     shutil.rmtree(work / "home-serve", ignore_errors=True)
     ratios = [p["ratio"] for p in runs if p["ratio"]]
-    return {"pairs": runs, "median_ratio": round(statistics.median(ratios), 3) if ratios else None,
-            "newest_median_s": round(statistics.median(p["newest"] for p in runs), 2) if runs else None,
-            "path_median_s": round(statistics.median(p["path"] for p in runs), 2) if runs else None}
+    return {"pairs": runs, "median_ratio": round(median(ratios), 3) if ratios else None,
+            "newest_median_s": round(median(p["newest"] for p in runs), 2) if runs else None,
+            "path_median_s": round(median(p["path"] for p in runs), 2) if runs else None}
 
 
 # ------------------------------------------------------------------------------ typing
@@ -160,21 +159,21 @@ def _service_json(home: Path) -> dict:
 def typing_during_backfill(claude: Path, work: Path, texts: list[str], cwd: str, seed: int, runs: int) -> dict:
     """The prompt hook and ``recall --raw`` while ``recall serve`` backfills the corpus from scratch."""
     from benchmarks import hook_latency, query_latency
-    from benchmarks.backfill import _env, _fresh
+    from benchmarks.backfill import _fresh
 
     home = _fresh(work / "home-busy")
-    env = _env(home, claude)
+    env = state_env(home, claude)
     (home / "claude" / ".claude").mkdir(parents=True, exist_ok=True)
     env.update(hook_latency.bench_env(home, home / "claude" / ".claude"))
     env["CLAUDE_CONFIG_DIR"] = str(claude)  # the service reads the corpus; the hook's settings stay default
     env["PYTHONPATH"] = str(REPO)
-    service = hook_latency.start_service(env, home)
+    service = hook_latency.start_service(env)
     try:
         time.sleep(1.0)  # the backfill is under way (its first commit holds the newest session)
         before = (_service_json(home).get("backfill") or {})
         hook = hook_latency.measure("hook, service backfilling", texts, cwd, env)
         raw = query_latency.cli(env, seed, runs)
-        probe = subprocess.run([*query_latency.recall_exe(), "--raw", "--limit", "5", texts[0]], env=env,
+        probe = subprocess.run([*recall_exe(), "--raw", "--limit", "5", texts[0]], env=env,
                                capture_output=True, text=True, timeout=120)
         st = _service_json(home)
         after = st.get("backfill") or {}
@@ -240,7 +239,7 @@ def big_session(work: Path, mb: int = 200, seed: int = 0, rate: float = 10.0) ->
     import tantivy
 
     from benchmarks import freshness
-    from benchmarks.backfill import AnonSampler, _env, _fresh
+    from benchmarks.backfill import AnonSampler, _fresh
     from indexer.schema import open_index
 
     base = _fresh(work / "big")
@@ -249,12 +248,11 @@ def big_session(work: Path, mb: int = 200, seed: int = 0, rate: float = 10.0) ->
     stage = base / "stage" / "-home-dev-huge-project"
     info = write_big_session(stage / "huge.jsonl", mb, seed)
     home = base / "home"
-    env = _env(home, claude)
+    env = state_env(home, claude)
     root.mkdir(parents=True)
     freshness.write_load(root, 5.0, 1, 1.0, offset=90_000_000, tag="warm")  # the other files exist first
-    log = open(base / "serve.log", "wb")
-    serve = subprocess.Popen([sys.executable, "-m", "recall.entry", "serve"], env=env, stdout=log,
-                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    serve = start_service(env, until="started", argv=[sys.executable, "-m", "recall.entry", "serve"],
+                          log=base / "serve.log")
     sampler = AnonSampler(serve.pid)
     try:
         deadline = time.monotonic() + 300
@@ -290,19 +288,14 @@ def big_session(work: Path, mb: int = 200, seed: int = 0, rate: float = 10.0) ->
         anon = sampler.finish()
     finally:
         sampler.stop.set()
-        serve.send_signal(signal.SIGTERM)
-        try:
-            serve.wait(120)
-        except subprocess.TimeoutExpired:
-            serve.kill()
-        log.close()
+        stop_service(serve, 120)
     seen = {int(k): v for k, v in json.loads(seen_file.read_text()).items()}
     during = [seen[i] - t for i, t in written.items() if i in seen and landed <= t <= (done or t)]
     missing = sum(1 for i in written if i not in seen)
     out = {"mb": round(info["bytes"] / 1e6, 1), "messages": info["messages"],
            "ingest_seconds": round(done - landed, 1) if done else None,
            "peak_rss_mb": st.get("peak_rss_mb"), "peak_anon_mb": anon, "lines_during": len(during),
-           "missing": missing, **{f"fresh_{k}": v for k, v in freshness.percentiles(during).items()}}
+           "missing": missing, **{f"fresh_{k}": v for k, v in spread_ms(during).items()}}
     shutil.rmtree(base, ignore_errors=True)
     return out
 
@@ -314,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--messages", type=int, default=100_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--big-mb", type=int, default=200)
-    ap.add_argument("--work", type=Path, default=Path(os.environ.get("TMPDIR", "/var/tmp")) / "recall-bench")
+    ap.add_argument("--work", type=Path, default=WORK)
     ap.add_argument("--parts", default="newest,path,big", help="comma-separated: newest,path,big")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)

@@ -28,26 +28,17 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from benchmarks.harness import WORK
+
 RESULTS = Path(__file__).with_name("forget_results.json")
 
 
 def prepare(work: Path, messages: int, seed: int) -> tuple[Path, int]:
-    from benchmarks.backfill import corpus
-
-    claude, _ = corpus(work, messages, seed)
-    home = work / f"forget-{messages}-home"
-    if home.exists():
-        shutil.rmtree(home)
-    os.environ["RECALL_HOME"] = str(home)
-    os.environ["CLAUDE_CONFIG_DIR"] = str(claude)
-    os.environ["RECALL_NO_SERVICE"] = "1"
+    from benchmarks.backfill import indexed_home
     from indexer.archive import Archive
-    from indexer.ingest import index_all
     from recall.core import paths
 
-    print(f"indexing {messages:,} messages into {home} …", file=sys.stderr, flush=True)
-    index_all()
+    home = indexed_home(work, messages, seed, "forget")
     return home, Archive(paths.archive_dir()).count()
 
 
@@ -102,28 +93,18 @@ def measure(pristine: Path, run_dir: Path, purge: bool) -> dict:
 
 
 def sections(res: dict) -> list[str]:
-    """The docs' section (benchmarks/run.py's render_docs reads it from RESULTS)."""
+    """The docs' section (``benchmarks.report`` reads it from RESULTS); prose in benchmarks/prose/forget.md."""
+    from benchmarks.page import prose
+
     b, f = res["baseline"], res["forget"]
-    return [
-        "## Forget: the forgotten bytes leave the disk",
-        "",
-        f"`recall forget --session` of one session in {res['archived']:,} archived messages, medians of "
-        f"{res['repeat']} alternating pairs on fresh copies (`python -m benchmarks.forget`):",
-        "",
+    table = "\n".join([
         "| | median s | deleted documents left in the index | files still holding the session's text |",
         "| --- | ---: | ---: | ---: |",
         f"| baseline: forget without the purge | {b['seconds']:.2f} | {b['deleted_left']:,} | {b['files_holding']} |",
-        f"| forget (purge included) | {f['seconds']:.2f} | {f['deleted_left']:,} | {f['files_holding']} |",
-        "",
-        f"The purge costs {res['ratio']:.1f}x the forget without it ({f['purged']:,} documents of the segments "
-        "that held the session rewritten, "
-        f"{(f['seconds'] - b['seconds']) / max(f['purged'], 1) * 1e6:.0f} µs each). Its cost is the size of the "
-        "segments that held a deleted document, not of the selection: forgetting one session whose documents sit "
-        "in a segment of a million documents rewrites that segment (extrapolated at this rate: "
-        f"{(f['seconds'] - b['seconds']) / max(f['purged'], 1) * 1e6:.0f} s per million). The baseline's "
-        "\"files still holding\" is a lower bound (the index compresses its stored texts); its deleted documents "
-        "are what the purge removes.",
-    ]
+        f"| forget (purge included) | {f['seconds']:.2f} | {f['deleted_left']:,} | {f['files_holding']} |"])
+    return [prose("forget", archived=f"{res['archived']:,}", repeat=res["repeat"], table=table,
+                  ratio=f"{res['ratio']:.1f}", purged=f"{f['purged']:,}",
+                  us_each=f"{(f['seconds'] - b['seconds']) / max(f['purged'], 1) * 1e6:.0f}")]
 
 
 def docs_sections() -> list[str]:
@@ -132,7 +113,7 @@ def docs_sections() -> list[str]:
         res = json.loads(RESULTS.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
-    return ["", *sections(res)]
+    return sections(res)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--messages", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--work", type=Path, default=Path(os.environ.get("TMPDIR", "/var/tmp")) / "recall-bench")
+    ap.add_argument("--work", type=Path, default=WORK)
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)

@@ -34,7 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from benchmarks.harness import REPO, service_status, spread_ms, start_service, state_env, stop_service
+
 KEY = "fresh-{:08d}"
 OFFSET = 10_000_000
 
@@ -181,28 +182,8 @@ def _row(m) -> dict:
 
 
 # ------------------------------------------------------------------------------ running
-def _env(home: Path, claude: Path) -> dict:
-    env = dict(os.environ)
-    env.update({"RECALL_HOME": str(home), "CLAUDE_CONFIG_DIR": str(claude), "PYTHONPATH": str(REPO)})
-    env.pop("RECALL_NO_SERVICE", None)
-    return env
-
-
 def _py(*args: str) -> list[str]:
     return [sys.executable, *args]
-
-
-def percentiles(values: list[float]) -> dict:
-    if not values:
-        return {"p50": None, "p95": None, "p99": None, "max": None, "mean": None}
-    v = sorted(values)
-
-    def pct(p):
-        k = min(len(v) - 1, max(0, int(round(p / 100.0 * (len(v) - 1)))))
-        return round(v[k] * 1000, 1)
-
-    return {"p50": pct(50), "p95": pct(95), "p99": pct(99), "max": round(v[-1] * 1000, 1),
-            "mean": round(sum(v) / len(v) * 1000, 1)}
 
 
 def _latencies(written: dict[int, float], seen_file: Path) -> tuple[list[float], int]:
@@ -211,29 +192,14 @@ def _latencies(written: dict[int, float], seen_file: Path) -> tuple[list[float],
     return lat, len(written) - len(lat)
 
 
-def _status(env: dict) -> dict:
-    code = "import json; from recall.core import service_client as client; print(json.dumps(client.call('status', {}, timeout=5)))"
-    out = subprocess.run(_py("-c", code), capture_output=True, text=True, env=env, timeout=60)
-    return json.loads(out.stdout) if out.returncode == 0 and out.stdout.strip() else {}
-
-
 def run_recall(work: Path, args) -> dict:
     home, claude = work / "recall-home", work / "claude"
     root = claude / "projects"
-    env = _env(home, claude)
-    log = open(work / "serve.log", "wb")
-    serve = subprocess.Popen(_py("-m", "recall.entry", "serve"), env=env, stdout=log, stderr=subprocess.STDOUT,
-                             stdin=subprocess.DEVNULL)
+    env = state_env(home, claude)
+    serve = start_service(env, until="watching", argv=_py("-m", "recall.entry", "serve"), log=work / "serve.log",
+                          timeout=3600)
     try:
-        deadline = time.monotonic() + 3600
-        while time.monotonic() < deadline:
-            st = _status(env)
-            if st.get("state") == "watching":
-                break
-            if serve.poll() is not None:
-                raise SystemExit(f"recall serve exited: {(work / 'serve.log').read_text()[-2000:]}")
-            time.sleep(0.5)
-        before = _status(env)
+        before = service_status(env)
         n = int(args.rate * args.seconds)
         seen_file = work / "seen-recall.json"
         reader = subprocess.Popen(_py("-m", "benchmarks.freshness", "--reader", "tantivy", "--n", str(n),
@@ -241,17 +207,12 @@ def run_recall(work: Path, args) -> dict:
         time.sleep(1.0)  # the reader is up (imports done)
         written = write_load(root, args.rate, args.files, args.seconds)
         reader.wait(timeout=args.seconds + 120)
-        after = _status(env)
+        after = service_status(env)
     finally:
-        serve.send_signal(signal.SIGTERM)
-        try:
-            serve.wait(60)
-        except subprocess.TimeoutExpired:
-            serve.kill()
-        log.close()
+        stop_service(serve)
     lat, missing = _latencies(written, seen_file)
     commits = (after.get("commits") or 0) - (before.get("commits") or 0)
-    return {"system": "recall serve", "lines": len(written), "missing": missing, **percentiles(lat),
+    return {"system": "recall serve", "lines": len(written), "missing": missing, **spread_ms(lat),
             "commits": commits, "lines_per_commit": round(len(written) / commits, 1) if commits else None,
             "service_rss_mb": after.get("rss_mb"), "indexed_messages": (after.get("counts") or {}).get("messages")}
 
@@ -260,7 +221,7 @@ def run_baseline(work: Path, args) -> dict:
     claude = work / "claude"
     root = claude / "projects"
     db = work / "baseline-fts5.db"
-    env = _env(work / "unused-home", claude)
+    env = state_env(work / "unused-home", claude)
     tailer = subprocess.Popen(_py("-m", "benchmarks.freshness", "--tailer", str(root), "--db", str(db)), env=env)
     try:
         # wait for the tailer to take in the background corpus
@@ -287,15 +248,11 @@ def run_baseline(work: Path, args) -> dict:
                    write_load(root, args.rate, args.files, args.seconds, offset, tag="b").items()}
         reader.wait(timeout=args.seconds + 120)
     finally:
-        tailer.send_signal(signal.SIGTERM)
-        try:
-            tailer.wait(30)
-        except subprocess.TimeoutExpired:
-            tailer.kill()
+        stop_service(tailer, 30)
     seen = {int(k) - offset: v for k, v in json.loads(seen_file.read_text()).items()}
     lat = [seen[i] - t for i, t in written.items() if i in seen]
     return {"system": "baseline: FTS5 tailer (100 ms poll)", "lines": len(written),
-            "missing": len(written) - len(lat), **percentiles(lat), "commits": None, "lines_per_commit": None}
+            "missing": len(written) - len(lat), **spread_ms(lat), "commits": None, "lines_per_commit": None}
 
 
 def table(rows: list[dict], args) -> str:

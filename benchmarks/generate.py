@@ -2,7 +2,7 @@
 
 Writes ``root/<encoded-cwd>/<session-uuid>.jsonl`` (plus subagent transcripts under
 ``root/<encoded-cwd>/<session-uuid>/subagents/agent-<id>.jsonl``) in the line format of
-Claude Code 2.1.x (see ``/work/shared/reference-transcripts``): compact JSON, one content
+Claude Code 2.1.x (see ``shared/reference-transcripts`` beside the checkout): compact JSON, one content
 block per assistant line (the lines of one response share ``message.id``), tool results
 as user lines carrying ``toolUseResult`` and ``sourceToolAssistantUUID``, and the usual
 non-conversational lines (queue-operation, attachment, file-history-snapshot, progress,

@@ -23,24 +23,16 @@ import argparse
 import json
 import os
 import random
-import signal
 import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from benchmarks.harness import REPO, ms, percentile, recall_exe, start_service, stop_service, time_process
+
 OUT = REPO / "benchmarks" / "out" / "hook_latency.json"
-
-
-def recall_exe() -> list[str]:
-    here = Path(sys.executable).parent / "recall"
-    if here.is_file():
-        return [str(here)]
-    return [sys.executable, "-m", "recall.entry"]
 
 
 def bench_env(home: Path, claude_dir: Path) -> dict[str, str]:
@@ -125,37 +117,14 @@ def prompts(seed: int, n: int) -> list[str]:
     return (out * (n // max(1, len(out)) + 1))[:n]
 
 
-def time_process(argv: list[str], stdin: bytes, env: dict) -> tuple[float, float, bytes]:
-    """(wall seconds from start to stdout closed, CPU seconds of the process, stdout)."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-    proc.stdin.write(stdin)
-    proc.stdin.close()
-    out = proc.stdout.read()
-    wall = time.perf_counter() - t0
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    proc.stdout.close()
-    return wall, usage.ru_utime + usage.ru_stime, out
-
-
-def pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    if not s:
-        return float("nan")
-    k = (len(s) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
-
-
 def measure(label: str, texts: list[str], cwd: str, env: dict, warmup: int = 3) -> dict:
     hook, base, hook_cpu, base_cpu, injected = [], [], [], [], 0
     argv = [*recall_exe(), "hook", "user-prompt-submit"]
     for i, text in enumerate([*texts[:warmup], *texts]):
         payload = json.dumps({"session_id": f"bench-{i}", "transcript_path": "", "cwd": cwd,
                               "hook_event_name": "UserPromptSubmit", "prompt": text}).encode()
-        b, bc, _ = time_process([sys.executable, "-c", "pass"], b"", env)
-        h, hc, out = time_process(argv, payload, env)
+        b, bc, _, _ = time_process([sys.executable, "-c", "pass"], env)
+        h, hc, out, _ = time_process(argv, env, payload)
         if i < warmup:
             continue
         base.append(b)
@@ -164,41 +133,14 @@ def measure(label: str, texts: list[str], cwd: str, env: dict, warmup: int = 3) 
         hook_cpu.append(hc)
         injected += bool(out.strip())
     row = {"mode": label, "runs": len(hook), "injected": injected,
-           "p50_ms": round(pct(hook, 0.5) * 1000, 1), "p95_ms": round(pct(hook, 0.95) * 1000, 1),
-           "python_pass_p50_ms": round(pct(base, 0.5) * 1000, 1),
-           "python_pass_p95_ms": round(pct(base, 0.95) * 1000, 1)}
+           "p50_ms": ms(percentile(hook, 0.5)), "p95_ms": ms(percentile(hook, 0.95)),
+           "python_pass_p50_ms": ms(percentile(base, 0.5)), "python_pass_p95_ms": ms(percentile(base, 0.95))}
     row["over_python_p50_ms"] = round(row["p50_ms"] - row["python_pass_p50_ms"], 1)
     # CPU time of the hook process itself: far less sensitive to a busy machine than wall time
     # (on the service path the service's own CPU is not in it)
-    row["cpu_p50_ms"] = round(pct(hook_cpu, 0.5) * 1000, 1)
-    row["python_pass_cpu_p50_ms"] = round(pct(base_cpu, 0.5) * 1000, 1)
+    row["cpu_p50_ms"] = ms(percentile(hook_cpu, 0.5))
+    row["python_pass_cpu_p50_ms"] = ms(percentile(base_cpu, 0.5))
     return row
-
-
-def start_service(env: dict, home: Path) -> subprocess.Popen:
-    proc = subprocess.Popen([*recall_exe(), "serve"], env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    sys.path.insert(0, str(REPO))
-    deadline = time.monotonic() + 600
-    probe = [sys.executable, "-c", "from recall.core import service_client as client; import sys; sys.exit(0 if client.ping(1) else 1)"]
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"`recall serve` exited with {proc.returncode}; see {home / 'logs' / 'recall.log'}")
-        if subprocess.run(probe, env=env).returncode == 0:
-            return proc
-        time.sleep(0.5)
-    proc.terminate()
-    raise SystemExit("`recall serve` did not come up within 600 s")
-
-
-def stop_service(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -247,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     rows.append(measure("raw, no service", texts, cwd, env_local))
     rows.append(measure("trivial prompt", trivial[:args.runs], cwd, env_local))
     if not args.no_service:
-        service = start_service(env, home)
+        service = start_service(env)
         try:
             rows.append(measure("raw, service", texts, cwd, env))
         finally:

@@ -49,7 +49,6 @@ import hashlib
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -58,9 +57,10 @@ import uuid as uuidlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.injection_figures import (BM25_TOP, KINDS, KS, POOL_CWD, SILENT_NEW_FLOOR,  # noqa: F401
                                           SILENT_UNANSWERABLE_FLOOR, figures, fit_logistic)
-from benchmarks.retrieval import (REPO, TURN_STEP, Case, Session, Turn, find_data_dir, parse_longmemeval_date,
+from benchmarks.retrieval import (REPO, Case, Session, find_data_dir, longmemeval_haystack,
                                   split_of, uid, write_transcripts)
 
 DATA_FILE = "longmemeval_s_dev.json.gz"
@@ -109,21 +109,8 @@ def load_pools(path: Path, new_tasks: tuple[str, ...] | None = None) -> dict[str
     questions = []
     for item in data:
         qid = str(item.get("question_id") or "")
-        ids = item.get("haystack_session_ids") or []
-        dates = item.get("haystack_dates") or []
-        for n, turns in enumerate(item.get("haystack_sessions") or []):
-            source = str(ids[n]) if n < len(ids) else f"{qid}-session-{n}"
-            if source in sessions:
-                continue
-            start = parse_longmemeval_date(dates[n] if n < len(dates) else None) or parse_longmemeval_date(
-                "2023/01/01 (Sun) 12:00")
-            sess = Session(uid("pool", source), source)
-            for i, turn in enumerate(turns or []):
-                text = str(turn.get("content") or "").strip()
-                if text:
-                    role = "assistant" if turn.get("role") == "assistant" else "user"
-                    sess.turns.append(Turn(uid("pool", source, i), role, text, start + TURN_STEP * i))
-            sessions[source] = sess
+        for sess in longmemeval_haystack(item, sessions):
+            sessions[sess.source_id] = sess
         if qid and str(item.get("question") or "").strip():
             questions.append((qid, str(item["question"]), str(item.get("question_type") or ""),
                               [str(a) for a in item.get("answer_session_ids") or []]))
@@ -223,31 +210,27 @@ def run_hook(code: Codebase, env: dict, prompt: str, session_id: str) -> tuple[s
     """The real hook in a process of its own: (the injected text, wall ms)."""
     payload = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt, "cwd": POOL_CWD,
                           "session_id": session_id, "transcript_path": ""})
-    t0 = time.perf_counter()
-    out = subprocess.run([code.recall, "hook", "user-prompt-submit"], input=payload, capture_output=True,
-                         text=True, env=env, timeout=60, cwd=env["HOME"])
-    ms = (time.perf_counter() - t0) * 1000
+    wall, _, out, _ = harness.time_process([code.recall, "hook", "user-prompt-submit"], env, payload.encode(),
+                                           cwd=env["HOME"], timeout=60)
     text = ""
-    if out.stdout.strip():
+    if out.strip():
         try:
-            text = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+            text = json.loads(out)["hookSpecificOutput"]["additionalContext"]
         except (ValueError, KeyError, TypeError):
             text = ""
-    return text, ms
+    return text, wall * 1000
 
 
 def run_raw(code: Codebase, env: dict, text: str, limit: int = FETCH) -> tuple[list[str], float]:
     """``recall --json --limit N TEXT`` (the same search and order as ``--raw``): the hits'
     sessions in order, and the wall ms."""
-    t0 = time.perf_counter()
-    out = subprocess.run([code.recall, "--json", "--limit", str(limit), "--", text], capture_output=True, text=True,
-                         env=env, timeout=60, cwd=env["HOME"])
-    ms = (time.perf_counter() - t0) * 1000
+    wall, _, out, _ = harness.time_process([code.recall, "--json", "--limit", str(limit), "--", text], env,
+                                           cwd=env["HOME"], timeout=60)
     try:
-        hits = json.loads(out.stdout)["hits"]
+        hits = json.loads(out)["hits"]
     except (ValueError, KeyError, TypeError):
         hits = []
-    return list(dict.fromkeys(h["session_id"] for h in hits)), ms
+    return list(dict.fromkeys(h["session_id"] for h in hits)), wall * 1000
 
 
 def first_rank(ranked: list[str], evidence) -> int | None:
@@ -457,28 +440,9 @@ def fit(pools: dict[str, Pool], homes: dict) -> dict:
 
 
 def start_service(code: Codebase, env: dict) -> subprocess.Popen:
-    proc = subprocess.Popen([code.recall, "serve"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True, cwd=env["HOME"])
-    probe = [code.python, "-c", "from recall.core import service_client as c; import sys; sys.exit(0 if c.ping(1) else 1)"]
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"`recall serve` of {code.name} exited with {proc.returncode}")
-        if subprocess.run(probe, env=env, cwd=env["HOME"]).returncode == 0:
-            return proc
-        time.sleep(0.3)
-    proc.terminate()
-    raise SystemExit(f"`recall serve` of {code.name} did not come up")
-
-
-def stop_service(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    """``code``'s ``recall serve`` in ``env``, once it answers."""
+    return harness.start_service(env, argv=[code.recall, "serve"], python=code.python, cwd=env["HOME"], timeout=300,
+                                 poll=0.3, name=f"`recall serve` of {code.name}")
 
 
 def budgets(codes: list[Codebase], homes: dict, pool: Pool, runs: int = 40) -> dict:
@@ -500,17 +464,13 @@ def budgets(codes: list[Codebase], homes: dict, pool: Pool, runs: int = 40) -> d
                 times[c.name]["raw_service"].append(run_raw(c, envs[c.name], text, 5)[1])
     finally:
         for p in procs.values():
-            stop_service(p)
+            harness.stop_service(p, 30)
     for text in prompts:
         for c in codes:
             env = bench_env(*homes[(c.name, pool.name)])
             times[c.name]["raw_no_service"].append(run_raw(c, env, text, 5)[1])
 
-    def pct(xs, q):
-        xs = sorted(xs)
-        return round(xs[min(len(xs) - 1, int(q * len(xs)))], 1)
-
-    return {c: {mode: {"p50": round(statistics.median(xs), 1), "p95": pct(xs, 0.95), "n": len(xs)}
+    return {c: {mode: {"p50": round(harness.median(xs), 1), "p95": round(harness.percentile(xs, 0.95), 1), "n": len(xs)}
                 for mode, xs in modes.items()} for c, modes in times.items()}
 
 
@@ -565,7 +525,7 @@ def run(data: Path, main_dir: Path | None, workdir: Path, budget_runs: int = 40,
                 by_prefix = {s.session_id[:8]: s.session_id for s in pool.sessions}
                 records["ours+semantic"] += ask(ours, pool, env, by_prefix)
             finally:
-                stop_service(proc)
+                harness.stop_service(proc, 30)
         extra["semantic_study"] = semantic_study.run(pools, homes)
         # the budgets: this tree with the stage (ours), without it (its own home, the stage off), main
         lexical = Codebase("ours-lexical", REPO)
@@ -574,7 +534,7 @@ def run(data: Path, main_dir: Path | None, workdir: Path, budget_runs: int = 40,
     threshold = tune_bm25_threshold(records["bm25"])
     bm25 = bm25_gate(records["bm25"], threshold)
     out = {
-        "data": str(data), "main": MAIN_COMMIT, "commit": _commit(REPO),
+        "data": data.name, "main": MAIN_COMMIT, "commit": _commit(REPO),
         "pools": {p.name: {"sessions": len(p.sessions), "messages": p.messages} for p in pools.values()},
         "bm25_threshold": threshold,
         "figures": {name: {split: figures(recs if name != "bm25" else bm25, split)
@@ -628,76 +588,51 @@ def _num(x) -> str:
 
 
 def sections(res: dict | None = None) -> list[str]:
-    """The section of docs/benchmarks.md (``benchmarks.run.render_docs``), from ``res`` or
-    from the committed ``benchmarks/injection.json``."""
+    """The section of docs/benchmarks.md (``benchmarks.report``), from ``res`` or from the
+    committed ``benchmarks/injection.json``; prose in benchmarks/prose/injection*.md."""
+    from benchmarks.page import prose
+
     if res is None or "figures" not in res:
         try:
             res = json.loads(RESULTS.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return ["## Injection: silent unless it helps (issue 25)", "", "Not measured yet: run "
-                    "`python -m benchmarks.injection --write-json`.", ""]
+            return [prose("injection-missing")]
     fig = res["figures"]
     pools = res["pools"]
     n = fig["ours"]["report"]["prompts"]
-    out = ["## Injection: silent unless it helps (issue 25)", "",
-           "`python -m benchmarks.injection --write-json` (this section: `python -m benchmarks.run --write-docs`). "
-           "Every haystack session of `longmemeval_s_dev.json.gz` written as Claude Code transcripts into one "
-           f"project, in two pools ({pools['a']['sessions']:,} and {pools['b']['sessions']:,} sessions, "
-           f"{pools['a']['messages']:,} and {pools['b']['messages']:,} messages): pool *a* leaves out the evidence "
-           "sessions of half the questions (by a hash of the id), pool *b* of the other half, so every question "
-           "is asked once answerable and once with its evidence left out. The `_abs` questions and 82 new-task "
-           "coding prompts written for this benchmark (`benchmarks/new_task_prompts.py`) are asked of both. "
-           "Each prompt goes through the real hook (`recall hook user-prompt-submit`, a process per prompt, no "
-           "model backend, no service: raw snippets) and each answerable question through `recall --json "
-           "--limit 10` (`--raw`'s search and order). Side by side in the same run: today's main "
-           f"(`{res.get('main')}`, its own checkout and virtualenv, its own index of the same transcripts) and "
-           "BM25 (rank_bm25's BM25Okapi over the pool's sessions, lowercase whitespace tokens; it injects its "
-           f"top {BM25_TOP} sessions when its best score reaches {res['bm25_threshold']:.1f}, the threshold "
-           "that did best on the tune half)."
-           + (" Two more columns come from a run with the semantic stage merged (below): the same hook and "
-              "`recall --json` through the service with the stage loaded, and a dense-only baseline (the stage's "
-              "ranking of sessions by their nearest message; it injects its 3 nearest sessions when the best cosine "
-              "reaches a threshold chosen on the tune half as BM25's)." if "ours+semantic" in fig else ""), "",
-           "The confidence model (`recall/search/confidence.py`) was fitted on the **tune** half "
-           "(`benchmarks.retrieval.split_of`; new-task prompts by the same hash of their text) and "
-           "`hook.min_confidence` chosen there; the **report** half is what is quoted. "
-           f"Report half: {n['answerable']} answerable, {n['left-out']} left out, {n['abstention']} abstention, "
-           f"{n['new-task']} new-task prompts.", ""]
     sem = "ours+semantic" in fig
+    out = [prose("injection", a_sessions=f"{pools['a']['sessions']:,}", b_sessions=f"{pools['b']['sessions']:,}",
+                 a_messages=f"{pools['a']['messages']:,}", b_messages=f"{pools['b']['messages']:,}",
+                 main=res.get("main"), bm25_top=BM25_TOP, bm25_threshold=f"{res['bm25_threshold']:.1f}",
+                 semantic_columns=" " + prose("injection-semantic-columns").rstrip("\n") if sem else "",
+                 answerable=n["answerable"], left_out=n["left-out"], abstention=n["abstention"],
+                 new_task=n["new-task"])]
     study = res.get("semantic_study") or {}
     dense = None
     if study:  # the dense-only baseline: its gate and its ranking (benchmarks.semantic_study)
         dense = {sp: {**study["dense_gate"][sp], **study["retrieval"]["dense"][sp]["prompt"]} for sp in ("tune", "report")}
     for split in ("report", "tune"):
-        out += [f"**{split.capitalize()} half**", "",
-                "| figure | recall, lexical (no service) | " + ("recall + semantic stage (service) | " if sem else "")
+        rows = ["| figure | recall, lexical (no service) | " + ("recall + semantic stage (service) | " if sem else "")
                 + "main | BM25 | " + ("dense only | " if dense else "") + "target |",
                 "|---|---:|" + ("---:|" if sem else "") + "---:|---:|" + ("---:|" if dense else "") + "---|"]
         for key, label, target in ROWS:
             mid = f" {_num(fig['ours+semantic'][split].get(key))} |" if sem else ""
             tail = f" {_num(dense[split].get(key))} |" if dense else ""
-            out.append(f"| {label} | {_num(fig['ours'][split].get(key))} |{mid} {_num(fig['main'][split].get(key))} | "
-                       f"{_num(fig['bm25'][split].get(key))} |{tail} {target} |")
-        out.append("")
+            rows.append(f"| {label} | {_num(fig['ours'][split].get(key))} |{mid} {_num(fig['main'][split].get(key))} | "
+                        f"{_num(fig['bm25'][split].get(key))} |{tail} {target} |")
+        out.append(prose("injection-half", half=split.capitalize(), table="\n".join(rows)))
     o, m = fig["ours"]["report"], fig["main"]["report"]
 
     def pct(x):
         return f"{100 * (x or 0):.0f}%"
-    out += [
-        "How to read it. The hook used to inject whatever came within 35% of its best hit: in a pooled "
-        f"history common words always find a best hit, so main injected for {pct(m['injected_share'])} of the report "
-        f"half's prompts ({m.get('chars_per_prompt') or 0:,.0f} characters per prompt), "
-        f"{pct(1 - (m['silent_new_task'] or 0))} of new-task prompts and {pct(1 - (m['silent_unanswerable'] or 0))} of "
-        "unanswerable questions. The confidence gate (`hook.min_confidence`, the lowest gate that kept 90% of "
-        f"new-task and 50% of unanswerable prompts silent on the tune half) keeps {pct(o['silent_new_task'])} of the "
-        f"report half's new-task prompts and {pct(o['silent_unanswerable'])} of its unanswerable questions silent and "
-        f"injects {o.get('chars_per_prompt') or 0:,.0f} characters per prompt, for *useful* "
-        f"{o['useful']:.3f} against main's {m['useful']:.3f}. The useful and false-share targets are not met: for a "
-        "question whose evidence was left out, the pool still holds sessions on the same subject (another cat, "
-        "another trip), and neither words nor (below) meaning tell them apart from the answer. `recall --raw` is "
-        f"ordered by the same confidence: R@5 {o.get('R@5') or 0:.3f} against main's {m.get('R@5') or 0:.3f}, short of "
-        "the +0.08 target. Model: `LEXICAL` in `recall/search/confidence.py` (3 weights and a bias; refit with "
-        "`--fit`).", ""]
+    out.append(prose("injection-reading", main_injected=pct(m["injected_share"]),
+                     main_chars=f"{m.get('chars_per_prompt') or 0:,.0f}",
+                     main_new_task=pct(1 - (m["silent_new_task"] or 0)),
+                     main_unanswerable=pct(1 - (m["silent_unanswerable"] or 0)),
+                     silent_new_task=pct(o["silent_new_task"]), silent_unanswerable=pct(o["silent_unanswerable"]),
+                     chars=f"{o.get('chars_per_prompt') or 0:,.0f}", useful=f"{o['useful']:.3f}",
+                     main_useful=f"{m['useful']:.3f}", r5=f"{o.get('R@5') or 0:.3f}",
+                     main_r5=f"{m.get('R@5') or 0:.3f}"))
     if sem:
         from benchmarks import semantic_study
 
@@ -706,9 +641,7 @@ def sections(res: dict | None = None) -> list[str]:
     if b:
         labels = {"ours": "recall" + (" with the semantic stage" if "ours-lexical" in b else ""),
                   "ours-lexical": "recall without it (as shipped)", "main": "main"}
-        out += ["**Budgets** (pool *a*, the same prompts alternating the code bases, each with its own service and "
-                "home, wall ms, p50 / p95; difference of p50 to main):", "",
-                "| process | " + " | ".join(labels[c] for c in b) + " | " +
+        rows = ["| process | " + " | ".join(labels[c] for c in b) + " | " +
                 " | ".join(f"{labels[c]} − main" for c in b if c != "main") + " | budget |",
                 "|---|" + "---:|" * (2 * len(b) - 1) + "---|"]
         for mode, label, budget in (("hook_service", "prompt hook, with the service", "≤ +15 ms"),
@@ -716,12 +649,11 @@ def sections(res: dict | None = None) -> list[str]:
                                     ("raw_no_service", "`recall --raw --limit 5`, no service", "≤ +20 ms")):
             cells = [f"{b[c][mode]['p50']} / {b[c][mode]['p95']}" for c in b]
             diffs = [f"{b[c][mode]['p50'] - b['main'][mode]['p50']:+.1f}" for c in b if c != "main"]
-            out.append(f"| {label} | " + " | ".join(cells + diffs) + f" | {budget} |")
-        out.append("")
+            rows.append(f"| {label} | " + " | ".join(cells + diffs) + f" | {budget} |")
+        out.append(prose("injection-budgets", table="\n".join(rows)))
     r = res.get("retrieval")
     if r:
-        out += ["**Scoped retrieval** (`benchmarks.retrieval`, one project per question or conversation, both "
-                "halves) in the same run:", "", "| figure | recall | main |", "|---|---:|---:|"]
+        rows = ["| figure | recall | main |", "|---|---:|---:|"]
         for ds, level, metric in (("longmemeval", "session", "recall@5"), ("longmemeval", "session", "recall_all@5"),
                                   ("longmemeval", "session", "ndcg@10"), ("longmemeval", "message", "recall@10"),
                                   ("longmemeval", "message", "ndcg@10"), ("locomo", "message", "recall@10"),
@@ -731,8 +663,8 @@ def sections(res: dict | None = None) -> list[str]:
                 m = r["main"][ds][level][metric]["ours"]
             except KeyError:
                 continue
-            out.append(f"| {ds} {level} {metric} | {o:.3f} | {m:.3f} |")
-        out.append("")
+            rows.append(f"| {ds} {level} {metric} | {o:.3f} | {m:.3f} |")
+        out.append(prose("injection-retrieval", table="\n".join(rows)))
     return out
 
 

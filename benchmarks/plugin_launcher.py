@@ -30,14 +30,14 @@ import json
 import os
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from benchmarks.harness import REPO, median, percentile, time_process
+
 OUT = Path(__file__).with_name("plugin_launcher.json")
 LAUNCHER = REPO / "hooks" / "recall"
 PAYLOAD = json.dumps({"session_id": "bench", "hook_event_name": "UserPromptSubmit", "prompt": "ok, continue",
@@ -54,20 +54,11 @@ def _runtime(data: Path, version: str, recall: str) -> None:
 
 def _time(argv: list[str], env: dict) -> tuple[float, float]:
     """(wall ms, CPU ms: user + system of the process and what it exec'd) of one run."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    try:
-        proc.stdin.write(PAYLOAD.encode())
-        proc.stdin.close()
-    except BrokenPipeError:  # `true`, and a hook that does not read its input
-        pass
-    out, err = proc.stdout.read(), proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    took = (time.perf_counter() - t0) * 1000
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0 or out.strip():
-        raise SystemExit(f"{argv} answered {proc.returncode}: {out[:200]!r} {err[:200]!r}")
-    return took, (usage.ru_utime + usage.ru_stime) * 1000
+    wall, cpu, out, rc = time_process(argv, env, PAYLOAD.encode())
+    if rc != 0 or out.strip():
+        err = subprocess.run(argv, input=PAYLOAD.encode(), env=env, capture_output=True).stderr
+        raise SystemExit(f"{argv} answered {rc}: {out[:200]!r} {err[:200]!r}")
+    return wall * 1000, cpu * 1000
 
 
 def measure(runs: int) -> dict:
@@ -101,11 +92,11 @@ def measure(runs: int) -> dict:
                 wall, used = _time(*modes[name])
                 samples[name].append(wall)
                 cpu[name].append(used)
-    med = {name: round(statistics.median(v), 2) for name, v in samples.items()}
-    cpu_med = {name: round(statistics.median(v), 2) for name, v in cpu.items()}
+    med = {name: round(median(v), 2) for name, v in samples.items()}
+    cpu_med = {name: round(median(v), 2) for name, v in cpu.items()}
     return {
         "runs": runs, "medians_ms": med, "cpu_medians_ms": cpu_med,
-        "p90_ms": {name: round(sorted(v)[int(0.9 * (len(v) - 1))], 2) for name, v in samples.items()},
+        "p90_ms": {name: round(percentile(v, 0.9), 2) for name, v in samples.items()},
         "launcher_own_ms": round(med["launcher -> true"] - med["true"], 2),
         "launcher_own_cpu_ms": round(cpu_med["launcher -> true"] - cpu_med["true"], 2),
         "plugin_over_recall_hook_ms": round(med["launcher -> recall hook"] - med["recall hook"], 2),
@@ -125,27 +116,22 @@ def markdown(res: dict) -> str:
 
 
 def sections(_res: dict | None = None) -> list[str]:
-    """docs/benchmarks.md's section, from the committed ``plugin_launcher.json``."""
-    out = ["## The plugin's launcher (issue 26)", "",
-           "Every hook of recall's Claude Code plugin runs `hooks/recall`, a POSIX sh launcher: one read of "
-           "`plugin.json`, one test that the runtime of that version is built, then `exec` of the runtime's "
-           "`recall`, which also reads Claude Code's settings files (the plugin stands down where `recall "
-           "setup` wired the event). Measured process start to exit, the hook's JSON on stdin, modes "
-           "alternated, next to the plain `recall hook user-prompt-submit` in the same run. Reproduce: "
-           "`python -m benchmarks.plugin_launcher`.", ""]
+    """docs/benchmarks.md's section, from the committed ``plugin_launcher.json`` (prose in
+    benchmarks/prose/plugin-launcher*.md)."""
+    from benchmarks.page import prose
+
     try:
         res = json.loads(OUT.read_text())
     except (OSError, ValueError):
-        return [*out, "Not measured yet.", ""]
-    return [*out, markdown(res), "",
-            f"{res['runs']} runs per mode, {res['date']}, Python {res['machine']['python']}, load "
-            f"{', '.join(map(str, res['machine']['load']))} at the end (a shared machine: CPU time is the "
-            f"steadier figure). The launcher's own cost (launcher -> true minus true): "
-            f"**{res['launcher_own_ms']:.1f} ms** wall, {res['launcher_own_cpu_ms']:.1f} ms CPU; the plugin over "
-            f"the plain hook (launcher -> recall hook minus recall hook): **{res['plugin_over_recall_hook_ms']:+.1f} "
-            f"ms** wall ({res['plugin_over_recall_hook_ratio']:.2f}×), {res['plugin_over_recall_hook_cpu_ms']:+.1f} "
-            f"ms CPU. Until the runtime is built, a hook costs {res['medians_ms']['launcher, not ready']:.1f} ms "
-            "and prints nothing.", ""]
+        return [prose("plugin-launcher", figures="Not measured yet.")]
+    figures = prose("plugin-launcher-figures", table=markdown(res), runs=res["runs"], date=res["date"],
+                    python=res["machine"]["python"], load=", ".join(map(str, res["machine"]["load"])),
+                    own_ms=f"{res['launcher_own_ms']:.1f}", own_cpu_ms=f"{res['launcher_own_cpu_ms']:.1f}",
+                    over_ms=f"{res['plugin_over_recall_hook_ms']:+.1f}",
+                    over_ratio=f"{res['plugin_over_recall_hook_ratio']:.2f}",
+                    over_cpu_ms=f"{res['plugin_over_recall_hook_cpu_ms']:+.1f}",
+                    not_ready_ms=f"{res['medians_ms']['launcher, not ready']:.1f}")
+    return [prose("plugin-launcher", figures=figures.rstrip("\n"))]
 
 
 def main(argv: list[str] | None = None) -> int:

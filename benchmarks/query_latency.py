@@ -21,31 +21,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-
-
-def pct(values: list[float], q: float) -> float | None:
-    """Linear-interpolated percentile (``q`` in 0..1) of ``values``; None when empty."""
-    s = sorted(values)
-    if not s:
-        return None
-    k = (len(s) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
-
-
-def ms(v: float | None) -> float | None:
-    return None if v is None else round(v * 1000, 2)
+from benchmarks.harness import REPO, ms, percentile, recall_exe, time_process
 
 
 def summary(samples: list[float]) -> dict:
-    return {"n": len(samples), "p50_ms": ms(pct(samples, 0.5)), "p95_ms": ms(pct(samples, 0.95)),
-            "mean_ms": ms(sum(samples) / len(samples)) if samples else None}
+    return {"n": len(samples), "p50_ms": ms(percentile(samples, 0.5), 2), "p95_ms": ms(percentile(samples, 0.95), 2),
+            "mean_ms": ms(sum(samples) / len(samples), 2) if samples else None}
 
 
 def in_process(home: Path, fts5_db: Path, seed: int = 0, reps: int = 5, limit: int = 10) -> dict:
@@ -89,18 +74,6 @@ def in_process(home: Path, fts5_db: Path, seed: int = 0, reps: int = 5, limit: i
             "by_kind": {k: {"recall": summary(v["recall"]), "fts5": summary(v["fts5"])} for k, v in kinds.items()}}
 
 
-def recall_exe() -> list[str]:
-    here = Path(sys.executable).parent / "recall"
-    return [str(here)] if here.is_file() else [sys.executable, "-m", "recall.entry"]
-
-
-def _spawn(argv: list[str], env: dict) -> tuple[float, int]:
-    t0 = time.perf_counter()
-    rc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                        stderr=subprocess.DEVNULL).returncode
-    return time.perf_counter() - t0, rc
-
-
 def cli(env: dict, seed: int = 0, runs: int = 20, warmup: int = 2) -> dict:
     """``recall --raw --limit 5 QUERY`` processes next to ``python -c pass``, interleaved."""
     from benchmarks.generate import query_set
@@ -111,8 +84,8 @@ def cli(env: dict, seed: int = 0, runs: int = 20, warmup: int = 2) -> dict:
     base: list[float] = []
     failed = 0
     for i, text in enumerate(texts):
-        b, _ = _spawn([sys.executable, "-c", "pass"], env)
-        r, rc = _spawn([*recall_exe(), "--raw", "--limit", "5", text], env)
+        b, _, _, _ = time_process([sys.executable, "-c", "pass"], env)
+        r, _, _, rc = time_process([*recall_exe(), "--raw", "--limit", "5", text], env)
         if i < warmup:
             continue
         base.append(b)

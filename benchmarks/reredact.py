@@ -29,29 +29,20 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from benchmarks.harness import REPO, WORK
+
 SECRET = "shpat_" + "3f9a1c0b7d2e4f6a8b0c1d2e3f4a5b6c"
 
 
 def prepare(work: Path, messages: int, seed: int, dirty: int) -> tuple[Path, int, int]:
     """The pristine state directory (indexed, then made to look stored under version 1);
     (its path, archived messages, messages holding the secret)."""
-    from benchmarks.backfill import corpus
-
-    claude, _ = corpus(work, messages, seed)
-    home = work / f"reredact-{messages}-home"
-    if home.exists():
-        shutil.rmtree(home)
-    os.environ["RECALL_HOME"] = str(home)
-    os.environ["CLAUDE_CONFIG_DIR"] = str(claude)
-    os.environ["RECALL_NO_SERVICE"] = "1"
+    from benchmarks.backfill import indexed_home
     from indexer.archive import Archive
-    from indexer.ingest import index_all
     from indexer.reredact_archive import state_path
     from recall.core import paths
 
-    print(f"indexing {messages:,} messages into {home} …", file=sys.stderr, flush=True)
-    index_all()
+    home = indexed_home(work, messages, seed, "reredact")
     archive = Archive(paths.archive_dir())
     planted = 0
     for i, path in enumerate(archive.session_files()):
@@ -104,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dirty", type=int, default=10, help="a secret in every N-th archive file")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--work", type=Path, default=Path(os.environ.get("TMPDIR", "/var/tmp")) / "recall-bench")
+    ap.add_argument("--work", type=Path, default=WORK)
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out" / "reredact.json")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)

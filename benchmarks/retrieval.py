@@ -55,7 +55,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Container, Iterable, Iterator
 
 REPO = Path(__file__).resolve().parents[1]
 LOCOMO_FILE = "locomo_dev.json"
@@ -150,6 +150,28 @@ def parse_longmemeval_date(value: str | None) -> datetime | None:
         return datetime.strptime(value.strip(), "%Y/%m/%d (%a) %H:%M").replace(tzinfo=timezone.utc)
     except ValueError:
         return None
+
+
+def longmemeval_haystack(item: dict, skip: Container[str] = ()) -> Iterator[Session]:
+    """One LongMemEval item's haystack sessions whose dataset id is not in ``skip``, as pool
+    sessions (``uid("pool", ...)`` ids, turns ``TURN_STEP`` apart from the session's date, or
+    2023-01-01 12:00 UTC when it has none; empty turns dropped)."""
+    qid = str(item.get("question_id") or "")
+    ids = item.get("haystack_session_ids") or []
+    dates = item.get("haystack_dates") or []
+    for n, turns in enumerate(item.get("haystack_sessions") or []):
+        source = str(ids[n]) if n < len(ids) else f"{qid}-session-{n}"
+        if source in skip:
+            continue
+        start = parse_longmemeval_date(dates[n] if n < len(dates) else None) or \
+            datetime(2023, 1, 1, 12, tzinfo=timezone.utc)
+        sess = Session(uid("pool", source), source)
+        for i, turn in enumerate(turns or []):
+            text = str(turn.get("content") or "").strip()
+            if text:
+                role = "assistant" if turn.get("role") == "assistant" else "user"
+                sess.turns.append(Turn(uid("pool", source, i), role, text, start + TURN_STEP * i))
+        yield sess
 
 
 def locomo_evidence(raw: Iterable) -> list[str]:

@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.harness import percentile
+
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "benchmarks" / "out" / "rules.json"
 
@@ -91,11 +93,6 @@ def make_prompts(n: int, rng: random.Random, root: str) -> list[tuple[str, list[
     return out
 
 
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p * (len(xs) - 1))))]
-
-
 def measure(n_rules: int, n_prompts: int, seed: int = 7) -> dict:
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix="recall-rules-bench-") as tmp:
@@ -140,7 +137,7 @@ def measure(n_rules: int, n_prompts: int, seed: int = 7) -> dict:
             fired.append(len(hits))
     return {
         "rules": n_rules, "prompts": n_prompts, "compiled": len(compiled),
-        "match_p50_ms": round(statistics.median(match_ms), 3), "match_p95_ms": round(pct(match_ms, 0.95), 3),
+        "match_p50_ms": round(statistics.median(match_ms), 3), "match_p95_ms": round(percentile(match_ms, 0.95), 3),
         "baseline_p50_ms": round(statistics.median(base_ms), 3),
         "ratio_p50": round(statistics.median(match_ms) / max(1e-9, statistics.median(base_ms)), 1),
         "load_median_ms": round(statistics.median(loads) * 1000, 1),

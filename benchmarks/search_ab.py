@@ -23,6 +23,8 @@ import threading
 import time
 from pathlib import Path
 
+from benchmarks.harness import ms, percentile
+
 
 def measure(home: Path, reps: int = 5, seed: int = 0, limit: int = 10) -> dict:
     os.environ["RECALL_HOME"] = str(home)
@@ -83,11 +85,8 @@ def measure(home: Path, reps: int = 5, seed: int = 0, limit: int = 10) -> dict:
     finally:
         configure()
 
-    def p50(v: list[float]) -> float:
-        v = sorted(v)
-        return round(v[len(v) // 2] * 1000, 3)
-
-    return {name: {"cpu_p50_ms": p50(cpu[name]), "wall_p50_ms": p50(wall[name]), "n": len(cpu[name])}
+    return {name: {"cpu_p50_ms": ms(percentile(cpu[name], 0.5), 3), "wall_p50_ms": ms(percentile(wall[name], 0.5), 3),
+                   "n": len(cpu[name])}
             for name in configs}
 
 

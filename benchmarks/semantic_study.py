@@ -462,7 +462,10 @@ def _f(x) -> str:
 
 
 def section(res: dict) -> list[str]:
-    """The semantic part of the injection section of docs/benchmarks.md."""
+    """The semantic part of the injection section of docs/benchmarks.md (prose in
+    benchmarks/prose/semantic-*.md)."""
+    from benchmarks.page import prose
+
     sem = res.get("semantic_study")
     if not sem:
         return []
@@ -471,22 +474,12 @@ def section(res: dict) -> list[str]:
     fz = ret["fused"]
     p = fz["params"]
     pv = res.get("pool_vectors", {})
-    out = ["**The semantic stage (issue 25 item 3): measured, not shipped.** Branch `i25-semantic` merged for the "
-           "run. The union of the two pools' prompts and replies ("
-           f"{pv.get('union', 0):,} messages) embedded once by the service's "
-           "own encoder on the service's own texts (each message's archived text, as its embedding walk reads it), "
-           "in worker processes, and each pool's vector store seeded from that cache (`benchmarks/pool_vectors.py`: "
-           f"{pv.get('cpu_seconds', 0):,.0f} CPU-s, {1000 * pv.get('cpu_seconds', 0) / max(1, pv.get('union', 1)):.1f} "
-           "per 1,000 messages): the service then starts on a complete store. The column *recall + semantic stage (service)* above is the real hook and `recall --json` "
-           "through that service. The rest is measured in-process on the same stores and candidates "
-           "(`benchmarks/semantic_study.py`).", "",
-           "Retrieval, answerable questions (session rank of the first evidence session):", "",
-           "| ranking | tune R@1 | R@5 | R@10 | MRR | report R@1 | R@5 | R@10 | MRR |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    rows = ["| ranking | tune R@1 | R@5 | R@10 | MRR | report R@1 | R@5 | R@10 | MRR |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
 
     def row(label, t, r):
-        out.append(f"| {label} | " + " | ".join(_f(t[k]) for k in ("R@1", "R@5", "R@10", "MRR")) + " | "
-                   + " | ".join(_f(r[k]) for k in ("R@1", "R@5", "R@10", "MRR")) + " |")
+        rows.append(f"| {label} | " + " | ".join(_f(t[k]) for k in ("R@1", "R@5", "R@10", "MRR")) + " | "
+                    + " | ".join(_f(r[k]) for k in ("R@1", "R@5", "R@10", "MRR")) + " |")
     for name in ("main", "bm25"):
         t, r = fig[name]["tune"], fig[name]["report"]
         if "R@1" in t:
@@ -496,90 +489,59 @@ def section(res: dict) -> list[str]:
         row(f"dense only ({q}; a session by its best message)", ret["dense"]["tune"][q], ret["dense"]["report"][q])
     row(f"fused (RRF k={p['k']}, dense weight {p['w']}, lexical top {p['lex_depth']}, dense top {p['depth']} "
         f"messages by {p['agg']}, {p['query']}; best of {fz['grid']:,} on tune)", fz["tune"], fz["report"])
+    out = [prose("semantic-intro", union=f"{pv.get('union', 0):,}", cpu_seconds=f"{pv.get('cpu_seconds', 0):,.0f}",
+                 cpu_per_1000=f"{1000 * pv.get('cpu_seconds', 0) / max(1, pv.get('union', 1)):.1f}",
+                 table="\n".join(rows))]
     lt, lr = ret["lexical"]["tune"], ret["lexical"]["report"]
     n_rep = sum(1 for r in res.get("per_prompt", {}).get("ours", []) if r.get("kind") == "answerable"
                 and r.get("split") == "report") or 42
     moved = round((fz["report"]["R@5"] - lr["R@5"]) * n_rep)
-    out += ["", f"The fusion chosen on the tune half (of {fz['grid']:,}: query text, dense depth, a session by its "
-            "best message, best two or sum, lexical depth, RRF constant, dense weight) puts "
-            f"{abs(moved)} {'more' if moved >= 0 else 'fewer'} report-half question{'s' if abs(moved) != 1 else ''} "
-            f"in the top 5 (R@5 {fz['report']['R@5']:.3f} against the lexical {lr['R@5']:.3f}; tune "
-            f"{fz['tune']['R@5']:.3f} against {lt['R@5']:.3f}); {fz['report_above_lexical']:,} of the fusions rank "
-            "better than the lexical order on the report half, and the best of them, *chosen on the report half "
-            f"itself*, reaches R@5 {fz['report_ceiling_R@5']:.3f}, short of main + 0.08 = "
-            f"{(fig['main']['report'].get('R@5') or 0) + 0.08:.3f}. The dense ranking alone finds the evidence in "
-            "its top 5 for fewer questions than the lexical one, and adds few that the lexical top 5 misses "
-            f"(top 5 of each, tune / report: {_top5(ret, 'tune')} / {_top5(ret, 'report')}).", "",
-            "A session-level confidence over lexical and semantic features, fitted on the tune half, its gate "
-            "chosen by the shipped rule (the lowest that keeps 90% of new-task and 50% of unanswerable prompts "
-            "silent on the tune half); simulated on the candidates (24 lexical ∪ the sessions of the 50 nearest "
-            "messages), at most 4 sessions injected:", "",
-            "| features | gate | report useful | false share | silent new-task | silent unanswerable | R@5 | "
+    questions = "question" if abs(moved) == 1 else "questions"
+    out.append(prose("semantic-fusion", grid=f"{fz['grid']:,}", moved=abs(moved),
+                     more_or_fewer="more" if moved >= 0 else "fewer", questions=questions,
+                     fused_r5=f"{fz['report']['R@5']:.3f}", lexical_r5=f"{lr['R@5']:.3f}",
+                     fused_tune_r5=f"{fz['tune']['R@5']:.3f}", lexical_tune_r5=f"{lt['R@5']:.3f}",
+                     above_lexical=f"{fz['report_above_lexical']:,}", ceiling_r5=f"{fz['report_ceiling_R@5']:.3f}",
+                     goal_r5=f"{(fig['main']['report'].get('R@5') or 0) + 0.08:.3f}",
+                     top5_tune=_top5(ret, "tune"), top5_report=_top5(ret, "report")))
+    rows = ["| features | gate | report useful | false share | silent new-task | silent unanswerable | R@5 | "
             "tune useful | false share | AUC answerable vs left-out (report) | vs new-task (report) |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for label, m in sem["models"].items():
         r, t, s = m["report"], m["tune"], m["separability"]["report"]
-        out.append(f"| {label} | {m['gate']:.3f} | {_f(r['useful'])} | {_f(r['false_share'])} | "
-                   f"{_f(r['silent_new_task'])} | {_f(r['silent_unanswerable'])} | {_f(r.get('R@5'))} | "
-                   f"{_f(t['useful'])} | {_f(t['false_share'])} | {_f(s['auc_answerable_vs_left_out'])} | "
-                   f"{_f(s['auc_answerable_vs_new_task'])} |")
-    lex = sem["models"]["lexical (the shipped model, per session)"]
-    hyb = sem["models"]["lexical features + cosine + margin + agreement"]
-    out += ["", "**Why the targets are out of reach here (separability).** The semantic features separate "
-            "new-task prompts from answerable questions better (AUC "
-            f"{_f(lex['separability']['report']['auc_answerable_vs_new_task'])} lexical, "
-            f"{_f(hyb['separability']['report']['auc_answerable_vs_new_task'])} with them), but not a question "
-            "whose evidence is there from the same question with its evidence left out (AUC "
-            f"{_f(lex['separability']['report']['auc_answerable_vs_left_out'])} and "
-            f"{_f(hyb['separability']['report']['auc_answerable_vs_left_out'])}): the pool keeps the sessions on "
-            "the same subject (another trip, another guitar), and they are as near in meaning as in words. Every "
-            "question is asked in two pools that differ only by the left-out evidence, and a confidence judged "
-            "hit by hit scores the twin's sessions alike in both; so a question is answered in one pool and "
-            "silent in the other only if an evidence session scores above every session of the twin. Useful "
-            "≥ 0.70 with a false share ≤ 0.25 needs that for at least two thirds of the answered questions:", "",
-            "| features | half | questions | needed | evidence above the twin's best | with one gate for all |",
+        rows.append(f"| {label} | {m['gate']:.3f} | {_f(r['useful'])} | {_f(r['false_share'])} | "
+                    f"{_f(r['silent_new_task'])} | {_f(r['silent_unanswerable'])} | {_f(r.get('R@5'))} | "
+                    f"{_f(t['useful'])} | {_f(t['false_share'])} | {_f(s['auc_answerable_vs_left_out'])} | "
+                    f"{_f(s['auc_answerable_vs_new_task'])} |")
+    out.append(prose("semantic-confidence", table="\n".join(rows)))
+    lex = sem["models"]["lexical (the shipped model, per session)"]["separability"]["report"]
+    hyb = sem["models"]["lexical features + cosine + margin + agreement"]["separability"]["report"]
+    rows = ["| features | half | questions | needed | evidence above the twin's best | with one gate for all |",
             "|---|---|---:|---:|---:|---:|"]
     for label, m in sem["models"].items():
         for sp in ("tune", "report"):
             s = m["separability"][sp]
-            out.append(f"| {label} | {sp} | {s['questions']} | {s['needed']} | {s['evidence_above_twin']} | "
-                       f"{s['one_gate_answers_and_silences']} |")
-    out += ["", "No feature set gets near: the targets for useful and false share cannot both be met by a "
-            "per-hit confidence over these signals on this benchmark, whatever its gate. The best (useful, false "
-            "share) pairs any gate gives on the tune half:", "",
-            "| features | (useful, false share) on the tune half, every gate on the Pareto front |", "|---|---|"]
+            rows.append(f"| {label} | {sp} | {s['questions']} | {s['needed']} | {s['evidence_above_twin']} | "
+                        f"{s['one_gate_answers_and_silences']} |")
+    out.append(prose("semantic-separability", lexical_new_task=_f(lex["auc_answerable_vs_new_task"]),
+                     hybrid_new_task=_f(hyb["auc_answerable_vs_new_task"]),
+                     lexical_left_out=_f(lex["auc_answerable_vs_left_out"]),
+                     hybrid_left_out=_f(hyb["auc_answerable_vs_left_out"]), table="\n".join(rows)))
+    rows = ["| features | (useful, false share) on the tune half, every gate on the Pareto front |", "|---|---|"]
     for label in ("lexical (the shipped model, per session)", "lexical features + cosine + margin + agreement"):
         pts = sem["models"][label]["frontier_tune"]
-        out.append(f"| {label} | " + ", ".join(f"({_f(x['useful'])}, {_f(x['false_share'])})" for x in pts) + " |")
+        rows.append(f"| {label} | " + ", ".join(f"({_f(x['useful'])}, {_f(x['false_share'])})" for x in pts) + " |")
+    out.append(prose("semantic-frontier", table="\n".join(rows)))
     dg = sem["dense_gate"]
-    out += ["", f"The dense-only gate (its 3 nearest sessions when the best cosine reaches {dg['threshold']:.3f}, "
-            "chosen on the tune half as BM25's): report useful "
-            f"{_f(dg['report']['useful'])}, false share {_f(dg['report']['false_share'])}, silent new-task "
-            f"{_f(dg['report']['silent_new_task'])}, silent unanswerable {_f(dg['report']['silent_unanswerable'])} "
-            f"(tune {_f(dg['tune']['useful'])}, {_f(dg['tune']['false_share'])}, {_f(dg['tune']['silent_new_task'])}, "
-            f"{_f(dg['tune']['silent_unanswerable'])}).", ""]
+    out.append(prose("semantic-dense-gate", threshold=f"{dg['threshold']:.3f}",
+                     **{f"{sp}_{k}": _f(dg[sp][k]) for sp in ("report", "tune")
+                        for k in ("useful", "false_share", "silent_new_task", "silent_unanswerable")}))
     o = sem["outlier"]
     ex = sem["examples"]
-    para, dark, build = ex[PARAPHRASE[0]], ex[NEW_TASKS[0][0]], ex[NEW_TASKS[1][0]]
-    out += ["**What the stage would add: paraphrases.** In the issue's own small history (`tests/test_confidence.py`), "
-            f"\"{PARAPHRASE[0]}\" reaches the session that stored prices in integer cents at cosine {para:.3f}, "
-            f"while \"{NEW_TASKS[0][0]}\" reaches an unrelated one at {dark:.3f} and \"{NEW_TASKS[1][0]}\" one at "
-            f"{build:.3f}: no cosine gate takes the first and leaves the others silent (and in the pooled history "
-            "half the new-task prompts have a session at "
-            f"{sem.get('new_task_best_cosine_median', 0):.3f} or nearer). What sets a paraphrase apart is one "
-            "session far nearer than any other. Where the service has the stage, the hook adds that session when "
-            "the lexical gate found nothing: its best message at cosine ≥ 0.30 and ≥ 0.25 above the best message "
-            "of any other session (branch `i25-hybrid`: `recall/prompt/candidates.py`; "
-            "`tests/test_confidence.py::test_a_paraphrase_is_found_through_the_service_with_the_semantic_stage` "
-            "runs it through a real service with the real encoder). On the pools it fired for: tune "
-            f"{o['tune'] or 'no prompt'}, report {o['report'] or 'no prompt'}: the service column above equals the "
-            "lexical one.", "",
-            "**Decision.** With the stage, the hook's figures did not move on either half, and `--raw`'s R@5 would "
-            f"move by {abs(moved)} question{'s' if abs(moved) != 1 else ''} of {n_rep} on the report half and none on "
-            "the tune half: not a gain that holds, against the stage's costs (its branch's own measurements: "
-            "+94 MB installed, +102 MB service RSS, ~4 CPU-hours of background embedding per 1M messages; "
-            "the hook with it costs the difference in the budgets table below). Issue 25 says to ship it only if it "
-            "moves item 1's figures on the report half, so it stays out of this tree; branch `i25-hybrid` "
-            "holds this tree with the stage merged and the paraphrase rule above wired.", ""]
+    out.append(prose("semantic-paraphrases", paraphrase=PARAPHRASE[0], paraphrase_cosine=f"{ex[PARAPHRASE[0]]:.3f}",
+                     new_task=NEW_TASKS[0][0], new_task_cosine=f"{ex[NEW_TASKS[0][0]]:.3f}",
+                     build=NEW_TASKS[1][0], build_cosine=f"{ex[NEW_TASKS[1][0]]:.3f}",
+                     new_task_median=f"{sem.get('new_task_best_cosine_median', 0):.3f}",
+                     tune_fired=o["tune"] or "no prompt", report_fired=o["report"] or "no prompt"))
+    out.append(prose("semantic-decision", moved=abs(moved), questions=questions, report_questions=n_rep))
     return out
-

@@ -45,7 +45,8 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from benchmarks.retrieval import (TURN_STEP, Case, Session, Turn, find_data_dir, parse_longmemeval_date,
+from benchmarks.harness import percentile
+from benchmarks.retrieval import (Case, Session, find_data_dir, longmemeval_haystack,
                                   recall_home, uid, write_transcripts)
 
 RESULTS = Path(__file__).with_name("stale.json")
@@ -98,22 +99,9 @@ def load_pool(path: Path, limit: int | None = None) -> tuple[list[Session], list
     questions = []
     for item in data[:limit] if limit else data:
         qid = str(item.get("question_id") or "")
-        ids = item.get("haystack_session_ids") or []
-        dates = item.get("haystack_dates") or []
-        for n, turns in enumerate(item.get("haystack_sessions") or []):
-            source = str(ids[n]) if n < len(ids) else f"{qid}-session-{n}"
-            if source in sessions:
-                continue
-            start = parse_longmemeval_date(dates[n] if n < len(dates) else None) or \
-                datetime(2023, 1, 1, 12, tzinfo=timezone.utc)
-            sess = Session(uid("pool", source), source)
-            for i, turn in enumerate(turns or []):
-                text = str(turn.get("content") or "").strip()
-                if text:
-                    role = "assistant" if turn.get("role") == "assistant" else "user"
-                    sess.turns.append(Turn(uid("pool", source, i), role, text, start + TURN_STEP * i))
+        for sess in longmemeval_haystack(item, sessions):
             if sess.turns:
-                sessions[source] = sess
+                sessions[sess.source_id] = sess
         if qid and str(item.get("question") or "").strip():
             questions.append((qid, str(item["question"])))
     return list(sessions.values()), questions
@@ -284,22 +272,13 @@ def marks(built: dict) -> dict:
 
 
 # ------------------------------------------------------------------------------------ latency
-def pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    if not s:
-        return float("nan")
-    k = (len(s) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
-
-
 def _row(label: str, on: list[float], off: list[float], extra: dict | None = None) -> dict:
     diffs = [a - b for a, b in zip(on, off)]
     row = {"mode": label, "runs": len(on),
-           "off_p50_ms": round(pct(off, 0.5) * 1000, 2), "off_p95_ms": round(pct(off, 0.95) * 1000, 2),
-           "on_p50_ms": round(pct(on, 0.5) * 1000, 2), "on_p95_ms": round(pct(on, 0.95) * 1000, 2),
-           "added_p50_ms": round((pct(on, 0.5) - pct(off, 0.5)) * 1000, 2),
-           "added_p95_ms": round((pct(on, 0.95) - pct(off, 0.95)) * 1000, 2),
+           "off_p50_ms": round(percentile(off, 0.5) * 1000, 2), "off_p95_ms": round(percentile(off, 0.95) * 1000, 2),
+           "on_p50_ms": round(percentile(on, 0.5) * 1000, 2), "on_p95_ms": round(percentile(on, 0.95) * 1000, 2),
+           "added_p50_ms": round((percentile(on, 0.5) - percentile(off, 0.5)) * 1000, 2),
+           "added_p95_ms": round((percentile(on, 0.95) - percentile(off, 0.95)) * 1000, 2),
            "paired_diff_median_ms": round(statistics.median(diffs) * 1000, 2) if diffs else None}
     row.update(extra or {})
     return row
@@ -347,16 +326,15 @@ def in_process(built: dict, texts: list[str], rounds: int = 3) -> dict:
             alone.append(time.perf_counter() - t0)
             marked += sum(bool(h.stale) for h in hits)
     row = _row("pipeline in a warm process (the service's work)", on, off)
-    row.update({"mark_hits_p50_ms": round(pct(alone, 0.5) * 1000, 3),
-                "mark_hits_p95_ms": round(pct(alone, 0.95) * 1000, 3), "marked_hits": marked})
+    row.update({"mark_hits_p50_ms": round(percentile(alone, 0.5) * 1000, 3),
+                "mark_hits_p95_ms": round(percentile(alone, 0.95) * 1000, 3), "marked_hits": marked})
     return row
 
 
 def processes(built: dict, texts: list[str], service: bool) -> dict:
     """The hook as Claude Code runs it (a process per prompt), marks on / off alternated."""
-    import subprocess
-
-    from benchmarks.hook_latency import bench_env, recall_exe, start_service, stop_service, time_process
+    from benchmarks.harness import recall_exe, start_service, stop_service, time_process
+    from benchmarks.hook_latency import bench_env
     from recall.core import config, paths
 
     home = paths.recall_home()
@@ -371,7 +349,7 @@ def processes(built: dict, texts: list[str], service: bool) -> dict:
     def setting(on: bool) -> None:
         config.save({"hook": {"stale_marks": on}})
 
-    proc = start_service(env, home) if service else None
+    proc = start_service(env) if service else None
     on, off, on_cpu, off_cpu = [], [], [], []
     try:
         for i, text in enumerate([*texts[:3], *texts]):
@@ -380,7 +358,7 @@ def processes(built: dict, texts: list[str], service: bool) -> dict:
             order = (True, False) if i % 2 == 0 else (False, True)
             for flag in order:
                 setting(flag)
-                wall, cpu, _out = time_process(argv, payload, env)
+                wall, cpu, _out, _ = time_process(argv, env, payload)
                 if i >= 3:
                     (on if flag else off).append(wall)
                     (on_cpu if flag else off_cpu).append(cpu)
@@ -389,8 +367,8 @@ def processes(built: dict, texts: list[str], service: bool) -> dict:
             stop_service(proc)
         config.save({})
     label = "hook process, service" if service else "hook process, no service"
-    return _row(label, on, off, {"on_cpu_p50_ms": round(pct(on_cpu, 0.5) * 1000, 1),
-                                 "off_cpu_p50_ms": round(pct(off_cpu, 0.5) * 1000, 1)})
+    return _row(label, on, off, {"on_cpu_p50_ms": round(percentile(on_cpu, 0.5) * 1000, 1),
+                                 "off_cpu_p50_ms": round(percentile(off_cpu, 0.5) * 1000, 1)})
 
 
 # ------------------------------------------------------------------------------------ run
@@ -444,25 +422,19 @@ def markdown(res: dict) -> str:
 
 
 def sections(res: dict | None = None) -> list[str]:
-    """docs/benchmarks.md's section, from the committed ``benchmarks/stale.json``."""
+    """docs/benchmarks.md's section, from the committed ``benchmarks/stale.json`` (prose in
+    benchmarks/prose/stale.md)."""
+    from benchmarks.page import prose
+
     if res is None or "marks" not in res:
         try:
             res = json.loads(RESULTS.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return []
     ip = res["latency"][0]
-    return ["## Stale marks (issue 29)", "",
-            f"`python -m benchmarks.stale`: the injection benchmark's pooled history (every haystack session of "
-            f"LongMemEval-S dev, {res['pool_sessions']:,} sessions, in one real project folder with its usual "
-            f"files untouched since) plus {res['fixture_topics']} fixture topics in the same project: a decision "
-            f"session writes and names a file, then a later session rewrites, deletes or renames it, or it is "
-            f"edited by hand, or nothing changes (a control; or the same bytes with a newer time, as a checkout "
-            f"leaves them). Asked: one prompt per topic and the {res['dev_questions']} dev questions. A hit "
-            f"expects exactly the marks of its session's changed files; every other hit expects none.", "",
-            markdown(res), "",
-            f"`mark_hits` alone: {ip['mark_hits_p50_ms']} ms p50, {ip['mark_hits_p95_ms']} ms p95 per prompt "
-            f"(stat calls and two state.db lookups). Measured {res['when']} on {res['cpus']} CPUs, load "
-            f"{res.get('load_average')}; details in docs/hook.md.", ""]
+    return [prose("stale", pool_sessions=f"{res['pool_sessions']:,}", fixture_topics=res["fixture_topics"],
+                  dev_questions=res["dev_questions"], table=markdown(res), mark_p50=ip["mark_hits_p50_ms"],
+                  mark_p95=ip["mark_hits_p95_ms"], when=res["when"], cpus=res["cpus"], load=res.get("load_average"))]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,9 +9,9 @@ are reported with their ratio to ``python -c pass`` of the same rounds, so the l
 machine falls on all of them alike.
 
     python -m benchmarks.startup                # measure, write benchmarks/startup.json
-    python -m benchmarks.startup --write-docs   # and its section of docs/benchmarks.md
+    python -m benchmarks.startup --write-docs   # and docs/benchmarks.md again (benchmarks.report)
 
-``sections()`` renders the committed JSON (``benchmarks.run`` adds it to docs/benchmarks.md).
+``sections()`` renders the committed JSON (``benchmarks.report`` adds it to docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,10 +27,10 @@ import time
 import uuid
 from pathlib import Path
 
+from benchmarks.harness import median, ms, percentile, recall_exe, time_process
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "startup.json"
-DOCS = HERE.parent / "docs" / "benchmarks.md"
-BEGIN, END = "<!-- startup:begin -->", "<!-- startup:end -->"
 TARGET_MS = 200.0
 
 
@@ -58,11 +57,7 @@ def _history(root: Path, sessions: int = 200) -> str:
 
 
 def measure(rounds: int = 15) -> dict:
-    exe = str(Path(sys.executable).parent / "recall")
-    if not os.path.exists(exe):
-        exe_argv = [sys.executable, "-m", "recall.entry"]
-    else:
-        exe_argv = [exe]
+    exe_argv = recall_exe()
     with tempfile.TemporaryDirectory(prefix="recall-startup-") as tmp:
         tmp_p = Path(tmp)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "RECALL_"))}
@@ -88,17 +83,17 @@ def measure(rounds: int = 15) -> dict:
             order = list(commands)
             random.shuffle(order)
             for name in order:
-                t = time.perf_counter()
-                proc = subprocess.run(commands[name], env=env, capture_output=True, cwd=tmp)
-                times[name].append(time.perf_counter() - t)
-                if proc.returncode != 0:
-                    raise SystemExit(f"{name} failed: {proc.stderr.decode(errors='replace')[-300:]}")
-    base = statistics.median(times["python -c pass"])
+                with tempfile.TemporaryFile() as err:
+                    wall, _, _, rc = time_process(commands[name], env, cwd=tmp, stderr=err)
+                    if rc != 0:
+                        err.seek(0)
+                        raise SystemExit(f"{name} failed: {err.read().decode(errors='replace')[-300:]}")
+                times[name].append(wall)
+    base = median(times["python -c pass"])
     rows = []
     for name, ts in times.items():
-        med = statistics.median(ts)
-        rows.append({"command": name, "median_ms": round(med * 1000, 1),
-                     "p90_ms": round(sorted(ts)[int(0.9 * (len(ts) - 1))] * 1000, 1),
+        med = median(ts)
+        rows.append({"command": name, "median_ms": round(med * 1000, 1), "p90_ms": ms(percentile(ts, 0.9)),
                      "vs_python": round(med / base, 2), "over_python_ms": round((med - base) * 1000, 1)})
     return {"rounds": rounds, "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
             "load": [round(x, 2) for x in os.getloadavg()], "python": sys.version.split()[0],
@@ -106,38 +101,24 @@ def measure(rounds: int = 15) -> dict:
 
 
 def sections(res: dict | None = None) -> list[str]:
-    """docs/benchmarks.md's section, from ``res`` or the committed benchmarks/startup.json."""
+    """docs/benchmarks.md's section, from ``res`` or the committed benchmarks/startup.json
+    (prose in benchmarks/prose/startup.md)."""
+    from benchmarks.page import prose
+
     if res is None:
         try:
             res = json.loads(RESULTS.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return []
-    out = ["## How fast the everyday commands start (issue 27)", "",
-           "`python -m benchmarks.startup`: whole processes, start to exit, over a small indexed history "
-           f"(200 sessions, no service), {res['rounds']} rounds in random order, medians; load "
-           f"{res['load']} at the end, {res['date']} UTC, Python {res['python']}. `status`, `log`, "
-           "`sessions`, `show` and `memories` skip typer (`recall/cli/fast_commands.py`) like "
-           "`--raw` does; `config show` still goes through it, for comparison.", "",
-           "| command | median | p90 | × `python -c pass` | over `python -c pass` |",
-           "| --- | ---: | ---: | ---: | ---: |"]
-    for r in res["rows"]:
-        out.append(f"| `{r['command']}` | {r['median_ms']:.0f} ms | {r['p90_ms']:.0f} ms | {r['vs_python']:.2f} | "
-                   f"{r['over_python_ms']:+.0f} ms |")
+    rows = [f"| `{r['command']}` | {r['median_ms']:.0f} ms | {r['p90_ms']:.0f} ms | {r['vs_python']:.2f} | "
+            f"{r['over_python_ms']:+.0f} ms |" for r in res["rows"]]
     slow = [r["command"] for r in res["rows"] if r["command"].startswith("recall ") and "typer" not in r["command"]
             and r["median_ms"] > res["target_ms"]]
-    out += ["", f"Target: every everyday command under {res['target_ms']:.0f} ms, where the search path is: "
-            + ("met." if not slow else f"missed by {', '.join(slow)} in this run."), ""]
-    return out
-
-
-def write_docs(res: dict) -> None:
-    text = DOCS.read_text(encoding="utf-8")
-    block = "\n".join([BEGIN, *sections(res), END])
-    if BEGIN in text and END in text:
-        text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    DOCS.write_text(text, encoding="utf-8")
+    table = "\n".join(["| command | median | p90 | × `python -c pass` | over `python -c pass` |",
+                       "| --- | ---: | ---: | ---: | ---: |", *rows])
+    return [prose("startup", rounds=res["rounds"], load=res["load"], date=res["date"], python=res["python"],
+                  table=table, target=f"{res['target_ms']:.0f}",
+                  verdict="met." if not slow else f"missed by {', '.join(slow)} in this run.")]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -148,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     res = measure(args.rounds)
     RESULTS.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
     print("\n".join(sections(res)))
-    if args.write_docs:
-        write_docs(res)
+    if args.write_docs:  # the whole page again, from the committed results (this one among them)
+        return subprocess.run([sys.executable, "-m", "benchmarks.report"], cwd=HERE.parent).returncode
     return 0
 
 

@@ -35,12 +35,13 @@ import argparse
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from benchmarks.harness import median, percentile, start_service, stop_service
 
 RESULTS = Path(__file__).with_name("team.json")
 PROJECTS = 20
@@ -169,18 +170,6 @@ def _conn(url: str):
     return connect(url)
 
 
-def _median(xs: list[float]) -> float:
-    return statistics.median(xs) if xs else 0.0
-
-
-def _pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    if not xs:
-        return 0.0
-    k = min(len(xs) - 1, max(0, int(round(p / 100.0 * (len(xs) - 1)))))
-    return xs[k]
-
-
 # 1-2: push and pull ----------------------------------------------------------------------------------------
 def _add_memories(project: Path, texts: Texts, n: int, start: int) -> None:
     from recall.memory import store
@@ -252,7 +241,7 @@ def push_pull(b: Bench, total: int, rounds: int = 3) -> dict:
         bob.close()
     owner.execute("DROP TABLE bench_plain")
     owner.close()
-    push, plain, pull, select = (_median(x) for x in (push_t, plain_t, pull_t, select_t))
+    push, plain, pull, select = (median(x) for x in (push_t, plain_t, pull_t, select_t))
     return {"items": per * rounds, "rounds": rounds,
             "push_per_s": round(1 / push), "plain_insert_per_s": round(1 / plain), "push_cost_ratio": round(push / plain, 2),
             "pull_per_s": round(1 / pull), "plain_select_per_s": round(1 / select),
@@ -322,10 +311,10 @@ def search_latency(b: Bench, n_queries: int = 60, limit: int = 10) -> dict:
                 hits.append(len(found))
     bob.close()
     owner.close()
-    return {"queries": n_queries, "limit": limit, "p50_ms": round(_pct(member, 50), 1),
-            "p95_ms": round(_pct(member, 95), 1), "max_ms": round(max(member), 1),
-            "owner_p50_ms": round(_pct(unpoliced, 50), 1), "owner_p95_ms": round(_pct(unpoliced, 95), 1),
-            "rls_ratio_p50": round(_pct(member, 50) / max(1e-9, _pct(unpoliced, 50)), 2),
+    return {"queries": n_queries, "limit": limit, "p50_ms": round(percentile(member, 0.5), 1),
+            "p95_ms": round(percentile(member, 0.95), 1), "max_ms": round(max(member), 1),
+            "owner_p50_ms": round(percentile(unpoliced, 0.5), 1), "owner_p95_ms": round(percentile(unpoliced, 0.95), 1),
+            "rls_ratio_p50": round(percentile(member, 0.5) / max(1e-9, percentile(unpoliced, 0.5)), 2),
             "queries_with_hits": sum(1 for h in hits if h), "examples": queries[:6]}
 
 
@@ -363,9 +352,8 @@ def lag(b: Bench, runs: int) -> dict:
             from recall.core import config
 
             config.save({"memory": {"idle_seconds": 0, "timeout_seconds": 10}})
-            procs.append(subprocess.Popen([sys.executable, "-m", "recall.entry", "serve"],
-                                          env={**b.env(role), **(model_env if role == "alice" else {})},
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            procs.append(start_service({**b.env(role), **(model_env if role == "alice" else {})}, until="started",
+                                       argv=[sys.executable, "-m", "recall.entry", "serve"]))
         for role in ("alice", "bob"):
             _until(lambda: json.loads(b.recall(role, "team", "status", "--json")).get("service", {}) and
                    json.loads(b.recall(role, "team", "status", "--json"))["service"].get("connected"), 120)
@@ -410,17 +398,12 @@ def lag(b: Bench, runs: int) -> dict:
                 raise
             extract.append(t_mem - t0)
             total.append(t_found - t0)
-        return {"runs": runs, "p50_s": round(_median(total), 2), "max_s": round(max(total), 2),
-                "extraction_p50_s": round(_median(extract), 2),
-                "sync_p50_s": round(_median([t - e for t, e in zip(total, extract)]), 2), "target_s": 5.0}
+        return {"runs": runs, "p50_s": round(median(total), 2), "max_s": round(max(total), 2),
+                "extraction_p50_s": round(median(extract), 2),
+                "sync_p50_s": round(median([t - e for t, e in zip(total, extract)]), 2), "target_s": 5.0}
     finally:
         for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                p.kill()
+            stop_service(p, 30)
         standin.close()
 
 
@@ -469,21 +452,20 @@ def run(items: int = 1_000_000, push: int = 20_000, lag_runs: int = 8, queries: 
 
 
 def sections(res: dict | None = None) -> list[str]:
-    """docs/benchmarks.md's team section, from ``res["team"]`` or the committed team.json."""
+    """docs/benchmarks.md's team section, from ``res["team"]`` or the committed team.json (prose in
+    benchmarks/prose/team*.md)."""
+    from benchmarks.page import prose
+
     data = (res or {}).get("team")
     if data is None:
         try:
             data = json.loads(RESULTS.read_text())
         except (OSError, ValueError):
             data = None
-    out = ["## Team memory on PostgreSQL (issue 30)", "",
-           "`python -m benchmarks.team --write` (a real PostgreSQL started for the run; figures in "
-           "`benchmarks/team.json`). Each timing stands next to a baseline of the same run, alternated, medians.", ""]
     if not data:
-        return out + ["Not measured yet.", ""]
+        return [prose("team", figures="Not measured yet.")]
     pp, size, s, lag_ = data["push_pull"], data["size"], data["search"], data["lag"]
-    out += [
-        f"Measured {data['when']} on {data['machine']}, PostgreSQL {data['postgres']}.", "",
+    table = "\n".join([
         "| figure | recall | baseline | ratio | target |",
         "|---|---:|---:|---:|---:|",
         f"| push, items/s (collect, redact again, upsert through the trigger and policies; {pp['items']:,} items) "
@@ -499,17 +481,11 @@ def sections(res: dict | None = None) -> list[str]:
         f"| of which the model's extraction (stand-in) / the sync (push, NOTIFY, pull, index), s p50 "
         f"| {lag_['extraction_p50_s']} / {lag_['sync_p50_s']} | | | |",
         f"| server size per 100K items, MB (heap {size['heap_mb_per_100k']}, text and other indexes "
-        f"{size['index_mb_per_100k']}, TOAST {size['toast_mb_per_100k']}) | {size['mb_per_100k']} | | | |",
-        "",
-        f"Search: {s['queries']} queries of 1-3 words from the items' vocabulary (e.g. "
-        f"{', '.join('`' + q + '`' for q in s['examples'][:3])}), {s['queries_with_hits']} with hits, limit "
-        f"{s['limit']}; all words first (`websearch_to_tsquery`), any word when that finds too few; the 2,000 "
-        "newest matches are ranked (`ts_rank_cd`), found through the GIN index for rare words and down the `seq` "
-        "index for common ones (the coined words are Zipf-distributed: the commonest is in a third of the items). "
-        f"Bulk load through the trigger: {size['load_per_s']:,} items/s. The lag runs two `recall serve` "
-        "processes on one machine; the memory's extraction is a loopback stand-in for the model, so a real "
-        "model call adds its own seconds before the sync starts.", ""]
-    return out
+        f"{size['index_mb_per_100k']}, TOAST {size['toast_mb_per_100k']}) | {size['mb_per_100k']} | | | |"])
+    figures = prose("team-figures", when=data["when"], machine=data["machine"], postgres=data["postgres"],
+                    table=table, queries=s["queries"], examples=", ".join("`" + q + "`" for q in s["examples"][:3]),
+                    with_hits=s["queries_with_hits"], limit=s["limit"], load_per_s=f"{size['load_per_s']:,}")
+    return [prose("team", figures=figures.rstrip("\n"))]
 
 
 def main(argv: list[str] | None = None) -> int:

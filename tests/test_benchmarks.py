@@ -9,6 +9,7 @@ import math
 
 import pytest
 
+from benchmarks import report
 from benchmarks import run as bench
 from benchmarks.fts5 import has_fts5
 
@@ -24,7 +25,7 @@ def result(tmp_path_factory):
     code = bench.main(["--messages", str(MESSAGES), "--quick", "--out-dir", str(tmp / "out"),
                        "--work", str(tmp / "work"), "--write-docs", "--docs", str(docs),
                        "--freshness-seconds", "3", "--freshness-corpus", "1000",
-                       "--scaling-record", str(tmp / "scaling.json")])
+                       "--scaling-record", str(tmp / "scaling.json"), "--results", str(tmp / "kept-run.json")])
     assert code == 0
     res = json.loads((tmp / "out" / "run.json").read_text())
     return res, docs.read_text(), tmp
@@ -126,7 +127,7 @@ def test_floor_measured_and_shown(result):
     for key in ("build", "tantivy", "rank", "hits", "total", "tantivy_k10", "bare_union_k10"):
         assert _positive(se["p50_ms"][key]), key
     assert "## The floor under the retired throughput targets" in docs
-    assert f"allows **{bench.backfill_budget(res):.2f}** CPU-s per 100K" in docs
+    assert f"allows **{report.backfill_budget(res):.2f}** CPU-s per 100K" in docs
     assert f"| **{res['queries']['fts5']['p50_ms'] / 10:.2f}** |" in docs  # 10× FTS5, from this run
 
 
@@ -153,7 +154,8 @@ def test_docs_rendered_again_from_run_json(result, capsys):
     again = tmp / "again.md"
     assert bench.main(["--render", str(tmp / "out" / "run.json"), "--write-docs", "--docs", str(again)]) == 0
     assert again.read_text() == docs
-    assert bench.table(res["rows"]) in capsys.readouterr().out
+    assert json.loads((tmp / "kept-run.json").read_text())["command"] == res["command"]  # the page's source, kept
+    assert report.table(res["rows"]) in capsys.readouterr().out
 
 
 def test_cjk_probe_and_ranking_notes_are_part_of_the_run(result):
@@ -204,7 +206,7 @@ def test_scaling_rows_are_kept_in_a_committed_record(result, tmp_path):
     bench.write_scaling_record(record, [five])
     rows = bench.scaling(res, tmp_path / "no-runs-here", record)
     assert [r["messages"] for r in rows] == [MESSAGES, 5_000_000]
-    section = "\n".join(bench.scaling_section(dict(res, scaling=rows)))
+    section = "\n".join(report.scaling_section(dict(res, scaling=rows)))
     assert "| 5,000,000 | not run yet" not in section and "| 5,000,000 | " in section
     assert "| 1,000,000 | not run yet" in section  # no run of that size anywhere
     assert bench.read_scaling_record(tmp_path / "missing.json") == []
