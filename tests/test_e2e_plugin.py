@@ -94,7 +94,7 @@ def hits(query: str) -> list:
 
 def stop_service():
     """Stop whatever service runs for this test's RECALL_HOME (the plugin started it)."""
-    from recall.service.daemon import lock_holder, pid_alive
+    from recall.core.service_state import lock_holder, pid_alive
     import os
     import signal
 
@@ -214,7 +214,7 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     claude(env, "plugin", "uninstall", "recall@recall")
     assert wiring.plugin(env.project) is None
     assert not data.exists()  # the runtime went with the plugin's data folder
-    from recall.service.daemon import lock_holder
+    from recall.core.service_state import lock_holder
 
     assert wait_for(lambda: lock_holder() is None, timeout=30), "the plugin's service outlived its uninstall"
     assert hits("connection pooler postgres")  # $RECALL_HOME survives

@@ -79,7 +79,7 @@ def test_after_uninstall_a_new_session_is_not_indexed(tmp_path, monkeypatch, cap
         assert "Nothing captures your sessions any more." in out
         assert not unit_path().exists()
         assert client.ping(timeout=1) is None
-        from recall.service.daemon import pid_alive
+        from recall.core.service_state import pid_alive
 
         assert not pid_alive(pid)
         settings = claude_env.home / ".claude" / "settings.json"  # setup created it: deleted again

@@ -405,7 +405,7 @@ def test_a_new_runtime_replaces_the_service_of_an_older_one_and_no_other(monkeyp
     new runtime then starts its own); a service started any other way is left alone."""
     from recall.core import paths
     from recall.hooks import plugin
-    from recall.service.daemon import pid_alive
+    from recall.core.service_state import pid_alive
 
     data = tmp_path / "plugin-data"
     old_python = data / "runtime" / "0.0.1" / "bin" / "python"

@@ -16,9 +16,10 @@ import shutil
 import sys
 import time
 
-from recall.cli.output import clip, counted, short_project
+from recall.cli.output import counted, short_project
 from recall.core import paths
 from recall.core.errors import RecallError, UsageError
+from recall.core.text import one_line
 
 
 def echo(text: str = "", err: bool = False, nl: bool = True) -> None:
@@ -357,7 +358,6 @@ def log(limit: int = 20, show: int | None = None, as_json: bool = False) -> int:
 # sessions and show -------------------------------------------------------------------------
 def sessions(project=None, since: str | None = None, limit: int = 20, as_json: bool = False) -> int:
     """``recall sessions``."""
-    from recall.core.text import one_line
     from recall.memory import sessions
     from recall.search.timespec import parse_since
 
@@ -514,7 +514,7 @@ def memories(mtype: str | None = None, project=None, all_: bool = False, as_json
         conf = store.effective_confidence(m, now)
         flag = "" if m.active else f" [{m.status}]"
         faded = " (faded: not in the briefing)" if m.active and conf < store.BRIEFING_FLOOR else ""
-        echo(f"  {m.id:<{width}}  {conf:.2f}  {m.access_count:>4}  {clip(m.content)}{flag}{faded}")
+        echo(f"  {m.id:<{width}}  {conf:.2f}  {m.access_count:>4}  {one_line(m.content, 110)}{flag}{faded}")
         if m.stale:
             echo(f"  {'':<{width}}              ! {mark_text(m)}")
     echo("CONF: confidence now (it fades with age unless used); USED: times shown in a prompt or search. "

@@ -34,12 +34,6 @@ def short_project(project: str) -> str:
     return project or "?"
 
 
-def clip(text: str, n: int = 110) -> str:
-    """The text on one line (whitespace runs as one space), cut to ``n`` characters with ``…``."""
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[:n - 1] + "…"
-
-
 def print_hits(hits, query: str, team: bool = False) -> None:
     out = sys.stdout
     if not hits and team:

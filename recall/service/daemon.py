@@ -51,7 +51,7 @@ from recall import __version__
 from recall.core import paths, process
 from recall.core import service_client as client
 from recall.core.errors import IndexBusy, RecallError, StorageError
-from recall.core.service_state import lock_holder, lock_path, pid_alive, read_status, status_path  # noqa: F401
+from recall.core.service_state import lock_path, status_path
 from recall.service import registry as ops
 from recall.privacy import redaction_pass
 from recall.privacy.forget import attach as attach_privacy

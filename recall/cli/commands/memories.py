@@ -14,8 +14,8 @@ from typing import List, Optional
 
 import typer
 
+from recall.core.text import one_line
 from recall.cli.command_utils import PROJECT_HELP, after_change, check_type, project_root
-from recall.cli.output import clip
 from recall.core.errors import RecallError, UsageError
 
 commands = typer.Typer()  # merged into the app by recall.cli.app
@@ -183,7 +183,7 @@ def memories_show(
 
     def ref_line(label: str, mid: str) -> None:
         other = state.by_id(mid)
-        body = f"{other.type}, {other.status}: {clip(other.content, 80)}" if other else "pruned"
+        body = f"{other.type}, {other.status}: {one_line(other.content, 80)}" if other else "pruned"
         typer.echo(f"{label}{mid}  ({body})")
 
     if m.files:
@@ -222,7 +222,7 @@ def memories_add(
         typer.echo(f"Already known as {m.id}; refreshed it.")
     elif out.action == "superseded":
         typer.echo(f"Added {m.type} {m.id}; it supersedes {out.replaced.id} "
-                   f"({clip(out.replaced.content, 70)}).")
+                   f"({one_line(out.replaced.content, 70)}).")
     else:
         typer.echo(f"Added {m.type} {m.id}.")
 
@@ -238,7 +238,7 @@ def memories_forget(
     with store.transaction(root) as state:
         m = store.forget(state, ref)
     after_change(root, state)
-    typer.echo(f"Forgot {m.type} {m.id}: {clip(m.content, 80)}")
+    typer.echo(f"Forgot {m.type} {m.id}: {one_line(m.content, 80)}")
 
 
 # consolidate -------------------------------------------------------------------------------

@@ -12,8 +12,8 @@ from typing import List, Optional
 
 import typer
 
+from recall.core.text import one_line
 from recall.cli.command_utils import PROJECT_HELP, after_change, check_type, project_root
-from recall.cli.output import clip
 from recall.core.errors import UsageError
 
 commands = typer.Typer()  # merged into the app by recall.cli.app
@@ -47,9 +47,9 @@ def remember_cmd(
     if out.action == "refreshed":
         typer.echo(f"Already remembered as {m.type} {m.id}; refreshed it.")
     elif out.action == "superseded":
-        typer.echo(f"Remembered as {m.type} {m.id} (replaces {out.replaced.id}: {clip(out.replaced.content, 60)}).")
+        typer.echo(f"Remembered as {m.type} {m.id} (replaces {out.replaced.id}: {one_line(out.replaced.content, 60)}).")
     else:
-        typer.echo(f"Remembered as {m.type} {m.id}: {clip(m.content, 80)}")
+        typer.echo(f"Remembered as {m.type} {m.id}: {one_line(m.content, 80)}")
 
 
 def _remember_as_rule(root: str, content: str, as_json: bool) -> None:
@@ -64,4 +64,4 @@ def _remember_as_rule(root: str, content: str, as_json: bool) -> None:
                                "project": root, "instruction": True}))
         return
     typer.echo(f"Saved as rule {rule.id} (a standing instruction: Claude gets it once in every session of this "
-               f"project; narrow it with `recall rules edit {rule.id}`): {clip(rule.text, 80)}")
+               f"project; narrow it with `recall rules edit {rule.id}`): {one_line(rule.text, 80)}")

@@ -10,8 +10,8 @@ from typing import List, Optional
 
 import typer
 
+from recall.core.text import one_line
 from recall.cli.command_utils import PROJECT_HELP, project_root
-from recall.cli.output import clip
 from recall.core.errors import UsageError
 
 commands = typer.Typer()  # merged into the app by recall.cli.app
@@ -27,7 +27,7 @@ _CLEARABLE = ("any", "all", "regex", "paths", "tools", "expires")
 
 
 def _line(rule, accepted: bool = True) -> str:
-    text = clip(rule.text, 90)
+    text = one_line(rule.text, 90)
     where = "global" if rule.scope == "global" else "project"
     flag = " [expired]" if rule.expired() else ""
     if not accepted:
