@@ -181,8 +181,8 @@ def read_tombstones(path: Path, fields: tuple[str, ...] = _TOMBSTONE_MAPS + _TOM
     field after a damaged one too)."""
     out: dict = {k: {} for k in _TOMBSTONE_MAPS}
     out.update((k, set()) for k in _TOMBSTONE_SETS)
+    data = read_json(path, {}, dict)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
         for k in fields:
             if k in _TOMBSTONE_MAPS:
                 out[k] = {str(a): float(t) for a, t in (data.get(k) or {}).items()}

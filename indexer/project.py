@@ -145,11 +145,9 @@ def _load_memory() -> dict[str, str]:
     if stamp != _memory_stamp:
         data: dict = {}
         if len(stamp) > 1:
-            try:
-                raw = json.loads(path.read_text(encoding="utf-8"))
-                data = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
-            except (OSError, ValueError):
-                data = {}
+            from recall.core.jsonio import read_json
+
+            data = {str(k): str(v) for k, v in read_json(path, {}, dict).items()}
         _memory, _memory_stamp = data, stamp
     return _memory
 

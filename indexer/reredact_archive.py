@@ -48,6 +48,7 @@ from indexer.archive_files import parse_line
 from indexer.redact import REDACTION_VERSION, redact
 from indexer.transcripts import Message
 from recall.core import paths
+from recall.core.jsonio import read_json
 
 try:
     import orjson
@@ -70,12 +71,9 @@ def state_path(root: Path) -> Path:
 def read_state(root: Path) -> dict:
     """``{"version": n, "pass": {...} | None}``; an archive that predates the record is version 1,
     a home with no archive holds nothing to re-redact (the current version)."""
-    try:
-        data = json.loads(state_path(root).read_text(encoding="utf-8"))
-        if isinstance(data, dict) and isinstance(data.get("version"), int):
-            return data
-    except (OSError, ValueError):
-        pass
+    data = read_json(state_path(root), {}, dict)
+    if isinstance(data.get("version"), int):
+        return data
     return {"version": 1 if (root / "FORMAT").exists() else REDACTION_VERSION}
 
 

@@ -44,6 +44,7 @@ from pathlib import Path
 import tantivy
 from tantivy import Filter, TextAnalyzerBuilder, Tokenizer
 
+from recall.core.jsonio import read_json
 from recall.core.paths import atomic_write, ensure_dir
 
 # The tag of a memory document (a session summary) whose session mostly restated what recall
@@ -167,8 +168,8 @@ def index_exists(path: Path) -> bool:
 
 def stored_version(path: Path) -> int | None:
     try:
-        return int(json.loads(_version_file(path).read_text())["version"])
-    except (OSError, ValueError, KeyError, TypeError):
+        return int(read_json(_version_file(path), {}, dict)["version"])
+    except (ValueError, KeyError, TypeError):
         return None
 
 
@@ -176,10 +177,7 @@ def index_id(path: Path) -> str | None:
     """The identity of the index at ``path`` (a random id written when it was created, also
     kept in state.db beside the offsets that describe it), or None (no index, or one
     created before identities)."""
-    try:
-        value = json.loads(_version_file(path).read_text()).get("id")
-    except (OSError, ValueError, AttributeError):
-        return None
+    value = read_json(_version_file(path), {}, dict).get("id")
     return value if isinstance(value, str) and value else None
 
 

@@ -45,13 +45,10 @@ def known_projects() -> list[Path]:
             pass
     cursors = paths.recall_home() / "memory" / "cursors"
     if cursors.is_dir():
-        import json
+        from recall.core.jsonio import read_json
 
         for f in cursors.glob("*.json"):
-            try:
-                project = json.loads(f.read_text(encoding="utf-8")).get("project")
-            except (OSError, ValueError, AttributeError):
-                continue
+            project = read_json(f, {}, dict).get("project")
             if isinstance(project, str) and project:
                 found.add(project)
     return sorted(Path(p) for p in found if os.path.isdir(p))

@@ -46,10 +46,6 @@ def lock_holder() -> int | None:
 
 
 def read_status() -> dict | None:
-    import json
+    from recall.core.jsonio import read_json
 
-    try:
-        data = json.loads(status_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    return read_json(status_path(), None, dict)
