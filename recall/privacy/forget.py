@@ -307,11 +307,7 @@ def hide_excluded(pattern: str, projects: list[str], sessions_by_cwd: list[str] 
 
     from recall.prompt import injections
 
-    try:
-        logged = injections.rewrite(keep)
-    except OSError as exc:
-        log.get("cli").warning("the injection log was not cleaned by exclude: %s", exc)
-        logged = 0
+    logged = injections.rewrite_or_warn(keep, "cleaned by exclude", "cli")
     return {"injection_log": logged, "synthesis_cache": clear_synthesis_cache()}
 
 
@@ -349,11 +345,7 @@ def clean_injection_log(sel: Selection, sessions: set[str]) -> int:
             rec["text"] = text.replace(sel.secret, SECRET_MARK)
         return rec
 
-    try:
-        return injections.rewrite(keep)
-    except OSError as exc:
-        log.get("cli").warning("the injection log was not cleaned by forget: %s", exc)
-        return 0
+    return injections.rewrite_or_warn(keep, "cleaned by forget", "cli")
 
 
 def remove_summaries(ix, touched, gone: set[str]) -> int:

@@ -94,12 +94,7 @@ def redact_logs() -> int:
             rec["text"] = redact(text)
         return rec
 
-    try:
-        n = injections.rewrite(keep)
-    except OSError as exc:
-        log.get("service").warning("the injection log was not re-redacted: %s", exc)
-        n = 0
-    return n + clear_cache()
+    return injections.rewrite_or_warn(keep, "re-redacted", "service") + clear_cache()
 
 
 def step(ix, budget: float | None = ingest_side.STEP_SECONDS) -> str:

@@ -133,6 +133,18 @@ def rewrite(keep) -> int:
     return changed
 
 
+def rewrite_or_warn(keep, what: str, logger: str) -> int:
+    """``rewrite``, with a failure to write logged to ``logger`` ("the injection log was not
+    {what}") instead of raised: the caller's other stores go on. Returns how many changed."""
+    try:
+        return rewrite(keep)
+    except OSError as exc:
+        from recall.core import log
+
+        log.get(logger).warning("the injection log was not %s: %s", what, exc)
+        return 0
+
+
 def day_summary(now: float | None = None) -> dict:
     """The last 24 hours: prompts per outcome, fallback reasons, injected tokens."""
     cutoff = (now or time.time()) - 86400
