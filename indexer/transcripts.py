@@ -50,13 +50,14 @@ _tool_result_chars: tuple[str, float, int] | None = None  # (the config read, wh
 
 def tool_result_chars() -> int:
     """How many characters of one tool result are indexed: ``$RECALL_TOOL_RESULT_CHARS``, else
-    the config's ``tool_result_chars`` (default 2000; at least 100). The config is read again
-    at most once a second, so a change reaches the running service's next read."""
+    the config's ``tool_result_chars`` (default 2000; 0 keeps only how long a result was, as
+    ``recall config set`` allows). The config is read again at most once a second, so a change
+    reaches the running service's next read."""
     global _tool_result_chars
     env = os.environ.get("RECALL_TOOL_RESULT_CHARS")
     if env:
         try:
-            return max(100, int(env))
+            return max(0, int(env))
         except ValueError:
             pass
     import time
@@ -67,7 +68,7 @@ def tool_result_chars() -> int:
     if _tool_result_chars is None or _tool_result_chars[0] != where or now - _tool_result_chars[1] >= 1.0:
         value = config.load().get("tool_result_chars")
         chars = int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else TOOL_RESULT_CHARS
-        _tool_result_chars = (where, now, max(100, chars))
+        _tool_result_chars = (where, now, max(0, chars))
     return _tool_result_chars[2]
 
 # What one message stores at most (a 47 MB pasted prompt is indexed by its first 100K
