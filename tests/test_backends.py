@@ -12,22 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from recall.cli.app import run
 from recall.core import caller, config, paths
 from recall.llm import backend, claude_code
 from recall.llm import credentials, errors
 from recall.prompt import injections
 from tests.support.standin import text
+from tests.support.cli import cli
 from tests.test_hook import (DECISION, QUESTION, SYNTH, context_of, indexed, payload,  # noqa: F401 (fixtures)
                              project, run_hook_process, service, set_hook_config)
 
 HOOK_KEY = "sk-ant-api03-" + "HookOnlyKey9" * 7
-
-
-def cli(capsys, *args):
-    code = run(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def fake_claude(directory: Path, flags: str = "--print --safe-mode --no-session-persistence --tools "

@@ -11,18 +11,12 @@ import time
 
 import pytest
 
-from recall.cli.app import run
 from recall.core import paths
 from recall.core import service_client as client
 from tests.support.standin import text
+from tests.support.cli import cli
 
 pytestmark = pytest.mark.e2e
-
-
-def cli(capsys, *args):
-    code = run(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def hits(capsys, word: str) -> list:

@@ -10,16 +10,10 @@ from datetime import datetime, timezone
 import pytest
 
 from indexer.ingest import index_all
-from recall.cli.app import run
 from recall.search import exchange
 from recall.search.searcher import Searcher
 from tests.factory import Session
-
-
-def cli(capsys, *args):
-    code = run(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
+from tests.support.cli import cli
 
 
 def shop_sessions(cwd="/home/dev/shop"):

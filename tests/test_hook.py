@@ -23,9 +23,9 @@ from recall.prompt import candidates, trivial
 from recall.prompt import context as rc
 from recall.prompt.settings import hook_settings
 from recall.llm import synthesis
-from recall.cli.app import run
 from tests.factory import Session
 from tests.support.standin import error, hang, text
+from tests.support.cli import cli
 
 QUESTION = "which database did we choose for the job queue?"
 DECISION = ("We decided to use SQLite in WAL mode for the job queue, because Postgres was overkill "
@@ -426,12 +426,6 @@ def test_answer_question_contract(indexed, project, api):
 def test_answer_question_without_key_raises_nokey(indexed):
     with pytest.raises(errors.NoKey):
         synthesis.answer_question(QUESTION, [])
-
-
-def cli(capsys, *args):
-    code = run(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_recall_query_synthesizes_with_a_key(indexed, project, api, capsys):

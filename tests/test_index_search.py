@@ -12,15 +12,9 @@ import pytest
 
 from indexer.ingest import Indexer, index_all
 from recall.core import paths
-from recall.cli.app import run
 from recall.search.searcher import Searcher
 from tests.factory import Session
-
-
-def cli(capsys, *args):
-    code = run(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
+from tests.support.cli import cli
 
 
 def webhook_session(cwd="/home/dev/shop", start=None):

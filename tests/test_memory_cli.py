@@ -10,10 +10,10 @@ import sys
 import pytest
 
 from recall.llm import usage
-from recall.cli.app import run
 from recall.memory import status, store
 from tests.memory_support import is_consolidation, make_project, use_standin
 from tests.support.standin import error, text
+from tests.support.cli import cli
 
 
 @pytest.fixture
@@ -22,12 +22,6 @@ def project(tmp_path, monkeypatch):
     monkeypatch.chdir(p)
     monkeypatch.setenv("RECALL_NO_SERVICE", "1")
     return p
-
-
-def cli(capsys, *args):
-    code = run(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_add_list_show_forget(project, capsys):

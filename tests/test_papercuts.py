@@ -12,17 +12,11 @@ from pathlib import Path
 import pytest
 
 from indexer.ingest import index_all
-from recall.cli.app import run
 from tests.factory import Session
+from tests.support.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 RECALL = [sys.executable, "-m", "recall.entry"]
-
-
-def cli(capsys, *args):
-    code = run(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def recall(*args, **kw) -> subprocess.CompletedProcess:

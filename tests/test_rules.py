@@ -14,13 +14,13 @@ from datetime import datetime, timezone
 import pytest
 
 from indexer.ingest import index_all
-from recall.cli.app import run
 from recall.prompt import context as rc
 from recall.prompt.block import RULES_HEADER, TAG_CLOSE, TAG_OPEN
 from recall.rules import inject, store
 from recall.rules.match import Situation, compiled_rules, fire, mentioned_paths
 from recall.rules.store import RuleError
 from tests.factory import Session
+from tests.support.cli import cli
 
 MIGRATION_RULE = "Run `sqitch verify` before touching anything under migrations/."
 
@@ -39,12 +39,6 @@ def add(project, text, **fields):
 def fired_ids(project, prompt, files=(), tools=()):
     s = Situation.build(prompt, files, tools, [str(project)])
     return [f.rule.id for f in fire(s, compiled_rules(str(project)))]
-
-
-def cli(capsys, *args):
-    code = run(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 # the store ------------------------------------------------------------------------------------

@@ -13,11 +13,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from indexer.ingest import index_all
-from recall.cli.app import run
 from recall.memory import summaries, summarize, worker
 from tests.factory import Session
 from tests.memory_support import system_of, use_standin
 from tests.support.standin import error, text
+from tests.support.cli import cli
 
 SUMMARY = ("Goal: add an index on orders.created_at\nDecided: build it concurrently, writes must not block\n"
            "Files: migrations/0008_orders_index.sql\nOutcome: migration written and verified\n"
@@ -49,12 +49,6 @@ def two_sessions(tmp_path, claude_projects):
     path = new.write(claude_projects)
     index_all()
     return {"shop": shop, "blog": blog, "old": old.session_id, "new": new.session_id, "path": path}
-
-
-def cli(capsys, *args):
-    code = run(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_sessions_list_newest_first_with_their_first_prompt_without_a_model(two_sessions, capsys):

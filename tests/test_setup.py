@@ -16,16 +16,10 @@ import pytest
 from recall.core import config
 from recall.core import paths
 from recall.cli import install as st
-from recall.cli.app import run
 from tests.factory import Session
+from tests.support.cli import cli
 
 EVENTS = ("UserPromptSubmit", "SessionStart", "Stop", "PreCompact", "SessionEnd")
-
-
-def cli(capsys, *args):
-    code = run(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 @pytest.fixture

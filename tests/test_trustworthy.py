@@ -10,17 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from recall.cli.app import run
 from recall.core import paths
 from recall.llm import backend, claude_code
 from recall.llm import errors, usage
 from recall.memory import worker
-
-
-def cli(capsys, *args):
-    code = run(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
+from tests.support.cli import cli
 
 
 @pytest.fixture
