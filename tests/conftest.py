@@ -79,6 +79,16 @@ def claude_logged_out(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
+def no_service_manager(tmp_path, monkeypatch) -> Path:
+    """systemctl/launchctl on PATH that cannot reach a user bus: the service runs detached."""
+    from tests.support.fakes import unreachable_service_manager
+
+    folder = unreachable_service_manager(tmp_path / "nomanager")
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    return folder
+
+
+@pytest.fixture
 def claude_projects(tmp_path):
     """The transcript root Claude Code would write to under the isolated CLAUDE_CONFIG_DIR."""
     root = tmp_path / "claude" / "projects"

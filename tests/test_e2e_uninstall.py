@@ -6,7 +6,6 @@ the one command that removes that too; a new session after it is not indexed, qu
 from __future__ import annotations
 
 import json
-import os
 import time
 
 import pytest
@@ -14,6 +13,7 @@ import pytest
 from recall.core import paths
 from recall.core import service_client as client
 from tests.support.standin import text
+from tests.memory_support import wait_for
 from tests.support.cli import cli
 
 pytestmark = pytest.mark.e2e
@@ -25,30 +25,10 @@ def hits(capsys, word: str) -> list:
     return json.loads(out)["hits"]
 
 
-def no_manager(tmp_path, monkeypatch):
-    """systemctl/launchctl that cannot reach a user bus (as in a container): the service runs detached."""
-    fake_bin = tmp_path / "nomanager"
-    fake_bin.mkdir()
-    for tool in ("systemctl", "launchctl"):
-        f = fake_bin / tool
-        f.write_text("#!/bin/sh\necho 'Failed to connect to bus: No medium found' >&2\nexit 1\n")
-        f.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake_bin}{os.pathsep}{os.environ['PATH']}")
-
-
-def wait_for(cond, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.2)
-    return cond()
-
-
-def test_after_uninstall_a_new_session_is_not_indexed(tmp_path, monkeypatch, capsys, standin, claude_env):
+def test_after_uninstall_a_new_session_is_not_indexed(tmp_path, monkeypatch, capsys, standin, claude_env,
+                                                      no_service_manager):
     monkeypatch.setenv("HOME", str(claude_env.home))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude_env.home / ".claude"))
-    no_manager(tmp_path, monkeypatch)
     (claude_env.project / ".git" / "info").mkdir(parents=True)
     from recall.control.lifecycle import remove_service
     from recall.control.units import unit_path

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.claude import _real_home
+from tests.support.fakes import unreachable_service_manager
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
@@ -65,11 +66,7 @@ def test_the_readme_commands_in_order_leave_a_working_service(tmp_path, claude_l
     home.mkdir(mode=0o755)
     os.chmod(home, 0o755)
     os.chmod(clone, 0o755)
-    nomanager = tmp_path / "nomanager"
-    nomanager.mkdir()
-    for tool in ("systemctl", "launchctl"):  # as in a container: no user bus, the service runs detached
-        (nomanager / tool).write_text("#!/bin/sh\necho 'Failed to connect to bus: No medium found' >&2\nexit 1\n")
-        (nomanager / tool).chmod(0o755)
+    nomanager = unreachable_service_manager(tmp_path / "nomanager")  # the service runs detached
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("RECALL_", "ANTHROPIC_", "CLAUDE", "PYTEST", "VIRTUAL_ENV", "XDG_"))}
     env.update(HOME=str(home), PATH=f"{nomanager}{os.pathsep}{os.environ['PATH']}",

@@ -194,15 +194,8 @@ def test_setup_runs_the_first_backfill(project, capsys, claude_projects):
     assert "indexed 1 message from 1 of 1 transcript file" in out
 
 
-def test_setup_installs_and_starts_the_service(project, capsys, tmp_path, monkeypatch):
+def test_setup_installs_and_starts_the_service(project, capsys, no_service_manager):
     """With no service manager reachable, setup writes the unit and starts the service detached."""
-    fake_bin = tmp_path / "bin"
-    fake_bin.mkdir()
-    for tool in ("systemctl", "launchctl"):
-        f = fake_bin / tool
-        f.write_text("#!/bin/sh\necho 'Failed to connect to bus' >&2\nexit 1\n")
-        f.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake_bin}{os.pathsep}{os.environ['PATH']}")
     from recall.core import service_client as client
     from recall.control.lifecycle import stop_service
 
