@@ -35,14 +35,10 @@ def table() -> list[tuple[str, str, str]]:
 def place(module: str, rows: list[tuple[str, str, str]]) -> str | None:
     """The row (folder or file) a dotted module belongs to: the longest matching one."""
     path = module.replace(".", "/")
-    best = None
-    for folder, _, _ in rows:
-        key = folder.rstrip("/")
-        key = key[:-3] if key.endswith(".py") else key
-        if path == key or path.startswith(key + "/"):
-            if best is None or len(key) > len(best.rstrip("/").removesuffix(".py")):
-                best = folder
-    return best
+    matches = [(len(key), folder) for folder, _, _ in rows
+               for key in [folder.rstrip("/").removesuffix(".py")]
+               if path == key or path.startswith(key + "/")]
+    return max(matches)[1] if matches else None
 
 
 def allowed(rows: list[tuple[str, str, str]]) -> dict[str, set[str]]:
