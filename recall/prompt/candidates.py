@@ -23,8 +23,8 @@ _FRAMING = frozenset(FRAMING)
 
 def informative_terms(text: str) -> list[str]:
     """The prompt's analysed terms that say what it is about: ``recall.search.confidence``'s,
-    imported only when called (it loads the analyzer, which a hook answered by the service
-    never needs)."""
+    imported only when called (it loads the analyzer: importing this module, as
+    ``recall.prompt.block`` does, must not)."""
     from recall.search.confidence import informative_terms as terms
 
     return terms(text)
