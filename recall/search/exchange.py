@@ -11,10 +11,16 @@ Both are read from the session's archive file next to the hit's own line (one ``
 each, ``indexer.archive_files``): messages are archived in the order they were written,
 so what followed a prompt is the lines after it, up to the next prompt. Lines of another
 transcript of the same session (a subagent's) are skipped.
+
+A question whose reply adds nothing ("OK.", "Sure.", "Got it": a bare acknowledgement, no tool
+call) is no answer: ``flags["echo"]`` (and ``flags["hollow"]``) is set for it as for a reply
+that restated recall's own output, so the session that holds the answer ranks above the earlier
+asking (``recall.search.confidence.ECHO_FACTOR``).
 """
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -27,6 +33,20 @@ TOOL_LINE_CHARS = 100    # ... of at most this many characters
 QUESTION_CHARS = 200
 MIN_PIECE = 60           # an earlier text with less room than this is left out ("…")
 MAX_ITEMS = 60           # texts and tool calls read into one reply at most
+
+
+# the words of a bare acknowledgement: a reply made only of these says nothing
+# ("yes" and "no" are left out: to "should we keep redis?" they are an answer)
+ACK_WORDS = frozenset("""ok okay k kk okey sure alright right noted understood done got it will do thanks thank
+    you great perfect cool fine roger sounds good np of course certainly absolutely acknowledged gotcha 👍 ✅""".split())
+MAX_ACK_WORDS = 6
+_WORD = re.compile(r"[^\W_]+|[\U0001F300-\U0001FAFF\u2705\u2714]", re.UNICODE)
+
+
+def adds_nothing(text: str) -> bool:
+    """Whether a reply's text is a bare acknowledgement ("OK.", "Sure!", "Got it, thanks.")."""
+    words = _WORD.findall(text.lower())
+    return 0 < len(words) <= MAX_ACK_WORDS and all(w in ACK_WORDS for w in words)
 
 
 def _role(raw: bytes) -> bytes:
@@ -78,7 +98,8 @@ def reply_from(lines, source: str = "", flags: dict | None = None) -> str | None
     followed a prompt, in order; None when the assistant said nothing and called no tool
     before the next prompt. Tool results are skipped unread, and tool calls past the first
     TOOL_LINES are only counted. ``flags["echo"]`` is set when the reply restated what
-    recall injected into that prompt (its records are marked ``echo`` at ingest)."""
+    recall injected into that prompt (its records are marked ``echo`` at ingest), and, with
+    ``flags["hollow"]``, when it adds nothing (``adds_nothing``: no tool call, an acknowledgement)."""
     items: list[tuple[str, str]] = []  # ("text" | "tool", text), in order
     tools = 0
 
@@ -109,6 +130,9 @@ def reply_from(lines, source: str = "", flags: dict | None = None) -> str | None
             break
     if not items:
         return None
+    if flags is not None and all(kind == "text" for kind, _ in items) and \
+            adds_nothing(" ".join(text for _, text in items)):
+        flags["echo"] = flags["hollow"] = True  # "OK.": the question got no answer here
     # the assistant's texts within REPLY_CHARS, the last (the conclusion) served first
     room = REPLY_CHARS
     kept: dict[int, str] = {}
