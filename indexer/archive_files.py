@@ -92,6 +92,24 @@ def _line_at(fd: int, pos: int) -> bytes:
         size = min(size * 2, 1 << 20)
 
 
+def record_at(root: Path, project: str, session_id: str, pos: int, fd: int | None = None) -> dict | None:
+    """The archived record whose line starts at ``pos`` (through ``fd`` when the caller has the
+    file open), or None (no file, no whole line there)."""
+    own = fd is None
+    if own:
+        try:
+            fd = os.open(os.path.join(root, _relative(project, session_id)), os.O_RDONLY)
+        except OSError:
+            return None
+    try:
+        return parse_line(_line_at(fd, pos)) if pos >= 0 else None
+    except OSError:
+        return None
+    finally:
+        if own:
+            os.close(fd)
+
+
 def read_message(root: Path, project: str, session_id: str, pos: int, uuid: str,
                  fd: int | None = None) -> dict | None:
     """The archived record of message ``uuid`` (a ``Message.to_record()`` dict), read at

@@ -13,9 +13,11 @@ so what followed a prompt is the lines after it, up to the next prompt. Lines of
 transcript of the same session (a subagent's) are skipped.
 
 A question whose reply adds nothing ("OK.", "Sure.", "Got it": a bare acknowledgement, no tool
-call) is no answer: ``flags["echo"]`` (and ``flags["hollow"]``) is set for it as for a reply
-that restated recall's own output, so the session that holds the answer ranks above the earlier
-asking (``recall.search.confidence.ECHO_FACTOR``).
+call), and that reply itself, are no answer: ``flags["echo"]`` (and ``flags["hollow"]``) is set
+for them as for a reply that restated recall's own output, so the session that holds the answer
+ranks above the earlier asking (``recall.search.confidence.ECHO_FACTOR``) and the hook never
+injects them. A statement that got "OK." ("the deploy key lives in vault at secret/deploy") is
+what the user said: it keeps its standing.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from indexer.archive_files import last_line_before, lines_after, parse_line
+from indexer.archive_files import last_line_before, lines_after, parse_line, record_at
 from recall.core.text import clip
 
 REPLY_CHARS = 700        # of the assistant's text in a reply (the last, concluding text first)
@@ -47,6 +49,15 @@ def adds_nothing(text: str) -> bool:
     """Whether a reply's text is a bare acknowledgement ("OK.", "Sure!", "Got it, thanks.")."""
     words = _WORD.findall(text.lower())
     return 0 < len(words) <= MAX_ACK_WORDS and all(w in ACK_WORDS for w in words)
+
+
+_ASKS = re.compile(r"^\W*(?:what|why|how|which|where|when|who|whose|did|do|does|is|are|was|were|can|could|"
+                   r"should|would|will|shall|have|has|remind me|tell me|explain)\b", re.I)
+
+
+def is_question(text: str) -> bool:
+    """Whether a prompt asks something (a question mark, or it opens as a question)."""
+    return "?" in text or bool(_ASKS.match(text))
 
 
 def _role(raw: bytes) -> bytes:
@@ -98,8 +109,8 @@ def reply_from(lines, source: str = "", flags: dict | None = None) -> str | None
     followed a prompt, in order; None when the assistant said nothing and called no tool
     before the next prompt. Tool results are skipped unread, and tool calls past the first
     TOOL_LINES are only counted. ``flags["echo"]`` is set when the reply restated what
-    recall injected into that prompt (its records are marked ``echo`` at ingest), and, with
-    ``flags["hollow"]``, when it adds nothing (``adds_nothing``: no tool call, an acknowledgement)."""
+    recall injected into that prompt (its records are marked ``echo`` at ingest), and
+    ``flags["ack"]`` when it adds nothing (``adds_nothing``: no tool call, an acknowledgement)."""
     items: list[tuple[str, str]] = []  # ("text" | "tool", text), in order
     tools = 0
 
@@ -132,7 +143,7 @@ def reply_from(lines, source: str = "", flags: dict | None = None) -> str | None
         return None
     if flags is not None and all(kind == "text" for kind, _ in items) and \
             adds_nothing(" ".join(text for _, text in items)):
-        flags["echo"] = flags["hollow"] = True  # "OK.": the question got no answer here
+        flags["ack"] = True  # "OK.": whatever the prompt was, it got no answer here
     # the assistant's texts within REPLY_CHARS, the last (the conclusion) served first
     room = REPLY_CHARS
     kept: dict[int, str] = {}
@@ -172,10 +183,23 @@ def exchange(root: Path, project: str, session_id: str, pos: int, role: str,
     """``(reply, question)`` for the message at ``pos`` in its session's archive file
     (through ``fd`` when the caller has it open): the reply when it is a user prompt, the
     question when it is the assistant's text (a tool call or result shows its own text).
-    ``flags`` (a dict) gets ``echo`` when a prompt's reply restated recall's own output."""
+    ``flags`` (a dict) gets ``echo`` when a prompt's reply restated recall's own output, and
+    ``echo`` and ``hollow`` for a question whose reply added nothing and for such a reply."""
     if role == "user":
-        return reply_from(lines_after(root, project, session_id, pos, fd=fd), source, flags), None
+        mine: dict = {}
+        reply = reply_from(lines_after(root, project, session_id, pos, fd=fd), source, mine)
+        if flags is not None:
+            flags.update(mine)
+            if mine.get("ack"):
+                rec = record_at(root, project, session_id, pos, fd=fd)
+                if rec is not None and is_question(str(rec.get("text") or "")):
+                    flags["echo"] = flags["hollow"] = True  # asked, and got only "OK.": no answer here
+        return reply, None
     if role == "assistant":
+        if flags is not None:
+            rec = record_at(root, project, session_id, pos, fd=fd)
+            if rec is not None and adds_nothing(str(rec.get("text") or "")):
+                flags["echo"] = flags["hollow"] = True  # "OK." answers nothing
         return None, question_from(last_line_before(root, project, session_id, pos, _PROMPT_LINE, fd=fd),
                                    source)
     return None, None
