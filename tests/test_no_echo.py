@@ -125,3 +125,18 @@ def test_a_question_asked_again_finds_the_decision_not_the_earlier_asking(claude
     # a statement the assistant only acknowledged is what the user said: it keeps its standing
     text = injected(project, "where is the stripe webhooks signing secret kept?")
     assert f"session {told.session_id[:8]}]" in text and "secret/stripe-webhooks" in text
+
+
+def test_the_hook_drops_echoes_acknowledgements_and_recall_calls_an_older_version_indexed():
+    from recall.search.hit import Hit
+
+    def hit(role, text, echo=False):
+        return Hit(session_id="s", uuid=text[:8], project="p", cwd="", timestamp="", role=role, text=text,
+                   snippet="", score=1.0, echo=echo)
+
+    kept = hit("assistant", DECISION)
+    hits = [kept, hit("assistant", "OK."), hit("assistant", "From memory: " + DECISION, echo=True),
+            hit("tool_use", "mcp__recall__memory_search: stripe webhook idempotent"),
+            hit("tool_use", "mcp__plugin_recall_recall__recall_search: stripe"),
+            hit("tool_use", "Bash: grep -r processed_events")]
+    assert [h.text for h in rc.without_rule_docs(hits)] == [DECISION, "Bash: grep -r processed_events"]
