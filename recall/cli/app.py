@@ -41,12 +41,15 @@ def near_command(word: str, commands: list[str]) -> str | None:
 
     if len(word) < 3 or not word.isalpha():
         return None
-    close = difflib.get_close_matches(word.lower(), commands, n=1, cutoff=0.8)
-    return close[0] if close else None
+    word = word.lower()
+    close = difflib.get_close_matches(word, commands, n=3, cutoff=0.8)
+    # two letters swapped beat one too many: `statsu` is `status`, not `stats`
+    swapped = [c for c in close if sorted(c) == sorted(word)]
+    return (swapped or close or [None])[0]
 
 
 #: metavars by option name where typer would print a Python type (``<list[Path]>``)
-METAVARS = {"source": "DIR", "project": "PATH", "since": "SPAN", "before": "DATE", "limit": "N", "show": "N",
+METAVARS = {"source": "DIR", "project": "PATH", "since": "SPAN", "before": "DATE", "limit": "N", "show": "N", "weeks": "N",
             "session": "ID", "mtype": "TYPE", "type_": "TYPE", "tags": "A,B", "expires": "DATE", "path": "GLOB",
             "tool": "NAME", "regex": "RE", "any_": "WORDS", "all_": "WORDS", "match": "TEXT", "secret": "VALUE",
             "text": "TEXT", "clear": "FIELD", "for_": "DURATION", "duration": "DURATION"}
