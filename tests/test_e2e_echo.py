@@ -22,6 +22,7 @@ from recall.cli.app import run
 from recall.core import config
 from recall.prompt import injections
 from recall.search.searcher import Searcher
+from tests.support.cli import cli
 from tests.support.standin import is_claude_code_request, is_main_request, request_text, text, tool_use
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -82,7 +83,7 @@ def history(claude_env, standin, monkeypatch, capsys):
     return sessions
 
 
-def test_a_question_asked_again_finds_the_decision_not_the_echoes(claude_env, standin, history):
+def test_a_question_asked_again_finds_the_decision_not_the_echoes(claude_env, standin, history, capsys):
     env = claude_env
     raw = "\n".join(p.read_text() for p in env.transcripts())
     # what the real client wrote: recall's tools were called and answered, the commands expanded
@@ -111,6 +112,7 @@ def test_a_question_asked_again_finds_the_decision_not_the_echoes(claude_env, st
 
     # the question asked again, in a new session of the real client: the injection is the decision
     mark = len(standin.snapshot())
+    standin.script(text("Stripe webhooks are deduplicated by event id in processed_events; answer 200 first."))
     proc = env.run(QUESTION)
     assert proc.returncode == 0, proc.stderr
     sent = request_text(main_requests(standin, mark)[0])
@@ -123,3 +125,10 @@ def test_a_question_asked_again_finds_the_decision_not_the_echoes(claude_env, st
     rec = injections.read()[-1]
     assert rec["session"] == session_of_last_run(env)
     assert {h["session"] for h in rec["hits"]} == {history["decision"]}
+
+    # and the reply used it: `recall log` says so once that reply is indexed (issue 34, "Was it used")
+    index_all()
+    capsys.readouterr()
+    code, out, err = cli(capsys, "log", "--json", "--limit", "1")
+    assert code == 0, err
+    assert json.loads(out)[0]["used"] is True and json.loads(out)[0]["used_why"] == "repeats processed_events"
