@@ -42,6 +42,7 @@ MAX_ITEMS = 60           # texts and tool calls read into one reply at most
 ACK_WORDS = frozenset("""ok okay k kk okey sure alright right noted understood done got it will do thanks thank
     you great perfect cool fine roger sounds good np of course certainly absolutely acknowledged gotcha 👍 ✅""".split())
 MAX_ACK_WORDS = 6
+ACK_LINE_BYTES = 4096  # an archived line holding one (paths and ids included) is shorter than this
 _WORD = re.compile(r"[^\W_]+|[\U0001F300-\U0001FAFF\u2705\u2714]", re.UNICODE)
 
 
@@ -197,7 +198,8 @@ def exchange(root: Path, project: str, session_id: str, pos: int, role: str,
         return reply, None
     if role == "assistant":
         if flags is not None:
-            rec = record_at(root, project, session_id, pos, fd=fd)
+            # a bare acknowledgement's line is short: a longer one is not read past one pread
+            rec = record_at(root, project, session_id, pos, fd=fd, max_bytes=ACK_LINE_BYTES)
             if rec is not None and adds_nothing(str(rec.get("text") or "")):
                 flags["echo"] = flags["hollow"] = True  # "OK." answers nothing
         return None, question_from(last_line_before(root, project, session_id, pos, _PROMPT_LINE, fd=fd),
