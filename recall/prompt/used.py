@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-PROMPT_SLACK = 600.0   # the prompt is at most this many seconds before the hook's record ...
+PROMPT_SLACK = 120.0   # the prompt is at most this many seconds before the hook's record ...
 AFTER_SLACK = 30.0     # ... or this many after it (clocks, a slow write)
 MIN_WORDS = 3          # distinctive words of the injection a reply repeats to have used it
 MIN_WORD_CHARS = 5
@@ -33,8 +33,8 @@ _TOKEN = re.compile(r"[\w./@:#-]+")
 _WORD = re.compile(r"[a-z]+")
 _HEXISH = re.compile(r"^[0-9a-f]{7,}$")
 _CITES = re.compile(r"\b(?:recalled context|recalled-context|(?:an?|the) (?:earlier|previous|past|prior) "
-                    r"(?:session|conversation)|from (?:recall|memory|your notes)|you (?:told|said)|as (?:we|you) "
-                    r"(?:decided|discussed|agreed))\b", re.I)
+                    r"(?:session|conversation)|from (?:recall|memory|your notes)|as we (?:decided|discussed|agreed))\b",
+                    re.I)
 # words so common in replies that sharing them says nothing (beyond the prompt stopwords)
 _COMMON = frozenset("""about above after again added adding against almost along already although always among
     another around based became because become before being below between change changed changes check
@@ -171,7 +171,7 @@ def verdict(rec: dict, cache: dict) -> tuple[bool | None, str]:
         return None, "the record has no time"
     turn = turn_at(turns_for(rec, cache), float(t))
     if turn is None:
-        return None, "the conversation is not indexed yet"
+        return None, "its prompt is not in the archive (yet)"
     reply = "\n".join(turn.reply)
     if not reply.strip():
         return (False, "no reply") if turn.answered else (None, "no reply indexed yet")
