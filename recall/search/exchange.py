@@ -42,12 +42,15 @@ MAX_ITEMS = 60           # texts and tool calls read into one reply at most
 ACK_WORDS = frozenset("""ok okay k kk okey sure alright right noted understood done got it will do thanks thank
     you great perfect cool fine roger sounds good np of course certainly absolutely acknowledged gotcha 👍 ✅""".split())
 MAX_ACK_WORDS = 6
-ACK_LINE_BYTES = 4096  # an archived line holding one (paths and ids included) is shorter than this
+ACK_CHARS = 120        # a longer text is never a bare acknowledgement (not even scanned)
+ACK_LINE_BYTES = 2048  # an archived line holding one (paths and ids included) is shorter than this
 _WORD = re.compile(r"[^\W_]+|[\U0001F300-\U0001FAFF\u2705\u2714]", re.UNICODE)
 
 
 def adds_nothing(text: str) -> bool:
     """Whether a reply's text is a bare acknowledgement ("OK.", "Sure!", "Got it, thanks.")."""
+    if len(text) > ACK_CHARS:
+        return False
     words = _WORD.findall(text.lower())
     return 0 < len(words) <= MAX_ACK_WORDS and all(w in ACK_WORDS for w in words)
 
