@@ -59,6 +59,7 @@ def logged(claude_projects, tmp_path):
     other.assistant("Let me look at the code.")
     q2 = other.user("as we discussed, the migrations run before deploy; add that to the README")
     other.assistant("Done.")
+    q3 = other.user("thanks")
     for s in (past, conv, other):
         s.write(claude_projects)
     index_all()
@@ -73,7 +74,7 @@ def logged(claude_projects, tmp_path):
                 "via": "in-process", "chars": len(text), "tokens": len(text) // 4, "latency_ms": 40.0, "text": text}
 
     for r in (rec(conv, p1, "raw", block), rec(conv, p2, "raw", unrelated), rec(conv, p3, "raw", block),
-              rec(other, q1, "nothing"), rec(other, q2, "nothing")):
+              rec(other, q1, "nothing"), rec(other, q2, "nothing"), rec(other, q3, "trivial")):
         injections.append(r)
     return {"past": past, "conv": conv, "other": other}
 
@@ -107,10 +108,10 @@ def test_recall_log_says_whether_the_next_reply_used_each_injection(logged, cli)
     assert code == 0, err
     recs = json.loads(out)
     by_outcome = [(r["outcome"], r.get("used")) for r in recs]
-    assert by_outcome == [("nothing", None), ("nothing", None), ("raw", None), ("raw", False), ("raw", True)]
-    assert "used" not in recs[0]  # nothing injected: nothing to use
-    assert recs[4]["used_why"] == "repeats deploy/pgbouncer.ini"
-    assert recs[2]["used_why"] == "no reply indexed yet"
+    assert by_outcome == [("trivial", None), ("nothing", None), ("nothing", None), ("raw", None), ("raw", False), ("raw", True)]
+    assert "used" not in recs[1]  # nothing injected: nothing to use
+    assert recs[5]["used_why"] == "repeats deploy/pgbouncer.ini"
+    assert recs[3]["used_why"] == "no reply indexed yet"
     code, out, err = cli("log")
     assert code == 0, err
     assert "used: yes (repeats deploy/pgbouncer.ini)" in out
@@ -124,12 +125,12 @@ def test_recall_stats_per_week(logged, cli):
     weeks = json.loads(out)["weeks"]
     this = weeks[0]
     assert this["week"] == week_of(logged["conv"].clock.timestamp()).isoformat() or len(weeks) == 2
-    total = {k: sum(w[k] for w in weeks) for k in ("prompts", "injections", "used", "unknown", "silent", "misses",
-                                                  "repeated", "told")}
-    assert total == {"prompts": 5, "injections": 3, "used": 1, "unknown": 1, "silent": 2, "misses": 2,
+    total = {k: sum(w[k] for w in weeks) for k in ("prompts", "trivial", "injections", "used", "unknown", "silent",
+                                                  "misses", "repeated", "told")}
+    assert total == {"prompts": 6, "trivial": 1, "injections": 3, "used": 1, "unknown": 1, "silent": 2, "misses": 2,
                      "repeated": 1, "told": 1}
     if len(weeks) == 1:
-        assert this["used_share"] == 0.5 and this["silent_share"] == 0.4
+        assert this["used_share"] == 0.5 and this["silent_share"] == 0.4  # of the 5 prompts not trivial
     whys = [m["why"] for w in weeks for m in w["miss_examples"]]
     assert f"asked again; session {logged['past'].session_id[:8]} answered it" in whys
     assert 'said it was told before ("as we discussed")' in whys

@@ -402,7 +402,7 @@ def stats(weeks: int = 8, as_json: bool = False) -> int:
             more.append(f"misses: {r['repeated']} asked again, {r['told']} said it was told before")
         echo(f"{r['week']:<11} {r['prompts']:>7} {r['injections']:>8} {used:>6} {silent:>6} {r['misses']:>6}"
              + (f"  ({'; '.join(more)})" if more else ""))
-    echo("used: share of injections the next reply used; silent: share of prompts that got nothing; "
+    echo("used: share of injections the next reply used; silent: share of prompts (not trivial) that got nothing; "
          "misses: a question an earlier session answered asked again while recall stayed silent, or "
          "\"I already told you\". `recall log` shows each injection.")
     return 0

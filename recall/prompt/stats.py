@@ -6,7 +6,8 @@ Per week (Monday to Sunday, local time), from the injection log and the archive:
 * ``injections``: prompts that got past sessions injected (``raw`` or ``synthesized``);
 * ``used_share``: of the injections whose reply is known, the share the reply used
   (``recall.prompt.used``); ``used`` and ``unknown`` count them;
-* ``silent_share``: the share of prompts that got nothing from the history;
+* ``silent_share``: the share of the prompts that were not ``trivial`` (``ok thanks``: the hook
+  does not search for them) that got nothing from the history;
 * ``misses``: prompts that ``repeated`` a question an earlier session answered while the hook
   stayed silent, or that ``told`` recall it forgot ("I already told you", "as we discussed").
 
@@ -90,13 +91,16 @@ def weekly(records: list[dict], weeks: int = 8, now: float | None = None, search
     annotate(mine, cache)
     for rec in mine:
         w = week_of(rec["t"])
-        row = rows.setdefault(w, {"week": w.isoformat(), "prompts": 0, "injections": 0, "used": 0, "unknown": 0,
-                                  "silent": 0, "misses": 0, "repeated": 0, "told": 0, "miss_examples": []})
+        row = rows.setdefault(w, {"week": w.isoformat(), "prompts": 0, "trivial": 0, "injections": 0, "used": 0,
+                                  "unknown": 0, "silent": 0, "misses": 0, "repeated": 0, "told": 0,
+                                  "miss_examples": []})
         row["prompts"] += 1
         if injected(rec):
             row["injections"] += 1
             row["used"] += rec.get("used") is True
             row["unknown"] += rec.get("used") is None
+        elif rec.get("outcome") == "trivial":
+            row["trivial"] += 1
         else:
             row["silent"] += 1
         _misses(rec, row, cache, searcher)
@@ -105,7 +109,8 @@ def weekly(records: list[dict], weeks: int = 8, now: float | None = None, search
         row = rows[w]
         known = row["injections"] - row["unknown"]
         row["used_share"] = round(row["used"] / known, 3) if known else None
-        row["silent_share"] = round(row["silent"] / row["prompts"], 3) if row["prompts"] else None
+        searched = row["prompts"] - row["trivial"]
+        row["silent_share"] = round(row["silent"] / searched, 3) if searched else None
         out.append(row)
     return out
 
