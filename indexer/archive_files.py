@@ -92,6 +92,32 @@ def _line_at(fd: int, pos: int) -> bytes:
         size = min(size * 2, 1 << 20)
 
 
+def record_at(root: Path, project: str, session_id: str, pos: int, fd: int | None = None,
+              max_bytes: int | None = None) -> dict | None:
+    """The archived record whose line starts at ``pos`` (through ``fd`` when the caller has the
+    file open), or None (no file, no whole line there, or, with ``max_bytes``, a line longer
+    than that: one read, nothing parsed)."""
+    own = fd is None
+    if own:
+        try:
+            fd = os.open(os.path.join(root, _relative(project, session_id)), os.O_RDONLY)
+        except OSError:
+            return None
+    try:
+        if pos < 0:
+            return None
+        if max_bytes is not None:
+            head = os.pread(fd, max_bytes, pos)
+            end = head.find(b"\n")
+            return parse_line(head[:end + 1]) if end >= 0 else None
+        return parse_line(_line_at(fd, pos))
+    except OSError:
+        return None
+    finally:
+        if own:
+            os.close(fd)
+
+
 def read_message(root: Path, project: str, session_id: str, pos: int, uuid: str,
                  fd: int | None = None) -> dict | None:
     """The archived record of message ``uuid`` (a ``Message.to_record()`` dict), read at

@@ -15,7 +15,10 @@ What is skipped, counted by reason (see ``SKIP_REASONS``): bookkeeping line type
 ``attachment`` line (above all ``hook_additional_context``: recall's own injected context
 coming back), ``isMeta`` lines, slash-command wrappers, interrupted-request markers, lines
 left empty once ``<system-reminder>`` blocks and our own ``<recalled-context>`` blocks are
-cut out, messages inside a ``<private>`` block an earlier prompt left open, unknown line
+cut out, recall's own output coming back (``recall-tool``: a call of recall's MCP tools or of
+the recall CLI in a shell, and its result; ``recall-command``: the prompt a ``/recall``,
+``/recall-search`` or ``/remember`` command expands to, in versions that do not mark it
+``isMeta``), messages inside a ``<private>`` block an earlier prompt left open, unknown line
 types and malformed JSON. Nothing here is ever fatal.
 """
 
@@ -107,6 +110,8 @@ SKIP_REASONS = (
     "command-wrapper",
     "interrupted",
     "recalled-context",
+    "recall-tool",
+    "recall-command",
     "system-reminder",
     "duplicate-block",
     "thinking",
@@ -432,6 +437,8 @@ def parse_transcript_entry(obj, ctx: FileContext, stats: Counter) -> Message | N
         stats["unknown-type"] += 1
         return None
     if obj.get("isMeta"):
+        if kind == "user" and ctx.echo_turn and ctx.echo_turn != 1:
+            ctx.echo_turn = 1  # a recall command's expanded prompt (Claude Code marks it meta): its turn runs
         stats["meta"] += 1
         return None
     message = obj.get("message")
@@ -456,7 +463,6 @@ def parse_transcript_entry(obj, ctx: FileContext, stats: Counter) -> Message | N
         return None
 
     n_text = n_tool_use = n_tool_result = 0
-    recall_result = False  # a result of recall's own tool (its output quoted back)
     calls: list[tuple[str, str, dict]] = []  # (id, name, input) of calls that may write files (indexer.touches)
     undone: list[list[str]] = []  # the touches of calls that failed (their error result is this message)
     dropped = 0  # characters cut off huge text blocks before they were cleaned and redacted
@@ -499,17 +505,25 @@ def parse_transcript_entry(obj, ctx: FileContext, stats: Counter) -> Message | N
                 if msg_id and ctx.seen(f"{msg_id}\0u\0{tid}"):
                     reason = "duplicate-block"
                     continue
+            if _recall_tool(name, block.get("input")):
+                if isinstance(tid, str):
+                    ctx.recall_tools.add(tid)
+                reason = "recall-tool"  # recall's own search: its query and result are not history
+                continue
             texts.append(clean_text(described))
             tools.append(name)
             files.extend(tfiles)
             n_tool_use += 1
-            if isinstance(tid, str) and _recall_tool(name, block.get("input")):
-                ctx.recall_tools.add(tid)
             if name in _TOUCH_NAMES and isinstance(block.get("input"), dict):
                 calls.append((tid if isinstance(tid, str) else "", name, block["input"]))
         elif btype == "tool_result":
             body = clean_text(_tool_result_text(block, ctx.tool_result_chars))
             tid = block.get("tool_use_id")
+            if isinstance(tid, str) and tid in ctx.recall_tools:
+                if body:  # what recall answered: a reply that restates it is an echo (mark_echo)
+                    ctx.recalled = (ctx.recalled or frozenset()) | frozenset(echo_terms(body))
+                reason = "recall-tool"
+                continue
             name = ctx.tool_names.get(tid, "") if isinstance(tid, str) else ""
             if name:
                 tools.append(name)
@@ -519,7 +533,6 @@ def parse_transcript_entry(obj, ctx: FileContext, stats: Counter) -> Message | N
             if body:
                 texts.append(body)
                 n_tool_result += 1
-                recall_result = recall_result or tid in ctx.recall_tools
             elif "recalled-context" in str(block.get("content")):
                 reason = "recalled-context"
         elif btype in ("thinking", "redacted_thinking"):
@@ -552,8 +565,12 @@ def parse_transcript_entry(obj, ctx: FileContext, stats: Counter) -> Message | N
     if not text.strip():  # all of it was inside <private> blocks
         stats["private"] += 1
         return None
+    if kind == "user" and role == "user" and _recall_expansion(text, ctx):
+        ctx.echo_turn = 1  # the command's expanded text (it holds the command's arguments): its turn runs
+        stats["recall-command"] += 1
+        return None
     m = _message(uid, session_id, cwd, obj, role, text, tools, files, ctx, calls, undone)
-    m.echo = mark_echo(m, ctx, recall_result)
+    m.echo = mark_echo(m, ctx)
     return m
 
 
@@ -565,7 +582,9 @@ _RECALL_CLI = re.compile(r"(?:^|[;&|(]\s*|\s)(?:\S*/)?recall(?:\s+(?:--raw|--jso
 
 def _recall_tool(name: str, inp) -> bool:
     """A call of recall's own tools: its MCP server's, or the recall CLI in a shell."""
-    if name.startswith("mcp__recall") or name.startswith("mcp__plugin_recall"):
+    # `recall setup`'s server is "recall": mcp__recall__<tool>; the plugin's is "recall" of the
+    # plugin "recall": mcp__plugin_recall_recall__<tool> (Claude Code's mcp__plugin_<plugin>_<server>__)
+    if name.startswith(("mcp__recall__", "mcp__plugin_recall_")):
         return True
     if name == "Bash" and isinstance(inp, dict):
         return bool(_RECALL_CLI.search(str(inp.get("command") or "")))
@@ -579,23 +598,26 @@ def echo_terms(text: str) -> set[str]:
     return {t for t in text_analyzer().analyze(prepare_content(text[:20000])) if len(t) > 2}
 
 
-def mark_echo(m: Message, ctx: FileContext, recall_result: bool) -> bool:
+def _recall_expansion(text: str, ctx: FileContext) -> bool:
+    """Whether a prompt is the expansion of the ``/recall``, ``/recall-search`` or ``/remember``
+    command whose wrapper came just before (it holds the command's arguments)."""
+    pending = ctx.echo_turn
+    return pending == 2 or (isinstance(pending, str) and pending[:200] in text)
+
+
+def mark_echo(m: Message, ctx: FileContext) -> bool:
     """Whether ``m`` restates recall's own output, and the turn's state moved on: a message
-    of a ``/recall`` or ``/remember`` command's turn, the result of a call to recall's own
-    tools, or a reply with ECHO_SHARE of its words in the block recall injected into the
-    prompt it answers. A new prompt (not the command's own text) starts a new turn."""
+    of a ``/recall`` or ``/remember`` command's turn, or a reply with ECHO_SHARE of its words
+    in what recall gave this turn (the block injected into the prompt it answers, the results
+    of calls to recall's own tools). A new prompt starts a new turn. (The command's expanded
+    prompt and recall's tool calls and results are not messages at all: see
+    ``parse_transcript_entry``.)"""
     if m.role == "user":
-        pending = ctx.echo_turn
-        if pending == 2 or (isinstance(pending, str) and pending[:200] in m.text):
-            ctx.echo_turn = 1  # the command's expanded text (it holds the command's arguments)
-            return True
         ctx.echo_turn, ctx.recalled = 0, None
         ctx.recall_tools.clear()
         return False
     if ctx.echo_turn:
         return True
-    if m.role == "tool_result":
-        return recall_result
     if m.role == "assistant" and ctx.recalled:
         words = echo_terms(m.text)
         return bool(words) and len(words & ctx.recalled) >= ECHO_SHARE * len(words)

@@ -111,11 +111,11 @@ def test_a_reply_restating_an_injection_ranks_below_the_session_it_came_from(his
 
 
 @pytest.mark.parametrize("command", ["/recall", "/recall-search", "/recall:recall-search"])  # setup's, the plugin's
-def test_recall_turns_and_recall_tool_output_are_marked_echo(claude_projects, project, command):
+def test_recall_turns_are_echo_and_recall_tool_output_is_not_indexed(claude_projects, project, command):
     s = Session(cwd=str(project), start=START)
     s.user(f"<command-message>recall is running…</command-message>\n<command-name>{command}</command-name>\n"
            "<command-args>stripe webhooks</command-args>")
-    s.user("Search recall's memory for: stripe webhooks")
+    s.user("Search recall's memory for: stripe webhooks")  # the expansion (not isMeta in older versions)
     tid = s.tool_use("Bash", {"command": "recall --raw --limit 5 'stripe webhooks'"})
     s.tool_result(tid, STRIPE_DECISION)
     s.assistant("From memory: " + STRIPE_DECISION)
@@ -124,10 +124,9 @@ def test_recall_turns_and_recall_tool_output_are_marked_echo(claude_projects, pr
     s.write(claude_projects)
     index_all()
     hits = Searcher().search("stripe webhooks processed_events", limit=10, messages=True)
-    by_text = {h.text[:20]: h.echo for h in hits}
-    assert by_text["Search recall's memo"] is True
-    assert by_text[STRIPE_DECISION[:20]] is True        # the tool's result and the reply quoting it
-    assert all(h.echo for h in hits if h.text.startswith("From memory"))
+    texts = [h.text for h in hits]
+    assert not any(t.startswith(("Search recall's memo", "Bash: recall")) or t == STRIPE_DECISION for t in texts)
+    assert [h.echo for h in hits if h.text.startswith("From memory")] == [True]  # the reply quoting it
     refund = Searcher().search("refund webhook handler payments", limit=10, messages=True)
     mine = [h for h in refund if "refund" in h.text]
     assert len(mine) == 2 and not any(h.echo for h in mine)  # the next prompt starts a new turn

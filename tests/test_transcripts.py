@@ -80,7 +80,7 @@ def test_recalled_context_is_cut_wherever_it_appears(claude_projects):
     """The feedback-loop guard: our own injected context never becomes searchable text."""
     s = Session()
     s.user("What did we decide? <recalled-context>Decision: use postgres (2026-10-01)</recalled-context> thanks")
-    tid = s.tool_use("Bash", {"command": "recall --raw postgres"})
+    tid = s.tool_use("Bash", {"command": "cat notes/postgres.md"})  # (a call of recall itself: not indexed at all)
     s.tool_result(tid, "<recalled-context>\nold hit about postgres\n</recalled-context>")
     # a block cut short starts its own line; a mere mention of the opener is kept (issue 17)
     s.assistant("Quoting:\n<recalled-context>\nunterminated block about postgres")

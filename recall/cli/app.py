@@ -14,7 +14,7 @@ from typer.core import TyperGroup
 
 from recall import __version__
 from recall.cli.commands import (ask, config, doctor, exclude, forget, index, log, mcp, memories, pause, remember,
-                                 rules, search, service, sessions, setup, status, team)
+                                 rules, search, service, sessions, setup, stats, status, team)
 from recall.core.errors import RecallError, UsageError, report
 
 
@@ -41,12 +41,15 @@ def near_command(word: str, commands: list[str]) -> str | None:
 
     if len(word) < 3 or not word.isalpha():
         return None
-    close = difflib.get_close_matches(word.lower(), commands, n=1, cutoff=0.8)
-    return close[0] if close else None
+    word = word.lower()
+    close = difflib.get_close_matches(word, commands, n=3, cutoff=0.8)
+    # two letters swapped beat one too many: `statsu` is `status`, not `stats`
+    swapped = [c for c in close if sorted(c) == sorted(word)]
+    return (swapped or close or [None])[0]
 
 
 #: metavars by option name where typer would print a Python type (``<list[Path]>``)
-METAVARS = {"source": "DIR", "project": "PATH", "since": "SPAN", "before": "DATE", "limit": "N", "show": "N",
+METAVARS = {"source": "DIR", "project": "PATH", "since": "SPAN", "before": "DATE", "limit": "N", "show": "N", "weeks": "N",
             "session": "ID", "mtype": "TYPE", "type_": "TYPE", "tags": "A,B", "expires": "DATE", "path": "GLOB",
             "tool": "NAME", "regex": "RE", "any_": "WORDS", "all_": "WORDS", "match": "TEXT", "secret": "VALUE",
             "text": "TEXT", "clear": "FIELD", "for_": "DURATION", "duration": "DURATION"}
@@ -164,7 +167,7 @@ def main() -> None:  # pragma: no cover
 # The commands: each module of recall.cli.commands holds its own ``commands``; they are merged
 # here in this order (`recall --help` lists them so); none imports this module or another command module.
 COMMAND_MODULES = (search, index, mcp, setup, doctor, config, service, status, forget, exclude, pause, memories,
-                   remember, rules, sessions, ask, log, team)
+                   remember, rules, sessions, ask, log, stats, team)
 for _module in COMMAND_MODULES:
     app.registered_commands.extend(_module.commands.registered_commands)
 for _module in COMMAND_MODULES:

@@ -337,6 +337,9 @@ def log(limit: int = 20, show: int | None = None, as_json: bool = False) -> int:
         echo(rec["text"])
         return 0
     shown = records[:limit]
+    from recall.prompt.used import annotate
+
+    annotate(shown)  # did the next reply use each injection (read from the archive)
     if as_json:
         echo(json.dumps([{"n": i, **rec} for i, rec in enumerate(shown, 1)], ensure_ascii=False))
         return 0
@@ -351,7 +354,57 @@ def log(limit: int = 20, show: int | None = None, as_json: bool = False) -> int:
                    f"{float(rec.get('latency_ms') or 0):.0f} ms")
         if rec.get("hits"):
             echo(f"     hits: {_hits(rec)}")
+        if "used" in rec:
+            echo(f"     used: {_used(rec)}")
     echo("`recall log --show N` prints the exact text injected for prompt N.")
+    return 0
+
+
+def _used(rec: dict) -> str:
+    """``yes (repeats deploy/billing.yaml)`` / ``no (…)`` / ``not known yet (…)``."""
+    word = {True: "yes", False: "no"}.get(rec.get("used"), "not known yet")
+    return f"{word} ({rec.get('used_why')})" if rec.get("used_why") else word
+
+
+def stats(weeks: int = 8, as_json: bool = False) -> int:
+    """``recall stats``."""
+    from recall.prompt import injections
+    from recall.prompt.stats import weekly
+
+    if weeks < 1:
+        raise UsageError(f"--weeks takes a number of weeks >= 1, not {weeks}.")
+    records = injections.read()
+    searcher = None
+    if records:
+        from recall.core.errors import RecallError
+
+        try:
+            from recall.search.searcher import Searcher
+
+            searcher = Searcher()
+        except RecallError:
+            searcher = None  # no index yet: no question can have been answered before
+    rows = weekly(records, weeks, searcher=searcher)
+    if as_json:
+        echo(json.dumps({"weeks": rows}, ensure_ascii=False))
+        return 0
+    if not rows:
+        echo("No prompts logged in that time: the hook records each prompt once it runs in Claude Code.")
+        return 0
+    echo(f"{'week of':<11} {'prompts':>7} {'injected':>8} {'used':>6} {'silent':>6} {'misses':>6}")
+    for r in rows:
+        used = f"{r['used_share']:.0%}" if r["used_share"] is not None else "-"
+        silent = f"{r['silent_share']:.0%}" if r["silent_share"] is not None else "-"
+        more = []
+        if r["unknown"]:
+            more.append(f"{r['unknown']} not known yet")
+        if r["misses"]:
+            more.append(f"misses: {r['repeated']} asked again, {r['told']} said it was told before")
+        echo(f"{r['week']:<11} {r['prompts']:>7} {r['injections']:>8} {used:>6} {silent:>6} {r['misses']:>6}"
+             + (f"  ({'; '.join(more)})" if more else ""))
+    echo("used: share of injections the next reply used; silent: share of prompts (not trivial) that got nothing; "
+         "misses: a question an earlier session answered asked again while recall stayed silent, or "
+         "\"I already told you\". `recall log` shows each injection.")
     return 0
 
 

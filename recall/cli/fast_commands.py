@@ -1,4 +1,4 @@
-"""``recall status | log | sessions | show | memories`` without typer.
+"""``recall status | log | stats | sessions | show | memories`` without typer.
 
 Like ``recall.cli.fast_search`` for searches: these are the commands a user runs to glance at
 recall, so they should start as fast as a search, not pay typer's ~0.3 s of imports and option
@@ -14,6 +14,7 @@ SPECS: dict[str, tuple[dict, dict, tuple[str, ...]]] = {
     "status": ({"--json": ("as_json", True)}, {}, ()),
     "log": ({"--json": ("as_json", True)}, {"--limit": ("limit", True), "-n": ("limit", True),
                                            "--show": ("show", True)}, ()),
+    "stats": ({"--json": ("as_json", True)}, {"--weeks": ("weeks", True)}, ()),
     "sessions": ({"--json": ("as_json", True)}, {"--project": ("project", False), "--since": ("since", False),
                                                 "--limit": ("limit", True), "-n": ("limit", True)}, ()),
     "show": ({"--json": ("as_json", True), "--pager": ("pager", True), "--no-pager": ("pager", False)}, {},

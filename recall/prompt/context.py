@@ -101,10 +101,18 @@ def fired_rules(payload: dict, hook: dict) -> list:
 
 def without_rule_docs(hits: list) -> list:
     """Search hits minus the rules' own index documents (a rule reaches the prompt when it
-    fires, not because its words matched) and minus session summaries (a summary as a
-    compact hit is not the hook's default until the retrieval benchmark says it helps)."""
+    fires, not because its words matched), minus session summaries (a summary as a
+    compact hit is not the hook's default until the retrieval benchmark says it helps) and
+    minus echoes (``Hit.echo``: a reply restating what recall gave, a ``/recall`` turn, a
+    question whose reply added nothing), bare acknowledgements ("OK.") and calls of recall's own
+    tools that an older version indexed: never injected, the session they point to is."""
+    from recall.search.exchange import adds_nothing
+
     return [h for h in hits if not (getattr(h, "kind", "") in ("memory", "team")
-                                    and str(h.uuid).startswith(("rule-", "sum-")))]
+                                    and str(h.uuid).startswith(("rule-", "sum-")))
+            and not getattr(h, "echo", False) and not adds_nothing(str(getattr(h, "text", "") or ""))
+            and not (getattr(h, "role", "") == "tool_use"
+                     and str(getattr(h, "text", "")).startswith(("mcp__recall__", "mcp__plugin_recall_")))]
 
 
 def nothing_why(best: float | None, hook: dict) -> str:

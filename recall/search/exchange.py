@@ -11,14 +11,22 @@ Both are read from the session's archive file next to the hit's own line (one ``
 each, ``indexer.archive_files``): messages are archived in the order they were written,
 so what followed a prompt is the lines after it, up to the next prompt. Lines of another
 transcript of the same session (a subagent's) are skipped.
+
+A question whose reply adds nothing ("OK.", "Sure.", "Got it": a bare acknowledgement, no tool
+call), and that reply itself, are no answer: ``flags["echo"]`` (and ``flags["hollow"]``) is set
+for them as for a reply that restated recall's own output, so the session that holds the answer
+ranks above the earlier asking (``recall.search.confidence.ECHO_FACTOR``) and the hook never
+injects them. A statement that got "OK." ("the deploy key lives in vault at secret/deploy") is
+what the user said: it keeps its standing.
 """
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
-from indexer.archive_files import last_line_before, lines_after, parse_line
+from indexer.archive_files import last_line_before, lines_after, parse_line, record_at
 from recall.core.text import clip
 
 REPLY_CHARS = 700        # of the assistant's text in a reply (the last, concluding text first)
@@ -27,6 +35,33 @@ TOOL_LINE_CHARS = 100    # ... of at most this many characters
 QUESTION_CHARS = 200
 MIN_PIECE = 60           # an earlier text with less room than this is left out ("…")
 MAX_ITEMS = 60           # texts and tool calls read into one reply at most
+
+
+# the words of a bare acknowledgement: a reply made only of these says nothing
+# ("yes" and "no" are left out: to "should we keep redis?" they are an answer)
+ACK_WORDS = frozenset("""ok okay k kk okey sure alright right noted understood done got it will do thanks thank
+    you great perfect cool fine roger sounds good np of course certainly absolutely acknowledged gotcha 👍 ✅""".split())
+MAX_ACK_WORDS = 6
+ACK_CHARS = 120        # a longer text is never a bare acknowledgement (not even scanned)
+ACK_LINE_BYTES = 2048  # an archived line holding one (paths and ids included) is shorter than this
+_WORD = re.compile(r"[^\W_]+|[\U0001F300-\U0001FAFF\u2705\u2714]", re.UNICODE)
+
+
+def adds_nothing(text: str) -> bool:
+    """Whether a reply's text is a bare acknowledgement ("OK.", "Sure!", "Got it, thanks.")."""
+    if len(text) > ACK_CHARS:
+        return False
+    words = _WORD.findall(text.lower())
+    return 0 < len(words) <= MAX_ACK_WORDS and all(w in ACK_WORDS for w in words)
+
+
+_ASKS = re.compile(r"^\W*(?:what|why|how|which|where|when|who|whose|did|do|does|is|are|was|were|can|could|"
+                   r"should|would|will|shall|have|has|remind me|tell me|explain)\b", re.I)
+
+
+def is_question(text: str) -> bool:
+    """Whether a prompt asks something (a question mark, or it opens as a question)."""
+    return "?" in text or bool(_ASKS.match(text))
 
 
 def _role(raw: bytes) -> bytes:
@@ -78,7 +113,8 @@ def reply_from(lines, source: str = "", flags: dict | None = None) -> str | None
     followed a prompt, in order; None when the assistant said nothing and called no tool
     before the next prompt. Tool results are skipped unread, and tool calls past the first
     TOOL_LINES are only counted. ``flags["echo"]`` is set when the reply restated what
-    recall injected into that prompt (its records are marked ``echo`` at ingest)."""
+    recall injected into that prompt (its records are marked ``echo`` at ingest), and
+    ``flags["ack"]`` when it adds nothing (``adds_nothing``: no tool call, an acknowledgement)."""
     items: list[tuple[str, str]] = []  # ("text" | "tool", text), in order
     tools = 0
 
@@ -109,6 +145,9 @@ def reply_from(lines, source: str = "", flags: dict | None = None) -> str | None
             break
     if not items:
         return None
+    if flags is not None and all(kind == "text" for kind, _ in items) and \
+            adds_nothing(" ".join(text for _, text in items)):
+        flags["ack"] = True  # "OK.": whatever the prompt was, it got no answer here
     # the assistant's texts within REPLY_CHARS, the last (the conclusion) served first
     room = REPLY_CHARS
     kept: dict[int, str] = {}
@@ -148,10 +187,24 @@ def exchange(root: Path, project: str, session_id: str, pos: int, role: str,
     """``(reply, question)`` for the message at ``pos`` in its session's archive file
     (through ``fd`` when the caller has it open): the reply when it is a user prompt, the
     question when it is the assistant's text (a tool call or result shows its own text).
-    ``flags`` (a dict) gets ``echo`` when a prompt's reply restated recall's own output."""
+    ``flags`` (a dict) gets ``echo`` when a prompt's reply restated recall's own output, and
+    ``echo`` and ``hollow`` for a question whose reply added nothing and for such a reply."""
     if role == "user":
-        return reply_from(lines_after(root, project, session_id, pos, fd=fd), source, flags), None
+        mine: dict = {}
+        reply = reply_from(lines_after(root, project, session_id, pos, fd=fd), source, mine)
+        if flags is not None:
+            flags.update(mine)
+            if mine.get("ack"):
+                rec = record_at(root, project, session_id, pos, fd=fd)
+                if rec is not None and is_question(str(rec.get("text") or "")):
+                    flags["echo"] = flags["hollow"] = True  # asked, and got only "OK.": no answer here
+        return reply, None
     if role == "assistant":
+        if flags is not None:
+            # a bare acknowledgement's line is short: a longer one is not read past one pread
+            rec = record_at(root, project, session_id, pos, fd=fd, max_bytes=ACK_LINE_BYTES)
+            if rec is not None and adds_nothing(str(rec.get("text") or "")):
+                flags["echo"] = flags["hollow"] = True  # "OK." answers nothing
         return None, question_from(last_line_before(root, project, session_id, pos, _PROMPT_LINE, fd=fd),
                                    source)
     return None, None
