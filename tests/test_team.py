@@ -724,3 +724,154 @@ def wait(pred, what: str, timeout: float = 90.0):
             return last
         time.sleep(0.2)
     raise AssertionError(f"timed out waiting for {what} (last {last!r})")
+
+
+# hostile rows (issue 35) ---------------------------------------------------------------------------------------
+def _as(member: Member):
+    import psycopg
+
+    return psycopg.connect(member.url, autocommit=True)
+
+
+HOSTILE = (  # (id, created, updated, tags, content): what a granted teammate can write by plain SQL
+    ("hostile-inf-created", "'infinity'", "now()", "'{}'", "'an item dated infinity'"),
+    ("hostile-neg-updated", "now()", "'-infinity'", "'{}'", "'an item updated at -infinity'"),
+    ("hostile-far-future", "'200000-01-01'", "now()", "'{}'", "'an item from the year 200000'"),
+    ("hostile-null-tag", "now()", "now()", "ARRAY['ok', NULL]", "'a tag that is NULL'"),
+    ("hostile-huge-tags", "now()", "now()", "array_fill('tag'::text, ARRAY[5000])", "'five thousand tags'"),
+    ("hostile-long-mtype", "now()", "now()", "'{}'", "'a type of a thousand letters'"),
+)
+
+
+def _plant_hostile(team: Team) -> None:
+    """The rows above, written by alice's own role (granted), the date check dropped as on a
+    server not yet migrated."""
+    with team.pg.admin(team.db) as c:
+        c.execute("ALTER TABLE recall_team.items DROP CONSTRAINT items_dates_finite")
+    with _as(team.alice) as c:
+        for item_id, created, updated, tags, content in HOSTILE:
+            mtype = "repeat('x', 1000)" if "mtype" in item_id else "'gotcha'"
+            c.execute(f"INSERT INTO recall_team.items (id, project, origin, kind, mtype, content, tags, created, "
+                      f"updated, digest) VALUES ('{item_id}', 'github.com/acme/shop', 'forged-origin', 'memory', "
+                      f"{mtype}, {content}, {tags}, {created}, {updated}, 'd')")
+
+
+def test_the_table_refuses_a_date_that_is_no_date(team):
+    import psycopg
+
+    team.setup()
+    with _as(team.alice) as c:
+        for created in ("'infinity'", "'-infinity'"):
+            with pytest.raises(psycopg.errors.CheckViolation):
+                c.execute("INSERT INTO recall_team.items (id, project, origin, kind, content, created, updated, "
+                          f"digest) VALUES ('inf-12345', 'github.com/acme/shop', 'o', 'memory', 'x', {created}, "
+                          "now(), 'd')")
+
+
+def test_hostile_rows_are_skipped_and_counted_and_a_forget_still_reaches_every_member(team):
+    team.setup()
+    team.be(team.alice)
+    mid = add_memory(team.alice.checkout, "gotcha", "The obsidian gateway drops idle sockets after ninety seconds")
+    run("team", "share", "--project", str(team.alice.checkout))
+    team.be(team.bob)
+    run("team", "share", "--project", str(team.bob.checkout))
+    assert len(team_hits("obsidian gateway")) == 1
+    _plant_hostile(team)
+    # alice forgets hers and adds another: bob's sync goes on past every hostile row
+    team.be(team.alice)
+    run("memories", "forget", mid, "--project", str(team.alice.checkout))
+    add_memory(team.alice.checkout, "decision", "The basalt cache is rebuilt every night at two")
+    sync(team.alice, team, pull=False)
+    for _ in range(2):  # and again: a restart does not meet them a second time
+        result = sync(team.bob, team)
+        assert result["deleted"] + result["pulled"] >= 0
+    team.be(team.bob)
+    assert team_hits("obsidian gateway") == []
+    assert len(team_hits("basalt cache")) == 1
+    for word in ("infinity", "200000", "NULL", "thousand"):
+        assert team_hits(word) == [], word
+    st = json.loads(run("team", "status", "--json")[1])
+    assert st["skipped"]["count"] == len(HOSTILE)
+    assert st["skipped"]["latest"]["project"] == "github.com/acme/shop"
+    _, text, _ = run("team", "status")
+    assert f"{len(HOSTILE)} teammates' items skipped" in text
+    # the owner's `recall team init` (the migration) mends the dates: those rows come through
+    with team.pg.admin(team.db) as c:
+        c.execute("UPDATE recall_team.meta SET value = '1' WHERE key = 'version'")
+    team.be(None)
+    run("team", "init", team.owner_url)
+    with team.pg.admin(team.db) as c:
+        assert c.execute("SELECT count(*) FROM recall_team.items WHERE NOT isfinite(created) "
+                         "OR NOT isfinite(updated)").fetchone()[0] == 0
+        assert c.execute("SELECT count(*) FROM pg_constraint WHERE conname = 'items_dates_finite'").fetchone()[0] == 1
+    sync(team.bob, team)
+    team.be(team.bob)
+    assert {h["uuid"] for h in team_hits("infinity")} == {"hostile-inf-created", "hostile-neg-updated"}
+    st = json.loads(run("team", "status", "--json")[1])
+    assert st["skipped"]["count"] == len(HOSTILE) - 2
+
+
+def test_a_hostile_item_kept_by_an_older_recall_does_not_stop_the_index(team):
+    from recall.team import local
+    from recall.team.sync import direct_writer, index_pending
+
+    team.setup(members=("bob",))
+    team.be(team.bob)
+    run("team", "share", "--project", str(team.bob.checkout))
+    good = {"id": "good-item-1", "remote": "github.com/acme/shop", "author": "alice", "kind": "memory",
+            "mtype": "gotcha", "content": "The granite queue is drained hourly", "tags": [], "created": 1.7e9,
+            "updated": 1.7e9, "seq": 1}
+    bad = dict(good, id="bad-item-1", content="dated infinity", updated=float("inf"))
+    with local.TeamDB() as db:
+        db.apply_pulled("github.com/acme/shop", [good, bad], [], 2)
+    assert index_pending(direct_writer) == 2  # one written, one dropped
+    assert len(team_hits("granite queue")) == 1 and team_hits("infinity") == []
+    with local.TeamDB() as db:
+        assert db.skipped()[0] == 1
+
+
+def test_check_pulled_refuses_wrong_types_and_dates():
+    from recall.team.sync import check_pulled
+
+    ok = {"id": "abcdefgh12", "kind": "memory", "mtype": "gotcha", "content": "x", "tags": ["a"], "author": "alice",
+          "created": 1.7e9, "updated": 1.7e9}
+    assert check_pulled(ok) == ""
+    for change in ({"created": float("nan")}, {"updated": float("inf")}, {"created": -1.0}, {"updated": 1e13},
+                   {"created": "2024-01-01"}, {"created": None}, {"created": True}, {"tags": "a,b"},
+                   {"tags": [1]}, {"tags": ["x" * 500]}, {"tags": ["t"] * 101}, {"kind": "virus"}, {"kind": 3},
+                   {"mtype": None}, {"mtype": 7}, {"content": None}, {"content": "x" * 20001},
+                   {"content": "nul\0byte"}, {"content": "lone \ud800"}, {"id": None}, {"id": "short"},
+                   {"author": None}):
+        assert check_pulled({**ok, **change}), change
+
+
+def test_next_seq_of_a_project_is_refused_to_a_role_not_granted_it(team):
+    import psycopg
+
+    team.setup()
+    team.be(None)
+    run("team", "grant", team.carol.role, "gitlab.example.com/other/thing", "--url", team.owner_url)
+    with _as(team.carol) as c:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            with c.transaction():
+                c.execute("SELECT recall_team.next_seq('github.com/acme/shop')")
+        with c.transaction():  # its own project: allowed
+            assert c.execute("SELECT recall_team.next_seq('gitlab.example.com/other/thing')").fetchone()[0] > 0
+
+
+def test_a_forged_origin_is_pulled_as_the_teammates_and_never_withdrawn(team):
+    from recall.team import local
+
+    team.setup()
+    team.be(team.alice)
+    run("team", "share", "--project", str(team.alice.checkout))
+    origin = local.joined().origin
+    with _as(team.bob) as c:  # bob writes a row claiming alice's machine
+        c.execute("INSERT INTO recall_team.items (id, project, origin, kind, mtype, content, created, updated, "
+                  f"digest) VALUES ('forged-by-bob-1', 'github.com/acme/shop', '{origin}', 'memory', 'gotcha', "
+                  "'The cobalt relay is bobs', now(), now(), 'd')")
+    sync(team.alice, team)
+    sync(team.alice, team)
+    team.be(team.alice)
+    assert len(team_hits("cobalt relay")) == 1  # alice sees it, as bob's
+    assert [r[6] for r in server_rows(team, "id = 'forged-by-bob-1'")] == [False]

@@ -49,14 +49,67 @@ WHERE items.digest IS DISTINCT FROM excluded.digest OR items.deleted
 TOMBSTONE = """
 UPDATE recall_team.items SET deleted = true, digest = 'deleted' WHERE id = ANY(%s) AND NOT deleted
 """
+# What a pull reads of a row: never more than a valid item can hold (a hostile row's huge
+# text or tag list stays on the server: its clipped form fails ``check_pulled``).
 PULL = """
-SELECT id, author, origin, kind, mtype, content, tags, extract(epoch FROM created)::float8,
-       extract(epoch FROM updated)::float8, deleted, seq
+SELECT id, author, origin, kind, left(mtype, 200), left(content, 20001),
+       CASE WHEN cardinality(tags) <= 100 AND length(array_to_string(tags, ' ')) <= 10000 THEN tags END,
+       extract(epoch FROM created)::float8, extract(epoch FROM updated)::float8, deleted, seq
 FROM recall_team.items WHERE project = %s AND seq > %s ORDER BY seq LIMIT %s
 """
-MINE = "SELECT id, project, kind, digest, deleted FROM recall_team.items WHERE origin = %s"
+# this machine's rows: its origin, written as this role (a teammate's row claiming the same
+# origin is hers: pulled as hers, never withdrawn from here)
+MINE = ("SELECT id, project, kind, digest, deleted FROM recall_team.items WHERE origin = %s "
+        "AND author = current_user")
+
+# What a pulled item may hold (``check_pulled``): anything else is a hostile or broken row.
+TS_MIN, TS_MAX = 0.0, 32503680000.0  # 1970 .. 3000
+MAX_TAGS, MAX_TAG, MAX_MTYPE, MAX_TEXT = 100, 200, 64, 20000
+KINDS = ("memory", "summary", "rule")
 
 Writer = Callable[[Callable], object]  # writer(fn) runs fn(indexer) with the index writer
+
+
+def check_pulled(item: dict) -> str:
+    """Why a pulled item (from the server, or from ``team.db``) cannot be kept, or "".
+    Pulled rows are a teammate's (or anyone with the grant's) writing: nothing in them is
+    trusted as it is; one bad row is skipped and counted, and never stops a sync."""
+    import math
+
+    item_id = item.get("id")
+    if not isinstance(item_id, str) or not 8 <= len(item_id) <= 80:
+        return "its id is not an id"
+    if item.get("kind") not in KINDS:
+        return f"its kind is not one of {', '.join(KINDS)}"
+    mtype = item.get("mtype")
+    if not isinstance(mtype, str) or len(mtype) > MAX_MTYPE:
+        return "its type is not a short text"
+    content = item.get("content")
+    if not isinstance(content, str) or len(content) > MAX_TEXT:
+        return f"its text is not a text of at most {MAX_TEXT:,} characters"
+    tags = item.get("tags")
+    if not isinstance(tags, list) or len(tags) > MAX_TAGS or \
+            not all(isinstance(t, str) and len(t) <= MAX_TAG for t in tags):
+        return f"its tags are not a list of at most {MAX_TAGS} short texts"
+    if not isinstance(item.get("author"), str):
+        return "its author is not a role name"
+    for field in ("created", "updated"):
+        value = item.get(field)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or not TS_MIN <= value <= TS_MAX:
+            return f"its {field} date is not a date between 1970 and 3000 ({value!r})"
+    for text in (content, mtype, item["author"], *tags):
+        if "\0" in text or not _encodable(text):
+            return "it holds a NUL or an unpaired surrogate"
+    return ""
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 class Busy(RecallError):
@@ -183,8 +236,9 @@ class Sync:
 
     # pull -----------------------------------------------------------------------------------
     def pull(self, conn) -> dict:
-        """Fetch what the team changed in the shared projects; returns {"pulled", "deleted"}."""
-        out = {"pulled": 0, "deleted": 0}
+        """Fetch what the team changed in the shared projects; returns {"pulled", "deleted",
+        "skipped"} (rows ``check_pulled`` refused: counted in ``team.db``, never kept)."""
+        out = {"pulled": 0, "deleted": 0, "skipped": 0}
         with _lock("pull"), local.TeamDB() as db:
             shared = db.remotes()
             for remote in sorted(set(db.cursors()) - set(shared)):  # unshared here since
@@ -197,21 +251,30 @@ class Sync:
                     rows = conn.execute(PULL, (remote, db.cursor(remote), PULL_BATCH)).fetchall()
                     if not rows:
                         break
-                    gone = db.gone_ids([r[0] for r in rows])
-                    ups, dels = [], []
+                    gone = db.gone_ids([r[0] for r in rows if isinstance(r[0], str)])
+                    ups, dels, bad = [], [], []
                     for (item_id, author, origin, kind, mtype, content, tags, created, updated, deleted,
                          seq) in rows:
-                        if origin == self.join.origin:
+                        if origin == self.join.origin and author == self.join.role:
                             continue  # this machine's own: its memories are already here
-                        if deleted:
-                            dels.append(item_id)
+                        if deleted is True and isinstance(item_id, str) and item_id:
+                            dels.append(item_id)  # a tombstone needs nothing but its id
+                            continue
+                        item = {"id": item_id, "remote": remote, "author": author, "kind": kind, "mtype": mtype,
+                                "content": content, "tags": tags, "created": created, "updated": updated,
+                                "seq": seq}
+                        why = check_pulled(item)
+                        if why:
+                            bad.append((item_id, why))
                         elif item_id not in gone:
-                            ups.append({"id": item_id, "remote": remote, "author": author, "kind": kind,
-                                        "mtype": mtype, "content": content, "tags": list(tags or []),
-                                        "created": created or 0.0, "updated": updated or 0.0, "seq": seq})
-                    db.apply_pulled(remote, ups, dels, rows[-1][10])
+                            ups.append(item)
+                    db.apply_pulled(remote, ups, dels, rows[-1][10], skipped=bad)
+                    if bad:
+                        self.log.warning("team: %d item(s) of %s skipped, e.g. %s: %s", len(bad), remote,
+                                         str(bad[0][0])[:80], bad[0][1])
                     out["pulled"] += len(ups)
                     out["deleted"] += len(dels)
+                    out["skipped"] += len(bad)
                     if len(rows) < PULL_BATCH:
                         break
             db.put(last_pull=time.time())
@@ -249,6 +312,11 @@ def index_pending(writer: Writer) -> int:
             ups, dels = db.to_index()
             if not ups and not dels:
                 break
+            bad = [(u["id"], why) for u in ups for why in [check_pulled(u)] if why]
+            if bad:  # kept by an older recall, which trusted pulled rows: dropped here
+                db.drop_bad(bad)
+                ups = [u for u in ups if u["id"] not in {b[0] for b in bad}]
+                dels = [*dels, *(b[0] for b in bad)]
             checkouts = db.remotes()
             writer(lambda ix: index_docs.write(ix, ups, dels, checkouts))
             db.mark_indexed([u["id"] for u in ups], dels)

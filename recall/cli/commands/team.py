@@ -220,6 +220,11 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print the sta
     sent = sum(v for k, v in day.items() if k != "withdrawn")
     typer.echo(f"This machine, last 24 h: {sent:,} items sent ({counts_text(day)}), {day.get('withdrawn', 0):,} "
                f"withdrawn; {info['on_server']:,} of its items on the server.")
+    skipped = info.get("skipped") or {}
+    if skipped.get("count"):
+        last = skipped["latest"] or {}
+        typer.echo(f"{skipped['count']:,} teammates' items skipped, not kept here (latest: {last.get('id')} of "
+                   f"{last.get('project')}: {last.get('why')}); its author can fix it by sharing it again.")
     if info["not_indexed"]:
         typer.echo(f"{info['not_indexed']:,} team changes wait for the index (the service writes them).")
 
