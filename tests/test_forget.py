@@ -395,3 +395,33 @@ def test_an_extraction_or_summary_in_flight_is_not_written(claude_projects, proj
     assert summaries.get(s.session_id) is None and summaries.pending() == []
     if how != "recall: off":
         assert texts("osprey") == []
+
+
+def test_a_summary_of_a_forgotten_session_is_never_written(claude_projects, project, monkeypatch):
+    """Issue 35 item 4: a summary waiting for the model when its session is forgotten (the
+    session's last lines came after the forget) is not written, and never shared."""
+    from datetime import datetime, timedelta, timezone
+
+    from indexer.archive import Tombstones
+    from recall.memory import summaries, summarize
+
+    s = Session(cwd=str(project), start=datetime.now(timezone.utc) - timedelta(minutes=5))
+    s.user("the osprey deploy needs the blue bucket")
+    path = s.write(claude_projects)
+    index_all()
+    forget(Selection(sessions=[s.session_id]).check())
+    s.clock = datetime.now(timezone.utc) + timedelta(minutes=1)  # the session went on after the forget
+    n = len(s.lines)
+    s.assistant("the osprey deploy reads the blue bucket at boot")
+    s.user("and the osprey rollback uses the green one")
+    s.append(claude_projects, n)
+
+    def model(system, prompt, cfg=None):
+        assert "osprey" in prompt
+        return "Goal: the osprey deploy buckets.", "stand-in"
+
+    monkeypatch.setattr(summarize, "ask_model", model)
+    res = summarize.summarize(s.session_id, str(path), str(project))
+    assert res["status"] == "refused" and "forgotten" in res["problem"]
+    assert summaries.get(s.session_id) is None
+    assert s.session_id in Tombstones(paths.archive_dir() / "forgotten.json").sessions

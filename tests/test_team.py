@@ -875,3 +875,72 @@ def test_a_forged_origin_is_pulled_as_the_teammates_and_never_withdrawn(team):
     team.be(team.alice)
     assert len(team_hits("cobalt relay")) == 1  # alice sees it, as bob's
     assert [r[6] for r in server_rows(team, "id = 'forged-by-bob-1'")] == [False]
+
+
+# one bad item never stalls the push (issue 35 item 3) --------------------------------------------------------
+def test_a_nul_or_a_lone_surrogate_never_stalls_the_push_or_a_withdrawal(team):
+    team.setup()
+    team.be(team.alice)
+    old = add_memory(team.alice.checkout, "gotcha", "The quartz oscillator drifts in the cold room")
+    run("team", "share", "--project", str(team.alice.checkout))
+    team.be(team.bob)
+    run("team", "share", "--project", str(team.bob.checkout))
+    assert len(team_hits("quartz oscillator")) == 1
+    team.be(team.alice)
+    add_memory(team.alice.checkout, "gotcha", "The tungsten dump quotes binary output \0\x01 and a lone SURROGATE half")
+    from recall.memory import store
+
+    state_file = store.state_path(str(team.alice.checkout))  # as a model's JSON escape leaves it
+    state_file.write_text(state_file.read_text().replace("SURROGATE", "\\ud800"))
+    stuck_id = add_memory(team.alice.checkout, "decision", "The zebra crossing service is retired next month")
+    add_memory(team.alice.checkout, "decision", "The ytterbium cache warms up at boot")
+    with team.pg.admin(team.db) as c:  # a stricter server: refuses one of alice's items, whatever the reason
+        c.execute("ALTER TABLE recall_team.items ADD CONSTRAINT no_zebra CHECK (content NOT LIKE '%zebra%')")
+    run("memories", "forget", old, "--project", str(team.alice.checkout))
+    result = sync(team.alice, team, pull=False)
+    assert result["withdrawn"] == 1 and result["sent"] == 2 and len(result["stuck"]) == 1
+    rows = {r[4]: r[6] for r in server_rows(team)}
+    assert rows[""] is True  # the forgotten one: a tombstone
+    assert any("tungsten" in c and "\ufffd" in c and "\0" not in c for c in rows)
+    assert any("ytterbium" in c for c in rows) and not any("zebra" in c for c in rows)
+    st = json.loads(run("team", "status", "--json")[1])
+    assert [(s["ref"], s["kind"]) for s in st["stuck"]] == [(stuck_id, "memory")]
+    assert "no_zebra" in st["stuck"][0]["why"]
+    _, text, _ = run("team", "status")
+    assert "up to date" not in text and f"stuck: memory {stuck_id}" in text and "no_zebra" in text
+    sync(team.bob, team)
+    team.be(team.bob)
+    assert team_hits("quartz oscillator") == [] and len(team_hits("tungsten dump")) == 1
+    # the server relents: the next push sends it, and nothing is stuck any more
+    with team.pg.admin(team.db) as c:
+        c.execute("ALTER TABLE recall_team.items DROP CONSTRAINT no_zebra")
+    assert sync(team.alice, team, pull=False)["sent"] == 1
+    team.be(team.alice)
+    assert json.loads(run("team", "status", "--json")[1])["stuck"] == []
+
+
+def test_team_items_cut_at_the_servers_limit_say_so(team):
+    team.setup(members=("alice",))
+    team.be(team.alice)
+    add_memory(team.alice.checkout, "context", "The osmium report " + "lorem ipsum dolor " * 2000)
+    run("team", "share", "--project", str(team.alice.checkout))
+    (content,) = [r[4] for r in server_rows(team)]
+    assert len(content) <= 20000 and content.endswith(f"of {len('The osmium report ' + 'lorem ipsum dolor ' * 2000) - 1:,} characters]")
+    assert "[cut for the team: the first" in content
+
+
+def test_a_summary_of_a_forgotten_session_is_never_shared(team):
+    """Issue 35 item 4: a summary that landed after its session was forgotten (it waited for
+    the model meanwhile) is not shared; another session's is."""
+    from indexer.archive import Tombstones
+    from recall.memory import summaries
+
+    team.setup(members=("alice",))
+    team.be(team.alice)
+    ck = str(team.alice.checkout)
+    Tombstones(paths.archive_dir() / "forgotten.json").add(session="forgotten-sess-1")
+    summaries.put("forgotten-sess-1", ck, "Goal: move the heliotrope keys to the new vault")
+    summaries.put("kept-sess-2", ck, "Goal: tune the marigold cache")
+    run("team", "share", "--project", ck)
+    contents = " ".join(r[4] for r in server_rows(team))
+    assert "marigold" in contents and "heliotrope" not in contents

@@ -15,6 +15,7 @@ its own). ``$RECALL_HOME/team/team.db`` (SQLite, WAL, 0600) holds:
 ``unindex``  pulled items deleted here whose index documents are not yet deleted;
 ``gone``     team items ``recall forget`` removed on this machine: never pulled back;
 ``cursors``  per project, the last ``seq`` pulled;
+``stuck``    this machine's items the server refused (the rest were sent): which, and why;
 ``skipped``  pulled rows that could not be kept (``recall.team.sync.check_pulled``: a date
              that is no date, a tag list that is not one...), and why: counted, never kept;
 ``meta``     the sync's bookkeeping (last push and pull, the last error, the index id).
@@ -52,6 +53,8 @@ CREATE TABLE IF NOT EXISTS unindex(id TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS gone(id TEXT PRIMARY KEY, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS cursors(remote TEXT PRIMARY KEY, seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS stuck(id TEXT PRIMARY KEY, remote TEXT NOT NULL, kind TEXT NOT NULL, ref TEXT NOT NULL,
+    why TEXT NOT NULL, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS skipped(id TEXT PRIMARY KEY, remote TEXT NOT NULL, why TEXT NOT NULL, at REAL NOT NULL);
 """
 
@@ -225,6 +228,22 @@ class TeamDB:
                 "INSERT OR IGNORE INTO pushed(id, remote, kind, ref, digest, deleted, at) "
                 "VALUES (?, ?, ?, '', 'stale', 0, 0)", unknown)
 
+    def record_stuck(self, remote: str, stuck: list[tuple[str, str, str, str]]) -> None:
+        """(id, kind, ref, why) of the items of ``remote`` the server refused in this push
+        (every push tries them all again: what it did not refuse is not stuck any more)."""
+        now = time.time()
+        with self.tx():
+            self.conn.execute("DELETE FROM stuck WHERE remote=?", (remote,))
+            self.conn.executemany("INSERT INTO stuck(id, remote, kind, ref, why, at) VALUES (?, ?, ?, ?, ?, ?) "
+                                  "ON CONFLICT(id) DO UPDATE SET why=excluded.why, at=excluded.at",
+                                  [(i, remote, k, r, w, now) for i, k, r, w in stuck])
+
+    def stuck(self) -> list[dict]:
+        """This machine's items the server refused: {"id", "project", "kind", "ref", "why"}."""
+        rows = self.conn.execute("SELECT id, remote, kind, ref, why FROM stuck ORDER BY at DESC").fetchall()
+        return [{"id": r[0], "project": r[1], "kind": r[2], "ref": r[3].split("\0")[-1], "why": r[4]}
+                for r in rows]
+
     def shared_since(self, since: float) -> dict[str, int]:
         """What this machine sent since ``since``: {"memory": n, "summary": n, "rule": n, "withdrawn": n}."""
         out = {"memory": 0, "summary": 0, "rule": 0, "withdrawn": 0}
@@ -354,7 +373,7 @@ class TeamDB:
         ids = [r[0] for r in self.conn.execute("SELECT id FROM items")]
         ids += [r[0] for r in self.conn.execute("SELECT id FROM unindex")]
         with self.tx():
-            for table in ("shares", "pushed", "items", "cursors", "meta", "skipped"):
+            for table in ("shares", "pushed", "items", "cursors", "meta", "skipped", "stuck"):
                 self.conn.execute(f"DELETE FROM {table}")
             self.conn.executemany("INSERT OR IGNORE INTO unindex(id) VALUES (?)", [(i,) for i in ids])
         return ids

@@ -194,22 +194,55 @@ class Sync:
 
     def _send(self, conn, db: local.TeamDB, remote: str, ups: list[Item], dels: list[str], out: dict,
               on_batch) -> None:
+        """Withdrawals first (nothing waits on a new item), then the upserts in batches; a batch
+        the server refuses (not a lost connection) is sent one item at a time, and an item
+        refused alone is recorded as stuck (``team status`` names it) while the rest go on."""
+        from recall.team.conn import reachable_error
+
         origin = self.join.origin
-        for i in range(0, len(ups), BATCH):
-            batch = ups[i:i + BATCH]
-            with conn.transaction():
-                with conn.cursor() as cur:
-                    cur.executemany(UPSERT, [it.row(origin) for it in batch])
-            db.record_pushed([(it.id, remote, it.kind, it.ref, it.digest, 0) for it in batch])
-            out["sent"] += len(batch)
-            if on_batch:
-                on_batch(out["sent"])
         for i in range(0, len(dels), BATCH):
             batch = dels[i:i + BATCH]
             with conn.transaction():
                 conn.execute(TOMBSTONE, (batch,))
             db.mark_withdrawn(batch)
             out["withdrawn"] += len(batch)
+        stuck: list[tuple[Item, str]] = []
+        for i in range(0, len(ups), BATCH):
+            batch = ups[i:i + BATCH]
+            try:
+                self._upsert(conn, db, remote, batch, origin)
+            except Exception as exc:  # noqa: BLE001
+                if reachable_error(exc) or len(batch) == 1 and not _item_error(exc):
+                    raise
+                batch = self._one_by_one(conn, db, remote, batch, origin, stuck)
+            out["sent"] += len(batch)
+            if on_batch:
+                on_batch(out["sent"])
+        db.record_stuck(remote, [(it.id, it.kind, it.ref, why) for it, why in stuck])
+        if stuck:
+            out.setdefault("stuck", []).extend(it.id for it, _why in stuck)
+            self.log.warning("team: %d item(s) of %s not sent, e.g. %s: %s", len(stuck), remote,
+                             stuck[0][0].ref.split("\0")[-1], stuck[0][1])
+
+    def _upsert(self, conn, db: local.TeamDB, remote: str, batch: list[Item], origin: str) -> None:
+        with conn.transaction():
+            with conn.cursor() as cur:
+                cur.executemany(UPSERT, [it.row(origin) for it in batch])
+        db.record_pushed([(it.id, remote, it.kind, it.ref, it.digest, 0) for it in batch])
+
+    def _one_by_one(self, conn, db, remote, batch, origin, stuck) -> list[Item]:
+        from recall.team.conn import reachable_error
+
+        sent = []
+        for it in batch:
+            try:
+                self._upsert(conn, db, remote, [it], origin)
+                sent.append(it)
+            except Exception as exc:  # noqa: BLE001
+                if reachable_error(exc) or not _item_error(exc):
+                    raise
+                stuck.append((it, _why(exc)))
+        return sent
 
     def verify(self, conn) -> int:
         """Compare ``pushed`` with what the server holds of this machine (a server restored
@@ -292,6 +325,23 @@ class Sync:
             out.update(self.pull(conn))
         out["indexed"] = self.index()
         return out
+
+
+def _item_error(exc: BaseException) -> bool:
+    """Whether the server refused an item for what it holds (a NUL, a check, a value out of
+    range), as against the connection, a grant or a bug."""
+    try:
+        import psycopg
+    except ImportError:
+        return False
+    if isinstance(exc, (psycopg.DataError, psycopg.IntegrityError)):
+        return True
+    return isinstance(exc, (ValueError, UnicodeError))  # the driver refuses a NUL before sending
+
+
+def _why(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:200]
 
 
 def index_pending(writer: Writer) -> int:
