@@ -944,3 +944,55 @@ def test_a_summary_of_a_forgotten_session_is_never_shared(team):
     run("team", "share", "--project", ck)
     contents = " ".join(r[4] for r in server_rows(team))
     assert "marigold" in contents and "heliotrope" not in contents
+
+
+# a forget reaches every copy (issue 35 item 6) -----------------------------------------------------------------
+PLAIN_SECRET = "hunter2-plum-ORCHID"  # not shaped like a key: redaction keeps it
+
+
+def _own_hits(query: str) -> list[dict]:
+    return [h for h in json.loads(run("--json", query)[1])["hits"] if h["kind"] != "team"]
+
+
+def _index_bytes() -> bytes:
+    return b"".join(p.read_bytes() for p in paths.index_dir().rglob("*") if p.is_file())
+
+
+def test_a_forget_leaves_no_byte_in_a_teammates_index_segments(team):
+    team.setup()
+    team.be(team.alice)
+    add_memory(team.alice.checkout, "gotcha", f"The pelican admin logs in with {PLAIN_SECRET} on staging")
+    gone = add_memory(team.alice.checkout, "decision", "The cormorant-lighthouse migration is cancelled")
+    add_memory(team.alice.checkout, "pattern", "The gannet service keeps its own schema")  # shares their segment
+    run("team", "share", "--project", str(team.alice.checkout))
+    team.be(team.bob)
+    add_memory(team.bob.checkout, "pattern", "Bob's own note about the kestrel queue")
+    run("team", "share", "--project", str(team.bob.checkout))
+    assert len(team_hits("pelican admin")) == 1 and _own_hits("kestrel")
+    assert PLAIN_SECRET.encode() in _index_bytes() and b"cormorant-lighthouse" in _index_bytes()
+    team.be(team.alice)
+    run("forget", "--secret", PLAIN_SECRET, "--yes")
+    run("memories", "forget", gone, "--project", str(team.alice.checkout))
+    sync(team.alice, team, pull=False)
+    sync(team.bob, team)
+    team.be(team.bob)
+    hits = team_hits("pelican admin")
+    assert len(hits) == 1 and "[redacted:forgotten]" in hits[0]["text"]
+    assert team_hits("cormorant") == [] and _own_hits("kestrel")
+    data = _index_bytes()
+    assert PLAIN_SECRET.encode() not in data and b"cormorant-lighthouse" not in data
+    assert len(team_hits("gannet")) == 1 and team_doc_count() == 2  # rebuilt: nothing of the team lost
+
+
+def test_a_local_purge_keeps_the_teams_documents(team):
+    """The segment rewrite of a local forget builds a teammate's documents again (it dropped them)."""
+    team.setup()
+    team.be(team.alice)
+    add_memory(team.alice.checkout, "gotcha", "The albatross cache needs a warm-up")
+    add_memory(team.alice.checkout, "gotcha", "The puffin deploy is alice's")
+    run("team", "share", "--project", str(team.alice.checkout))
+    team.be(team.bob)
+    run("team", "share", "--project", str(team.bob.checkout))  # both in one segment
+    assert team_doc_count() == 2
+    run("forget", "--match", "puffin", "--yes")  # one of them goes here: its segment is rewritten
+    assert len(team_hits("albatross cache")) == 1 and team_doc_count() == 1

@@ -283,6 +283,8 @@ class TeamDB:
                 self.conn.executemany("INSERT INTO skipped(id, remote, why, at) VALUES (?, ?, ?, ?) "
                                       "ON CONFLICT(id) DO UPDATE SET why=excluded.why, at=excluded.at", bad)
                 deletes = [*deletes, *(b[0] for b in bad)]
+            if any(_cut_since(self.conn, u) for u in upserts):
+                self.put(purge_due="1")  # a forget rewrote it: the old text leaves the segments too
             fine = [u["id"] for u in upserts] + [d for d in deletes if d not in {b[0] for b in bad}]
             self.conn.executemany("DELETE FROM skipped WHERE id=?", [(i,) for i in fine])
             self.conn.executemany(
@@ -377,6 +379,16 @@ class TeamDB:
                 self.conn.execute(f"DELETE FROM {table}")
             self.conn.executemany("INSERT OR IGNORE INTO unindex(id) VALUES (?)", [(i,) for i in ids])
         return ids
+
+
+def _cut_since(conn: sqlite3.Connection, item: dict) -> bool:
+    """Whether ``item`` is a copy held here with something cut out of it since (a forget's
+    ``[redacted:forgotten]`` or a redaction marker it did not have)."""
+    row = conn.execute("SELECT content FROM items WHERE id=?", (item["id"],)).fetchone()
+    if row is None:
+        return False
+    new = str(item.get("content") or "")
+    return new.count("[redacted:") > str(row[0]).count("[redacted:")
 
 
 def _tags(value: str) -> list[str]:

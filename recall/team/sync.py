@@ -371,6 +371,15 @@ def index_pending(writer: Writer) -> int:
             writer(lambda ix: index_docs.write(ix, ups, dels, checkouts))
             db.mark_indexed([u["id"] for u in ups], dels)
             done += len(ups) + len(dels)
+            if dels:
+                db.put(purge_due="1")
+        if db.get("purge_due") == "1":
+            # a withdrawn item, or one a forget rewrote (--secret): its old bytes leave the
+            # index's segments here too, as a local forget's do
+            from indexer.purge import purge_deleted_documents
+
+            writer(purge_deleted_documents)
+            db.put(purge_due="0")
         db.put(index_id=current)
     return done
 
