@@ -1640,33 +1640,38 @@ def _said_value(v: str) -> bool:
     return not (core.isalpha() and core.islower() and _SAID_WORDISH.fullmatch(core))
 
 
-def _scan_said(text: str, low: str, spans: list) -> None:
+def _scan_said(text: str, low: str, starts: list[int], aligned: bool, spans: list) -> None:
+    """The forms above. Those that hold a keyword (pass, pw) are looked for only where
+    ``_keyword_positions`` found one (``starts``)."""
+    if "jdbc:oracle" in low:
+        for m in _ORACLE_THIN.finditer(text):
+            if not _placeholder(m.group(2)):
+                spans.append((m.start(2), m.end(2), _P_URL, "url-password"))
+    if "Client(" in text:
+        for m in _TWILIO_CLIENT.finditer(text):
+            spans.append((m.start(1), m.end(1), _P_PREFIX, "twilio-token"))
+    if not starts:
+        return
     if "pgpass" in low and text.count(":") >= 4:
         for m in _PGPASS_INLINE.finditer(text):
             s, e = m.span(1)
             e = _trim_tail(text, s, e)
             if e - s >= 3 and not _placeholder(text[s:e]):
                 spans.append((s, e, _P_ASSIGN, "secret-assignment"))
-    if "jdbc:oracle" in low:
-        for m in _ORACLE_THIN.finditer(text):
-            if not _placeholder(m.group(2)):
-                spans.append((m.start(2), m.end(2), _P_URL, "url-password"))
     if "SSHPASS=" in text:
         for m in _SSHPASS_ENV.finditer(text):
             g = "qv" if m.group("qv") is not None else "v"
             if not _placeholder(m.group(g)):
                 spans.append((m.start(g), m.end(g), _P_ASSIGN, "cli-password"))
-    if "Client(" in text:
-        for m in _TWILIO_CLIENT.finditer(text):
-            spans.append((m.start(1), m.end(1), _P_PREFIX, "twilio-token"))
-    if ("pw" in low or "pass" in low) and (" is " in low or " was " in low or " became " in low):
-        for m in _SAID.finditer(text):
-            g = "qv" if m.group("qv") is not None else "v"
-            s, e = m.span(g)
-            if g == "v":
-                e = _trim_tail(text, s, e)
-            if _said_value(text[s:e]):
-                spans.append((s, e, _P_ASSIGN, "secret-assignment"))
+    found = (m for m in (_SAID.match(text, i) for i in starts if low.startswith(("pw", "pass"), i)) if m) \
+        if aligned else _SAID.finditer(text)
+    for m in found:
+        g = "qv" if m.group("qv") is not None else "v"
+        s, e = m.span(g)
+        if g == "v":
+            e = _trim_tail(text, s, e)
+        if _said_value(text[s:e]):
+            spans.append((s, e, _P_ASSIGN, "secret-assignment"))
 
 
 def _pass(text: str) -> tuple[str, dict]:
@@ -1702,7 +1707,7 @@ def _pass(text: str) -> tuple[str, dict]:
     if "@" in text and "://" in text:
         _scan_url(text, spans)
     _scan_literals(text, low, spans)
-    _scan_said(text, low, spans)
+    _scan_said(text, low, starts, aligned, spans)
     _scan_runs(text, spans)
 
     if not spans:

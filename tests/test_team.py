@@ -996,3 +996,21 @@ def test_a_local_purge_keeps_the_teams_documents(team):
     assert team_doc_count() == 2
     run("forget", "--match", "puffin", "--yes")  # one of them goes here: its segment is rewritten
     assert len(team_hits("albatross cache")) == 1 and team_doc_count() == 1
+
+
+def test_secrets_the_local_redaction_misses_are_not_published(team):
+    """Issue 35 item 6: 3 of 7 forms reached the server in plain text."""
+    team.setup(members=("alice",))
+    team.be(team.alice)
+    ck = team.alice.checkout
+    values = ["plumorchidvault", "Walrus#Tusk2024", "Orchid-Basalt-77", "kestrelsummer"]
+    add_memory(ck, "gotcha", f"For staging use secret = {values[0]} and nothing else")
+    add_memory(ck, "context", f"Add db.internal:5432:shop:app:{values[1]} to your ~/.pgpass before the migration")
+    add_memory(ck, "gotcha", f"FYI the deploy pw is {values[2]} until Friday")
+    add_memory(ck, "decision", f"The vault token: {values[3]}, rotated monthly")
+    run("team", "share", "--project", str(ck))
+    everything = json.dumps([list(map(str, r)) for r in server_rows(team)])
+    for v in values:
+        assert v not in everything, v
+    assert everything.count("[redacted:") == 4
+    assert "For staging use secret = [redacted:" in everything and "until Friday" in everything
