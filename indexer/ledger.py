@@ -489,9 +489,11 @@ def by_session(messages: list, session_facts=None, assign: bool = True) -> dict[
         if known:  # the next one (a summary heads what it summarises), else the one before
             k = bisect_left(known, i)
             near = messages[known[k] if k < len(known) else known[-1]]
+        from_facts = False
         if near is None and session_facts is not None:
             try:
                 near = session_facts(m.session_id)
+                from_facts = near is not None
             except Exception:  # noqa: BLE001 - no facts: judged by what it has
                 near = None
         project, cwd, ts = m.project, m.cwd, m.timestamp
@@ -500,6 +502,13 @@ def by_session(messages: list, session_facts=None, assign: bool = True) -> dict[
                 cwd, project = near.cwd, near.project or project
             if not ts:
                 ts = float(getattr(near, "timestamp", 0.0) or getattr(near, "ended", 0.0) or 0.0)
+                if from_facts and assign and getattr(m, "source", ""):
+                    # a line with no time appended to a session read before (a summary written
+                    # during a pause): not older than the write that brought it
+                    try:
+                        ts = max(ts, os.stat(m.source).st_mtime)
+                    except OSError:
+                        pass
         if not ts and getattr(m, "source", ""):
             try:
                 ts = os.stat(m.source).st_mtime
