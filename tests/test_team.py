@@ -1014,3 +1014,14 @@ def test_secrets_the_local_redaction_misses_are_not_published(team):
         assert v not in everything, v
     assert everything.count("[redacted:") == 4
     assert "For staging use secret = [redacted:" in everything and "until Friday" in everything
+
+
+def test_exclude_add_of_a_shared_checkout_tells_the_truth_about_its_memories(team):
+    team.setup(members=("alice",))
+    team.be(team.alice)
+    add_memory(team.alice.checkout, "decision", "The tapir scheduler owns the nightly jobs")
+    run("team", "share", "--project", str(team.alice.checkout))
+    code, out, _ = run("exclude", "add", str(team.alice.checkout))
+    assert "Nothing of it is indexed" not in out
+    assert "its 1 memory" in out and "hidden from every search" in out and "withdrawn at the next sync" in out
+    assert json.loads(run("--json", "tapir scheduler")[1])["hits"] == []
