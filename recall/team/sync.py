@@ -347,11 +347,14 @@ def _why(exc: BaseException) -> str:
 def index_pending(writer: Writer) -> int:
     """Write what ``team.db`` holds and the index lacks (and delete what went); returns
     the items written or deleted."""
+    from indexer.purge import purge_deleted_documents, segments_holding
     from indexer.schema import index_id
 
     from recall.team import index_docs
 
     done = 0
+    held: set[str] | None = None  # the segments that held what was deleted or replaced
+    purge_known = False
     with local.TeamDB() as db:
         current = index_id(paths.index_dir()) or ""
         if not current:
@@ -368,6 +371,14 @@ def index_pending(writer: Writer) -> int:
                 ups = [u for u in ups if u["id"] not in {b[0] for b in bad}]
                 dels = [*dels, *(b[0] for b in bad)]
             checkouts = db.remotes()
+            if dels or db.get("purge_due") == "1":  # where the old copies are, before they go
+                gone = [index_docs.session_key(i) for i in [*dels, *(u["id"] for u in ups)]]
+                found = writer(lambda ix: segments_holding(ix, "session_id", gone))
+                if found is None or (purge_known and held is None):
+                    held = None  # a segment it could not place: every segment with deletions
+                else:
+                    held = (held or set()) | found
+                purge_known = True
             writer(lambda ix: index_docs.write(ix, ups, dels, checkouts))
             db.mark_indexed([u["id"] for u in ups], dels)
             done += len(ups) + len(dels)
@@ -375,10 +386,9 @@ def index_pending(writer: Writer) -> int:
                 db.put(purge_due="1")
         if db.get("purge_due") == "1":
             # a withdrawn item, or one a forget rewrote (--secret): its old bytes leave the
-            # index's segments here too, as a local forget's do
-            from indexer.purge import purge_deleted_documents
-
-            writer(purge_deleted_documents)
+            # index's segments here too, as a local forget's do (only the segments that held
+            # them, when known: not the whole index for each teammate's withdrawal)
+            writer(lambda ix: purge_deleted_documents(ix, only=held if purge_known else None))
             db.put(purge_due="0")
         db.put(index_id=current)
     return done
