@@ -3,10 +3,11 @@ VALUE`` also cover the lines archived after the command (a backfill still runnin
 service down, a session still writing), and every rebuild.
 
 The rule never holds the text: it is kept in ``archive/forgotten.json`` (``rules``) as the
-text's length, a salted BLAKE2b digest and a polynomial rolling hash of it with a random
-base, with the forget's scope (sessions, project, before). Ingest (``indexer.ledger.admit``)
-rolls the hash over each new message in scope; where it meets the text's, the digest
-confirms it. A ``match`` rule (case-insensitive, as ``--match``) drops the message; a
+text's length, its first and last characters, a salted BLAKE2b digest and a polynomial
+rolling hash of it with a random base, with the forget's scope (sessions, project, before).
+Ingest (``indexer.ledger.admit``) finds each place in a new message in scope where a text of
+that length starts and ends with those characters (a regular expression: C speed), and the
+digest confirms it (the rolling hash is for rules written before the two characters were). A ``match`` rule (case-insensitive, as ``--match``) drops the message; a
 ``secret`` rule cuts the value out of it (``[redacted:forgotten]``) and keeps the rest, as
 the forget did to what was archived then.
 """
@@ -45,6 +46,7 @@ class Rule:
     project: str | None = None
     before: float | None = None
     at: float = 0.0
+    ends: str = ""          # the text's first and last characters (what the search looks for)
 
     @classmethod
     def of(cls, kind: str, text: str, sessions=(), project: str | None = None,
@@ -54,7 +56,7 @@ class Rule:
         base = 256 + _random.randbelow(_P - 512)
         return cls(kind=kind, length=len(text), base=base, rolling=_roll(text, base), salt=salt.hex(),
                    digest=_digest(salt, text), sessions=tuple(sorted(str(s) for s in sessions)), project=project,
-                   before=before, at=time.time())
+                   before=before, at=time.time(), ends=text[0] + text[-1])
 
     @classmethod
     def from_json(cls, d) -> "Rule | None":
@@ -64,8 +66,10 @@ class Rule:
                        sessions=tuple(str(s) for s in d.get("sessions") or ()),
                        project=str(d["project"]) if d.get("project") else None,
                        before=float(d["before"]) if d.get("before") is not None else None,
-                       at=float(d.get("at") or 0.0))
+                       at=float(d.get("at") or 0.0), ends=str(d.get("ends") or ""))
             bytes.fromhex(rule.salt)
+            if rule.ends and len(rule.ends) != 2:
+                rule.ends = ""
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
         return rule if rule.kind in ("match", "secret") and rule.length > 0 else None
@@ -73,7 +77,7 @@ class Rule:
     def as_json(self) -> dict:
         return {"kind": self.kind, "length": self.length, "base": self.base, "rolling": self.rolling,
                 "salt": self.salt, "digest": self.digest, "sessions": list(self.sessions), "project": self.project,
-                "before": self.before, "at": self.at}
+                "before": self.before, "at": self.at, "ends": self.ends}
 
     def is_of(self, kind: str, text: str, sessions=(), project: str | None = None,
               before: float | None = None) -> bool:
@@ -98,6 +102,33 @@ class Rule:
         n = self.length
         if not text or len(text) < n:
             return []
+        if self.ends:
+            return self._spans_by_ends(text)
+        return self._spans_rolling(text)
+
+    def _spans_by_ends(self, text: str) -> list[tuple[int, int]]:
+        import re
+
+        n = self.length
+        first, last = self.ends
+        if first not in text or last not in text:
+            return []
+        pattern = _PATTERNS.get((self.ends, n))
+        if pattern is None:
+            body = re.escape(first) if n == 1 else re.escape(first) + f".{{{n - 2}}}" + re.escape(last)
+            pattern = _PATTERNS[(self.ends, n)] = re.compile(f"(?=({body}))", re.S)
+        salt = bytes.fromhex(self.salt)
+        out: list[tuple[int, int]] = []
+        last_end = -1
+        for m in pattern.finditer(text):
+            i = m.start()
+            if i >= last_end and _digest(salt, m.group(1)) == self.digest:
+                out.append((i, i + n))
+                last_end = i + n
+        return out
+
+    def _spans_rolling(self, text: str) -> list[tuple[int, int]]:
+        n = self.length
         base, target = self.base, self.rolling
         salt = bytes.fromhex(self.salt)
         top = pow(base, n - 1, _P)
@@ -127,6 +158,9 @@ class Rule:
             pos = b
         parts.append(text[pos:])
         return "".join(parts)
+
+
+_PATTERNS: dict = {}
 
 
 def load(data: dict) -> list[Rule]:
