@@ -859,17 +859,26 @@ def test_next_seq_of_a_project_is_refused_to_a_role_not_granted_it(team):
             assert c.execute("SELECT recall_team.next_seq('gitlab.example.com/other/thing')").fetchone()[0] > 0
 
 
-def test_a_forged_origin_is_pulled_as_the_teammates_and_never_withdrawn(team):
+def test_a_forged_origin_is_refused_by_the_server_and_never_withdrawn_by_its_owner(team):
+    import psycopg
+
     from recall.team import local
 
     team.setup()
     team.be(team.alice)
+    add_memory(team.alice.checkout, "gotcha", "The osmium gate is alice's")
     run("team", "share", "--project", str(team.alice.checkout))
     origin = local.joined().origin
-    with _as(team.bob) as c:  # bob writes a row claiming alice's machine
-        c.execute("INSERT INTO recall_team.items (id, project, origin, kind, mtype, content, created, updated, "
-                  f"digest) VALUES ('forged-by-bob-1', 'github.com/acme/shop', '{origin}', 'memory', 'gotcha', "
-                  "'The cobalt relay is bobs', now(), now(), 'd')")
+    forge = ("INSERT INTO recall_team.items (id, project, origin, kind, mtype, content, created, updated, digest) "
+             f"VALUES ('forged-by-bob-1', 'github.com/acme/shop', '{origin}', 'memory', 'gotcha', "
+             "'The cobalt relay is bobs', now(), now(), 'd')")
+    with _as(team.bob) as c:  # bob writes a row claiming alice's machine: the server refuses it
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            c.execute(forge)
+    with team.pg.admin(team.db) as c:  # a server not yet migrated had it: alice's sync copes
+        c.execute("ALTER TABLE recall_team.items DISABLE TRIGGER items_stamp")
+        c.execute(forge.replace("digest)", "digest, author, seq)").replace("'d')", f"'d', '{team.bob.role}', 999)"))
+        c.execute("ALTER TABLE recall_team.items ENABLE TRIGGER items_stamp")
     sync(team.alice, team)
     sync(team.alice, team)
     team.be(team.alice)

@@ -37,7 +37,8 @@ from __future__ import annotations
 
 SCHEMA = "recall_team"
 CHANNEL = "recall_team"
-VERSION = 2  # 2: dates must be finite (items_dates_finite); next_seq only for a granted project
+VERSION = 2  # 2: dates must be finite (items_dates_finite); next_seq only for a granted project;
+#              an origin is its first role's (origin_of_another)
 
 # One statement per entry: run in order in one transaction by ``recall team init``.
 INIT: tuple[str, ...] = (
@@ -90,11 +91,28 @@ INIT: tuple[str, ...] = (
             RETURN nextval('recall_team.item_seq');
         END $$""",
     "REVOKE ALL ON FUNCTION recall_team.next_seq(text) FROM PUBLIC",
+    # a machine's origin belongs to the role that first wrote with it: a teammate cannot write
+    # rows under another member's origin (that member would never see them, and would try to
+    # withdraw them on every connect)
+    """CREATE OR REPLACE FUNCTION recall_team.origin_of_another(o text, who name) RETURNS boolean
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+            SELECT EXISTS (SELECT 1 FROM recall_team.items i WHERE i.origin = o AND i.author <> who) $$""",
+    "REVOKE ALL ON FUNCTION recall_team.origin_of_another(text, name) FROM PUBLIC",
+    """DO $$ DECLARE r record; BEGIN
+        FOR r IN SELECT DISTINCT g.role FROM recall_team.grants g JOIN pg_catalog.pg_roles p ON p.rolname = g.role
+        LOOP
+            EXECUTE format('GRANT EXECUTE ON FUNCTION recall_team.origin_of_another(text, name) TO %I', r.role);
+        END LOOP;
+    END $$""",
     """CREATE OR REPLACE FUNCTION recall_team.stamp() RETURNS trigger
         LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
         BEGIN
             IF TG_OP = 'INSERT' THEN
                 NEW.author := current_user;
+                IF recall_team.origin_of_another(NEW.origin, NEW.author) THEN
+                    RAISE EXCEPTION 'origin % is another role''s machine', NEW.origin
+                        USING ERRCODE = 'insufficient_privilege';
+                END IF;
             ELSE  -- who wrote it, where and from which machine never changes
                 NEW.id := OLD.id; NEW.author := OLD.author; NEW.project := OLD.project;
                 NEW.origin := OLD.origin;
@@ -197,6 +215,7 @@ ROLE_PRIVILEGES: tuple[str, ...] = (
     "GRANT SELECT ON recall_team.grants TO {role}",
     "GRANT SELECT ON recall_team.meta TO {role}",
     "GRANT EXECUTE ON FUNCTION recall_team.next_seq(text) TO {role}",
+    "GRANT EXECUTE ON FUNCTION recall_team.origin_of_another(text, name) TO {role}",
     "GRANT EXECUTE ON FUNCTION recall_team.search(text, boolean, integer) TO {role}",
 )
 
@@ -206,6 +225,7 @@ ROLE_REVOKE: tuple[str, ...] = (
     "REVOKE ALL ON recall_team.grants FROM {role}",
     "REVOKE ALL ON recall_team.meta FROM {role}",
     "REVOKE ALL ON FUNCTION recall_team.next_seq(text) FROM {role}",
+    "REVOKE ALL ON FUNCTION recall_team.origin_of_another(text, name) FROM {role}",
     "REVOKE ALL ON FUNCTION recall_team.search(text, boolean, integer) FROM {role}",
     "REVOKE ALL ON SCHEMA recall_team FROM {role}",
 )
