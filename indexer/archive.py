@@ -144,8 +144,10 @@ class Tombstones:
          "messages": [uuid, ...],                         # single messages (--match)
          "rewritten": [uuid, ...],                        # messages kept with a secret cut out
                                                           # (--secret): the archive holds them
-         "dropped": [session id, ...]}                    # sessions switched off (recall: off),
+         "dropped": [session id, ...],                    # sessions switched off (recall: off),
                                                           # already removed from every store
+         "rules": [{...}, ...]}                           # --match/--secret as standing rules:
+                                                          # lines archived later (indexer.forget_rules)
     """
 
     def __init__(self, path: Path) -> None:
@@ -159,9 +161,13 @@ class Tombstones:
         self.messages: set[str] = d["messages"]
         self.rewritten: set[str] = d["rewritten"]
         self.dropped: set[str] = d["dropped"]
+        from indexer.forget_rules import load
+        from recall.core.jsonio import read_json
+
+        self.rules = load(read_json(path, {}, dict))
 
     def __bool__(self) -> bool:
-        return bool(self.sessions or self.projects or self.before or self.messages or self.rewritten)
+        return bool(self.sessions or self.projects or self.before or self.messages or self.rewritten or self.rules)
 
     def covers(self, m: Message, replay: bool = False) -> bool:
         """Whether ``m`` was forgotten. ``replay``: ``m`` comes from the archive, where a
@@ -176,7 +182,7 @@ class Tombstones:
         return project in self.projects
 
     def add(self, session: str | None = None, project: str | None = None, *, before: float | None = None,
-            before_project: str | None = None, messages=(), rewritten=(), dropped=()) -> None:
+            before_project: str | None = None, messages=(), rewritten=(), dropped=(), rules=()) -> None:
         now = time.time()
         if session:
             self.sessions[session] = now
@@ -188,10 +194,11 @@ class Tombstones:
         self.messages.update(str(u) for u in messages if u)
         self.rewritten.update(str(u) for u in rewritten if u)
         self.dropped.update(str(s) for s in dropped if s)
+        self.rules.extend(rules)
         atomic_write(self.path, json.dumps({
             "sessions": self.sessions, "projects": self.projects, "before": self.before,
             "messages": sorted(self.messages), "rewritten": sorted(self.rewritten),
-            "dropped": sorted(self.dropped)}, indent=1))
+            "dropped": sorted(self.dropped), "rules": [r.as_json() for r in self.rules]}, indent=1))
 
 
 def _last_timestamp(path: Path) -> float:

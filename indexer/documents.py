@@ -76,6 +76,30 @@ def memory_document(d: dict) -> tantivy.Document:
     return doc
 
 
+def team_document(key: str, session_key: str, project: str, author: str, content: str, tags: list[str],
+                  mtype: str, ts: int) -> tantivy.Document:
+    """A teammate's item pulled by the team sync (``recall.team.index_docs`` names its keys):
+    its author in ``branch``, its text in ``text``, all stored, so a purge builds it again."""
+    doc = tantivy.Document()
+    doc.add_text("key", key)
+    doc.add_text("doctype", "team")
+    doc.add_text("session_id", session_key)
+    doc.add_text("project", project)
+    doc.add_text("role", "team")
+    doc.add_integer("ts", int(ts))
+    doc.add_unsigned("group", group_hash(session_key))
+    doc.add_unsigned("dtcode", DOCTYPE_CODES["team"])
+    doc.add_bytes("text", content.encode("utf-8", "replace"))
+    doc.add_bytes("cwd", b"")
+    doc.add_bytes("branch", author.encode("utf-8", "replace"))
+    doc.add_text("content", prepare_content(content + " " + " ".join(tags)))
+    if mtype:
+        doc.add_text("mtype", mtype)
+    if tags:
+        doc.add_text("tags", " ".join(tags))
+    return doc
+
+
 def check_memory_doc(d) -> dict:
     """Validate and normalise one memory dict; raises UsageError naming what is wrong."""
     from indexer.redact import redact

@@ -360,8 +360,16 @@ def record_tombstones(ix, sel: Selection, intent: dict, totals: _Totals | None =
     if sel.before is not None and not sel.sessions and not sel.match:
         t.add(before=sel.before, before_project=sel.project)
     totals = totals if totals is not None else _rescan(ix.archive.root, intent)
-    if totals.dropped_uuids or totals.rewritten_uuids:
-        t.add(messages=totals.dropped_uuids, rewritten=totals.rewritten_uuids)
+    rules = []
+    for kind, text in (("match", sel.match), ("secret", sel.secret)):
+        if text:  # what is archived later (a backfill, a session still writing) is covered too
+            from indexer.forget_rules import Rule
+
+            scope = {"sessions": sel.sessions, "project": sel.project, "before": sel.before}
+            if not any(r.is_of(kind, text, **scope) for r in t.rules):
+                rules.append(Rule.of(kind, text, **scope))
+    if totals.dropped_uuids or totals.rewritten_uuids or rules:
+        t.add(messages=totals.dropped_uuids, rewritten=totals.rewritten_uuids, rules=rules)
 
 
 def remove_from_archive(ix, intent: dict) -> None:

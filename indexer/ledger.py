@@ -414,7 +414,8 @@ class Gate:
 def admit(messages: list, gate: Gate, tombstones=None, stats=None, replay: bool = False,
           session_facts=None) -> tuple[list[int], list[str]]:
     """The ingest filter: (indices of the messages to keep, sessions switched off that the
-    archive and the index must now be rid of). A ``recall: off`` prompt among the messages
+    archive and the index must now be rid of); a message a standing ``--secret`` rule
+    rewrites is replaced in ``messages``. A ``recall: off`` prompt among the messages
     switches its session off at once. ``replay``: the messages come from the archive.
     ``session_facts(session_id)``: what is known of a session (``by_session``)."""
     gate.refresh()
@@ -432,11 +433,20 @@ def admit(messages: list, gate: Gate, tombstones=None, stats=None, replay: bool 
     if not gate and not tombstones:
         return list(range(len(messages))), drop
     keep = []
+    rules = getattr(tombstones, "rules", None) if not replay else None
     for i, m in enumerate(messages):
         project, cwd, ts = judged.get(i) or (m.project, m.cwd, m.timestamp)
         why = gate.refuses(project, cwd, m.session_id, ts, _folder(m)) if gate else None
         if why is None and tombstones and tombstones.covers(m, replay=replay):
             why = "forgotten"
+        if why is None and rules:  # a forget's --match/--secret, standing (indexer.forget_rules)
+            from indexer.forget_rules import apply
+
+            ruled = apply(rules, m)
+            if ruled is None:
+                why = "forgotten"
+            elif ruled is not m:
+                messages[i] = ruled
         if why is None:
             keep.append(i)
         elif stats is not None:
@@ -479,9 +489,11 @@ def by_session(messages: list, session_facts=None, assign: bool = True) -> dict[
         if known:  # the next one (a summary heads what it summarises), else the one before
             k = bisect_left(known, i)
             near = messages[known[k] if k < len(known) else known[-1]]
+        from_facts = False
         if near is None and session_facts is not None:
             try:
                 near = session_facts(m.session_id)
+                from_facts = near is not None
             except Exception:  # noqa: BLE001 - no facts: judged by what it has
                 near = None
         project, cwd, ts = m.project, m.cwd, m.timestamp
@@ -490,6 +502,13 @@ def by_session(messages: list, session_facts=None, assign: bool = True) -> dict[
                 cwd, project = near.cwd, near.project or project
             if not ts:
                 ts = float(getattr(near, "timestamp", 0.0) or getattr(near, "ended", 0.0) or 0.0)
+                if from_facts and assign and getattr(m, "source", ""):
+                    # a line with no time appended to a session read before (a summary written
+                    # during a pause): not older than the write that brought it
+                    try:
+                        ts = max(ts, os.stat(m.source).st_mtime)
+                    except OSError:
+                        pass
         if not ts and getattr(m, "source", ""):
             try:
                 ts = os.stat(m.source).st_mtime

@@ -27,7 +27,7 @@ from pathlib import Path
 import tantivy
 
 from indexer.archive_files import iter_lines
-from indexer.documents import memory_document, message_document, session_document
+from indexer.documents import memory_document, message_document, session_document, team_document
 from indexer.ingest import secure_files
 from indexer.schema import stored_value
 from indexer.state import SessionInfo
@@ -45,6 +45,28 @@ def segment_meta(index_path: Path) -> list[tuple[int, int]]:
     for s in read_json(index_path / "meta.json", {}, dict).get("segments") or []:
         deletes = s.get("deletes") or {}
         out.append((int(s.get("max_doc") or 0), int(deletes.get("num_deleted_docs") or 0)))
+    return out
+
+
+def segment_ids(index_path: Path) -> list[str]:
+    """The committed segments' ids, in ``meta.json``'s order (the searcher's ordinals)."""
+    return [str(s.get("segment_id") or "") for s in read_json(index_path / "meta.json", {}, dict).get("segments") or []]
+
+
+def segments_holding(ix, field: str, values: list[str]) -> set[str] | None:
+    """The ids of the segments that hold a document with one of ``values`` in ``field``
+    (before they are deleted: a later purge need rewrite only those); None when the
+    searcher's segments do not match ``meta.json`` (a merge meanwhile)."""
+    ix.index.reload()
+    searcher = ix.index.searcher()
+    ids = segment_ids(ix.index_path)
+    if searcher.num_segments != len(ids):
+        return None
+    out: set[str] = set()
+    for v in values:
+        q = tantivy.Query.term_query(ix.index.schema, field, v, index_option="basic")
+        for _, a in searcher.search(q, 100, count=False).hits:
+            out.add(ids[a.segment_ord])
     return out
 
 
@@ -143,25 +165,34 @@ def document_from_stored(ix, d: tantivy.Document, files: _Files | None = None) -
         return memory_document({"id": key[4:], "project": project, "type": str(get("mtype")),
                                 "content": str(get("text")), "tags": tags.split() if tags else [],
                                 "updated": float(get("ts", 0) or 0), "session_ids": [sid] if sid else []})
+    if doctype == "team":  # a teammate's item: everything it is made of is stored
+        tags = str(get("tags"))
+        return team_document(key, sid, project, str(get("branch")), str(get("text")), tags.split() if tags else [],
+                             str(get("mtype")), int(get("ts", 0) or 0))
     return None
 
 
-def purge_deleted_documents(ix) -> dict:
+def purge_deleted_documents(ix, only: set[str] | None = None) -> dict:
     """Rewrite every segment of ``ix``'s index that holds deleted documents (see the module
-    docstring); ``{"segments": n, "documents": n rewritten, "deleted_left": n}``."""
+    docstring), or only those of ``only`` (segment ids: ``segments_holding``); ``{"segments":
+    n, "documents": n rewritten, "deleted_left": n}``."""
     ix.commit()
     segments = rewritten = 0
     for _ in range(ROUNDS):
         meta = segment_meta(ix.index_path)
+        if only is not None:
+            ids = segment_ids(ix.index_path)
+            meta = [(m, dl if i < len(ids) and ids[i] in only else 0) for i, (m, dl) in enumerate(meta)]
         if not any(dl for _, dl in meta):
             break
         ix.index.reload()
         searcher = ix.index.searcher()
-        if segment_meta(ix.index_path) != meta:
+        full = segment_meta(ix.index_path)
+        if [m for m, _ in full] != [m for m, _ in meta]:
             continue  # a merge finished meanwhile: look again
         live = _live(searcher)
         if live is None or searcher.num_segments != len(meta) \
-                or any(len(live.get(i, ())) != m - dl for i, (m, dl) in enumerate(meta)):
+                or any(len(live.get(i, ())) != m - dl for i, (m, dl) in enumerate(full)):
             continue
         if ix.writer is None:
             raise ix._no_writer()

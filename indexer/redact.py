@@ -172,7 +172,11 @@ __all__ = ["redact", "redact_counts", "KINDS", "REDACTION_VERSION"]
 #   3: (issue 28) a value under a name whose head is a secret is one whatever it looks like
 #      (Summer2024Pass, letmein in an INI file), .netrc, .pgpass, redis.conf, a Kubernetes
 #      Secret's data, registry logins, values wrapped onto a second line, keys by name
-REDACTION_VERSION = 3
+#   4: (issue 35) a .pgpass line inside a sentence, "the deploy pw is ...", jdbc:oracle:thin
+#      user/password, SSHPASS=, twilio Client(sid, token), "secret = word" alone on its line,
+#      a URL password holding # < >, strong passwords that start like a flag, a home path or
+#      a call (-Az=Uv|8t/0o, ~vUEw6t, cTFUaF1(w)
+REDACTION_VERSION = 4
 
 KINDS = (
     "anthropic-key",
@@ -709,7 +713,7 @@ _BEARER = re.compile(r"bearer[ \t]+(?!\[redacted:)([a-z0-9\-._~+/]+=*)")
 _BEARER_I = re.compile(_BEARER.pattern, re.I)
 
 _URL_PW = re.compile(
-    r"://([^\s:@/?#\[\]\"'<>]*):(?!\[redacted:)([^\s@/?#\"'<>]+)@(?=[A-Za-z0-9\[])"
+    r"://([^\s:@/?#\[\]\"'<>]*):(?!\[redacted:)([^\s@/?\"']+)@(?=[A-Za-z0-9\[])"
 )
 
 
@@ -1220,6 +1224,9 @@ def _code_not_value(text: str, ctx: "_Context", m, ns: int, vs: int, ve: int, se
                     and (_KEYWORD.search(value.lower()) or _TYPE_SUFFIX.fullmatch(value)):
                 return True  # token: AccessToken, settings: AppSettings (a class body)
             return False
+        if spaced and sep == "=" and strength == 2 and value.isalpha() and len(value) >= 6 \
+                and not ctx.code() and not ctx.elsewhere(value) and _whole_line(text, ns, ve):
+            return False  # "secret = summermonkey" alone on its line, in no code: a config value
         return "_" in value or not _DIGIT.search(value) or ctx.elsewhere(value)
     if m.group("nq") and _IDENT.fullmatch(value):
         return True  # {"page_token": next_page}: a variable in a dict literal
@@ -1233,6 +1240,12 @@ def _code_not_value(text: str, ctx: "_Context", m, ns: int, vs: int, ve: int, se
         if value.isalpha() and not line_value:
             return True
     return spaced and _CODE_IDENT.fullmatch(value) is not None  # "tokens_start = pre_loc"
+
+
+def _whole_line(text: str, ns: int, ve: int) -> bool:
+    """The name starts its line (no indentation: not a statement inside a block) and the value
+    ends it."""
+    return (ns == 0 or text[ns - 1] == "\n") and (ve >= len(text) or text[ve] in "\r\n")
 
 
 def _scan_flags(text: str, low: str | None, spans: list) -> None:
@@ -1292,7 +1305,8 @@ def _value_span(
     if bare:
         if value[0] in "/~.-$" and _NOT_A_VALUE.fullmatch(value) and not (strength and _looks_set(value)):
             return None  # path, variable or another flag
-        if _CALLISH.fullmatch(value) or _STRUCTURE.fullmatch(value):
+        if (_CALLISH.fullmatch(value) and not (strength and _password_callee(value))) \
+                or _STRUCTURE.fullmatch(value):
             return None  # call / subscript / type / the start of a literal: code
         if "://" in value or (_DOTTED.fullmatch(value) and all(map(_CODE_IDENT.fullmatch, value.split(".")))):
             return None  # URL (see url-password) or attribute access (self.password)
@@ -1307,10 +1321,26 @@ def _value_span(
 
 
 def _looks_set(value: str) -> bool:
-    """A value that starts like a flag or a hidden file but is one (``-Xk9mP2v``, ``.Ab3~x``):
-    a digit and a letter in it, and no path separator."""
-    return "/" not in value and value[:2] != "--" and _DIGIT.search(value) is not None \
-        and any(c.isalpha() for c in value) and value[0] in "-."
+    """A value that starts like a flag, a hidden file or a home path but is one (``-Xk9mP2v``,
+    ``.Ab3~x``, ``~vUEwt6w``): a digit and a letter in it, and no path separator, or a
+    character no flag or path holds (``-Az=Uv|8t/0o``)."""
+    if value[:2] == "--" or value[0] not in "-.~" or _DIGIT.search(value) is None \
+            or not any(c.isalpha() for c in value):
+        return False
+    return "/" not in value or any(c in _ODD for c in value)
+
+
+_ODD = frozenset("|<>{}()[]^!#%&*;,\\@?$`")
+
+
+def _password_callee(value: str) -> bool:
+    """``cTFUaFLMHbcUN1(w``: what looks like a call under a password's name, but whose "name"
+    mixes cases and digits as no function's does, and whose bracket is never closed."""
+    i = min((value.find(c) for c in "([" if c in value), default=-1)
+    head = value[:i] if i > 0 else value
+    return ")" not in value and "]" not in value and "." not in head and "_" not in head \
+        and _DIGIT.search(head) is not None and any(c.isupper() for c in head) \
+        and any(c.islower() for c in head)
 
 
 # An unquoted value runs to the next whitespace or quote: a strong password may hold
@@ -1574,6 +1604,76 @@ def _resolve(spans: list) -> list:
     return kept
 
 
+# --------------------------------------------------------------------------
+# Issue 35: what an audit found leaking, each behind its literal
+# --------------------------------------------------------------------------
+# a .pgpass line quoted inside a sentence ("add db:5432:shop:app:PW to your ~/.pgpass")
+_PGPASS_INLINE = re.compile(
+    r"(?<![\w.:\-])(?:\*|(?=[0-9\-_\[\]]*+[A-Za-z.])[A-Za-z0-9.\-_\[\]]++):(?:[0-9]{1,5}|\*):[^:\s]++:[^:\s]++:"
+    r"((?:\\.|[^\s\\])++)")
+# jdbc:oracle:thin:USER/PASSWORD@host
+_ORACLE_THIN = re.compile(r"jdbc:oracle:(?:thin|oci)[^:\s]*:([^/\s@:\"']{1,64})/([^@\s\"']{1,256})@", re.I)
+# SSHPASS=PW sshpass -e / export SSHPASS=PW
+_SSHPASS_ENV = re.compile(r"(?<![A-Za-z0-9_])SSHPASS=(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))")
+# twilio.rest.Client(account_sid, "<auth token>")
+_TWILIO_CLIENT = re.compile(r"Client\([^()\n]{1,120},[ \t]*[\"']([0-9a-f]{32})[\"']")
+# "the deploy pw is <value>", "the staging password was <value>" in prose
+_SAID = re.compile(r"(?<![A-Za-z0-9_\-])(?:pw|pwd|passwd|password|passphrase|passcode)"
+                   r"[ \t]+(?:is|was|is[ \t]+now|now[ \t]+is|became)[ \t]+"
+                   r"(?:[\"'`](?P<qv>[^\n\"'`]{3,256})[\"'`]|(?P<v>[^\s\"'`]{3,256}))", re.I)
+_SAID_NOT = frozenset("""a an the this that these those not now no still also too very only just being
+    correct incorrect wrong right invalid valid required optional empty missing blank unset set stored
+    hashed encrypted hidden secret same different long short weak strong secure insecure case sensitive
+    expired reset changed rotated saved there here in on at of for from to with without by as it its
+    your my our their his her unknown known given shown printed masked redacted ignored never always
+    null none nil undefined true false ok fine good bad enough mandatory needed necessary accepted
+    rejected checked compared sent used generated random visible plain plaintext what which""".split())
+_SAID_WORDISH = re.compile(r"[a-z]+(?:ed|ing|ly|able|ible)")
+
+
+def _said_value(v: str) -> bool:
+    """Whether ``v`` after "pw is" reads as a password rather than a word of the sentence."""
+    core = v.rstrip(",;.:!?)")
+    if len(core) < 4 or core.lower() in _SAID_NOT or _placeholder(core) or core.startswith(_MARK) \
+            or (core[0] in "{<[(" and core[-1] in "}>])") or core[0] in "$%" or set(core) <= set("*#x.-_?X"):
+        return False  # {####}, <password>, $PW, %s, ****: a template or a mask, not a value
+    return not (core.isalpha() and core.islower() and _SAID_WORDISH.fullmatch(core))
+
+
+def _scan_said(text: str, low: str, starts: list[int], aligned: bool, spans: list) -> None:
+    """The forms above. Those that hold a keyword (pass, pw) are looked for only where
+    ``_keyword_positions`` found one (``starts``)."""
+    if "jdbc:oracle" in low:
+        for m in _ORACLE_THIN.finditer(text):
+            if not _placeholder(m.group(2)):
+                spans.append((m.start(2), m.end(2), _P_URL, "url-password"))
+    if "Client(" in text:
+        for m in _TWILIO_CLIENT.finditer(text):
+            spans.append((m.start(1), m.end(1), _P_PREFIX, "twilio-token"))
+    if not starts:
+        return
+    if "pgpass" in low and text.count(":") >= 4:
+        for m in _PGPASS_INLINE.finditer(text):
+            s, e = m.span(1)
+            e = _trim_tail(text, s, e)
+            if e - s >= 3 and not _placeholder(text[s:e]):
+                spans.append((s, e, _P_ASSIGN, "secret-assignment"))
+    if "SSHPASS=" in text:
+        for m in _SSHPASS_ENV.finditer(text):
+            g = "qv" if m.group("qv") is not None else "v"
+            if not _placeholder(m.group(g)):
+                spans.append((m.start(g), m.end(g), _P_ASSIGN, "cli-password"))
+    found = (m for m in (_SAID.match(text, i) for i in starts if low.startswith(("pw", "pass"), i)) if m) \
+        if aligned else _SAID.finditer(text)
+    for m in found:
+        g = "qv" if m.group("qv") is not None else "v"
+        s, e = m.span(g)
+        if g == "v":
+            e = _trim_tail(text, s, e)
+        if _said_value(text[s:e]):
+            spans.append((s, e, _P_ASSIGN, "secret-assignment"))
+
+
 def _pass(text: str) -> tuple[str, dict]:
     counts: dict[str, int] = {}
     low = text.lower()
@@ -1607,6 +1707,7 @@ def _pass(text: str) -> tuple[str, dict]:
     if "@" in text and "://" in text:
         _scan_url(text, spans)
     _scan_literals(text, low, spans)
+    _scan_said(text, low, starts, aligned, spans)
     _scan_runs(text, spans)
 
     if not spans:

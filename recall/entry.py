@@ -27,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"recall: the argument {shown!r} is not valid UTF-8: set your terminal to UTF-8 "
                          "(LANG=C.UTF-8, say) and type it again.\n")
         return 2
+    _say_config_problem(args)
     from recall.cli import fast_search
 
     code = _fast(fast_search, args)
@@ -40,6 +41,25 @@ def main(argv: list[str] | None = None) -> int:
     from recall.cli.app import run
 
     return run(args)
+
+
+# the commands that report a config file that does not parse themselves (a write refuses it,
+# doctor checks it): every other command says it first, on stderr, in one line
+_SAYS_CONFIG = (("config", "set"), ("config", "unset"), ("exclude", "add"), ("exclude", "remove"), ("doctor",))
+
+
+def _say_config_problem(args: list[str]) -> None:
+    if any(tuple(args[:len(c)]) == c for c in _SAYS_CONFIG) or args[:1] in (["serve"], ["--help"], ["-h"]):
+        return
+    try:
+        from recall.core import config
+
+        config.load()
+        problem = config.problem()
+    except Exception:  # noqa: BLE001 - a warning must not stop the command
+        return
+    if problem:
+        sys.stderr.write(f"recall: {problem}\n")
 
 
 def _fast(path, args: list[str]) -> int | None:

@@ -760,6 +760,17 @@ KEY_VALUE_FORMS = {
     "sshpass": lambda v: f"$ sshpass -p {v} ssh root@10.0.0.5 uptime",
     "twilio-auth-token": lambda v: f"TWILIO_ACCOUNT_SID=AC{'0' * 32}\nTWILIO_AUTH_TOKEN={v}\n",
     "twilio-client-pair": lambda v: f'client = Client("AC{"1f" * 16}", "{v}")\nclient.messages.create(to=to, body=b)',
+    # issue 35: the forms an audit found leaking, in the spellings people use
+    "pgpass-in-a-sentence": lambda v: f"Add db.internal:5432:shop:app:{v} to your ~/.pgpass and retry.",
+    "pw-is-prose": lambda v: f"FYI the deploy pw is {v} until Friday",
+    "password-is-prose": lambda v: f"The staging password is {v} for now.",
+    "secret-spaced-eq": lambda v: f"secret = {v}\n",
+    "env-spaced-eq": lambda v: f"DB_PASSWORD = {v}\n",
+    "env-db-pwd": lambda v: f"DB_HOST=db.internal\nDB_PWD={v}\n",
+    "env-database-url": lambda v: f"DATABASE_URL=postgres://app:{v}@db:5432/shop\n",
+    "jdbc-oracle-thin": lambda v: f"jdbc:oracle:thin:scott/{v}@db.internal:1521:ORCL",
+    "sshpass-env": lambda v: f"$ SSHPASS={v} sshpass -e ssh deploy@10.0.0.5",
+    "twilio-client-variable": lambda v: f"client = Client(account_sid, '{v}')\n",
 }
 #: what of the value ends up in the text (and must not survive)
 _STORED = {
@@ -773,12 +784,14 @@ _STORED = {
 }
 #: forms whose values have a fixed shape
 _SHAPED = {
+    "twilio-client-variable": lambda g: g.hex(32),
     "hex-under-_KEY": lambda g: g.hex(40),
     "twilio-auth-token": lambda g: g.hex(32),
     "twilio-client-pair": lambda g: g.hex(32),
 }
 #: characters a form's syntax does not allow in a value (a .netrc, .pgpass or URL query)
-_FORBIDDEN = {"pgpass": ":\\", "jdbc": "&#;", "curl-u": ":", "netrc": "#", "netrc-one-line": "#",
+_FORBIDDEN = {"pgpass": ":\\", "pgpass-in-a-sentence": ":\\", "jdbc-oracle-thin": "@/", "env-database-url": "@/?",
+              "jdbc": "&#;", "curl-u": ":", "netrc": "#", "netrc-one-line": "#",
               "ini-password": ";#", "toml-password": "\\", "tfvars-password": "\\$", "wrapped-quoted": "\\$",
               "wrapped-backslash": "\\", "wrapped-terminal": "\\", "docker-password-stdin": "'",
               "redis-requirepass": "\""}

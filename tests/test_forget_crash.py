@@ -54,7 +54,7 @@ class History:
         self.other.assistant("heron drains at 02:00")
         self.other.write(claude_projects)
         index_all()
-        for sid, text in ((self.mixed.session_id, f"The walrus billing host password is {SECRET}."),
+        for sid, text in ((self.mixed.session_id, f"The walrus billing host door code is {SECRET}."),
                           (self.gone.session_id, "The walrus cache warms at boot."),
                           (self.other.session_id, "The heron queue drains nightly.")):
             with store.transaction(self.project) as state:
@@ -68,7 +68,7 @@ class History:
                                "text": f"- user: the walrus billing host ({SECRET})"})
         from recall.llm.synthesis import cache_put
 
-        cache_put("a" * 64, f"- The walrus billing host password is {SECRET} [2026-10-01 session x]")
+        cache_put("a" * 64, f"- The walrus billing host door code is {SECRET} [2026-10-01 session x]")
         self.messages = 10  # 4 + 2 + 2 messages, +2: the summaries' documents are memories
 
 

@@ -341,3 +341,23 @@ def test_the_running_service_answers_the_hook_through_the_same_gate(serve, tmp_p
     log = [json.loads(line) for line in (paths.recall_home() / "injections.jsonl").read_text().splitlines()]
     assert log[-1]["via"] == "service", log[-1]
     assert svc.terminate() == 0
+
+
+def test_a_summary_line_appended_during_a_pause_is_not_captured(tmp_path, claude_projects):
+    """Issue 35 (still open from issue 28): the session's other lines came before the pause, so
+    its summary line, written during it, was judged by their time and captured."""
+    now = time.time()
+    project = make_project(tmp_path, "shop")
+    s = Session(cwd=str(project), start=datetime.fromtimestamp(now - 3600, tz=timezone.utc))
+    s.user("where is the heron billing host configured")
+    s.assistant("the heron billing host lives in deploy/billing.yaml")
+    s.write(claude_projects)
+    index_all()
+    ledger.pause(None, now=now - 60)
+    n = len(s.lines)
+    s.summary("Walrus invoices rework, said while paused")
+    s.append(claude_projects, n)
+    index_all()
+    ledger.resume()
+    index_all()
+    assert texts("walrus") == [] and len(texts("heron")) >= 1

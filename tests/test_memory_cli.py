@@ -144,3 +144,15 @@ def test_capture_hooks_stay_import_light(project, monkeypatch, standin, claude_p
                          env={**__import__("os").environ, "RECALL_NO_SERVICE": "1"})
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == []
+
+
+def test_remember_cleans_a_nul_and_a_lone_surrogate(project, capsys):
+    """Issue 35 item 3: neither crashes `recall remember`; each is stored as U+FFFD."""
+    code, out, err = cli(capsys, "remember", "--project", str(project), "--json",
+                         "the firmware dump has a lone \ud800 half and a \0 byte")
+    assert code == 0, err
+    m = json.loads(out)
+    assert "\ufffd half" in m["content"] and "\0" not in m["content"]
+    (mem,) = [x for x in store.load(str(project)).memories if x.id == m["id"]]
+    assert mem.content == m["content"]
+    assert store.state_path(str(project)).read_text(encoding="utf-8")  # valid UTF-8 on disk

@@ -432,3 +432,53 @@ def test_a_new_runtime_replaces_the_service_of_an_older_one_and_no_other(monkeyp
     finally:
         older.kill()
         older.wait()
+
+
+# ------------------------------------------------------------------------------ issue 35 (low)
+def _recording_python(path: Path, calls: Path) -> Path:
+    path.write_text(f'#!/bin/sh\ncase "$1" in -c) exit 0;; esac\necho "$*" >> {calls}\n')
+    path.chmod(0o755)
+    return path
+
+
+def test_a_runtime_marked_ready_but_broken_is_built_again(data, tmp_path):
+    wait = __import__("tests.memory_support", fromlist=["wait_for"]).wait_for
+    calls = tmp_path / "calls"
+    fake = _recording_python(tmp_path / "python3.12", calls)
+    bin_dir = fake_runtime(data)
+    (bin_dir / "recall").write_text("#!/bin/sh\necho 'ModuleNotFoundError: No module named recall' >&2\nexit 1\n")
+    proc = launch(["hook", "session-start"], data, stdin="{}", env={"RECALL_PYTHON": str(fake)})
+    assert proc.returncode == 0
+    assert wait(lambda: calls.exists() and "build" in calls.read_text(), timeout=10)
+    assert not (data / "runtime" / VERSION / ".ready").exists()
+    calls.unlink()
+    (data / "runtime" / VERSION / ".ready").write_text("{}\n")
+    (bin_dir / "recall").unlink()  # no bin/recall at all
+    assert not plugin_runtime.ready(data, VERSION)
+    proc = launch(["hook", "session-start"], data, stdin="{}", env={"RECALL_PYTHON": str(fake)})
+    assert proc.returncode == 0
+    assert wait(lambda: calls.exists() and "build" in calls.read_text(), timeout=10)
+
+
+def test_a_plugin_data_folder_it_cannot_write_is_said(tmp_path):
+    data = tmp_path / "plugin-data"
+    data.write_text("not a folder")  # (as root a read-only folder is still writable)
+    proc = launch(["hook", "session-start"], data)
+    assert proc.returncode == 0
+    message = json.loads(proc.stdout)["systemMessage"]
+    assert "cannot write its plugin data folder" in message and str(data) in message
+
+
+def test_an_empty_path_entry_never_runs_a_python3_of_the_project_folder(data, tmp_path, no_python_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    ran = tmp_path / "ran"
+    (project / "python3").write_text(f'#!/bin/sh\necho "$*" >> {ran}\nexit 0\n')  # records even the version check
+    (project / "python3").chmod(0o755)
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "RECALL_PLUGIN"))}
+    full.update({"CLAUDE_PLUGIN_ROOT": str(ROOT), "CLAUDE_PLUGIN_DATA": str(data), "PATH": f":{no_python_path}"})
+    full.pop("RECALL_PYTHON", None)
+    proc = subprocess.run([str(ROOT / "hooks" / "recall"), "hook", "session-start"], input="{}", capture_output=True,
+                          text=True, env=full, timeout=60, cwd=project)
+    assert proc.returncode == 0 and "no python3 3.11 or newer" in proc.stdout
+    assert not ran.exists()  # not even asked its version

@@ -451,3 +451,53 @@ def test_setup_warns_when_the_install_lives_in_a_temporary_or_git_tracked_place(
     monkeypatch.setattr(st, "recall_executable", lambda: [str(clone / ".venv" / "bin" / "recall")])
     code, out, _ = cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")
     assert "note:    recall runs from" in out and "inside the git checkout" in out
+
+
+# ------------------------------------------------------------------------------ purge keeps the records (issue 35 item 7)
+def _records(tmp_path) -> None:
+    from indexer.archive import Tombstones
+    from indexer.ledger import pause
+
+    Tombstones(paths.archive_dir() / "forgotten.json").add(session="forgotten-session-1")
+    pause(None)
+    config.set_value("exclude", [str(tmp_path / "client-secret-project")])
+    (paths.archive_dir() / "sessions").mkdir(parents=True, exist_ok=True)
+    (paths.archive_dir() / "sessions" / "history.jsonl").write_text("{}\n")
+
+
+def test_purge_says_a_new_setup_would_bring_back_what_was_forgotten(tmp_path, capsys, no_service_manager):
+    _records(tmp_path)
+    code, out, err = cli(capsys, "setup", "--uninstall", "--global", "--purge")
+    assert code == 2 and "a new `recall setup` would index all of that again" in err
+    assert "--keep-records" in err and len(err.strip().splitlines()) == 1
+
+
+def test_purge_keeps_the_records_when_asked(tmp_path, capsys, monkeypatch, no_service_manager):
+    from indexer.archive import Tombstones
+    from recall.cli import command_utils
+
+    _records(tmp_path)
+    answers = iter([True, True])  # remove it for good? keep the records?
+    monkeypatch.setattr(command_utils, "interactive", lambda: True)
+    import typer
+
+    monkeypatch.setattr(typer, "confirm", lambda *a, **kw: next(answers))
+    code, out, err = cli(capsys, "setup", "--uninstall", "--global", "--purge")
+    assert code == 0, err
+    assert "kept the records of forgets, pauses and `recall: off` sessions, 1 exclusion(s)" in out
+    assert not (paths.archive_dir() / "sessions").exists()  # the history itself is gone
+    assert "forgotten-session-1" in Tombstones(paths.archive_dir() / "forgotten.json").sessions
+    from indexer.ledger import current_pause, read_controls
+
+    assert current_pause(read_controls()) is not None  # still paused: nothing is captured meanwhile
+    assert config.load()["exclude"] == [str(tmp_path / "client-secret-project")]
+    assert json.loads(paths.config_path().read_text()) == {"exclude": [str(tmp_path / "client-secret-project")]}
+
+
+def test_purge_with_yes_removes_the_records_unless_told_to_keep_them(tmp_path, capsys, no_service_manager):
+    _records(tmp_path)
+    code, out, err = cli(capsys, "setup", "--uninstall", "--global", "--purge", "--yes", "--keep-records")
+    assert code == 0 and (paths.archive_dir() / "forgotten.json").exists()
+    assert not (paths.archive_dir() / "sessions").exists()
+    code, out, err = cli(capsys, "setup", "--uninstall", "--global", "--purge", "--yes")
+    assert code == 0 and not paths.recall_home().exists()

@@ -619,3 +619,23 @@ def test_the_benchmarks_fixtures_mark_where_they_should(tmp_path, monkeypatch):
     doc = bench.sections({**{"pool_sessions": 0, "fixture_topics": len(topics), "dev_questions": 0, "when": "now",
                             "cpus": 2}, "marks": {**res, "raw": res["raw"]}, "latency": [row]})
     assert doc[0].startswith("## Stale marks (issue 29)\n") and "| prompt hook: fixture topics |" in "\n".join(doc)
+
+
+def test_a_symlink_out_of_the_project_marks_nothing(history, monkeypatch, tmp_path):
+    """Issue 35: a project file that is a link to a file outside showed the outside file's time."""
+    monkeypatch.setenv("RECALL_NO_SERVICE", "1")
+    p, c = history["project"], history["c"]
+    outside = tmp_path / "elsewhere" / "notes.md"
+    put(outside, "someone else's notes, edited yesterday\n", NOW - timedelta(days=1))
+    (p / "README.md").unlink()
+    (p / "README.md").symlink_to(outside)
+    assert marks_by_session("stripe webhook types", p)[c.session_id] == {}
+
+
+def test_an_edit_within_the_slack_with_another_size_is_a_change(history, monkeypatch):
+    """Issue 35: a file the session wrote, edited seconds after it (within the 5 s allowed for
+    clock skew) to another size, read as unchanged."""
+    monkeypatch.setenv("RECALL_NO_SERVICE", "1")
+    p, c = history["project"], history["c"]
+    put(p / "src/types.ts", "export type Hook = { id: string; at: number }\n", c.clock + timedelta(seconds=2))
+    assert set(marks_by_session("stripe webhook types", p)[c.session_id]) == {"src/types.ts"}

@@ -724,3 +724,313 @@ def wait(pred, what: str, timeout: float = 90.0):
             return last
         time.sleep(0.2)
     raise AssertionError(f"timed out waiting for {what} (last {last!r})")
+
+
+# hostile rows (issue 35) ---------------------------------------------------------------------------------------
+def _as(member: Member):
+    import psycopg
+
+    return psycopg.connect(member.url, autocommit=True)
+
+
+HOSTILE = (  # (id, created, updated, tags, content): what a granted teammate can write by plain SQL
+    ("hostile-inf-created", "'infinity'", "now()", "'{}'", "'an item dated infinity'"),
+    ("hostile-neg-updated", "now()", "'-infinity'", "'{}'", "'an item updated at -infinity'"),
+    ("hostile-far-future", "'200000-01-01'", "now()", "'{}'", "'an item from the year 200000'"),
+    ("hostile-null-tag", "now()", "now()", "ARRAY['ok', NULL]", "'a tag that is NULL'"),
+    ("hostile-huge-tags", "now()", "now()", "array_fill('tag'::text, ARRAY[5000])", "'five thousand tags'"),
+    ("hostile-long-mtype", "now()", "now()", "'{}'", "'a type of a thousand letters'"),
+)
+
+
+def _plant_hostile(team: Team) -> None:
+    """The rows above, written by alice's own role (granted), the date check dropped as on a
+    server not yet migrated."""
+    with team.pg.admin(team.db) as c:
+        c.execute("ALTER TABLE recall_team.items DROP CONSTRAINT items_dates_finite")
+    with _as(team.alice) as c:
+        for item_id, created, updated, tags, content in HOSTILE:
+            mtype = "repeat('x', 1000)" if "mtype" in item_id else "'gotcha'"
+            c.execute(f"INSERT INTO recall_team.items (id, project, origin, kind, mtype, content, tags, created, "
+                      f"updated, digest) VALUES ('{item_id}', 'github.com/acme/shop', 'forged-origin', 'memory', "
+                      f"{mtype}, {content}, {tags}, {created}, {updated}, 'd')")
+
+
+def test_the_table_refuses_a_date_that_is_no_date(team):
+    import psycopg
+
+    team.setup()
+    with _as(team.alice) as c:
+        for created in ("'infinity'", "'-infinity'"):
+            with pytest.raises(psycopg.errors.CheckViolation):
+                c.execute("INSERT INTO recall_team.items (id, project, origin, kind, content, created, updated, "
+                          f"digest) VALUES ('inf-12345', 'github.com/acme/shop', 'o', 'memory', 'x', {created}, "
+                          "now(), 'd')")
+
+
+def test_hostile_rows_are_skipped_and_counted_and_a_forget_still_reaches_every_member(team):
+    team.setup()
+    team.be(team.alice)
+    mid = add_memory(team.alice.checkout, "gotcha", "The obsidian gateway drops idle sockets after ninety seconds")
+    run("team", "share", "--project", str(team.alice.checkout))
+    team.be(team.bob)
+    run("team", "share", "--project", str(team.bob.checkout))
+    assert len(team_hits("obsidian gateway")) == 1
+    _plant_hostile(team)
+    # alice forgets hers and adds another: bob's sync goes on past every hostile row
+    team.be(team.alice)
+    run("memories", "forget", mid, "--project", str(team.alice.checkout))
+    add_memory(team.alice.checkout, "decision", "The basalt cache is rebuilt every night at two")
+    sync(team.alice, team, pull=False)
+    for _ in range(2):  # and again: a restart does not meet them a second time
+        result = sync(team.bob, team)
+        assert result["deleted"] + result["pulled"] >= 0
+    team.be(team.bob)
+    assert team_hits("obsidian gateway") == []
+    assert len(team_hits("basalt cache")) == 1
+    for word in ("infinity", "200000", "NULL", "thousand"):
+        assert team_hits(word) == [], word
+    st = json.loads(run("team", "status", "--json")[1])
+    assert st["skipped"]["count"] == len(HOSTILE)
+    assert st["skipped"]["latest"]["project"] == "github.com/acme/shop"
+    _, text, _ = run("team", "status")
+    assert f"{len(HOSTILE)} teammates' items skipped" in text
+    # the owner's `recall team init` (the migration) mends the dates: those rows come through
+    with team.pg.admin(team.db) as c:
+        c.execute("UPDATE recall_team.meta SET value = '1' WHERE key = 'version'")
+    team.be(None)
+    run("team", "init", team.owner_url)
+    with team.pg.admin(team.db) as c:
+        assert c.execute("SELECT count(*) FROM recall_team.items WHERE NOT isfinite(created) "
+                         "OR NOT isfinite(updated)").fetchone()[0] == 0
+        assert c.execute("SELECT count(*) FROM pg_constraint WHERE conname = 'items_dates_finite'").fetchone()[0] == 1
+    sync(team.bob, team)
+    team.be(team.bob)
+    assert {h["uuid"] for h in team_hits("infinity")} == {"hostile-inf-created", "hostile-neg-updated"}
+    st = json.loads(run("team", "status", "--json")[1])
+    assert st["skipped"]["count"] == len(HOSTILE) - 2
+
+
+def test_a_hostile_item_kept_by_an_older_recall_does_not_stop_the_index(team):
+    from recall.team import local
+    from recall.team.sync import direct_writer, index_pending
+
+    team.setup(members=("bob",))
+    team.be(team.bob)
+    run("team", "share", "--project", str(team.bob.checkout))
+    good = {"id": "good-item-1", "remote": "github.com/acme/shop", "author": "alice", "kind": "memory",
+            "mtype": "gotcha", "content": "The granite queue is drained hourly", "tags": [], "created": 1.7e9,
+            "updated": 1.7e9, "seq": 1}
+    bad = dict(good, id="bad-item-1", content="dated infinity", updated=float("inf"))
+    with local.TeamDB() as db:
+        db.apply_pulled("github.com/acme/shop", [good, bad], [], 2)
+    assert index_pending(direct_writer) == 2  # one written, one dropped
+    assert len(team_hits("granite queue")) == 1 and team_hits("infinity") == []
+    with local.TeamDB() as db:
+        assert db.skipped()[0] == 1
+
+
+def test_check_pulled_refuses_wrong_types_and_dates():
+    from recall.team.sync import check_pulled
+
+    ok = {"id": "abcdefgh12", "kind": "memory", "mtype": "gotcha", "content": "x", "tags": ["a"], "author": "alice",
+          "created": 1.7e9, "updated": 1.7e9}
+    assert check_pulled(ok) == ""
+    for change in ({"created": float("nan")}, {"updated": float("inf")}, {"created": -1.0}, {"updated": 1e13},
+                   {"created": "2024-01-01"}, {"created": None}, {"created": True}, {"tags": "a,b"},
+                   {"tags": [1]}, {"tags": ["x" * 500]}, {"tags": ["t"] * 101}, {"kind": "virus"}, {"kind": 3},
+                   {"mtype": None}, {"mtype": 7}, {"content": None}, {"content": "x" * 20001},
+                   {"content": "nul\0byte"}, {"content": "lone \ud800"}, {"id": None}, {"id": "short"},
+                   {"author": None}):
+        assert check_pulled({**ok, **change}), change
+
+
+def test_next_seq_of_a_project_is_refused_to_a_role_not_granted_it(team):
+    import psycopg
+
+    team.setup()
+    team.be(None)
+    run("team", "grant", team.carol.role, "gitlab.example.com/other/thing", "--url", team.owner_url)
+    with _as(team.carol) as c:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            with c.transaction():
+                c.execute("SELECT recall_team.next_seq('github.com/acme/shop')")
+        with c.transaction():  # its own project: allowed
+            assert c.execute("SELECT recall_team.next_seq('gitlab.example.com/other/thing')").fetchone()[0] > 0
+
+
+def test_a_forged_origin_is_refused_by_the_server_and_never_withdrawn_by_its_owner(team):
+    import psycopg
+
+    from recall.team import local
+
+    team.setup()
+    team.be(team.alice)
+    add_memory(team.alice.checkout, "gotcha", "The osmium gate is alice's")
+    run("team", "share", "--project", str(team.alice.checkout))
+    origin = local.joined().origin
+    forge = ("INSERT INTO recall_team.items (id, project, origin, kind, mtype, content, created, updated, digest) "
+             f"VALUES ('forged-by-bob-1', 'github.com/acme/shop', '{origin}', 'memory', 'gotcha', "
+             "'The cobalt relay is bobs', now(), now(), 'd')")
+    with _as(team.bob) as c:  # bob writes a row claiming alice's machine: the server refuses it
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            c.execute(forge)
+    with team.pg.admin(team.db) as c:  # a server not yet migrated had it: alice's sync copes
+        c.execute("ALTER TABLE recall_team.items DISABLE TRIGGER items_stamp")
+        c.execute(forge.replace("digest)", "digest, author, seq)").replace("'d')", f"'d', '{team.bob.role}', 999)"))
+        c.execute("ALTER TABLE recall_team.items ENABLE TRIGGER items_stamp")
+    sync(team.alice, team)
+    sync(team.alice, team)
+    team.be(team.alice)
+    assert len(team_hits("cobalt relay")) == 1  # alice sees it, as bob's
+    assert [r[6] for r in server_rows(team, "id = 'forged-by-bob-1'")] == [False]
+
+
+# one bad item never stalls the push (issue 35 item 3) --------------------------------------------------------
+def test_a_nul_or_a_lone_surrogate_never_stalls_the_push_or_a_withdrawal(team):
+    team.setup()
+    team.be(team.alice)
+    old = add_memory(team.alice.checkout, "gotcha", "The quartz oscillator drifts in the cold room")
+    run("team", "share", "--project", str(team.alice.checkout))
+    team.be(team.bob)
+    run("team", "share", "--project", str(team.bob.checkout))
+    assert len(team_hits("quartz oscillator")) == 1
+    team.be(team.alice)
+    add_memory(team.alice.checkout, "gotcha", "The tungsten dump quotes binary output \0\x01 and a lone SURROGATE half")
+    from recall.memory import store
+
+    state_file = store.state_path(str(team.alice.checkout))  # as a model's JSON escape leaves it
+    state_file.write_text(state_file.read_text().replace("SURROGATE", "\\ud800"))
+    stuck_id = add_memory(team.alice.checkout, "decision", "The zebra crossing service is retired next month")
+    add_memory(team.alice.checkout, "decision", "The ytterbium cache warms up at boot")
+    with team.pg.admin(team.db) as c:  # a stricter server: refuses one of alice's items, whatever the reason
+        c.execute("ALTER TABLE recall_team.items ADD CONSTRAINT no_zebra CHECK (content NOT LIKE '%zebra%')")
+    run("memories", "forget", old, "--project", str(team.alice.checkout))
+    result = sync(team.alice, team, pull=False)
+    assert result["withdrawn"] == 1 and result["sent"] == 2 and len(result["stuck"]) == 1
+    rows = {r[4]: r[6] for r in server_rows(team)}
+    assert rows[""] is True  # the forgotten one: a tombstone
+    assert any("tungsten" in c and "\ufffd" in c and "\0" not in c for c in rows)
+    assert any("ytterbium" in c for c in rows) and not any("zebra" in c for c in rows)
+    st = json.loads(run("team", "status", "--json")[1])
+    assert [(s["ref"], s["kind"]) for s in st["stuck"]] == [(stuck_id, "memory")]
+    assert "no_zebra" in st["stuck"][0]["why"]
+    _, text, _ = run("team", "status")
+    assert "up to date" not in text and f"stuck: memory {stuck_id}" in text and "no_zebra" in text
+    sync(team.bob, team)
+    team.be(team.bob)
+    assert team_hits("quartz oscillator") == [] and len(team_hits("tungsten dump")) == 1
+    # the server relents: the next push sends it, and nothing is stuck any more
+    with team.pg.admin(team.db) as c:
+        c.execute("ALTER TABLE recall_team.items DROP CONSTRAINT no_zebra")
+    assert sync(team.alice, team, pull=False)["sent"] == 1
+    team.be(team.alice)
+    assert json.loads(run("team", "status", "--json")[1])["stuck"] == []
+
+
+def test_team_items_cut_at_the_servers_limit_say_so(team):
+    team.setup(members=("alice",))
+    team.be(team.alice)
+    add_memory(team.alice.checkout, "context", "The osmium report " + "lorem ipsum dolor " * 2000)
+    run("team", "share", "--project", str(team.alice.checkout))
+    (content,) = [r[4] for r in server_rows(team)]
+    assert len(content) <= 20000 and content.endswith(f"of {len('The osmium report ' + 'lorem ipsum dolor ' * 2000) - 1:,} characters]")
+    assert "[cut for the team: the first" in content
+
+
+def test_a_summary_of_a_forgotten_session_is_never_shared(team):
+    """Issue 35 item 4: a summary that landed after its session was forgotten (it waited for
+    the model meanwhile) is not shared; another session's is."""
+    from indexer.archive import Tombstones
+    from recall.memory import summaries
+
+    team.setup(members=("alice",))
+    team.be(team.alice)
+    ck = str(team.alice.checkout)
+    Tombstones(paths.archive_dir() / "forgotten.json").add(session="forgotten-sess-1")
+    summaries.put("forgotten-sess-1", ck, "Goal: move the heliotrope keys to the new vault")
+    summaries.put("kept-sess-2", ck, "Goal: tune the marigold cache")
+    run("team", "share", "--project", ck)
+    contents = " ".join(r[4] for r in server_rows(team))
+    assert "marigold" in contents and "heliotrope" not in contents
+
+
+# a forget reaches every copy (issue 35 item 6) -----------------------------------------------------------------
+PLAIN_SECRET = "hunter2-plum-ORCHID"  # not shaped like a key: redaction keeps it
+
+
+def _own_hits(query: str) -> list[dict]:
+    return [h for h in json.loads(run("--json", query)[1])["hits"] if h["kind"] != "team"]
+
+
+def _index_bytes() -> bytes:
+    return b"".join(p.read_bytes() for p in paths.index_dir().rglob("*") if p.is_file())
+
+
+def test_a_forget_leaves_no_byte_in_a_teammates_index_segments(team):
+    team.setup()
+    team.be(team.alice)
+    add_memory(team.alice.checkout, "gotcha", f"The pelican admin logs in with {PLAIN_SECRET} on staging")
+    gone = add_memory(team.alice.checkout, "decision", "The cormorant-lighthouse migration is cancelled")
+    add_memory(team.alice.checkout, "pattern", "The gannet service keeps its own schema")  # shares their segment
+    run("team", "share", "--project", str(team.alice.checkout))
+    team.be(team.bob)
+    add_memory(team.bob.checkout, "pattern", "Bob's own note about the kestrel queue")
+    run("team", "share", "--project", str(team.bob.checkout))
+    assert len(team_hits("pelican admin")) == 1 and _own_hits("kestrel")
+    assert PLAIN_SECRET.encode() in _index_bytes() and b"cormorant-lighthouse" in _index_bytes()
+    team.be(team.alice)
+    run("forget", "--secret", PLAIN_SECRET, "--yes")
+    run("memories", "forget", gone, "--project", str(team.alice.checkout))
+    sync(team.alice, team, pull=False)
+    sync(team.bob, team)
+    team.be(team.bob)
+    hits = team_hits("pelican admin")
+    assert len(hits) == 1 and "[redacted:forgotten]" in hits[0]["text"]
+    assert team_hits("cormorant") == [] and _own_hits("kestrel")
+    data = _index_bytes()
+    assert PLAIN_SECRET.encode() not in data and b"cormorant-lighthouse" not in data
+    assert len(team_hits("gannet")) == 1 and team_doc_count() == 2  # rebuilt: nothing of the team lost
+
+
+def test_a_local_purge_keeps_the_teams_documents(team):
+    """The segment rewrite of a local forget builds a teammate's documents again (it dropped them)."""
+    team.setup()
+    team.be(team.alice)
+    add_memory(team.alice.checkout, "gotcha", "The albatross cache needs a warm-up")
+    add_memory(team.alice.checkout, "gotcha", "The puffin deploy is alice's")
+    run("team", "share", "--project", str(team.alice.checkout))
+    team.be(team.bob)
+    run("team", "share", "--project", str(team.bob.checkout))  # both in one segment
+    assert team_doc_count() == 2
+    run("forget", "--match", "puffin", "--yes")  # one of them goes here: its segment is rewritten
+    assert len(team_hits("albatross cache")) == 1 and team_doc_count() == 1
+
+
+def test_secrets_the_local_redaction_misses_are_not_published(team):
+    """Issue 35 item 6: 3 of 7 forms reached the server in plain text."""
+    team.setup(members=("alice",))
+    team.be(team.alice)
+    ck = team.alice.checkout
+    values = ["plumorchidvault", "Walrus#Tusk2024", "Orchid-Basalt-77", "kestrelsummer"]
+    add_memory(ck, "gotcha", f"For staging use secret = {values[0]} and nothing else")
+    add_memory(ck, "context", f"Add db.internal:5432:shop:app:{values[1]} to your ~/.pgpass before the migration")
+    add_memory(ck, "gotcha", f"FYI the deploy pw is {values[2]} until Friday")
+    add_memory(ck, "decision", f"The vault token: {values[3]}, rotated monthly")
+    run("team", "share", "--project", str(ck))
+    everything = json.dumps([list(map(str, r)) for r in server_rows(team)])
+    for v in values:
+        assert v not in everything, v
+    assert everything.count("[redacted:") == 4
+    assert "For staging use secret = [redacted:" in everything and "until Friday" in everything
+
+
+def test_exclude_add_of_a_shared_checkout_tells_the_truth_about_its_memories(team):
+    team.setup(members=("alice",))
+    team.be(team.alice)
+    add_memory(team.alice.checkout, "decision", "The tapir scheduler owns the nightly jobs")
+    run("team", "share", "--project", str(team.alice.checkout))
+    code, out, _ = run("exclude", "add", str(team.alice.checkout))
+    assert "Nothing of it is indexed" not in out
+    assert "its 1 memory" in out and "hidden from every search" in out and "withdrawn at the next sync" in out
+    assert json.loads(run("--json", "tapir scheduler")[1])["hits"] == []

@@ -114,9 +114,56 @@ def stop_worker() -> str | None:
     return f"stopped the memory worker (pid {pid})"
 
 
-def purge(projects: list[Path], home: bool = True) -> list[str]:
+def privacy_records() -> dict:
+    """What keeps forgotten, paused and excluded things out of a new setup's backfill (Claude
+    Code still keeps the transcripts): {"tombstones": bytes, "controls": bytes, "exclude": [...]},
+    only those present. None of them holds the text of what they keep out."""
+    from indexer.ledger import controls_path
+
+    from recall.core import config
+
+    out: dict = {}
+    for key, path in (("tombstones", paths.archive_dir() / "forgotten.json"), ("controls", controls_path())):
+        try:
+            out[key] = path.read_bytes()
+        except OSError:
+            pass
+    exclude = config.load().get("exclude") or []
+    if exclude:
+        out["exclude"] = list(exclude)
+    return out
+
+
+def records_text(records: dict) -> str:
+    parts = []
+    if "tombstones" in records:
+        parts.append("forgets")
+    if "controls" in records:
+        parts.append("pauses and `recall: off` sessions")
+    if records.get("exclude"):
+        parts.append(f"{len(records['exclude'])} exclusion(s)")
+    return ", ".join(parts)
+
+
+def _restore_records(records: dict) -> list[str]:
+    import json
+
+    from indexer.ledger import controls_path
+
+    if "tombstones" in records:
+        paths.atomic_write(paths.archive_dir() / "forgotten.json", records["tombstones"])
+    if "controls" in records:
+        paths.atomic_write(controls_path(), records["controls"])
+    if records.get("exclude"):
+        paths.atomic_write(paths.config_path(), json.dumps({"exclude": records["exclude"]}, indent=2) + "\n")
+    return [f"kept the records of {records_text(records)} in {paths.recall_home()}: a new `recall setup` keeps "
+            "them out (delete that folder to drop them too)"]
+
+
+def purge(projects: list[Path], home: bool = True, keep_records: bool = False) -> list[str]:
     """Remove what recall leaves in ``projects`` (see the module), and with ``home`` the whole
-    of ``$RECALL_HOME``; returns one line per thing removed."""
+    of ``$RECALL_HOME`` (``keep_records``: but for the records of what was forgotten, paused
+    and excluded, ``privacy_records``); returns one line per thing removed."""
     from recall.memory import briefing
 
     done = []
@@ -167,7 +214,10 @@ def purge(projects: list[Path], home: bool = True) -> list[str]:
             done.append(f"removed recall's lines from {exclude}")
     where = paths.recall_home()
     if home and where.exists():
+        records = privacy_records() if keep_records else {}
         shutil.rmtree(where, ignore_errors=True)
         done.append(f"deleted {where} (your history, the index, config and logs)" if not where.exists()
                     else f"could not delete all of {where}: remove it yourself")
+        if records:
+            done += _restore_records(records)
     return done

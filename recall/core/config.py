@@ -1,7 +1,14 @@
 """User settings in ``$RECALL_HOME/config.json`` merged over defaults.
 
-Import-light on purpose (the prompt hook reads it on every prompt). Unknown keys are kept;
-a malformed file falls back to defaults and ``problems()`` says how to fix it.
+Import-light on purpose (the prompt hook reads it on every prompt). Unknown keys are kept.
+
+A file that is not valid JSON (a trailing comma, bytes that are not UTF-8) never lifts what
+the user set, exclusions above all: every reader (the hook, the service, the CLI) then uses
+the last good settings, ``config.last-good.json`` beside it (written, atomically, whenever a
+good file is read or saved), and says so: ``problem()`` is the one line naming the file, what
+is wrong and the next step (the CLI prints it, the hook shows it once, the service logs it
+once, ``recall doctor`` fails on it). No command writes over a file it could not read
+(``set_value``/``unset_value`` raise a one-line ``UsageError``).
 """
 
 from __future__ import annotations
@@ -12,7 +19,6 @@ import os
 from pathlib import Path
 
 from recall.core import paths
-from recall.core.jsonio import read_json
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 BACKENDS = ("auto", "api", "claude-code", "off")
@@ -77,31 +83,108 @@ def _merge(base: dict, over: dict) -> dict:
 
 
 _problem: str | None = None
+_logged: str | None = None
+_kept: tuple[str, str] | None = None  # (where, body) of the last good copy this process wrote or saw
+
+
+def last_good_path() -> Path:
+    return paths.config_path().with_name("config.last-good.json")
+
+
+def _parse(raw: bytes) -> dict:
+    """The settings object ``raw`` holds; ValueError saying what is wrong (and where)."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"byte {exc.start} is not UTF-8") from None
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise ValueError("it is nested too deep") from None
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None
+    if not isinstance(data, dict):
+        raise ValueError("its top level is not an object {...}")
+    return data
+
+
+def _read_user() -> tuple[dict | None, str | None]:
+    """(the user's file as written or None when absent, the problem reading it or None)."""
+    path = paths.config_path()
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"{path} cannot be read ({exc.strerror or exc}): fix its permissions"
+    try:
+        return _parse(raw), None
+    except ValueError as exc:
+        return None, f"{path} is not valid JSON ({exc})"
+
+
+def _keep_last_good(raw_data: dict) -> None:
+    """Remember ``raw_data`` as the last good settings (only when it changed)."""
+    global _kept
+    body = json.dumps(raw_data, indent=2, sort_keys=True) + "\n"
+    target = last_good_path()
+    if _kept == (str(target), body):
+        return
+    try:
+        if target.read_text(encoding="utf-8") == body:
+            _kept = (str(target), body)
+            return
+    except (OSError, ValueError):
+        pass
+    try:
+        paths.atomic_write(target, body)
+        _kept = (str(target), body)
+    except OSError:
+        pass  # a read-only home: the settings still apply, there is just no copy
+
+
+def _last_good() -> dict:
+    try:
+        return _parse(last_good_path().read_bytes())
+    except (OSError, ValueError):
+        return {}
 
 
 def load() -> dict:
-    """Defaults merged with the user's config file (never raises)."""
-    global _problem
-    _problem = None
-    path = paths.config_path()
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except OSError:
-        return copy.deepcopy(DEFAULTS)
-    try:
-        data = json.loads(raw)
-        if not isinstance(data, dict):
-            raise ValueError("top level is not an object")
-    except ValueError as exc:
-        _problem = f"{path} is not valid JSON ({exc}): fix it or delete it to use the defaults."
-        return copy.deepcopy(DEFAULTS)
-    return _merge(DEFAULTS, _legacy(data))
+    """Defaults merged with the user's config file; a file that does not parse gives the last
+    good settings instead, and ``problem()`` says so (never raises)."""
+    global _problem, _logged
+    data, _problem = _read_user()
+    if _problem is None:
+        if data is None:
+            return copy.deepcopy(DEFAULTS)
+        _keep_last_good(data)
+        return _merge(DEFAULTS, _legacy(data))
+    if _problem != _logged:  # the service (or a CLI run) says it once in the log, never per read
+        _logged = _problem
+        try:
+            from recall.core import log
+
+            log.get("config").warning("%s", problem())
+        except Exception:  # noqa: BLE001 - logging must not break a read
+            pass
+    return _merge(DEFAULTS, _legacy(_last_good()))
+
+
+def problem() -> str | None:
+    """The one line saying what is wrong with the config file, where, and what to do; None
+    when it is fine (as of the last ``load()``)."""
+    if _problem is None:
+        return None
+    kept = "the last good settings, its exclusions too," if last_good_path().exists() else "the defaults"
+    return (f"{_problem}: recall uses {kept} until you fix it; fix the file (`recall doctor` checks it) "
+            "and recall reads it again by itself.")
 
 
 def problems() -> list[str]:
     cfg = load()
     if _problem:
-        return [_problem]
+        return [problem()]
     node = cfg.get("model")
     value = node.get("backend") if isinstance(node, dict) else None
     if value not in BACKENDS:
@@ -113,12 +196,25 @@ def problems() -> list[str]:
 def save(data: dict) -> Path:
     path = paths.config_path()
     paths.atomic_write(path, json.dumps(data, indent=2) + "\n")
+    _keep_last_good(data)
     return path
 
 
 def _user_data() -> dict:
-    """The user's own settings file as written (no defaults); {} when absent or unreadable."""
-    return _legacy(read_json(paths.config_path(), {}, dict))
+    """The user's own settings file as written (no defaults); {} when absent. A file that
+    does not parse is never written over: UsageError, one line."""
+    from recall.core.errors import UsageError
+
+    data, why = _read_user()
+    if why:
+        raise UsageError(f"{why}: recall will not write over a file it cannot read; fix it (or move it away) and "
+                         "run the command again.")
+    return _legacy(data or {})
+
+
+def user_settings() -> dict:
+    """The user's file as written; UsageError when it does not parse (before a write)."""
+    return _user_data()
 
 
 def set_value(dotted: str, value) -> Path:

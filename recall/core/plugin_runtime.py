@@ -66,7 +66,8 @@ def runtime_dir(data: Path, version: str) -> Path:
 
 def ready(data: Path, version: str) -> bool:
     rt = runtime_dir(data, version)
-    return (rt / ".ready").is_file() and os.access(rt / "bin" / "python", os.X_OK)
+    return (rt / ".ready").is_file() and os.access(rt / "bin" / "python", os.X_OK) \
+        and os.access(rt / "bin" / "recall", os.X_OK)
 
 
 def _write(path: Path, text: str) -> None:

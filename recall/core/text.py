@@ -1,6 +1,7 @@
 """Cutting text to a length, the one way recall does it (standard library only): at most
 ``limit`` characters, one ``…`` standing for what was left out.
 
+``storable``: NULs and unpaired surrogates replaced (what UTF-8 and PostgreSQL refuse).
 ``cut``: the text as it is (line breaks kept), cut anywhere. ``one_line``: whitespace runs
 (line breaks too) made one space first. ``clip``: one line, cut at a word boundary when one is
 near the end. ``clip_block``: line breaks kept, cut at a word or line boundary near the end.
@@ -12,6 +13,21 @@ says how much of it was left out).
 from __future__ import annotations
 
 ELLIPSIS = "…"
+REPLACEMENT = "\ufffd"
+
+
+def storable(text: str) -> str:
+    """``text`` as every store takes it: no NUL (PostgreSQL refuses one; binary tool output
+    quoted by the model brings them) and no unpaired surrogate (UTF-8 cannot encode one),
+    each such character replaced by U+FFFD."""
+    text = text or ""
+    if "\0" in text:
+        text = text.replace("\0", REPLACEMENT)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = "".join(REPLACEMENT if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text
 
 
 def cut(text: str, limit: int) -> str:

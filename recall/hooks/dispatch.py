@@ -31,6 +31,8 @@ MAX_STDIN = 32 * 1024 * 1024
 
 _emit_lock = threading.Lock()
 _emitted = False
+_notice: str | None = None  # said to the user once with this hook's output (``systemMessage``)
+NOTICE_HOOKS = {"user-prompt-submit", "session-start"}
 
 
 def process_start() -> float:
@@ -145,6 +147,8 @@ def emit(output) -> bool:
         if _emitted:
             return False
         _emitted = True
+        if _notice:
+            output = {**(output if isinstance(output, dict) else {}), "systemMessage": _notice}
         if isinstance(output, dict) and output:
             try:
                 sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
@@ -152,6 +156,31 @@ def emit(output) -> bool:
             except (OSError, ValueError):
                 pass
         return True
+
+
+def _say_config_problem() -> None:
+    """A config file that does not parse: the next prompt's output says so, once per problem
+    (the hooks keep using the last good settings meanwhile: ``recall.core.config``)."""
+    global _notice
+    try:
+        from recall.core import config, paths
+
+        config.load()
+        problem = config.problem()
+        marker = paths.recall_home() / "config.problem-said"
+        if problem is None:
+            if marker.exists():
+                marker.unlink()
+            return
+        try:
+            said = marker.read_text(encoding="utf-8")
+        except (OSError, ValueError):
+            said = ""
+        if said != problem:
+            paths.atomic_write(marker, problem)
+            _notice = f"recall: {problem}"
+    except Exception:  # noqa: BLE001 - never in the prompt's way
+        _log_exception("config notice")
 
 
 def _log_exception(name: str) -> None:
@@ -200,6 +229,8 @@ def run_hook(name: str, args: list[str] | None = None) -> int:
         handler = resolve(name)
         if handler is None:
             return 0
+        if name in NOTICE_HOOKS:
+            _say_config_problem()
         out = handler(payload)
         emit(out)
     except BaseException as exc:  # noqa: BLE001 - a hook never fails its caller

@@ -80,13 +80,14 @@ class Entry:
     message: object = None  # the parsed message (indexer.transcripts.Message) it renders
 
 
-def refused(session_id: str, messages=()) -> str | None:
+def refused(session_id: str, messages=(), summary: bool = False) -> str | None:
     """Why what a worker read of ``session_id`` must not be written now (None: it may): the
     session was switched off (`recall: off`) or forgotten, its project excluded, or one of
     ``messages`` forgotten or kept out since it was read. The worker asks right before it
     writes a memory or a summary: a model call takes seconds, and the user may have said
     `recall: off` or `recall forget` meanwhile. The same check as ingest's (``admit``),
-    against the gate and the tombstones as they are on disk now."""
+    against the gate and the tombstones as they are on disk now. ``summary``: what is written
+    is a summary of the whole session, refused once any forget named the session."""
     from indexer.archive import Tombstones
     from indexer.ledger import Gate, admit
 
@@ -94,6 +95,8 @@ def refused(session_id: str, messages=()) -> str | None:
     tombstones = Tombstones(paths.archive_dir() / "forgotten.json")
     if session_id in gate.off or session_id in tombstones.dropped:
         return "the session was switched off"
+    if summary and session_id in tombstones.sessions:  # a summary speaks for all of it
+        return "the session was forgotten"
     messages = [m for m in messages if m is not None]
     if messages:
         keep, _ = admit(messages, gate, tombstones)

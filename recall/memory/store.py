@@ -45,7 +45,7 @@ from typing import Iterator
 
 from recall.core import paths
 from recall.core.errors import RecallError
-from recall.core.text import cut
+from recall.core.text import cut, storable
 from recall.memory import TYPES, access_log_path, memory_home
 
 SCHEMA_VERSION = 1
@@ -146,7 +146,7 @@ _WS = re.compile(r"\s+")
 
 
 def clean_content(text: str) -> str:
-    return cut(_WS.sub(" ", str(text or "")).strip(), MAX_CONTENT)
+    return cut(_WS.sub(" ", storable(str(text or ""))).strip(), MAX_CONTENT)
 
 
 def clean_tags(tags) -> list[str]:
@@ -154,7 +154,7 @@ def clean_tags(tags) -> list[str]:
         tags = re.split(r"[,\s]+", tags)
     out: list[str] = []
     for t in tags or ():
-        t = _WS.sub("-", str(t).strip().lower().lstrip("#"))[:MAX_TAG_CHARS].strip("-")
+        t = _WS.sub("-", storable(str(t)).strip().lower().lstrip("#"))[:MAX_TAG_CHARS].strip("-")
         if t and t not in out:
             out.append(t)
         if len(out) >= MAX_TAGS:
@@ -248,7 +248,7 @@ class Memory:
             return [str(x) for x in v if isinstance(x, (str, int))] if isinstance(v, list) else []
 
         return cls(
-            id=mid, type=mtype, content=content, tags=clean_tags(strs(d.get("tags"))), created=created,
+            id=mid, type=mtype, content=storable(content), tags=clean_tags(strs(d.get("tags"))), created=created,
             updated=updated, confidence=confidence, access_count=access, status=status,
             supersedes=d.get("supersedes") if isinstance(d.get("supersedes"), str) else None,
             superseded_by=d.get("supersededBy") if isinstance(d.get("supersededBy"), str) else None,
@@ -411,7 +411,12 @@ def save(state: State) -> None:
     path = state_path(state.project)
     new = not path.exists()
     paths.ensure_dir(path.parent)
-    paths.atomic_write(path, json.dumps(state.to_json(), indent=1, ensure_ascii=False) + "\n")
+    text = json.dumps(state.to_json(), indent=1, ensure_ascii=False) + "\n"
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # an unpaired surrogate read from a "\ud800" escape: kept as one
+        data = (json.dumps(state.to_json(), indent=1) + "\n").encode("ascii")
+    paths.atomic_write(path, data)
     state.dirty = False
     if new:  # machine-local state (session ids, 0600): keep it out of git unless the user opts in
         git_exclude(state.project, ".memory/")

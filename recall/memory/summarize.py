@@ -159,14 +159,14 @@ def summarize(session_id: str, transcript_path: str | None = None, cwd: str | No
         return {"status": "pending", "problem": "empty answer"}
     from recall.memory.extract import refused
 
-    why = refused(session_id, read)  # the call took seconds: `recall: off` or a forget may have come
+    why = refused(session_id, read, summary=True)  # the call took seconds: `recall: off` or a forget may have come
     if why:
         summaries.clear_pending(session_id)
         log.get("memory").info("session %s: summary not written: %s", session_id, why)
         return {"status": "refused", "problem": why}
     rec = summaries.put(session_id, project, text, model=model, messages=len(lines),
                       echo=session_echo(session_id))
-    why = refused(session_id, read)  # a forget that began while it was written: take it back
+    why = refused(session_id, read, summary=True)  # a forget that began while it was written: take it back
     if why:
         summaries.remove([session_id])
         log.get("memory").info("session %s: summary taken back: %s", session_id, why)

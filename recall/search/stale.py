@@ -85,12 +85,36 @@ def _named(hit, project: str, root: str) -> list[str]:
 
 
 def _stat_of(root: str, rel: str, cache: dict):
+    """The file's ``stat``, or None when it is gone or is not the project's: a symlink (or a
+    folder link on the way) that leads out of the project is not followed."""
     if rel not in cache:
+        path = os.path.join(root, rel)
         try:
-            cache[rel] = os.stat(os.path.join(root, rel))
+            st = os.lstat(path)
+            if os.path.islink(path) or _linked_dir(root, rel):
+                real = os.path.realpath(path)
+                top = cache.get("\0root")
+                if top is None:
+                    top = cache["\0root"] = os.path.realpath(root)
+                if os.path.commonpath([real, top]) != top:
+                    cache[rel] = "outside"
+                    return cache[rel]
+                st = os.stat(path)
+            cache[rel] = st
         except (OSError, ValueError):
             cache[rel] = None
     return cache[rel]
+
+
+def _linked_dir(root: str, rel: str) -> bool:
+    """Whether a folder on the way from ``root`` to ``rel`` is a symlink."""
+    parts = rel.replace("\\", "/").split("/")[:-1]
+    here = root
+    for part in parts:
+        here = os.path.join(here, part)
+        if os.path.islink(here):
+            return True
+    return False
 
 
 def judge(session_id: str, root: str, own: dict[str, tuple], base: float, known: set[str],
@@ -112,17 +136,22 @@ def judge(session_id: str, root: str, own: dict[str, tuple], base: float, known:
         after = [r for r in later.get(rel, ()) if r[0] > base + SLACK and r[1] != session_id]
         checked += 1
         st = _stat_of(root, rel, stats)
+        if st == "outside":
+            continue  # a link out of the project: not a file of it
         if st is not None:
             if not _stat.S_ISREG(st.st_mode):
                 continue
+            from indexer.touches import fingerprint_size
+
+            wrote = fingerprint_size(mine[2]) if mine is not None and mine[0] == "write" else None
             if after:
                 marks.append({"path": rel, "state": "changed", "since": iso(after[0][0])})
             elif st.st_mtime > base + SLACK:
-                from indexer.touches import fingerprint_size
-
-                if mine is not None and mine[0] == "write" and fingerprint_size(mine[2]) == st.st_size \
-                        and (not verify or _same_content(os.path.join(root, rel), mine[2])):
+                if wrote == st.st_size and (not verify or _same_content(os.path.join(root, rel), mine[2])):
                     continue  # the content it wrote (by its size, or read): a checkout refreshed its time
+                marks.append({"path": rel, "state": "changed", "since": iso(st.st_mtime)})
+            elif wrote is not None and wrote != st.st_size and st.st_mtime > base:
+                # edited within the slack after the session ended: not the size it wrote
                 marks.append({"path": rel, "state": "changed", "since": iso(st.st_mtime)})
             continue
         if not (mine is not None or rel in known):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import tantivy
 
-from indexer.schema import DOCTYPE_CODES, group_hash, prepare_content
 
 
 PREFIX = {"summary": "sum-", "rule": "rule-"}
@@ -29,27 +28,13 @@ def doc_key(item: dict, n: int = 0) -> str:
 
 
 def document(item: dict, project: str, n: int = 0) -> tantivy.Document:
+    from indexer.documents import team_document
+
     content = str(item.get("content") or "")
     tags = [str(t) for t in item.get("tags") or [] if str(t)]
-    key = session_key(item["id"])
-    doc = tantivy.Document()
-    doc.add_text("key", doc_key(item, n))
-    doc.add_text("doctype", "team")
-    doc.add_text("session_id", key)
-    doc.add_text("project", project)
-    doc.add_text("role", "team")
-    doc.add_integer("ts", int(float(item.get("updated") or item.get("created") or 0)))
-    doc.add_unsigned("group", group_hash(key))
-    doc.add_unsigned("dtcode", DOCTYPE_CODES["team"])
-    doc.add_bytes("text", content.encode("utf-8", "replace"))
-    doc.add_bytes("cwd", b"")
-    doc.add_bytes("branch", str(item.get("author") or "").encode("utf-8", "replace"))
-    doc.add_text("content", prepare_content(content + " " + " ".join(tags)))
-    if item.get("mtype"):
-        doc.add_text("mtype", str(item["mtype"]))
-    if tags:
-        doc.add_text("tags", " ".join(tags))
-    return doc
+    return team_document(doc_key(item, n), session_key(item["id"]), project, str(item.get("author") or ""),
+                         content, tags, str(item.get("mtype") or ""),
+                         int(float(item.get("updated") or item.get("created") or 0)))
 
 
 def write(ix, upserts: list[dict], deletes: list[str], checkouts: dict[str, list[str]]) -> int:

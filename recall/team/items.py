@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 
 from recall.core import log
@@ -64,17 +65,52 @@ def _digest(item: Item) -> str:
     return hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
 
 
+# What leaves for the team is checked once more, more strictly than what stays here (a
+# memory is prose: "secret = hunterplum" inside a sentence, "token: Xk9..." after a comma)
+_STRICT = re.compile(r"(?i)(?<![A-Za-z0-9_])(?:secret|passw(?:or)?d|passphrase|pwd?|token|api[ _-]?key|"
+                     r"access[ _-]?key|private[ _-]?key)[ \t]*(?:=|:|\bis\b|\bwas\b)[ \t]*"
+                     r"(?P<q>[\"'`]?)(?P<v>[^\s\"'`]{4,256})(?P=q)")
+
+
+def strict(text: str) -> str:
+    """``text`` with the value after a secret's name cut out wherever it stands (not only
+    where ``indexer.redact`` is sure of it): what is shared goes to every teammate."""
+    if not _STRICT.search(text):
+        return text
+
+    def cut(m: re.Match) -> str:
+        v = m.group("v").rstrip(",;.:!?)")
+        if v.startswith("[redacted:") or not any(c.isalnum() for c in v) or v.lower() in _NOT_VALUES \
+                or (v[0] in "{<$%" and not v[1:2].isalnum()) or v.startswith(("${", "{{", "<", "$")):
+            return m.group(0)
+        start = m.start("v") - m.start()
+        return m.group(0)[:start] + "[redacted:secret-assignment]" + m.group(0)[start + len(v):]
+
+    return _STRICT.sub(cut, text)
+
+
+_NOT_VALUES = frozenset("""none null nil true false required optional missing empty invalid expired correct wrong
+    stored rotated hashed set unset changed reset needed the a an not in on from for with and or""".split())
+
+
 def scrub(text: str) -> str:
-    """``text`` through redaction (cached), clipped to what the server takes."""
+    """``text`` through redaction (cached), made storable (no NUL, no unpaired surrogate:
+    the server refuses either) and cut to what the server takes, saying so."""
     out = _REDACTED.get(text)
     if out is None:
         from indexer.redact import redact
 
-        out = redact(text).strip()
+        from recall.core.text import storable
+
+        out = strict(storable(redact(storable(text)))).strip()
+        if len(out) > MAX_CONTENT:
+            note = f" … [cut for the team: the first {{n:,}} of {len(out):,} characters]"
+            keep = MAX_CONTENT - len(note.format(n=MAX_CONTENT))
+            out = out[:keep].rstrip() + note.format(n=keep)
         if len(_REDACTED) > 50_000:
             _REDACTED.clear()
         _REDACTED[text] = out
-    return out[:MAX_CONTENT]
+    return out
 
 
 def _make(origin: str, remote: str, kind: str, ref: str, mtype: str, content: str, tags, created: float,
@@ -82,12 +118,21 @@ def _make(origin: str, remote: str, kind: str, ref: str, mtype: str, content: st
     content = scrub(content)
     if not content:
         return None  # all of it was private
-    tags = [t for t in (scrub(str(t)) for t in tags or []) if t and "[redacted:" not in t][:20]
-    item = Item(id=item_id(origin, remote, kind, ref), remote=remote, kind=kind, ref=ref, mtype=mtype,
-                content=content, tags=tags, created=float(created or updated or 0.0),
-                updated=float(updated or created or 0.0))
+    tags = [t[:200] for t in (scrub(str(t)) for t in tags or []) if t and "[redacted:" not in t][:20]
+    item = Item(id=item_id(origin, remote, kind, ref), remote=remote, kind=kind, ref=ref,
+                mtype=scrub(str(mtype or ""))[:64],
+                content=content, tags=tags, created=_date(created or updated), updated=_date(updated or created))
     item.digest = _digest(item)
     return item
+
+
+def _date(value) -> float:
+    """A date the server takes (finite, 1970..3000); anything else reads as 0 (unknown)."""
+    try:
+        value = float(value or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+    return value if 0.0 <= value <= 32503680000.0 else 0.0
 
 
 class Keeper:
@@ -101,12 +146,30 @@ class Keeper:
     def project_out(self, project: str) -> bool:
         return bool(self.gate.patterns) and self.gate.excluded(project, project)
 
-    def refuses(self, sessions, created: float) -> bool:
+    def refuses(self, sessions, created: float, project: str = "", summary: bool = False) -> bool:
         off = self.gate.off
         if off and any(s in off for s in sessions):
             return True
+        if self._forgotten(sessions, created, project, summary):
+            return True
         # stores keep whole seconds: a pause that began within the second counts
         return bool(created) and any(int(a) <= created < b for a, b in self.gate.windows)
+
+
+    def _forgotten(self, sessions, created: float, project: str, summary: bool) -> bool:
+        """What ``recall forget`` covers: a session it forgot (a summary of one at all: one
+        that waited for the model while the forget ran is never shared), a project or a
+        date, as ingest's tombstones say."""
+        from indexer.ledger import forgotten
+
+        t = self.gate.forgotten()
+        if t is None:
+            return False
+        for s in sessions:
+            at = t.sessions.get(s)
+            if at is not None and (summary or created <= at):
+                return True
+        return summary and bool(project) and forgotten(t, "", project, project, "", created)
 
 
 def _memories(origin: str, remote: str, project: str, keeper: Keeper) -> list[Item]:
@@ -119,7 +182,7 @@ def _memories(origin: str, remote: str, project: str, keeper: Keeper) -> list[It
         raise
     out = []
     for m in state.memories:
-        if not m.active or keeper.refuses(m.sessions, m.created):
+        if not m.active or keeper.refuses(m.sessions, m.created, project):
             continue
         item = _make(origin, remote, "memory", f"{project}\0{m.id}", m.type, m.content, m.tags,
                      m.created, m.updated)
@@ -164,7 +227,7 @@ def _summaries(origin: str, remote: str, projects: list[str], keeper: Keeper) ->
         if rec.get("project") not in wanted or not sid:
             continue
         created = float(rec.get("created") or 0.0)
-        if keeper.refuses([sid], created):
+        if keeper.refuses([sid], created, str(rec.get("project") or ""), summary=True):
             continue
         item = _make(origin, remote, "summary", sid, "session-summary", f"Session summary: {rec['summary']}",
                      ["session-summary"], created, created)

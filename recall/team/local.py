@@ -15,6 +15,9 @@ its own). ``$RECALL_HOME/team/team.db`` (SQLite, WAL, 0600) holds:
 ``unindex``  pulled items deleted here whose index documents are not yet deleted;
 ``gone``     team items ``recall forget`` removed on this machine: never pulled back;
 ``cursors``  per project, the last ``seq`` pulled;
+``stuck``    this machine's items the server refused (the rest were sent): which, and why;
+``skipped``  pulled rows that could not be kept (``recall.team.sync.check_pulled``: a date
+             that is no date, a tag list that is not one...), and why: counted, never kept;
 ``meta``     the sync's bookkeeping (last push and pull, the last error, the index id).
 
 Everything a step changes here is written after the server or the index confirmed it,
@@ -50,6 +53,9 @@ CREATE TABLE IF NOT EXISTS unindex(id TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS gone(id TEXT PRIMARY KEY, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS cursors(remote TEXT PRIMARY KEY, seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS stuck(id TEXT PRIMARY KEY, remote TEXT NOT NULL, kind TEXT NOT NULL, ref TEXT NOT NULL,
+    why TEXT NOT NULL, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS skipped(id TEXT PRIMARY KEY, remote TEXT NOT NULL, why TEXT NOT NULL, at REAL NOT NULL);
 """
 
 
@@ -222,6 +228,22 @@ class TeamDB:
                 "INSERT OR IGNORE INTO pushed(id, remote, kind, ref, digest, deleted, at) "
                 "VALUES (?, ?, ?, '', 'stale', 0, 0)", unknown)
 
+    def record_stuck(self, remote: str, stuck: list[tuple[str, str, str, str]]) -> None:
+        """(id, kind, ref, why) of the items of ``remote`` the server refused in this push
+        (every push tries them all again: what it did not refuse is not stuck any more)."""
+        now = time.time()
+        with self.tx():
+            self.conn.execute("DELETE FROM stuck WHERE remote=?", (remote,))
+            self.conn.executemany("INSERT INTO stuck(id, remote, kind, ref, why, at) VALUES (?, ?, ?, ?, ?, ?) "
+                                  "ON CONFLICT(id) DO UPDATE SET why=excluded.why, at=excluded.at",
+                                  [(i, remote, k, r, w, now) for i, k, r, w in stuck])
+
+    def stuck(self) -> list[dict]:
+        """This machine's items the server refused: {"id", "project", "kind", "ref", "why"}."""
+        rows = self.conn.execute("SELECT id, remote, kind, ref, why FROM stuck ORDER BY at DESC").fetchall()
+        return [{"id": r[0], "project": r[1], "kind": r[2], "ref": r[3].split("\0")[-1], "why": r[4]}
+                for r in rows]
+
     def shared_since(self, since: float) -> dict[str, int]:
         """What this machine sent since ``since``: {"memory": n, "summary": n, "rule": n, "withdrawn": n}."""
         out = {"memory": 0, "summary": 0, "rule": 0, "withdrawn": 0}
@@ -250,9 +272,21 @@ class TeamDB:
             out.update(r[0] for r in self.conn.execute(q, chunk))
         return out
 
-    def apply_pulled(self, remote: str, upserts: list[dict], deletes: list[str], seq: int) -> None:
-        """Pulled rows, and the cursor after them, in one transaction."""
+    def apply_pulled(self, remote: str, upserts: list[dict], deletes: list[str], seq: int,
+                     skipped: list[tuple[object, str]] = ()) -> None:
+        """Pulled rows, and the cursor after them, in one transaction; ``skipped``: (id, why)
+        of the rows refused (an older copy of one goes too: its new version is not kept)."""
+        now = time.time()
+        bad = [(str(i)[:80], remote, why, now) for i, why in skipped]
         with self.tx():
+            if bad:
+                self.conn.executemany("INSERT INTO skipped(id, remote, why, at) VALUES (?, ?, ?, ?) "
+                                      "ON CONFLICT(id) DO UPDATE SET why=excluded.why, at=excluded.at", bad)
+                deletes = [*deletes, *(b[0] for b in bad)]
+            if any(_cut_since(self.conn, u) for u in upserts):
+                self.put(purge_due="1")  # a forget rewrote it: the old text leaves the segments too
+            fine = [u["id"] for u in upserts] + [d for d in deletes if d not in {b[0] for b in bad}]
+            self.conn.executemany("DELETE FROM skipped WHERE id=?", [(i,) for i in fine])
             self.conn.executemany(
                 "INSERT INTO items(id, remote, author, kind, mtype, content, tags, created, updated, seq, indexed) "
                 "VALUES (:id, :remote, :author, :kind, :mtype, :content, :tags, :created, :updated, :seq, 0) "
@@ -266,6 +300,25 @@ class TeamDB:
             self.conn.execute("INSERT INTO cursors(remote, seq) VALUES (?, ?) ON CONFLICT(remote) DO UPDATE "
                               "SET seq=max(cursors.seq, excluded.seq)", (remote, seq))
 
+    def drop_bad(self, bad: list[tuple[str, str]]) -> None:
+        """Pulled items found unusable after they were kept (by an older recall): recorded
+        as skipped and deleted (their index documents with them)."""
+        now = time.time()
+        with self.tx():
+            for item_id, why in bad:
+                row = self.conn.execute("SELECT remote FROM items WHERE id=?", (item_id,)).fetchone()
+                self.conn.execute("INSERT INTO skipped(id, remote, why, at) VALUES (?, ?, ?, ?) ON CONFLICT(id) "
+                                  "DO UPDATE SET why=excluded.why, at=excluded.at",
+                                  (item_id, row[0] if row else "", why, now))
+                self.conn.execute("DELETE FROM items WHERE id=?", (item_id,))
+                self.conn.execute("INSERT OR IGNORE INTO unindex(id) VALUES (?)", (item_id,))
+
+    def skipped(self) -> tuple[int, dict | None]:
+        """How many pulled rows were refused, and the latest: {"id", "project", "why"}."""
+        n = self.conn.execute("SELECT count(*) FROM skipped").fetchone()[0]
+        row = self.conn.execute("SELECT id, remote, why FROM skipped ORDER BY at DESC LIMIT 1").fetchone()
+        return n, ({"id": row[0], "project": row[1], "why": row[2]} if row else None)
+
     def drop_remote(self, remote: str) -> int:
         """Forget the pulled items of a project no longer shared here (and its cursor)."""
         with self.tx():
@@ -273,6 +326,7 @@ class TeamDB:
             self.conn.executemany("INSERT OR IGNORE INTO unindex(id) VALUES (?)", [(i,) for i in ids])
             self.conn.execute("DELETE FROM items WHERE remote=?", (remote,))
             self.conn.execute("DELETE FROM cursors WHERE remote=?", (remote,))
+            self.conn.execute("DELETE FROM skipped WHERE remote=?", (remote,))
         return len(ids)
 
     def forget_items(self, ids: list[str]) -> int:
@@ -321,10 +375,20 @@ class TeamDB:
         ids = [r[0] for r in self.conn.execute("SELECT id FROM items")]
         ids += [r[0] for r in self.conn.execute("SELECT id FROM unindex")]
         with self.tx():
-            for table in ("shares", "pushed", "items", "cursors", "meta"):
+            for table in ("shares", "pushed", "items", "cursors", "meta", "skipped", "stuck"):
                 self.conn.execute(f"DELETE FROM {table}")
             self.conn.executemany("INSERT OR IGNORE INTO unindex(id) VALUES (?)", [(i,) for i in ids])
         return ids
+
+
+def _cut_since(conn: sqlite3.Connection, item: dict) -> bool:
+    """Whether ``item`` is a copy held here with something cut out of it since (a forget's
+    ``[redacted:forgotten]`` or a redaction marker it did not have)."""
+    row = conn.execute("SELECT content FROM items WHERE id=?", (item["id"],)).fetchone()
+    if row is None:
+        return False
+    new = str(item.get("content") or "")
+    return new.count("[redacted:") > str(row[0]).count("[redacted:")
 
 
 def _tags(value: str) -> list[str]:

@@ -193,8 +193,12 @@ def status() -> dict:
         out["last_push"] = float(db.get("last_push", "0")) or None
         out["last_pull"] = float(db.get("last_pull", "0")) or None
         pulled = dict(db.conn.execute("SELECT remote, count(*) FROM items GROUP BY remote"))
+        n_skipped, last_skipped = db.skipped()
+        out["stuck"] = db.stuck()
+    out["skipped"] = {"count": n_skipped, "latest": last_skipped}
     out.update(items=counts["items"], not_indexed=counts["not_indexed"])
-    projects = [{"path": p, "project": r, "pulled": pulled.get(r, 0)} for p, r in shares.items()]
+    projects = [{"path": p, "project": r, "pulled": pulled.get(r, 0),
+                 "stuck": sum(1 for s in out["stuck"] if s["project"] == r)} for p, r in shares.items()]
     try:
         c = tc.connect(join.url, timeout=5, server=join.server)
         try:

@@ -37,7 +37,8 @@ from __future__ import annotations
 
 SCHEMA = "recall_team"
 CHANNEL = "recall_team"
-VERSION = 1
+VERSION = 2  # 2: dates must be finite (items_dates_finite); next_seq only for a granted project;
+#              an origin is its first role's (origin_of_another)
 
 # One statement per entry: run in order in one transaction by ``recall team init``.
 INIT: tuple[str, ...] = (
@@ -73,19 +74,45 @@ INIT: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS items_origin ON recall_team.items (origin, pushed_at)",
     "CREATE INDEX IF NOT EXISTS items_seq ON recall_team.items (seq)",
     # the numbering: SECURITY DEFINER, so members need no right on the sequence itself;
-    # 7411 keeps these advisory locks apart from any other application's
+    # 7411 keeps these advisory locks apart from any other application's. Only a role granted
+    # the project (or the tables' owner) takes its lock: another project's member cannot hold
+    # a push back by calling it in an open transaction.
     """CREATE OR REPLACE FUNCTION recall_team.next_seq(proj text) RETURNS bigint
         LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
         BEGIN
+            IF NOT pg_catalog.pg_has_role(session_user, (SELECT c.relowner FROM pg_catalog.pg_class c
+                                                           WHERE c.oid = 'recall_team.items'::regclass), 'MEMBER')
+               AND NOT EXISTS (SELECT 1 FROM recall_team.grants g JOIN pg_catalog.pg_roles r ON r.rolname = g.role
+                               WHERE g.project = proj AND pg_catalog.pg_has_role(session_user, r.oid, 'MEMBER'))
+            THEN
+                RAISE EXCEPTION 'permission denied for project %', proj USING ERRCODE = 'insufficient_privilege';
+            END IF;
             PERFORM pg_advisory_xact_lock(7411, hashtext(proj));
             RETURN nextval('recall_team.item_seq');
         END $$""",
     "REVOKE ALL ON FUNCTION recall_team.next_seq(text) FROM PUBLIC",
+    # a machine's origin belongs to the role that first wrote with it: a teammate cannot write
+    # rows under another member's origin (that member would never see them, and would try to
+    # withdraw them on every connect)
+    """CREATE OR REPLACE FUNCTION recall_team.origin_of_another(o text, who name) RETURNS boolean
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+            SELECT EXISTS (SELECT 1 FROM recall_team.items i WHERE i.origin = o AND i.author <> who) $$""",
+    "REVOKE ALL ON FUNCTION recall_team.origin_of_another(text, name) FROM PUBLIC",
+    """DO $$ DECLARE r record; BEGIN
+        FOR r IN SELECT DISTINCT g.role FROM recall_team.grants g JOIN pg_catalog.pg_roles p ON p.rolname = g.role
+        LOOP
+            EXECUTE format('GRANT EXECUTE ON FUNCTION recall_team.origin_of_another(text, name) TO %I', r.role);
+        END LOOP;
+    END $$""",
     """CREATE OR REPLACE FUNCTION recall_team.stamp() RETURNS trigger
         LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
         BEGIN
             IF TG_OP = 'INSERT' THEN
                 NEW.author := current_user;
+                IF recall_team.origin_of_another(NEW.origin, NEW.author) THEN
+                    RAISE EXCEPTION 'origin % is another role''s machine', NEW.origin
+                        USING ERRCODE = 'insufficient_privilege';
+                END IF;
             ELSE  -- who wrote it, where and from which machine never changes
                 NEW.id := OLD.id; NEW.author := OLD.author; NEW.project := OLD.project;
                 NEW.origin := OLD.origin;
@@ -108,6 +135,20 @@ INIT: tuple[str, ...] = (
     "DROP TRIGGER IF EXISTS items_notify ON recall_team.items",
     """CREATE TRIGGER items_notify AFTER INSERT OR UPDATE ON recall_team.items
         FOR EACH STATEMENT EXECUTE FUNCTION recall_team.notify()""",
+    # version 2: a date that is no date ('infinity') stopped every member's sync. Rows a
+    # teammate wrote so get their push time (the trigger renumbers them: members pull them
+    # again, usable now), then the table refuses such dates.
+    """UPDATE recall_team.items
+        SET created = CASE WHEN isfinite(created) THEN created ELSE pushed_at END,
+            updated = CASE WHEN isfinite(updated) THEN updated ELSE pushed_at END
+        WHERE NOT isfinite(created) OR NOT isfinite(updated)""",
+    """DO $$ BEGIN
+        IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_constraint
+                       WHERE conname = 'items_dates_finite' AND conrelid = 'recall_team.items'::regclass) THEN
+            ALTER TABLE recall_team.items ADD CONSTRAINT items_dates_finite
+                CHECK (isfinite(created) AND isfinite(updated));
+        END IF;
+    END $$""",
     # row-level security
     "ALTER TABLE recall_team.grants ENABLE ROW LEVEL SECURITY",
     "ALTER TABLE recall_team.items ENABLE ROW LEVEL SECURITY",
@@ -174,6 +215,7 @@ ROLE_PRIVILEGES: tuple[str, ...] = (
     "GRANT SELECT ON recall_team.grants TO {role}",
     "GRANT SELECT ON recall_team.meta TO {role}",
     "GRANT EXECUTE ON FUNCTION recall_team.next_seq(text) TO {role}",
+    "GRANT EXECUTE ON FUNCTION recall_team.origin_of_another(text, name) TO {role}",
     "GRANT EXECUTE ON FUNCTION recall_team.search(text, boolean, integer) TO {role}",
 )
 
@@ -183,6 +225,7 @@ ROLE_REVOKE: tuple[str, ...] = (
     "REVOKE ALL ON recall_team.grants FROM {role}",
     "REVOKE ALL ON recall_team.meta FROM {role}",
     "REVOKE ALL ON FUNCTION recall_team.next_seq(text) FROM {role}",
+    "REVOKE ALL ON FUNCTION recall_team.origin_of_another(text, name) FROM {role}",
     "REVOKE ALL ON FUNCTION recall_team.search(text, boolean, integer) FROM {role}",
     "REVOKE ALL ON SCHEMA recall_team FROM {role}",
 )

@@ -49,14 +49,67 @@ WHERE items.digest IS DISTINCT FROM excluded.digest OR items.deleted
 TOMBSTONE = """
 UPDATE recall_team.items SET deleted = true, digest = 'deleted' WHERE id = ANY(%s) AND NOT deleted
 """
+# What a pull reads of a row: never more than a valid item can hold (a hostile row's huge
+# text or tag list stays on the server: its clipped form fails ``check_pulled``).
 PULL = """
-SELECT id, author, origin, kind, mtype, content, tags, extract(epoch FROM created)::float8,
-       extract(epoch FROM updated)::float8, deleted, seq
+SELECT id, author, origin, kind, left(mtype, 200), left(content, 20001),
+       CASE WHEN cardinality(tags) <= 100 AND length(array_to_string(tags, ' ')) <= 10000 THEN tags END,
+       extract(epoch FROM created)::float8, extract(epoch FROM updated)::float8, deleted, seq
 FROM recall_team.items WHERE project = %s AND seq > %s ORDER BY seq LIMIT %s
 """
-MINE = "SELECT id, project, kind, digest, deleted FROM recall_team.items WHERE origin = %s"
+# this machine's rows: its origin, written as this role (a teammate's row claiming the same
+# origin is hers: pulled as hers, never withdrawn from here)
+MINE = ("SELECT id, project, kind, digest, deleted FROM recall_team.items WHERE origin = %s "
+        "AND author = current_user")
+
+# What a pulled item may hold (``check_pulled``): anything else is a hostile or broken row.
+TS_MIN, TS_MAX = 0.0, 32503680000.0  # 1970 .. 3000
+MAX_TAGS, MAX_TAG, MAX_MTYPE, MAX_TEXT = 100, 200, 64, 20000
+KINDS = ("memory", "summary", "rule")
 
 Writer = Callable[[Callable], object]  # writer(fn) runs fn(indexer) with the index writer
+
+
+def check_pulled(item: dict) -> str:
+    """Why a pulled item (from the server, or from ``team.db``) cannot be kept, or "".
+    Pulled rows are a teammate's (or anyone with the grant's) writing: nothing in them is
+    trusted as it is; one bad row is skipped and counted, and never stops a sync."""
+    import math
+
+    item_id = item.get("id")
+    if not isinstance(item_id, str) or not 8 <= len(item_id) <= 80:
+        return "its id is not an id"
+    if item.get("kind") not in KINDS:
+        return f"its kind is not one of {', '.join(KINDS)}"
+    mtype = item.get("mtype")
+    if not isinstance(mtype, str) or len(mtype) > MAX_MTYPE:
+        return "its type is not a short text"
+    content = item.get("content")
+    if not isinstance(content, str) or len(content) > MAX_TEXT:
+        return f"its text is not a text of at most {MAX_TEXT:,} characters"
+    tags = item.get("tags")
+    if not isinstance(tags, list) or len(tags) > MAX_TAGS or \
+            not all(isinstance(t, str) and len(t) <= MAX_TAG for t in tags):
+        return f"its tags are not a list of at most {MAX_TAGS} short texts"
+    if not isinstance(item.get("author"), str):
+        return "its author is not a role name"
+    for field in ("created", "updated"):
+        value = item.get(field)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or not TS_MIN <= value <= TS_MAX:
+            return f"its {field} date is not a date between 1970 and 3000 ({value!r})"
+    for text in (content, mtype, item["author"], *tags):
+        if "\0" in text or not _encodable(text):
+            return "it holds a NUL or an unpaired surrogate"
+    return ""
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 class Busy(RecallError):
@@ -141,22 +194,55 @@ class Sync:
 
     def _send(self, conn, db: local.TeamDB, remote: str, ups: list[Item], dels: list[str], out: dict,
               on_batch) -> None:
+        """Withdrawals first (nothing waits on a new item), then the upserts in batches; a batch
+        the server refuses (not a lost connection) is sent one item at a time, and an item
+        refused alone is recorded as stuck (``team status`` names it) while the rest go on."""
+        from recall.team.conn import reachable_error
+
         origin = self.join.origin
-        for i in range(0, len(ups), BATCH):
-            batch = ups[i:i + BATCH]
-            with conn.transaction():
-                with conn.cursor() as cur:
-                    cur.executemany(UPSERT, [it.row(origin) for it in batch])
-            db.record_pushed([(it.id, remote, it.kind, it.ref, it.digest, 0) for it in batch])
-            out["sent"] += len(batch)
-            if on_batch:
-                on_batch(out["sent"])
         for i in range(0, len(dels), BATCH):
             batch = dels[i:i + BATCH]
             with conn.transaction():
                 conn.execute(TOMBSTONE, (batch,))
             db.mark_withdrawn(batch)
             out["withdrawn"] += len(batch)
+        stuck: list[tuple[Item, str]] = []
+        for i in range(0, len(ups), BATCH):
+            batch = ups[i:i + BATCH]
+            try:
+                self._upsert(conn, db, remote, batch, origin)
+            except Exception as exc:  # noqa: BLE001
+                if reachable_error(exc) or len(batch) == 1 and not _item_error(exc):
+                    raise
+                batch = self._one_by_one(conn, db, remote, batch, origin, stuck)
+            out["sent"] += len(batch)
+            if on_batch:
+                on_batch(out["sent"])
+        db.record_stuck(remote, [(it.id, it.kind, it.ref, why) for it, why in stuck])
+        if stuck:
+            out.setdefault("stuck", []).extend(it.id for it, _why in stuck)
+            self.log.warning("team: %d item(s) of %s not sent, e.g. %s: %s", len(stuck), remote,
+                             stuck[0][0].ref.split("\0")[-1], stuck[0][1])
+
+    def _upsert(self, conn, db: local.TeamDB, remote: str, batch: list[Item], origin: str) -> None:
+        with conn.transaction():
+            with conn.cursor() as cur:
+                cur.executemany(UPSERT, [it.row(origin) for it in batch])
+        db.record_pushed([(it.id, remote, it.kind, it.ref, it.digest, 0) for it in batch])
+
+    def _one_by_one(self, conn, db, remote, batch, origin, stuck) -> list[Item]:
+        from recall.team.conn import reachable_error
+
+        sent = []
+        for it in batch:
+            try:
+                self._upsert(conn, db, remote, [it], origin)
+                sent.append(it)
+            except Exception as exc:  # noqa: BLE001
+                if reachable_error(exc) or not _item_error(exc):
+                    raise
+                stuck.append((it, _why(exc)))
+        return sent
 
     def verify(self, conn) -> int:
         """Compare ``pushed`` with what the server holds of this machine (a server restored
@@ -183,8 +269,9 @@ class Sync:
 
     # pull -----------------------------------------------------------------------------------
     def pull(self, conn) -> dict:
-        """Fetch what the team changed in the shared projects; returns {"pulled", "deleted"}."""
-        out = {"pulled": 0, "deleted": 0}
+        """Fetch what the team changed in the shared projects; returns {"pulled", "deleted",
+        "skipped"} (rows ``check_pulled`` refused: counted in ``team.db``, never kept)."""
+        out = {"pulled": 0, "deleted": 0, "skipped": 0}
         with _lock("pull"), local.TeamDB() as db:
             shared = db.remotes()
             for remote in sorted(set(db.cursors()) - set(shared)):  # unshared here since
@@ -197,21 +284,30 @@ class Sync:
                     rows = conn.execute(PULL, (remote, db.cursor(remote), PULL_BATCH)).fetchall()
                     if not rows:
                         break
-                    gone = db.gone_ids([r[0] for r in rows])
-                    ups, dels = [], []
+                    gone = db.gone_ids([r[0] for r in rows if isinstance(r[0], str)])
+                    ups, dels, bad = [], [], []
                     for (item_id, author, origin, kind, mtype, content, tags, created, updated, deleted,
                          seq) in rows:
-                        if origin == self.join.origin:
+                        if origin == self.join.origin and author == self.join.role:
                             continue  # this machine's own: its memories are already here
-                        if deleted:
-                            dels.append(item_id)
+                        if deleted is True and isinstance(item_id, str) and item_id:
+                            dels.append(item_id)  # a tombstone needs nothing but its id
+                            continue
+                        item = {"id": item_id, "remote": remote, "author": author, "kind": kind, "mtype": mtype,
+                                "content": content, "tags": tags, "created": created, "updated": updated,
+                                "seq": seq}
+                        why = check_pulled(item)
+                        if why:
+                            bad.append((item_id, why))
                         elif item_id not in gone:
-                            ups.append({"id": item_id, "remote": remote, "author": author, "kind": kind,
-                                        "mtype": mtype, "content": content, "tags": list(tags or []),
-                                        "created": created or 0.0, "updated": updated or 0.0, "seq": seq})
-                    db.apply_pulled(remote, ups, dels, rows[-1][10])
+                            ups.append(item)
+                    db.apply_pulled(remote, ups, dels, rows[-1][10], skipped=bad)
+                    if bad:
+                        self.log.warning("team: %d item(s) of %s skipped, e.g. %s: %s", len(bad), remote,
+                                         str(bad[0][0])[:80], bad[0][1])
                     out["pulled"] += len(ups)
                     out["deleted"] += len(dels)
+                    out["skipped"] += len(bad)
                     if len(rows) < PULL_BATCH:
                         break
             db.put(last_pull=time.time())
@@ -231,14 +327,34 @@ class Sync:
         return out
 
 
+def _item_error(exc: BaseException) -> bool:
+    """Whether the server refused an item for what it holds (a NUL, a check, a value out of
+    range), as against the connection, a grant or a bug."""
+    try:
+        import psycopg
+    except ImportError:
+        return False
+    if isinstance(exc, (psycopg.DataError, psycopg.IntegrityError)):
+        return True
+    return isinstance(exc, (ValueError, UnicodeError))  # the driver refuses a NUL before sending
+
+
+def _why(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:200]
+
+
 def index_pending(writer: Writer) -> int:
     """Write what ``team.db`` holds and the index lacks (and delete what went); returns
     the items written or deleted."""
+    from indexer.purge import purge_deleted_documents, segments_holding
     from indexer.schema import index_id
 
     from recall.team import index_docs
 
     done = 0
+    held: set[str] | None = None  # the segments that held what was deleted or replaced
+    purge_known = False
     with local.TeamDB() as db:
         current = index_id(paths.index_dir()) or ""
         if not current:
@@ -249,10 +365,31 @@ def index_pending(writer: Writer) -> int:
             ups, dels = db.to_index()
             if not ups and not dels:
                 break
+            bad = [(u["id"], why) for u in ups for why in [check_pulled(u)] if why]
+            if bad:  # kept by an older recall, which trusted pulled rows: dropped here
+                db.drop_bad(bad)
+                ups = [u for u in ups if u["id"] not in {b[0] for b in bad}]
+                dels = [*dels, *(b[0] for b in bad)]
             checkouts = db.remotes()
+            if dels or db.get("purge_due") == "1":  # where the old copies are, before they go
+                gone = [index_docs.session_key(i) for i in [*dels, *(u["id"] for u in ups)]]
+                found = writer(lambda ix: segments_holding(ix, "session_id", gone))
+                if found is None or (purge_known and held is None):
+                    held = None  # a segment it could not place: every segment with deletions
+                else:
+                    held = (held or set()) | found
+                purge_known = True
             writer(lambda ix: index_docs.write(ix, ups, dels, checkouts))
             db.mark_indexed([u["id"] for u in ups], dels)
             done += len(ups) + len(dels)
+            if dels:
+                db.put(purge_due="1")
+        if db.get("purge_due") == "1":
+            # a withdrawn item, or one a forget rewrote (--secret): its old bytes leave the
+            # index's segments here too, as a local forget's do (only the segments that held
+            # them, when known: not the whole index for each teammate's withdrawal)
+            writer(lambda ix: purge_deleted_documents(ix, only=held if purge_known else None))
+            db.put(purge_due="0")
         db.put(index_id=current)
     return done
 

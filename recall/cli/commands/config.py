@@ -111,9 +111,7 @@ def config_set(key: str = typer.Argument(..., help="Dotted name."),
     _, known = _default_of(key)
     if not known and key.split(".")[0] not in config.DEFAULTS:
         raise UsageError(f"no setting {key!r}: `recall config show` lists them.")
-    problems = config.problems()
-    if problems:  # setting a value would replace the broken file with that one value
-        raise UsageError(problems[0])
+    config.user_settings()  # a file that does not parse is never replaced by this one value: one line
     if key == "model":
         key = "model.name"  # older versions had the model id here
     parts = key.split(".")

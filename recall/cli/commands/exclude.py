@@ -70,6 +70,39 @@ def _counts(found: dict[str, dict], by_cwd: dict[str, dict] | None = None) -> st
             + (f" of {projects} projects" if projects > 1 else ""))
 
 
+def _besides_history(pat: str) -> str:
+    """What a project with no transcript indexed may still have here: its memories (indexed,
+    now hidden) and what it shares with the team (withdrawn at the next sync); "" when none."""
+    from indexer.ledger import is_glob
+
+    if is_glob(pat):
+        return ""
+    parts = []
+    try:
+        from recall.memory import store
+
+        n = sum(1 for m in store.load(pat).memories if m.active)
+    except Exception:  # noqa: BLE001 - an unreadable state.json is said elsewhere
+        n = 0
+    if n:
+        from recall.cli.output import counted
+
+        parts.append(f"its {counted(n, 'memory')} (kept in {pat}/.memory/state.json) "
+                     f"{'is' if n == 1 else 'are'} hidden from every search from now on")
+    try:
+        from recall.team import local
+
+        if local.db_path().exists():
+            with local.TeamDB() as db:
+                if pat in db.shares():
+                    parts.append("what it shared with the team is withdrawn at the next sync")
+    except Exception:  # noqa: BLE001
+        pass
+    if not parts:
+        return ""
+    return "No transcript of it is indexed; " + "; ".join(parts) + "."
+
+
 @exclude_app.command("add", help="Never capture, search or inject the sessions of a project (or a glob of them).")
 def exclude_add(
     pattern: str = typer.Argument(..., metavar="PATH_OR_GLOB", help=PATTERN_HELP),
@@ -120,7 +153,7 @@ def exclude_add(
         return
     typer.echo(f"Excluded {pat}." if added else f"{pat} was already excluded.")
     if not found and not by_cwd:
-        typer.echo("Nothing of it is indexed.")
+        typer.echo(_besides_history(pat) or "Nothing of it is indexed.")
     elif purged is not None:
         typer.echo(f"Removed {_counts(found, by_cwd)} from the archive, the index and the memories.")
     elif purge:

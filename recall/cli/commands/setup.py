@@ -87,7 +87,8 @@ def _still_wired(global_: bool) -> bool:
     return False
 
 
-def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool) -> None:
+def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool,
+               keep_records: Optional[bool] = None) -> None:
     """Unwire (with --global: every project setup wired too), stop and remove the service
     once nothing is wired, say what is left on disk, and with --purge remove that too."""
     from recall.cli import install as st
@@ -101,12 +102,20 @@ def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool) -
             left["home"] = None  # a project's purge keeps the history of every other project
         lines = un.leftover_lines(left)
         if lines:
-            from recall.cli.command_utils import confirm_or_stop
+            from recall.cli.command_utils import confirm_or_stop, interactive
 
             scope = "recall's data" if global_ else f"recall's data in {root}"
+            records = un.privacy_records() if left.get("home") else {}
+            if records:
+                lines.append(f"the records of what you forgot, paused and excluded ({un.records_text(records)}): "
+                             "Claude Code still keeps its transcripts, so a new `recall setup` would index all of "
+                             "that again unless they stay (--keep-records keeps them; they hold no text)")
             if not confirm_or_stop(scope, lines, yes, "recall setup --uninstall --purge"):
                 typer.echo("Nothing was removed.")
                 return
+            if records and keep_records is None and not yes and interactive():
+                keep_records = typer.confirm("Keep the records of what you forgot, paused and excluded (no text "
+                                             "of it), so a new `recall setup` does not bring it back?", default=True)
     report = st.uninstall_files(root, global_)
     if global_:
         for p in st.wired_projects():
@@ -131,7 +140,8 @@ def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool) -
         report.notes.append("the service keeps running: recall is still set up for every project or another "
                             "one (`recall setup --uninstall --global` removes it all)")
     if purge:
-        report.changes += un.purge(projects) if global_ else un.purge([root], home=False)
+        report.changes += un.purge(projects, keep_records=bool(keep_records)) if global_ \
+            else un.purge([root], home=False)
     _print_report(report)
     if purge:
         typer.echo("Done: recall is removed." if global_ else f"Done: recall is removed from {root}.")
@@ -247,6 +257,10 @@ def setup_cmd(
                                                       "each project's memories, recall's CLAUDE.md blocks and "
                                                       ".git/info/exclude lines (asks first)."),
     yes: bool = typer.Option(False, "--yes", "-y", help="With --purge: do not ask first."),
+    keep_records: Optional[bool] = typer.Option(None, "--keep-records/--no-keep-records",
+                                                help="With --purge: keep (or not) the records of what you forgot, "
+                                                     "paused and excluded, so a new setup does not index it again "
+                                                     "(asked when there is a terminal)."),
 ) -> None:
     from recall.cli import install as st
 
@@ -255,7 +269,7 @@ def setup_cmd(
     if purge and not uninstall:
         raise UsageError("--purge goes with --uninstall: `recall setup --uninstall --global --purge`.")
     if uninstall:
-        _uninstall(project, global_, purge, yes)
+        _uninstall(project, global_, purge, yes, keep_records)
         return
     if _plugin_stand_down(project, global_, no_index):
         return

@@ -211,6 +211,8 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print the sta
         line = f"  {short_project(p['path'])} -> {p['project']}: {p['pulled']:,} team items here"
         if p.get("granted") is False:
             line += f"; not granted to {info['role']} (nothing is sent or received)"
+        elif p.get("stuck"):
+            line += f"; {p['stuck']:,} of this machine's items stuck, not sent (below)"
         elif p.get("behind"):
             line += f"; {p['behind']:,} not pulled yet (lag {p['lag_seconds']:.0f} s)"
         elif p.get("behind") == 0:
@@ -220,6 +222,14 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print the sta
     sent = sum(v for k, v in day.items() if k != "withdrawn")
     typer.echo(f"This machine, last 24 h: {sent:,} items sent ({counts_text(day)}), {day.get('withdrawn', 0):,} "
                f"withdrawn; {info['on_server']:,} of its items on the server.")
+    for s in (info.get("stuck") or [])[:5]:
+        typer.echo(f"  stuck: {s['kind']} {s['ref']} of {s['project']}, refused by the server: {s['why']} (the rest "
+                   "were sent; edit or forget it, and the next push sends it or withdraws it)")
+    skipped = info.get("skipped") or {}
+    if skipped.get("count"):
+        last = skipped["latest"] or {}
+        typer.echo(f"{skipped['count']:,} teammates' items skipped, not kept here (latest: {last.get('id')} of "
+                   f"{last.get('project')}: {last.get('why')}); its author can fix it by sharing it again.")
     if info["not_indexed"]:
         typer.echo(f"{info['not_indexed']:,} team changes wait for the index (the service writes them).")
 
