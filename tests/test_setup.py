@@ -437,16 +437,24 @@ def test_setup_never_replaces_another_recall_on_the_path(project, capsys):
 
 
 def test_setup_warns_when_the_install_lives_in_a_temporary_or_git_tracked_place(tmp_path, project, capsys, monkeypatch):
-    clone = Path(__file__).resolve().parent.parent  # this checkout (outside any temporary folder)
+    # a checkout of its own, wherever this one lives (CI may clone under /tmp): the temporary
+    # folders are named apart from it, so each warning is seen on its own (issue 36)
+    clone = (tmp_path / "checkouts" / "recall").resolve()
+    (clone / ".git").mkdir(parents=True)
+    scratch = (tmp_path / "scratch").resolve()
+    scratch.mkdir()
+    import tempfile
+
+    assert os.path.realpath(tempfile.gettempdir()) in st.temporary_folders()  # the real list
+    monkeypatch.setattr(st, "temporary_folders", lambda: {str(scratch)})
     warn = st.install_location_warning(str(clone / ".venv" / "bin" / "recall"))
     assert warn.startswith(f"recall runs from {clone}/.venv/bin/recall, inside the git checkout {clone}: moving or "
                            "deleting the checkout (or its .venv) breaks Claude Code's hooks on every prompt")
     assert f"`pipx install {clone}` or `uv tool install {clone}`" in warn
-    import tempfile
-
-    tmp_exe = Path(tempfile.gettempdir()) / "x" / "bin" / "recall"
+    tmp_exe = scratch / "x" / "bin" / "recall"
     assert "in a temporary folder" in st.install_location_warning(str(tmp_exe))
-    assert st.install_location_warning("/opt/pipx/venvs/recall-memory/bin/recall") is None
+    assert st.install_location_warning(str(tmp_path / "opt" / "pipx" / "venvs" / "recall-memory" / "bin" /
+                                           "recall")) is None
     # an install in a clone's .venv (wherever this test's own venv lives): setup says so
     monkeypatch.setattr(st, "recall_executable", lambda: [str(clone / ".venv" / "bin" / "recall")])
     code, out, _ = cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")

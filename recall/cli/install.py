@@ -541,15 +541,19 @@ def _home_short(path: Path) -> str:
     return "$HOME" + str(path)[len(home):] if str(path).startswith(home + os.sep) else str(path)
 
 
+def temporary_folders() -> set[str]:
+    """The folders the system cleans up: the temp dir Python uses, /tmp, /var/tmp, /dev/shm."""
+    import tempfile
+
+    return {os.path.realpath(t) for t in (tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm") if os.path.isdir(t)}
+
+
 def install_location_warning(exe: str | None = None) -> str | None:
     """Why the install Claude Code's hooks will run may not stay where it is: it lives in a
     temporary folder, or inside a git checkout (a clone's .venv); None when neither."""
-    import tempfile
-
     exe = exe or recall_executable()[0]
     real = os.path.realpath(exe)
-    temps = {os.path.realpath(t) for t in (tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm") if os.path.isdir(t)}
-    for t in temps:
+    for t in temporary_folders():
         if real.startswith(t.rstrip(os.sep) + os.sep):
             return (f"recall runs from {exe}, in a temporary folder ({t}): when it is cleaned up, every Claude Code "
                     "prompt fails its hooks. Install it where it stays (`pipx install .` or `uv tool install .` "
