@@ -275,6 +275,17 @@ def check_key(service_up: bool = False) -> Check:
                  warn=True)
 
 
+def _claude_code_calls_today() -> int:
+    """Model calls through Claude Code that succeeded today (the usage log)."""
+    from recall.llm.usage import usage_summary
+
+    try:
+        b = (usage_summary(days=1).get("today_by_backend") or {}).get("claude-code") or {}
+    except Exception:  # noqa: BLE001 - an unreadable log: no evidence either way
+        return 0
+    return max(0, int(b.get("calls", 0)) - int(b.get("failed", 0)))
+
+
 def check_backend(service_up: bool = False) -> Check:
     """The backend each feature uses right now, here and in the service: FAIL when the service,
     given this shell's credentials as a hook would pass them, would still have none."""
@@ -293,9 +304,16 @@ def check_backend(service_up: bool = False) -> Check:
         choice = backend.choose()
         logged_in, said = claude_code.login_status(choice.source)
         if logged_in is False:
+            fix = ("run `claude` and log in (/login), or give recall an API key: export ANTHROPIC_API_KEY or "
+                   "`recall config set api_key KEY`")
+            worked = _claude_code_calls_today()
+            if worked:  # the hooks run it in Claude Code's environment, which may hold a login this shell lacks
+                return Check("model backend", False,
+                             f"{detail}; Claude Code at {choice.source} says it is not logged in in this shell "
+                             f"({said}), but {worked} of today's model calls through it succeeded (from the "
+                             "hooks and the service); a call from this shell (`recall ask`) fails", fix, warn=True)
             return Check("model backend", False, f"{detail}; but Claude Code at {choice.source} is not logged in "
-                         f"({said}): every model call fails", "run `claude` and log in (/login), or give recall "
-                         "an API key: export ANTHROPIC_API_KEY or `recall config set api_key KEY`")
+                         f"({said}): its model calls fail (none succeeded today)", fix)
         if logged_in is None:
             return Check("model backend", False, f"{detail}; whether Claude Code is logged in could not be told "
                          f"({said})", "run `claude auth status`", warn=True)
