@@ -55,3 +55,42 @@ def test_ask_outside_any_project_says_so_and_fails(tmp_path, capsys, monkeypatch
     assert code == 2 and out == ""
     assert f"No past session ran in {nowhere.resolve()} and it has no memories" in err
     assert "--all-projects" in err and "Nothing" not in err
+
+
+# item 15 -------------------------------------------------------------------------------------------------------
+def test_forget_secret_keeps_the_summaries_that_do_not_hold_it_and_show_says_what_forget_removed(
+        claude_projects, project, capsys):
+    from indexer.forgetting import SECRET_MARK, Selection
+    from indexer.ingest import Indexer, index_all
+    from recall.memory import summaries
+    from recall.privacy.forget import forget_everywhere, plan
+    from tests.factory import Session
+
+    secret = "hunter2-Vq8Kd93xLmZ"
+    s = Session(cwd=str(project))
+    s.user(f"the staging password is {secret}, the pelican cache warms at boot")
+    s.write(claude_projects)
+    other = Session(cwd=str(project))
+    other.user(f"again {secret} for the heron queue")
+    other.assistant("the queue drains nightly at two")
+    other.write(claude_projects)
+    index_all()
+    summaries.put(s.session_id, str(project), f"Goal: warm the pelican cache; the password was {secret}.")
+    summaries.put(other.session_id, str(project), "Goal: drain the heron queue.")
+    sel = Selection(secret=secret).check()
+    assert plan(sel)["summaries"] == 1
+    with Indexer() as ix:
+        out = forget_everywhere(ix, sel)
+    assert out.get("summaries_rewritten") == 1
+    assert summaries.get(other.session_id)["summary"] == "Goal: drain the heron queue."
+    assert summaries.get(s.session_id)["summary"] == f"Goal: warm the pelican cache; the password was {SECRET_MARK}."
+    code, out, _ = cli(capsys, "show", other.session_id)
+    assert "Goal: drain the heron queue." in out and "No summary" not in out
+
+    # a forget that takes a session's messages takes its summary: show says so, not "before recall"
+    with Indexer() as ix:
+        forget_everywhere(ix, Selection(match="heron").check())
+    assert summaries.get(other.session_id) is None
+    code, out, _ = cli(capsys, "show", other.session_id)
+    assert "No summary: `recall forget` removed it with what was forgotten" in out
+    assert "before recall was installed" not in out
