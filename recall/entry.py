@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
         import os
 
         shown = os.fsencode(bad).decode("utf-8", "backslashreplace")
-        sys.stderr.write(f"recall: the argument {shown!r} is not valid UTF-8: set your terminal to UTF-8 "
+        sys.stderr.write(f"recall: the argument '{shown}' is not valid UTF-8: set your terminal to UTF-8 "
                          "(LANG=C.UTF-8, say) and type it again.\n")
         return 2
     from recall.cli import fast_search

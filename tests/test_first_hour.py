@@ -94,3 +94,33 @@ def test_forget_secret_keeps_the_summaries_that_do_not_hold_it_and_show_says_wha
     code, out, _ = cli(capsys, "show", other.session_id)
     assert "No summary: `recall forget` removed it with what was forgotten" in out
     assert "before recall was installed" not in out
+
+
+# item 16 -------------------------------------------------------------------------------------------------------
+def test_bad_values_get_recall_s_wording(capsys, tmp_path):
+    code, _, err = cli(capsys, "search", "--limit", "abc", "redis")
+    assert code == 2 and err.strip() == ("recall: --limit/-n takes a whole number. Run `recall search --help` to "
+                                         "see what it takes.")
+    assert "Input should be" not in err
+    code, _, err = cli(capsys, "config", "set", "hook.max_chars", "-5")
+    assert code == 2 and "hook.max_chars is a number >= 0, not '-5'" in err and "No such option" not in err
+
+
+def test_a_non_utf8_argument_is_shown_with_single_backslashes(capfd):
+    import os
+    import subprocess
+    import sys
+
+    bad = os.fsdecode(b"caf\xe9 redis")
+    proc = subprocess.run([sys.executable, "-m", "recall.entry", "--raw", bad], capture_output=True, timeout=60)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2
+    assert "the argument 'caf\\xe9 redis' is not valid UTF-8" in err and "\\\\x" not in err
+
+
+def test_the_purge_hint_keeps_global(capsys, tmp_path, monkeypatch):
+    (tmp_path / "recall-home").mkdir(exist_ok=True)
+    (tmp_path / "recall-home" / "config.json").write_text("{}")
+    code, _, err = cli(capsys, "setup", "--uninstall", "--global", "--purge")
+    assert code == 2, err
+    assert "run the same `recall setup --uninstall --global --purge` again with --yes" in err

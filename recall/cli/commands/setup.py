@@ -121,7 +121,9 @@ def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool) -
             from recall.cli.command_utils import confirm_or_stop
 
             scope = "recall's data" if global_ else f"recall's data in {root}"
-            if not confirm_or_stop(scope, lines, yes, "recall setup --uninstall --purge"):
+            again = "recall setup --uninstall --global --purge" if global_ else \
+                f"recall setup --uninstall --project {shlex.quote(str(root))} --purge"
+            if not confirm_or_stop(scope, lines, yes, again):
                 typer.echo("Nothing was removed.")
                 return
     report = st.uninstall_files(root, global_)
