@@ -124,3 +124,29 @@ def test_the_purge_hint_keeps_global(capsys, tmp_path, monkeypatch):
     code, _, err = cli(capsys, "setup", "--uninstall", "--global", "--purge")
     assert code == 2, err
     assert "run the same `recall setup --uninstall --global --purge` again with --yes" in err
+
+
+# item 17 -------------------------------------------------------------------------------------------------------
+def test_a_failed_team_join_says_nothing_was_joined(tmp_path, capsys):
+    url = f"postgresql://alice@/shop?host={tmp_path / 'no-server'}&port=5999"
+    code, out, err = cli(capsys, "team", "join", url)
+    assert code != 0 and "Cannot reach the team server" in err
+    assert "sync resumes" not in err and "Nothing was joined" in err and "recall team join" in err
+    code, out, _ = cli(capsys, "team", "status")
+    assert "Not in a team" in out
+
+
+def test_team_status_says_an_unreachable_server_once_and_counts_in_words(capsys, monkeypatch):
+    from recall.team import member
+
+    error = "Cannot reach the team server shop@db (connection refused). Everything local keeps working; sync " \
+            "resumes by itself when it is back."
+    monkeypatch.setattr(member, "status", lambda: {
+        "joined": True, "server": "shop@db", "role": "alice", "reachable": False, "error": error,
+        "service": {"connected": False, "error": error}, "projects": [],
+        "shared_last_day": {"memory": 1, "summary": 0, "rule": 0, "withdrawn": 0}, "on_server": 1,
+        "not_indexed": 0, "last_push": None, "last_pull": None})
+    code, out, _ = cli(capsys, "team", "status")
+    assert out.count("Everything local keeps working") == 1, out
+    assert "Sync: not connected (the server cannot be reached, as above); it retries by itself." in out
+    assert "1 item sent (1 memory)" in out

@@ -201,6 +201,9 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print the sta
                    "works meanwhile.")
     elif svc.get("connected"):
         typer.echo(f"Sync: connected; last push {_ago(info['last_push'])}, last pull {_ago(info['last_pull'])}.")
+    elif not info["reachable"] and "Cannot reach" in (svc.get("error") or "") and "Cannot reach" in \
+            (info.get("error") or ""):  # the same news as the line above: said once
+        typer.echo("Sync: not connected (the server cannot be reached, as above); it retries by itself.")
     else:
         typer.echo(f"Sync: not connected ({svc.get('error') or 'starting'}); it retries by itself.")
     if svc and svc.get("refused"):
@@ -218,8 +221,8 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print the sta
         typer.echo(line)
     day = info["shared_last_day"]
     sent = sum(v for k, v in day.items() if k != "withdrawn")
-    typer.echo(f"This machine, last 24 h: {sent:,} items sent ({counts_text(day)}), {day.get('withdrawn', 0):,} "
-               f"withdrawn; {info['on_server']:,} of its items on the server.")
+    typer.echo(f"This machine, last 24 h: {sent:,} item{'' if sent == 1 else 's'} sent ({counts_text(day)}), "
+               f"{day.get('withdrawn', 0):,} withdrawn; {info['on_server']:,} of its items on the server.")
     if info["not_indexed"]:
         typer.echo(f"{info['not_indexed']:,} team changes wait for the index (the service writes them).")
 
