@@ -150,3 +150,31 @@ def test_team_status_says_an_unreachable_server_once_and_counts_in_words(capsys,
     assert out.count("Everything local keeps working") == 1, out
     assert "Sync: not connected (the server cannot be reached, as above); it retries by itself." in out
     assert "1 item sent (1 memory)" in out
+
+
+# item 18 -------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("state, said", [
+    ("starting", "recall: the service has only started indexing your history: these results cover what is indexed "
+                 "so far (newest sessions first); `recall status` shows how far it is."),
+    ("watching", ""),
+])
+def test_raw_search_says_the_service_has_not_indexed_the_history_yet(claude_projects, state, said):
+    """Between the service's start and its backfill's first figures (setup returns, the README's
+    `recall --raw` runs at once), a search says its results are partial; caught up, it says nothing."""
+    import subprocess
+    import sys
+
+    from indexer.ingest import Indexer
+    from tests.factory import Session
+
+    s = Session()
+    s.user("the retry budget for webhooks")
+    s.write(claude_projects)
+    with Indexer() as ix:
+        ix.run([claude_projects])
+    paths.service_status_path().write_text(json.dumps({"running": True, "pid": os.getpid(), "state": state,
+                                                       "backfill": None}))
+    out = subprocess.run([sys.executable, "-m", "recall.entry", "--raw", "--limit", "5", "retry budget"],
+                         capture_output=True, text=True, env=dict(os.environ, RECALL_NO_SERVICE="1"), timeout=120)
+    assert out.returncode == 0 and "webhooks" in out.stdout
+    assert out.stderr.strip() == said

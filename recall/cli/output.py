@@ -211,6 +211,9 @@ def backfill_text(bf: dict) -> str:
 
 def catching_up_line(bf: dict) -> str:
     """The one line a search prints (stderr) while the service is still indexing the history."""
+    if bf.get("starting") and not bf.get("bytes_total") and not bf.get("replayed"):
+        return ("recall: the service has only started indexing your history: these results cover what is indexed "
+                "so far (newest sessions first); `recall status` shows how far it is.")
     return (f"recall: the index is still catching up, {backfill_text(bf)}: these results cover what is "
             "indexed so far (newest sessions first).")
 
