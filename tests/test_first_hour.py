@@ -178,3 +178,52 @@ def test_raw_search_says_the_service_has_not_indexed_the_history_yet(claude_proj
                          capture_output=True, text=True, env=dict(os.environ, RECALL_NO_SERVICE="1"), timeout=120)
     assert out.returncode == 0 and "webhooks" in out.stdout
     assert out.stderr.strip() == said
+
+
+# item 19 -------------------------------------------------------------------------------------------------------
+def _git(cwd, *args) -> str:
+    import subprocess
+
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True,
+                          env=dict(os.environ, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")).stdout
+
+
+def test_a_claude_md_recall_created_stays_out_of_git_status_and_a_user_s_stays_theirs(tmp_path, capsys):
+    from recall.memory.store import CLAUDE_MD_EXCLUDE_NOTE
+
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    _git(theirs, "init", "-q")
+    (theirs / "CLAUDE.md").write_text("# House rules\nRun make test.\n")
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    _git(fresh, "init", "-q")
+    for project in (fresh, theirs):
+        code, _, err = cli(capsys, "memories", "add", "decision", "We picked pgbouncer", "--project", str(project))
+        assert code == 0, err
+        assert "MEMORY:START" in (project / "CLAUDE.md").read_text()
+    # recall created fresh/CLAUDE.md: not in git status; .memory/ neither
+    assert _git(fresh, "status", "--porcelain") == "", (fresh / ".git" / "info" / "exclude").read_text()
+    exclude = (fresh / ".git" / "info" / "exclude").read_text()
+    assert f"{CLAUDE_MD_EXCLUDE_NOTE}\n/CLAUDE.md\n" in exclude
+    # theirs had a CLAUDE.md of its own: still the user's to see and track
+    assert "CLAUDE.md" in _git(theirs, "status", "--porcelain")
+    assert "/CLAUDE.md" not in (theirs / ".git" / "info" / "exclude").read_text()
+    # a purge takes out recall's lines only
+    from recall.cli import uninstall
+
+    lines = ["# the user's\n", "/CLAUDE.md\n", "/.memory/\n", CLAUDE_MD_EXCLUDE_NOTE + "\n", "/CLAUDE.md\n"]
+    assert uninstall._without_recall_lines(lines) == ["# the user's\n", "/CLAUDE.md\n"]
+
+
+def test_a_claude_md_an_older_recall_created_is_excluded_at_its_next_write(tmp_path, capsys):
+    project = tmp_path / "older"
+    project.mkdir()
+    _git(project, "init", "-q")
+    code, _, err = cli(capsys, "memories", "add", "decision", "We picked pgbouncer", "--project", str(project))
+    assert code == 0, err
+    exclude = project / ".git" / "info" / "exclude"
+    exclude.write_text("\n".join(ln for ln in exclude.read_text().splitlines() if "CLAUDE" not in ln) + "\n")
+    assert "CLAUDE.md" in _git(project, "status", "--porcelain")  # as an older recall left it
+    cli(capsys, "memories", "add", "gotcha", "Redis must run first", "--project", str(project))
+    assert _git(project, "status", "--porcelain") == ""
