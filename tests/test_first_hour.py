@@ -227,3 +227,29 @@ def test_a_claude_md_an_older_recall_created_is_excluded_at_its_next_write(tmp_p
     assert "CLAUDE.md" in _git(project, "status", "--porcelain")  # as an older recall left it
     cli(capsys, "memories", "add", "gotcha", "Redis must run first", "--project", str(project))
     assert _git(project, "status", "--porcelain") == ""
+
+
+# item 4 --------------------------------------------------------------------------------------------------------
+def test_an_unchanged_memory_file_is_not_re_indexed_on_every_rescan(monkeypatch):
+    """A session run in $HOME makes $HOME a project: ~/.claude/CLAUDE.md is then found twice
+    (the user's file, and that project's .claude/CLAUDE.md); the service logged "Claude Code memory
+    files: 1 re-indexed" every 30 s for it."""
+    from indexer import native_memory as nm
+    from indexer.ingest import Indexer, index_all
+    from tests.factory import Session
+
+    home = Path(os.environ["HOME"])
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
+    projects = home / ".claude" / "projects"
+    projects.mkdir(parents=True)
+    s = Session(cwd=str(home))
+    s.user("a question asked from the home folder")
+    s.write(projects)
+    (home / ".claude" / "CLAUDE.md").write_text("# Mine\nAlways run make test.\n")
+    index_all()
+    with Indexer() as ix:
+        first = nm.sync(ix, [projects])
+        again = [nm.sync(ix, [projects]) for _ in range(2)]
+    assert first["indexed"] == 0  # index_all took it in already
+    assert [a["indexed"] for a in again] == [0, 0]
+    assert nm.load_registry()["files"][str(home / ".claude" / "CLAUDE.md")]["project"] == ""
