@@ -131,6 +131,10 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     claude(env, "plugin", "validate", "--strict", str(CHECKOUT / ".claude-plugin" / "plugin.json"))
     claude(env, "plugin", "marketplace", "add", str(CHECKOUT))
     claude(env, "plugin", "install", "recall@recall")
+    # what Claude Code copied: the plugin's folder, never this checkout's virtualenvs (issue 36)
+    cached = env.home / ".claude" / "plugins" / "cache" / "recall" / "recall" / version
+    assert (cached / "hooks" / "recall").is_file() and (cached / "recall" / "entry.py").is_file()
+    assert not [p.name for p in cached.iterdir() if p.name.startswith((".venv", ".mcp"))]
     found = wiring.plugin(env.project)
     assert found is not None and found.id == "recall@recall" and found.data_dir == data
 
