@@ -155,6 +155,10 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     assert (data / "runtime" / version / "bin" / "recall").exists()
     cli = subprocess.run([str(data / "bin" / "recall"), "--version"], capture_output=True, text=True, timeout=60)
     assert cli.stdout.strip() == f"recall {version}"  # the plugin's command line
+    # and `recall` from a new shell: the plugin's link in ~/.local/bin (issue 36)
+    shell = subprocess.run(["sh", "-c", "recall --version"], capture_output=True, text=True, timeout=60,
+                           env={"HOME": str(env.home), "PATH": f"{env.home / '.local' / 'bin'}:/usr/bin:/bin"})
+    assert shell.stdout.strip() == f"recall {version}", shell.stderr
     # the build started the service, which indexes session 1
     assert wait_for(lambda: service_client.ping(timeout=1.0), timeout=60), (data / "build.log").read_text()[-2000:]
     assert wait_for(lambda: hits("connection pooler postgres"), timeout=60)

@@ -253,3 +253,83 @@ def test_an_unchanged_memory_file_is_not_re_indexed_on_every_rescan(monkeypatch)
     assert first["indexed"] == 0  # index_all took it in already
     assert [a["indexed"] for a in again] == [0, 0]
     assert nm.load_registry()["files"][str(home / ".claude" / "CLAUDE.md")]["project"] == ""
+
+
+# item 1 --------------------------------------------------------------------------------------------------------
+def _new_shell(home: Path, *args: str):
+    """`recall ARGS` typed in a new shell of that user: ~/.local/bin on PATH, nothing else of ours."""
+    import subprocess
+
+    env = {"HOME": str(home), "PATH": f"{home / '.local' / 'bin'}:/usr/bin:/bin", "LANG": "C.UTF-8"}
+    return subprocess.run(["sh", "-c", 'recall "$@"', "sh", *args], capture_output=True, text=True, env=env,
+                          timeout=60)
+
+
+def test_plugin_users_get_recall_on_path_saying_what_to_do_until_the_runtime_is_built(tmp_path, monkeypatch):
+    from recall.core import plugin_runtime as pr
+    from tests.test_plugin import fake_runtime
+
+    home = Path(os.environ["HOME"])
+    data = home / ".claude" / "plugins" / "data" / "recall-recall"
+    data.mkdir(parents=True)
+    line = pr.put_command_on_path(data)
+    link = home / ".local" / "bin" / "recall"
+    assert line.startswith(f"linked {link} -> {data / 'bin' / 'recall'}")
+    assert os.readlink(link) == str(data / "bin" / "recall")
+    # not built yet: one line with the next step, not the shell's "No such file or directory" (rc 127)
+    proc = _new_shell(home, "status")
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr == ("recall: the Claude Code plugin's runtime is not built yet: start a Claude Code session "
+                           "(its start builds it in the background, a minute or two), then run recall again.\n")
+    # while it builds (or after it failed): what the builder says
+    (data / "build.state").write_text("recall: its runtime (version 0.1.0) is being built in the background.\n")
+    assert _new_shell(home, "status").stderr == "recall: its runtime (version 0.1.0) is being built in the background.\n"
+    # built: the runtime's recall, with the plugin's data folder
+    fake_runtime(data)
+    proc = _new_shell(home, "status", "--json")
+    assert proc.stdout.strip() == f"ran: status --json data={data}" and proc.returncode == 3
+    assert pr.put_command_on_path(data).endswith("(already)")
+
+
+def test_the_plugin_never_links_over_a_recall_that_is_not_its_own(tmp_path):
+    from recall.core import plugin_runtime as pr
+
+    home = Path(os.environ["HOME"])
+    data = home / ".claude" / "plugins" / "data" / "recall-recall"
+    data.mkdir(parents=True)
+    bin_dir = home / ".local" / "bin"
+    bin_dir.mkdir(parents=True)
+    other = tmp_path / "venv" / "bin" / "recall"  # recall setup's link, or another tool called recall
+    other.parent.mkdir(parents=True)
+    other.write_text("#!/bin/sh\necho other\n")
+    (bin_dir / "recall").symlink_to(other)
+    assert "is not this plugin's" in pr.put_command_on_path(data)
+    assert os.readlink(bin_dir / "recall") == str(other)
+    (bin_dir / "recall").unlink()
+    (bin_dir / "recall").write_text("#!/bin/sh\necho a tool of its own\n")
+    assert "left alone" in pr.put_command_on_path(data)
+    assert (bin_dir / "recall").read_text() == "#!/bin/sh\necho a tool of its own\n"
+    # a link of this plugin from another marketplace's data folder is ours to repoint
+    (bin_dir / "recall").unlink()
+    (bin_dir / "recall").symlink_to(home / ".claude" / "plugins" / "data" / "recall-old" / "bin" / "recall")
+    assert pr.put_command_on_path(data).startswith("linked")
+
+
+def test_the_runtime_build_puts_recall_on_path_from_its_start(tmp_path, monkeypatch):
+    """The first session's start runs the builder: the link is there before the build ends (here
+    it fails at once: no plugin source), and says what failed."""
+    import subprocess
+    import sys
+
+    from recall.core import plugin_runtime as pr
+
+    home = Path(os.environ["HOME"])
+    data = home / ".claude" / "plugins" / "data" / "recall-recall"
+    empty = tmp_path / "empty-plugin"
+    empty.mkdir()
+    proc = subprocess.run([sys.executable, "-I", pr.__file__, "build", "--root", str(empty), "--data", str(data),
+                           "--version", "0.1.0"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert os.readlink(home / ".local" / "bin" / "recall") == str(data / "bin" / "recall")
+    out = _new_shell(home, "doctor")
+    assert out.returncode == 1 and out.stderr.startswith("recall: building its runtime failed:")

@@ -504,7 +504,7 @@ def link_command(report: "Report", created: list[Path]) -> None:
         ours = str(link) in (_manifest().get("created") or [])
         if current == target:
             pass
-        elif link.is_symlink() and ours:
+        elif link.is_symlink() and (ours or _dangling_plugin_link(link)):
             link.unlink()
             link.symlink_to(target)
             report.changes.append(f"pointed {link} at this install ({target})")
@@ -522,6 +522,12 @@ def link_command(report: "Report", created: list[Path]) -> None:
         rc = "~/.zshrc" if os.environ.get("SHELL", "").endswith("zsh") else "~/.bashrc"
         report.notes.append(f"{link.parent} is not on your PATH: add `export PATH=\"{_home_short(link.parent)}:$PATH\"` "
                             f"to {rc} (or run recall as {target})")
+
+
+def _dangling_plugin_link(link: Path) -> bool:
+    """A link recall's Claude Code plugin made whose plugin data folder is gone (uninstalled)."""
+    target = os.readlink(link)
+    return not os.path.exists(link) and f"{os.sep}plugins{os.sep}data{os.sep}recall-" in target
 
 
 def unlink_command(report: "Report") -> None:
