@@ -333,3 +333,54 @@ def test_the_runtime_build_puts_recall_on_path_from_its_start(tmp_path, monkeypa
     assert os.readlink(home / ".local" / "bin" / "recall") == str(data / "bin" / "recall")
     out = _new_shell(home, "doctor")
     assert out.returncode == 1 and out.stderr.startswith("recall: building its runtime failed:")
+
+
+# item 6 --------------------------------------------------------------------------------------------------------
+def _program(folder: Path, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    exe = folder / "recall"
+    exe.write_text(text)
+    exe.chmod(0o755)
+    return exe
+
+
+OTHER_TOOL = "#!/usr/bin/python3\nimport sys\nfrom recall_cli.main import app\nsys.exit(app())\n"
+
+
+def test_doctor_says_when_the_recall_on_path_is_not_this_install(tmp_path, capsys, monkeypatch):
+    from recall.cli import checks
+    from recall.control import units
+
+    this = _program(tmp_path / "this" / "bin", "#!/bin/sh\n# from recall.entry import main\n")
+    monkeypatch.setattr(units, "recall_executable", lambda: [str(this)])
+    monkeypatch.setenv("PATH", f"{this.parent}{os.pathsep}{os.environ['PATH']}")
+    c = checks.check_command()
+    assert c.ok and c.detail == f"`recall` on your PATH is this install ({this})"
+    other = _program(tmp_path / "other" / "bin", OTHER_TOOL)
+    monkeypatch.setenv("PATH", f"{other.parent}{os.pathsep}{os.environ['PATH']}")
+    c = checks.check_command()
+    assert not c.ok and c.warn
+    assert c.detail == (f"`recall` on your PATH ({other}) is another program, not this install ({this}): typing "
+                        "`recall` runs that one")
+    second = _program(tmp_path / "second" / "bin", "#!/x/python\nfrom recall.entry import main\nmain()\n")
+    monkeypatch.setenv("PATH", f"{second.parent}{os.pathsep}{os.environ['PATH']}")
+    assert "is another install of recall, not this install" in checks.check_command().detail
+    code, out, _ = cli(capsys, "doctor")
+    assert f"warn  recall command: `recall` on your PATH ({second}) is another install of recall" in out
+
+
+def test_setup_never_takes_the_recall_command_of_another_tool(tmp_path, capsys, monkeypatch):
+    from recall.cli import install as st
+    from recall.control import units
+
+    this = _program(tmp_path / "venv" / "bin", "#!/bin/sh\n# from recall.entry import main\n")
+    monkeypatch.setattr(st, "recall_executable", lambda: [str(this)])
+    other = _program(tmp_path / "usr-local" / "bin", OTHER_TOOL)
+    monkeypatch.setenv("PATH", f"{other.parent}{os.pathsep}{os.environ['PATH']}")
+    report, created = st.Report(), []
+    st.link_command(report, created)
+    link = Path(os.environ["HOME"]) / ".local" / "bin" / "recall"
+    assert not os.path.lexists(link) and created == []
+    assert report.notes == [f"`recall` on your PATH is another program ({other}): setup did not link this install "
+                            f"over it; run this recall as {this} (an alias works: alias recall={this})"]
+    assert other.read_text() == OTHER_TOOL

@@ -381,11 +381,42 @@ def check_folder_modes(root: Path) -> Check | None:
                  f"{s.why}{more}", fix, warn=True)
 
 
+def check_command() -> Check:
+    """Whether the ``recall`` a shell finds is this install (issue 36): other packages install a
+    ``recall`` command too, and a second install of recall may answer instead."""
+    from recall.cli.install import bin_dir, command_kind
+    from recall.control.units import recall_executable
+
+    this = recall_executable()
+    this_exe = this[0] if len(this) == 1 else " ".join(this)
+    found = shutil.which("recall")
+    if not found:
+        return Check("recall command", False, "no `recall` on your PATH",
+                     f"`recall setup` links one in {bin_dir()} (then put that folder on PATH), or run {this_exe}",
+                     warn=True)
+    real = os.path.realpath(found)
+    kind = command_kind(real)
+    plugin_data = os.environ.get("RECALL_PLUGIN_DATA")
+    if real == os.path.realpath(this[0]) or (kind == "plugin" and plugin_data and
+                                              real == os.path.realpath(os.path.join(plugin_data, "bin", "recall"))):
+        return Check("recall command", True, f"`recall` on your PATH is this install ({found})")
+    if kind == "other":
+        return Check("recall command", False, f"`recall` on your PATH ({found}) is another program, not this "
+                     f"install ({this_exe}): typing `recall` runs that one",
+                     f"run this recall as {this_exe} (or `alias recall={shlex.quote(this_exe)}`), or remove the "
+                     "other program", warn=True)
+    which = "recall's Claude Code plugin" if kind == "plugin" else "another install of recall"
+    return Check("recall command", False, f"`recall` on your PATH ({found}) is {which}, not this install "
+                 f"({this_exe}): its version and settings may differ",
+                 f"keep one install (`recall doctor` from each says which wires Claude Code), or run this one as "
+                 f"{this_exe}", warn=True)
+
+
 def doctor(project: Path | str | None = None) -> list[Check]:
     root = project_root(project)
     wiring, by_plugin = check_wiring(root)  # the plugin's hooks and MCP server replace setup's
     service = check_service()
-    checks = [check_config(), *wiring, *([] if by_plugin else check_hooks(root)), service, check_index(),
+    checks = [check_config(), check_command(), *wiring, *([] if by_plugin else check_hooks(root)), service, check_index(),
               check_redaction(service.ok), check_forget(), check_key(service.ok), check_backend(service.ok),
               *([] if by_plugin else [check_mcp(root)])]
     modes = check_folder_modes(root)

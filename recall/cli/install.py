@@ -483,6 +483,22 @@ def _on_path(folder: Path) -> bool:
     return any(os.path.realpath(os.path.expanduser(d)) == want for d in os.environ.get("PATH", "").split(os.pathsep) if d)
 
 
+def command_kind(path: str) -> str:
+    """What a ``recall`` command file is: "plugin" (recall's Claude Code plugin's command),
+    "recall" (a console script of recall, this package), or "other" (another program called
+    recall: PyPI has several)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return "other"
+    if b"recall's command for its Claude Code plugin" in head:
+        return "plugin"
+    if b"from recall.entry import main" in head or b"recall.entry" in head:
+        return "recall"
+    return "other"
+
+
 def link_command(report: "Report", created: list[Path]) -> None:
     """Put ``recall`` on the user's PATH: a link in ``bin_dir()`` to this install's console
     script, unless ``recall`` on PATH already is this one; a PATH hint when that folder is
@@ -512,6 +528,13 @@ def link_command(report: "Report", created: list[Path]) -> None:
             report.notes.append(f"{link} exists and is not recall setup's: left alone; this recall is {target}")
             return
     else:
+        if found and command_kind(os.path.realpath(found)) == "other":
+            # another program answers to `recall` here: a link of ours might shadow it (or be
+            # shadowed by it, depending on PATH's order): never take a command from another tool
+            report.notes.append(f"`recall` on your PATH is another program ({found}): setup did not link this "
+                                f"install over it; run this recall as {target} (an alias works: "
+                                f"alias recall={shlex.quote(target)})")
+            return
         if not link.parent.exists():
             created.append(link.parent)
         link.parent.mkdir(parents=True, exist_ok=True)
