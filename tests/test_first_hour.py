@@ -384,3 +384,42 @@ def test_setup_never_takes_the_recall_command_of_another_tool(tmp_path, capsys, 
     assert report.notes == [f"`recall` on your PATH is another program ({other}): setup did not link this install "
                             f"over it; run this recall as {this} (an alias works: alias recall={this})"]
     assert other.read_text() == OTHER_TOOL
+
+
+# item 3 --------------------------------------------------------------------------------------------------------
+def test_with_setup_first_the_plugin_s_slash_commands_stand_down_and_doctor_says_which(tmp_path, capsys,
+                                                                                       monkeypatch):
+    """`recall setup`, then the plugin: setup is the active install everywhere. Its hooks answer (the
+    plugin's stand down per event), its MCP server serves the tools (the plugin's has none), and
+    the plugin's /recall:... commands point to setup's /recall... instead of answering twice."""
+    import subprocess
+    import sys
+
+    from recall import entry
+    from recall.cli.commands.mcp import _stand_down
+    from tests.test_plugin import enable_plugin
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    assert cli(capsys, "setup", "--global", "--no-service", "--no-index")[0] == 0
+    data = enable_plugin(tmp_path)
+    monkeypatch.setenv("RECALL_PLUGIN_DATA", str(data))
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
+    # the plugin's slash commands: one line pointing to setup's, nothing run
+    for args in (["ask", "--or-hits", "which pooler?"], ["--raw", "--limit", "5", "pooler"], ["remember", "x y"]):
+        code = entry.main(args)
+        out = capsys.readouterr().out
+        assert code == 0 and out.startswith("recall setup's /recall, /recall-search and /remember (")
+        assert "the plugin's /recall:... commands stand down" in out
+    # the plugin's MCP server serves no tools where setup registered one
+    assert _stand_down() and "stands down" in _stand_down()
+    # `recall` typed in a shell (the plugin's ~/.local/bin/recall) is never stood down
+    monkeypatch.setenv("RECALL_PLUGIN_SHELL", "1")
+    assert entry.main(["remember", "we", "use", "pgbouncer"]) == 0
+    assert "stand down" not in capsys.readouterr().out
+    # without setup's commands, the plugin's answer
+    monkeypatch.delenv("RECALL_PLUGIN_SHELL")
+    assert cli(capsys, "setup", "--uninstall", "--global")[0] == 0
+    assert entry.main(["remember", "and", "redis", "first"]) == 0
+    assert "stand down" not in capsys.readouterr().out

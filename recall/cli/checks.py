@@ -587,8 +587,10 @@ def check_wiring(root: Path) -> tuple[list[Check], bool]:
         return [_runtime_check(found)], True
     files = sorted({str(p) for p, _ in hooks.values()})
     scope = " --global" if str(wiring.user_settings()) in files else f" --project {shlex.quote(str(root))}"
-    return [Check("wiring", False, f"both: recall setup's hooks ({', '.join(files)}) are the active ones; recall's "
-                                   f"Claude Code plugin {found.id} is installed too and stands down for the events "
-                                   "they handle (one injection per prompt, one service)",
+    return [Check("wiring", False, f"both: recall setup is the active install (hooks in {', '.join(files)}); recall's "
+                                   f"Claude Code plugin {found.id} is installed too and stands down everywhere: its "
+                                   "hooks for the events setup's handle (one injection per prompt, one service), its "
+                                   "MCP server (no tools where setup registered one), its /recall:... commands "
+                                   "(they point to /recall...)",
                   f"keep one: `recall setup --uninstall{scope}`, or `claude plugin uninstall {found.id}`",
                   warn=True)], False

@@ -144,7 +144,8 @@ data={quoted}
 for rt in "$data"/runtime/*/; do
     if [ -f "$rt.ready" ] && [ -x "${{rt}}bin/recall" ]; then
         RECALL_PLUGIN_DATA=$data
-        export RECALL_PLUGIN_DATA
+        RECALL_PLUGIN_SHELL=1
+        export RECALL_PLUGIN_DATA RECALL_PLUGIN_SHELL
         exec "${{rt}}bin/recall" "$@"
     fi
 done
