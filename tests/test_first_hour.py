@@ -423,3 +423,17 @@ def test_with_setup_first_the_plugin_s_slash_commands_stand_down_and_doctor_says
     assert cli(capsys, "setup", "--uninstall", "--global")[0] == 0
     assert entry.main(["remember", "and", "redis", "first"]) == 0
     assert "stand down" not in capsys.readouterr().out
+
+
+def test_a_claude_md_the_user_shares_gets_no_exclude_line(tmp_path, capsys):
+    project = tmp_path / "shared"
+    project.mkdir()
+    _git(project, "init", "-q")
+    code, _, err = cli(capsys, "memories", "add", "decision", "We picked pgbouncer", "--project", str(project))
+    assert code == 0, err
+    exclude = project / ".git" / "info" / "exclude"
+    exclude.write_text("\n".join(ln for ln in exclude.read_text().splitlines()
+                                 if "CLAUDE" not in ln and "git add -f" not in ln) + "\n")
+    _git(project, "add", "-f", "CLAUDE.md")  # the user shares it
+    cli(capsys, "memories", "add", "gotcha", "Redis must run first", "--project", str(project))
+    assert "CLAUDE.md" not in exclude.read_text()

@@ -51,7 +51,7 @@ def _service_step(report, start: bool) -> str | None:
     line = lines[-1] if lines else ""
     managed = line.startswith("Installed and started")
     try:
-        message, pid = start_service()
+        _message, pid = start_service()
     except RecallError as exc:
         report.notes.append(f"wrote the service's unit, but the service did not start: {exc}")
         return None
