@@ -150,6 +150,14 @@ def test_team_status_says_an_unreachable_server_once_and_counts_in_words(capsys,
     assert out.count("Everything local keeps working") == 1, out
     assert "Sync: not connected (the server cannot be reached, as above); it retries by itself." in out
     assert "1 item sent (1 memory)" in out
+    # the service not running: still said once
+    monkeypatch.setattr(member, "status", lambda: {
+        "joined": True, "server": "shop@db", "role": "alice", "reachable": False, "error": error,
+        "service": None, "projects": [], "shared_last_day": {"memory": 2, "withdrawn": 0}, "on_server": 2,
+        "not_indexed": 0, "last_push": None, "last_pull": None})
+    code, out, _ = cli(capsys, "team", "status")
+    assert out.lower().count("everything local") == 1, out
+    assert "Sync: paused, the recall service is not running (`recall service start`)." in out
 
 
 # item 18 -------------------------------------------------------------------------------------------------------

@@ -197,8 +197,9 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print the sta
                + ("" if info["reachable"] else f" (unreachable: {info['error']})"))
     svc = info.get("service")
     if svc is None:
-        typer.echo("Sync: paused, the recall service is not running (`recall service start`); everything local "
-                   "works meanwhile.")
+        # (an unreachable server's line above said already that everything local keeps working)
+        typer.echo("Sync: paused, the recall service is not running (`recall service start`)"
+                   + ("; everything local works meanwhile." if info["reachable"] else "."))
     elif svc.get("connected"):
         typer.echo(f"Sync: connected; last push {_ago(info['last_push'])}, last pull {_ago(info['last_pull'])}.")
     elif not info["reachable"] and "Cannot reach" in (svc.get("error") or "") and "Cannot reach" in \
