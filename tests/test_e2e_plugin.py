@@ -214,6 +214,13 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     main = main_requests(standin, mark)[0]
     assert json.dumps(main).count(INJECTED) == 1
     assert not [n for n in tool_names(main) if n.startswith("mcp__plugin_recall_recall__")]
+    # and the plugin's slash commands point to setup's: one install answers everywhere (issue 36)
+    mark = len(standin.snapshot())
+    proc = env.run("/recall:recall-search connection pooler postgres", allowed_tools=None)
+    assert proc.returncode == 0, proc.stderr
+    sent = request_text(main_requests(standin, mark)[0])
+    block = sent[sent.find("<command-name>/recall:recall-search"):]
+    assert "the plugin's /recall:... commands stand down" in block and "**pooler**" not in block, block[:1500]
     install.uninstall_files(env.project)  # what `recall setup --uninstall` does: only setup's go
     assert wiring.setup_hooks(env.project) == {} and wiring.plugin(env.project) is not None
     assert (data / "runtime" / version / ".ready").exists()
