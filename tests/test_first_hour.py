@@ -445,3 +445,15 @@ def test_a_claude_md_the_user_shares_gets_no_exclude_line(tmp_path, capsys):
     _git(project, "add", "-f", "CLAUDE.md")  # the user shares it
     cli(capsys, "memories", "add", "gotcha", "Redis must run first", "--project", str(project))
     assert "CLAUDE.md" not in exclude.read_text()
+
+
+# item 12 (no service to ask) -----------------------------------------------------------------------------------
+def test_status_without_a_service_names_the_backend_today_s_extractions_used(capsys, claude_logged_out):
+    from recall.llm import usage
+
+    usage.record_usage("claude-haiku-4-5", 100, 10, "extraction", backend="api")
+    code, out, _ = cli(capsys, "status", "--json")
+    features = json.loads(out)["backends"]["features"]
+    assert features["synthesis"]["backend"] == "claude-code"
+    assert features["memory"]["backend"] == "api"
+    assert features["memory"]["why"].startswith("today's extraction calls went to api")
