@@ -457,3 +457,24 @@ def test_status_without_a_service_names_the_backend_today_s_extractions_used(cap
     assert features["synthesis"]["backend"] == "claude-code"
     assert features["memory"]["backend"] == "api"
     assert features["memory"]["why"].startswith("today's extraction calls went to api")
+
+
+# item 11 (under the plugin) ------------------------------------------------------------------------------------
+def test_setup_under_the_plugin_reports_no_change_on_a_re_run(tmp_path, capsys, claude_projects, monkeypatch):
+    from tests.factory import Session
+    from tests.test_plugin import enable_plugin
+
+    monkeypatch.setenv("RECALL_NO_SERVICE", "1")
+    project = tmp_path / "proj"
+    project.mkdir()
+    s = Session(cwd=str(project))
+    s.user("we picked argon2id for password hashing")
+    s.write(claude_projects)
+    enable_plugin(tmp_path)
+    code, out, err = cli(capsys, "setup", "--project", str(project))
+    assert code == 0, err
+    assert "changed: indexed 1 message" in out and "setup added none of its own" in out
+    code, out, err = cli(capsys, "setup", "--project", str(project))
+    assert code == 0, err
+    assert not [ln for ln in out.splitlines() if ln.startswith("changed:")], out
+    assert "ok:      the index is up to date (1 transcript file, nothing new)" in out
