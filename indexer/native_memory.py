@@ -211,7 +211,15 @@ def discover(roots, known_projects: list[str], remembered: dict | None = None) -
     user = paths.claude_config_dir() / "CLAUDE.md"
     if user.is_file():
         sources.append(Source(str(user), CLAUDE_MD_TYPE, ""))
-    return sources, remembered
+    # one source per file: ~/.claude/CLAUDE.md is also "<project>/.claude/CLAUDE.md" of a session
+    # run in $HOME; found twice, it was re-indexed on every rescan as each claim undid the other
+    # (issue 36). The user's file belongs to every project; otherwise the first claim holds.
+    by_path: dict[str, Source] = {}
+    for src in sources:
+        key = os.path.realpath(src.path)
+        if key not in by_path or not src.project:
+            by_path[key] = src
+    return [src for src in sources if by_path[os.path.realpath(src.path)] is src], remembered
 
 
 # documents ------------------------------------------------------------------------------------------

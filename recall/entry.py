@@ -10,7 +10,25 @@ goes to the typer CLI in ``recall.cli.app``, except plain ``--raw``/``--json`` s
 
 from __future__ import annotations
 
+import os
 import sys
+
+
+#: what the plugin's slash commands run (hooks/recall ask|--raw|remember ...)
+SLASH_VERBS = ("ask", "--raw", "remember")
+
+
+def _plugin_command_stands_down() -> str | None:
+    """A slash command of recall's plugin where `recall setup` installed its own (/recall...):
+    one install answers (issue 36), so the plugin's says which, and does nothing."""
+    from recall.core.wiring import session_project, setup_commands
+
+    where = setup_commands(session_project() or os.getcwd())
+    if where is None:
+        return None
+    return (f"recall setup's /recall, /recall-search and /remember ({where.parent}) serve recall here; the "
+            "plugin's /recall:... commands stand down so that one install answers. Use /recall, /recall-search "
+            "or /remember (`recall doctor` says which install is active).")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -19,12 +37,16 @@ def main(argv: list[str] | None = None) -> int:
         from recall.hooks.dispatch import run_hook
 
         return run_hook(args[1], args[2:])
+    if args and args[0] in SLASH_VERBS and os.environ.get("RECALL_PLUGIN_DATA") and \
+            not os.environ.get("RECALL_PLUGIN_SHELL"):
+        said = _plugin_command_stands_down()
+        if said:
+            print(said)
+            return 0
     bad = next((a for a in args if any("\udc80" <= c <= "\udcff" for c in a)), None)
     if bad is not None:  # bytes that are not UTF-8 (a Latin-1 terminal): say so, never a traceback
-        import os
-
         shown = os.fsencode(bad).decode("utf-8", "backslashreplace")
-        sys.stderr.write(f"recall: the argument {shown!r} is not valid UTF-8: set your terminal to UTF-8 "
+        sys.stderr.write(f"recall: the argument '{shown}' is not valid UTF-8: set your terminal to UTF-8 "
                          "(LANG=C.UTF-8, say) and type it again.\n")
         return 2
     _say_config_problem(args)

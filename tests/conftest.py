@@ -43,6 +43,15 @@ def _path_without(name: str, path: str, shadow_root: Path) -> str:
     return os.pathsep.join(out)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _run_cache(tmp_path_factory) -> None:
+    """The installed Claude Code, the wheelhouse, pip's cache: in this run's temporary folder
+    (unless ``$RECALL_TEST_CACHE`` names one), never in the account's home."""
+    from tests.support.claude import use_run_cache
+
+    use_run_cache(tmp_path_factory.getbasetemp() / "cache")
+
+
 @pytest.fixture(scope="session")
 def _path_without_claude(tmp_path_factory) -> str:
     return _path_without("claude", os.environ.get("PATH", os.defpath), tmp_path_factory.mktemp("path-no-claude"))

@@ -131,6 +131,10 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     claude(env, "plugin", "validate", "--strict", str(CHECKOUT / ".claude-plugin" / "plugin.json"))
     claude(env, "plugin", "marketplace", "add", str(CHECKOUT))
     claude(env, "plugin", "install", "recall@recall")
+    # what Claude Code copied: the plugin's folder, never this checkout's virtualenvs (issue 36)
+    cached = env.home / ".claude" / "plugins" / "cache" / "recall" / "recall" / version
+    assert (cached / "hooks" / "recall").is_file() and (cached / "recall" / "entry.py").is_file()
+    assert not [p.name for p in cached.iterdir() if p.name.startswith((".venv", ".mcp"))]
     found = wiring.plugin(env.project)
     assert found is not None and found.id == "recall@recall" and found.data_dir == data
 
@@ -151,6 +155,10 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     assert (data / "runtime" / version / "bin" / "recall").exists()
     cli = subprocess.run([str(data / "bin" / "recall"), "--version"], capture_output=True, text=True, timeout=60)
     assert cli.stdout.strip() == f"recall {version}"  # the plugin's command line
+    # and `recall` from a new shell: the plugin's link in ~/.local/bin (issue 36)
+    shell = subprocess.run(["sh", "-c", "recall --version"], capture_output=True, text=True, timeout=60,
+                           env={"HOME": str(env.home), "PATH": f"{env.home / '.local' / 'bin'}:/usr/bin:/bin"})
+    assert shell.stdout.strip() == f"recall {version}", shell.stderr
     # the build started the service, which indexes session 1
     assert wait_for(lambda: service_client.ping(timeout=1.0), timeout=60), (data / "build.log").read_text()[-2000:]
     assert wait_for(lambda: hits("connection pooler postgres"), timeout=60)
@@ -206,6 +214,13 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     main = main_requests(standin, mark)[0]
     assert json.dumps(main).count(INJECTED) == 1
     assert not [n for n in tool_names(main) if n.startswith("mcp__plugin_recall_recall__")]
+    # and the plugin's slash commands point to setup's: one install answers everywhere (issue 36)
+    mark = len(standin.snapshot())
+    proc = env.run("/recall:recall-search connection pooler postgres", allowed_tools=None)
+    assert proc.returncode == 0, proc.stderr
+    sent = request_text(main_requests(standin, mark)[0])
+    block = sent[sent.find("<command-name>/recall:recall-search"):]
+    assert "the plugin's /recall:... commands stand down" in block and "**pooler**" not in block, block[:1500]
     install.uninstall_files(env.project)  # what `recall setup --uninstall` does: only setup's go
     assert wiring.setup_hooks(env.project) == {} and wiring.plugin(env.project) is not None
     assert (data / "runtime" / version / ".ready").exists()

@@ -76,7 +76,7 @@ def test_after_uninstall_a_new_session_is_not_indexed(tmp_path, monkeypatch, cap
 
         # --purge removes what was left, asking first (no terminal here: --yes)
         code, out, err = cli(capsys, "setup", "--uninstall", "--global", "--purge")
-        assert code == 2 and "run the same `recall setup --uninstall --purge` again with --yes" in err
+        assert code == 2 and "run the same `recall setup --uninstall --global --purge` again with --yes" in err
         assert paths.recall_home().exists()
         code, out, err = cli(capsys, "setup", "--uninstall", "--global", "--purge", "--yes")
         assert code == 0, err

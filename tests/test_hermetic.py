@@ -53,3 +53,30 @@ def test_tests_that_assume_no_backend_pass_with_a_logged_out_claude_on_path(tmp_
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "5 passed" in proc.stdout
+
+
+def test_the_support_cache_lives_in_the_run_s_temporary_folder_never_in_the_home(tmp_path, tmp_path_factory,
+                                                                                 monkeypatch):
+    """The installed Claude Code, the wheelhouse and pip's cache (issue 36, item 8): in this run's
+    basetemp, or where $RECALL_TEST_CACHE says (.ci/run: a temporary folder of its own), never
+    in the account's home -- whatever $HOME says."""
+    import pwd
+
+    from tests.support import claude, wheelhouse
+
+    real_home = Path(pwd.getpwuid(os.getuid()).pw_dir)
+    monkeypatch.delenv("RECALL_TEST_CACHE", raising=False)
+    cache = claude.support_cache_dir()
+    assert cache.is_relative_to(tmp_path_factory.getbasetemp())
+    assert not cache.is_relative_to(real_home / ".cache")
+    assert wheelhouse._cache_dir().is_relative_to(cache)
+    monkeypatch.setenv("RECALL_TEST_CACHE", str(tmp_path_factory.getbasetemp() / "ci-cache"))
+    assert claude.support_cache_dir() == tmp_path_factory.getbasetemp() / "ci-cache"
+    # outside pytest (.ci/run asks for the binary before the suite starts): a temporary folder
+    monkeypatch.delenv("RECALL_TEST_CACHE")
+    code = ("from tests.support.claude import support_cache_dir as c; import tempfile, os; "
+            "print(c().is_relative_to(os.path.realpath(tempfile.gettempdir())) or c())")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                         env=dict(os.environ, TMPDIR=str(tmp_path)))
+    assert out.stdout.strip() == "True", out.stdout + out.stderr
+    assert [p.name[:18] for p in tmp_path.iterdir() if p.name != "home"] == ["recall-test-cache-"]

@@ -284,8 +284,8 @@ def test_cli_search_finds_memories_and_transcripts_together(claude_projects, cap
     (["index", "--bogus"], "recall: No such option: --bogus. Run `recall index --help` to see what it takes.\n"),
     (["service", "bogus"], "recall: No such command 'bogus'. Run `recall service --help` to see what it takes.\n"),
     (["search"], "recall: Missing argument 'QUERY...'. Run `recall search --help` to see what it takes.\n"),
-    (["--limit", "0", "x"], "recall: Invalid value for '--limit' / '-n': Input should be greater than or equal "
-                            "to 1. Run `recall search --help` to see what it takes.\n"),
+    (["--limit", "0", "x"], "recall: --limit/-n takes a number of at least 1. Run `recall search --help` to see "
+                            "what it takes.\n"),
 ])
 def test_bad_usage_is_one_line_naming_the_help(capsys, args, message):
     code, out, err = cli(capsys, *args)

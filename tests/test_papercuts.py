@@ -53,7 +53,7 @@ def test_help_shows_no_python_types_and_is_not_cut_at_eg(capsys):
 def test_non_utf8_arguments_are_one_line_errors():
     out = recall("--raw", os.fsdecode(b"caf\xe9"))
     assert out.returncode == 2
-    assert out.stderr == b"recall: the argument 'caf\\\\xe9' is not valid UTF-8: set your terminal to UTF-8 " \
+    assert out.stderr == b"recall: the argument 'caf\\xe9' is not valid UTF-8: set your terminal to UTF-8 " \
                          b"(LANG=C.UTF-8, say) and type it again.\n"
     assert recall("sessions", "--since", os.fsdecode(b"\xff")).returncode == 2
 

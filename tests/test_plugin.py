@@ -58,7 +58,7 @@ def test_manifests_name_recall_at_one_version():
     market = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert plugin["name"] == market["name"] == "recall"  # /plugin install recall@recall
-    assert [(p["name"], p["source"]) for p in market["plugins"]] == [("recall", "./")]
+    assert [(p["name"], p["source"]) for p in market["plugins"]] == [("recall", "./plugin")]
     assert plugin["version"] == __version__ == re.search(r'^version = "(.+)"', pyproject, re.M).group(1)
     assert plugin["mcpServers"] == {"recall": {"command": "${CLAUDE_PLUGIN_ROOT}/hooks/recall", "args": ["mcp"]}}
     assert (ROOT / plugin["commands"]).is_dir()
@@ -67,6 +67,22 @@ def test_manifests_name_recall_at_one_version():
     assert tuple(map(int, need)) == plugin_runtime.MIN_PYTHON
     assert f"sys.version_info < {plugin_runtime.MIN_PYTHON}" in LAUNCHER.read_text()
     assert all((ROOT / name).exists() for name in plugin_runtime.SOURCE)
+
+
+def test_the_plugin_folder_holds_what_the_plugin_needs_and_no_virtualenv():
+    """`claude plugin install` copies the marketplace entry's source folder (following links) into
+    its plugin cache: ./plugin, links to what the plugin runs and builds from, never the
+    clone's .venv or .venv-test (397 MB once) nor a project .mcp.json (issue 36, item 2)."""
+    folder = ROOT / "plugin"
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == sorted([".claude-plugin", "hooks", *plugin_runtime.SOURCE])
+    for p in folder.iterdir():
+        assert p.is_symlink() and not os.path.isabs(os.readlink(p)), p
+        assert p.resolve() == (ROOT / p.name).resolve()
+    assert (folder / ".claude-plugin" / "plugin.json").is_file() and (folder / "hooks" / "hooks.json").is_file()
+    reached = {os.path.relpath(os.path.join(d, n), folder) for d, dirs, files in os.walk(folder, followlinks=True)
+               for n in dirs + files}
+    assert not [r for r in reached if r.split(os.sep)[0].startswith((".venv", ".mcp.json", ".git"))]
 
 
 def test_hooks_folder_holds_the_launcher_and_nothing_else():

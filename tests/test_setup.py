@@ -202,12 +202,48 @@ def test_setup_installs_and_starts_the_service(project, capsys, no_service_manag
     try:
         code, out, err = cli(capsys, "setup", "--project", str(project), "--no-index")
         assert code == 0, err
-        assert "installed the service" in out
-        assert client.ping(timeout=5) is not None
+        info = client.ping(timeout=5)
+        assert info is not None
+        # one line: what happened (the manager refused, setup started it itself) and what is left
+        assert (f"changed: started the recall service without a service manager (pid {info['pid']}), as the "
+                "service manager refused it (Failed to connect to bus: No medium found): it runs now, but "
+                "nothing starts it again after a reboot or logout") in out
+        assert "Started the recall service" not in out and "Run: systemctl" not in out
         code, out, _ = cli(capsys, "doctor", "--project", str(project))
         assert "ok    service: running" in out
     finally:
         stop_service()
+
+
+def test_setup_run_again_reports_no_change_for_what_did_not_change(project, capsys, claude_projects,
+                                                                    no_service_manager):
+    """`changed:` only for what changed (issue 36, item 11): the running service, the index that
+    holds everything already, a second uninstall."""
+    from recall.control.lifecycle import stop_service
+    from recall.core import service_client as client
+
+    s = Session(cwd=str(project))
+    s.user("we picked argon2id for password hashing")
+    s.write(claude_projects)
+    try:
+        assert cli(capsys, "setup", "--project", str(project))[0] == 0
+        pid = client.ping(timeout=5)["pid"]
+        code, out, err = cli(capsys, "setup", "--project", str(project))
+        assert code == 0, err
+        assert f"ok:      the recall service already runs (pid {pid})" in out
+        assert "ok:      the recall service keeps the index current (1 transcript file indexed)" in out
+        changed = [line for line in out.splitlines() if line.startswith("changed:")]
+        assert changed == [], out
+    finally:
+        stop_service()
+    code, out, err = cli(capsys, "setup", "--project", str(project), "--no-service")
+    assert code == 0, err
+    assert "ok:      the index is up to date (1 transcript file, nothing new)" in out
+    assert not [line for line in out.splitlines() if line.startswith("changed:")], out
+    assert cli(capsys, "setup", "--uninstall", "--project", str(project))[0] == 0
+    code, out, _ = cli(capsys, "setup", "--uninstall", "--project", str(project))
+    assert code == 0
+    assert "changed:" not in out and "ok:      No service installed" in out
 
 
 # ------------------------------------------------------------------------------ doctor
@@ -437,16 +473,24 @@ def test_setup_never_replaces_another_recall_on_the_path(project, capsys):
 
 
 def test_setup_warns_when_the_install_lives_in_a_temporary_or_git_tracked_place(tmp_path, project, capsys, monkeypatch):
-    clone = Path(__file__).resolve().parent.parent  # this checkout (outside any temporary folder)
+    # a checkout of its own, wherever this one lives (CI may clone under /tmp): the temporary
+    # folders are named apart from it, so each warning is seen on its own (issue 36)
+    clone = (tmp_path / "checkouts" / "recall").resolve()
+    (clone / ".git").mkdir(parents=True)
+    scratch = (tmp_path / "scratch").resolve()
+    scratch.mkdir()
+    import tempfile
+
+    assert os.path.realpath(tempfile.gettempdir()) in st.temporary_folders()  # the real list
+    monkeypatch.setattr(st, "temporary_folders", lambda: {str(scratch)})
     warn = st.install_location_warning(str(clone / ".venv" / "bin" / "recall"))
     assert warn.startswith(f"recall runs from {clone}/.venv/bin/recall, inside the git checkout {clone}: moving or "
                            "deleting the checkout (or its .venv) breaks Claude Code's hooks on every prompt")
     assert f"`pipx install {clone}` or `uv tool install {clone}`" in warn
-    import tempfile
-
-    tmp_exe = Path(tempfile.gettempdir()) / "x" / "bin" / "recall"
+    tmp_exe = scratch / "x" / "bin" / "recall"
     assert "in a temporary folder" in st.install_location_warning(str(tmp_exe))
-    assert st.install_location_warning("/opt/pipx/venvs/recall-memory/bin/recall") is None
+    assert st.install_location_warning(str(tmp_path / "opt" / "pipx" / "venvs" / "recall-memory" / "bin" /
+                                           "recall")) is None
     # an install in a clone's .venv (wherever this test's own venv lives): setup says so
     monkeypatch.setattr(st, "recall_executable", lambda: [str(clone / ".venv" / "bin" / "recall")])
     code, out, _ = cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")

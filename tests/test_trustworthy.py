@@ -42,8 +42,48 @@ def test_doctor_says_when_claude_code_is_not_logged_in(project, capsys, claude_l
     code, out, _ = cli(capsys, "doctor", "--project", str(project))
     assert f"FAIL  model backend: model.backend = auto" in out
     assert f"but Claude Code at {claude_logged_out} is not logged in (`claude auth status`: loggedIn false): " \
-           "every model call fails" in out
+           "its model calls fail (none succeeded today)" in out
     assert "fix: run `claude` and log in (/login), or give recall an API key" in out
+
+
+def test_doctor_does_not_say_every_call_fails_when_the_hooks_calls_succeed(project, capsys, claude_logged_out):
+    """The hooks run Claude Code in its own environment, which may hold a login this shell lacks:
+    doctor says what it saw in each place, not "every model call fails" (issue 36, item 12)."""
+    from recall.llm import usage
+
+    for purpose in ("recall", "recall", "extraction"):
+        usage.record_usage("claude-haiku-4-5", 100, 10, purpose, backend="claude-code")
+    usage.record_usage("claude-haiku-4-5", 0, 0, "recall", backend="claude-code", error="Not logged in")
+    code, out, _ = cli(capsys, "doctor", "--project", str(project))
+    assert "every model call fails" not in out
+    assert "warn  model backend:" in out
+    assert "says it is not logged in in this shell (`claude auth status`: loggedIn false), but 3 of today's " \
+           "model calls through it succeeded (from the hooks and the service)" in out
+
+
+def test_status_names_the_backend_memory_extraction_uses_in_the_service(project, capsys, claude_logged_out,
+                                                                         no_service_manager, monkeypatch):
+    """Memory extraction runs in the service with the last hook's credentials: status names that
+    backend, not the one this shell would pick (issue 36, item 12)."""
+    import json
+
+    from recall.control.lifecycle import start_service, stop_service
+    from recall.core import service_client as client
+
+    start_service()
+    try:
+        with monkeypatch.context() as m:  # a hook's call, with the API key Claude Code's environment holds
+            m.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-hook-key-not-real")
+            client.call("ping", {}, timeout=5.0, credentials=True)
+        code, out, _ = cli(capsys, "status", "--json")
+        features = json.loads(out)["backends"]["features"]
+        assert features["synthesis"]["backend"] == "claude-code"  # this shell: the logged-out claude
+        assert features["memory"]["backend"] == "api", features["memory"]
+        assert features["memory"]["why"].startswith("in the service, with the last hook's credentials")
+        code, out, _ = cli(capsys, "status")
+        assert "memory extraction and consolidation: api (in the service" in out
+    finally:
+        stop_service()
 
 
 def test_doctor_accepts_a_logged_in_claude_code(project, capsys, tmp_path, monkeypatch):

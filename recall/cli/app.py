@@ -128,10 +128,27 @@ def _click_errors():
 _USAGE, _CLICK, _EXIT, _ABORT = _click_errors()
 
 
+#: pydantic's wording of a value typer could not convert, and ours (issue 36)
+_CONVERSIONS = ((r"Input should be a valid integer", "takes a whole number"),
+                (r"Input should be a valid number", "takes a number"),
+                (r"Input should be a valid boolean", "takes true or false"),
+                (r"Input should be greater than or equal to (\S+)", r"takes a number of at least \1"),
+                (r"Input should be less than or equal to (\S+)", r"takes a number of at most \1"))
+
+
 def _usage_line(exc) -> str:
     ctx = getattr(exc, "ctx", None)
     where = getattr(ctx, "command_path", "") or "recall"
     message = exc.format_message().rstrip(".")
+    import re
+
+    for theirs, ours in _CONVERSIONS:
+        found = re.search(theirs, message)
+        if found:
+            param = getattr(exc, "param", None)
+            names = "/".join(getattr(param, "opts", None) or []) or getattr(exc, "param_hint", None) or "this value"
+            message = f"{names} {found.expand(ours)}"
+            break
     return f"recall: {message}. Run `{where} --help` to see what it takes."
 
 

@@ -275,6 +275,17 @@ def check_key(service_up: bool = False) -> Check:
                  warn=True)
 
 
+def _claude_code_calls_today() -> int:
+    """Model calls through Claude Code that succeeded today (the usage log)."""
+    from recall.llm.usage import usage_summary
+
+    try:
+        b = (usage_summary(days=1).get("today_by_backend") or {}).get("claude-code") or {}
+    except Exception:  # noqa: BLE001 - an unreadable log: no evidence either way
+        return 0
+    return max(0, int(b.get("calls", 0)) - int(b.get("failed", 0)))
+
+
 def check_backend(service_up: bool = False) -> Check:
     """The backend each feature uses right now, here and in the service: FAIL when the service,
     given this shell's credentials as a hook would pass them, would still have none."""
@@ -293,9 +304,16 @@ def check_backend(service_up: bool = False) -> Check:
         choice = backend.choose()
         logged_in, said = claude_code.login_status(choice.source)
         if logged_in is False:
+            fix = ("run `claude` and log in (/login), or give recall an API key: export ANTHROPIC_API_KEY or "
+                   "`recall config set api_key KEY`")
+            worked = _claude_code_calls_today()
+            if worked:  # the hooks run it in Claude Code's environment, which may hold a login this shell lacks
+                return Check("model backend", False,
+                             f"{detail}; Claude Code at {choice.source} says it is not logged in in this shell "
+                             f"({said}), but {worked} of today's model calls through it succeeded (from the "
+                             "hooks and the service); a call from this shell (`recall ask`) fails", fix, warn=True)
             return Check("model backend", False, f"{detail}; but Claude Code at {choice.source} is not logged in "
-                         f"({said}): every model call fails", "run `claude` and log in (/login), or give recall "
-                         "an API key: export ANTHROPIC_API_KEY or `recall config set api_key KEY`")
+                         f"({said}): its model calls fail (none succeeded today)", fix)
         if logged_in is None:
             return Check("model backend", False, f"{detail}; whether Claude Code is logged in could not be told "
                          f"({said})", "run `claude auth status`", warn=True)
@@ -363,13 +381,129 @@ def check_folder_modes(root: Path) -> Check | None:
                  f"{s.why}{more}", fix, warn=True)
 
 
+LOAD_CHECK = "Claude Code loads recall"
+LOAD_TIMEOUT = 90.0
+#: the hooks a headless run fires (SessionStart at its start, UserPromptSubmit for its prompt)
+LOAD_EVENTS = {"session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit"}
+
+
+def check_claude_loads(root: Path, by_plugin: bool, mcp_expected: bool) -> Check:
+    """Ask the installed Claude Code whether it really runs recall's hooks and connects its MCP
+    server (issue 36: a Claude Code update can switch a hook format off without a word): a
+    headless run in the project, with recall's hooks told to only note that they ran
+    (``RECALL_DOCTOR_PROBE``) and the model endpoint unreachable, so no model is called and
+    nothing is kept (``--no-session-persistence``). What it could not check, it says (a warning)."""
+    import tempfile
+
+    from recall.llm import claude_code
+
+    found = claude_code.find()
+    if found.path is None:
+        return Check(LOAD_CHECK, False, f"not checked: {found.problem or claude_code.NOT_FOUND}",
+                     "install Claude Code (or set model.claude_path), then `recall doctor` again", warn=True)
+    if by_plugin:
+        from recall.core import plugin_runtime, wiring
+
+        plugin = wiring.plugin(root)
+        if plugin is not None and not plugin_runtime.ready(plugin.data_dir, plugin.version or ""):
+            return Check(LOAD_CHECK, False, "not checked: the plugin's runtime is not built yet (its hooks exit "
+                         "at once until then)", "start a Claude Code session, then `recall doctor` again", warn=True)
+    with tempfile.TemporaryDirectory(prefix="recall-doctor-") as tmp:
+        probe = os.path.join(tmp, "hooks-run")
+        env = {k: v for k, v in os.environ.items() if k not in ("RECALL_CHILD", "CLAUDECODE")}
+        env.update(RECALL_DOCTOR_PROBE=probe, ANTHROPIC_BASE_URL="http://127.0.0.1:9", CLAUDE_CODE_MAX_RETRIES="0",
+                   MCP_CONNECTION_NONBLOCKING="0", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+                   DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1")
+        argv = [found.path, "-p", "recall doctor checks that Claude Code loads recall (no model is called)",
+                "--output-format", "stream-json", "--verbose"]
+        if "--no-session-persistence" in found.flags:
+            argv.append("--no-session-persistence")
+        try:
+            proc = subprocess.run(argv, cwd=str(root), env=env, capture_output=True, text=True, timeout=LOAD_TIMEOUT,
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return Check(LOAD_CHECK, False, f"not checked: a headless run of {found.path} did not finish "
+                         f"({type(exc).__name__})", "run `claude -p hi` to see what it does", warn=True)
+        try:
+            ran = set(Path(probe).read_text(encoding="utf-8").split())
+        except OSError:
+            ran = set()
+    init = None
+    for line in proc.stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("subtype") == "init":
+            init = event
+            break
+    if init is None:
+        said = (proc.stderr.strip() or proc.stdout.strip() or f"exit status {proc.returncode}").splitlines()[-1][:160]
+        return Check(LOAD_CHECK, False, f"not checked: Claude Code at {found.path} started no session ({said})",
+                     "run `claude -p hi` to see why", warn=True)
+    who = f"Claude Code {found.version}".strip()
+    problems = []
+    missing = [LOAD_EVENTS[e] for e in LOAD_EVENTS if e not in ran]
+    if missing:
+        problems.append(f"did not run recall's {' and '.join(missing)} hook{'s' if len(missing) > 1 else ''}")
+    servers = [s for s in init.get("mcp_servers") or [] if isinstance(s, dict)
+               and (s.get("name") == MCP_NAME or str(s.get("name", "")).endswith(f":{MCP_NAME}"))]
+    if mcp_expected or by_plugin:
+        if not servers:
+            problems.append("does not list recall's MCP server")
+        elif not any(s.get("status") == "connected" for s in servers):
+            problems.append(f"could not connect recall's MCP server ({servers[0].get('status')})")
+    where = f"a headless run in {root}, no model called"
+    if problems:
+        return Check(LOAD_CHECK, False, f"{who} {'; '.join(problems)} ({where})",
+                     "run `recall setup` again (it rewrites recall's entries in the format this Claude Code reads); "
+                     "`claude --debug` shows what it skipped" if not by_plugin else
+                     "update the plugin (`claude plugin update recall@recall`); `claude --debug` shows what it skipped")
+    mcp = " and connected its MCP server" if servers else ""
+    return Check(LOAD_CHECK, True, f"{who} ran recall's SessionStart and UserPromptSubmit hooks{mcp} ({where})")
+
+
+def check_command() -> Check:
+    """Whether the ``recall`` a shell finds is this install (issue 36): other packages install a
+    ``recall`` command too, and a second install of recall may answer instead."""
+    from recall.cli.install import bin_dir, command_kind
+    from recall.control.units import recall_executable
+
+    this = recall_executable()
+    this_exe = this[0] if len(this) == 1 else " ".join(this)
+    found = shutil.which("recall")
+    if not found:
+        return Check("recall command", False, "no `recall` on your PATH",
+                     f"`recall setup` links one in {bin_dir()} (then put that folder on PATH), or run {this_exe}",
+                     warn=True)
+    real = os.path.realpath(found)
+    kind = command_kind(real)
+    plugin_data = os.environ.get("RECALL_PLUGIN_DATA")
+    if real == os.path.realpath(this[0]) or (kind == "plugin" and plugin_data and
+                                              real == os.path.realpath(os.path.join(plugin_data, "bin", "recall"))):
+        return Check("recall command", True, f"`recall` on your PATH is this install ({found})")
+    if kind == "other":
+        return Check("recall command", False, f"`recall` on your PATH ({found}) is another program, not this "
+                     f"install ({this_exe}): typing `recall` runs that one",
+                     f"run this recall as {this_exe} (or `alias recall={shlex.quote(this_exe)}`), or remove the "
+                     "other program", warn=True)
+    which = "recall's Claude Code plugin" if kind == "plugin" else "another install of recall"
+    return Check("recall command", False, f"`recall` on your PATH ({found}) is {which}, not this install "
+                 f"({this_exe}): its version and settings may differ",
+                 f"keep one install (`recall doctor` from each says which wires Claude Code), or run this one as "
+                 f"{this_exe}", warn=True)
+
+
 def doctor(project: Path | str | None = None) -> list[Check]:
     root = project_root(project)
     wiring, by_plugin = check_wiring(root)  # the plugin's hooks and MCP server replace setup's
     service = check_service()
-    checks = [check_config(), *wiring, *([] if by_plugin else check_hooks(root)), service, check_index(),
-              check_redaction(service.ok), check_forget(), check_key(service.ok), check_backend(service.ok),
-              *([] if by_plugin else [check_mcp(root)])]
+    hooks = [] if by_plugin else check_hooks(root)
+    mcp = [] if by_plugin else [check_mcp(root)]
+    loads = [check_claude_loads(root, by_plugin, bool(mcp) and mcp[0].ok)] if by_plugin or \
+        any(c.ok for c in hooks) else []
+    checks = [check_config(), check_command(), *wiring, *hooks, *loads, service, check_index(),
+              check_redaction(service.ok), check_forget(), check_key(service.ok), check_backend(service.ok), *mcp]
     modes = check_folder_modes(root)
     return [*checks, *check_memory(root), *check_rules(root), *([modes] if modes else [])]
 
@@ -453,8 +587,10 @@ def check_wiring(root: Path) -> tuple[list[Check], bool]:
         return [_runtime_check(found)], True
     files = sorted({str(p) for p, _ in hooks.values()})
     scope = " --global" if str(wiring.user_settings()) in files else f" --project {shlex.quote(str(root))}"
-    return [Check("wiring", False, f"both: recall setup's hooks ({', '.join(files)}) are the active ones; recall's "
-                                   f"Claude Code plugin {found.id} is installed too and stands down for the events "
-                                   "they handle (one injection per prompt, one service)",
+    return [Check("wiring", False, f"both: recall setup is the active install (hooks in {', '.join(files)}); recall's "
+                                   f"Claude Code plugin {found.id} is installed too and stands down everywhere: its "
+                                   "hooks for the events setup's handle (one injection per prompt, one service), its "
+                                   "MCP server (no tools where setup registered one), its /recall:... commands "
+                                   "(they point to /recall...)",
                   f"keep one: `recall setup --uninstall{scope}`, or `claude plugin uninstall {found.id}`",
                   warn=True)], False

@@ -201,6 +201,35 @@ def print_service_line(info: dict) -> None:
 
 
 
+def _service_memory_backend(info: dict) -> None:
+    """Memory extraction runs in the service, with the credentials of the last hook that reached
+    it, not this shell's: when the service runs, the memory feature names the backend it uses
+    there (issue 36)."""
+    feature = info["backends"]["features"].get("memory") or {}
+    if feature.get("backend") == "off":
+        return
+    if info["service"].get("running"):
+        from recall.core import service_client as client
+
+        try:
+            remote = client.call("backend", {}, timeout=2.0) or {}
+        except client.Unavailable:
+            remote = {}
+        mem = remote.get("memory") if isinstance(remote, dict) else None
+        if isinstance(mem, dict) and mem.get("backend"):
+            info["backends"]["features"]["memory"] = {
+                "backend": mem["backend"],
+                "why": f"in the service, with the last hook's credentials: {mem.get('why', '')}"}
+            return
+    # no service to ask: what today's extraction calls went to, when that is not this shell's pick
+    used = [name for name, b in ((info.get("model_usage") or {}).get("today_by_backend") or {}).items()
+            if (b.get("purposes") or {}).get("extraction") and b.get("calls", 0) > b.get("failed", 0)]
+    if used and feature.get("backend") not in used:
+        info["backends"]["features"]["memory"] = {
+            "backend": used[0], "why": f"today's extraction calls went to {used[0]} (the hooks' credentials); "
+                                       f"this shell would use {feature.get('backend')}"}
+
+
 def status(as_json: bool = False) -> int:
     """``recall status``."""
     from recall.memory.status import memory_status, status_lines
@@ -211,6 +240,7 @@ def status(as_json: bool = False) -> int:
     info = collect_status()
     info["memory"] = memory_status()
     info["backends"] = backend.describe()
+    _service_memory_backend(info)
     info["prompts_today"] = injections.day_summary()
     if as_json:
         echo(json.dumps(info, default=str))

@@ -483,6 +483,22 @@ def _on_path(folder: Path) -> bool:
     return any(os.path.realpath(os.path.expanduser(d)) == want for d in os.environ.get("PATH", "").split(os.pathsep) if d)
 
 
+def command_kind(path: str) -> str:
+    """What a ``recall`` command file is: "plugin" (recall's Claude Code plugin's command),
+    "recall" (a console script of recall, this package), or "other" (another program called
+    recall: PyPI has several)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return "other"
+    if b"recall's command for its Claude Code plugin" in head:
+        return "plugin"
+    if b"from recall.entry import main" in head or b"recall.entry" in head:
+        return "recall"
+    return "other"
+
+
 def link_command(report: "Report", created: list[Path]) -> None:
     """Put ``recall`` on the user's PATH: a link in ``bin_dir()`` to this install's console
     script, unless ``recall`` on PATH already is this one; a PATH hint when that folder is
@@ -504,7 +520,7 @@ def link_command(report: "Report", created: list[Path]) -> None:
         ours = str(link) in (_manifest().get("created") or [])
         if current == target:
             pass
-        elif link.is_symlink() and ours:
+        elif link.is_symlink() and (ours or _dangling_plugin_link(link)):
             link.unlink()
             link.symlink_to(target)
             report.changes.append(f"pointed {link} at this install ({target})")
@@ -512,6 +528,13 @@ def link_command(report: "Report", created: list[Path]) -> None:
             report.notes.append(f"{link} exists and is not recall setup's: left alone; this recall is {target}")
             return
     else:
+        if found and command_kind(os.path.realpath(found)) == "other":
+            # another program answers to `recall` here: a link of ours might shadow it (or be
+            # shadowed by it, depending on PATH's order): never take a command from another tool
+            report.notes.append(f"`recall` on your PATH is another program ({found}): setup did not link this "
+                                f"install over it; run this recall as {target} (an alias works: "
+                                f"alias recall={shlex.quote(target)})")
+            return
         if not link.parent.exists():
             created.append(link.parent)
         link.parent.mkdir(parents=True, exist_ok=True)
@@ -522,6 +545,12 @@ def link_command(report: "Report", created: list[Path]) -> None:
         rc = "~/.zshrc" if os.environ.get("SHELL", "").endswith("zsh") else "~/.bashrc"
         report.notes.append(f"{link.parent} is not on your PATH: add `export PATH=\"{_home_short(link.parent)}:$PATH\"` "
                             f"to {rc} (or run recall as {target})")
+
+
+def _dangling_plugin_link(link: Path) -> bool:
+    """A link recall's Claude Code plugin made whose plugin data folder is gone (uninstalled)."""
+    target = os.readlink(link)
+    return not os.path.exists(link) and f"{os.sep}plugins{os.sep}data{os.sep}recall-" in target
 
 
 def unlink_command(report: "Report") -> None:
@@ -541,15 +570,19 @@ def _home_short(path: Path) -> str:
     return "$HOME" + str(path)[len(home):] if str(path).startswith(home + os.sep) else str(path)
 
 
+def temporary_folders() -> set[str]:
+    """The folders the system cleans up: the temp dir Python uses, /tmp, /var/tmp, /dev/shm."""
+    import tempfile
+
+    return {os.path.realpath(t) for t in (tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm") if os.path.isdir(t)}
+
+
 def install_location_warning(exe: str | None = None) -> str | None:
     """Why the install Claude Code's hooks will run may not stay where it is: it lives in a
     temporary folder, or inside a git checkout (a clone's .venv); None when neither."""
-    import tempfile
-
     exe = exe or recall_executable()[0]
     real = os.path.realpath(exe)
-    temps = {os.path.realpath(t) for t in (tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm") if os.path.isdir(t)}
-    for t in temps:
+    for t in temporary_folders():
         if real.startswith(t.rstrip(os.sep) + os.sep):
             return (f"recall runs from {exe}, in a temporary folder ({t}): when it is cleaned up, every Claude Code "
                     "prompt fails its hooks. Install it where it stays (`pipx install .` or `uv tool install .` "

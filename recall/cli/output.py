@@ -211,6 +211,9 @@ def backfill_text(bf: dict) -> str:
 
 def catching_up_line(bf: dict) -> str:
     """The one line a search prints (stderr) while the service is still indexing the history."""
+    if bf.get("starting") and not bf.get("bytes_total") and not bf.get("replayed"):
+        return ("recall: the service has only started indexing your history: these results cover what is indexed "
+                "so far (newest sessions first); `recall status` shows how far it is.")
     return (f"recall: the index is still catching up, {backfill_text(bf)}: these results cover what is "
             "indexed so far (newest sessions first).")
 
@@ -220,6 +223,14 @@ def note_catching_up() -> None:
     from recall.core.service_client import catching_up
 
     bf = catching_up()
+    if bf is not None and bf.get("starting"):  # its file was written before the backfill's first figures
+        from recall.core import service_client as client
+
+        try:
+            live = (client.call("status", {}, timeout=1.0) or {}).get("backfill")
+        except Exception:  # noqa: BLE001 - no answer: what the file says is what is known
+            live = None
+        bf = live if isinstance(live, dict) and live else bf
     if bf is not None:
         print(catching_up_line(bf), file=sys.stderr)
 

@@ -19,10 +19,29 @@ import signal
 from pathlib import Path
 
 from recall.core import paths
+from recall.memory.store import CLAUDE_MD_EXCLUDE_NOTE
 
 #: the files recall writes in a project's .memory/ (anything else there is left, and said)
 MEMORY_FILES = ("state.json", "state.lock", "rules.json", "rules.lock")
 EXCLUDE_LINES = ("/.memory/", "/CLAUDE.local.md")
+
+
+def _without_recall_lines(lines: list[str]) -> list[str]:
+    """An exclude file's lines without recall's: ``EXCLUDE_LINES``, and the ``/CLAUDE.md`` line
+    recall wrote under its note (a ``/CLAUDE.md`` line of the user's stays)."""
+    kept, skip_next = [], False
+    for ln in lines:
+        if skip_next:
+            skip_next = False
+            if ln.strip() == "/CLAUDE.md":
+                continue
+        if ln.strip() == CLAUDE_MD_EXCLUDE_NOTE:
+            skip_next = True
+            continue
+        if ln.strip() in EXCLUDE_LINES:
+            continue
+        kept.append(ln)
+    return kept
 
 
 def known_projects() -> list[Path]:
@@ -75,7 +94,7 @@ def leftovers(projects: list[Path]) -> dict:
             lines = (p / ".git" / "info" / "exclude").read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             lines = []
-        if any(ln.strip() in EXCLUDE_LINES for ln in lines):
+        if any(ln.strip() in EXCLUDE_LINES or ln.strip() == CLAUDE_MD_EXCLUDE_NOTE for ln in lines):
             out["excludes"].append(str(p / ".git" / "info" / "exclude"))
     return out
 
@@ -208,7 +227,7 @@ def purge(projects: list[Path], home: bool = True, keep_records: bool = False) -
             text = exclude.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        kept = [ln for ln in text.splitlines(keepends=True) if ln.strip() not in EXCLUDE_LINES]
+        kept = _without_recall_lines(text.splitlines(keepends=True))
         if len(kept) != len(text.splitlines(keepends=True)):
             paths.atomic_write(exclude, "".join(kept), mode=exclude.stat().st_mode & 0o777, private_dir=False)
             done.append(f"removed recall's lines from {exclude}")

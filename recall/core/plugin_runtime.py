@@ -26,7 +26,10 @@ What it leaves for the others to read, all in ``<data>``:
 * ``build.state``      one line for the launcher to print while the runtime is not ready;
 * ``build-failed``     the SessionStart hook's output after a failed build: one
                        ``systemMessage`` line saying what failed and what to do;
-* ``bin/recall``       a link to the ready runtime's ``recall``: the plugin's command line.
+* ``bin/recall``       the plugin's command line: a small sh script that runs the ready
+                       runtime's ``recall``, or says the runtime is not built yet and what to
+                       do; ``~/.local/bin/recall`` links to it (``put_command_on_path``), unless
+                       a ``recall`` that is not this plugin's is there.
 """
 
 from __future__ import annotations
@@ -127,6 +130,76 @@ def status(data: Path, version: str | None) -> dict:
     return out
 
 
+# ------------------------------------------------------------------------------ `recall` on PATH
+COMMAND_MARK = "# recall's command for its Claude Code plugin"
+
+
+def command_text(data: Path) -> str:
+    """``<data>/bin/recall``: the ready runtime's ``recall``; until one is built, one line saying
+    so and what to do (never the shell's "No such file or directory")."""
+    quoted = "'" + str(data).replace("'", "'\\''") + "'"
+    return f"""#!/bin/sh
+{COMMAND_MARK} (written by its runtime build, recall/core/plugin_runtime.py):
+# the plugin's runtime's `recall` once it is built; until then, what to do.
+data={quoted}
+for rt in "$data"/runtime/*/; do
+    if [ -f "$rt.ready" ] && [ -x "${{rt}}bin/recall" ]; then
+        RECALL_PLUGIN_DATA=$data
+        RECALL_PLUGIN_SHELL=1
+        export RECALL_PLUGIN_DATA RECALL_PLUGIN_SHELL
+        exec "${{rt}}bin/recall" "$@"
+    fi
+done
+line=
+[ -f "$data/build.state" ] && IFS= read -r line < "$data/build.state"
+[ -n "$line" ] || line="recall: the Claude Code plugin's runtime is not built yet: start a Claude Code session (its start builds it in the background, a minute or two), then run recall again."
+printf '%s\n' "$line" >&2
+exit 1
+"""
+
+
+def bin_dir() -> Path:
+    """Where a user's own commands go: ``$XDG_BIN_HOME``, else ``~/.local/bin`` (as ``recall setup``)."""
+    xdg = os.environ.get("XDG_BIN_HOME")
+    return Path(xdg).expanduser() if xdg else Path.home() / ".local" / "bin"
+
+
+def _plugin_link(link: Path) -> bool:
+    """Whether ``link`` is a link this plugin made (to some ``<plugins>/data/recall-*/bin/recall``)."""
+    if not link.is_symlink():
+        return False
+    target = os.readlink(link)
+    parts = Path(target).parts
+    return target.endswith(os.path.join("bin", "recall")) and len(parts) >= 4 and parts[-4] == "data" \
+        and parts[-3].startswith("recall-")
+
+
+def put_command_on_path(data: Path) -> str:
+    """Write ``<data>/bin/recall`` and link ``~/.local/bin/recall`` to it, unless a ``recall``
+    that is not this plugin's is there (another install's, another tool's: left alone). Returns
+    what it did, in one line (for the build log)."""
+    data = Path(data)
+    script = data / "bin" / "recall"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    text = command_text(data)
+    if script.is_symlink() or not script.is_file() or script.read_text(encoding="utf-8", errors="replace") != text:
+        tmp = script.with_name(f".recall.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, script)
+    link = bin_dir() / "recall"
+    if link.is_symlink() and os.readlink(link) == str(script):
+        return f"{link} -> {script} (already)"
+    if link.is_symlink() and _plugin_link(link) or not os.path.lexists(link):
+        link.parent.mkdir(parents=True, exist_ok=True)
+        tmp = link.with_name(f".recall.{os.getpid()}.tmp")
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(script)
+        os.replace(tmp, link)
+        return f"linked {link} -> {script}: `recall` works from a new shell (with {link.parent} on PATH)"
+    return f"{link} is not this plugin's (another install or tool): left alone; the plugin's is {script}"
+
+
 # ------------------------------------------------------------------------------ build
 class Build:
     def __init__(self, root: Path, data: Path, version: str) -> None:
@@ -219,12 +292,6 @@ class Build:
         if not os.access(self.rt / "bin" / "recall", os.X_OK):
             raise BuildFailed("check", f"pip installed no {self.rt / 'bin' / 'recall'}",
                               f"see {self.log_path}, then start a new session to try again")
-        link = self.data / "bin" / "recall"  # the plugin's `recall` command, whatever the version
-        link.parent.mkdir(exist_ok=True)
-        tmp = link.with_name(f".recall.{os.getpid()}")
-        tmp.unlink(missing_ok=True)
-        tmp.symlink_to(self.rt / "bin" / "recall")
-        os.replace(tmp, link)
         seconds = round(time.time() - self.started, 1)
         _write(self.rt / ".ready", json.dumps({"version": self.version, "python": sys.executable,
                                                "python_version": sys.version.split()[0],
@@ -254,6 +321,10 @@ class Build:
         import fcntl
 
         self.data.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:  # `recall` on PATH from the first session on: the runtime's, or a line saying it is not built yet
+            command = put_command_on_path(self.data)
+        except OSError as exc:
+            command = f"could not put `recall` on PATH: {exc}"
         lock = os.open(self.data / "build.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -262,6 +333,7 @@ class Build:
         if not ready(self.data, self.version):
             self._rotate_log()
             self.log = open(self.log_path, "a", encoding="utf-8", errors="replace")
+            self.say(command)
             try:
                 os.chmod(self.log_path, 0o600)
             except OSError:

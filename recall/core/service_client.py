@@ -243,8 +243,12 @@ def catching_up() -> dict | None:
     try:
         with open(service_status_path(), "rb") as fh:
             st = json.loads(fh.read())
-        if not st.get("running") or not st.get("backfill"):
+        if not st.get("running"):
             return None
+        if not st.get("backfill"):
+            if st.get("state") not in ("starting", "backfilling", "rebuilding"):
+                return None
+            st["backfill"] = {"starting": True}  # up, and not yet at the history: no figures yet
         os.kill(int(st.get("pid") or 0), 0)  # a service killed mid-backfill left its file behind
     except ProcessLookupError:
         return None

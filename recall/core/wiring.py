@@ -10,6 +10,7 @@ down while the plugin is enabled) and ``recall doctor`` reports what it finds.
 * ``setup_hooks(project)``: recall's hook entries in the settings Claude Code loads for a
   session started in ``project`` (user, project and local settings);
 * ``setup_mcp(project)``: where an MCP server of recall's named ``recall`` is registered;
+* ``setup_commands(project)``: where ``recall setup`` installed its ``/recall`` command;
 * ``plugin(project)``: recall's plugin when it is installed and enabled (``enabledPlugins``,
   ``plugins/installed_plugins.json``), with its install path, version and data folder.
 """
@@ -111,6 +112,26 @@ def setup_mcp(project: Path | str | None) -> Path | None:
         local = proj.get("mcpServers") if isinstance(proj, dict) else None
         if isinstance(local, dict) and is_our_mcp(local.get(MCP_NAME)):
             return claude_json()
+    return None
+
+
+#: a line of the /recall command `recall setup` writes (recall/cli/install.py SLASH_COMMANDS)
+SETUP_COMMAND_MARK = "description: Answer from past sessions and memories (recall)\n"
+
+
+def setup_commands(project: Path | str | None) -> Path | None:
+    """Where ``recall setup`` installed its ``/recall`` command for a session in ``project``
+    (the project's ``.claude/commands`` or the user's), else None."""
+    folders = [Path(project) / ".claude" / "commands"] if project else []
+    folders.append(paths.claude_config_dir() / "commands")
+    for folder in folders:
+        path = folder / "recall.md"
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if SETUP_COMMAND_MARK in text and " ask --or-hits " in text and "CLAUDE_PLUGIN_ROOT" not in text:
+            return path
     return None
 
 

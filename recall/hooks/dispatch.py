@@ -211,6 +211,14 @@ def resolve(name: str):
 
 def run_hook(name: str, args: list[str] | None = None) -> int:
     """Run hook ``name``; always returns 0."""
+    probe = os.environ.get("RECALL_DOCTOR_PROBE")
+    if probe:  # `recall doctor` checks that Claude Code runs this hook: say so, and do nothing else
+        try:
+            with open(probe, "a", encoding="utf-8") as fh:
+                fh.write(name + "\n")
+        except OSError:
+            pass
+        return 0
     if os.environ.get("RECALL_CHILD"):
         return 0  # a headless Claude Code that recall itself started (recall.llm.claude_code)
     try:

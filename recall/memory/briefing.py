@@ -29,7 +29,8 @@ from recall.core import config
 from recall.core import paths
 from recall.core.text import one_line
 from recall.memory import TYPES
-from recall.memory.store import BRIEFING_FLOOR, Memory, State, effective_confidence, git_exclude, load, rank
+from recall.memory.store import (BRIEFING_FLOOR, CLAUDE_MD_EXCLUDE_NOTE, Memory, State, effective_confidence,
+                                 git_exclude, load, rank)
 
 START = "<!-- MEMORY:START -->"
 END = "<!-- MEMORY:END -->"
@@ -224,6 +225,41 @@ def _write_file(path: Path, block: str | None) -> bool:
     return True
 
 
+def _only_ours(path: Path) -> bool:
+    """Whether the file holds nothing but recall's block (one an older recall created)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    rest = splice(data, None)
+    return rest is not None and not rest.strip()
+
+
+def _named(root: Path, name: str) -> bool:
+    """Whether the project's .gitignore or .git/info/exclude already names ``name``."""
+    want = {name, "/" + name}
+    for f in (root / ".gitignore", root / ".git" / "info" / "exclude"):
+        try:
+            if want & {ln.strip() for ln in f.read_text(encoding="utf-8", errors="replace").splitlines()}:
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def _tracked(root: Path, name: str) -> bool:
+    """Whether git tracks ``name`` in ``root`` (then an exclude line changes nothing: left alone)."""
+    if not (root / ".git").is_dir():
+        return False
+    import subprocess
+
+    try:
+        return subprocess.run(["git", "ls-files", "--error-unmatch", "--", name], cwd=root, capture_output=True,
+                              timeout=10, stdin=subprocess.DEVNULL).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return True  # cannot tell: leave the user's git alone
+
+
 def _log():
     from recall.core import log
 
@@ -259,8 +295,14 @@ def write_briefing(project: str | Path, state: State | None = None, *, cfg: dict
             continue
         if m == "local":
             git_exclude(root, name)
+        created = not path.exists() and not path.is_symlink()
         if _write_file(path, render_block(state, now)):
             written = path
+        if m == "claude_md" and (created or _only_ours(path) and not _named(root, name) and
+                                 not _tracked(root, name)):
+            # a CLAUDE.md recall made for its memories stays out of `git status` (issue 36): a
+            # file the user had, wrote into, or tracks (`git add -f` shares it) is theirs
+            git_exclude(root, name, note=CLAUDE_MD_EXCLUDE_NOTE)
     return written
 
 

@@ -170,6 +170,9 @@ def no_summary_line(info) -> str:
     if pending and pending.get("problem"):
         return (f"No summary yet: the last try failed ({pending['problem'][:160]}); it is tried again "
                 "(`recall status` shows the model backend).")
+    if summaries.forgotten(info.session_id):
+        return ("No summary: `recall forget` removed it with what was forgotten (`recall memories --backfill` "
+                "writes a new one from what is left).")
     if installed is None or last < installed:
         return "No summary (before recall was installed: `recall memories --backfill`)."
     return ("No summary yet: it is written when the session ends, with a model backend "

@@ -649,9 +649,15 @@ def fold_access() -> dict[str, int]:
 
 
 # git hygiene -------------------------------------------------------------------------------
-def git_exclude(project: str | Path, entry: str) -> bool:
+#: the comment above the exclude line of a CLAUDE.md recall created: what marks that line as
+#: recall's (a purge removes it, never a ``/CLAUDE.md`` line the user wrote) and says how to share it
+CLAUDE_MD_EXCLUDE_NOTE = "# recall created CLAUDE.md for its memories; to share it: git add -f CLAUDE.md"
+
+
+def git_exclude(project: str | Path, entry: str, note: str = "") -> bool:
     """Add ``entry`` to the project's ``.git/info/exclude`` (local, never committed) unless a
-    .gitignore or the exclude file already names it. Returns whether it wrote."""
+    .gitignore or the exclude file already names it (``note``: a comment line written above
+    it). Returns whether it wrote."""
     root = Path(project)
     gitdir = root / ".git"
     if not gitdir.is_dir():
@@ -673,7 +679,7 @@ def git_exclude(project: str | Path, entry: str) -> bool:
             if data and not data.endswith(b"\n"):
                 prefix = "\n"
         with open(exclude, "a", encoding="utf-8") as fh:
-            fh.write(f"{prefix}/{entry}\n")
+            fh.write(f"{prefix}{note + chr(10) if note else ''}/{entry}\n")
     except OSError:
         return False
     return True

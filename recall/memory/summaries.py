@@ -96,6 +96,22 @@ def put(session_id: str, project: str, summary: str, *, model: str = "", message
     return rec
 
 
+def rewrite(session_id: str, summary: str) -> dict:
+    """The stored summary of a session with new text (``recall forget --secret``), everything
+    else kept; the caller writes its index document."""
+    rec = dict(get(session_id) or {})
+    rec["summary"] = summary
+    rec.setdefault("session_id", session_id)
+    paths.atomic_write(_file(session_id), json.dumps(rec, ensure_ascii=False))
+    return rec
+
+
+def forgotten(session_id: str) -> bool:
+    """Whether ``recall forget`` removed this session's summary."""
+    rec = _read(_file(session_id))
+    return bool(rec and rec.get("forgotten"))
+
+
 def remove(session_ids, ix=None) -> int:
     """Delete the summaries (and pending markers and index documents) of these sessions.
     Given ``ix`` (an open ``Indexer``: ``recall forget`` holds one), the documents are deleted
@@ -107,8 +123,12 @@ def remove(session_ids, ix=None) -> int:
             path = _file(str(sid), folder)
             if path is not None and path.exists():
                 try:
-                    path.unlink()
-                    removed += folder == home()
+                    if folder == home() and get(str(sid)) is not None:
+                        # what is left says it was forgotten (`recall show`), not "never written"
+                        paths.atomic_write(path, json.dumps({"session_id": str(sid), "forgotten": time.time()}))
+                        removed += 1
+                    elif folder != home():
+                        path.unlink()
                 except OSError:
                     pass
         keys.append(f"mem:{doc_id(str(sid))}")

@@ -100,7 +100,11 @@ def plan(sel: Selection) -> dict:
     out["memories_rewritten"] = rewritten
     from recall.memory import summaries
 
-    out["summaries"] = len(summaries.get_many(sorted(set(out.get("sessions") or []) | gone)))
+    held = summaries.get_many(sorted(set(out.get("sessions") or []) | gone))
+    if sel.secret:  # only those holding the secret change (it is cut out); a session gone whole loses its own
+        out["summaries"] = sum(1 for sid, rec in held.items() if sid in gone or sel.secret in rec["summary"])
+    else:
+        out["summaries"] = len(held)
     from recall.team import forget as team_forget
 
     out["team_items"] = team_forget.plan(sel)
@@ -203,7 +207,11 @@ def run(ix, intent: dict) -> dict:
         forgetting.step_done(root, intent, "claude_md", briefings=int(intent["result"].get("briefings") or 0)
                              + refresh_briefings(projects or []))
     if "summaries" not in done:
-        forgetting.step_done(root, intent, "summaries", summaries=remove_summaries(ix, touched, gone))
+        if sel.secret:  # a secret is cut out of the summaries that hold it; the others stay as they are
+            forgetting.step_done(root, intent, "summaries", summaries=remove_summaries(ix, gone, gone),
+                                 summaries_rewritten=cut_secret_from_summaries(ix, touched - gone, sel.secret))
+        else:
+            forgetting.step_done(root, intent, "summaries", summaries=remove_summaries(ix, touched, gone))
     if "injection_log" not in done:
         logged = gone if sel.secret else touched  # a secret is only cut out
         forgetting.step_done(root, intent, "injection_log", injection_log=clean_injection_log(sel, logged))
@@ -357,6 +365,20 @@ def remove_summaries(ix, touched, gone: set[str]) -> int:
     removed = summaries.remove(sorted(set(touched) | set(gone)), ix)
     forget_sessions(gone)
     return removed
+
+
+def cut_secret_from_summaries(ix, sessions, secret: str) -> int:
+    """A forgotten secret replaced in the summaries of ``sessions`` that hold it (file, index
+    document, the archive's memory log); summaries without it are left alone. How many changed."""
+    from indexer.forgetting import SECRET_MARK
+    from recall.memory import summaries
+
+    docs = []
+    for sid, rec in summaries.get_many(sorted(sessions)).items():
+        if secret in rec["summary"]:
+            docs.append(summaries.index_doc(summaries.rewrite(sid, rec["summary"].replace(secret, SECRET_MARK))))
+    write_memory_docs(ix, docs, [])
+    return len(docs)
 
 
 def drop_sessions(ix, intent: dict) -> None:

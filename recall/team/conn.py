@@ -96,6 +96,10 @@ def connect(url: str, *, timeout: float = CONNECT_TIMEOUT, server: str = ""):
     return conn
 
 
+#: what an unreachable server means for a machine that has joined (a failed join has nothing to resume)
+UNREACHABLE_TAIL = "Everything local keeps working; sync resumes by itself when it is back."
+
+
 def explain(exc: BaseException, server: str, url: str = "", info: dict | None = None) -> TeamError:
     """The one-line TeamError for a driver error."""
     import psycopg
@@ -123,8 +127,7 @@ def explain(exc: BaseException, server: str, url: str = "", info: dict | None = 
         return TeamError(f"The team server has no such role ({raw}): ask its owner to create yours "
                          "(docs/team.md), or fix the URL's role.")
     if isinstance(exc, psycopg.OperationalError) or isinstance(exc, (OSError, TimeoutError)):
-        return TeamError(f"Cannot reach the team server {server} ({raw}). Everything local keeps working; "
-                         "sync resumes by itself when it is back.")
+        return TeamError(f"Cannot reach the team server {server} ({raw}). {UNREACHABLE_TAIL}")
     return TeamError(f"The team server {server} failed: {raw}.")
 
 

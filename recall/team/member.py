@@ -38,13 +38,25 @@ def _index_here() -> str:
         return str(exc)
 
 
+def _not_joined(err: Exception) -> Exception:
+    """A join that failed joined nothing: there is no sync to resume (issue 36)."""
+    text = str(err)
+    if tc.UNREACHABLE_TAIL not in text:
+        return err
+    return type(err)(text.replace(tc.UNREACHABLE_TAIL, "Nothing was joined: check the URL and that the server is "
+                                                       "up, then run `recall team join` again."))
+
+
 def join(url: str) -> dict:
     """Check the server as this role and remember it: {"server", "role", "granted", "service",
     "rejoined"}."""
     import psycopg
 
     info = tc.parse(url, allow_password=False)
-    c = tc.connect(url)
+    try:
+        c = tc.connect(url)
+    except tc.TeamError as exc:
+        raise _not_joined(exc) from None
     try:
         role = c.execute("SELECT current_user").fetchone()[0]
         server = tc.server_label(info, role)
@@ -54,7 +66,7 @@ def join(url: str) -> dict:
         usable = c.execute("SELECT has_schema_privilege('recall_team', 'USAGE')").fetchone()[0]
         projects = granted(c) if usable else []
     except psycopg.Error as exc:
-        raise tc.explain(exc, tc.server_label(info), url, info) from None
+        raise _not_joined(tc.explain(exc, tc.server_label(info), url, info)) from None
     finally:
         c.close()
     old = local.joined()

@@ -18,8 +18,9 @@ API
 ---
 ``claude_binary() -> Path | None``
     ``$RECALL_CLAUDE_BIN``, else ``<cache>/node_modules/@anthropic-ai/claude-code/bin/claude.exe``
-    with ``<cache>`` = ``$RECALL_TEST_CACHE`` or ``~/.cache/recall-tests`` (``~`` from the
-    password database, not ``$HOME``, which tests isolate per test); npm-installs
+    with ``<cache>`` = ``support_cache_dir()``: ``$RECALL_TEST_CACHE`` (``.ci/run`` sets a
+    temporary folder for the run) or the run's own folder under pytest's basetemp, never the
+    account's home; npm-installs
     ``@anthropic-ai/claude-code@$RECALL_CLAUDE_CODE_VERSION`` (default
     ``CLAUDE_CODE_VERSION`` = 2.1.197) there when missing (~10 s, ~245 MB, under a
     file lock).  A candidate counts only if ``--version`` prints "(Claude Code)".
@@ -138,6 +139,7 @@ __all__ = [
     "OFFLINE_ENV",
     "claude_binary",
     "claude_binary_problem",
+    "support_cache_dir",
     "require_claude",
     "read_jsonl",
     "fake_logged_out_claude",
@@ -168,18 +170,31 @@ _problem: str | None = None
 _memo: dict[str, Path | None] = {}
 
 
-def _real_home() -> Path:
-    """The account's home from the password database: tests point $HOME at temp dirs."""
-    try:
-        import pwd
-
-        return Path(pwd.getpwuid(os.getuid()).pw_dir)
-    except (ImportError, KeyError):
-        return Path.home()
+_run_cache: Path | None = None
 
 
-def _cache_dir() -> Path:
-    return Path(os.environ.get("RECALL_TEST_CACHE") or _real_home() / ".cache" / "recall-tests")
+def use_run_cache(folder: Path) -> None:
+    """The test run's own cache folder (tests/conftest.py: under pytest's basetemp), used when
+    ``$RECALL_TEST_CACHE`` is not set."""
+    global _run_cache
+    _run_cache = Path(folder)
+
+
+def support_cache_dir() -> Path:
+    """Where the test support keeps the installed Claude Code, the wheelhouse and pip's cache:
+    ``$RECALL_TEST_CACHE`` (``.ci/run`` sets a temporary folder, so the client is installed
+    once per run; a developer may point it at a folder that persists), else the run's own
+    folder under pytest's basetemp, else (outside pytest) a fresh temporary folder. Never the
+    account's home: the suite writes only under its temporary folders (issue 36)."""
+    global _run_cache
+    env = os.environ.get("RECALL_TEST_CACHE")
+    if env:
+        return Path(env).expanduser()
+    if _run_cache is None:
+        _run_cache = Path(tempfile.mkdtemp(prefix="recall-test-cache-"))
+    return _run_cache
+
+
 
 
 def _works(binary: Path) -> bool:
@@ -220,8 +235,10 @@ def _npm_install(prefix: Path) -> str | None:
         (prefix / "package.json").write_text('{"name": "recall-test-cache", "private": true}\n')
     cmd = [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
            f"{PACKAGE}@{version}"]
+    # npm's own cache and logs stay in the test cache too, not in ~/.npm
+    env = dict(os.environ, npm_config_cache=str(prefix / ".npm-cache"), npm_config_update_notifier="false")
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL, env=env)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"npm install failed: {exc}"
     if out.returncode != 0:
@@ -234,7 +251,7 @@ def claude_binary() -> Path | None:
 
     1. ``$RECALL_CLAUDE_BIN`` if set (used as is; None if it does not run);
     2. ``<cache>/node_modules/@anthropic-ai/claude-code/bin/claude.exe`` where
-       ``<cache>`` is ``$RECALL_TEST_CACHE`` or ``<real home>/.cache/recall-tests``;
+       ``<cache>`` is ``support_cache_dir()``;
     3. otherwise ``npm install @anthropic-ai/claude-code@<version>`` into ``<cache>``
        (under a file lock, so parallel test workers install once) and retry 2.
 
@@ -252,7 +269,7 @@ def claude_binary() -> Path | None:
         else:
             _problem = f"RECALL_CLAUDE_BIN={env_bin} is not a working Claude Code binary"
     else:
-        prefix = _cache_dir()
+        prefix = support_cache_dir()
         result = _find_in(prefix)
         if result is None:
             try:

@@ -58,6 +58,24 @@ def bindir() -> str | None:
     return None
 
 
+#: Where system tools live when the PATH leaves them out (a PATH without /usr/sbin is common).
+SYSTEM_DIRS = ("/usr/sbin", "/sbin", "/usr/bin", "/bin", "/usr/local/sbin", "/usr/local/bin")
+
+
+def system_tool(name: str) -> str:
+    """The absolute path of a system tool (``runuser``, ``useradd``): PATH first, then the usual
+    system folders; a clear failure naming what is missing when it is nowhere."""
+    found = shutil.which(name) or shutil.which(name, path=os.pathsep.join(SYSTEM_DIRS))
+    if found:
+        return found
+    message = (f"the team tests run PostgreSQL as a system user when run as root and need `{name}`, which is "
+               f"neither on PATH nor in {', '.join(SYSTEM_DIRS)}: install it (Debian: util-linux, passwd) "
+               "or run the suite as a regular user")
+    if os.environ.get(CI_VAR) == "1":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 def require_postgres() -> str:
     d = bindir()
     if d is not None:
@@ -79,7 +97,7 @@ def _server_user() -> str | None:
             return name
         except KeyError:
             continue
-    subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", FALLBACK_USER],
+    subprocess.run([system_tool("useradd"), "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", FALLBACK_USER],
                    check=True, capture_output=True)
     return FALLBACK_USER
 
@@ -90,6 +108,7 @@ class PgServer:
     def __init__(self, bin_dir: str | None = None) -> None:
         self.bin = bin_dir or require_postgres()
         self.user = _server_user()
+        self._runuser = system_tool("runuser") if self.user is not None else ""
         self.dir = Path(tempfile.mkdtemp(prefix="recall-pg-", dir="/tmp"))  # short: a socket path is <108 bytes
         self.data = self.dir / "data"
         self.log = self.dir / "server.log"
@@ -109,7 +128,7 @@ class PgServer:
 
     # running things as the server's user --------------------------------------------------------
     def _cmd(self, argv: list[str]) -> list[str]:
-        return argv if self.user is None else ["runuser", "-u", self.user, "--", *argv]
+        return argv if self.user is None else [self._runuser, "-u", self.user, "--", *argv]
 
     def _run(self, argv: list[str], timeout: float = 120.0) -> str:
         proc = subprocess.run(self._cmd(argv), capture_output=True, text=True, timeout=timeout)
@@ -146,14 +165,34 @@ class PgServer:
         pid = self.postmaster_pid()
         if pid is None:
             return
+        # Stopped first, the postmaster forks nothing more (a backend for a new connection, an
+        # autovacuum worker) between the listing of its children and the kill: a child that
+        # outlived it would keep the old shared memory attached, and the next start would refuse
+        # ("pre-existing shared memory block is still in use") -- on a loaded machine, now and then.
+        try:
+            os.kill(pid, signal.SIGSTOP)
+        except ProcessLookupError:
+            return
         victims = [pid] + _children(pid)
-        for p in victims:
+        for p in victims[1:]:
             try:
                 os.kill(p, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        os.kill(pid, signal.SIGKILL)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and any(_alive(p) for p in victims):
+            time.sleep(0.05)
+        # and whatever of this cluster still runs (a process works in the data folder): gone too
+        while time.monotonic() < deadline:
+            strays = self.processes()
+            if not strays:
+                break
+            for p in strays:
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             time.sleep(0.05)
         # A container's pid 1 may never reap the dead postmaster: its zombie keeps the pid
         # "running" for postgres's own check. What an init system would do: the stale lock goes.
@@ -163,6 +202,20 @@ class PgServer:
                     stale.unlink()
                 except FileNotFoundError:
                     pass
+
+    def processes(self) -> list[int]:
+        """Live processes of this cluster: every postgres process works in its data folder."""
+        out = []
+        data = os.path.realpath(self.data)
+        for entry in glob.glob("/proc/[0-9]*/cwd"):
+            try:
+                if os.readlink(entry) == data:
+                    pid = int(entry.split("/")[2])
+                    if _alive(pid):
+                        out.append(pid)
+            except (OSError, ValueError):
+                continue
+        return out
 
     def close(self) -> None:
         try:

@@ -8,8 +8,8 @@ lists inside site-packages, its ``.dist-info`` (``WHEEL`` keeps the original tag
 ``RECORD``; no compiled ``__pycache__``, no scripts (pip makes the console scripts from
 ``entry_points.txt``). Stored, not compressed: a few seconds for ~40 distributions.
 
-The folder is cached under ``<test cache>/wheelhouse/<key>`` (``$RECALL_TEST_CACHE`` or
-``~/.cache/recall-tests``), the key a hash of the distributions and versions, built once under a
+The folder is cached under ``<test cache>/wheelhouse/<key>`` (``support_cache_dir()`` of
+tests/support/claude.py: ``$RECALL_TEST_CACHE`` or the run's folder under pytest's basetemp), the key a hash of the distributions and versions, built once under a
 file lock; a test session on another venv gets its own.
 """
 
@@ -110,9 +110,9 @@ def repack(dist: md.Distribution, dest: Path) -> Path:
 
 
 def _cache_dir() -> Path:
-    from tests.support.claude import _cache_dir as claude_cache
+    from tests.support.claude import support_cache_dir
 
-    return claude_cache() / "wheelhouse"
+    return support_cache_dir() / "wheelhouse"
 
 
 def wheelhouse() -> Path:

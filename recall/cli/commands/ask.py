@@ -81,6 +81,35 @@ def _marked(hits: list) -> list:
     return mark_hits(hits, cwd)
 
 
+def _with_ways_out(message: str, cap: bool = False) -> str:
+    """A failed model call's message, with the ways out named (issue 36): ``--or-hits``, and
+    what gives recall a model (an API key, Claude Code's login)."""
+    ways = "`recall ask --or-hits ...` prints the best matches without a model"
+    if not cap:
+        ways += ("; give recall an API key (export ANTHROPIC_API_KEY or `recall config set api_key KEY`); or log "
+                 "Claude Code in (`claude /login`)")
+    return f"{message.rstrip('.')}. Ways out: {ways}."
+
+
+def _known_project(root: str) -> bool:
+    """Whether recall has anything of ``root``: memories, or a past session indexed."""
+    from recall.core.errors import IndexMissing
+    from recall.memory import store
+
+    if store.state_path(root).exists():
+        return True
+    try:
+        import tantivy
+
+        from recall.search.searcher import Searcher
+
+        s = Searcher()
+        q = tantivy.Query.term_query(s.schema, "project", root, index_option="basic")
+        return s.index.searcher().search(q, 1, count=True).count > 0
+    except IndexMissing:
+        return False
+
+
 @commands.command("ask", help="Answer a question from the project's memories and past sessions.")
 def ask_cmd(
     question: List[str] = typer.Argument(..., help="The question."),
@@ -101,12 +130,18 @@ def ask_cmd(
     from recall.llm.errors import CapReached, ModelError, NoKey
 
     hits = gather(text, root)
+    if not hits and root is not None and not _known_project(root):
+        raise UsageError(f"No past session ran in {root} and it has no memories, so there is nothing to ask about "
+                         "here: run `recall ask` inside a project, pass --project DIR, or ask across every "
+                         "project with --all-projects.")
     try:
         backend.require()
         answer = answer_question(text, hits)
     except (NoKey, CapReached, ModelError) as exc:
         if not or_hits:
-            raise
+            from recall.core.errors import RecallError
+
+            raise RecallError(_with_ways_out(str(exc), isinstance(exc, CapReached))) from None
         note_access(hits)
         _print_hits_instead(text, hits[:ASK_HITS], exc, as_json)
         return

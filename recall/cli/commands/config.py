@@ -103,7 +103,9 @@ def config_get(key: str = typer.Argument(..., help="Dotted name, like hook.budge
 
 
 @config_app.command("set", help="Change one setting: `recall config set hook.max_chars 2000` or "
-                                "`recall config set api_key KEY`.")
+                                "`recall config set api_key KEY`.",
+                    # a value that starts with "-" (-5) is the value, not an option: its check says what is wrong
+                    context_settings={"ignore_unknown_options": True})
 def config_set(key: str = typer.Argument(..., help="Dotted name."),
                value: str = typer.Argument(..., help="New value (JSON or plain text).")) -> None:
     if not key or any(not part for part in key.split(".")):

@@ -109,9 +109,21 @@ def _backfill(since: str, project: Optional[str], yes: bool, as_json: bool) -> N
     tail = (f"{res['done']} of {counted(res['total'], 'session')} done: {counted(res['memories'], 'memory')}, "
             f"{counted(res['summaries'], 'summary')}.")
     if res["stopped"]:
-        raise RecallError(f"Backfill stopped ({res['stopped']}). {tail} Run the same command again to go on "
-                          "(`recall status` shows the backend and the cap).")
+        raise RecallError(f"Backfill stopped ({res['stopped']}). {tail} {_next_step(res['stopped'])}")
     typer.echo(f"Backfill done: {tail}")
+
+
+def _next_step(stopped: str) -> str:
+    """What to do before the same command goes on: the same command alone would stop the same
+    way when no model can answer (issue 36)."""
+    low = stopped.lower()
+    if "not logged in" in low or "/login" in low:
+        return ("Log Claude Code in (`claude /login`) or give recall an API key (export ANTHROPIC_API_KEY or "
+                "`recall config set api_key KEY`), then run the same command again: it goes on where it stopped.")
+    if "api key" in low or "model calls are off" in low or "no model" in low:
+        return ("Give recall a model (an API key: export ANTHROPIC_API_KEY or `recall config set api_key KEY`, or "
+                "Claude Code logged in), then run the same command again: it goes on where it stopped.")
+    return "Run the same command again to go on where it stopped (`recall status` shows the backend and the cap)."
 
 
 def _config() -> dict:

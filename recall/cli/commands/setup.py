@@ -24,37 +24,54 @@ def _print_report(report) -> None:
         typer.echo(f"note:    {line}")
 
 
-def _service_step(report, start: bool) -> bool:
-    """Install the service (systemd user unit / launchd agent) and start it. Returns whether
-    it runs now."""
+def _service_step(report, start: bool) -> str | None:
+    """Install the service (systemd user unit / launchd agent) and start it. Returns "started"
+    when this setup started it, "running" when it already ran, None when none runs. One line
+    says what happened and whether anything is left to do (issue 36)."""
     if not start:
         report.notes.append("skipped the service (--no-service): `recall service install` sets it up later")
-        return False
+        return None
     import subprocess
 
-    from recall.control.units import recall_executable
+    from recall.control import units
+    from recall.control.lifecycle import live_service, start_service
 
+    before = live_service()
     try:
-        proc = subprocess.run([*recall_executable(), "service", "install"], capture_output=True,
+        proc = subprocess.run([*units.recall_executable(), "service", "install"], capture_output=True,
                               text=True, timeout=60, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError) as exc:
         report.notes.append(f"could not run `recall service install` ({exc}): run it yourself")
-        return False
+        return None
     lines = (proc.stdout.strip() or proc.stderr.strip()).splitlines()
     if proc.returncode != 0:
         report.notes.append(f"`recall service install` failed ({lines[-1] if lines else proc.returncode}): "
                             "`recall doctor` says what to do")
-        return False
-    report.changes.append(f"installed the service ({lines[-1] if lines else 'done'})")
-    from recall.control.lifecycle import start_service
-
+        return None
+    line = lines[-1] if lines else ""
+    managed = line.startswith("Installed and started")
     try:
-        message, _pid = start_service()
+        _message, pid = start_service()
     except RecallError as exc:
-        report.notes.append(f"the service did not start: {exc}")
-        return False
-    report.changes.append(message)
-    return True
+        report.notes.append(f"wrote the service's unit, but the service did not start: {exc}")
+        return None
+    if managed:
+        report.changes.append(f"installed the service ({line})")
+        return "started"
+    path = units.unit_path()
+    if before and before.get("pid") == pid:
+        report.unchanged.append(f"the recall service already runs (pid {pid}); its unit is {path}")
+        return "running"
+    import re
+
+    why = re.search(r"the service manager refused \((.*?)\)\. Run:", line)
+    reason = (f"the service manager refused it ({why.group(1)})" if why else
+              "no service manager is available here")
+    enable = units.one_line(units.manager_commands(units.platform(), path)["enable"])
+    report.changes.append(f"started the recall service without a service manager (pid {pid}), as {reason}: it "
+                          f"runs now, but nothing starts it again after a reboot or logout -- run `recall service "
+                          f"start` then, or `{enable}` where a user service manager runs (its unit: {path})")
+    return "started"
 
 
 def _repair_modes(report, project: Optional[Path], global_: bool) -> None:
@@ -110,7 +127,9 @@ def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool,
                 lines.append(f"the records of what you forgot, paused and excluded ({un.records_text(records)}): "
                              "Claude Code still keeps its transcripts, so a new `recall setup` would index all of "
                              "that again unless they stay (--keep-records keeps them; they hold no text)")
-            if not confirm_or_stop(scope, lines, yes, "recall setup --uninstall --purge"):
+            again = "recall setup --uninstall --global --purge" if global_ else \
+                f"recall setup --uninstall --project {shlex.quote(str(root))} --purge"
+            if not confirm_or_stop(scope, lines, yes, again):
                 typer.echo("Nothing was removed.")
                 return
             if records and keep_records is None and not yes and interactive():
@@ -129,7 +148,8 @@ def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool,
         from recall.cli.uninstall import stop_worker
 
         try:
-            report.changes.append(remove_service())
+            line = remove_service()
+            (report.unchanged if line.endswith("nothing to do.") else report.changes).append(line)
         except RecallError as exc:
             report.notes.append(str(exc))
         stopped = stop_worker()
@@ -161,9 +181,11 @@ def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool,
 FIRST_COMMIT_WAIT = 15.0  # seconds setup waits for the service to make the newest sessions searchable
 
 
-def _background_backfill(report) -> bool:
+def _background_backfill(report, fresh: bool = True) -> bool:
     """The service started by setup backfills newest first: wait until its first commit (the
-    newest session searchable) or its end, and say where it is. False when it does not answer."""
+    newest session searchable) or its end, and say where it is. A service that already ran
+    (``fresh`` False) did its backfill before: that is no change of this run. False when it
+    does not answer."""
     import time
 
     from recall.cli.output import backfill_text
@@ -180,6 +202,10 @@ def _background_backfill(report) -> bool:
         if done and not st.get("backfill"):
             from recall.cli.output import counted
 
+            if not fresh or not done.get("changed"):
+                report.unchanged.append(f"the recall service keeps the index current "
+                                        f"({counted(done.get('files', 0), 'transcript file')} indexed)")
+                return True
             report.changes.append(f"indexed {counted(done.get('messages', 0), 'message')} from {done.get('changed', 0)} "
                                   f"of {counted(done.get('files', 0), 'transcript file')} in {done.get('seconds', 0):.1f} s")
             return True
@@ -197,11 +223,11 @@ def _background_backfill(report) -> bool:
     return False
 
 
-def _backfill_step(report, run: bool, service_up: bool = False) -> None:
+def _backfill_step(report, run: bool, service_up: bool = False, fresh: bool = True) -> None:
     if not run:
         report.notes.append("skipped the first backfill (--no-index): run `recall index`")
         return
-    if service_up and _background_backfill(report):
+    if service_up and _background_backfill(report, fresh):
         return
     from indexer.ingest import index_all
     from recall.cli import output as fmt
@@ -215,6 +241,10 @@ def _backfill_step(report, run: bool, service_up: bool = False) -> None:
                 summary = index_all(progress=update)
     except IndexBusy as exc:
         report.notes.append(f"the first backfill did not run: {exc}")
+        return
+    if not summary.changed:
+        report.unchanged.append(f"the index is up to date ({fmt.counted(summary.files, 'transcript file')}, "
+                                "nothing new)")
         return
     report.changes.append(f"indexed {fmt.counted(summary.messages, 'message')} from {summary.changed} of "
                           f"{fmt.counted(summary.files, 'transcript file')} in {summary.seconds:.1f} s")
@@ -232,7 +262,7 @@ def _plugin_stand_down(project: Optional[Path], global_: bool, no_index: bool) -
     if found is None:
         return False
     report = st.Report()
-    _backfill_step(report, not no_index, service_up=client.ping(timeout=1.0) is not None)
+    _backfill_step(report, not no_index, service_up=client.ping(timeout=1.0) is not None, fresh=False)
     _print_report(report)  # (nothing is unchanged here: the report is the backfill's alone)
     typer.echo(f"recall's Claude Code plugin ({found.id}, enabled in {found.settings}) already wires recall into "
                "Claude Code: its hooks, MCP server, slash commands and service. setup added none of its own, so "
@@ -277,8 +307,8 @@ def setup_cmd(
     _repair_modes(report, project, global_)
     # the service first: it backfills in the background, newest sessions first (setup only waits
     # for its first commit); without it, the backfill runs here, newest first too
-    service_up = _service_step(report, not no_service)
-    _backfill_step(report, not no_index, service_up)
+    service = _service_step(report, not no_service)
+    _backfill_step(report, not no_index, service is not None, fresh=service == "started")
     report.notes.append("sessions from before recall was set up get no memories or summaries by themselves: "
                         "`recall memories --backfill --since 30d` makes them (it shows the calls and cost first)")
     _print_report(report)

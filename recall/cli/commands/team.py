@@ -197,10 +197,14 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print the sta
                + ("" if info["reachable"] else f" (unreachable: {info['error']})"))
     svc = info.get("service")
     if svc is None:
-        typer.echo("Sync: paused, the recall service is not running (`recall service start`); everything local "
-                   "works meanwhile.")
+        # (an unreachable server's line above said already that everything local keeps working)
+        typer.echo("Sync: paused, the recall service is not running (`recall service start`)"
+                   + ("; everything local works meanwhile." if info["reachable"] else "."))
     elif svc.get("connected"):
         typer.echo(f"Sync: connected; last push {_ago(info['last_push'])}, last pull {_ago(info['last_pull'])}.")
+    elif not info["reachable"] and "Cannot reach" in (svc.get("error") or "") and "Cannot reach" in \
+            (info.get("error") or ""):  # the same news as the line above: said once
+        typer.echo("Sync: not connected (the server cannot be reached, as above); it retries by itself.")
     else:
         typer.echo(f"Sync: not connected ({svc.get('error') or 'starting'}); it retries by itself.")
     if svc and svc.get("refused"):
@@ -220,8 +224,8 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print the sta
         typer.echo(line)
     day = info["shared_last_day"]
     sent = sum(v for k, v in day.items() if k != "withdrawn")
-    typer.echo(f"This machine, last 24 h: {sent:,} items sent ({counts_text(day)}), {day.get('withdrawn', 0):,} "
-               f"withdrawn; {info['on_server']:,} of its items on the server.")
+    typer.echo(f"This machine, last 24 h: {sent:,} item{'' if sent == 1 else 's'} sent ({counts_text(day)}), "
+               f"{day.get('withdrawn', 0):,} withdrawn; {info['on_server']:,} of its items on the server.")
     for s in (info.get("stuck") or [])[:5]:
         typer.echo(f"  stuck: {s['kind']} {s['ref']} of {s['project']}, refused by the server: {s['why']} (the rest "
                    "were sent; edit or forget it, and the next push sends it or withdraws it)")

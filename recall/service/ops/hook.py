@@ -23,7 +23,10 @@ def backend(args: dict) -> dict:
     mine = caller.current() if caller.is_caller() else None
     with caller.use(None):
         own = brief(backends.choose())
-    return {"caller": brief(backends.choose(env=mine)) if mine is not None else own, "service": own}
+        last = caller.remembered()  # what memory extraction uses: the last hook's credentials
+        memory = brief(backends.choose(env=last)) if last is not None else own
+    return {"caller": brief(backends.choose(env=mine)) if mine is not None else own, "service": own,
+            "memory": memory}
 
 
 @op("hook_context")
