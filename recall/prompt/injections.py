@@ -11,7 +11,8 @@ raw: why there was no synthesis — ``no backend``, ``deadline``, ``error``, ``c
 ``synthesis off``; nothing: ``no hits`` or ``model found nothing relevant``),
 ``hits`` ([{``session``, ``score``}]), ``backend`` (``api`` | ``claude-code`` | ``off``),
 ``via`` (``service`` | ``in-process``), ``chars`` and ``tokens`` (estimated, chars / 4) of the
-injected text, ``latency_ms`` (process start to output) and ``text``: the exact text injected.
+injected text, ``latency_ms`` (process start to output) and ``text``: the exact text injected;
+``wrong`` (and ``wrong_at``) once the user marked the injection wrong in ``recall ui``.
 The prompt itself is never stored; the injected text comes from the redacted archive (and is
 redacted once more where it was built).
 
@@ -131,6 +132,29 @@ def rewrite(keep) -> int:
                 os.close(fd)
             os.replace(tmp, p)
     return changed
+
+
+def mark_wrong(t: float, session: str = "", wrong: bool = True) -> int:
+    """Mark the record of the prompt at time ``t`` (of ``session`` when given) as a wrong
+    injection (``recall ui``): kept, shown by ``recall log``, there to calibrate the gate
+    against; ``wrong=False`` takes the mark back. How many records changed."""
+
+    def keep(rec: dict) -> dict:
+        try:
+            same = abs(float(rec.get("t", 0)) - float(t)) < 5e-4
+        except (TypeError, ValueError):
+            return rec
+        if not same or (session and rec.get("session") != session):
+            return rec
+        if wrong:
+            rec["wrong"] = True
+            rec["wrong_at"] = round(time.time(), 3)
+        else:
+            rec.pop("wrong", None)
+            rec.pop("wrong_at", None)
+        return rec
+
+    return rewrite(keep)
 
 
 def rewrite_or_warn(keep, what: str, logger: str) -> int:
