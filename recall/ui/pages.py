@@ -249,7 +249,7 @@ def session_page(ref: str, csrf: str) -> str:
 
     s = views.session(ref)
     head = (f'<h1>Session {e(s["session_id"])}</h1><p><span class="proj">{e(short(s["project"] or "?"))}</span> '
-            f'<span class="dim">{e(s["started"])} → {e(s["ended"])}, {s["messages"]} messages</span></p>'
+            f'<span class="dim">{e(s["started"])} → {e(s["ended"])}, {e(s["messages"])} messages</span></p>'
             f'<p>Resume it: {_copy(s["resume"])}</p>'
             f'<p><button type="button" class="danger" data-action="forget-session" data-session="{e(s["session_id"])}" '
             f'data-then="/sessions">forget this session</button></p>')
@@ -271,7 +271,7 @@ def session_page(ref: str, csrf: str) -> str:
         files = ('<h2>Files it wrote, and what became of them</h2><table class="files"><thead><tr><th>file</th>'
                  f'<th>op</th><th>now</th><th>since</th><th>git</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
     msgs = []
-    for m in s["messages"]:
+    for m in s["transcript"]:
         label = {"user": "USER", "assistant": "CLAUDE", "tool_use": "→ tool", "tool_result": "← result",
                  "summary": "SUMMARY"}.get(m["role"], m["role"])
         msgs.append(f'<div class="msg role-{e(m["role"])}" id="m-{e(m["uuid"])}"><div class="mhead">'

@@ -14,7 +14,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit
 
 from recall.core.errors import RecallError
 from recall.ui import guard
@@ -130,7 +130,7 @@ class Handler(BaseHTTPRequestHandler):
             if not guard.same(query["token"], ui.token):
                 self._refuse(403, "wrong token: open the URL `recall ui` printed")
                 return None
-            rest = "&".join(f"{k}={v}" for k, v in parse_qs(parts.query).items() if k != "token")
+            rest = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "token"])
             target = (parts.path or "/") + (f"?{rest}" if rest else "")
             self._send(303, "", extra={"Location": target, "Set-Cookie": guard.set_cookie(ui.port, ui.token)})
             return None

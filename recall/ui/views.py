@@ -89,8 +89,8 @@ def _warm_searcher():
 
     with _searcher_lock:
         now = time.monotonic()
-        if _searcher is None:
-            _searcher = Searcher()
+        if _searcher is None or getattr(_searcher, "index_path", None) != paths.index_dir():
+            _searcher = Searcher()  # (another RECALL_HOME: a process's own tests)
             _searcher_at = now
         elif now - _searcher_at > 1.0:
             _searcher.refresh()
@@ -175,7 +175,7 @@ def session(ref: str) -> dict:
     if where:
         resume = f"cd {shlex.quote(where)} && {resume}"
     out = sessions.as_dict(info, rec)
-    out.update(files=session_files(info, None), messages=messages, resume=resume,
+    out.update(files=session_files(info, None), transcript=messages, resume=resume,
                no_summary=None if rec else sessions.no_summary_line(info))
     return out
 

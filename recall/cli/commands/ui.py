@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from recall.core.errors import RecallError, UsageError
+from recall.core.errors import RecallError
 
 commands = typer.Typer()  # merged into the app by recall.cli.app
 
@@ -48,7 +48,7 @@ def ui_cmd(
             typer.echo("(no browser could be opened here: open the URL above in yours)", err=True)
         return
     if no_serve:
-        raise UsageError("No recall service runs to serve the page: start it with `recall service start`, "
+        raise RecallError("No recall service runs to serve the page: start it with `recall service start`, "
                          "or run `recall ui` in a terminal to serve the page from there.")
     _serve_here(port, no_open)
 
