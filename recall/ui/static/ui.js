@@ -64,7 +64,9 @@
         }).catch(function () {});
     };
     form.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(run, 60); });
-    form.addEventListener("change", function () { clearTimeout(timer); run(); });
+    form.addEventListener("change", function (ev) {  // the filters; the box's own "change" (on blur) is no news
+      if (ev.target.tagName === "SELECT") { clearTimeout(timer); run(); }
+    });
     form.addEventListener("submit", function (ev) { ev.preventDefault(); clearTimeout(timer); run(); });
   }
 
