@@ -169,11 +169,12 @@ def rewrite_or_warn(keep, what: str, logger: str) -> int:
         return 0
 
 
-def day_summary(now: float | None = None) -> dict:
-    """The last 24 hours: prompts per outcome, fallback reasons, injected tokens."""
+def day_summary(now: float | None = None, records: list[dict] | None = None) -> dict:
+    """The last 24 hours: prompts per outcome, fallback reasons, injected tokens (of ``records``
+    when the caller has them read already, e.g. ``recall ui``'s cache)."""
     cutoff = (now or time.time()) - 86400
     out = {"prompts": 0, "injected_tokens": 0, "outcomes": {k: 0 for k in OUTCOMES}, "raw_why": {}}
-    for rec in read():
+    for rec in read() if records is None else records:
         t = rec.get("t", 0)
         if not isinstance(t, (int, float)) or t < cutoff:
             continue

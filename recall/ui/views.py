@@ -50,11 +50,60 @@ def _hit(h) -> dict | None:
             "stale": stale, "kind": str(h.get("kind") or "")}
 
 
-def prompts(limit: int = 100) -> list[dict]:
-    """The injection log newest first, numbered as ``recall log`` numbers them (1 = newest)."""
+_log_lock = threading.Lock()
+_log_files: dict[str, tuple] = {}  # path -> (inode, bytes read, records)
+
+
+def _log_file(path: str) -> list[dict]:
+    """One file of the injection log, parsed once: the hook only appends, so a file that grew
+    is read from where the last read stopped; one replaced (rotated, rewritten by a forget or a
+    mark) is read whole again."""
+    from recall.core.jsonio import loads_object
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        _log_files.pop(path, None)
+        return []
+    ino, done, records = _log_files.get(path, (None, 0, []))
+    if ino != st.st_ino or st.st_size < done:
+        done, records = 0, []
+    if st.st_size > done:
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(done)
+                data = fh.read(st.st_size - done)
+        except OSError:
+            return records
+        end = data.rfind(b"\n") + 1  # a line still being written waits for the next read
+        records = records + [r for r in (loads_object(line) for line in data[:end].splitlines() if line.strip())
+                             if r is not None]
+        done += end
+    _log_files[path] = (st.st_ino, done, records)
+    return records
+
+
+def log_records() -> list[dict]:
+    """``recall.prompt.injections.read()``, oldest first, from a cache kept fresh by stat calls
+    (the page reads the log on every prompt; the log holds thousands of records)."""
     from recall.prompt import injections
 
-    records = injections.read()[::-1]
+    global _log_sorted
+    path = str(injections.log_path())
+    with _log_lock:
+        older, newer = _log_file(f"{path}.1"), _log_file(path)
+        stamp = (path, _log_files.get(f"{path}.1", ())[:2], _log_files.get(path, ())[:2])
+        if _log_sorted[0] != stamp:
+            _log_sorted = (stamp, sorted(older + newer, key=lambda r: _num(r.get("t"))))
+        return _log_sorted[1]
+
+
+_log_sorted: tuple = (None, [])
+
+
+def prompts(limit: int = 50) -> list[dict]:
+    """The injection log newest first, numbered as ``recall log`` numbers them (1 = newest)."""
+    records = log_records()[::-1]
     out = []
     for n, rec in enumerate(records[:limit], 1):
         if not isinstance(rec, dict):
@@ -113,14 +162,25 @@ def search(text: str, project: str = "", since: str = "", kind: str = "", limit:
                       searcher=_warm_searcher(), strict_project=bool(project), cwd=None)
 
 
+def shown_sessions(rows) -> list:
+    """``rows`` (``indexer.state.SessionInfo``) minus the sessions no reader may show: the test
+    of ``recall.memory.sessions.hidden``, with the gate refreshed once, not per session."""
+    from indexer.ledger import reader_gate
+
+    gate = reader_gate().refresh()
+    if gate.readers_see_all():
+        return list(rows)
+    return [r for r in rows if not gate.hides(r.project, r.cwd, r.session_id, r.session_id,
+                                               r.ended or r.started or 0.0, "session")]
+
+
 def projects() -> list[str]:
     """Projects with indexed sessions that no exclusion hides, most recently active first."""
     from indexer.state import list_sessions
-    from recall.memory import sessions
 
     seen: dict[str, float] = {}
-    for s in list_sessions(limit=5000):
-        if s.project and s.project not in seen and not sessions.hidden(s):
+    for s in shown_sessions(list_sessions(limit=5000)):
+        if s.project and s.project not in seen:
             seen[s.project] = s.ended or s.started
     return sorted(seen, key=lambda p: -seen[p])
 
@@ -267,7 +327,7 @@ def status() -> dict:
     out = {"service": service_status(), "home": str(paths.recall_home()),
            "capture": {"paused": pause is not None, "until": pause["until"] if pause else None,
                        "excluded": exclusions(), "sessions_off": len(off_sessions(controls))},
-           "prompts_today": injections.day_summary(), "usage": usage_summary(),
+           "prompts_today": injections.day_summary(records=log_records()), "usage": usage_summary(),
            "backends": backend.describe()}
     try:
         out["memory"] = memory_status(cwd="/")
@@ -327,13 +387,12 @@ def charts(days: int = 30) -> dict:
     """Per day: prompts, injections, silent share (prompts that got nothing); memories by type
     over time (how many existed at each day's end); history size (messages indexed, cumulative)."""
     from indexer.state import list_sessions
-    from recall.memory import TYPES, sessions, store
-    from recall.prompt import injections
+    from recall.memory import TYPES, store
 
     now = time.time()
     day_list = [_day(now - 86400 * i) for i in range(days - 1, -1, -1)]
     per_day = {d: {"prompts": 0, "injected": 0, "silent": 0, "used": 0} for d in day_list}
-    for rec in injections.read():
+    for rec in log_records():
         t = _num(rec.get("t"))
         d = per_day.get(_day(t)) if t else None
         if d is None:
@@ -357,9 +416,7 @@ def charts(days: int = 30) -> dict:
     mem_series = {t: [sum(1 for c in created[t] if _day(c) <= d) for d in day_list] for t in TYPES}
     msgs_by_day: dict[str, int] = {}
     before = 0
-    for s in list_sessions():
-        if sessions.hidden(s):
-            continue
+    for s in shown_sessions(list_sessions()):
         d = _day(s.started or s.ended or now)
         if d < day_list[0]:
             before += s.messages
