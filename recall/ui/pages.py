@@ -14,6 +14,8 @@ import time
 from urllib.parse import quote, urlencode
 
 from recall.core.errors import RecallError
+from recall.core.text import one_line
+from recall.memory.sessions import TOOL_LINE_CHARS
 
 NAV = (("prompts", "Prompts"), ("search", "Search"), ("sessions", "Sessions"), ("memories", "Memories"),
        ("status", "Status"), ("charts", "Charts"))
@@ -274,8 +276,11 @@ def session_page(ref: str, csrf: str) -> str:
     for m in s["transcript"]:
         label = {"user": "USER", "assistant": "CLAUDE", "tool_use": "→ tool", "tool_result": "← result",
                  "summary": "SUMMARY"}.get(m["role"], m["role"])
+        text = m["text"]
+        if m["role"] in ("tool_use", "tool_result"):  # one line each, as `recall show` prints them
+            text = one_line(text, TOOL_LINE_CHARS)
         msgs.append(f'<div class="msg role-{e(m["role"])}" id="m-{e(m["uuid"])}"><div class="mhead">'
-                    f'<time>{e(when(m["t"]))}</time> <b>{e(label)}</b></div><pre>{e(m["text"])}</pre></div>')
+                    f'<time>{e(when(m["t"]))}</time> <b>{e(label)}</b></div><pre>{e(text)}</pre></div>')
     transcript = "".join(msgs) or '<p class="dim">(nothing archived for this session)</p>'
     body = f'{head}{summary}{files}<h2>Transcript</h2><section id="transcript">{transcript}</section>'
     return page(f"session {s['session_id'][:8]}", body, csrf, "sessions")

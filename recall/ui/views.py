@@ -162,31 +162,50 @@ def search(text: str, project: str = "", since: str = "", kind: str = "", limit:
                       searcher=_warm_searcher(), strict_project=bool(project), cwd=None)
 
 
-def shown_sessions(rows) -> list:
-    """``rows`` (``indexer.state.SessionInfo``) minus the sessions no reader may show: the test
-    of ``recall.memory.sessions.hidden``, with the gate refreshed once, not per session."""
+def shown_facts() -> list[tuple[str, str, str, float, float, int]]:
+    """Every session's facts (``indexer.state.session_facts``: id, project, cwd, started, ended,
+    messages), newest first, minus the sessions no reader may show: the test of
+    ``recall.memory.sessions.hidden``, with the gate refreshed once, not per session."""
     from indexer.ledger import reader_gate
+    from indexer.state import session_facts
 
+    rows = session_facts()
     gate = reader_gate().refresh()
     if gate.readers_see_all():
-        return list(rows)
-    return [r for r in rows if not gate.hides(r.project, r.cwd, r.session_id, r.session_id,
-                                               r.ended or r.started or 0.0, "session")]
+        return rows
+    return [r for r in rows if not gate.hides(r[1], r[2], r[0], r[0], r[4] or r[3] or 0.0, "session")]
+
+
+_projects_cache: tuple = (None, 0.0, [])
+PROJECTS_TTL = 2.0  # seconds: the filters of a page and the next keystroke's need not ask state.db again
 
 
 def projects() -> list[str]:
-    """Projects with indexed sessions that no exclusion hides, most recently active first."""
-    from indexer.state import list_sessions
+    """Projects with sessions a reader may show, most recently active first."""
+    global _projects_cache
+    from indexer.ledger import reader_gate
+    from indexer.state import project_activity
 
-    seen: dict[str, float] = {}
-    for s in shown_sessions(list_sessions(limit=5000)):
-        if s.project and s.project not in seen:
-            seen[s.project] = s.ended or s.started
-    return sorted(seen, key=lambda p: -seen[p])
+    gate = reader_gate().refresh()
+    everyone = gate.readers_see_all()
+    key = (str(paths.state_db_path()), gate.stamp())
+    cached_key, at, cached = _projects_cache
+    if cached_key == key and time.monotonic() - at < PROJECTS_TTL:
+        return cached
+    if everyone:
+        out = [p for p, _last in project_activity()]
+    else:
+        seen: dict[str, None] = {}
+        for _sid, project, *_rest in shown_facts():
+            if project:
+                seen.setdefault(project, None)
+        out = list(seen)
+    _projects_cache = (key, time.monotonic(), out)
+    return out
 
 
 # sessions ------------------------------------------------------------------------------------
-def sessions_by_day(project: str = "", since: str = "", limit: int = 200) -> list[tuple[str, str, list[dict]]]:
+def sessions_by_day(project: str = "", since: str = "", limit: int = 100) -> list[tuple[str, str, list[dict]]]:
     """``recall sessions`` grouped: [(project, day, [session rows])], newest first, each row with
     its summary and the files it wrote that changed since (its stale marks)."""
     from recall.memory import sessions
@@ -242,13 +261,8 @@ def session(ref: str) -> dict:
 
 # memories ------------------------------------------------------------------------------------
 def memory_projects() -> list[str]:
-    return [p for p in projects() if _state_file(p).exists()]
-
-
-def _state_file(project: str):
-    from recall.memory import store
-
-    return store.state_path(project)
+    """Projects a reader may show that have memories (``recall.memory.store.state_path``)."""
+    return [p for p in projects() if os.path.exists(os.path.join(p, ".memory", "state.json"))]
 
 
 def memories(project: str) -> dict:
@@ -386,15 +400,22 @@ def _day(ts: float) -> str:
 def charts(days: int = 30) -> dict:
     """Per day: prompts, injections, silent share (prompts that got nothing); memories by type
     over time (how many existed at each day's end); history size (messages indexed, cumulative)."""
-    from indexer.state import list_sessions
     from recall.memory import TYPES, store
+
+    import bisect
 
     now = time.time()
     day_list = [_day(now - 86400 * i) for i in range(days - 1, -1, -1)]
+    starts = [time.mktime(time.strptime(d, "%Y-%m-%d")) for d in day_list]  # local midnights
+
+    def day_of(t: float) -> str | None:
+        i = bisect.bisect_right(starts, t) - 1
+        return day_list[i] if 0 <= i and t < now + 86400 else None
+
     per_day = {d: {"prompts": 0, "injected": 0, "silent": 0, "used": 0} for d in day_list}
     for rec in log_records():
         t = _num(rec.get("t"))
-        d = per_day.get(_day(t)) if t else None
+        d = per_day.get(day_of(t)) if t else None
         if d is None:
             continue
         d["prompts"] += 1
@@ -413,15 +434,17 @@ def charts(days: int = 30) -> dict:
         for m in state.memories:
             if m.active and m.created:
                 created[m.type].append(m.created)
-    mem_series = {t: [sum(1 for c in created[t] if _day(c) <= d) for d in day_list] for t in TYPES}
+    ends = starts[1:] + [float("inf")]
+    mem_series = {t: [sum(1 for c in created[t] if c < end) for end in ends] for t in TYPES}
     msgs_by_day: dict[str, int] = {}
     before = 0
-    for s in shown_sessions(list_sessions()):
-        d = _day(s.started or s.ended or now)
-        if d < day_list[0]:
-            before += s.messages
+    for _sid, _project, _cwd, started, ended, messages in shown_facts():
+        t = started or ended or now
+        if t < starts[0]:
+            before += messages
         else:
-            msgs_by_day[d] = msgs_by_day.get(d, 0) + s.messages
+            d = day_of(t) or day_list[-1]
+            msgs_by_day[d] = msgs_by_day.get(d, 0) + messages
     history, total = [], before
     for d in day_list:
         total += msgs_by_day.get(d, 0)
