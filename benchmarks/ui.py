@@ -320,6 +320,7 @@ def run(args) -> dict:
                     docs[p].append(dt)
                     html[p] = body
             res["document_ms"] = {p: ms(percentile(v, 0.5)) for p, v in docs.items()}
+            res["rss_after_documents_mb"] = rss_mb(proc.pid)
             static = {n: page.get(f"/static/{n}")[2] for n in ("ui.js", "ui.css")}
 
             # first paint, the page and its static copy alternated
@@ -340,6 +341,7 @@ def run(args) -> dict:
                         paint[p] = {"ui_ms": round(percentile(ui, 0.5), 1) if ui else None,
                                     "static_ms": round(percentile(base, 0.5), 1) if base else None}
                     res["first_paint"] = paint
+                    res["rss_after_paints_mb"] = rss_mb(proc.pid)
                     d.get(f"http://127.0.0.1:{page.port}/prompts")  # a tab left open on Prompts
 
                     # search as you type, alternated with the socket's search

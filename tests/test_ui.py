@@ -395,3 +395,23 @@ def test_slash_command_runs_recall_ui_without_serving():
     assert "ui --no-open --no-serve`" in text and "$ARGUMENTS" not in text and "argument-hint" not in text
     assert install.is_our_slash_command(text)
     assert not install.is_our_slash_command(text.replace("in one line", "in two lines"))
+
+
+def test_a_long_transcript_is_paged(tmp_path, claude_projects):
+    from recall.ui import views
+
+    project = tmp_path / "long"
+    project.mkdir()
+    s = Session(cwd=str(project))
+    for i in range(views.TRANSCRIPT_PAGE + 10):
+        s.user(f"question number {i} about the walrus")
+    s.write(claude_projects)
+    index_all()
+    with serving() as srv:
+        c = Client(srv.port, srv.token)
+        text = c.get(f"/sessions/{s.session_id}")[2]
+        assert f"messages 1–{views.TRANSCRIPT_PAGE} of {views.TRANSCRIPT_PAGE + 10}" in text
+        assert "question number 0 about" in text and f"question number {views.TRANSCRIPT_PAGE} about" not in text
+        text = c.get(f"/sessions/{s.session_id}?from={views.TRANSCRIPT_PAGE}")[2]
+        assert f"question number {views.TRANSCRIPT_PAGE + 9} about" in text and "question number 0 about" not in text
+        assert c.get(f"/sessions/{s.session_id}?from=nonsense")[0] == 200

@@ -246,10 +246,14 @@ def sessions_page(query: dict, csrf: str) -> str:
 _FILE_STATE = {"unchanged": "unchanged", "changed": "changed since", "deleted": "deleted", "renamed": "renamed"}
 
 
-def session_page(ref: str, csrf: str) -> str:
+def session_page(ref: str, csrf: str, query: dict | None = None) -> str:
     from recall.ui import views
 
-    s = views.session(ref)
+    try:
+        start = int((query or {}).get("from") or 0)
+    except ValueError:
+        start = 0
+    s = views.session(ref, start)
     head = (f'<h1>Session {e(s["session_id"])}</h1><p><span class="proj">{e(short(s["project"] or "?"))}</span> '
             f'<span class="dim">{e(s["started"])} → {e(s["ended"])}, {e(s["messages"])} messages</span></p>'
             f'<p>Resume it: {_copy(s["resume"])}</p>'
@@ -282,7 +286,16 @@ def session_page(ref: str, csrf: str) -> str:
         msgs.append(f'<div class="msg role-{e(m["role"])}" id="m-{e(m["uuid"])}"><div class="mhead">'
                     f'<time>{e(when(m["t"]))}</time> <b>{e(label)}</b></div><pre>{e(text)}</pre></div>')
     transcript = "".join(msgs) or '<p class="dim">(nothing archived for this session)</p>'
-    body = f'{head}{summary}{files}<h2>Transcript</h2><section id="transcript">{transcript}</section>'
+    pager = ""
+    if s["shown"] > views.TRANSCRIPT_PAGE:
+        base = f'/sessions/{quote(s["session_id"], safe="")}?from='
+        first, last = s["start"] + 1, s["start"] + len(s["transcript"])
+        prev = (f'<a href="{base}{max(0, s["start"] - views.TRANSCRIPT_PAGE)}">← earlier</a> '
+                if s["start"] > 0 else "")
+        nxt = f' <a href="{base}{last}">later →</a>' if last < s["shown"] else ""
+        pager = f'<p class="pager">{prev}messages {first}–{last} of {s["shown"]}{nxt}</p>'
+    body = (f'{head}{summary}{files}<h2>Transcript</h2>{pager}<section id="transcript">{transcript}</section>'
+            f'{pager}')
     return page(f"session {s['session_id'][:8]}", body, csrf, "sessions")
 
 
@@ -474,7 +487,7 @@ def route(path: str, query: dict, csrf: str) -> str | None:
     if path.startswith("/sessions/") and len(path) > len("/sessions/"):
         from urllib.parse import unquote
 
-        return session_page(unquote(path[len("/sessions/"):]), csrf)
+        return session_page(unquote(path[len("/sessions/"):]), csrf, query)
     if path == "/memories":
         return memories_page(query, csrf)
     if path == "/status":

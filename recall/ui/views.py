@@ -51,7 +51,18 @@ def _hit(h) -> dict | None:
 
 
 _log_lock = threading.Lock()
-_log_files: dict[str, tuple] = {}  # path -> (inode, bytes read, records)
+_log_files: dict[str, tuple] = {}  # path -> (inode, bytes read, slim records)
+SLIM = ("t", "outcome", "why", "tokens", "used", "wrong")  # what counts and charts read of a record
+
+
+def _slim(rec: dict, path: str, offset: int, length: int) -> dict:
+    """What the page keeps of a record between reads: the fields counts and charts need, whether
+    text was injected, and where the whole line is (the Prompts page reads its newest ones
+    whole again): a full log's text and hits are not held in the service's memory."""
+    out = {k: rec[k] for k in SLIM if k in rec}
+    out["text"] = bool(rec.get("text"))
+    out["_at"] = (path, offset, length)
+    return out
 
 
 def _log_file(path: str) -> list[dict]:
@@ -76,16 +87,24 @@ def _log_file(path: str) -> list[dict]:
         except OSError:
             return records
         end = data.rfind(b"\n") + 1  # a line still being written waits for the next read
-        records = records + [r for r in (loads_object(line) for line in data[:end].splitlines() if line.strip())
-                             if r is not None]
+        records = list(records)
+        pos = 0
+        while pos < end:
+            nl = data.index(b"\n", pos)
+            line = data[pos:nl]
+            rec = loads_object(line) if line.strip() else None
+            if rec is not None:
+                records.append(_slim(rec, path, done + pos, nl - pos))
+            pos = nl + 1
         done += end
     _log_files[path] = (st.st_ino, done, records)
     return records
 
 
 def log_records() -> list[dict]:
-    """``recall.prompt.injections.read()``, oldest first, from a cache kept fresh by stat calls
-    (the page reads the log on every prompt; the log holds thousands of records)."""
+    """The injection log's records (``recall.prompt.injections.read()``), oldest first, slim
+    (``_slim``), from a cache kept fresh by stat calls: the page reads the log on every prompt,
+    and a full log holds thousands of records."""
     from recall.prompt import injections
 
     global _log_sorted
@@ -101,12 +120,28 @@ def log_records() -> list[dict]:
 _log_sorted: tuple = (None, [])
 
 
+def _whole(slim: dict) -> dict | None:
+    """The whole record a slim one stands for, read again from its line (None when the file
+    changed under it: the next read of the log sees the change)."""
+    from recall.core.jsonio import loads_object
+
+    path, offset, length = slim["_at"]
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            rec = loads_object(fh.read(length))
+    except OSError:
+        return None
+    return rec if rec is not None and rec.get("t") == slim.get("t") else None
+
+
 def prompts(limit: int = 50) -> list[dict]:
     """The injection log newest first, numbered as ``recall log`` numbers them (1 = newest)."""
     records = log_records()[::-1]
     out = []
-    for n, rec in enumerate(records[:limit], 1):
-        if not isinstance(rec, dict):
+    for n, slim in enumerate(records[:limit], 1):
+        rec = _whole(slim)
+        if rec is None:
             continue
         hits = [x for x in (_hit(h) for h in (rec.get("hits") if isinstance(rec.get("hits"), list) else []))
                 if x]
@@ -230,9 +265,13 @@ def sessions_by_day(project: str = "", since: str = "", limit: int = 100) -> lis
     return [(p, d, groups[(p, d)]) for p, d in order]
 
 
-def session(ref: str) -> dict:
+TRANSCRIPT_PAGE = 150  # messages of a transcript per page: a long session is paged, not painted whole
+
+
+def session(ref: str, start: int = 0, count: int = TRANSCRIPT_PAGE) -> dict:
     """``recall show SESSION``: its facts, summary, the files it wrote and what became of them,
-    its transcript as recall indexed it (redacted; hidden messages left out), the resume command."""
+    its transcript as recall indexed it (redacted; hidden messages left out; messages
+    ``start`` to ``start + count`` of it, and how many there are), the resume command."""
     import shlex
 
     from indexer.ledger import reader_gate
@@ -254,7 +293,9 @@ def session(ref: str) -> dict:
     if where:
         resume = f"cd {shlex.quote(where)} && {resume}"
     out = sessions.as_dict(info, rec)
-    out.update(files=session_files(info, None), transcript=messages, resume=resume,
+    start = max(0, min(int(start), max(0, len(messages) - 1)))
+    out.update(files=session_files(info, None), transcript=messages[start:start + count], start=start,
+               shown=len(messages), resume=resume,
                no_summary=None if rec else sessions.no_summary_line(info))
     return out
 
