@@ -122,16 +122,16 @@ def list_sessions(path: Path | None = None, *, project: str | None = None, since
 
 
 def session_facts(path: Path | None = None) -> list[tuple[str, str, str, float, float, int]]:
-    """Every indexed session as (session_id, project, cwd, started, ended, messages), newest
-    first, read without taking any lock: the few columns a count over all sessions needs
-    (``recall ui``'s project list and charts), without parsing the rest."""
+    """Every indexed session as (session_id, project, cwd, started, ended, messages), in no
+    particular order, read without taking any lock: the few columns a count over all sessions
+    needs (``recall ui``'s charts), without parsing the rest."""
     from recall.core import paths as _paths
 
     path = path or _paths.state_db_path()
     if not path.exists():
         return []
     sql = ("SELECT session_id, COALESCE(project, ''), COALESCE(cwd, ''), COALESCE(started, 0), COALESCE(ended, 0), "
-           "COALESCE(messages, 0) FROM sessions ORDER BY MAX(COALESCE(ended, 0), COALESCE(started, 0)) DESC")
+           "COALESCE(messages, 0) FROM sessions")
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
         try:

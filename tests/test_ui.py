@@ -323,10 +323,17 @@ def test_status_charts_doctor_and_live_marks(history, page):
     _injection(history["shop"], "s")
     text = body(c.get("/status")[2])
     assert "not running" in text and "Model backend" in text and "Team" in text
+    from recall.team import local
+
+    local.save_join("postgresql://alice@db.example/team", "alice@db.example:5432/team", "alice")
+    text = body(c.get("/fragment/status")[2])
+    assert "alice@db.example:5432/team as alice; 0 shared project(s)" in text and "not synced yet" in text
     text = body(c.get("/fragment/doctor")[2])
     assert "FAIL" in text or "No problems" in text
     text = body(c.get("/charts")[2])
-    assert text.count("<svg") == 4 and "Memories by type" in text
+    assert text.count("<svg") == 3 and "Memories by type" in text and 'data-fragment="/fragment/history"' in text
+    hist = c.get("/fragment/history")[2]
+    assert hist.count("<svg") == 1 and "messages" in hist
     from recall.ui import views
 
     before = views.change_marks()

@@ -187,7 +187,7 @@ def test_the_page_in_a_browser(world, shots, tmp_path):
         wait_for(lambda: "checking" not in d.find_element(By.ID, "doctor").text, 120, "the doctor's checks")
         d.save_screenshot(str(shots / "status.png"))
         d.get(f"http://127.0.0.1:{port}/charts")
-        assert len(d.find_elements(By.CSS_SELECTOR, "figure.chart svg")) == 4
+        wait_for(lambda: len(d.find_elements(By.CSS_SELECTOR, "figure.chart svg")) == 4, 30, "the four charts")
         d.save_screenshot(str(shots / "charts.png"))
 
 

@@ -423,8 +423,9 @@ def status_fragment() -> str:
         rows.append(_row("Team", e(team["problem"])))
     else:
         counts = ", ".join(f"{e(k)} {v}" for k, v in (team.get("counts") or {}).items())
-        rows.append(_row("Team", f'{e(team["server"])} as {e(team["role"])}; {team.get("shares", 0)} shared '
-                                 f'project(s); {counts}'))
+        synced = "; ".join(f"last {k} {e(when(team[f'last_{k}']))}" for k in ("push", "pull") if team.get(f"last_{k}"))
+        rows.append(_row("Team", f'{e(team["server"])} as {e(team["role"])}; {e(team.get("shares", 0))} shared '
+                                 f'project(s); {counts}' + (f"; {synced}" if synced else "; not synced yet")))
     errors = svc.get("errors") or []
     errs = "".join(f"<li>{e(when(x.get('time')))}: {e(x.get('message'))}</li>" for x in errors[-5:]
                    if isinstance(x, dict))
@@ -467,13 +468,25 @@ def charts_page(csrf: str) -> str:
     prompts = [per[d]["prompts"] for d in days]
     injected = [per[d]["injected"] for d in days]
     silent = [(per[d]["silent"] / per[d]["prompts"]) if per[d]["prompts"] else 0.0 for d in days]
+    series = {"prompts": prompts, "injected": injected}
+    used = [per[d]["used"] for d in days]
+    if any(used):  # once the log says whether the reply used what was injected
+        series["reply used it"] = used
     body = ('<h1>Charts</h1><p class="dim">The last 30 days.</p>'
             '<h2>Prompts and injections per day</h2>'
-            + charts.bars(days, {"prompts": prompts, "injected": injected})
+            + charts.bars(days, series)
             + '<h2>Silent share (prompts that got nothing)</h2>' + charts.line(days, {"silent": silent}, percent=True)
             + '<h2>Memories by type</h2>' + charts.line(days, data["memories"])
-            + '<h2>History size (messages indexed)</h2>' + charts.line(days, {"messages": data["history"]}))
+            + '<h2>History size (messages indexed)</h2><section id="history" data-fragment="/fragment/history" '
+              'data-load="1"><p class="dim">counting…</p></section>')
     return page("Charts", body, csrf, "charts")
+
+
+def history_fragment() -> str:
+    from recall.ui import charts, views
+
+    data = views.history()
+    return charts.line(data["days"], {"messages": data["history"]})
 
 
 # routing -------------------------------------------------------------------------------------
@@ -510,4 +523,6 @@ def fragment(name: str, query: dict) -> str:
         return status_fragment()
     if name == "doctor":
         return doctor_fragment()
+    if name == "history":
+        return history_fragment()
     return problem(f"No fragment {name}.")

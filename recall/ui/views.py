@@ -199,7 +199,7 @@ def search(text: str, project: str = "", since: str = "", kind: str = "", limit:
 
 def shown_facts() -> list[tuple[str, str, str, float, float, int]]:
     """Every session's facts (``indexer.state.session_facts``: id, project, cwd, started, ended,
-    messages), newest first, minus the sessions no reader may show: the test of
+    messages), minus the sessions no reader may show: the test of
     ``recall.memory.sessions.hidden``, with the gate refreshed once, not per session."""
     from indexer.ledger import reader_gate
     from indexer.state import session_facts
@@ -230,11 +230,11 @@ def projects() -> list[str]:
     if everyone:
         out = [p for p, _last in project_activity()]
     else:
-        seen: dict[str, None] = {}
-        for _sid, project, *_rest in shown_facts():
+        last: dict[str, float] = {}
+        for _sid, project, _cwd, started, ended, _n in shown_facts():
             if project:
-                seen.setdefault(project, None)
-        out = list(seen)
+                last[project] = max(last.get(project, 0.0), ended or 0.0, started or 0.0)
+        out = sorted(last, key=lambda p: -last[p])
     _projects_cache = (key, time.monotonic(), out)
     return out
 
@@ -400,10 +400,11 @@ def team_status() -> dict | None:
         if join is None:
             return None
         out = {"server": join.server, "role": join.role}
-        with local.TeamDB() as db:
+        with local.TeamDB() as db:  # what `recall team status` reads here, without asking the server
             out["counts"] = db.counts()
             out["shares"] = len(db.shares())
-            out["last_sync"] = db.get("last_sync") or db.get("synced") or ""
+            out["last_push"] = float(db.get("last_push", "0")) or None
+            out["last_pull"] = float(db.get("last_pull", "0")) or None
         return out
     except Exception as exc:  # noqa: BLE001
         return {"problem": f"{type(exc).__name__}: {exc}"}
@@ -439,8 +440,9 @@ def _day(ts: float) -> str:
 
 
 def charts(days: int = 30) -> dict:
-    """Per day: prompts, injections, silent share (prompts that got nothing); memories by type
-    over time (how many existed at each day's end); history size (messages indexed, cumulative)."""
+    """Per day: prompts, injections, silent share (prompts that got nothing), replies that used
+    the injection (once the log says); memories by type over time (how many existed at each
+    day's end). The history's size is ``history``."""
     from recall.memory import TYPES, store
 
     import bisect
@@ -477,6 +479,17 @@ def charts(days: int = 30) -> dict:
                 created[m.type].append(m.created)
     ends = starts[1:] + [float("inf")]
     mem_series = {t: [sum(1 for c in created[t] if c < end) for end in ends] for t in TYPES}
+    return {"days": day_list, "per_day": per_day, "memories": mem_series}
+
+
+def history(days: int = 30) -> dict:
+    """The history's size (messages indexed, cumulative) at the end of each of the last ``days``
+    days: a scan of every session's facts, so the Charts page loads it after its first paint."""
+    import bisect
+
+    now = time.time()
+    day_list = [_day(now - 86400 * i) for i in range(days - 1, -1, -1)]
+    starts = [time.mktime(time.strptime(d, "%Y-%m-%d")) for d in day_list]
     msgs_by_day: dict[str, int] = {}
     before = 0
     for _sid, _project, _cwd, started, ended, messages in shown_facts():
@@ -484,13 +497,13 @@ def charts(days: int = 30) -> dict:
         if t < starts[0]:
             before += messages
         else:
-            d = day_of(t) or day_list[-1]
+            d = day_list[max(0, bisect.bisect_right(starts, t) - 1)]
             msgs_by_day[d] = msgs_by_day.get(d, 0) + messages
-    history, total = [], before
+    out, total = [], before
     for d in day_list:
         total += msgs_by_day.get(d, 0)
-        history.append(total)
-    return {"days": day_list, "per_day": per_day, "memories": mem_series, "history": history}
+        out.append(total)
+    return {"days": day_list, "history": out}
 
 
 # live events ---------------------------------------------------------------------------------
