@@ -300,6 +300,7 @@ def run(args) -> dict:
     res: dict = {"when": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
                  "messages": args.messages, "sessions": len(list_sessions()), "injection_records": records,
                  "queries": len(queries), "prefixes": len(prefixes), "history": info}
+    started = client.call("status", {}, timeout=10).get("started")
     try:
         # warm: every baseline search once, then the service's RSS before the page exists
         for p in prefixes:
@@ -389,6 +390,9 @@ def run(args) -> dict:
                                  "socket_p95_ms": ms(percentile(sock_t, 0.95))}
                 res["after"] = memory(proc.pid)
                 res["hook_after_s"] = hook_runs(env, hook_prompts, cwd, args.hook_runs)
+        if client.call("status", {}, timeout=10).get("started") != started:
+            raise SystemExit("the service restarted during the run (the installed code changed under it): "
+                             "run the benchmark again without touching recall/ or indexer/ meanwhile")
     finally:
         stop_service(proc)
     for k in ("hook_before_s", "hook_after_s", "hook_blank_s"):

@@ -178,12 +178,16 @@ def search_results(query: dict) -> str:
         if h.reply:
             parts.append(f'<div class="ex r"><span class="role">reply</span><pre>{e(h.reply)}</pre></div>')
         link = session_link(h.session_id, "open session") if h.kind in ("message", "session") and h.session_id else ""
+        if h.kind == "memory" and h.project:
+            link = f'<a href="/memories?{e(urlencode({"project": h.project}))}">its project\'s memories</a>'
         author = f' · shared by {e(h.author)}' if h.author else ""
+        more = (f'<details><summary>The exchange</summary>{"".join(parts)}</details>' if h.question or h.reply
+                else f'<details><summary>All of it</summary>{parts[0]}</details>' if (h.text or "") != h.snippet
+                else "")
         out.append(f'<article class="hit k-{e(h.kind)}"><div class="head"><span class="pill">{e(h.kind)}</span> '
                    f'<time>{e(ts)}</time> <span class="proj">{e(short(h.project))}</span>{author} '
                    f'<span class="dim">confidence {conf}</span> {link}</div>'
-                   f'<p class="snippet">{snippet_html(h.snippet)}</p>{_marks(h.stale)}'
-                   f'<details><summary>The exchange</summary>{"".join(parts)}</details></article>')
+                   f'<p class="snippet">{snippet_html(h.snippet)}</p>{_marks(h.stale)}{more}</article>')
     return "".join(out)
 
 
