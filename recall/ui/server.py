@@ -87,6 +87,9 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "recall-ui"
     sys_version = ""
     protocol_version = "HTTP/1.1"
+    # the headers and the body go out as two writes: without TCP_NODELAY the body waits for the
+    # browser's delayed ACK of the headers (~40 ms on Linux), on every keystroke's search
+    disable_nagle_algorithm = True
     server: _HTTPServer
 
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base class's name
