@@ -483,6 +483,7 @@ def render(res: dict) -> str:
     from benchmarks import cjk_probe, injection, plugin_launcher, startup, team
     from benchmarks import forget as forget_bench
     from benchmarks import stale as stale_marks
+    from benchmarks import ui as ui_page
 
     rows = rows_of(res)
     m, c = res["machine"], res["corpus"]
@@ -513,6 +514,7 @@ def render(res: dict) -> str:
         *plugin_launcher.sections(res),
         *stale_marks.sections(),
         *team.sections(res),
+        *ui_page.sections(),
     ]
     return "\n".join(lines).rstrip() + "\n"
 

@@ -372,6 +372,12 @@ class Gate:
     def invalidate(self) -> None:
         self._stamp = None
 
+    def stamp(self) -> tuple:
+        """What the gate has read (the config, the controls, what was forgotten), as of its last
+        ``refresh``: a cache of what readers may show keys on it."""
+        self.forgotten()
+        return self._stamp, self._forgotten_stamp
+
     def __bool__(self) -> bool:
         return bool(self.patterns or self.windows or self.off)
 

@@ -121,6 +121,47 @@ def list_sessions(path: Path | None = None, *, project: str | None = None, since
         return []
 
 
+def session_facts(path: Path | None = None) -> list[tuple[str, str, str, float, float, int]]:
+    """Every indexed session as (session_id, project, cwd, started, ended, messages), in no
+    particular order, read without taking any lock: the few columns a count over all sessions
+    needs (``recall ui``'s charts), without parsing the rest."""
+    from recall.core import paths as _paths
+
+    path = path or _paths.state_db_path()
+    if not path.exists():
+        return []
+    sql = ("SELECT session_id, COALESCE(project, ''), COALESCE(cwd, ''), COALESCE(started, 0), COALESCE(ended, 0), "
+           "COALESCE(messages, 0) FROM sessions")
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            return list(conn.execute(sql))
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return []
+
+
+def project_activity(path: Path | None = None) -> list[tuple[str, float]]:
+    """(project, its last activity) of every project with indexed sessions, most recent first,
+    read without taking any lock."""
+    from recall.core import paths as _paths
+
+    path = path or _paths.state_db_path()
+    if not path.exists():
+        return []
+    sql = ("SELECT project, MAX(MAX(COALESCE(ended, 0), COALESCE(started, 0))) AS last FROM sessions "
+           "WHERE project IS NOT NULL AND project != '' GROUP BY project ORDER BY last DESC")
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            return list(conn.execute(sql))
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return []
+
+
 def session_row(session_id: str) -> dict | None:
     """One session's facts as a dict, or None (read-only, no lock)."""
     found = list_sessions(prefix=session_id, limit=2)

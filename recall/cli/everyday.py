@@ -380,8 +380,9 @@ def log(limit: int = 20, show: int | None = None, as_json: bool = False) -> int:
         project = os.path.basename(str(rec.get("project") or "").rstrip("/")) or "?"
         size = f"{rec.get('chars', 0)} chars ~{rec.get('tokens', 0)} tokens" if rec.get("chars") else "nothing injected"
         via = f" via {rec['via']}" if rec.get("via") else ""
+        wrong = "  [marked wrong]" if rec.get("wrong") is True else ""
         echo(f"#{i:<3} {_when(rec.get('t'))}  {project}  {_outcome(rec)}{via}  {size}  "
-                   f"{float(rec.get('latency_ms') or 0):.0f} ms")
+                   f"{float(rec.get('latency_ms') or 0):.0f} ms{wrong}")
         if rec.get("hits"):
             echo(f"     hits: {_hits(rec)}")
         if "used" in rec:

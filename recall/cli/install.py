@@ -9,7 +9,7 @@ What setup writes (and uninstall removes, exactly):
   * the MCP server: ``mcpServers.recall`` in ``<project>/.mcp.json`` (approved for this user
     in ``.claude/settings.local.json``'s ``enabledMcpjsonServers``), or with ``--global``
     in the user-scope ``mcpServers`` of ``~/.claude.json``.
-  * slash commands: ``/recall``, ``/recall-search`` and ``/remember`` as
+  * slash commands: ``/recall``, ``/recall-search``, ``/remember`` and ``/ui`` as
     ``<project>/.claude/commands/NAME.md`` (``~/.claude/commands`` with ``--global``); each
     runs recall in a ``!`` bash line its ``allowed-tools`` permits, so the output reaches
     the model in the same turn. Uninstall deletes exactly these files (not one the user
@@ -317,8 +317,11 @@ SLASH_COMMANDS: dict[str, tuple[str, str, str, str]] = {
                       "them to the user as they are, one line each, and add nothing else."),
     "remember": ("Remember this in future sessions (recall)", "TEXT", "remember",
                  "Above is what recall saved. Tell the user in one line, and do nothing else."),
+    "ui": ("The address of recall's local web page (recall)", "", "ui --no-open --no-serve",
+           "Above is the address of recall's web page, or why there is none. Give it to the user as it is, "
+           "in one line, and do nothing else."),
 }
-_SLASH_MARK = re.compile(r"^allowed-tools: Bash\((?P<exe>.+) (?:ask|--raw|remember):\*\)$", re.M)
+_SLASH_MARK = re.compile(r"^allowed-tools: Bash\((?P<exe>.+) (?:ask|--raw|remember|ui):\*\)$", re.M)
 
 
 def commands_dir(root: Path | None, global_: bool) -> Path:
@@ -334,9 +337,14 @@ def slash_command_text(name: str) -> str:
     first = args.split()[0]
     # Claude Code pastes $ARGUMENTS into the bash line as typed: inside double quotes an
     # apostrophe is fine ("what's"); backticks and $( ) would be run by the shell
-    return (f"---\ndescription: {description}\nargument-hint: {hint}\n"
+    hint_line = f"argument-hint: {hint}\n" if hint else ""  # no hint: the command takes no text
+    return (f"---\ndescription: {description}\n{hint_line}"
             f"allowed-tools: Bash({exe} {first}:*)\n---\n"
-            f"!`{exe} {args} \"$ARGUMENTS\"`\n\n{ask}\n")
+            f"!`{exe} {args}{_arguments(hint)}`\n\n{ask}\n")
+
+
+def _arguments(hint: str) -> str:
+    return ' "$ARGUMENTS"' if hint else ""
 
 
 def is_our_slash_command(text: str) -> bool:
@@ -345,8 +353,8 @@ def is_our_slash_command(text: str) -> bool:
     if not m:
         return False
     for name in SLASH_COMMANDS:
-        description, _, args, _ = SLASH_COMMANDS[name]
-        if f"description: {description}\n" in text and f" {args} \"$ARGUMENTS\"`" in text:
+        description, hint, args, _ = SLASH_COMMANDS[name]
+        if f"description: {description}\n" in text and f" {args}{_arguments(hint)}`" in text:
             exe = m.group("exe")
             first = args.split()[0]
             want = slash_command_text(name).replace(

@@ -30,7 +30,7 @@ from recall.core import paths
 from recall.core.text import one_line
 from recall.memory import TYPES
 from recall.memory.store import (BRIEFING_FLOOR, CLAUDE_MD_EXCLUDE_NOTE, Memory, State, effective_confidence,
-                                 git_exclude, load, rank)
+                                 git_exclude, load, pinned, rank)
 
 START = "<!-- MEMORY:START -->"
 END = "<!-- MEMORY:END -->"
@@ -107,7 +107,7 @@ def select(state: State, now: float | None = None) -> dict[str, tuple[list[Memor
         if effective_confidence(m, now) >= BRIEFING_FLOOR:
             eligible[m.type].append(m)
     for t in TYPES:
-        eligible[t].sort(key=lambda m: (rank(m, now), m.updated), reverse=True)
+        eligible[t].sort(key=lambda m: (pinned(m), rank(m, now), m.updated), reverse=True)
     alloc = allocate({t: len(v) for t, v in eligible.items()})
     out: dict[str, tuple[list[Memory], int]] = {}
     for t in TYPES:

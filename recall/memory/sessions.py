@@ -30,16 +30,22 @@ def recent(project: str | None = None, since: float | None = None, limit: int = 
     """Recent sessions, newest first, each with its summary (None until one exists)."""
     from indexer.state import list_sessions
 
-    rows = [r for r in list_sessions(project=project, since=since, limit=limit + 200) if not hidden(r)][:limit]
+    from indexer.ledger import reader_gate
+
+    gate = reader_gate().refresh()
+    everyone = gate.readers_see_all()  # nothing kept from readers: no per-session check
+    rows = [r for r in list_sessions(project=project, since=since, limit=limit + 200)
+            if everyone or not hidden(r, gate)][:limit]
     sums = summaries.get_many(r.session_id for r in rows)
     return [as_dict(r, sums.get(r.session_id)) for r in rows]
 
 
-def hidden(info) -> str | None:
-    """Why a session is kept from every reader (excluded, switched off, forgotten), or None."""
+def hidden(info, gate=None) -> str | None:
+    """Why a session is kept from every reader (excluded, switched off, forgotten), or None
+    (``gate``: the readers' gate, refreshed already, when the caller asks about many)."""
     from indexer.ledger import reader_gate
 
-    gate = reader_gate().refresh()
+    gate = gate if gate is not None else reader_gate().refresh()
     return gate.hides(info.project, info.cwd, info.session_id, info.session_id, info.ended or info.started or 0.0,
                       "session")
 

@@ -266,10 +266,44 @@ def _dicts(value, key: str) -> list[dict]:
     return [dict(v) for v in value if isinstance(v, dict) and isinstance(v.get(key), str) and v[key]]
 
 
+def pinned(m: Memory) -> bool:
+    """Whether the user pinned the memory (``recall ui``): it never fades and leads its section of
+    the briefing. Kept as the ``pinned`` key of its state.json entry."""
+    return m.extra.get("pinned") is True
+
+
+def set_pinned(state: State, ref: str, on: bool) -> Memory:
+    m = state.find(ref)
+    if on:
+        m.extra["pinned"] = True
+    else:
+        m.extra.pop("pinned", None)
+    state.touch(m)
+    return m
+
+
+def edit(state: State, ref: str, content: str) -> Memory:
+    """Replace a memory's text by the user's (``recall ui``): its origin becomes ``edited``."""
+    text = clean_content(content)
+    if not text:
+        from recall.core.errors import UsageError
+
+        raise UsageError("The memory's text is empty: write it, or forget the memory instead.")
+    m = state.find(ref)
+    if text != m.content:
+        m.set_content(text)
+        m.updated = time.time()
+        m.origin = "edited" if m.origin != "manual" else m.origin
+        state.touch(m)
+    return m
+
+
 def effective_confidence(m: Memory, now: float | None = None) -> float:
     """``confidence`` after decay: progress and context fade linearly from ``updated``; a
     memory whose files changed substantially or were deleted (``stale``) fades linearly to 0
-    over ``STALE_DECAY_DAYS`` from that change, whatever its type."""
+    over ``STALE_DECAY_DAYS`` from that change, whatever its type. A pinned one does not fade."""
+    if pinned(m):
+        return m.confidence
     days = DECAY_DAYS.get(m.type)
     if not days and not m.stale:
         return m.confidence

@@ -11,7 +11,8 @@ raw: why there was no synthesis — ``no backend``, ``deadline``, ``error``, ``c
 ``synthesis off``; nothing: ``no hits`` or ``model found nothing relevant``),
 ``hits`` ([{``session``, ``score``}]), ``backend`` (``api`` | ``claude-code`` | ``off``),
 ``via`` (``service`` | ``in-process``), ``chars`` and ``tokens`` (estimated, chars / 4) of the
-injected text, ``latency_ms`` (process start to output) and ``text``: the exact text injected.
+injected text, ``latency_ms`` (process start to output) and ``text``: the exact text injected;
+``wrong`` (and ``wrong_at``) once the user marked the injection wrong in ``recall ui``.
 The prompt itself is never stored; the injected text comes from the redacted archive (and is
 redacted once more where it was built).
 
@@ -133,6 +134,29 @@ def rewrite(keep) -> int:
     return changed
 
 
+def mark_wrong(t: float, session: str = "", wrong: bool = True) -> int:
+    """Mark the record of the prompt at time ``t`` (of ``session`` when given) as a wrong
+    injection (``recall ui``): kept, shown by ``recall log``, there to calibrate the gate
+    against; ``wrong=False`` takes the mark back. How many records changed."""
+
+    def keep(rec: dict) -> dict:
+        try:
+            same = abs(float(rec.get("t", 0)) - float(t)) < 5e-4
+        except (TypeError, ValueError):
+            return rec
+        if not same or (session and rec.get("session") != session):
+            return rec
+        if wrong:
+            rec["wrong"] = True
+            rec["wrong_at"] = round(time.time(), 3)
+        else:
+            rec.pop("wrong", None)
+            rec.pop("wrong_at", None)
+        return rec
+
+    return rewrite(keep)
+
+
 def rewrite_or_warn(keep, what: str, logger: str) -> int:
     """``rewrite``, with a failure to write logged to ``logger`` ("the injection log was not
     {what}") instead of raised: the caller's other stores go on. Returns how many changed."""
@@ -145,11 +169,12 @@ def rewrite_or_warn(keep, what: str, logger: str) -> int:
         return 0
 
 
-def day_summary(now: float | None = None) -> dict:
-    """The last 24 hours: prompts per outcome, fallback reasons, injected tokens."""
+def day_summary(now: float | None = None, records: list[dict] | None = None) -> dict:
+    """The last 24 hours: prompts per outcome, fallback reasons, injected tokens (of ``records``
+    when the caller has them read already, e.g. ``recall ui``'s cache)."""
     cutoff = (now or time.time()) - 86400
     out = {"prompts": 0, "injected_tokens": 0, "outcomes": {k: 0 for k in OUTCOMES}, "raw_why": {}}
-    for rec in read():
+    for rec in read() if records is None else records:
         t = rec.get("t", 0)
         if not isinstance(t, (int, float)) or t < cutoff:
             continue

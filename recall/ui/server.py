@@ -1,0 +1,262 @@
+"""The page's HTTP server: the standard library's threading server on 127.0.0.1, one thread
+per request, started lazily (by the service when ``recall ui`` first asks it, or by ``recall ui``
+itself when no service runs). Every request passes ``recall.ui.guard`` first; pages are
+rendered by ``recall.ui.pages`` from ``recall.ui.views`` (the readers the CLI uses), writes go
+to ``recall.ui.actions``; ``/events`` streams server-sent events when the injection log, the
+sessions or the service's status change.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit
+
+from recall.core.errors import RecallError
+from recall.ui import guard
+
+MAX_BODY = 256 * 1024
+EVENT_POLL = 0.2      # seconds between two looks at what the live events watch
+HEARTBEAT = 15.0      # an SSE comment this often keeps proxies and the browser's timer quiet
+STATIC = {"ui.js": "text/javascript; charset=utf-8", "ui.css": "text/css; charset=utf-8"}
+
+log = logging.getLogger("recall.ui")
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    ui: "UIServer"
+
+    def handle_error(self, request, client_address) -> None:  # a closed tab mid-answer: not an error
+        log.debug("ui request from %s ended early", client_address, exc_info=True)
+
+
+class UIServer:
+    """One running page server: ``url()`` is what ``recall ui`` prints."""
+
+    def __init__(self, port: int = 0, token: str | None = None) -> None:
+        self.token = token or guard.new_token()
+        self.csrf = guard.csrf_token(self.token)
+        self.stop_event = threading.Event()
+        self.httpd = _HTTPServer(("127.0.0.1", int(port or 0)), Handler)
+        self.httpd.ui = self
+        self.port = int(self.httpd.server_address[1])
+        self.thread: threading.Thread | None = None
+        self.requests = 0
+        self.started = time.time()
+
+    def url(self, path: str = "/") -> str:
+        return f"http://127.0.0.1:{self.port}{path}?token={self.token}"
+
+    def start(self) -> "UIServer":
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.25},
+                                       name="recall-ui", daemon=True)
+        self.thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self.httpd.serve_forever(poll_interval=0.25)
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        try:
+            self.httpd.shutdown()
+        except Exception:  # noqa: BLE001 - never started
+            pass
+        self.httpd.server_close()
+        if self.thread is not None:
+            self.thread.join(5.0)
+
+
+def start(port: int = 0) -> UIServer:
+    """A new server on 127.0.0.1:``port`` (0: a free port), serving in a thread of its own.
+    OSError when the port is taken."""
+    return UIServer(port).start()
+
+
+def _static(name: str) -> bytes:
+    return resources.files("recall.ui").joinpath("static", name).read_bytes()
+
+
+class Handler(BaseHTTPRequestHandler):
+    server_version = "recall-ui"
+    sys_version = ""
+    protocol_version = "HTTP/1.1"
+    # the headers and the body go out as two writes: without TCP_NODELAY the body waits for the
+    # browser's delayed ACK of the headers (~40 ms on Linux), on every keystroke's search
+    disable_nagle_algorithm = True
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base class's name
+        log.debug("ui: " + format, *args)
+
+    # answers ----------------------------------------------------------------------------
+    def _send(self, status: int, body: bytes | str, ctype: str = "text/html; charset=utf-8",
+              extra: dict | None = None) -> None:
+        data = body.encode("utf-8") if isinstance(body, str) else body
+        self.send_response(status)
+        for k, v in guard.HEADERS.items():
+            self.send_header(k, v)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def _refuse(self, status: int, why: str) -> None:
+        from recall.ui import pages
+
+        log.info("ui refused %s %s: %s", self.command, self.path.split("?")[0], why)
+        self._send(status, pages.refused(why))
+
+    def _json(self, status: int, obj) -> None:
+        self._send(status, json.dumps(obj, ensure_ascii=False), "application/json; charset=utf-8")
+
+    # the guard ---------------------------------------------------------------------------
+    def _admitted(self) -> tuple[str, dict] | None:
+        """(path, query) of an admitted request; None after refusing it."""
+        ui = self.server.ui
+        ui.requests += 1
+        if not guard.host_ok(self.headers.get("Host"), ui.port):
+            self._refuse(421, "this page answers only to its loopback address (127.0.0.1 or localhost)")
+            return None
+        parts = urlsplit(self.path)
+        query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+        if "token" in query and self.command == "GET":
+            if not guard.same(query["token"], ui.token):
+                self._refuse(403, "wrong token: open the URL `recall ui` printed")
+                return None
+            rest = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "token"])
+            target = (parts.path or "/") + (f"?{rest}" if rest else "")
+            self._send(303, "", extra={"Location": target, "Set-Cookie": guard.set_cookie(ui.port, ui.token)})
+            return None
+        if not guard.authorized(self.headers.get("Cookie"), ui.port, ui.token):
+            self._refuse(403, "no token: open the URL `recall ui` printed (run `recall ui` again for it)")
+            return None
+        return parts.path or "/", query
+
+    # verbs -------------------------------------------------------------------------------
+    def do_GET(self) -> None:  # noqa: N802 - the base class's name
+        admitted = self._admitted()
+        if admitted is None:
+            return
+        path, query = admitted
+        try:
+            self._get(path, query)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        except RecallError as exc:
+            from recall.ui import pages
+
+            self._send(400, pages.page("recall", pages.problem(str(exc)), self.server.ui.csrf))
+        except Exception as exc:  # noqa: BLE001 - one line, never a traceback in the page
+            log.exception("ui: GET %s failed", path)
+            from recall.ui import pages
+
+            self._send(500, pages.page("recall", pages.problem(f"{type(exc).__name__}: {exc}"),
+                                       self.server.ui.csrf))
+
+    do_HEAD = do_GET
+
+    def do_POST(self) -> None:  # noqa: N802
+        admitted = self._admitted()
+        if admitted is None:
+            return
+        path, _query = admitted
+        why = guard.write_refusal(self.headers, self.server.ui.port, self.server.ui.token)
+        if why:
+            self._refuse(403, f"write refused: {why}")
+            return
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0 or length > MAX_BODY:
+            self._refuse(413, "request body too large")
+            return
+        raw = self.rfile.read(length) if length else b""
+        form = {k: v[-1] for k, v in parse_qs(raw.decode("utf-8", "replace"), keep_blank_values=True).items()}
+        from recall.ui import actions
+
+        try:
+            result = actions.run(path, form)
+        except KeyError:
+            self._json(404, {"ok": False, "error": f"no action {path}"})
+            return
+        except RecallError as exc:
+            self._json(400, {"ok": False, "error": str(exc)})
+            return
+        except Exception as exc:  # noqa: BLE001
+            log.exception("ui: POST %s failed", path)
+            self._json(500, {"ok": False, "error": f"{type(exc).__name__}: {exc}"})
+            return
+        self._json(200, {"ok": True, **(result or {})})
+
+    def _other(self) -> None:
+        if self._admitted() is not None:
+            self._send(405, "method not allowed", "text/plain; charset=utf-8", {"Allow": "GET, HEAD, POST"})
+
+    do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _other
+
+    # GET routes --------------------------------------------------------------------------
+    def _get(self, path: str, query: dict) -> None:
+        from recall.ui import pages
+
+        csrf = self.server.ui.csrf
+        if path == "/":
+            self._send(303, "", extra={"Location": "/prompts"})
+        elif path.startswith("/static/") and path[len("/static/"):] in STATIC:
+            name = path[len("/static/"):]
+            self._send(200, _static(name), STATIC[name])
+        elif path == "/events":
+            self._events()
+        elif path.startswith("/fragment/"):
+            self._send(200, pages.fragment(path[len("/fragment/"):], query))
+        elif path == "/favicon.ico":
+            self._send(204, b"", "image/x-icon")
+        else:
+            html = pages.route(path, query, csrf)
+            if html is None:
+                self._send(404, pages.page("Not found", pages.problem(f"No page {path}."), csrf))
+            else:
+                self._send(200, html)
+
+    # live events -------------------------------------------------------------------------
+    def _events(self) -> None:
+        from recall.ui import views
+
+        self.send_response(200)
+        for k, v in guard.HEADERS.items():
+            self.send_header(k, v)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        ui = self.server.ui
+        seen = views.change_marks()
+        last_beat = time.monotonic()
+        try:
+            self.wfile.write(b"retry: 1000\n\n")
+            self.wfile.flush()
+            while not ui.stop_event.wait(EVENT_POLL):
+                now = views.change_marks()
+                changed = [k for k in now if now[k] != seen.get(k)]
+                seen = now
+                for kind in changed:
+                    self.wfile.write(f"event: {kind}\ndata: {int(time.time() * 1000)}\n\n".encode())
+                if changed:
+                    self.wfile.flush()
+                    last_beat = time.monotonic()
+                elif time.monotonic() - last_beat >= HEARTBEAT:
+                    self.wfile.write(b": keep-alive\n\n")
+                    self.wfile.flush()
+                    last_beat = time.monotonic()
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass

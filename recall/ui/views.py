@@ -1,0 +1,528 @@
+"""What each page of ``recall ui`` shows, as plain data read with the same functions the CLI
+calls (``recall log``, ``recall search``, ``recall sessions``/``show``, ``recall memories``,
+``recall status``): the same gate (exclusions, the pause, ``recall: off``, forgotten), the same
+redacted archive, the same memory store. Nothing here renders; ``recall.ui.pages`` does.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from datetime import datetime
+
+from recall.core import paths
+from recall.core.errors import UsageError
+
+KINDS = {"": None, "message": ("message",), "memory": ("memory",), "summary": ("session",), "team": ("team",)}
+SEARCH_LIMIT = 20
+
+
+# prompts (recall log) ------------------------------------------------------------------------
+def _num(value, default=0.0) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+
+
+def decision_path(rec: dict) -> str:
+    """Which path decided what went in: the record's own ``path``/``decision`` field where it has
+    one (read defensively: a string, or an object with a ``path``), else from the outcome."""
+    for key in ("path", "decision"):
+        v = rec.get(key)
+        if isinstance(v, str) and v:
+            return v
+        if isinstance(v, dict):
+            inner = v.get("path") or v.get("kind") or v.get("by")
+            if isinstance(inner, str) and inner:
+                return inner
+    outcome = rec.get("outcome")
+    return {"synthesized": "model", "raw": "raw"}.get(outcome if isinstance(outcome, str) else "", "")
+
+
+def _hit(h) -> dict | None:
+    if not isinstance(h, dict):
+        return None
+    features = h.get("features") if isinstance(h.get("features"), dict) else {}
+    stale = [m for m in h.get("stale") or [] if isinstance(m, dict)] if isinstance(h.get("stale"), list) else []
+    conf = h.get("confidence")
+    return {"session": str(h.get("session") or ""), "confidence": _num(conf, None) if conf is not None else None,
+            "score": _num(h.get("score")), "features": {str(k): v for k, v in features.items()
+                                                         if isinstance(v, (int, float, str, bool))},
+            "stale": stale, "kind": str(h.get("kind") or "")}
+
+
+_log_lock = threading.Lock()
+_log_files: dict[str, tuple] = {}  # path -> (inode, bytes read, slim records)
+SLIM = ("t", "outcome", "why", "tokens", "used", "wrong")  # what counts and charts read of a record
+
+
+def _slim(rec: dict, path: str, offset: int, length: int) -> dict:
+    """What the page keeps of a record between reads: the fields counts and charts need, whether
+    text was injected, and where the whole line is (the Prompts page reads its newest ones
+    whole again): a full log's text and hits are not held in the service's memory."""
+    out = {k: rec[k] for k in SLIM if k in rec}
+    out["text"] = bool(rec.get("text"))
+    out["_at"] = (path, offset, length)
+    return out
+
+
+def _log_file(path: str) -> list[dict]:
+    """One file of the injection log, parsed once: the hook only appends, so a file that grew
+    is read from where the last read stopped; one replaced (rotated, rewritten by a forget or a
+    mark) is read whole again."""
+    from recall.core.jsonio import loads_object
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        _log_files.pop(path, None)
+        return []
+    ino, done, records = _log_files.get(path, (None, 0, []))
+    if ino != st.st_ino or st.st_size < done:
+        done, records = 0, []
+    if st.st_size > done:
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(done)
+                data = fh.read(st.st_size - done)
+        except OSError:
+            return records
+        end = data.rfind(b"\n") + 1  # a line still being written waits for the next read
+        records = list(records)
+        pos = 0
+        while pos < end:
+            nl = data.index(b"\n", pos)
+            line = data[pos:nl]
+            rec = loads_object(line) if line.strip() else None
+            if rec is not None:
+                records.append(_slim(rec, path, done + pos, nl - pos))
+            pos = nl + 1
+        done += end
+    _log_files[path] = (st.st_ino, done, records)
+    return records
+
+
+def log_records() -> list[dict]:
+    """The injection log's records (``recall.prompt.injections.read()``), oldest first, slim
+    (``_slim``), from a cache kept fresh by stat calls: the page reads the log on every prompt,
+    and a full log holds thousands of records."""
+    from recall.prompt import injections
+
+    global _log_sorted
+    path = str(injections.log_path())
+    with _log_lock:
+        older, newer = _log_file(f"{path}.1"), _log_file(path)
+        stamp = (path, _log_files.get(f"{path}.1", ())[:2], _log_files.get(path, ())[:2])
+        if _log_sorted[0] != stamp:
+            _log_sorted = (stamp, sorted(older + newer, key=lambda r: _num(r.get("t"))))
+        return _log_sorted[1]
+
+
+_log_sorted: tuple = (None, [])
+
+
+def _whole(slim: dict) -> dict | None:
+    """The whole record a slim one stands for, read again from its line (None when the file
+    changed under it: the next read of the log sees the change)."""
+    from recall.core.jsonio import loads_object
+
+    path, offset, length = slim["_at"]
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            rec = loads_object(fh.read(length))
+    except OSError:
+        return None
+    return rec if rec is not None and rec.get("t") == slim.get("t") else None
+
+
+def prompts(limit: int = 50) -> list[dict]:
+    """The injection log newest first, numbered as ``recall log`` numbers them (1 = newest)."""
+    records = log_records()[::-1]
+    out = []
+    for n, slim in enumerate(records[:limit], 1):
+        rec = _whole(slim)
+        if rec is None:
+            continue
+        hits = [x for x in (_hit(h) for h in (rec.get("hits") if isinstance(rec.get("hits"), list) else []))
+                if x]
+        out.append({"n": n, "t": _num(rec.get("t")), "project": str(rec.get("project") or ""),
+                    "session": str(rec.get("session") or ""), "outcome": str(rec.get("outcome") or "?"),
+                    "why": str(rec.get("why") or ""), "backend": str(rec.get("backend") or ""),
+                    "via": str(rec.get("via") or ""), "path": decision_path(rec),
+                    "text": rec.get("text") if isinstance(rec.get("text"), str) else "",
+                    "tokens": int(_num(rec.get("tokens"))), "latency_ms": _num(rec.get("latency_ms")),
+                    "hits": hits, "wrong": bool(rec.get("wrong")), "used": rec.get("used")})
+    return out
+
+
+# search --------------------------------------------------------------------------------------
+_searcher_lock = threading.Lock()
+_searcher = None
+_searcher_at = 0.0
+
+
+def _warm_searcher():
+    """The service's warm searcher inside the service; else one of this process's own, reloaded
+    at most once a second (typing must not reopen the index on every key)."""
+    global _searcher, _searcher_at
+    from recall.service import registry
+
+    if registry.service() is not None:
+        return registry.searcher()
+    from recall.search.searcher import Searcher
+
+    with _searcher_lock:
+        now = time.monotonic()
+        if _searcher is None or getattr(_searcher, "index_path", None) != paths.index_dir():
+            _searcher = Searcher()  # (another RECALL_HOME: a process's own tests)
+            _searcher_at = now
+        elif now - _searcher_at > 1.0:
+            _searcher.refresh()
+            _searcher.gate.refresh()
+            _searcher_at = now
+        return _searcher
+
+
+def search(text: str, project: str = "", since: str = "", kind: str = "", limit: int = SEARCH_LIMIT) -> list:
+    """``recall search TEXT --project P --since S`` (kind: message, memory, summary, team), hits
+    with their exchange and stale marks; [] for empty text."""
+    from recall.search.run import run_search
+
+    text = (text or "").strip()
+    if not text:
+        return []
+    if kind not in KINDS:
+        raise UsageError(f"kind {kind!r}: use one of message, memory, summary, team.")
+    return run_search(text, limit=limit, since=since or None, project=project or None, doctypes=KINDS[kind],
+                      searcher=_warm_searcher(), strict_project=bool(project), cwd=None)
+
+
+def shown_facts() -> list[tuple[str, str, str, float, float, int]]:
+    """Every session's facts (``indexer.state.session_facts``: id, project, cwd, started, ended,
+    messages), minus the sessions no reader may show: the test of
+    ``recall.memory.sessions.hidden``, with the gate refreshed once, not per session."""
+    from indexer.ledger import reader_gate
+    from indexer.state import session_facts
+
+    rows = session_facts()
+    gate = reader_gate().refresh()
+    if gate.readers_see_all():
+        return rows
+    return [r for r in rows if not gate.hides(r[1], r[2], r[0], r[0], r[4] or r[3] or 0.0, "session")]
+
+
+_projects_cache: tuple = (None, 0.0, [])
+PROJECTS_TTL = 2.0  # seconds: the filters of a page and the next keystroke's need not ask state.db again
+
+
+def projects() -> list[str]:
+    """Projects with sessions a reader may show, most recently active first."""
+    global _projects_cache
+    from indexer.ledger import reader_gate
+    from indexer.state import project_activity
+
+    gate = reader_gate().refresh()
+    everyone = gate.readers_see_all()
+    key = (str(paths.state_db_path()), gate.stamp())
+    cached_key, at, cached = _projects_cache
+    if cached_key == key and time.monotonic() - at < PROJECTS_TTL:
+        return cached
+    if everyone:
+        out = [p for p, _last in project_activity()]
+    else:
+        last: dict[str, float] = {}
+        for _sid, project, _cwd, started, ended, _n in shown_facts():
+            if project:
+                last[project] = max(last.get(project, 0.0), ended or 0.0, started or 0.0)
+        out = sorted(last, key=lambda p: -last[p])
+    _projects_cache = (key, time.monotonic(), out)
+    return out
+
+
+# sessions ------------------------------------------------------------------------------------
+def sessions_by_day(project: str = "", since: str = "", limit: int = 100) -> list[tuple[str, str, list[dict]]]:
+    """``recall sessions`` grouped: [(project, day, [session rows])], newest first, each row with
+    its summary and the files it wrote that changed since (its stale marks)."""
+    from recall.memory import sessions
+    from recall.search.stale import epoch, session_marks
+    from recall.search.timespec import parse_since
+    from indexer.state import SessionInfo
+
+    after = parse_since(since) if since else None
+    if project and not os.path.isabs(project):
+        raise UsageError("project must be an absolute path.")
+    root = project or None
+    rows = sessions.recent(root, after, limit)
+    infos = [SessionInfo(r["session_id"], project=r["project"] or "", ended=epoch(r["ended"]),
+                         started=epoch(r["started"])) for r in rows]
+    marks = session_marks(infos, None)
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in rows:
+        r["stale"] = marks.get(r["session_id"], [])
+        day = (r["ended"] or r["started"] or "????-??-??")[:10]
+        groups.setdefault((r["project"] or "?", day), []).append(r)
+    order = sorted(groups, key=lambda k: (k[1], k[0]), reverse=True)
+    return [(p, d, groups[(p, d)]) for p, d in order]
+
+
+TRANSCRIPT_PAGE = 150  # messages of a transcript per page: a long session is paged, not painted whole
+
+
+def session(ref: str, start: int = 0, count: int = TRANSCRIPT_PAGE) -> dict:
+    """``recall show SESSION``: its facts, summary, the files it wrote and what became of them,
+    its transcript as recall indexed it (redacted; hidden messages left out; messages
+    ``start`` to ``start + count`` of it, and how many there are), the resume command."""
+    import shlex
+
+    from indexer.ledger import reader_gate
+    from recall.memory import sessions, summaries
+    from recall.search.stale import session_files
+
+    info = sessions.resolve(ref)
+    rec = summaries.get(info.session_id)
+    gate = reader_gate().refresh()
+    everyone = gate.readers_see_all()  # nothing kept from readers: no per-message check
+    messages = []
+    for m in sessions.archived_messages(info.session_id):
+        if not everyone and gate.hides(m.project, m.cwd, m.session_id, m.uuid, m.timestamp):
+            continue
+        if not (m.text or "").strip():
+            continue
+        messages.append({"uuid": m.uuid, "role": m.role, "t": m.timestamp, "text": m.text})
+    where = info.cwd or info.project
+    resume = f"claude --resume {info.session_id}"
+    if where:
+        resume = f"cd {shlex.quote(where)} && {resume}"
+    out = sessions.as_dict(info, rec)
+    start = max(0, min(int(start), max(0, len(messages) - 1)))
+    out.update(files=session_files(info, None), transcript=messages[start:start + count], start=start,
+               shown=len(messages), resume=resume,
+               no_summary=None if rec else sessions.no_summary_line(info))
+    return out
+
+
+# memories ------------------------------------------------------------------------------------
+def memory_projects() -> list[str]:
+    """Projects a reader may show that have memories (``recall.memory.store.state_path``)."""
+    return [p for p in projects() if os.path.exists(os.path.join(p, ".memory", "state.json"))]
+
+
+def memories(project: str) -> dict:
+    """``recall memories --all`` of ``project``: by type, best first, with their confidence now,
+    origin, pin and stale marks; and the briefing block as it is in the file Claude Code reads."""
+    from recall.memory import TYPES, briefing, store
+    from recall.memory.stale import mark_text
+
+    if not project:
+        return {"project": "", "types": [], "block": None, "block_file": None}
+    if not os.path.isabs(project):
+        raise UsageError("project must be an absolute path.")
+    store.fold_access()
+    state = store.load(project)
+    store.refresh_stale(project, state)
+    now = time.time()
+    mems = sorted(state.memories, key=lambda m: (TYPES.index(m.type), not m.active,
+                                                 not store.pinned(m), -store.rank(m, now)))
+    by_type: dict[str, list[dict]] = {}
+    for m in mems:
+        by_type.setdefault(m.type, []).append({
+            "id": m.id, "type": m.type, "content": m.content, "status": m.status, "origin": m.origin,
+            "confidence": store.effective_confidence(m, now), "used": m.access_count,
+            "created": store.iso(m.created), "updated": store.iso(m.updated), "tags": list(m.tags),
+            "sessions": list(m.sessions), "pinned": store.pinned(m), "stale": mark_text(m) if m.stale else "",
+            "active": m.active})
+    block, block_file = briefing_block(project)
+    return {"project": project, "types": [(t, by_type[t]) for t in TYPES if t in by_type],
+            "block": block, "block_file": block_file}
+
+
+def briefing_block(project: str) -> tuple[str | None, str | None]:
+    """recall's block in the project's CLAUDE.md (or CLAUDE.local.md), byte for byte as Claude
+    Code reads it; (None, the file) when the file holds none."""
+    from recall.memory import briefing
+
+    name = briefing.FILES.get(briefing.mode(), "CLAUDE.md")
+    path = os.path.join(project, name)
+    try:
+        text = open(path, encoding="utf-8", errors="replace").read()
+    except OSError:
+        return None, path
+    start, end = text.find(briefing.START), text.find(briefing.END)
+    if start < 0 or end < start:
+        return None, path
+    return text[start:end + len(briefing.END)], path
+
+
+# status --------------------------------------------------------------------------------------
+def service_status() -> dict:
+    """The service as ``recall status`` sees it: its own live status when this runs inside it,
+    else what it answers on its socket, else its last status file."""
+    from recall.core import service_client as client
+    from recall.core.service_state import read_status
+    from recall.service import registry
+
+    svc = registry.service()
+    if svc is not None:
+        return {**svc.status(), "running": True, "here": True}
+    try:
+        return {**client.call("status", {}, timeout=1.5), "running": True}
+    except client.Unavailable:
+        saved = read_status() or {}
+        return {**saved, "running": False}
+
+
+def status() -> dict:
+    from indexer.ledger import current_pause, exclusions, off_sessions, read_controls
+    from recall.llm import backend
+    from recall.llm.usage import usage_summary
+    from recall.memory.status import memory_status
+    from recall.prompt import injections
+
+    controls = read_controls()
+    pause = current_pause(controls)
+    out = {"service": service_status(), "home": str(paths.recall_home()),
+           "capture": {"paused": pause is not None, "until": pause["until"] if pause else None,
+                       "excluded": exclusions(), "sessions_off": len(off_sessions(controls))},
+           "prompts_today": injections.day_summary(records=log_records()), "usage": usage_summary(),
+           "backends": backend.describe()}
+    try:
+        out["memory"] = memory_status(cwd="/")
+    except Exception as exc:  # noqa: BLE001 - one part of the page, never the whole
+        out["memory"] = {"problem": f"{type(exc).__name__}: {exc}"}
+    out["team"] = team_status()
+    return out
+
+
+def team_status() -> dict | None:
+    try:
+        from recall.team import local
+
+        join = local.joined()
+        if join is None:
+            return None
+        out = {"server": join.server, "role": join.role}
+        with local.TeamDB() as db:  # what `recall team status` reads here, without asking the server
+            out["counts"] = db.counts()
+            out["shares"] = len(db.shares())
+            out["last_push"] = float(db.get("last_push", "0")) or None
+            out["last_pull"] = float(db.get("last_pull", "0")) or None
+        return out
+    except Exception as exc:  # noqa: BLE001
+        return {"problem": f"{type(exc).__name__}: {exc}"}
+
+
+_doctor_lock = threading.Lock()
+_doctor: dict = {}
+
+
+def doctor(max_age: float = 60.0) -> dict:
+    """The problems ``recall doctor`` reports: its own checks, run as ``recall doctor --json`` in
+    a child process (the service never imports the command line), at most once a minute."""
+    import json
+    import subprocess
+    import sys
+
+    with _doctor_lock:
+        if _doctor.get("at") and time.monotonic() - _doctor["at"] < max_age:
+            return _doctor
+        try:
+            proc = subprocess.run([sys.executable, "-m", "recall", "doctor", "--json"], capture_output=True,
+                                  text=True, timeout=60, stdin=subprocess.DEVNULL, cwd=os.path.expanduser("~"))
+            checks = json.loads(proc.stdout or "[]")
+            _doctor.update(at=time.monotonic(), checks=checks if isinstance(checks, list) else [], error="")
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:
+            _doctor.update(at=time.monotonic(), checks=[], error=f"`recall doctor` did not run: {exc}")
+        return _doctor
+
+
+# charts --------------------------------------------------------------------------------------
+def _day(ts: float) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d")
+
+
+def charts(days: int = 30) -> dict:
+    """Per day: prompts, injections, silent share (prompts that got nothing), replies that used
+    the injection (once the log says); memories by type over time (how many existed at each
+    day's end). The history's size is ``history``."""
+    from recall.memory import TYPES, store
+
+    import bisect
+
+    now = time.time()
+    day_list = [_day(now - 86400 * i) for i in range(days - 1, -1, -1)]
+    starts = [time.mktime(time.strptime(d, "%Y-%m-%d")) for d in day_list]  # local midnights
+
+    def day_of(t: float) -> str | None:
+        i = bisect.bisect_right(starts, t) - 1
+        return day_list[i] if 0 <= i and t < now + 86400 else None
+
+    per_day = {d: {"prompts": 0, "injected": 0, "silent": 0, "used": 0} for d in day_list}
+    for rec in log_records():
+        t = _num(rec.get("t"))
+        d = per_day.get(day_of(t)) if t else None
+        if d is None:
+            continue
+        d["prompts"] += 1
+        if rec.get("outcome") in ("raw", "synthesized") and rec.get("text"):
+            d["injected"] += 1
+        else:
+            d["silent"] += 1
+        if rec.get("used") is True:
+            d["used"] += 1
+    created: dict[str, list[float]] = {t: [] for t in TYPES}
+    for p in memory_projects():
+        try:
+            state = store.load(p)
+        except store.StateError:
+            continue
+        for m in state.memories:
+            if m.active and m.created:
+                created[m.type].append(m.created)
+    ends = starts[1:] + [float("inf")]
+    mem_series = {t: [sum(1 for c in created[t] if c < end) for end in ends] for t in TYPES}
+    return {"days": day_list, "per_day": per_day, "memories": mem_series}
+
+
+def history(days: int = 30) -> dict:
+    """The history's size (messages indexed, cumulative) at the end of each of the last ``days``
+    days: a scan of every session's facts, so the Charts page loads it after its first paint."""
+    import bisect
+
+    now = time.time()
+    day_list = [_day(now - 86400 * i) for i in range(days - 1, -1, -1)]
+    starts = [time.mktime(time.strptime(d, "%Y-%m-%d")) for d in day_list]
+    msgs_by_day: dict[str, int] = {}
+    before = 0
+    for _sid, _project, _cwd, started, ended, messages in shown_facts():
+        t = started or ended or now
+        if t < starts[0]:
+            before += messages
+        else:
+            d = day_list[max(0, bisect.bisect_right(starts, t) - 1)]
+            msgs_by_day[d] = msgs_by_day.get(d, 0) + messages
+    out, total = [], before
+    for d in day_list:
+        total += msgs_by_day.get(d, 0)
+        out.append(total)
+    return {"days": day_list, "history": out}
+
+
+# live events ---------------------------------------------------------------------------------
+def _stat(path) -> tuple:
+    try:
+        st = os.stat(path)
+        return (st.st_size, st.st_mtime_ns, st.st_ino)
+    except OSError:
+        return ()
+
+
+def change_marks() -> dict:
+    """What the live events watch, as cheap stat calls: the injection log (prompts), state.db's
+    write-ahead log and file (sessions, index progress), the service's status file (progress)."""
+    from recall.core.service_state import status_path
+    from recall.prompt import injections
+
+    db = paths.state_db_path()
+    return {"prompts": _stat(injections.log_path()),
+            "sessions": (_stat(db), _stat(f"{db}-wal")),
+            "status": _stat(status_path())}
