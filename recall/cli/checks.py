@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from indexer import sources as agent_sources
+
 from recall.cli.install import HOOK_EVENTS, MCP_NAME, SetupError, load_json, mcp_file, project_root
 from recall.core import config, paths
 from recall.core.errors import RecallError
@@ -135,7 +137,7 @@ def check_index() -> Check:
         finally:
             state.close()
         behind = 0
-        for path in discover(paths.transcript_roots()):
+        for path in discover(agent_sources.all_roots()):
             try:
                 st = path.stat()
             except OSError:

@@ -45,6 +45,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable
 
+from indexer import sources as agent_sources
 from indexer.ingest import Indexer, Progress, Summary, discover, read_error
 from indexer.transcripts import NotRegularFile, path_text
 from recall import __version__
@@ -138,6 +139,8 @@ def new_code_problem(timeout: float = 60.0) -> str:
 def _event_handler(service: "Service"):
     from watchdog.events import FileSystemEventHandler
 
+    from indexer.sources import is_session_file
+
     class Handler(FileSystemEventHandler):
         def on_any_event(self, event) -> None:
             kind = event.event_type
@@ -148,7 +151,7 @@ def _event_handler(service: "Service"):
                 if kind in ("created", "moved"):
                     service.mark_scan(path)
                 return
-            if path.endswith(".jsonl"):
+            if path.endswith((".jsonl", ".json", ".zst")) and is_session_file(path):  # indexer.sources
                 service.mark_dirty(path)
             elif path.endswith(".md"):  # Claude Code's auto memory (indexer.native_memory)
                 service.mark_native()
@@ -177,7 +180,8 @@ class Service:
     def __init__(self, sources: list[Path] | tuple[Path, ...] = (), log: logging.Logger | None = None) -> None:
         self.home = paths.recall_home()
         self.log = log or logging.getLogger("recall.service")
-        self.roots: list[Path] = paths.transcript_roots(list(sources))
+        self.roots: list[Path] = agent_sources.all_roots(list(sources))  # Claude Code's, --source, other agents
+        self.agents_off: set[str] = set(agent_sources.NAMES) - set(agent_sources.enabled())
         self.watched: dict[str, Any] = {}   # root -> ObservedWatch
         self.observer = None
         self.ix: Indexer | None = None
@@ -434,6 +438,8 @@ class Service:
         if self.retry_at is not None:  # writing failed: everything waits for the retry
             return 0
         p = Path(path)
+        if self.agents_off and agent_sources.agent_of(p) in self.agents_off:
+            return 0  # `recall sources NAME off`: its new sessions are not read
         try:
             st = p.stat()
             added = self.ix.index_file(p, budget=budget)
@@ -736,8 +742,24 @@ class Service:
             if not initial:  # a root that appeared later: its files predate the watch
                 self.mark_scan(key)
 
+    def refresh_sources(self) -> None:
+        """Follow ``recall sources NAME on|off``: a source turned on has its folders watched and
+        read (the rescan finds its files), one turned off has its new lines left unread."""
+        try:
+            on = set(agent_sources.enabled())
+        except Exception:  # noqa: BLE001 - a damaged config: keep what is in effect
+            return
+        self.agents_off = set(agent_sources.NAMES) - on
+        known = {str(r) for r in self.roots}
+        for _name, root in agent_sources.agent_roots(sorted(on)):
+            if str(root) not in known:
+                self.roots.append(root)
+                known.add(str(root))
+                if root.is_dir():
+                    self.mark_scan(str(root))
+
     def add_roots(self, sources: list[Path]) -> None:
-        for root in paths.transcript_roots(sources):
+        for root in agent_sources.all_roots(sources):
             if str(root) not in {str(r) for r in self.roots}:
                 self.roots.append(root)
         self._watch_roots(initial=True)  # the backfill that follows reads their files
@@ -896,6 +918,7 @@ class Service:
                 self._watch_roots()
             if now - self._last_pending_check >= HEARTBEAT_INTERVAL:
                 self._last_pending_check = now
+                self.refresh_sources()
                 if uninstalled():
                     self.log.info("recall was uninstalled (%s): stopping", sys.executable)
                     self.stop_event.set()
