@@ -55,7 +55,8 @@ def wants(name: str) -> bool:
 
 def context(path: Path) -> AgentContext:
     folder = path.parent.parent  # tmp/<project>/chats/<file>
-    ctx = AgentContext(path, NAME, session_id=path.stem, project=project_folder(folder))
+    ctx = AgentContext(path, NAME, session_id=path.stem)
+    ctx.cwd = project_folder(folder)  # where the session ran: its project is that folder's (a worktree's is its repository's)
     ctx.hash_dir = folder.name  # type: ignore[attr-defined]
     if path.name.endswith(".jsonl"):  # a read that starts past the header still knows the session
         try:
@@ -181,7 +182,7 @@ def _user(rid: str, content, ctx: AgentContext, stats: Counter, when) -> list[Me
     out: list[Message] = []
     if texts:
         if texts[0].lstrip().startswith("<session_context>"):
-            if not ctx.project:
+            if not ctx.cwd:
                 _workspace(texts[0], ctx)
             stats["system"] += 1
         else:
@@ -204,7 +205,7 @@ def _workspace(text: str, ctx: AgentContext) -> None:
         folder = m.group(1).strip()
         want = getattr(ctx, "project_hash", "") or getattr(ctx, "hash_dir", "")
         if hashlib.sha256(folder.encode()).hexdigest() == want:
-            ctx.project = folder
+            ctx.cwd = folder
 
 
 def _reply(rid: str, obj: dict, ctx: AgentContext, stats: Counter, when) -> list[Message]:
