@@ -31,7 +31,7 @@ from collections import Counter
 from pathlib import Path
 
 from indexer.sources.lines import AgentContext, clip, make, open_nofollow, read_jsonl
-from indexer.transcripts import Message, _loads
+from indexer.transcripts import Message, _loads, path_text
 
 NAME = "gemini"
 LABEL = "Gemini CLI"
@@ -55,7 +55,8 @@ def wants(name: str) -> bool:
 
 def context(path: Path) -> AgentContext:
     folder = path.parent.parent  # tmp/<project>/chats/<file>
-    ctx = AgentContext(path, NAME, session_id=path.stem)
+    # the project when nothing names its folder: the session's own folder of Gemini's (never mixed with another)
+    ctx = AgentContext(path, NAME, session_id=path.stem, project=path_text(folder))
     ctx.cwd = project_folder(folder)  # where the session ran: its project is that folder's (a worktree's is its repository's)
     ctx.hash_dir = folder.name  # type: ignore[attr-defined]
     if path.name.endswith(".jsonl"):  # a read that starts past the header still knows the session
