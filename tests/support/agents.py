@@ -129,12 +129,13 @@ def _install(kind: str) -> str | None:
 def _client(kind: str) -> Path | None:
     if kind in _memo:
         return _memo[kind]
-    env = os.environ.get(f"RECALL_{kind.upper()}_BIN")
+    var = "RECALL_CODEX_BIN" if kind == "codex" else "RECALL_GEMINI_BIN"
+    env = os.environ.get("RECALL_CODEX_BIN") if kind == "codex" else os.environ.get("RECALL_GEMINI_BIN")
     if env:
         path = Path(env).expanduser()
         found = path if _works(kind, path) else None
         if found is None:
-            _problems[kind] = f"RECALL_{kind.upper()}_BIN={env} does not run"
+            _problems[kind] = f"{var}={env} does not run"
     else:
         found = _find(kind)
         if found is None:
