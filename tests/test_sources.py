@@ -288,3 +288,41 @@ def test_forget_and_exclude_reach_other_agents(three_agents, capsys):
     assert code == 0, err
     code, out, _ = cli(capsys, "--raw", "--agent", "codex", "job queue lock")
     assert out.startswith("No matches")
+
+
+# memories: the other agents have no hooks ----------------------------------------------------------------
+def test_memory_extraction_reads_another_agents_session(tmp_path):
+    from recall.memory import extract
+
+    project = _git_repo(tmp_path / "webshop")
+    path = place_codex(Path(os.environ["HOME"]), project)
+    entries, end, cwd = extract.read_new(path, 0, str(project))
+    said = "\n".join(e.text for e in entries)
+    assert "Which lock should the job queue use?" in said and "Postgres advisory locks" in said
+    assert end == path.stat().st_size and cwd == str(project)
+
+
+def test_the_service_queues_a_quiet_live_session_of_another_agent(tmp_path, monkeypatch):
+    import time
+
+    from indexer.transcripts import Message
+    from recall.memory import queue
+    from recall.service.daemon import Service
+    from recall.service.ops import memory as memory_ops
+
+    monkeypatch.setattr("recall.memory.worker.has_key", lambda cfg=None: True)
+    monkeypatch.setattr(memory_ops, "wake", lambda: None)
+    svc = Service()
+    now = time.time()
+    live = Message("u1", "codex-live", "/p", "/p", "", "user", now - 5, "decide the queue", source="/s/a.jsonl",
+                   agent="codex")
+    old = Message("u2", "codex-old", "/p", "/p", "", "user", now - 86400 * 30, "long ago", source="/s/b.jsonl",
+                  agent="codex")
+    claude = Message("u3", "cc", "/p", "/p", "", "user", now, "hooks do this one", agent="claude-code")
+    svc._note_agent_lines([live, old, claude])
+    assert set(svc.agent_activity) == {"codex-live"}
+    assert svc.queue_agent_captures(now=time.monotonic()) == []  # not quiet yet
+    assert svc.queue_agent_captures(now=time.monotonic() + 120) == ["codex-live"]
+    [(_, rec)] = queue.pending()
+    assert rec["session_id"] == "codex-live" and rec["event"] == "session-end" and rec["transcript_path"] == "/s/a.jsonl"
+    assert svc.agent_activity == {}
