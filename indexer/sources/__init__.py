@@ -72,13 +72,14 @@ def agent_roots(names: Iterable[str] | None = None) -> list[tuple[str, Path]]:
 
 def all_roots(extra: Iterable[Path] = ()) -> list[Path]:
     """Every folder recall reads sessions from: Claude Code's, the ``--source`` folders, and the
-    other agents' whose source is on; de-duplicated."""
+    other agents' whose source is on and whose folder exists (the service adds one that appears
+    later: ``Service.refresh_sources``); de-duplicated."""
     from recall.core import paths
 
     roots = paths.transcript_roots(list(extra))
     seen = {str(r) for r in roots}
     for _name, root in agent_roots():
-        if str(root) not in seen:
+        if str(root) not in seen and root.is_dir():
             seen.add(str(root))
             roots.append(root)
     return roots

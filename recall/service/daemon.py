@@ -796,11 +796,10 @@ class Service:
         self.agents_off = set(agent_sources.NAMES) - on
         known = {str(r) for r in self.roots}
         for _name, root in agent_sources.agent_roots(sorted(on)):
-            if str(root) not in known:
+            if str(root) not in known and root.is_dir():  # turned on, or installed since the start
                 self.roots.append(root)
                 known.add(str(root))
-                if root.is_dir():
-                    self.mark_scan(str(root))
+                self.mark_scan(str(root))
 
     def add_roots(self, sources: list[Path]) -> None:
         for root in agent_sources.all_roots(sources):
