@@ -326,3 +326,26 @@ def test_the_service_queues_a_quiet_live_session_of_another_agent(tmp_path, monk
     [(_, rec)] = queue.pending()
     assert rec["session_id"] == "codex-live" and rec["event"] == "session-end" and rec["transcript_path"] == "/s/a.jsonl"
     assert svc.agent_activity == {}
+
+
+def test_mcp_matches_say_their_agent(three_agents, capsys):
+    from recall.mcp import tools
+
+    project = three_agents
+    cli(capsys, "index")
+    out = tools.memory_search("job queue advisory locks", project=str(project))
+    assert out["matches"][0]["agent"] == "codex"
+    out = tools.recall_search("cache layer redis streams", project=str(project))
+    assert out["matches"][0]["agent"] == "gemini"
+
+
+def test_recall_off_in_a_codex_session_switches_it_off(tmp_path, capsys):
+    project = _git_repo(tmp_path / "webshop")
+    data = _fixture("codex-0.169.0.jsonl", project)
+    off = {"timestamp": "2026-11-27T13:37:00.000Z", "type": "response_item",
+           "payload": {"type": "message", "id": "msg_off", "role": "user",
+                       "content": [{"type": "input_text", "text": "recall: off"}]}}
+    place_codex(Path(os.environ["HOME"]), project, data + json.dumps(off).encode() + b"\n")
+    cli(capsys, "index")
+    code, out, _ = cli(capsys, "--raw", "--agent", "codex", "job queue advisory locks")
+    assert out.startswith("No matches")
