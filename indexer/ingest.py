@@ -40,7 +40,7 @@ from indexer.schema import (IndexCorrupt, SchemaMismatch, assign_index_id, drop_
 from indexer.state import (HEAD_BYTES, FileState, SessionInfo, StateDB, fingerprint, fingerprint_length,
                            tail_fingerprint)
 from indexer import sources
-from indexer.transcripts import FileContext, Message, NotRegularFile, path_text
+from indexer.transcripts import FileContext, Message, NotRegularFile, path_text, read_lines
 from recall.core import paths, process
 from recall.core.errors import IndexBusy, StorageError, is_disk_full, storage_error
 
@@ -501,7 +501,8 @@ class Indexer:
         last = offset
         step = min(8 << 20, budget) if budget else 8 << 20
         try:
-            for batch, new_offset in src.read(path, offset, ctx, self.stats, max_bytes=step):
+            reader = read_lines if src.NAME == sources.DEFAULT else src.read  # (Claude Code's: this module's name)
+            for batch, new_offset in reader(path, offset, ctx, self.stats, max_bytes=step):
                 try:
                     added += self._add(batch)
                 except OSError as exc:  # the archive could not be written
