@@ -31,6 +31,7 @@ from typing import Callable, Iterable, Iterator
 
 import tantivy
 
+from indexer import sources
 from indexer.archive import Archive
 from indexer.ledger import Gate, admit
 from indexer.documents import (check_memory_doc, memory_document, message_document, message_from_document,
@@ -39,7 +40,6 @@ from indexer.schema import (IndexCorrupt, SchemaMismatch, assign_index_id, drop_
                             open_index)
 from indexer.state import (HEAD_BYTES, FileState, SessionInfo, StateDB, fingerprint, fingerprint_length,
                            tail_fingerprint)
-from indexer import sources
 from indexer.transcripts import FileContext, Message, NotRegularFile, path_text, read_lines
 from recall.core import paths, process
 from recall.core.errors import IndexBusy, StorageError, is_disk_full, storage_error
@@ -470,7 +470,7 @@ class Indexer:
             raise NotRegularFile(0, "not a regular file: skipped", key)
         known = self.pending_files.get(key) or self.state.file(key)
         offset = 0
-        whole = src.NAME != sources.DEFAULT and path.name.endswith((".json", ".zst"))  # read whole, not appended to
+        whole = src.whole(path.name)  # read whole each time, not from the last offset (indexer.sources)
         if known is not None:
             offset = known.offset
             if st.st_ino != known.inode or st.st_size < known.offset:

@@ -175,6 +175,23 @@ def test_a_compressed_rollout_reads_as_the_plain_one(tmp_path):
     assert [(m.uuid, m.text) for m in got] == [(m.uuid, m.text) for m in want]
     assert last == zst.stat().st_size
     assert sources.discover([home / ".codex" / "sessions"]) == [zst]
+    from indexer.ingest import Indexer
+
+    with Indexer() as ix:  # read whole once; unchanged, not again
+        assert ix.index_file(zst) == 4 and ix.index_file(zst) == 0
+
+
+def test_a_linked_source_folder_is_the_users_choice(tmp_path):
+    """~/.codex moved to another disk and linked back: its sessions are read."""
+    from indexer.ingest import Indexer
+
+    project = _git_repo(tmp_path / "webshop")
+    elsewhere = tmp_path / "disk2" / "codex"
+    place_codex(elsewhere.parent / "fakehome", project)
+    (elsewhere.parent / "fakehome" / ".codex").rename(elsewhere)
+    (Path(os.environ["HOME"]) / ".codex").symlink_to(elsewhere, target_is_directory=True)
+    with Indexer() as ix:
+        assert ix.run(sources.all_roots()).messages == 4
 
 
 def test_a_symlink_or_a_file_elsewhere_is_never_followed(tmp_path):
@@ -192,8 +209,10 @@ def test_a_symlink_or_a_file_elsewhere_is_never_followed(tmp_path):
     (home / ".codex" / "sessions" / "2025").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
     (folder / "notes.jsonl").write_text('{"type": "response_item"}\n')  # not a rollout's name
     assert sources.discover([home / ".codex" / "sessions"]) == []
+    through_a_linked_folder = home / ".codex" / "sessions" / "2025" / CODEX_NAME  # a regular file, reached by a link
     with Indexer() as ix:
         assert ix.index_file(link) == 0
+        assert ix.index_file(through_a_linked_folder) == 0
         assert ix.run(sources.all_roots()).messages == 0
 
 

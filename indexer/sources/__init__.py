@@ -10,8 +10,9 @@ A source is one module here holding a small parser and where its files live:
                    (and the older whole-file ``session-*.json``)
 
 Each module has ``NAME`` (the ``agent`` field of its messages), ``LABEL``, ``roots()`` (its
-folders, as the environment says), ``wants(name)`` (a file name of a session of its), and
-``context(path)`` / ``read(path, offset, ctx, stats, max_bytes)`` (the reader
+folders, as the environment says), ``wants(name)`` (a file name of a session of its),
+``whole(name)`` (such a file is read whole each time it changes, not from the last offset: a
+compressed or rewritten one), and ``context(path)`` / ``read(path, offset, ctx, stats, max_bytes)`` (the reader
 ``indexer.ingest.Indexer.index_file`` drives: batches of ``Message`` with the byte offset
 after them). Adding the next agent is one module and its name in ``NAMES``.
 
@@ -121,12 +122,20 @@ def is_session_file(path: Path | str) -> bool:
 
 
 def safe_file(path: Path) -> bool:
-    """A regular file, not a symlink (another agent's folders are read only through their own
-    files: a link out of them is never followed)."""
+    """A regular file, not a symlink, and inside its source's folder once every link on the way
+    is resolved (another agent's folders are read only through their own files: a link to a
+    file or a folder elsewhere is never followed; a source folder that is itself a link, to
+    another disk say, is the user's choice and is read)."""
     try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
     except OSError:
         return False
+    text = os.path.abspath(os.fspath(path))
+    for prefix, _name in _owned():
+        if text.startswith(prefix):
+            return os.path.realpath(text).startswith(os.path.realpath(prefix) + os.sep)
+    return True
 
 
 def discover(roots: Iterable[Path]) -> list[Path]:

@@ -22,6 +22,10 @@ def wants(name: str) -> bool:
     return name.endswith(".jsonl")
 
 
+def whole(name: str) -> bool:
+    return False  # appended to: read from where the last read stopped
+
+
 def context(path: Path) -> FileContext:
     return FileContext(path)
 

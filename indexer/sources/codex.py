@@ -55,6 +55,10 @@ def wants(name: str) -> bool:
     return name.startswith("rollout-") and (name.endswith(".jsonl") or name.endswith(".jsonl" + ZST))
 
 
+def whole(name: str) -> bool:
+    return name.endswith(ZST)  # compressed once finished: never appended to
+
+
 def context(path: Path) -> AgentContext:
     m = _SESSION_ID.search(path.name)
     ctx = AgentContext(path, NAME, session_id=m.group(1) if m else path.name.split(".")[0])

@@ -53,6 +53,10 @@ def wants(name: str) -> bool:
     return name.startswith("session-") and (name.endswith(".jsonl") or name.endswith(".json"))
 
 
+def whole(name: str) -> bool:
+    return name.endswith(".json")  # the older whole-file form, rewritten on every message
+
+
 def context(path: Path) -> AgentContext:
     folder = path.parent.parent  # tmp/<project>/chats/<file>
     # the project when nothing names its folder: the session's own folder of Gemini's (never mixed with another)

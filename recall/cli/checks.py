@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from indexer import sources as agent_sources
-
 from recall.cli.install import HOOK_EVENTS, MCP_NAME, SetupError, load_json, mcp_file, project_root
 from recall.core import config, paths
 from recall.core.errors import RecallError
