@@ -8,7 +8,8 @@ and ``event_msg`` copies; Gemini 0.61.0 with its header, ``$set`` updates and th
 Each arm indexes its folder with ``recall index``'s writer (``indexer.ingest.Indexer.run``) into
 a fresh ``$RECALL_HOME``; the arms alternate, and the figures are medians of ``--repeat`` runs:
 messages indexed per second (wall and CPU) and each agent's rate over Claude Code's (the issue's
-target: within 10%, a ratio of 0.90 or more).
+target: within 10%, a ratio of 0.90 or more, judged on the CPU rate: the writer's CPU seconds per
+message do not move with the other processes of a shared machine, its wall seconds do).
 
     python -m benchmarks.agents [--messages 20000] [--repeat 3] [--work /var/tmp/recall-bench]
                                 [--out benchmarks/agents.json]
@@ -125,10 +126,16 @@ def measure(agent: str, root: Path, home: Path, state: Path) -> dict:
 
 
 def hook_arms(home: Path, work: Path, prompts_n: int, rounds: int) -> dict:
-    """The prompt hook's latency with the service watching Claude Code's folder only (the other
-    sources off) and watching all three, while a Codex and a Gemini session are being written
-    (a line every 20 ms each: watch events the service handles meanwhile). Arms alternate, each
-    with its own service start on the same index; medians of the rounds' p50s and p95s."""
+    """The prompt hook's latency through the running service, in three arms, while one session
+    is being written (a line every 20 ms: watch events the service reads and commits meanwhile):
+
+    * ``claude-code watched``: the other sources off; a Claude Code session is written;
+    * ``all three watched``: the same, with the Codex and Gemini folders watched too (what
+      watching them costs the hook);
+    * ``a codex session written``: all three watched, a Codex session written instead of the
+      Claude Code one (what a live session of another agent costs, against a live Claude one).
+
+    Arms alternate, each with its own service start on the same index; medians of the rounds."""
     import threading
 
     from benchmarks import hook_latency as hl
@@ -143,26 +150,35 @@ def hook_arms(home: Path, work: Path, prompts_n: int, rounds: int) -> dict:
     project = hl.biggest_project(state)
     texts = hl.project_prompts(state, project, 0, prompts_n)
     rollout = sorted((home / ".codex" / "sessions").rglob("rollout-*.jsonl"))[0]
-    chat = sorted((home / ".gemini" / "tmp").rglob("session-*.jsonl"))[0]
-    rows: dict[str, list[dict]] = {"claude-code only": [], "all three watched": []}
+    transcript = sorted(p for p in (home / ".claude" / "projects").rglob("*.jsonl") if p.parent.name != "subagents")[0]
+
+    def claude_line(i: int, n: int) -> str:
+        return json.dumps({"type": "assistant", "uuid": f"bench-{i}-{n}", "sessionId": transcript.stem, "cwd": project,
+                           "timestamp": "2026-11-27T10:00:00Z", "message": {
+                               "id": f"msg-{i}-{n}", "role": "assistant",
+                               "content": [{"type": "text", "text": f"still writing line {n} of the run"}]}})
+
+    def codex_line(i: int, n: int) -> str:
+        return json.dumps({"timestamp": "2026-11-27T10:00:00Z", "type": "response_item", "payload": {
+            "type": "message", "id": f"bench-{i}-{n}", "role": "assistant",
+            "content": [{"type": "output_text", "text": f"still writing line {n} of the run"}]}})
+
+    arms = {"claude-code watched": (False, transcript, claude_line),
+            "all three watched": (True, transcript, claude_line),
+            "a codex session written": (True, rollout, codex_line)}
+    rows: dict[str, list[dict]] = {a: [] for a in arms}
     for i in range(rounds):
-        for arm in (list(rows) if i % 2 == 0 else list(rows)[::-1]):
-            on = arm != "claude-code only"
+        for arm in (list(arms) if i % 2 == 0 else list(arms)[::-1]):
+            on, target, make_line = arms[arm]
             (state / "config.json").write_text(json.dumps({"sources": {"codex": on, "gemini": on}}))
             stop = threading.Event()
 
-            def write(stop=stop, i=i) -> None:
+            def write(stop=stop, i=i, target=target, make_line=make_line) -> None:
                 n = 0
                 while not stop.wait(0.02):
                     n += 1
-                    line = {"timestamp": "2026-11-27T10:00:00Z", "type": "response_item", "payload": {
-                        "type": "message", "id": f"bench-{i}-{n}", "role": "assistant",
-                        "content": [{"type": "output_text", "text": f"still writing line {n} of the run"}]}}
-                    with open(rollout, "a") as fh:
-                        fh.write(json.dumps(line) + "\n")
-                    with open(chat, "a") as fh:
-                        fh.write(json.dumps({"id": f"bench-{i}-{n}", "timestamp": "2026-11-27T10:00:00Z",
-                                             "type": "gemini", "content": f"line {n}"}) + "\n")
+                    with open(target, "a") as fh:
+                        fh.write(make_line(i, n) + "\n")
 
             proc = start_service(env, until="watching")
             writer = threading.Thread(target=write, daemon=True)
@@ -173,10 +189,11 @@ def hook_arms(home: Path, work: Path, prompts_n: int, rounds: int) -> dict:
                 stop.set()
                 writer.join()
                 stop_service(proc)
-    out = {arm: {k: statistics.median(r[k] for r in rs) for k in ("p50_ms", "p95_ms", "cpu_p50_ms")}
-           for arm, rs in rows.items()}
-    out["ratio_p50"] = round(out["all three watched"]["p50_ms"] / out["claude-code only"]["p50_ms"], 3)
-    out["prompts"], out["rounds"] = prompts_n, rounds
+    out: dict = {arm: {k: statistics.median(r[k] for r in rs) for k in ("p50_ms", "p95_ms", "cpu_p50_ms")}
+                 for arm, rs in rows.items()}
+    base = out["claude-code watched"]["p50_ms"]
+    out["ratio_p50"] = {arm: round(out[arm]["p50_ms"] / base, 3) for arm in arms}
+    out["prompts"], out["rounds"], out["runs"] = prompts_n, rounds, rows
     return out
 
 
@@ -217,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(json.dumps(res, indent=1) + "\n")
     shutil.rmtree(work, ignore_errors=True)
     print("\n".join(sections(res)))
-    return 0 if min(res["ratio"].values()) >= TARGET else 1
+    return 0 if min(res["cpu_ratio"].values()) >= TARGET else 1
 
 
 LABELS = {"claude-code": "Claude Code (baseline)", "codex": "Codex CLI", "gemini": "Gemini CLI"}
@@ -230,26 +247,25 @@ def sections(res: dict) -> list[str]:
         m = med[a]
         ratio = "1.00×" if a == "claude-code" else f"{res['ratio'][a]:.2f}×"
         cpu = "1.00×" if a == "claude-code" else f"{res['cpu_ratio'][a]:.2f}×"
-        ok = "—" if a == "claude-code" else ("pass" if res["ratio"][a] >= res["target"] else "MISS")
+        ok = "—" if a == "claude-code" else ("pass" if res["cpu_ratio"][a] >= res["target"] else "MISS")
         lines.append(f"| {LABELS[a]} | {int(m['messages']):,} | {m['seconds']:.2f} | {int(m['rate']):,} | "
                      f"{int(m['cpu_rate']):,} | {ratio} | {cpu} | {ok} |")
-    table = rows("| source | messages | seconds | messages/s | messages per CPU-s | ratio | CPU ratio | ≥ 0.90× |",
+    table = rows("| source | messages | seconds | messages/s | messages per CPU-s | ratio | CPU ratio | CPU ratio ≥ 0.90× |",
                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |", lines)
     hook = res.get("hook")
     if hook:
-        hook_rows = [f"| {arm} | {hook[arm]['p50_ms']:.1f} | {hook[arm]['p95_ms']:.1f} | {hook[arm]['cpu_p50_ms']:.1f} |"
-                     for arm in ("claude-code only", "all three watched")]
-        hook_table = rows("| the service watches | hook p50 ms | hook p95 ms | hook CPU p50 ms |",
-                          "| --- | ---: | ---: | ---: |", hook_rows)
-        hook_text = (f"The prompt hook (`recall hook user-prompt-submit` through the running service, {hook['prompts']} "
-                     f"prompts about the biggest project, medians of {hook['rounds']} alternating service starts) while "
-                     "a Codex and a Gemini session each gain a line every 20 ms:\n\n" + hook_table +
-                     f"\n\nWatching the two new folders puts the hook's p50 at {hook['ratio_p50']:.2f}× of watching "
-                     "Claude Code's alone.")
+        hook_rows = [f"| {arm} | {hook[arm]['p50_ms']:.1f} | {hook[arm]['p95_ms']:.1f} | {hook[arm]['cpu_p50_ms']:.1f} | "
+                     f"{hook['ratio_p50'][arm]:.2f}× |" for arm in hook["ratio_p50"]]
+        hook_text = prose("agents-hook", prompts=hook["prompts"], rounds=hook["rounds"],
+                          table=rows("| arm | hook p50 ms | hook p95 ms | hook CPU p50 ms | p50 ratio |",
+                                     "| --- | ---: | ---: | ---: | ---: |", hook_rows),
+                          watched=f"{hook['ratio_p50']['all three watched']:.2f}",
+                          codex=f"{hook['ratio_p50']['a codex session written']:.2f}").rstrip("\n")
     else:
         hook_text = "The hook's latency with the new folders watched was not measured in this run."
     return [prose("agents", table=table, messages=f"{int(med['claude-code']['messages']):,}", repeat=res["repeat"],
-                  codex=f"{res['ratio']['codex']:.2f}", gemini=f"{res['ratio']['gemini']:.2f}", hook=hook_text)]
+                  codex=f"{res['cpu_ratio']['codex']:.2f}", gemini=f"{res['cpu_ratio']['gemini']:.2f}",
+                  codex_wall=f"{res['ratio']['codex']:.2f}", gemini_wall=f"{res['ratio']['gemini']:.2f}", hook=hook_text)]
 
 
 def docs_sections() -> list[str]:

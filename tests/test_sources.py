@@ -368,3 +368,31 @@ def test_recall_off_in_a_codex_session_switches_it_off(tmp_path, capsys):
     cli(capsys, "index")
     code, out, _ = cli(capsys, "--raw", "--agent", "codex", "job queue advisory locks")
     assert out.startswith("No matches")
+
+
+def test_recall_quoted_back_through_its_mcp_tools_is_an_echo(tmp_path):
+    """A result of recall's own MCP tool in a Codex or Gemini session restates recall's output."""
+    project = _git_repo(tmp_path / "webshop")
+    home = Path(os.environ["HOME"])
+    lines = [
+        {"timestamp": "2026-11-27T10:00:00Z", "type": "session_meta", "payload": {"id": CODEX_SESSION, "cwd": str(project)}},
+        {"timestamp": "2026-11-27T10:00:01Z", "type": "response_item", "payload": {
+            "type": "function_call", "name": "mcp__recall__memory_search", "arguments": '{"query": "queue"}',
+            "call_id": "c1"}},
+        {"timestamp": "2026-11-27T10:00:02Z", "type": "response_item", "payload": {
+            "type": "function_call_output", "call_id": "c1", "output": "we use advisory locks"}},
+        {"timestamp": "2026-11-27T10:00:03Z", "type": "response_item", "payload": {
+            "type": "function_call", "name": "exec_command", "arguments": '{"cmd": "ls"}', "call_id": "c2"}},
+        {"timestamp": "2026-11-27T10:00:04Z", "type": "response_item", "payload": {
+            "type": "function_call_output", "call_id": "c2", "output": "README.md"}},
+    ]
+    path = place_codex(home, project, b"".join(json.dumps(x).encode() + b"\n" for x in lines))
+    msgs, _, _ = read_all(codex, path)
+    assert [(m.role, m.echo) for m in msgs] == [("tool_use", False), ("tool_result", True),
+                                                ("tool_use", False), ("tool_result", False)]
+    chat = place_gemini(home, project)
+    rec = {"id": "r1", "timestamp": "2026-11-27T10:00:05Z", "type": "user", "content": [
+        {"functionResponse": {"id": "x", "name": "memory_search", "response": {"output": "we use advisory locks"}}}]}
+    chat.write_bytes(chat.read_bytes() + json.dumps(rec).encode() + b"\n")
+    msgs, _, _ = read_all(gemini, chat)
+    assert msgs[-1].role == "tool_result" and msgs[-1].echo and not any(m.echo for m in msgs[:-1])

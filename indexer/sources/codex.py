@@ -28,7 +28,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from indexer.sources.lines import ZST, AgentContext, clip, make, open_nofollow, read_jsonl
+from indexer.sources.lines import ZST, AgentContext, clip, is_recall_tool, make, open_nofollow, read_jsonl
 from indexer.transcripts import Message, _loads
 
 NAME = "codex"
@@ -171,6 +171,8 @@ def _item(p, ctx: AgentContext, stats: Counter, when) -> list[Message]:
         call_id = p.get("call_id")
         if isinstance(call_id, str):
             ctx.remember_tool(call_id, name)
+            if is_recall_tool(name):
+                ctx.recall_calls.add(call_id)
         m = make(ctx, stats, key, "tool_use", [described], when, tools=[name], files=files)
         return [m] if m else []
     if t in ("function_call_output", "custom_tool_call_output"):
@@ -186,6 +188,8 @@ def _item(p, ctx: AgentContext, stats: Counter, when) -> list[Message]:
         name = ctx.tool_names.get(call_id, "") if isinstance(call_id, str) else ""
         m = make(ctx, stats, f"{key}\0out", "tool_result", [clip(out, ctx.tool_result_chars)], when,
                  tools=[name] if name else None)
+        if m and call_id in ctx.recall_calls:
+            m.echo = True  # recall's own output, quoted back: ranked below what it came from
         return [m] if m else []
     if t == "reasoning":
         stats["thinking"] += 1

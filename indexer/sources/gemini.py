@@ -30,7 +30,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from indexer.sources.lines import AgentContext, clip, make, open_nofollow, read_jsonl
+from indexer.sources.lines import AgentContext, clip, is_recall_tool, make, open_nofollow, read_jsonl
 from indexer.transcripts import Message, _loads, path_text
 
 NAME = "gemini"
@@ -172,6 +172,7 @@ def _user(rid: str, content, ctx: AgentContext, stats: Counter, when) -> list[Me
     texts: list[str] = []
     results: list[str] = []
     tools: list[str] = []
+    echo = False
     for part in _parts(content):
         if not isinstance(part, dict):
             continue
@@ -184,6 +185,7 @@ def _user(rid: str, content, ctx: AgentContext, stats: Counter, when) -> list[Me
             results.append(clip(body if isinstance(body, str) else json.dumps(body), ctx.tool_result_chars))
             if isinstance(fr.get("name"), str):
                 tools.append(fr["name"])
+                echo = echo or is_recall_tool(fr["name"])
     out: list[Message] = []
     if texts:
         if texts[0].lstrip().startswith("<session_context>"):
@@ -197,6 +199,7 @@ def _user(rid: str, content, ctx: AgentContext, stats: Counter, when) -> list[Me
     if results:
         m = make(ctx, stats, f"{rid}\0results", "tool_result", results, when, tools=tools)
         if m:
+            m.echo = echo  # a result of recall's own tool: its output quoted back
             out.append(m)
     if not texts and not results:
         stats["empty"] += 1

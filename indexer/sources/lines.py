@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from collections import Counter, OrderedDict
 from pathlib import Path
@@ -47,6 +48,7 @@ class AgentContext:
         self.tool_names: OrderedDict[str, str] = OrderedDict()
         self.tool_result_chars = 2000
         self.whole = False  # read whole each time (a compressed or rewritten file)
+        self.recall_calls: set[str] = set()  # ids of calls to recall's own MCP tools (their results echo it)
 
     def remember_tool(self, call_id: str, name: str) -> None:
         self.tool_names[call_id] = name
@@ -183,6 +185,15 @@ def make(ctx: AgentContext, stats: Counter, key: str, role: str, texts: list[str
                    tools=list(dict.fromkeys(tools or ())),
                    files=list(dict.fromkeys(redact(f) for f in files)) if files else [],
                    source=ctx.source, agent=ctx.agent)
+
+
+# recall's own MCP tools (recall/mcp/server.py), however an agent prefixes them ("mcp__recall__",
+# "recall__", or bare): a result of one is recall's output quoted back, marked an echo
+RECALL_TOOLS = re.compile(r"(?:^|__|\.)(?:memory_search|memory_related|memory_ask|recall_search)$")
+
+
+def is_recall_tool(name: str) -> bool:
+    return bool(RECALL_TOOLS.search(name))
 
 
 def clip(text: str, limit: int) -> str:
