@@ -481,6 +481,7 @@ def render(res: dict) -> str:
     """docs/benchmarks.md from a run's results ``res`` and the results committed beside the
     benchmarks."""
     from benchmarks import cjk_probe, injection, plugin_launcher, startup, team
+    from benchmarks import agents as agents_bench
     from benchmarks import forget as forget_bench
     from benchmarks import stale as stale_marks
     from benchmarks import ui as ui_page
@@ -510,6 +511,7 @@ def render(res: dict) -> str:
         prose("ranking"),
         *injection.sections(),
         *forget_bench.docs_sections(),
+        *agents_bench.docs_sections(),
         *startup.sections(),
         *plugin_launcher.sections(res),
         *stale_marks.sections(),

@@ -58,11 +58,15 @@ try:
         return orjson.dumps(obj)
 
     _NO_TOUCHES = b',"touched":[]}'
+    _CLAUDE_CODE = b',"agent":"claude-code"}'  # the default agent, left out as ``to_record`` does
 
     def _dump_message(m) -> bytes:
         """A Message (dataclass) as its ``to_record()`` dict; one without touches (most) is
-        written as before touches existed (``Message.from_record`` reads both)."""
+        written as before touches existed, one of Claude Code's as before other agents were
+        (``Message.from_record`` reads both)."""
         raw = orjson.dumps(m)
+        if raw.endswith(_CLAUDE_CODE):
+            raw = raw[:-len(_CLAUDE_CODE)] + b"}"
         return raw[:-len(_NO_TOUCHES)] + b"}" if raw.endswith(_NO_TOUCHES) else raw
 except ImportError:  # pragma: no cover
     def _dumps(obj) -> bytes:

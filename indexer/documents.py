@@ -24,6 +24,7 @@ def message_document(m: Message, pos: int | None = None) -> tantivy.Document:
     doc.add_text("session_id", m.session_id)
     doc.add_text("project", m.project)
     doc.add_text("role", m.role)
+    doc.add_text("agent", m.agent)
     doc.add_integer("ts", int(m.timestamp))
     doc.add_unsigned("group", group_hash(m.session_id))
     doc.add_unsigned("dtcode", DOCTYPE_CODES["message"])
@@ -51,6 +52,7 @@ def session_document(s: SessionInfo) -> tantivy.Document:
     )
     doc.add_unsigned("group", group_hash(s.session_id))
     doc.add_unsigned("dtcode", DOCTYPE_CODES["session"])
+    doc.add_text("agent", s.agent or "claude-code")
     if s.files:
         doc.add_text("files", "\n".join(s.files))
     return doc
@@ -130,4 +132,4 @@ def message_from_document(doc: tantivy.Document) -> Message:
     return Message(uuid=key[2:], session_id=first("session_id"), project=first("project"), cwd=first("cwd"),
                    branch=first("branch"), role=first("role"), timestamp=float(first("ts", 0) or 0),
                    text=first("text"), tools=first("tools").split(),
-                   files=[f for f in first("files").split("\n") if f])
+                   files=[f for f in first("files").split("\n") if f], agent=first("agent") or "claude-code")

@@ -31,6 +31,7 @@ from typing import Callable, Iterable, Iterator
 
 import tantivy
 
+from indexer import sources
 from indexer.archive import Archive
 from indexer.ledger import Gate, admit
 from indexer.documents import (check_memory_doc, memory_document, message_document, message_from_document,
@@ -149,17 +150,9 @@ def _replay_key(m: Message, pos: int) -> int:
 
 
 def discover(roots: Iterable[Path]) -> list[Path]:
-    """Every ``*.jsonl`` below the roots (sessions, subagents), sorted for a stable order."""
-    found: list[Path] = []
-    for root in roots:
-        if not root.is_dir():
-            continue
-        for dirpath, _dirs, files in os.walk(root):
-            for name in files:
-                if name.endswith(".jsonl"):
-                    found.append(Path(dirpath) / name)
-    found.sort()
-    return found
+    """Every session file below the roots, sorted for a stable order: ``*.jsonl`` in Claude
+    Code's (sessions, subagents), each other agent's own names in its folders (``indexer.sources``)."""
+    return sources.discover(roots)
 
 
 TRIM_EVERY_BYTES = 16 << 20
@@ -464,6 +457,10 @@ class Indexer:
         """
         key = path_text(path)
         self.left_over = False
+        src = sources.source_of(path)
+        if src.NAME != sources.DEFAULT and not sources.safe_file(path):
+            self.partial.pop(key, None)
+            return 0  # another agent's folders are read through their own files: a link is never followed
         try:
             st = path.stat()
         except FileNotFoundError:
@@ -473,12 +470,15 @@ class Indexer:
             raise NotRegularFile(0, "not a regular file: skipped", key)
         known = self.pending_files.get(key) or self.state.file(key)
         offset = 0
+        whole = src.whole(path.name)  # read whole each time, not from the last offset (indexer.sources)
         if known is not None:
             offset = known.offset
             if st.st_ino != known.inode or st.st_size < known.offset:
                 offset = 0
             elif st.st_size == known.offset:
                 return 0
+            elif whole:
+                offset = 0
             elif fingerprint_length(known.head) and \
                     fingerprint(_head(path, fingerprint_length(known.head))) != known.head:
                 offset = 0
@@ -486,11 +486,11 @@ class Indexer:
                 offset = 0  # rewritten in place
         if offset == 0:
             self.contexts.pop(key, None)
-        if self._still_partial(key, path, offset, st):
+        if not whole and self._still_partial(key, path, offset, st):
             return 0
         ctx = self.contexts.get(key)
         if ctx is None or ctx.line != (known.lines if known is not None and offset else 0):
-            ctx = self.contexts[key] = FileContext(path)
+            ctx = self.contexts[key] = src.context(path)
             ctx.line = known.lines if known is not None and offset else 0
             ctx.private_open = bool(known.private_open) if known is not None and offset else False
             while len(self.contexts) > MAX_CONTEXTS:
@@ -501,7 +501,8 @@ class Indexer:
         last = offset
         step = min(8 << 20, budget) if budget else 8 << 20
         try:
-            for batch, new_offset in read_lines(path, offset, ctx, self.stats, max_bytes=step):
+            reader = read_lines if src.NAME == sources.DEFAULT else src.read  # (Claude Code's: this module's name)
+            for batch, new_offset in reader(path, offset, ctx, self.stats, max_bytes=step):
                 try:
                     added += self._add(batch)
                 except OSError as exc:  # the archive could not be written
@@ -528,7 +529,9 @@ class Indexer:
             if ctx.bad:
                 self._note_bad_lines(key, ctx.bad)
                 ctx.bad = []
-        if not self.left_over and last < st.st_size:
+        if whole:
+            self.partial.pop(key, None)  # a whole file caught half written: read again when it changes
+        elif not self.left_over and last < st.st_size:
             # a last line without its newline (yet): remember how far it has no newline
             self.partial[key] = (last, st.st_size, st.st_ino)
         else:
@@ -811,6 +814,7 @@ class Indexer:
             self.sessions[m.session_id] = s
         if not s.project:
             s.project, s.cwd = m.project, m.cwd
+        s.agent = m.agent
         if m.role == "user" and not s.first_prompt:
             s.first_prompt = m.text[:500]
         elif m.role == "summary" and len(s.summaries) < 20 and m.text[:300] not in s.summaries:
@@ -1027,7 +1031,7 @@ class Indexer:
         try:  # Claude Code's own memory files (MEMORY.md, CLAUDE.md): never fails the run
             from indexer import native_memory
 
-            native_memory.sync(self, roots)
+            native_memory.sync(self, [r for r in roots if sources.agent_of(r / "x") == sources.DEFAULT])
         except Exception as exc:  # noqa: BLE001
             summary.errors.append(f"Claude Code memory files: {type(exc).__name__}: {exc}")
         summary.skipped = self.stats - before
@@ -1050,7 +1054,7 @@ def index_all(extra_sources: Iterable[Path] = (), rebuild: bool = False,
     """``recall index``: backfill every transcript root incrementally. ``on_open(ix)``: the
     caller's set-up of the writer (e.g. ``recall.privacy.forget.attach``); ``after(ix)``:
     its work once the transcripts are in (e.g. ``recall.privacy.redaction_pass.run``)."""
-    roots = paths.transcript_roots(list(extra_sources))
+    roots = sources.all_roots(list(extra_sources))
     with Indexer(rebuild=rebuild) as ix:
         if on_open is not None:
             on_open(ix)

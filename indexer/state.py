@@ -62,6 +62,7 @@ class SessionInfo:
     started: float = 0.0
     ended: float = 0.0
     messages: int = 0
+    agent: str = ""  # the agent of its messages (not stored in state.db: the index holds it)
 
 
 def known_projects(path: Path) -> list[str]:

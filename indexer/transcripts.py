@@ -189,6 +189,7 @@ class Message:
     echo: bool = False  # it restates what recall itself recalled (see mark_echo)
     # the project files its tool calls wrote, edited, moved or deleted (indexer.touches)
     touched: list[list[str]] = field(default_factory=list)
+    agent: str = "claude-code"  # which agent's session it is from (indexer.sources)
 
     def to_record(self) -> dict:
         return {
@@ -197,6 +198,7 @@ class Message:
             "text": self.text, "tools": self.tools, "files": self.files, "source": self.source,
             **({"echo": True} if self.echo else {}),  # left out when false: most records stay as they were
             **({"touched": self.touched} if self.touched else {}),
+            **({"agent": self.agent} if self.agent != "claude-code" else {}),  # Claude Code's: as before
         }
 
     @classmethod
@@ -208,6 +210,7 @@ class Message:
             timestamp=float(rec.get("timestamp") or 0.0), text=str(rec.get("text") or ""),
             tools=list(rec.get("tools") or []), files=list(rec.get("files") or []),
             source=str(rec.get("source") or ""), echo=bool(rec.get("echo")), touched=_touched_of(rec),
+            agent=str(rec.get("agent") or "claude-code"),
         )
 
 

@@ -66,6 +66,8 @@ def _isolated_state(tmp_path, monkeypatch, _path_without_claude):
     monkeypatch.setenv("RECALL_HOME", str(tmp_path / "recall-home"))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    for var in ("CODEX_HOME", "GEMINI_CLI_HOME"):  # the other agents' folders: under the test's HOME
+        monkeypatch.delenv(var, raising=False)
     for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "RECALL_MODEL"):
         monkeypatch.delenv(var, raising=False)
     # caches keyed on the filesystem must not leak between tests

@@ -14,7 +14,7 @@ from typer.core import TyperGroup
 
 from recall import __version__
 from recall.cli.commands import (ask, config, doctor, exclude, forget, index, log, mcp, memories, pause, remember,
-                                 rules, search, service, sessions, setup, stats, status, team, ui)
+                                 rules, search, service, sessions, setup, sources, stats, status, team, ui)
 from recall.core.errors import RecallError, UsageError, report
 
 
@@ -183,8 +183,8 @@ def main() -> None:  # pragma: no cover
 
 # The commands: each module of recall.cli.commands holds its own ``commands``; they are merged
 # here in this order (`recall --help` lists them so); none imports this module or another command module.
-COMMAND_MODULES = (search, index, mcp, setup, doctor, config, service, status, forget, exclude, pause, memories,
-                   remember, rules, sessions, ask, log, stats, team, ui)
+COMMAND_MODULES = (search, index, mcp, setup, doctor, config, service, status, sources, forget, exclude, pause,
+                   memories, remember, rules, sessions, ask, log, stats, team, ui)
 for _module in COMMAND_MODULES:
     app.registered_commands.extend(_module.commands.registered_commands)
 for _module in COMMAND_MODULES:

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from indexer import sources as agent_sources
 from recall.cli.install import HOOK_EVENTS, MCP_NAME, SetupError, load_json, mcp_file, project_root
 from recall.core import config, paths
 from recall.core.errors import RecallError
@@ -135,7 +136,7 @@ def check_index() -> Check:
         finally:
             state.close()
         behind = 0
-        for path in discover(paths.transcript_roots()):
+        for path in discover(agent_sources.all_roots()):
             try:
                 st = path.stat()
             except OSError:
@@ -505,7 +506,32 @@ def doctor(project: Path | str | None = None) -> list[Check]:
     checks = [check_config(), check_command(), *wiring, *hooks, *loads, service, check_index(),
               check_redaction(service.ok), check_forget(), check_key(service.ok), check_backend(service.ok), *mcp]
     modes = check_folder_modes(root)
-    return [*checks, *check_memory(root), *check_rules(root), *([modes] if modes else [])]
+    return [*checks, *check_agents(), *check_memory(root), *check_rules(root), *([modes] if modes else [])]
+
+
+def check_agents() -> list[Check]:
+    """recall's MCP server in Codex CLI and Gemini CLI (``recall setup --codex|--gemini``): a check
+    each where it is registered, and where that agent's sessions are found without it, a warning
+    naming the setup. Nothing for an agent not on this machine."""
+    from recall.cli import agent_wiring
+
+    out: list[Check] = []
+    for agent in agent_wiring.AGENTS:
+        label = agent_wiring.LABELS[agent]
+        path, entry = agent_wiring.registered(agent)
+        name = f"MCP server in {label}"
+        if entry is not None:
+            why = agent_wiring.entry_problem(entry)
+            if why:
+                out.append(Check(name, False, f"registered in {path}, but {why}", f"run `recall setup --{agent}` again"))
+            else:
+                out.append(Check(name, True, f"registered in {path}"))
+            continue
+        roots = agent_sources.module(agent).roots()
+        if agent_sources.setting()[agent] and any(r.is_dir() for r in roots):
+            out.append(Check(name, False, f"{label}'s sessions are indexed, but it cannot call recall's tools",
+                             f"`recall setup --{agent}` registers the MCP server in {path}", warn=True))
+    return out
 
 
 def check_rules(root: Path) -> list[Check]:

@@ -92,8 +92,11 @@ def collect_status() -> dict:
 
     out["redaction"] = redaction_progress(paths.archive_dir())  # a re-redaction pass under way, or None
     if not svc.get("roots"):
+        from indexer.sources import all_roots
+
         out["service"]["roots"] = [{"path": str(r), "watched": False, "exists": r.is_dir()}
-                                   for r in paths.transcript_roots()]
+                                   for r in all_roots()]
+    out["sources"] = source_rows()
     out["capture"] = capture_status()
     try:
         from recall.llm.usage import usage_summary
@@ -162,6 +165,59 @@ def _index_counts() -> dict:
     except OSError:
         pass
     return out
+
+
+def source_rows() -> list[dict]:
+    """Each source (``indexer.sources``): on or off, its folders and whether they exist, and
+    the messages and sessions the index holds of it."""
+    from indexer import sources
+
+    on = sources.setting()
+    counts = _agent_counts()
+    rows = []
+    for name in sources.NAMES:
+        folders = [str(r) for r in sources.module(name).roots()]
+        rows.append({"name": name, "label": sources.label(name), "enabled": on[name],
+                     "folders": [{"path": f, "exists": os.path.isdir(f)} for f in folders],
+                     "found": any(os.path.isdir(f) for f in folders),
+                     **counts.get(name, {"messages": 0, "sessions": 0})})
+    return rows
+
+
+def _agent_counts() -> dict:
+    """agent -> {"messages", "sessions"} in the index (empty when it cannot be opened)."""
+    out: dict = {}
+    try:
+        import tantivy
+
+        from indexer import sources
+        from recall.search.searcher import Searcher
+
+        s = Searcher()
+        searcher = s.index.searcher()
+        for name in sources.NAMES:
+            row = {}
+            for dt, key in (("message", "messages"), ("session", "sessions")):
+                q = tantivy.Query.boolean_query([
+                    (tantivy.Occur.Must, tantivy.Query.term_query(s.schema, "doctype", dt, index_option="basic")),
+                    (tantivy.Occur.Must, tantivy.Query.term_query(s.schema, "agent", name, index_option="basic"))])
+                row[key] = searcher.search(q, 1, count=True).count
+            out[name] = row
+    except Exception:  # noqa: BLE001 - no index yet, or one being rebuilt: counts say 0
+        pass
+    return out
+
+
+def print_sources(rows: list[dict]) -> None:
+    for i, r in enumerate(rows):
+        if not r["enabled"]:
+            what = f"off (`recall sources {r['name']} on`)"
+        elif not r["found"]:
+            what = "not found (" + ", ".join(short_project(f["path"]) for f in r["folders"]) + ")"
+        else:
+            where = ", ".join(short_project(f["path"]) for f in r["folders"] if f["exists"])
+            what = f"{counted(r['messages'], 'message')}, {counted(r['sessions'], 'session')} ({where})"
+        echo(f"{'Sources:' if i == 0 else '':8} {r['label']:<12} {what}")
 
 
 def _archive_stats() -> dict:
@@ -264,6 +320,7 @@ def status(as_json: bool = False) -> int:
         if idx.get("files") is not None:
             parts.append(f"from {counted(idx['files'], 'transcript file')}")
         echo(f"Index:   {', '.join(parts)}")
+    print_sources(info.get("sources") or [])
     last = svc.get("last_commit") or idx.get("last_commit")
     line = f"Last commit: {_ago(now - last)}" if last else "Last commit: never"
     if svc.get("running") and "lag_seconds" in svc:

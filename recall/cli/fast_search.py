@@ -2,8 +2,8 @@
 
 A shell search should cost a search, not the ~100 ms of importing typer, click and every
 command module. ``parse`` accepts exactly the plain search forms that need no model
-(``--raw`` or ``--json``, with ``--limit/-n``, ``--since``, ``--project``, ``--messages``,
-``--team``);
+(``--raw`` or ``--json``, with ``--limit/-n``, ``--since``, ``--project``, ``--agent``,
+``--messages``, ``--team``);
 anything else (help, a subcommand, an unknown or invalid option) returns None and the
 typer CLI handles it, errors included, so both paths give the same answers.
 """
@@ -15,9 +15,9 @@ import sys
 # The typer app's top-level command names (a test keeps this in step with recall.cli.app).
 COMMANDS = frozenset({"ask", "config", "consolidate", "doctor", "exclude", "forget", "hook", "index", "log", "mcp",
                       "memories", "pause", "remember", "resume", "rules", "serve", "service", "sessions", "setup",
-                      "show", "stats", "status", "team"})
+                      "show", "sources", "stats", "status", "team", "ui"})
 _FLAGS = {"--raw": "raw", "--json": "as_json", "--messages": "messages", "--team": "team"}
-_VALUES = {"--limit": "limit", "-n": "limit", "--since": "since", "--project": "project"}
+_VALUES = {"--limit": "limit", "-n": "limit", "--since": "since", "--project": "project", "--agent": "agent"}
 MAX_LIMIT = 1000
 
 
@@ -30,7 +30,7 @@ def parse(args: list[str]) -> dict | None:
     elif args[0] in COMMANDS or args[0] in ("--help", "-h", "--version"):
         return None
     opts: dict = {"raw": False, "as_json": False, "messages": False, "team": False, "limit": "10", "since": None,
-                  "project": None}
+                  "project": None, "agent": None}
     words: list[str] = []
     i, only_words = 0, False
     while i < len(args):
@@ -82,7 +82,8 @@ def run(opts: dict) -> int:
     text = query_text([opts["text"]])
     project = Path(opts["project"]) if opts["project"] is not None else None
     hits = run_search(text, limit=opts["limit"], since=opts["since"], project=project,
-                      messages=opts["messages"], strict_project=True, doctypes=("team",) if opts["team"] else None)
+                      messages=opts["messages"], strict_project=True, doctypes=("team",) if opts["team"] else None,
+                      agent=opts["agent"])
     from recall.cli import output as fmt
 
     if opts["as_json"]:

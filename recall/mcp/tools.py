@@ -13,7 +13,8 @@ A *match* (one result) is a dict::
      "reply": the reply a user prompt got (only then), "question": the prompt an assistant
      message answered (only then), "stale": [{"path", "state", "since"}] the files it names or
      its session wrote that changed, moved or were deleted since (``recall.search.stale``),
-     "author": the teammate who shared it (team items only)}
+     "author": the teammate who shared it (team items only), "agent": the agent a message or
+     session came from (claude-code, codex, gemini; messages and sessions only)}
 
 A *team* match is a teammate's memory, session summary or rule, pulled by the team sync
 (``recall.team``); it ranks as a memory does.
@@ -155,6 +156,8 @@ class Match:
             d["question"] = h.question  # a reply's match: the question it answered
         if h.author:
             d["author"] = h.author  # a team item's match: who shared it
+        if h.agent:
+            d["agent"] = h.agent  # a message's or session's match: the agent it came from (claude-code, codex, gemini)
         return d
 
 

@@ -237,16 +237,17 @@ def read_new(path: Path, offset: int, root_hint: str = "", private_open: bool = 
     whether one is open after each line (by its end offset), for the cursor."""
     from indexer.archive import Tombstones
     from indexer.ledger import Gate, admit
-    from indexer.transcripts import FileContext, read_lines
+    from indexer import sources
 
-    ctx = FileContext(path)
+    src = sources.source_of(path)  # Claude Code's transcript, or another agent's session (indexer.sources)
+    ctx = src.context(path)
     ctx.private_open = private_open
     entries: list[Entry] = []
     end = offset
     cwd = ""
     root = root_hint
     gate, tombstones = Gate(), Tombstones(paths.archive_dir() / "forgotten.json")
-    for batch, pos in read_lines(path, offset, ctx, Counter(), max_bytes=1):
+    for batch, pos in src.read(path, offset, ctx, Counter(), max_bytes=1):
         if carry is not None:
             carry[pos] = ctx.private_open
         keep, _ = admit(batch, gate, tombstones)  # excluded, paused, switched off, forgotten: no memories

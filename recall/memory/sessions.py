@@ -93,7 +93,8 @@ def render_message(m, root: str = "") -> str | None:
         return "\n".join(f"{when} → {one_line(ln, TOOL_LINE_CHARS)}" for ln in text.splitlines() if ln.strip())
     if m.role == "tool_result":
         return f"{when} ← {one_line(text, TOOL_LINE_CHARS)}"
-    label = {"user": "USER", "assistant": "CLAUDE", "summary": "SUMMARY"}.get(m.role, m.role.upper())
+    speaker = {"codex": "CODEX", "gemini": "GEMINI"}.get(getattr(m, "agent", ""), "CLAUDE")  # whose reply
+    label = {"user": "USER", "assistant": speaker, "summary": "SUMMARY"}.get(m.role, m.role.upper())
     return f"{when} {label}\n{_indent(text)}"
 
 

@@ -57,13 +57,15 @@ def resolve_project(project: Path | str | None, strict: bool = False) -> str | N
 def run_search(text: str, *, limit: int = 10, since: str | None = None, project: Path | str | None = None,
                messages: bool = False, exclude_session: str | None = None,
                doctypes: tuple[str, ...] | None = None, searcher: Searcher | None = None,
-               strict_project: bool = False, cwd: str | None = None) -> list[Hit]:
+               strict_project: bool = False, cwd: str | None = None, agent: str | None = None) -> list[Hit]:
     """Search, through the running service when there is one (its index is open and warm),
     else in-process. Given a ``searcher``, always in-process (the service's own path).
     ``strict_project``: ``project`` is what a user typed, and must name something indexed
     (``resolve_project``). Each hit carries its stale marks (``recall.search.stale``), the
-    files judged as they are in the working tree ``cwd`` is in (default: the current one)."""
+    files judged as they are in the working tree ``cwd`` is in (default: the current one).
+    ``agent``: only that agent's sessions (``--agent codex``; ``check_agent``)."""
     cwd = cwd or _cwd()
+    agent = check_agent(agent)
     since_ts = parse_since(since) if since else None
     proj = resolve_project(project, strict=strict_project)
     if searcher is None:
@@ -72,7 +74,8 @@ def run_search(text: str, *, limit: int = 10, since: str | None = None, project:
         try:
             rows = client.call("search", {"text": text, "limit": limit, "since": since_ts, "project": proj,
                                           "messages": messages, "exclude_session": exclude_session,
-                                          "doctypes": list(doctypes) if doctypes else None, "cwd": cwd})
+                                          "doctypes": list(doctypes) if doctypes else None, "cwd": cwd,
+                                          **({"agent": agent} if agent else {})})
             return _noted([Hit(**row) for row in rows])
         except client.RemoteError as exc:
             raise RecallError(str(exc)) from None
@@ -84,7 +87,20 @@ def run_search(text: str, *, limit: int = 10, since: str | None = None, project:
     from recall.search.stale import mark_hits
 
     return _noted(mark_hits(searcher.search(text, limit=limit, messages=messages, project=proj, since=since_ts,
-                                            exclude_session=exclude_session, doctypes=doctypes), cwd))
+                                            exclude_session=exclude_session, doctypes=doctypes, agent=agent), cwd))
+
+
+AGENTS = ("claude-code", "codex", "gemini")  # indexer.sources.NAMES (not imported: the fast path stays light)
+
+
+def check_agent(agent: str | None) -> str | None:
+    """``--agent NAME`` checked: one of the sources' names, or a UsageError naming them."""
+    if agent is None or agent == "":
+        return None
+    if agent not in AGENTS:
+        raise UsageError(f"--agent {agent}: no such agent. Pass one of {', '.join(AGENTS)} "
+                         "(`recall sources` lists them).")
+    return agent
 
 
 def _cwd() -> str | None:

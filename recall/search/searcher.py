@@ -146,7 +146,7 @@ class Searcher:
     def build_query(self, searcher: tantivy.Searcher, text: str, *, doctypes=("message",),
                     project: str | None = None, since: float | None = None, until: float | None = None,
                     exclude_session: str | None = None, roles=None, mtype: str | None = None,
-                    split: bool | None = None) -> tuple[list[tantivy.Query], list[str]] | None:
+                    split: bool | None = None, agent: str | None = None) -> tuple[list[tantivy.Query], list[str]] | None:
         """The queries whose matches, merged by ``top``, rank a search, and the query's terms
         (None when the text has no term).
 
@@ -201,7 +201,7 @@ class Searcher:
             bonuses.append((tantivy.Occur.Should, tantivy.Query.boost_query(
                 tantivy.Query.phrase_query(schema, "content", parts), W_PHRASE)))
 
-        filters = self._filters(doctypes, project, since, until, exclude_session, roles, mtype)
+        filters = self._filters(doctypes, project, since, until, exclude_session, roles, mtype, agent)
         if split is None:
             split = not long
         if not split:
@@ -215,7 +215,7 @@ class Searcher:
         queries.append(tantivy.Query.boolean_query([(tantivy.Occur.Must, union), *filters]) if filters else union)
         return queries, terms
 
-    def _filters(self, doctypes, project, since, until, exclude_session, roles, mtype) -> list:
+    def _filters(self, doctypes, project, since, until, exclude_session, roles, mtype, agent=None) -> list:
         """The clauses that select documents without scoring them."""
         schema = self.schema
         clauses = []
@@ -236,6 +236,8 @@ class Searcher:
             must(tantivy.Query.term_set_query(schema, "doctype", list(doctypes)))
         if project:
             must(tantivy.Query.term_query(schema, "project", project, index_option="basic"))
+        if agent:  # only that agent's messages and sessions (memories and team items have none)
+            must(tantivy.Query.term_query(schema, "agent", agent, index_option="basic"))
         if roles:
             must(tantivy.Query.term_set_query(schema, "role", list(roles)))
         if mtype:
@@ -286,13 +288,14 @@ class Searcher:
     def search(self, text: str, *, limit: int = 10, messages: bool = False, project: str | None = None,
                since: float | None = None, until: float | None = None, exclude_session: str | None = None,
                doctypes: tuple[str, ...] | None = None, roles=None, mtype: str | None = None,
-               now: float | None = None) -> list[Hit]:
+               now: float | None = None, agent: str | None = None) -> list[Hit]:
         limit = max(1, min(int(limit), 1000))
         if doctypes is None:
             doctypes = ("message",) if messages else ("message", "session", "memory", "team")
         searcher = self.index.searcher()
         built = self.build_query(searcher, text, doctypes=doctypes, project=project, since=since,
-                                 until=until, exclude_session=exclude_session, roles=roles, mtype=mtype)
+                                 until=until, exclude_session=exclude_session, roles=roles, mtype=mtype,
+                                 agent=agent)
         if built is None:
             return []
         queries, terms = built
@@ -395,6 +398,8 @@ class Searcher:
         hit.project = stored_value(doc, "project")
         hit.timestamp = iso(int(stored_value(doc, "ts", 0) or 0))
         hit.role = stored_value(doc, "role")
+        if hit.kind in ("message", "session"):
+            hit.agent = stored_value(doc, "agent") or "claude-code"
         pos = doc.get_first("apos")
         if hit.kind == "memory" and any(ECHO_TAG in str(v).split() for v in doc.get_all("tags")):
             hit.echo = True  # a summary of a session that restated recall's own output

@@ -45,6 +45,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable
 
+from indexer import sources as agent_sources
 from indexer.ingest import Indexer, Progress, Summary, discover, read_error
 from indexer.transcripts import NotRegularFile, path_text
 from recall import __version__
@@ -64,6 +65,7 @@ NATIVE_DELAY = 0.3  # seconds after a memory-file event before re-reading them
 STATUS_INTERVAL = 1.0
 HEARTBEAT_INTERVAL = 5.0
 ROOT_CHECK_INTERVAL = 1.0
+AGENT_LIVE_SECONDS = 3600.0  # another agent's lines this recent are a live session's (due a memory capture)
 REDACTION_PAUSE = 0.02  # between two slices of the re-redaction pass
 CACHE_PRUNE_INTERVAL = 3600.0  # expired synthesis-cache entries deleted this often
 MAX_ERRORS = 20
@@ -138,6 +140,8 @@ def new_code_problem(timeout: float = 60.0) -> str:
 def _event_handler(service: "Service"):
     from watchdog.events import FileSystemEventHandler
 
+    from indexer.sources import is_session_file
+
     class Handler(FileSystemEventHandler):
         def on_any_event(self, event) -> None:
             kind = event.event_type
@@ -148,7 +152,7 @@ def _event_handler(service: "Service"):
                 if kind in ("created", "moved"):
                     service.mark_scan(path)
                 return
-            if path.endswith(".jsonl"):
+            if path.endswith((".jsonl", ".json", ".zst")) and is_session_file(path):  # indexer.sources
                 service.mark_dirty(path)
             elif path.endswith(".md"):  # Claude Code's auto memory (indexer.native_memory)
                 service.mark_native()
@@ -177,7 +181,11 @@ class Service:
     def __init__(self, sources: list[Path] | tuple[Path, ...] = (), log: logging.Logger | None = None) -> None:
         self.home = paths.recall_home()
         self.log = log or logging.getLogger("recall.service")
-        self.roots: list[Path] = paths.transcript_roots(list(sources))
+        self.roots: list[Path] = agent_sources.all_roots(list(sources))  # Claude Code's, --source, other agents
+        self.agents_off: set[str] = set(agent_sources.NAMES) - set(agent_sources.enabled())
+        # the other agents have no hooks: their live sessions' memories and summaries are queued
+        # by the service once a session goes quiet (session -> (file, cwd, monotonic of its last line))
+        self.agent_activity: dict[str, tuple[str, str, float]] = {}
         self.watched: dict[str, Any] = {}   # root -> ObservedWatch
         self.observer = None
         self.ix: Indexer | None = None
@@ -260,7 +268,8 @@ class Service:
         try:
             from indexer import native_memory
 
-            out = native_memory.sync(self.ix, self.roots)
+            out = native_memory.sync(self.ix, [r for r in self.roots
+                                               if agent_sources.agent_of(r / "x") == agent_sources.DEFAULT])
         except Exception as exc:  # never stops the service: the next rescan tries again
             self.error(f"Claude Code's memory files could not be indexed: {type(exc).__name__}: {exc}")
             return None
@@ -413,6 +422,7 @@ class Service:
             try:
                 ix = Indexer(rebuild=rebuild, threads=WRITER_THREADS)
                 ix.after_commit.append(self._committed)
+                ix.listeners.append(self._note_agent_lines)
                 attach_privacy(ix)
                 return ix
             except IndexBusy as exc:
@@ -434,6 +444,8 @@ class Service:
         if self.retry_at is not None:  # writing failed: everything waits for the retry
             return 0
         p = Path(path)
+        if self.agents_off and agent_sources.agent_of(p) in self.agents_off:
+            return 0  # `recall sources NAME off`: its new sessions are not read
         try:
             st = p.stat()
             added = self.ix.index_file(p, budget=budget)
@@ -736,8 +748,61 @@ class Service:
             if not initial:  # a root that appeared later: its files predate the watch
                 self.mark_scan(key)
 
+    def _note_agent_lines(self, messages: list) -> None:
+        """A listener of the writer: the other agents' sessions written in the last hour (not a
+        backfill of old ones: `recall memories --backfill` is for those) are due a capture."""
+        recent = time.time() - AGENT_LIVE_SECONDS
+        for m in messages:
+            if m.agent != agent_sources.DEFAULT and m.timestamp >= recent:
+                self.agent_activity[m.session_id] = (m.source, m.cwd, time.monotonic())
+
+    def queue_agent_captures(self, now: float | None = None) -> list[str]:
+        """Queue the memory capture (extraction and summary: a session end's) of each other
+        agent's session quiet for ``memory.idle_seconds``; returns their ids."""
+        if not self.agent_activity:
+            return []
+        from recall.core import config
+
+        cfg = config.load()
+        mem = cfg.get("memory") if isinstance(cfg.get("memory"), dict) else {}
+        idle = float(mem.get("idle_seconds") or 60)
+        now = time.monotonic() if now is None else now
+        due = [sid for sid, (_f, _c, t) in self.agent_activity.items() if now - t >= idle]
+        if not due:
+            return []
+        queued = []
+        from recall.memory import queue as memory_queue
+        from recall.memory.worker import has_key
+
+        usable = mem.get("enabled", True) is not False and has_key()
+        for sid in due:
+            source, cwd, _t = self.agent_activity.pop(sid)
+            if usable:
+                memory_queue.enqueue("session-end", sid, source, cwd)
+                queued.append(sid)
+        if queued:
+            from recall.service.ops import memory as memory_ops
+
+            memory_ops.wake()
+        return queued
+
+    def refresh_sources(self) -> None:
+        """Follow ``recall sources NAME on|off``: a source turned on has its folders watched and
+        read (the rescan finds its files), one turned off has its new lines left unread."""
+        try:
+            on = set(agent_sources.enabled())
+        except Exception:  # noqa: BLE001 - a damaged config: keep what is in effect
+            return
+        self.agents_off = set(agent_sources.NAMES) - on
+        known = {str(r) for r in self.roots}
+        for _name, root in agent_sources.agent_roots(sorted(on)):
+            if str(root) not in known and root.is_dir():  # turned on, or installed since the start
+                self.roots.append(root)
+                known.add(str(root))
+                self.mark_scan(str(root))
+
     def add_roots(self, sources: list[Path]) -> None:
-        for root in paths.transcript_roots(sources):
+        for root in agent_sources.all_roots(sources):
             if str(root) not in {str(r) for r in self.roots}:
                 self.roots.append(root)
         self._watch_roots(initial=True)  # the backfill that follows reads their files
@@ -896,6 +961,11 @@ class Service:
                 self._watch_roots()
             if now - self._last_pending_check >= HEARTBEAT_INTERVAL:
                 self._last_pending_check = now
+                self.refresh_sources()
+                try:
+                    self.queue_agent_captures()
+                except Exception as exc:  # noqa: BLE001 - memories must never stop the indexing
+                    self.error(f"queueing another agent's session for memories failed: {type(exc).__name__}: {exc}")
                 if uninstalled():
                     self.log.info("recall was uninstalled (%s): stopping", sys.executable)
                     self.stop_event.set()

@@ -24,6 +24,7 @@ def search_cmd(
     project: Optional[Path] = typer.Option(None, "--project", help="Only the project PATH belongs to."),
     messages: bool = typer.Option(False, "--messages", help="Rank single messages, not sessions."),
     team: bool = typer.Option(False, "--team", help="Only the team's items (`recall team`), each with its author."),
+    agent: Optional[str] = typer.Option(None, "--agent", help="Only one agent's sessions: claude-code, codex, gemini."),
 ) -> None:
     from recall.cli import output as fmt
     from recall.search.run import run_search
@@ -32,7 +33,7 @@ def search_cmd(
 
     text = query_text(query)
     hits = run_search(text, limit=limit, since=since, project=project, messages=messages,
-                      strict_project=True, doctypes=("team",) if team else None)
+                      strict_project=True, doctypes=("team",) if team else None, agent=agent)
     if as_json:
         fmt.print_hits_json(text, hits)
     else:

@@ -155,6 +155,13 @@ def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool,
         stopped = stop_worker()
         if stopped:
             report.changes.append(stopped)
+        from recall.cli import agent_wiring
+
+        for agent in agent_wiring.AGENTS:  # the other agents' entries run the command removed next
+            try:
+                agent_wiring.UNINSTALL[agent](report)
+            except RecallError as exc:
+                report.notes.append(str(exc))
         st.unlink_command(report)
     else:
         report.notes.append("the service keeps running: recall is still set up for every project or another "
@@ -250,6 +257,32 @@ def _backfill_step(report, run: bool, service_up: bool = False, fresh: bool = Tr
                           f"{fmt.counted(summary.files, 'transcript file')} in {summary.seconds:.1f} s")
 
 
+def _other_agents(agents: list[str], uninstall: bool, purge: bool) -> None:
+    """``recall setup --codex`` / ``--gemini`` (``--uninstall``): recall's MCP server in those agents
+    (``recall.cli.agent_wiring``); their sessions are indexed by the service whatever this says."""
+    from recall.cli import agent_wiring
+    from recall.cli import install as st
+
+    if purge:
+        raise UsageError("--purge removes recall itself: run `recall setup --uninstall --global --purge` "
+                         "without --codex or --gemini.")
+    report = st.Report()
+    for agent in agents:
+        (agent_wiring.UNINSTALL if uninstall else agent_wiring.INSTALL)[agent](report)
+        if not uninstall:
+            from indexer import sources
+
+            if not sources.setting()[agent]:
+                report.notes.append(f"{agent_wiring.LABELS[agent]}'s sessions are not read "
+                                    f"(`recall sources {agent} on` turns that on)")
+    if uninstall and not report.changes:
+        report.unchanged += [f"the recall MCP server is not registered in {agent_wiring.LABELS[a]}" for a in agents]
+    _print_report(report)
+    if not uninstall:
+        typer.echo("Done. " + " and ".join(agent_wiring.LABELS[a] for a in agents) + " can call recall's tools "
+                   "(memory_search, memory_related, memory_ask) from their next session; `recall doctor` checks it.")
+
+
 def _plugin_stand_down(project: Optional[Path], global_: bool, no_index: bool) -> bool:
     """When recall's Claude Code plugin is enabled here, setup wires nothing of its own (hooks,
     MCP server, commands, service: two would inject twice) and says so; it still runs the first
@@ -291,11 +324,18 @@ def setup_cmd(
                                                 help="With --purge: keep (or not) the records of what you forgot, "
                                                      "paused and excluded, so a new setup does not index it again "
                                                      "(asked when there is a terminal)."),
+    codex: bool = typer.Option(False, "--codex", help="Register recall's MCP server in Codex CLI "
+                                                      "(~/.codex/config.toml); with --uninstall, remove it."),
+    gemini: bool = typer.Option(False, "--gemini", help="Register recall's MCP server in Gemini CLI "
+                                                        "(~/.gemini/settings.json); with --uninstall, remove it."),
 ) -> None:
     from recall.cli import install as st
 
     if global_ and project is not None:
         raise UsageError("--global and --project exclude each other: pick one.")
+    if codex or gemini:
+        _other_agents([a for a, on in (("codex", codex), ("gemini", gemini)) if on], uninstall, purge)
+        return
     if purge and not uninstall:
         raise UsageError("--purge goes with --uninstall: `recall setup --uninstall --global --purge`.")
     if uninstall:

@@ -9,6 +9,7 @@ search args (all optional but ``text``):
     exclude_session   str    leave this session out
     doctypes          list   e.g. ["message"], ["memory"], ["message", "session"], ["team"]
     cwd               str    the caller's folder: files are judged there for the stale marks
+    agent             str    only this agent's messages and sessions (claude-code, codex, gemini)
 result: a list of ``Hit.as_json()`` dicts, best first, each with its ``stale`` marks.
 """
 
@@ -63,7 +64,10 @@ def search_args(args: dict) -> dict:
             raise UsageError(f"doctypes must be a list drawn from {', '.join(DOCTYPES)}.")
         doctypes = tuple(doctypes)
     exclude = args.get("exclude_session") or None
-    return {"text": text, "limit": max(1, min(limit, 1000)), "messages": bool(args.get("messages")),
+    from recall.search.run import check_agent
+
+    agent = check_agent(args.get("agent") if isinstance(args.get("agent"), str) else None)
+    return {"agent": agent, "text": text, "limit": max(1, min(limit, 1000)), "messages": bool(args.get("messages")),
             "project": proj, "since": _since(args.get("since")),
             "exclude_session": str(exclude) if exclude else None, "doctypes": doctypes}
 

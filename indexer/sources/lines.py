@@ -1,0 +1,200 @@
+"""What the other agents' parsers share: their per-file state, reading a JSONL session file
+(plain or zstd-compressed) to its last complete line without following a symlink, and making
+a ``Message`` the way Claude Code's parser does (redacted, capped, ``<private>`` carried
+across messages, canonical project).
+
+A parser is ``parse(obj, ctx, stats) -> list[Message]``: one decoded line in, its messages out
+(none: the reason counted in ``stats``). A line type it does not know, a field missing or of
+another type, is skipped and counted (``unknown-type``, ``empty``): a new client version never
+crashes the reader.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+from collections import Counter, OrderedDict
+from pathlib import Path
+from typing import Callable, Iterator
+
+from indexer.project import canonical_project
+from indexer.redact import redact
+from indexer.transcripts import (JSONError, Message, NotRegularFile, _loads, _private_carry, cap_text, clean_text,
+                                 lenient_loads, parse_timestamp, path_text, precut, tool_result_chars)
+
+ZST = ".zst"
+
+
+class AgentContext:
+    """Per-file parsing state of another agent's session file (what ``FileContext`` is to
+    Claude Code's): its session, where it ran, the tool calls seen, and the fields
+    ``indexer.ingest`` saves with the offset (``line``, ``private_open``, ``bad``)."""
+
+    MAX_BAD = 20
+
+    def __init__(self, path: Path, agent: str, session_id: str = "", project: str = "") -> None:
+        self.path = path
+        self.agent = agent
+        self.source = path_text(path)
+        self.session_id = session_id
+        self.project = project  # where the session ran, when the file's location says it
+        self.cwd = ""
+        self.branch = ""
+        self.line = 0
+        self.bad: list[tuple[int, str]] = []
+        self.private_open = False
+        self.tool_names: OrderedDict[str, str] = OrderedDict()
+        self.tool_result_chars = 2000
+        self.whole = False  # read whole each time (a compressed or rewritten file)
+        self.recall_calls: set[str] = set()  # ids of calls to recall's own MCP tools (their results echo it)
+
+    def remember_tool(self, call_id: str, name: str) -> None:
+        self.tool_names[call_id] = name
+        if len(self.tool_names) > 4096:
+            self.tool_names.popitem(last=False)
+
+
+def open_nofollow(path: Path):
+    """``path`` opened for reading if it is a regular file and not a symlink (O_NOFOLLOW;
+    O_NONBLOCK so a FIFO never blocks the open)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(0, "not a regular file: skipped", path_text(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _zstd_reader(fh):
+    """A binary stream of the decompressed bytes of a zstd file (Codex's ``.jsonl.zst``)."""
+    try:
+        import zstandard
+    except ImportError:  # pragma: no cover - a dependency of recall
+        raise OSError(0, "a .zst file needs the zstandard package: pip install zstandard") from None
+    import io
+
+    return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True))
+
+
+def read_jsonl(path: Path, offset: int, ctx: AgentContext, stats: Counter, max_bytes: int,
+               parse: Callable[[object, AgentContext, Counter], list[Message]]) -> Iterator[tuple[list[Message], int]]:
+    """Stream ``path``'s complete lines from ``offset`` through ``parse``; yields (messages,
+    offset after them) every ~``max_bytes``. A last line without its newline is left for the
+    next read. A ``.zst`` file (immutable: its writer compressed a finished one) is read whole
+    and its offset is its size."""
+    ctx.tool_result_chars = tool_result_chars()
+    with open_nofollow(path) as fh:
+        if path.name.endswith(ZST):
+            ctx.whole = True
+            size = os.fstat(fh.fileno()).st_size
+            if offset >= size and offset:
+                yield [], offset
+                return
+            plain = path.with_name(path.name[:-len(ZST)])
+            if plain.exists():  # the plain file wins (the client's own rule): read that one
+                yield [], size
+                return
+            ctx.line = 0
+            batch: list[Message] = []
+            for raw in _zstd_reader(fh):
+                _one(raw, ctx, stats, parse, batch)
+            yield batch, size
+            return
+        fh.seek(offset)
+        pos = offset
+        batch = []
+        consumed = 0
+        for raw in fh:
+            if not raw.endswith(b"\n"):
+                break  # being written: wait for its newline
+            pos += len(raw)
+            consumed += len(raw)
+            _one(raw, ctx, stats, parse, batch)
+            if consumed >= max_bytes:
+                yield batch, pos
+                batch, consumed = [], 0
+        yield batch, pos
+
+
+def _one(raw: bytes, ctx: AgentContext, stats: Counter, parse, batch: list[Message]) -> None:
+    ctx.line += 1
+    line = raw.strip()
+    if not line:
+        return
+    try:
+        obj = _loads(line)
+    except JSONError as exc:
+        try:
+            obj = lenient_loads(line)
+        except (ValueError, RecursionError):
+            stats["malformed-json"] += 1
+            if len(ctx.bad) < ctx.MAX_BAD:
+                ctx.bad.append((ctx.line, f"not JSON ({str(exc).splitlines()[0][:80]})"))
+            return
+    try:
+        batch.extend(parse(obj, ctx, stats))
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:  # a shape no version wrote
+        stats["unknown-type"] += 1
+        if len(ctx.bad) < ctx.MAX_BAD:
+            ctx.bad.append((ctx.line, f"unexpected shape ({type(exc).__name__})"))
+
+
+def uid(ctx: AgentContext, key: str) -> str:
+    """A message's uuid: stable for the same line of the same session, wherever its file is
+    (a rollout compressed or archived keeps its messages' uuids)."""
+    return f"{ctx.agent}-" + hashlib.sha1(f"{ctx.session_id}\0{key}".encode("utf-8", "replace")).hexdigest()[:24]
+
+
+def make(ctx: AgentContext, stats: Counter, key: str, role: str, texts: list[str], when, *,
+         tools: list[str] | None = None, files: list[str] | None = None, typed: bool = False) -> Message | None:
+    """A redacted ``Message`` of ``texts`` (None, counted, when nothing is left). ``typed``: the
+    texts are what the user typed (only they open or close a ``<private>`` block)."""
+    cleaned: list[str] = []
+    dropped = 0
+    for t in texts:
+        if not isinstance(t, str):
+            continue
+        t, cut = precut(t)
+        dropped += cut
+        t = clean_text(t)
+        if t:
+            cleaned.append(t)
+    if not cleaned:
+        stats["private" if ctx.private_open else "empty"] += 1
+        return None
+    if ctx.private_open or typed:
+        cleaned = _private_carry(cleaned, "user" if typed else "assistant", len(cleaned) if typed else 0, ctx)
+        if not cleaned:
+            stats["private"] += 1
+            return None
+    text = cap_text(redact("\n".join(cleaned)), dropped)
+    if not text.strip():
+        stats["private"] += 1
+        return None
+    cwd = ctx.cwd
+    project = canonical_project(cwd) if cwd else ctx.project
+    return Message(uuid=uid(ctx, key), session_id=ctx.session_id, project=project, cwd=cwd or ctx.project,
+                   branch=ctx.branch, role=role, timestamp=parse_timestamp(when), text=text,
+                   tools=list(dict.fromkeys(tools or ())),
+                   files=list(dict.fromkeys(redact(f) for f in files)) if files else [],
+                   source=ctx.source, agent=ctx.agent)
+
+
+# recall's own MCP tools (recall/mcp/server.py), however an agent prefixes them ("mcp__recall__",
+# "recall__", or bare): a result of one is recall's output quoted back, marked an echo
+RECALL_TOOLS = re.compile(r"(?:^|__|\.)(?:memory_search|memory_related|memory_ask|recall_search)$")
+
+
+def is_recall_tool(name: str) -> bool:
+    return bool(RECALL_TOOLS.search(name))
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f" …[{len(text) - limit} more characters]"
