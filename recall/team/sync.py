@@ -388,8 +388,8 @@ def index_pending(writer: Writer) -> int:
             # a withdrawn item, or one a forget rewrote (--secret): its old bytes leave the
             # index's segments here too, as a local forget's do (only the segments that held
             # them, when known: not the whole index for each teammate's withdrawal)
+            db.put(purge_due="0")  # first: a purge longer than the caller waits is not started again
             writer(lambda ix: purge_deleted_documents(ix, only=held if purge_known else None))
-            db.put(purge_due="0")
         db.put(index_id=current)
     return done
 
