@@ -55,7 +55,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from tests.support.claude import _cache_dir
+from tests.support.claude import support_cache_dir
 
 __all__ = ["CODEX_VERSION", "GEMINI_VERSION", "AgentAPI", "CodexEnv", "GeminiEnv", "call", "codex_binary",
            "gemini_script", "require_codex", "require_gemini", "say"]
@@ -69,7 +69,7 @@ _memo: dict[str, Path | None] = {}
 
 # installing ---------------------------------------------------------------------------------------
 def _prefix() -> Path:
-    return _cache_dir() / "agents"
+    return support_cache_dir() / "agents"
 
 
 def _codex_candidates(prefix: Path) -> list[Path]:
