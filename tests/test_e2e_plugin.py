@@ -167,6 +167,16 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
 
     checks, by_plugin = check_wiring(env.project)
     assert by_plugin and checks[0].ok and "runtime ready" in checks[0].detail
+    # doctor asks this Claude Code whether it runs the plugin's hooks and MCP server (issue 36)
+    from recall.cli.checks import check_claude_loads
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOME", str(env.home))
+        config.set_value("model.claude_path", str(env.binary))
+        loads = check_claude_loads(env.project, True, False)
+        config.unset_value("model.claude_path")
+    assert loads.ok and "ran recall's SessionStart and UserPromptSubmit hooks and connected its MCP server" in \
+        loads.detail, loads
 
     # session 2: the question gets recall's injection, once; the plugin's MCP tools are offered
     standin.handler = synthesis_handler
