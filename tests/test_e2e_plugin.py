@@ -242,6 +242,7 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     from recall.core.service_state import lock_holder
 
     assert wait_for(lambda: lock_holder() is None, timeout=30), "the plugin's service outlived its uninstall"
+    assert not (env.home / ".local" / "bin" / "recall").is_symlink()  # no `recall` link left dangling
     assert hits("connection pooler postgres")  # $RECALL_HOME survives
     assert paths.archive_dir().exists()
     mark = len(standin.snapshot())

@@ -898,6 +898,11 @@ class Service:
                 self._last_pending_check = now
                 if uninstalled():
                     self.log.info("recall was uninstalled (%s): stopping", sys.executable)
+                    if os.environ.get("RECALL_PLUGIN_DATA"):  # the plugin's `recall` link goes with it
+                        from recall.core.plugin_runtime import remove_command_link
+
+                        if remove_command_link(Path(os.environ["RECALL_PLUGIN_DATA"])):
+                            self.log.info("removed the plugin's link to its `recall` command")
                     self.stop_event.set()
                     continue
                 if self._index_lost():
