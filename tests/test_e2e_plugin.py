@@ -167,6 +167,16 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
 
     checks, by_plugin = check_wiring(env.project)
     assert by_plugin and checks[0].ok and "runtime ready" in checks[0].detail
+    # doctor asks this Claude Code whether it runs the plugin's hooks and MCP server (issue 36)
+    from recall.cli.checks import check_claude_loads
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOME", str(env.home))
+        config.set_value("model.claude_path", str(env.binary))
+        loads = check_claude_loads(env.project, True, False)
+        config.unset_value("model.claude_path")
+    assert loads.ok and "ran recall's SessionStart and UserPromptSubmit hooks and connected its MCP server" in \
+        loads.detail, loads
 
     # session 2: the question gets recall's injection, once; the plugin's MCP tools are offered
     standin.handler = synthesis_handler
@@ -232,6 +242,7 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     from recall.core.service_state import lock_holder
 
     assert wait_for(lambda: lock_holder() is None, timeout=30), "the plugin's service outlived its uninstall"
+    assert not (env.home / ".local" / "bin" / "recall").is_symlink()  # no `recall` link left dangling
     assert hits("connection pooler postgres")  # $RECALL_HOME survives
     assert paths.archive_dir().exists()
     mark = len(standin.snapshot())

@@ -478,3 +478,16 @@ def test_setup_under_the_plugin_reports_no_change_on_a_re_run(tmp_path, capsys, 
     assert code == 0, err
     assert not [ln for ln in out.splitlines() if ln.startswith("changed:")], out
     assert "ok:      the index is up to date (1 transcript file, nothing new)" in out
+
+
+def test_the_plugin_s_link_goes_with_the_plugin(tmp_path):
+    from recall.core import plugin_runtime as pr
+
+    home = Path(os.environ["HOME"])
+    data = home / ".claude" / "plugins" / "data" / "recall-recall"
+    data.mkdir(parents=True)
+    pr.put_command_on_path(data)
+    other = home / ".claude" / "plugins" / "data" / "recall-other"
+    assert not pr.remove_command_link(other)  # another data folder's: not this one's to remove
+    assert pr.remove_command_link(data)
+    assert not os.path.lexists(home / ".local" / "bin" / "recall")

@@ -586,6 +586,10 @@ def test_status_shows_server_lag_and_what_was_shared_today(team):
     assert p["lag_seconds"] >= 0 and p["granted"] is True
     _, text, _ = run("team", "status")
     assert "1 not pulled yet" in text and "Sync: paused" in text
+    # alice's own items are never pulled: none counted as "not pulled yet" (issue 36)
+    team.be(team.alice)
+    _, text, _ = run("team", "status")
+    assert "not pulled yet" not in text and "4 items sent (4 memories)" in text, text
 
 
 def test_leave_withdraws_and_forgets_the_join(team):

@@ -200,6 +200,19 @@ def put_command_on_path(data: Path) -> str:
     return f"{link} is not this plugin's (another install or tool): left alone; the plugin's is {script}"
 
 
+def remove_command_link(data: Path) -> bool:
+    """Take ``~/.local/bin/recall`` away when it is this plugin's link to ``<data>/bin/recall``
+    (the plugin was uninstalled: no link left dangling). Returns whether it did."""
+    link = bin_dir() / "recall"
+    try:
+        if link.is_symlink() and os.readlink(link) == str(Path(data) / "bin" / "recall"):
+            link.unlink()
+            return True
+    except OSError:
+        pass
+    return False
+
+
 # ------------------------------------------------------------------------------ build
 class Build:
     def __init__(self, root: Path, data: Path, version: str) -> None:

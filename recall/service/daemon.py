@@ -49,7 +49,7 @@ from indexer import sources as agent_sources
 from indexer.ingest import Indexer, Progress, Summary, discover, read_error
 from indexer.transcripts import NotRegularFile, path_text
 from recall import __version__
-from recall.core import paths, process
+from recall.core import paths, plugin_runtime, process
 from recall.core import service_client as client
 from recall.core.errors import IndexBusy, RecallError, StorageError
 from recall.core.service_state import lock_path, status_path
@@ -968,6 +968,10 @@ class Service:
                     self.error(f"queueing another agent's session for memories failed: {type(exc).__name__}: {exc}")
                 if uninstalled():
                     self.log.info("recall was uninstalled (%s): stopping", sys.executable)
+                    if os.environ.get("RECALL_PLUGIN_DATA"):  # the plugin's `recall` link goes with it
+                        # (imported with this module: an uninstall deleted the runtime's files)
+                        if plugin_runtime.remove_command_link(Path(os.environ["RECALL_PLUGIN_DATA"])):
+                            self.log.info("removed the plugin's link to its `recall` command")
                     self.stop_event.set()
                     continue
                 if self._index_lost():

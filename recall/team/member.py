@@ -215,7 +215,7 @@ def status() -> dict:
         c = tc.connect(join.url, timeout=5, server=join.server)
         try:
             mine = set(granted(c))
-            lag = server_state(c, sorted(set(shares.values()) & mine), cursors)
+            lag = server_state(c, sorted(set(shares.values()) & mine), cursors, join.origin)
         finally:
             c.close()
         out["reachable"] = True

@@ -394,13 +394,14 @@ def index_pending(writer: Writer) -> int:
     return done
 
 
-def server_state(conn, remotes: list[str], cursors: dict[str, int]) -> dict:
+def server_state(conn, remotes: list[str], cursors: dict[str, int], origin: str = "") -> dict:
     """Per shared project: the items on the server this machine has not pulled, and how old
-    the oldest of them is (the lag)."""
+    the oldest of them is (the lag). Its own items (``origin``) are never pulled: not counted."""
     out = {}
     for remote in remotes:
         row = conn.execute("SELECT count(*), extract(epoch FROM min(pushed_at))::float8 FROM recall_team.items "
-                           "WHERE project = %s AND seq > %s", (remote, cursors.get(remote, 0))).fetchone()
+                           "WHERE project = %s AND seq > %s AND origin <> %s",
+                           (remote, cursors.get(remote, 0), origin)).fetchone()
         n, oldest = int(row[0] or 0), row[1]
         out[remote] = {"behind": n, "lag_seconds": round(max(0.0, time.time() - oldest), 1) if n and oldest else 0.0}
     return out
