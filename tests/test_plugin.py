@@ -58,7 +58,7 @@ def test_manifests_name_recall_at_one_version():
     market = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert plugin["name"] == market["name"] == "recall"  # /plugin install recall@recall
-    assert [(p["name"], p["source"]) for p in market["plugins"]] == [("recall", "./plugin")]
+    assert [(p["name"], p["source"]) for p in market["plugins"]] == [("recall", "./.plugin")]
     assert plugin["version"] == __version__ == re.search(r'^version = "(.+)"', pyproject, re.M).group(1)
     assert plugin["mcpServers"] == {"recall": {"command": "${CLAUDE_PLUGIN_ROOT}/hooks/recall", "args": ["mcp"]}}
     assert (ROOT / plugin["commands"]).is_dir()
@@ -73,7 +73,7 @@ def test_the_plugin_folder_holds_what_the_plugin_needs_and_no_virtualenv():
     """`claude plugin install` copies the marketplace entry's source folder (following links) into
     its plugin cache: ./plugin, links to what the plugin runs and builds from, never the
     clone's .venv or .venv-test (397 MB once) nor a project .mcp.json (issue 36, item 2)."""
-    folder = ROOT / "plugin"
+    folder = ROOT / ".plugin"
     names = sorted(p.name for p in folder.iterdir())
     assert names == sorted([".claude-plugin", "hooks", *plugin_runtime.SOURCE])
     for p in folder.iterdir():
