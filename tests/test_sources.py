@@ -396,3 +396,21 @@ def test_recall_quoted_back_through_its_mcp_tools_is_an_echo(tmp_path):
     chat.write_bytes(chat.read_bytes() + json.dumps(rec).encode() + b"\n")
     msgs, _, _ = read_all(gemini, chat)
     assert msgs[-1].role == "tool_result" and msgs[-1].echo and not any(m.echo for m in msgs[:-1])
+
+
+def test_gemini_logs_json_gives_the_prompts_of_sessions_without_a_chat(tmp_path):
+    project = _git_repo(tmp_path / "webshop")
+    chat = place_gemini(Path(os.environ["HOME"]), project)
+    logs = chat.parent.parent / "logs.json"
+    logs.write_text(json.dumps([
+        {"sessionId": "d2b532a2-80c3-4898-92ba-c297cf951efb", "messageId": 0, "timestamp": "2026-11-27T13:36:54Z",
+         "type": "user", "message": "How should the cache layer work? Decide."},  # its chat has it
+        {"sessionId": "0ld5e55-0000-0000-0000-000000000000", "messageId": 0, "timestamp": "2025-06-01T10:00:00Z",
+         "type": "user", "message": "switch the billing cron to every 15 minutes"},
+        {"sessionId": "0ld5e55-0000-0000-0000-000000000000", "messageId": 1, "type": "user"},  # a field missing
+    ]))
+    assert sources.discover([Path(os.environ["HOME"]) / ".gemini" / "tmp"]) == sorted([chat, logs])
+    msgs, stats, last = read_all(gemini, logs)
+    assert [(m.text, m.session_id, m.project, m.agent) for m in msgs] == [
+        ("switch the billing cron to every 15 minutes", "0ld5e55-0000-0000-0000-000000000000", str(project), "gemini")]
+    assert stats["duplicate-block"] == 1 and stats["unknown-type"] == 1 and last == logs.stat().st_size
