@@ -414,3 +414,32 @@ def test_gemini_logs_json_gives_the_prompts_of_sessions_without_a_chat(tmp_path)
     assert [(m.text, m.session_id, m.project, m.agent) for m in msgs] == [
         ("switch the billing cron to every 15 minutes", "0ld5e55-0000-0000-0000-000000000000", str(project), "gemini")]
     assert stats["duplicate-block"] == 1 and stats["unknown-type"] == 1 and last == logs.stat().st_size
+
+
+def test_what_their_tool_calls_did_to_files_makes_stale_marks(tmp_path):
+    """Codex's apply_patch and shell commands, Gemini's write_file: the touches Claude Code's get."""
+    project = _git_repo(tmp_path / "webshop")
+    patch = ("*** Begin Patch\n*** Add File: src/queue.py\n+LOCK = 'advisory'\n*** Update File: README.md\n@@\n-a\n+b\n"
+             "*** Delete File: old.py\n*** End Patch\n")
+    lines = [
+        {"timestamp": "2026-11-27T10:00:00Z", "type": "session_meta", "payload": {"id": CODEX_SESSION, "cwd": str(project)}},
+        {"timestamp": "2026-11-27T10:00:01Z", "type": "response_item", "payload": {
+            "type": "custom_tool_call", "name": "apply_patch", "input": patch, "call_id": "c1"}},
+        {"timestamp": "2026-11-27T10:00:02Z", "type": "response_item", "payload": {
+            "type": "function_call", "name": "exec_command", "arguments": json.dumps({"cmd": "git mv a.py b.py"}),
+            "call_id": "c2"}},
+    ]
+    path = place_codex(Path(os.environ["HOME"]), project, b"".join(json.dumps(x).encode() + b"\n" for x in lines))
+    msgs, _, _ = read_all(codex, path)
+    assert msgs[0].text == "apply_patch: add src/queue.py, update README.md, delete old.py"
+    assert [t[:2] for t in msgs[0].touched] == [["write", "src/queue.py"], ["edit", "README.md"], ["delete", "old.py"]]
+    assert [t[0] for t in msgs[1].touched] == ["move"] and msgs[1].touched[0][1] == "a.py"
+    chat = place_gemini(Path(os.environ["HOME"]), project)
+    rec = {"id": "w1", "timestamp": "2026-11-27T10:00:05Z", "type": "gemini", "content": "", "toolCalls": [
+        {"id": "t1", "name": "write_file", "args": {"file_path": str(project / "cache.py"), "content": "TTL = 300\n"},
+         "status": "success"},
+        {"id": "t2", "name": "write_file", "args": {"file_path": str(project / "refused.py"), "content": "x"},
+         "status": "error"}]}
+    chat.write_bytes(chat.read_bytes() + json.dumps(rec).encode() + b"\n")
+    msgs, _, _ = read_all(gemini, chat)
+    assert [t[:2] for t in msgs[-1].touched] == [["write", "cache.py"]]

@@ -274,6 +274,7 @@ def _reply(rid: str, obj: dict, ctx: AgentContext, stats: Counter, when) -> list
         described: list[str] = []
         names: list[str] = []
         files: list[str] = []
+        acts: list[tuple[str, dict]] = []
         for c in calls:
             if not isinstance(c, dict):
                 continue
@@ -282,12 +283,29 @@ def _reply(rid: str, obj: dict, ctx: AgentContext, stats: Counter, when) -> list
             d, f = _describe(name, c.get("args"))
             described.append(d)
             files.extend(f)
-        m = make(ctx, stats, f"{rid}\0calls", "tool_use", described, when, tools=names, files=files)
+            if c.get("status") in (None, "success"):  # a refused or failed call wrote nothing
+                acts.extend(_acts(name, c.get("args")))
+        m = make(ctx, stats, f"{rid}\0calls", "tool_use", described, when, tools=names, files=files, calls=acts)
         if m:
             out.append(m)
     if not out and not (isinstance(calls, list) and calls) and not any(t.strip() for t in texts):
         stats["thinking" if obj.get("thoughts") else "empty"] += 1
     return out
+
+
+_WRITES = {"write_file": "Write", "replace": "Edit", "edit": "Edit", "write_new_file": "Write"}
+
+
+def _acts(name: str, args) -> list[tuple[str, dict]]:
+    """A Gemini CLI tool call as Claude Code's equivalent (for what it did to the project's files)."""
+    if not isinstance(args, dict):
+        return []
+    if name in _WRITES and isinstance(args.get("file_path") or args.get("absolute_path"), str):
+        return [(_WRITES[name], {"file_path": args.get("file_path") or args.get("absolute_path"),
+                                 **({"content": args["content"]} if isinstance(args.get("content"), str) else {})})]
+    if name in ("run_shell_command", "shell") and isinstance(args.get("command"), str):
+        return [("Bash", {"command": args["command"]})]
+    return []
 
 
 def _describe(name: str, args) -> tuple[str, list[str]]:

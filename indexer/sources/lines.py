@@ -153,9 +153,13 @@ def uid(ctx: AgentContext, key: str) -> str:
 
 
 def make(ctx: AgentContext, stats: Counter, key: str, role: str, texts: list[str], when, *,
-         tools: list[str] | None = None, files: list[str] | None = None, typed: bool = False) -> Message | None:
+         tools: list[str] | None = None, files: list[str] | None = None, typed: bool = False,
+         calls: list[tuple[str, dict]] | None = None) -> Message | None:
     """A redacted ``Message`` of ``texts`` (None, counted, when nothing is left). ``typed``: the
-    texts are what the user typed (only they open or close a ``<private>`` block)."""
+    texts are what the user typed (only they open or close a ``<private>`` block). ``calls``: its
+    tool calls as Claude Code's equivalents (``("Write", {"file_path", "content"})``, ``("Edit",
+    ...)``, ``("Bash", {"command"})``): the project files they wrote, edited, moved or deleted
+    (``indexer.touches``, for the stale marks)."""
     cleaned: list[str] = []
     dropped = 0
     for t in texts:
@@ -180,11 +184,20 @@ def make(ctx: AgentContext, stats: Counter, key: str, role: str, texts: list[str
         return None
     cwd = ctx.cwd
     project = canonical_project(cwd) if cwd else ctx.project
+    touched: list[list[str]] = []
+    if calls and cwd:
+        from indexer.touches import MAX_TOUCHES, tool_touches
+
+        for name, inp in calls:
+            touched.extend(t for t in ([op, redact(path), fp, redact(dest) if dest else ""]
+                                       for op, path, fp, dest in tool_touches(name, inp, cwd, project))
+                           if t not in touched)
+        touched = touched[:MAX_TOUCHES]
     return Message(uuid=uid(ctx, key), session_id=ctx.session_id, project=project, cwd=cwd or ctx.project,
                    branch=ctx.branch, role=role, timestamp=parse_timestamp(when), text=text,
                    tools=list(dict.fromkeys(tools or ())),
                    files=list(dict.fromkeys(redact(f) for f in files)) if files else [],
-                   source=ctx.source, agent=ctx.agent)
+                   source=ctx.source, agent=ctx.agent, touched=touched)
 
 
 # recall's own MCP tools (recall/mcp/server.py), however an agent prefixes them ("mcp__recall__",
