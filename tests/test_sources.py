@@ -249,7 +249,7 @@ def test_one_project_any_agent(three_agents, capsys):
     # --agent filters, in the typer command and the fast path alike
     for args in (("--raw", "--agent", "codex"), ("search", "--raw", "--agent", "codex")):
         code, out, _ = cli(capsys, *args, "redis")
-        assert "advisory locks" in out and "(Codex CLI)" in out and "Redis streams" not in out
+        assert "advisory locks" in out and "(Codex CLI)" in out and "5 minute TTL" not in out
     code, out, _ = cli(capsys, "--raw", "--agent", "gemini", "job queue advisory locks")
     assert out.startswith("No matches")
     code, _, err = cli(capsys, "--raw", "--agent", "cursor", "redis")
@@ -443,3 +443,28 @@ def test_what_their_tool_calls_did_to_files_makes_stale_marks(tmp_path):
     chat.write_bytes(chat.read_bytes() + json.dumps(rec).encode() + b"\n")
     msgs, _, _ = read_all(gemini, chat)
     assert [t[:2] for t in msgs[-1].touched] == [["write", "cache.py"]]
+
+
+def test_a_damaged_compressed_rollout_is_read_to_its_last_complete_line(tmp_path, capsys):
+    import zstandard
+
+    project = _git_repo(tmp_path / "webshop")
+    plain = place_codex(Path(os.environ["HOME"]), project)
+    data = plain.read_bytes()
+    zst = plain.with_name(plain.name + ".zst")
+    half = len(data.splitlines(keepends=True)) // 2
+    head = b"".join(data.splitlines(keepends=True)[:half])
+    # two frames, the second cut short: the first frame's lines are read, the loss is named
+    zst.write_bytes(zstandard.ZstdCompressor().compress(head) + zstandard.ZstdCompressor().compress(data[len(head):])[:-40])
+    plain.unlink()
+    place_gemini(Path(os.environ["HOME"]), project)
+    ctx = codex.context(zst)
+    got = [m for batch, _ in codex.read(zst, 0, ctx, Counter()) for m in batch]
+    assert [m.role for m in got] == ["user"] and "cut short" in ctx.bad[-1][1]
+    code, out, err = cli(capsys, "index")
+    assert code == 0, err
+    code, out, _ = cli(capsys, "--raw", "--agent", "gemini", "cache layer redis")
+    assert "5 minute TTL" in out
+    zst.write_bytes(b"not zstd at all")
+    with pytest.raises(OSError, match="not a readable zstd file"):
+        read_all(codex, zst)

@@ -72,15 +72,33 @@ def open_nofollow(path: Path):
         raise
 
 
-def _zstd_reader(fh):
-    """A binary stream of the decompressed bytes of a zstd file (Codex's ``.jsonl.zst``)."""
+def _zstd_lines(fh, state: dict):
+    """The lines (with their newline) of a zstd file (Codex's ``.jsonl.zst``: one frame or more),
+    and a last one without a newline if the data ends inside one. ``state["whole"]``: the last
+    frame ended where the file does (False: the file was cut short)."""
     try:
         import zstandard
     except ImportError:  # pragma: no cover - a dependency of recall
         raise OSError(0, "a .zst file needs the zstandard package: pip install zstandard") from None
-    import io
-
-    return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True))
+    dobj = zstandard.ZstdDecompressor().decompressobj()
+    rest = b""
+    state["whole"] = True
+    while True:
+        chunk = fh.read(1 << 20)
+        if not chunk:
+            break
+        out = dobj.decompress(chunk)
+        while dobj.eof and dobj.unused_data:  # another frame follows
+            more = dobj.unused_data
+            dobj = zstandard.ZstdDecompressor().decompressobj()
+            out += dobj.decompress(more)
+        rest += out
+        *lines, rest = rest.split(b"\n")
+        for line in lines:
+            yield line + b"\n"
+    state["whole"] = dobj.eof
+    if rest:
+        yield rest
 
 
 def read_jsonl(path: Path, offset: int, ctx: AgentContext, stats: Counter, max_bytes: int,
@@ -103,8 +121,26 @@ def read_jsonl(path: Path, offset: int, ctx: AgentContext, stats: Counter, max_b
                 return
             ctx.line = 0
             batch: list[Message] = []
-            for raw in _zstd_reader(fh):
-                _one(raw, ctx, stats, parse, batch)
+            consumed = 0
+            state: dict = {}
+            try:
+                for raw in _zstd_lines(fh, state):
+                    if not raw.endswith(b"\n"):  # the data ends inside this line: it is lost
+                        stats["malformed-json"] += 1
+                        ctx.bad.append((ctx.line + 1, "cut short: the compressed file ends inside this line"))
+                        break
+                    _one(raw, ctx, stats, parse, batch)
+                    consumed += len(raw)
+                    if consumed >= max_bytes:  # memory stays bounded; offset 0 until the end: an
+                        yield batch, 0         # interrupted read starts again (uuids: no duplicates)
+                        batch, consumed = [], 0
+            except OSError:
+                raise
+            except Exception as exc:  # zstandard.ZstdError: not zstd, or damaged inside
+                raise OSError(0, f"not a readable zstd file ({exc})", path_text(path)) from None
+            if not state.get("whole"):
+                ctx.bad.append((ctx.line + 1, "cut short: the compressed file ends inside a frame "
+                                              "(what it held past the last whole block is lost)"))
             yield batch, size
             return
         fh.seek(offset)
