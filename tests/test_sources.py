@@ -468,3 +468,24 @@ def test_a_damaged_compressed_rollout_is_read_to_its_last_complete_line(tmp_path
     zst.write_bytes(b"not zstd at all")
     with pytest.raises(OSError, match="not a readable zstd file"):
         read_all(codex, zst)
+
+
+def test_secrets_and_private_blocks_are_kept_out_of_other_agents_sessions(tmp_path):
+    project = _git_repo(tmp_path / "webshop")
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    lines = [
+        {"timestamp": "2026-11-27T10:00:00Z", "type": "session_meta", "payload": {"id": CODEX_SESSION, "cwd": str(project)}},
+        {"timestamp": "2026-11-27T10:00:01Z", "type": "response_item", "payload": {"type": "message", "role": "user",
+         "content": [{"type": "input_text", "text": f"deploy with GITHUB_TOKEN={token} please"}]}},
+        {"timestamp": "2026-11-27T10:00:02Z", "type": "response_item", "payload": {"type": "message", "role": "user",
+         "content": [{"type": "input_text", "text": "<private>my salary is 1234"}]}},
+        {"timestamp": "2026-11-27T10:00:03Z", "type": "response_item", "payload": {"type": "message", "role": "assistant",
+         "content": [{"type": "output_text", "text": "noted the salary"}]}},
+        {"timestamp": "2026-11-27T10:00:04Z", "type": "response_item", "payload": {"type": "message", "role": "user",
+         "content": [{"type": "input_text", "text": "</private> now the queue"}]}},
+    ]
+    path = place_codex(Path(os.environ["HOME"]), project, b"".join(json.dumps(x).encode() + b"\n" for x in lines))
+    msgs, stats, _ = read_all(codex, path)
+    said = "\n".join(m.text for m in msgs)
+    assert token not in said and "[redacted:" in said
+    assert "salary" not in said and "now the queue" in said and stats["private"] >= 2
