@@ -254,13 +254,20 @@ def sections(res: dict) -> list[str]:
                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |", lines)
     hook = res.get("hook")
     if hook:
-        hook_rows = [f"| {arm} | {hook[arm]['p50_ms']:.1f} | {hook[arm]['p95_ms']:.1f} | {hook[arm]['cpu_p50_ms']:.1f} | "
-                     f"{hook['ratio_p50'][arm]:.2f}× |" for arm in hook["ratio_p50"]]
+        def spread(arm: str) -> str:
+            p50s = [r["p50_ms"] for r in hook["runs"][arm]]
+            return f"{min(p50s):.0f}–{max(p50s):.0f}"
+
+        hook_rows = [f"| {arm} | {hook[arm]['p50_ms']:.1f} | {spread(arm)} | {hook[arm]['p95_ms']:.1f} | "
+                     f"{hook[arm]['cpu_p50_ms']:.1f} | {hook['ratio_p50'][arm]:.2f}× |" for arm in hook["ratio_p50"]]
         hook_text = prose("agents-hook", prompts=hook["prompts"], rounds=hook["rounds"],
-                          table=rows("| arm | hook p50 ms | hook p95 ms | hook CPU p50 ms | p50 ratio |",
-                                     "| --- | ---: | ---: | ---: | ---: |", hook_rows),
+                          table=rows("| arm | hook p50 ms | the rounds' p50s, ms | hook p95 ms | hook CPU p50 ms | p50 ratio |",
+                                     "| --- | ---: | ---: | ---: | ---: | ---: |", hook_rows),
                           watched=f"{hook['ratio_p50']['all three watched']:.2f}",
-                          codex=f"{hook['ratio_p50']['a codex session written']:.2f}").rstrip("\n")
+                          codex=f"{hook['ratio_p50']['a codex session written']:.2f}",
+                          d_watched=f"{hook['all three watched']['p50_ms'] - hook['claude-code watched']['p50_ms']:.1f}",
+                          d_codex=f"{hook['a codex session written']['p50_ms'] - hook['claude-code watched']['p50_ms']:.1f}",
+                          base_spread=spread("claude-code watched")).rstrip("\n")
     else:
         hook_text = "The hook's latency with the new folders watched was not measured in this run."
     return [prose("agents", table=table, messages=f"{int(med['claude-code']['messages']):,}", repeat=res["repeat"],

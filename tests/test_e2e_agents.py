@@ -93,7 +93,7 @@ def test_a_codex_and_a_gemini_decision_reach_a_claude_code_prompt(claude_env, st
     project, worktree = agents_project
     # found by agent, in the repository's one project (the worktree's session included)
     out = recall_out(capsys, "--raw", "--agent", "codex", "job queue advisory locks")
-    assert "Postgres advisory locks" in out and "(Codex CLI)" in out
+    assert "same invoice twice" in out and "(Codex CLI)" in out
     hits = json.loads(recall_out(capsys, "--json", "--project", str(project), "thumbnails cached R2"))["hits"]
     assert hits[0]["agent"] == "gemini" and hits[0]["project"] == str(project)
     hits = json.loads(recall_out(capsys, "--json", "--project", str(worktree), "job queue advisory locks"))["hits"]
@@ -119,11 +119,11 @@ def test_a_codex_and_a_gemini_decision_reach_a_claude_code_prompt(claude_env, st
     assert code == 0, capsys.readouterr().err
     capsys.readouterr()
     out = recall_out(capsys, "--raw", "--agent", "codex", "Postgres advisory locks")
-    assert "Postgres advisory locks instead" not in out
+    assert "same invoice twice" not in out
     from recall.control.index import index_via_service
 
     index_via_service([], False)
-    assert wait_for(lambda: "advisory locks instead" not in recall_out(capsys, "--raw", "Postgres advisory locks"),
+    assert wait_for(lambda: "same invoice twice" not in recall_out(capsys, "--raw", "Postgres advisory locks"),
                     timeout=10)
     mark = len(standin.snapshot())
     proc = claude_env.run("for the job queue, which locks did we pick and why?")

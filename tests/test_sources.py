@@ -249,7 +249,7 @@ def test_one_project_any_agent(three_agents, capsys):
     # --agent filters, in the typer command and the fast path alike
     for args in (("--raw", "--agent", "codex"), ("search", "--raw", "--agent", "codex")):
         code, out, _ = cli(capsys, *args, "redis")
-        assert "advisory locks" in out and "(Codex CLI)" in out and "Redis streams" not in out
+        assert "advisory locks" in out and "(Codex CLI)" in out and "5 minute TTL" not in out
     code, out, _ = cli(capsys, "--raw", "--agent", "gemini", "job queue advisory locks")
     assert out.startswith("No matches")
     code, _, err = cli(capsys, "--raw", "--agent", "cursor", "redis")
@@ -396,3 +396,96 @@ def test_recall_quoted_back_through_its_mcp_tools_is_an_echo(tmp_path):
     chat.write_bytes(chat.read_bytes() + json.dumps(rec).encode() + b"\n")
     msgs, _, _ = read_all(gemini, chat)
     assert msgs[-1].role == "tool_result" and msgs[-1].echo and not any(m.echo for m in msgs[:-1])
+
+
+def test_gemini_logs_json_gives_the_prompts_of_sessions_without_a_chat(tmp_path):
+    project = _git_repo(tmp_path / "webshop")
+    chat = place_gemini(Path(os.environ["HOME"]), project)
+    logs = chat.parent.parent / "logs.json"
+    logs.write_text(json.dumps([
+        {"sessionId": "d2b532a2-80c3-4898-92ba-c297cf951efb", "messageId": 0, "timestamp": "2026-11-27T13:36:54Z",
+         "type": "user", "message": "How should the cache layer work? Decide."},  # its chat has it
+        {"sessionId": "0ld5e55-0000-0000-0000-000000000000", "messageId": 0, "timestamp": "2025-06-01T10:00:00Z",
+         "type": "user", "message": "switch the billing cron to every 15 minutes"},
+        {"sessionId": "0ld5e55-0000-0000-0000-000000000000", "messageId": 1, "type": "user"},  # a field missing
+    ]))
+    assert sources.discover([Path(os.environ["HOME"]) / ".gemini" / "tmp"]) == sorted([chat, logs])
+    msgs, stats, last = read_all(gemini, logs)
+    assert [(m.text, m.session_id, m.project, m.agent) for m in msgs] == [
+        ("switch the billing cron to every 15 minutes", "0ld5e55-0000-0000-0000-000000000000", str(project), "gemini")]
+    assert stats["duplicate-block"] == 1 and stats["unknown-type"] == 1 and last == logs.stat().st_size
+
+
+def test_what_their_tool_calls_did_to_files_makes_stale_marks(tmp_path):
+    """Codex's apply_patch and shell commands, Gemini's write_file: the touches Claude Code's get."""
+    project = _git_repo(tmp_path / "webshop")
+    patch = ("*** Begin Patch\n*** Add File: src/queue.py\n+LOCK = 'advisory'\n*** Update File: README.md\n@@\n-a\n+b\n"
+             "*** Delete File: old.py\n*** End Patch\n")
+    lines = [
+        {"timestamp": "2026-11-27T10:00:00Z", "type": "session_meta", "payload": {"id": CODEX_SESSION, "cwd": str(project)}},
+        {"timestamp": "2026-11-27T10:00:01Z", "type": "response_item", "payload": {
+            "type": "custom_tool_call", "name": "apply_patch", "input": patch, "call_id": "c1"}},
+        {"timestamp": "2026-11-27T10:00:02Z", "type": "response_item", "payload": {
+            "type": "function_call", "name": "exec_command", "arguments": json.dumps({"cmd": "git mv a.py b.py"}),
+            "call_id": "c2"}},
+    ]
+    path = place_codex(Path(os.environ["HOME"]), project, b"".join(json.dumps(x).encode() + b"\n" for x in lines))
+    msgs, _, _ = read_all(codex, path)
+    assert msgs[0].text == "apply_patch: add src/queue.py, update README.md, delete old.py"
+    assert [t[:2] for t in msgs[0].touched] == [["write", "src/queue.py"], ["edit", "README.md"], ["delete", "old.py"]]
+    assert [t[0] for t in msgs[1].touched] == ["move"] and msgs[1].touched[0][1] == "a.py"
+    chat = place_gemini(Path(os.environ["HOME"]), project)
+    rec = {"id": "w1", "timestamp": "2026-11-27T10:00:05Z", "type": "gemini", "content": "", "toolCalls": [
+        {"id": "t1", "name": "write_file", "args": {"file_path": str(project / "cache.py"), "content": "TTL = 300\n"},
+         "status": "success"},
+        {"id": "t2", "name": "write_file", "args": {"file_path": str(project / "refused.py"), "content": "x"},
+         "status": "error"}]}
+    chat.write_bytes(chat.read_bytes() + json.dumps(rec).encode() + b"\n")
+    msgs, _, _ = read_all(gemini, chat)
+    assert [t[:2] for t in msgs[-1].touched] == [["write", "cache.py"]]
+
+
+def test_a_damaged_compressed_rollout_is_read_to_its_last_complete_line(tmp_path, capsys):
+    import zstandard
+
+    project = _git_repo(tmp_path / "webshop")
+    plain = place_codex(Path(os.environ["HOME"]), project)
+    data = plain.read_bytes()
+    zst = plain.with_name(plain.name + ".zst")
+    half = len(data.splitlines(keepends=True)) // 2
+    head = b"".join(data.splitlines(keepends=True)[:half])
+    # two frames, the second cut short: the first frame's lines are read, the loss is named
+    zst.write_bytes(zstandard.ZstdCompressor().compress(head) + zstandard.ZstdCompressor().compress(data[len(head):])[:-40])
+    plain.unlink()
+    place_gemini(Path(os.environ["HOME"]), project)
+    ctx = codex.context(zst)
+    got = [m for batch, _ in codex.read(zst, 0, ctx, Counter()) for m in batch]
+    assert [m.role for m in got] == ["user"] and "cut short" in ctx.bad[-1][1]
+    code, out, err = cli(capsys, "index")
+    assert code == 0, err
+    code, out, _ = cli(capsys, "--raw", "--agent", "gemini", "cache layer redis")
+    assert "5 minute TTL" in out
+    zst.write_bytes(b"not zstd at all")
+    with pytest.raises(OSError, match="not a readable zstd file"):
+        read_all(codex, zst)
+
+
+def test_secrets_and_private_blocks_are_kept_out_of_other_agents_sessions(tmp_path):
+    project = _git_repo(tmp_path / "webshop")
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    lines = [
+        {"timestamp": "2026-11-27T10:00:00Z", "type": "session_meta", "payload": {"id": CODEX_SESSION, "cwd": str(project)}},
+        {"timestamp": "2026-11-27T10:00:01Z", "type": "response_item", "payload": {"type": "message", "role": "user",
+         "content": [{"type": "input_text", "text": f"deploy with GITHUB_TOKEN={token} please"}]}},
+        {"timestamp": "2026-11-27T10:00:02Z", "type": "response_item", "payload": {"type": "message", "role": "user",
+         "content": [{"type": "input_text", "text": "<private>my salary is 1234"}]}},
+        {"timestamp": "2026-11-27T10:00:03Z", "type": "response_item", "payload": {"type": "message", "role": "assistant",
+         "content": [{"type": "output_text", "text": "noted the salary"}]}},
+        {"timestamp": "2026-11-27T10:00:04Z", "type": "response_item", "payload": {"type": "message", "role": "user",
+         "content": [{"type": "input_text", "text": "</private> now the queue"}]}},
+    ]
+    path = place_codex(Path(os.environ["HOME"]), project, b"".join(json.dumps(x).encode() + b"\n" for x in lines))
+    msgs, stats, _ = read_all(codex, path)
+    said = "\n".join(m.text for m in msgs)
+    assert token not in said and "[redacted:" in said
+    assert "salary" not in said and "now the queue" in said and stats["private"] >= 2

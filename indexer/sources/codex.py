@@ -167,13 +167,13 @@ def _item(p, ctx: AgentContext, stats: Counter, when) -> list[Message]:
         name = str(p.get("name") or ("shell" if t == "local_shell_call" else "tool"))
         args = p.get("arguments") if t == "function_call" else p.get("input") if t == "custom_tool_call" \
             else p.get("action")
-        described, files = _describe(name, args)
+        described, files, calls = _describe(name, args)
         call_id = p.get("call_id")
         if isinstance(call_id, str):
             ctx.remember_tool(call_id, name)
             if is_recall_tool(name):
                 ctx.recall_calls.add(call_id)
-        m = make(ctx, stats, key, "tool_use", [described], when, tools=[name], files=files)
+        m = make(ctx, stats, key, "tool_use", [described], when, tools=[name], files=files, calls=calls)
         return [m] if m else []
     if t in ("function_call_output", "custom_tool_call_output"):
         out = p.get("output")
@@ -198,17 +198,24 @@ def _item(p, ctx: AgentContext, stats: Counter, when) -> list[Message]:
     return []
 
 
-def _describe(name: str, args) -> tuple[str, list[str]]:
-    """A tool call as "name: salient input" (like Claude Code's), and the files it names."""
+_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$(?:\n\*\*\* Move to: (.+?)\s*$)?", re.M)
+
+
+def _describe(name: str, args) -> tuple[str, list[str], list[tuple[str, dict]]]:
+    """A tool call as "name: salient input" (like Claude Code's), the files it names, and what it
+    does to files as Claude Code's equivalent calls (a shell command; ``apply_patch``'s files)."""
     if isinstance(args, str):
+        if name == "apply_patch" or args.lstrip().startswith("*** Begin Patch"):
+            return _patch(name, args)
         try:
             args = json.loads(args)
         except ValueError:
-            return f"{name}: {clip(args, 2000)}", []
+            return f"{name}: {clip(args, 2000)}", [], []
     if not isinstance(args, dict):
-        return name, []
+        return name, [], []
     parts: list[str] = []
     files: list[str] = []
+    calls: list[tuple[str, dict]] = []
     for k in _SALIENT:
         v = args.get(k)
         if isinstance(v, list):
@@ -217,4 +224,28 @@ def _describe(name: str, args) -> tuple[str, list[str]]:
             parts.append(clip(v, 2000))
             if k in ("path", "file_path"):
                 files.append(v)
-    return (f"{name}: " + " | ".join(parts)) if parts else name, files
+            if k in ("cmd", "command"):
+                calls.append(("Bash", {"command": v}))
+    if isinstance(args.get("input"), str) and "*** Begin Patch" in args["input"]:  # apply_patch as a function
+        return _patch(name, args["input"])
+    return (f"{name}: " + " | ".join(parts)) if parts else name, files, calls
+
+
+def _patch(name: str, patch: str) -> tuple[str, list[str], list[tuple[str, dict]]]:
+    """``apply_patch``: "apply_patch: add a.py, update b.py" and its files."""
+    import shlex
+
+    files: list[str] = []
+    calls: list[tuple[str, dict]] = []
+    said: list[str] = []
+    for op, path, dest in _PATCH_FILE.findall(patch):
+        files.append(path)
+        said.append(f"{op.lower()} {path}" + (f" -> {dest}" if dest else ""))
+        if op == "Delete":
+            calls.append(("Bash", {"command": f"rm {shlex.quote(path)}"}))
+        elif dest:
+            calls.append(("Bash", {"command": f"mv {shlex.quote(path)} {shlex.quote(dest)}"}))
+            files.append(dest)
+        else:
+            calls.append(("Write" if op == "Add" else "Edit", {"file_path": path}))
+    return (f"{name}: " + ", ".join(said)) if said else f"{name}: {clip(patch, 2000)}", files, calls

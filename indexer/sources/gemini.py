@@ -7,8 +7,9 @@ holds the folder, ``~/.gemini/projects.json`` maps folders to slugs), formerly t
 project root's path (``getFilePathHash`` in the client's ``Storage``; the session file's
 ``projectHash`` is that same hash). The folder is found in that order; failing all, the
 workspace folder the session's own setup message names, if its sha256 is the session's
-``projectHash``. ``~/.gemini/history/<project>`` (checkpoints, a git shadow repository) and
-``tmp/<project>/logs.json`` (the prompts typed, all of them also in the chats) are not read.
+``projectHash``. ``tmp/<project>/logs.json`` (the prompts typed, the client's ``Logger``) is read for the sessions
+that have no chat (older versions recorded none); ``~/.gemini/history/<project>`` holds
+checkpoints (a git shadow repository), not conversation, and is not read.
 
 Format (Gemini CLI 0.61.0, ``packages/core/src/services/chatRecordingService.ts``, and files the
 real client wrote; tests/fixtures/agents/): a first line ``{sessionId, projectHash, startTime,
@@ -35,6 +36,7 @@ from indexer.transcripts import Message, _loads, path_text
 
 NAME = "gemini"
 LABEL = "Gemini CLI"
+LOGS = "logs.json"  # tmp/<project>/logs.json: the prompts typed (the client's Logger)
 
 _WORKSPACE = re.compile(r"\*\*Workspace Directories:\*\*\s*\n\s*-\s*(/[^\n]+)")
 _SALIENT = ("command", "file_path", "absolute_path", "path", "dir_path", "pattern", "query", "url")
@@ -50,7 +52,7 @@ def roots() -> list[Path]:
 
 
 def wants(name: str) -> bool:
-    return name.startswith("session-") and (name.endswith(".jsonl") or name.endswith(".json"))
+    return (name.startswith("session-") and (name.endswith(".jsonl") or name.endswith(".json"))) or name == LOGS
 
 
 def whole(name: str) -> bool:
@@ -58,7 +60,7 @@ def whole(name: str) -> bool:
 
 
 def context(path: Path) -> AgentContext:
-    folder = path.parent.parent  # tmp/<project>/chats/<file>
+    folder = path.parent if path.name == LOGS else path.parent.parent  # tmp/<project>/[chats/]<file>
     # the project when nothing names its folder: the session's own folder of Gemini's (never mixed with another)
     ctx = AgentContext(path, NAME, session_id=path.stem, project=path_text(folder))
     ctx.cwd = project_folder(folder)  # where the session ran: its project is that folder's (a worktree's is its repository's)
@@ -97,6 +99,8 @@ def project_folder(folder: Path) -> str:
 
 
 def read(path: Path, offset: int, ctx: AgentContext, stats: Counter, max_bytes: int = 8 << 20):
+    if path.name == LOGS:
+        return _read_logs(path, ctx, stats)
     if path.name.endswith(".json"):
         return _read_whole(path, ctx, stats)
     return read_jsonl(path, offset, ctx, stats, max_bytes, parse)
@@ -121,6 +125,47 @@ def _read_whole(path: Path, ctx: AgentContext, stats: Counter):
             out.extend(parse(rec, ctx, stats))
     else:
         stats["unknown-type"] += 1
+    yield out, len(data)
+
+
+def _read_logs(path: Path, ctx: AgentContext, stats: Counter):
+    """``logs.json``: ``[{sessionId, messageId, timestamp, type: "user", message}]``, rewritten
+    whole. A prompt of a session whose chat is recorded is read from the chat (skipped here as
+    "duplicate"); one of a session without a chat (versions before chats were recorded, a chat
+    deleted) is indexed from here, the prompt alone."""
+    ctx.whole = True
+    with open_nofollow(path) as fh:
+        data = fh.read()
+    try:
+        entries = _loads(data)
+    except ValueError:
+        yield [], 0  # being written: read again on its next change
+        return
+    if not isinstance(entries, list):
+        stats["unknown-type"] += 1
+        yield [], len(data)
+        return
+    chats = path.parent / "chats"
+    recorded: dict[str, bool] = {}
+    out: list[Message] = []
+    for e in entries:
+        if not isinstance(e, dict) or not isinstance(e.get("sessionId"), str) or not isinstance(e.get("message"), str):
+            stats["unknown-type"] += 1
+            continue
+        if e.get("type") != "user":
+            stats["system"] += 1
+            continue
+        sid = e["sessionId"]
+        if sid not in recorded:
+            recorded[sid] = any(chats.glob(f"session-*-{sid[:8]}.json*")) if chats.is_dir() else False
+        if recorded[sid]:
+            stats["duplicate-block"] += 1
+            continue
+        ctx.session_id = sid
+        m = make(ctx, stats, f"log\0{e.get('messageId')}\0{e.get('timestamp')}", "user", [e["message"]],
+                 e.get("timestamp"), typed=True)
+        if m:
+            out.append(m)
     yield out, len(data)
 
 
@@ -229,6 +274,7 @@ def _reply(rid: str, obj: dict, ctx: AgentContext, stats: Counter, when) -> list
         described: list[str] = []
         names: list[str] = []
         files: list[str] = []
+        acts: list[tuple[str, dict]] = []
         for c in calls:
             if not isinstance(c, dict):
                 continue
@@ -237,12 +283,29 @@ def _reply(rid: str, obj: dict, ctx: AgentContext, stats: Counter, when) -> list
             d, f = _describe(name, c.get("args"))
             described.append(d)
             files.extend(f)
-        m = make(ctx, stats, f"{rid}\0calls", "tool_use", described, when, tools=names, files=files)
+            if c.get("status") in (None, "success"):  # a refused or failed call wrote nothing
+                acts.extend(_acts(name, c.get("args")))
+        m = make(ctx, stats, f"{rid}\0calls", "tool_use", described, when, tools=names, files=files, calls=acts)
         if m:
             out.append(m)
     if not out and not (isinstance(calls, list) and calls) and not any(t.strip() for t in texts):
         stats["thinking" if obj.get("thoughts") else "empty"] += 1
     return out
+
+
+_WRITES = {"write_file": "Write", "replace": "Edit", "edit": "Edit", "write_new_file": "Write"}
+
+
+def _acts(name: str, args) -> list[tuple[str, dict]]:
+    """A Gemini CLI tool call as Claude Code's equivalent (for what it did to the project's files)."""
+    if not isinstance(args, dict):
+        return []
+    if name in _WRITES and isinstance(args.get("file_path") or args.get("absolute_path"), str):
+        return [(_WRITES[name], {"file_path": args.get("file_path") or args.get("absolute_path"),
+                                 **({"content": args["content"]} if isinstance(args.get("content"), str) else {})})]
+    if name in ("run_shell_command", "shell") and isinstance(args.get("command"), str):
+        return [("Bash", {"command": args["command"]})]
+    return []
 
 
 def _describe(name: str, args) -> tuple[str, list[str]]:

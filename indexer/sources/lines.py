@@ -72,15 +72,33 @@ def open_nofollow(path: Path):
         raise
 
 
-def _zstd_reader(fh):
-    """A binary stream of the decompressed bytes of a zstd file (Codex's ``.jsonl.zst``)."""
+def _zstd_lines(fh, state: dict):
+    """The lines (with their newline) of a zstd file (Codex's ``.jsonl.zst``: one frame or more),
+    and a last one without a newline if the data ends inside one. ``state["whole"]``: the last
+    frame ended where the file does (False: the file was cut short)."""
     try:
         import zstandard
     except ImportError:  # pragma: no cover - a dependency of recall
         raise OSError(0, "a .zst file needs the zstandard package: pip install zstandard") from None
-    import io
-
-    return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True))
+    dobj = zstandard.ZstdDecompressor().decompressobj()
+    rest = b""
+    state["whole"] = True
+    while True:
+        chunk = fh.read(1 << 20)
+        if not chunk:
+            break
+        out = dobj.decompress(chunk)
+        while dobj.eof and dobj.unused_data:  # another frame follows
+            more = dobj.unused_data
+            dobj = zstandard.ZstdDecompressor().decompressobj()
+            out += dobj.decompress(more)
+        rest += out
+        *lines, rest = rest.split(b"\n")
+        for line in lines:
+            yield line + b"\n"
+    state["whole"] = dobj.eof
+    if rest:
+        yield rest
 
 
 def read_jsonl(path: Path, offset: int, ctx: AgentContext, stats: Counter, max_bytes: int,
@@ -103,8 +121,26 @@ def read_jsonl(path: Path, offset: int, ctx: AgentContext, stats: Counter, max_b
                 return
             ctx.line = 0
             batch: list[Message] = []
-            for raw in _zstd_reader(fh):
-                _one(raw, ctx, stats, parse, batch)
+            consumed = 0
+            state: dict = {}
+            try:
+                for raw in _zstd_lines(fh, state):
+                    if not raw.endswith(b"\n"):  # the data ends inside this line: it is lost
+                        stats["malformed-json"] += 1
+                        ctx.bad.append((ctx.line + 1, "cut short: the compressed file ends inside this line"))
+                        break
+                    _one(raw, ctx, stats, parse, batch)
+                    consumed += len(raw)
+                    if consumed >= max_bytes:  # memory stays bounded; offset 0 until the end: an
+                        yield batch, 0         # interrupted read starts again (uuids: no duplicates)
+                        batch, consumed = [], 0
+            except OSError:
+                raise
+            except Exception as exc:  # zstandard.ZstdError: not zstd, or damaged inside
+                raise OSError(0, f"not a readable zstd file ({exc})", path_text(path)) from None
+            if not state.get("whole"):
+                ctx.bad.append((ctx.line + 1, "cut short: the compressed file ends inside a frame "
+                                              "(what it held past the last whole block is lost)"))
             yield batch, size
             return
         fh.seek(offset)
@@ -153,9 +189,13 @@ def uid(ctx: AgentContext, key: str) -> str:
 
 
 def make(ctx: AgentContext, stats: Counter, key: str, role: str, texts: list[str], when, *,
-         tools: list[str] | None = None, files: list[str] | None = None, typed: bool = False) -> Message | None:
+         tools: list[str] | None = None, files: list[str] | None = None, typed: bool = False,
+         calls: list[tuple[str, dict]] | None = None) -> Message | None:
     """A redacted ``Message`` of ``texts`` (None, counted, when nothing is left). ``typed``: the
-    texts are what the user typed (only they open or close a ``<private>`` block)."""
+    texts are what the user typed (only they open or close a ``<private>`` block). ``calls``: its
+    tool calls as Claude Code's equivalents (``("Write", {"file_path", "content"})``, ``("Edit",
+    ...)``, ``("Bash", {"command"})``): the project files they wrote, edited, moved or deleted
+    (``indexer.touches``, for the stale marks)."""
     cleaned: list[str] = []
     dropped = 0
     for t in texts:
@@ -180,11 +220,20 @@ def make(ctx: AgentContext, stats: Counter, key: str, role: str, texts: list[str
         return None
     cwd = ctx.cwd
     project = canonical_project(cwd) if cwd else ctx.project
+    touched: list[list[str]] = []
+    if calls and cwd:
+        from indexer.touches import MAX_TOUCHES, tool_touches
+
+        for name, inp in calls:
+            touched.extend(t for t in ([op, redact(path), fp, redact(dest) if dest else ""]
+                                       for op, path, fp, dest in tool_touches(name, inp, cwd, project))
+                           if t not in touched)
+        touched = touched[:MAX_TOUCHES]
     return Message(uuid=uid(ctx, key), session_id=ctx.session_id, project=project, cwd=cwd or ctx.project,
                    branch=ctx.branch, role=role, timestamp=parse_timestamp(when), text=text,
                    tools=list(dict.fromkeys(tools or ())),
                    files=list(dict.fromkeys(redact(f) for f in files)) if files else [],
-                   source=ctx.source, agent=ctx.agent)
+                   source=ctx.source, agent=ctx.agent, touched=touched)
 
 
 # recall's own MCP tools (recall/mcp/server.py), however an agent prefixes them ("mcp__recall__",

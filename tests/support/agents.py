@@ -126,9 +126,26 @@ def _install(kind: str) -> str | None:
     return None
 
 
+def _node_problem() -> str | None:
+    """Why Gemini CLI (a node script, ``engines: node >= 20``) cannot run here, or None."""
+    node = shutil.which("node")
+    if node is None:
+        return "node is not on PATH (Gemini CLI needs node >= 20)"
+    try:
+        out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+        major = int(out.lstrip("v").split(".")[0])
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return "node --version did not answer"
+    return None if major >= 20 else f"node {out} is too old (Gemini CLI needs node >= 20)"
+
+
 def _client(kind: str) -> Path | None:
     if kind in _memo:
         return _memo[kind]
+    if kind == "gemini" and _node_problem():
+        _problems[kind] = _node_problem() or ""
+        _memo[kind] = None
+        return None
     var = "RECALL_CODEX_BIN" if kind == "codex" else "RECALL_GEMINI_BIN"
     env = os.environ.get("RECALL_CODEX_BIN") if kind == "codex" else os.environ.get("RECALL_GEMINI_BIN")
     if env:
