@@ -260,6 +260,10 @@ def test_memories_edit_pin_forget_and_the_block(history, page):
     status, out = c.post("/api/memories/forget", {"project": str(shop), "id": b}, srv.csrf)
     assert status == 400 and "No memory" in out["error"]
     assert c.post("/api/memories/forget", {"project": "relative/path", "id": a}, srv.csrf)[0] == 400
+    elsewhere = history["blog"]  # a folder without recall's memories: never read or written by the page
+    status, out = c.post("/api/memories/pin", {"project": str(elsewhere), "id": a}, srv.csrf)
+    assert status == 400 and "has no recall memories" in out["error"] and not (elsewhere / ".memory").exists()
+    assert c.get(f"/memories?project={elsewhere}")[0] == 400 and not (elsewhere / ".memory").exists()
 
 
 def test_a_pinned_memory_does_not_fade_and_leads_the_briefing(tmp_path):
