@@ -175,6 +175,23 @@ def test_search_filters_and_the_exchange(history, page):
     assert text.startswith('<p class="problem">') and "sometime" in text  # the CLI's own one line
 
 
+def test_memories_count_as_used_once_the_typing_settles(history, page):
+    from recall.memory import store
+
+    srv, c = page
+    shop = history["shop"]
+    mid = _memory(shop, "The walrus host runs the nightly backup.")
+
+    def used():
+        store.fold_access()
+        return store.load(str(shop)).by_id(mid).access_count
+
+    assert "nightly backup" in c.get("/fragment/search?q=walrus+nightly+backup&typing=1")[2]
+    assert used() == 0  # a keystroke's prefix: nobody read it
+    assert "nightly backup" in c.get("/fragment/search?q=walrus+nightly+backup")[2]
+    assert used() == 1  # the settled query, as `recall search` counts it
+
+
 def test_redaction_reaches_every_page(history, page):
     srv, c = page
     for path in ("/search?q=walrus+deploy+key", f"/sessions/{history['s1'].session_id}", "/sessions"):

@@ -15,7 +15,7 @@ import sys
 # The typer app's top-level command names (a test keeps this in step with recall.cli.app).
 COMMANDS = frozenset({"ask", "config", "consolidate", "doctor", "exclude", "forget", "hook", "index", "log", "mcp",
                       "memories", "pause", "remember", "resume", "rules", "serve", "service", "sessions", "setup",
-                      "show", "status", "team"})
+                      "show", "status", "team", "ui"})
 _FLAGS = {"--raw": "raw", "--json": "as_json", "--messages": "messages", "--team": "team"}
 _VALUES = {"--limit": "limit", "-n": "limit", "--since": "since", "--project": "project"}
 MAX_LIMIT = 1000

@@ -57,12 +57,14 @@ def resolve_project(project: Path | str | None, strict: bool = False) -> str | N
 def run_search(text: str, *, limit: int = 10, since: str | None = None, project: Path | str | None = None,
                messages: bool = False, exclude_session: str | None = None,
                doctypes: tuple[str, ...] | None = None, searcher: Searcher | None = None,
-               strict_project: bool = False, cwd: str | None = None) -> list[Hit]:
+               strict_project: bool = False, cwd: str | None = None, noted: bool = True) -> list[Hit]:
     """Search, through the running service when there is one (its index is open and warm),
     else in-process. Given a ``searcher``, always in-process (the service's own path).
     ``strict_project``: ``project`` is what a user typed, and must name something indexed
     (``resolve_project``). Each hit carries its stale marks (``recall.search.stale``), the
-    files judged as they are in the working tree ``cwd`` is in (default: the current one)."""
+    files judged as they are in the working tree ``cwd`` is in (default: the current one).
+    ``noted=False``: the memories among the hits do not count as used (a search as you type,
+    whose prefixes nobody reads)."""
     cwd = cwd or _cwd()
     since_ts = parse_since(since) if since else None
     proj = resolve_project(project, strict=strict_project)
@@ -73,7 +75,8 @@ def run_search(text: str, *, limit: int = 10, since: str | None = None, project:
             rows = client.call("search", {"text": text, "limit": limit, "since": since_ts, "project": proj,
                                           "messages": messages, "exclude_session": exclude_session,
                                           "doctypes": list(doctypes) if doctypes else None, "cwd": cwd})
-            return _noted([Hit(**row) for row in rows])
+            hits = [Hit(**row) for row in rows]
+            return _noted(hits) if noted else hits
         except client.RemoteError as exc:
             raise RecallError(str(exc)) from None
         except (client.Unavailable, TypeError):  # TypeError: an answer of another shape
@@ -83,8 +86,9 @@ def run_search(text: str, *, limit: int = 10, since: str | None = None, project:
         searcher = Searcher()
     from recall.search.stale import mark_hits
 
-    return _noted(mark_hits(searcher.search(text, limit=limit, messages=messages, project=proj, since=since_ts,
-                                            exclude_session=exclude_session, doctypes=doctypes), cwd))
+    hits = mark_hits(searcher.search(text, limit=limit, messages=messages, project=proj, since=since_ts,
+                                     exclude_session=exclude_session, doctypes=doctypes), cwd)
+    return _noted(hits) if noted else hits
 
 
 def _cwd() -> str | None:

@@ -183,9 +183,11 @@ def _warm_searcher():
         return _searcher
 
 
-def search(text: str, project: str = "", since: str = "", kind: str = "", limit: int = SEARCH_LIMIT) -> list:
+def search(text: str, project: str = "", since: str = "", kind: str = "", limit: int = SEARCH_LIMIT,
+           settled: bool = True) -> list:
     """``recall search TEXT --project P --since S`` (kind: message, memory, summary, team), hits
-    with their exchange and stale marks; [] for empty text."""
+    with their exchange and stale marks; [] for empty text. The memories shown count as used
+    once the typing ``settled`` (not for every keystroke's prefix)."""
     from recall.search.run import run_search
 
     text = (text or "").strip()
@@ -194,7 +196,7 @@ def search(text: str, project: str = "", since: str = "", kind: str = "", limit:
     if kind not in KINDS:
         raise UsageError(f"kind {kind!r}: use one of message, memory, summary, team.")
     return run_search(text, limit=limit, since=since or None, project=project or None, doctypes=KINDS[kind],
-                      searcher=_warm_searcher(), strict_project=bool(project), cwd=None)
+                      searcher=_warm_searcher(), strict_project=bool(project), cwd=None, noted=settled)
 
 
 def shown_facts() -> list[tuple[str, str, str, float, float, int]]:
