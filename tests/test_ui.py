@@ -410,10 +410,14 @@ def test_the_service_op_starts_the_page_lazily(history):
             "print(sorted(m for m in sys.modules if m.startswith('recall.ui')), 'http.server' in sys.modules)\n"
             "out = registry.OPS['ui']({'port': None})\n"
             "print('recall.ui.server' in sys.modules, out['url'].startswith('http://127.0.0.1:'))\n"
-            "again = registry.OPS['ui']({})\nprint(again['url'] == out['url'])\n")
+            "again = registry.OPS['ui']({})\nprint(again['url'] == out['url'])\n"
+            "import socket\ns = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]; s.close()\n"
+            "moved = registry.OPS['ui']({'port': port})\nprint(moved['port'] == port != out['port'])\n"
+            "try:\n    registry.OPS['ui']({'port': 'eighty'})\nexcept Exception as exc:\n    print(exc)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split("\n")[:3] == ["['recall.ui', 'recall.ui.op'] False", "True True", "True"]
+    assert proc.stdout.split("\n")[:5] == ["['recall.ui', 'recall.ui.op'] False", "True True", "True", "True",
+                                            "port must be a whole number, not 'eighty'."]
 
 
 def test_slash_command_runs_recall_ui_without_serving():
