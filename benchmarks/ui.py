@@ -421,8 +421,8 @@ def sections() -> list[str]:
         f = paint.get(p) or {}
         ui, base = f.get("ui_ms"), f.get("static_ms")
         ratio = f"{ui / base:.2f}×" if ui and base else "—"
-        label = "a session" if p.startswith("/sessions/") else p
-        lines.append(f"| `{label}` | {ui if ui is not None else '—'} ms | {base if base is not None else '—'} ms "
+        label = "a session (`/sessions/ID`)" if p.startswith("/sessions/") else f"`{p}`"
+        lines.append(f"| {label} | {ui if ui is not None else '—'} ms | {base if base is not None else '—'} ms "
                      f"| {ratio} | {doc} ms |")
         if ui is not None:
             worst = max(worst or 0.0, ui)

@@ -1,5 +1,5 @@
-"""End to end with the real Claude Code client: `recall setup` installs /recall, /recall-search
-and /remember; each one's bash output reaches the model request of that very turn;
+"""End to end with the real Claude Code client: `recall setup` installs /recall, /recall-search,
+/remember and /ui; each one's bash output reaches the model request of that very turn;
 `recall setup --uninstall` removes exactly them."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def wired(claude_env, standin, claude_projects, capsys):
     code = run(["setup", "--project", str(claude_env.project), "--no-service", "--no-index", "--no-mcp"])
     out = capsys.readouterr()
     assert code == 0, out.err
-    for name in ("recall", "recall-search", "remember"):
+    for name in ("recall", "recall-search", "remember", "ui"):
         assert f"added the /{name} command" in out.out
     standin.handler = answer_handler
     return claude_env
@@ -92,3 +92,46 @@ def test_slash_commands_reach_the_model_and_uninstall_removes_exactly_them(wired
     assert left == ["mine.md"]
     assert json.loads((env.project / ".claude" / "settings.json").read_text()).get("hooks") is None \
         if (env.project / ".claude" / "settings.json").exists() else True
+
+
+def test_the_ui_command_prints_the_page_address(wired, standin):
+    """`/ui` (the plugin's `/recall:ui`): the address of the page the running service serves
+    reaches the model in the same turn; without a service, the line saying how to start one."""
+    import re
+    import subprocess
+    import sys
+    import time
+
+    from recall.core import service_client as client
+    from tests.support.ui import Client
+
+    env = wired
+    mark = len(standin.snapshot())
+    proc = env.run("/ui", allowed_tools=None)
+    assert proc.returncode == 0, proc.stderr
+    sent = main_text(standin, mark)
+    assert "No recall service runs to serve the page: start it with `recall service start`" in sent, \
+        sent[sent.find("<command-name>/ui"):][:800]
+
+    serve = subprocess.Popen([sys.executable, "-m", "recall.entry", "serve"], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if client.call("status", {}, timeout=1.0).get("state") == "watching":
+                    break
+            except client.Unavailable:
+                pass
+            assert time.monotonic() < deadline and serve.poll() is None, "the service did not come up"
+            time.sleep(0.1)
+        mark = len(standin.snapshot())
+        proc = env.run("/ui", allowed_tools=None)
+        assert proc.returncode == 0, proc.stderr
+        sent = main_text(standin, mark)
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=([\w-]+)", sent)
+        assert found, sent[sent.find("<command-name>/ui"):][:800]
+        assert Client(int(found.group(1)), found.group(2)).get("/prompts")[0] == 200
+    finally:
+        serve.terminate()
+        serve.wait(60)

@@ -175,6 +175,23 @@ def test_search_filters_and_the_exchange(history, page):
     assert text.startswith('<p class="problem">') and "sometime" in text  # the CLI's own one line
 
 
+def test_memories_count_as_used_once_the_typing_settles(history, page):
+    from recall.memory import store
+
+    srv, c = page
+    shop = history["shop"]
+    mid = _memory(shop, "The walrus host runs the nightly backup.")
+
+    def used():
+        store.fold_access()
+        return store.load(str(shop)).by_id(mid).access_count
+
+    assert "nightly backup" in c.get("/fragment/search?q=walrus+nightly+backup&typing=1")[2]
+    assert used() == 0  # a keystroke's prefix: nobody read it
+    assert "nightly backup" in c.get("/fragment/search?q=walrus+nightly+backup")[2]
+    assert used() == 1  # the settled query, as `recall search` counts it
+
+
 def test_redaction_reaches_every_page(history, page):
     srv, c = page
     for path in ("/search?q=walrus+deploy+key", f"/sessions/{history['s1'].session_id}", "/sessions"):
@@ -260,6 +277,10 @@ def test_memories_edit_pin_forget_and_the_block(history, page):
     status, out = c.post("/api/memories/forget", {"project": str(shop), "id": b}, srv.csrf)
     assert status == 400 and "No memory" in out["error"]
     assert c.post("/api/memories/forget", {"project": "relative/path", "id": a}, srv.csrf)[0] == 400
+    elsewhere = history["blog"]  # a folder without recall's memories: never read or written by the page
+    status, out = c.post("/api/memories/pin", {"project": str(elsewhere), "id": a}, srv.csrf)
+    assert status == 400 and "has no recall memories" in out["error"] and not (elsewhere / ".memory").exists()
+    assert c.get(f"/memories?project={elsewhere}")[0] == 400 and not (elsewhere / ".memory").exists()
 
 
 def test_a_pinned_memory_does_not_fade_and_leads_the_briefing(tmp_path):
@@ -378,8 +399,8 @@ def test_recall_ui_without_a_service(history):
         proc.terminate()
         proc.wait(30)
     assert "serves the page until Ctrl-C" in proc.stderr.read()
-    code, out, err = _run_cli("ui", "--no-open", "--no-serve")
-    assert code == 1 and "No recall service runs to serve the page: start it with `recall service start`" in err
+    code, out, err = _run_cli("ui", "--no-open", "--no-serve")  # the slash command's form: said on stdout
+    assert code == 0 and "No recall service runs to serve the page: start it with `recall service start`" in out
     assert "Traceback" not in err
 
 
@@ -389,10 +410,14 @@ def test_the_service_op_starts_the_page_lazily(history):
             "print(sorted(m for m in sys.modules if m.startswith('recall.ui')), 'http.server' in sys.modules)\n"
             "out = registry.OPS['ui']({'port': None})\n"
             "print('recall.ui.server' in sys.modules, out['url'].startswith('http://127.0.0.1:'))\n"
-            "again = registry.OPS['ui']({})\nprint(again['url'] == out['url'])\n")
+            "again = registry.OPS['ui']({})\nprint(again['url'] == out['url'])\n"
+            "import socket\ns = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]; s.close()\n"
+            "moved = registry.OPS['ui']({'port': port})\nprint(moved['port'] == port != out['port'])\n"
+            "try:\n    registry.OPS['ui']({'port': 'eighty'})\nexcept Exception as exc:\n    print(exc)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split("\n")[:3] == ["['recall.ui', 'recall.ui.op'] False", "True True", "True"]
+    assert proc.stdout.split("\n")[:5] == ["['recall.ui', 'recall.ui.op'] False", "True True", "True", "True",
+                                            "port must be a whole number, not 'eighty'."]
 
 
 def test_slash_command_runs_recall_ui_without_serving():

@@ -57,13 +57,16 @@ def resolve_project(project: Path | str | None, strict: bool = False) -> str | N
 def run_search(text: str, *, limit: int = 10, since: str | None = None, project: Path | str | None = None,
                messages: bool = False, exclude_session: str | None = None,
                doctypes: tuple[str, ...] | None = None, searcher: Searcher | None = None,
-               strict_project: bool = False, cwd: str | None = None, agent: str | None = None) -> list[Hit]:
+               strict_project: bool = False, cwd: str | None = None, agent: str | None = None,
+               noted: bool = True) -> list[Hit]:
     """Search, through the running service when there is one (its index is open and warm),
     else in-process. Given a ``searcher``, always in-process (the service's own path).
     ``strict_project``: ``project`` is what a user typed, and must name something indexed
     (``resolve_project``). Each hit carries its stale marks (``recall.search.stale``), the
     files judged as they are in the working tree ``cwd`` is in (default: the current one).
-    ``agent``: only that agent's sessions (``--agent codex``; ``check_agent``)."""
+    ``agent``: only that agent's sessions (``--agent codex``; ``check_agent``).
+    ``noted=False``: the memories among the hits do not count as used (a search as you type,
+    whose prefixes nobody reads)."""
     cwd = cwd or _cwd()
     agent = check_agent(agent)
     since_ts = parse_since(since) if since else None
@@ -76,7 +79,8 @@ def run_search(text: str, *, limit: int = 10, since: str | None = None, project:
                                           "messages": messages, "exclude_session": exclude_session,
                                           "doctypes": list(doctypes) if doctypes else None, "cwd": cwd,
                                           **({"agent": agent} if agent else {})})
-            return _noted([Hit(**row) for row in rows])
+            hits = [Hit(**row) for row in rows]
+            return _noted(hits) if noted else hits
         except client.RemoteError as exc:
             raise RecallError(str(exc)) from None
         except (client.Unavailable, TypeError):  # TypeError: an answer of another shape
@@ -86,8 +90,9 @@ def run_search(text: str, *, limit: int = 10, since: str | None = None, project:
         searcher = Searcher()
     from recall.search.stale import mark_hits
 
-    return _noted(mark_hits(searcher.search(text, limit=limit, messages=messages, project=proj, since=since_ts,
-                                            exclude_session=exclude_session, doctypes=doctypes, agent=agent), cwd))
+    hits = mark_hits(searcher.search(text, limit=limit, messages=messages, project=proj, since=since_ts,
+                                     exclude_session=exclude_session, doctypes=doctypes, agent=agent), cwd)
+    return _noted(hits) if noted else hits
 
 
 AGENTS = ("claude-code", "codex", "gemini")  # indexer.sources.NAMES (not imported: the fast path stays light)

@@ -7,16 +7,13 @@ briefing and the index, as ``recall memories forget`` does).
 
 from __future__ import annotations
 
-import os
-
 from recall.core.errors import UsageError
 
 
 def _project(form: dict) -> str:
-    project = form.get("project") or ""
-    if not os.path.isabs(project):
-        raise UsageError("project must be an absolute path.")
-    return project
+    from recall.ui.views import memory_project
+
+    return memory_project(form.get("project") or "")
 
 
 def _need(form: dict, key: str) -> str:

@@ -161,7 +161,8 @@ def search_results(query: dict) -> str:
     if not q.strip():
         return '<p class="empty">Type to search every session, memory and summary.</p>'
     try:
-        hits = views.search(q, query.get("project", ""), query.get("since", ""), query.get("kind", ""))
+        hits = views.search(q, query.get("project", ""), query.get("since", ""), query.get("kind", ""),
+                            settled=query.get("typing") != "1")
     except RecallError as exc:
         return problem(str(exc))
     if not hits:

@@ -59,9 +59,6 @@ class UIServer:
         self.thread.start()
         return self
 
-    def serve_forever(self) -> None:
-        self.httpd.serve_forever(poll_interval=0.25)
-
     def stop(self) -> None:
         self.stop_event.set()
         try:
@@ -114,7 +111,8 @@ class Handler(BaseHTTPRequestHandler):
         from recall.ui import pages
 
         log.info("ui refused %s %s: %s", self.command, self.path.split("?")[0], why)
-        self._send(status, pages.refused(why))
+        self.close_connection = True  # a refused request's body is never read: the connection ends with it
+        self._send(status, pages.refused(why), extra={"Connection": "close"})
 
     def _json(self, status: int, obj) -> None:
         self._send(status, json.dumps(obj, ensure_ascii=False), "application/json; charset=utf-8")

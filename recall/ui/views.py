@@ -183,9 +183,11 @@ def _warm_searcher():
         return _searcher
 
 
-def search(text: str, project: str = "", since: str = "", kind: str = "", limit: int = SEARCH_LIMIT) -> list:
+def search(text: str, project: str = "", since: str = "", kind: str = "", limit: int = SEARCH_LIMIT,
+           settled: bool = True) -> list:
     """``recall search TEXT --project P --since S`` (kind: message, memory, summary, team), hits
-    with their exchange and stale marks; [] for empty text."""
+    with their exchange and stale marks; [] for empty text. The memories shown count as used
+    once the typing ``settled`` (not for every keystroke's prefix)."""
     from recall.search.run import run_search
 
     text = (text or "").strip()
@@ -194,7 +196,7 @@ def search(text: str, project: str = "", since: str = "", kind: str = "", limit:
     if kind not in KINDS:
         raise UsageError(f"kind {kind!r}: use one of message, memory, summary, team.")
     return run_search(text, limit=limit, since=since or None, project=project or None, doctypes=KINDS[kind],
-                      searcher=_warm_searcher(), strict_project=bool(project), cwd=None)
+                      searcher=_warm_searcher(), strict_project=bool(project), cwd=None, noted=settled)
 
 
 def shown_facts() -> list[tuple[str, str, str, float, float, int]]:
@@ -304,7 +306,19 @@ def session(ref: str, start: int = 0, count: int = TRANSCRIPT_PAGE) -> dict:
 # memories ------------------------------------------------------------------------------------
 def memory_projects() -> list[str]:
     """Projects a reader may show that have memories (``recall.memory.store.state_path``)."""
-    return [p for p in projects() if os.path.exists(os.path.join(p, ".memory", "state.json"))]
+    return [p for p in projects() if has_memories(p)]
+
+
+def has_memories(project: str) -> bool:
+    return os.path.isabs(project) and os.path.isfile(os.path.join(project, ".memory", "state.json"))
+
+
+def memory_project(project: str) -> str:
+    """``project`` when it is a folder with recall's memories; UsageError otherwise (the page
+    reads and writes no other folder)."""
+    if not has_memories(project or ""):
+        raise UsageError(f"{project or 'That'} has no recall memories: pick a project from the Memories page's list.")
+    return project
 
 
 def memories(project: str) -> dict:
@@ -315,8 +329,7 @@ def memories(project: str) -> dict:
 
     if not project:
         return {"project": "", "types": [], "block": None, "block_file": None}
-    if not os.path.isabs(project):
-        raise UsageError("project must be an absolute path.")
+    memory_project(project)
     store.fold_access()
     state = store.load(project)
     store.refresh_stale(project, state)

@@ -47,9 +47,10 @@ def ui_cmd(
         if not no_open and not _open(url):
             typer.echo("(no browser could be opened here: open the URL above in yours)", err=True)
         return
-    if no_serve:
-        raise RecallError("No recall service runs to serve the page: start it with `recall service start`, "
-                         "or run `recall ui` in a terminal to serve the page from there.")
+    if no_serve:  # the slash command: its output must reach the model, so this is said, not failed
+        typer.echo("No recall service runs to serve the page: start it with `recall service start`, "
+                   "or run `recall ui` in a terminal to serve the page from there.")
+        return
     _serve_here(port, no_open)
 
 

@@ -46,28 +46,33 @@
   var form = document.getElementById("search");
   if (form) {
     var results = document.getElementById("results");
-    var timer = null, seq = 0, ctl = null;
-    var run = function () {
+    var timer = null, settle = null, seq = 0, ctl = null, shown = null;
+    // typing: each pause asks for the results as a prefix ("typing=1": its memories do not count
+    // as used); a second later, the settled query once more, which counts them
+    var run = function (typing) {
       var qs = new URLSearchParams(new FormData(form)).toString();
       history.replaceState(null, "", "/search?" + qs);
       var mine = ++seq;
       if (ctl) ctl.abort();
       ctl = new AbortController();
-      fetch("/fragment/search?" + qs, {credentials: "same-origin", signal: ctl.signal})
+      clearTimeout(settle);
+      if (typing) settle = setTimeout(function () { run(false); }, 1000);
+      fetch("/fragment/search?" + qs + (typing ? "&typing=1" : ""), {credentials: "same-origin", signal: ctl.signal})
         .then(function (r) { return r.text(); })
         .then(function (html) {
-          if (mine === seq) {
+          if (mine === seq && html !== shown) {  // the settled query's answer is mostly the same: left as is
+            shown = html;
             results.innerHTML = html;
             results.dataset.query = new FormData(form).get("q") || "";
             results.dispatchEvent(new CustomEvent("refreshed", {bubbles: true}));
           }
         }).catch(function () {});
     };
-    form.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(run, 60); });
+    form.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(function () { run(true); }, 60); });
     form.addEventListener("change", function (ev) {  // the filters; the box's own "change" (on blur) is no news
-      if (ev.target.tagName === "SELECT") { clearTimeout(timer); run(); }
+      if (ev.target.tagName === "SELECT") { clearTimeout(timer); run(false); }
     });
-    form.addEventListener("submit", function (ev) { ev.preventDefault(); clearTimeout(timer); run(); });
+    form.addEventListener("submit", function (ev) { ev.preventDefault(); clearTimeout(timer); run(false); });
   }
 
   // live updates ----------------------------------------------------------------------------------
