@@ -68,14 +68,14 @@ def test_forget_secret_keeps_the_summaries_that_do_not_hold_it_and_show_says_wha
 
     secret = "hunter2-Vq8Kd93xLmZ"
     s = Session(cwd=str(project))
-    s.user(f"the staging password is {secret}, the pelican cache warms at boot")
+    s.user(f"the staging door code is {secret}, the pelican cache warms at boot")
     s.write(claude_projects)
     other = Session(cwd=str(project))
     other.user(f"again {secret} for the heron queue")
     other.assistant("the queue drains nightly at two")
     other.write(claude_projects)
     index_all()
-    summaries.put(s.session_id, str(project), f"Goal: warm the pelican cache; the password was {secret}.")
+    summaries.put(s.session_id, str(project), f"Goal: warm the pelican cache; the door code was {secret}.")
     summaries.put(other.session_id, str(project), "Goal: drain the heron queue.")
     sel = Selection(secret=secret).check()
     assert plan(sel)["summaries"] == 1
@@ -83,7 +83,7 @@ def test_forget_secret_keeps_the_summaries_that_do_not_hold_it_and_show_says_wha
         out = forget_everywhere(ix, sel)
     assert out.get("summaries_rewritten") == 1
     assert summaries.get(other.session_id)["summary"] == "Goal: drain the heron queue."
-    assert summaries.get(s.session_id)["summary"] == f"Goal: warm the pelican cache; the password was {SECRET_MARK}."
+    assert summaries.get(s.session_id)["summary"] == f"Goal: warm the pelican cache; the door code was {SECRET_MARK}."
     code, out, _ = cli(capsys, "show", other.session_id)
     assert "Goal: drain the heron queue." in out and "No summary" not in out
 
