@@ -18,6 +18,10 @@ only ``Indexer`` (the index writer) and:
 * re-redacts history stored under older redaction rules once, a slice at a time between
   its other work (``recall.privacy.redaction_pass``; resumable, shown by ``recall status``);
 * rescans the roots every ``RESCAN_INTERVAL`` seconds as a safety net for missed events;
+* runs its other background jobs from one declared table, ``JOBS`` (every N seconds: this
+  method, when that holds), walked by the loop; the threads beside the loop (the memory
+  worker, the team sync) are started by their op modules' ``start(service)``
+  (``recall.service.registry.start_modules``), the page of ``recall ui`` by its op;
 * answers ops on a unix socket (``recall.service.socket_server``) with a warm ``Searcher`` that is
   reloaded after each commit; writes from ops (memory documents, forget, index,
   rebuild) run on the writer thread via ``run_in_writer``;
@@ -42,6 +46,7 @@ import sys
 import threading
 import time
 from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -217,10 +222,8 @@ class Service:
         self._status_cache: dict = {}
         self._last_status_write = 0.0
         self._last_counts = 0.0
-        self._last_rescan = time.monotonic()
-        self._last_root_check = 0.0
-        self._last_pending_check = time.monotonic()
-        self._last_cache_prune = -CACHE_PRUNE_INTERVAL  # at the first heartbeat
+        # when each job of JOBS last ran: one period from now, or at the loop's first turn
+        self._job_last = {job.name: (float("-inf") if job.at_start else time.monotonic()) for job in JOBS}
         self._lock_fd: int | None = None
         self._live_waiting = False
         self.more_left = False  # the last read of a file stopped at its slice with more to read
@@ -244,7 +247,6 @@ class Service:
         self.code_record = code_version.record_file()
         self.code = code_version.fingerprint(self.code_dirs, self.code_record)
         self._code_seen: tuple[str, float] | None = None  # a new fingerprint, and since when
-        self._last_code_check = time.monotonic()
         self.restart_requested = ""  # why the service stopped to restart itself ("" when it did not)
 
     # events (watchdog thread) -------------------------------------------------------------
@@ -648,11 +650,8 @@ class Service:
         if outcome == "done":
             self._write_status(force=True)
 
-    def _prune_cache(self, now: float) -> None:
+    def _prune_cache(self) -> None:
         """Expired synthesis-cache entries are deleted (hourly), not only skipped."""
-        if now - self._last_cache_prune < CACHE_PRUNE_INTERVAL:
-            return
-        self._last_cache_prune = now
         try:
             from recall.llm.synthesis import prune
 
@@ -712,7 +711,6 @@ class Service:
             self.seen.pop(gone, None)
             if self.ix is not None:
                 self.ix.forget_file(gone)
-        self._last_rescan = now
         return marked
 
     # watching -----------------------------------------------------------------------------
@@ -729,7 +727,6 @@ class Service:
         self._watch_roots(initial=True)
 
     def _watch_roots(self, initial: bool = False) -> None:
-        self._last_root_check = time.monotonic()
         for root in self.roots:
             key = str(root)
             if key in self.watched or not root.is_dir():
@@ -905,6 +902,8 @@ class Service:
             ops.set_service(self)
             for name in ops.load_modules(self.log):
                 self.error(f"op module {name} failed to import (see the log)")
+            for name in ops.start_modules(self, self.log):  # the memory worker, the team sync
+                self.error(f"op module {name} failed to start (see the log)")
             self.log.info("recall %s serving %s (pid %d)", __version__, self.home, os.getpid())
             self.server = SocketServer(self.log)
             try:
@@ -945,45 +944,8 @@ class Service:
                     continue
                 self._recover()
                 continue
-            self._run_requests()
-            if self.dirty or self.scan_dirs:
-                self._drain()
-            now = time.monotonic()
-            rescan_every = RESCAN_INTERVAL if self.observer is not None else min(RESCAN_INTERVAL, 2.0)
-            if now - self._last_rescan >= rescan_every:
-                self.rescan()
-                if self.dirty:
-                    self._drain()
-                self.sync_native()
-            elif self.native_due is not None and now >= self.native_due:
-                self.sync_native()
-            if now - self._last_root_check >= ROOT_CHECK_INTERVAL and len(self.watched) < len(self.roots):
-                self._watch_roots()
-            if now - self._last_pending_check >= HEARTBEAT_INTERVAL:
-                self._last_pending_check = now
-                self.refresh_sources()
-                try:
-                    self.queue_agent_captures()
-                except Exception as exc:  # noqa: BLE001 - memories must never stop the indexing
-                    self.error(f"queueing another agent's session for memories failed: {type(exc).__name__}: {exc}")
-                if uninstalled():
-                    self.log.info("recall was uninstalled (%s): stopping", sys.executable)
-                    self.stop_event.set()
-                    continue
-                if self._index_lost():
-                    continue
-                self.apply_pending_memory()
-                self._prune_cache(now)
-                if self.ix is not None:  # a background merge's new segment files: 0600 within seconds
-                    self.ix.secure_new_files()
-            if now - self._last_code_check >= CODE_CHECK_INTERVAL:
-                self._last_code_check = now
-                if self._code_changed():
-                    break
-            self._redaction_step()
-            self._touches_step()
-            self._maybe_commit(COMMIT_INTERVAL)
-            self._write_status(periodic=True)
+            if not self._run_jobs():
+                continue
             # sleep until the next thing to do: a commit falling due, or a tick
             if self.redaction_due or self.touches_due:
                 self.stop_event.wait(REDACTION_PAUSE)  # the pass goes on, live lines first
@@ -992,11 +954,49 @@ class Service:
                 if due_in > 0:
                     self.stop_event.wait(min(due_in, TICK))
             else:
-                self.wake.wait(min(HEARTBEAT_INTERVAL, rescan_every))
+                self.wake.wait(min(HEARTBEAT_INTERVAL, self._rescan_every()))
                 self.wake.clear()
                 # batch events arriving together: a short pause before draining
                 if not self.stop_event.is_set():
                     self.stop_event.wait(min(TICK, 0.05))
+
+    def _run_jobs(self) -> bool:
+        """One turn over ``JOBS``, in order: each job that is due and whose condition holds runs.
+        False when one of them ended the turn (the service stops, or the index must be reopened)."""
+        for job in JOBS:
+            now = time.monotonic()
+            if now - self._job_last[job.name] < job.every(self) or not job.when(self):
+                continue
+            self._job_last[job.name] = now
+            if job.run(self) and job.ends_turn:
+                return False
+        return True
+
+    def _rescan_every(self) -> float:
+        return RESCAN_INTERVAL if self.observer is not None else min(RESCAN_INTERVAL, 2.0)
+
+    def _rescan_and_read(self) -> None:
+        """The safety net for missed events: read what changed, and Claude Code's memory files."""
+        self.rescan()
+        if self.dirty:
+            self._drain()
+        self.sync_native()
+
+    def _native_due(self) -> bool:
+        return self.native_due is not None and time.monotonic() >= self.native_due
+
+    def _queue_agent_captures(self) -> None:
+        try:
+            self.queue_agent_captures()
+        except Exception as exc:  # noqa: BLE001 - memories must never stop the indexing
+            self.error(f"queueing another agent's session for memories failed: {type(exc).__name__}: {exc}")
+
+    def _stop_if_uninstalled(self) -> bool:
+        if not uninstalled():
+            return False
+        self.log.info("recall was uninstalled (%s): stopping", sys.executable)
+        self.stop_event.set()
+        return True
 
     def _code_changed(self) -> bool:
         """Whether the installed code changed under this process and the new code is ready:
@@ -1074,6 +1074,7 @@ class Service:
         self._fail_requests()
         if self.server is not None:
             self.server.stop()
+        ops.stop_modules()  # the page of `recall ui`, when it was asked for
         self.state = "stopped"
         try:
             st = self.status()
@@ -1113,3 +1114,56 @@ class Service:
             raise StorageError(self.storage_problem)
         self.redaction_due = True  # a rebuild may have replayed an archive of older rules
         return summary.as_dict()
+
+
+# the loop's background jobs -------------------------------------------------------------------
+def _every_turn(_svc: Service) -> float:
+    return 0.0
+
+
+def _heartbeat(_svc: Service) -> float:
+    return HEARTBEAT_INTERVAL
+
+
+def _always(_svc: Service) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Job:
+    """Every ``every(service)`` seconds (0: every turn; read each turn, so the environment and
+    tests tune it), ``run(service)`` when ``when(service)`` holds. The first run is one period
+    after the service started, or at the loop's first turn (``at_start``). When ``ends_turn``,
+    a true result of ``run`` ends that turn of the loop (the service stops, or the index must
+    be reopened first)."""
+
+    name: str
+    every: Callable[[Service], float]
+    run: Callable[[Service], Any]
+    when: Callable[[Service], bool] = _always
+    at_start: bool = False
+    ends_turn: bool = False
+
+
+#: What the service's loop does, in order, on each turn between two sleeps (the writer thread;
+#: the backfill and a failed write's retry run before it, ``Service.run`` and ``_loop``).
+JOBS: tuple[Job, ...] = (
+    Job("ops' writes", _every_turn, Service._run_requests),
+    Job("read dirty files", _every_turn, Service._drain, when=lambda s: bool(s.dirty or s.scan_dirs)),
+    Job("rescan the roots", Service._rescan_every, Service._rescan_and_read),
+    Job("Claude Code's memory files", _every_turn, Service.sync_native, when=Service._native_due),
+    Job("watch roots that appeared", lambda s: ROOT_CHECK_INTERVAL, Service._watch_roots,
+        when=lambda s: len(s.watched) < len(s.roots), at_start=True),
+    Job("follow `recall sources`", _heartbeat, Service.refresh_sources),
+    Job("other agents' quiet sessions", _heartbeat, Service._queue_agent_captures),
+    Job("stop once uninstalled", _heartbeat, Service._stop_if_uninstalled, ends_turn=True),
+    Job("rebuild a deleted index", _heartbeat, Service._index_lost, ends_turn=True),
+    Job("queued memory documents", _heartbeat, Service.apply_pending_memory),
+    Job("prune the synthesis cache", lambda s: CACHE_PRUNE_INTERVAL, Service._prune_cache, at_start=True),
+    Job("new index files 0600", _heartbeat, lambda s: s.ix.secure_new_files(), when=lambda s: s.ix is not None),
+    Job("restart on new code", lambda s: CODE_CHECK_INTERVAL, Service._code_changed, ends_turn=True),
+    Job("re-redaction slice", _every_turn, Service._redaction_step, when=lambda s: s.redaction_due),
+    Job("touches slice", _every_turn, Service._touches_step, when=lambda s: s.touches_due),
+    Job("commit", _every_turn, lambda s: s._maybe_commit(COMMIT_INTERVAL)),
+    Job("status file", _every_turn, lambda s: s._write_status(periodic=True)),
+)
