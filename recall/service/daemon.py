@@ -551,62 +551,9 @@ class Service:
         switch = sys.getswitchinterval()
         sys.setswitchinterval(BACKFILL_SWITCH_INTERVAL)
         try:
-            if ix.needs_replay:
-                if summary.rebuilt:
-                    self.log.warning("index rebuilt: %s", summary.rebuilt)
-                self.log.info("replaying the archive into the rebuilt index")
-                for n in ix.replay_batches():
-                    summary.replayed += n
-                    self.backfill_progress = {"replayed": summary.replayed}
-                    self._between_files()
-                    if self.stop_event.is_set() or self.retry_at is not None:
-                        return summary
-            files, todo = ix.plan(roots)  # the most recently modified first
-            summary.files = len(files)
-            for path in files:
-                try:
-                    st = path.stat()
-                    self.seen.setdefault(str(path), (st.st_size, st.st_ino))
-                except OSError:
-                    pass
-            prog = Progress(files_total=len(todo), bytes_total=sum(max(n, 0) for _, n in todo))
-            self.backfill_progress = prog.as_dict()
-            if todo:
-                self.log.info("backfilling %d files (%.1f MB), newest first", len(todo), prog.bytes_total / 1e6)
-            for p, why in ix.not_regular.items():
-                if p not in self.unreadable:
-                    self.log.warning("%s: %s", p, why)
-                    self.unreadable[p] = why
-            for path, nbytes in todo:
-                if self.stop_event.is_set() or self.retry_at is not None:
-                    break
-                with self._mu:
-                    self.dirty.pop(str(path), None)
-                while True:  # a huge file in slices, live files and requests between them
-                    self._index(str(path), budget=READ_SLICE_BYTES)
-                    more = self.more_left
-                    summary.messages = self.indexed - indexed_before  # live lines drained meanwhile too
-                    prog.messages = summary.messages
-                    self.backfill_progress = prog.as_dict()
-                    if prog.files_done == 0 and not more:
-                        self._commit()  # the newest session searchable right away
-                    elif ix.commit_due():
-                        self._commit()
-                    self._between_files()
-                    if not more or self.stop_event.is_set():
-                        break
-                summary.changed += 1
-                prog.files_done += 1
-                prog.bytes_done += max(nbytes, 0)
-                self.backfill_progress = prog.as_dict()
-            if not self.stop_event.is_set() and self.retry_at is None:
-                ix.forget_replayed()
-            self._commit()
-            if not self.stop_event.is_set():
-                self.sync_native()
-            summary.messages = self.indexed - indexed_before
-            summary.bad_lines = ix.bad_lines[:20]
-            self.caught_up = not self.stop_event.is_set() and self.retry_at is None
+            if not self._replay_archive(summary):
+                return summary
+            self._backfill_files(roots, summary, indexed_before)
         except StorageError as exc:  # read again from what is marked done, at the retry
             self._storage_failed(exc)
         finally:
@@ -623,6 +570,80 @@ class Service:
                       f", {summary.replayed} replayed from the archive" if summary.replayed else "")
         self._write_status(force=True)
         return summary
+
+    def _replay_archive(self, summary: Summary) -> bool:
+        """After a rebuild: the archive replayed into the new index first. False when a stop or a
+        failed write ended it (the backfill stops there)."""
+        ix = self.ix
+        if not ix.needs_replay:
+            return True
+        if summary.rebuilt:
+            self.log.warning("index rebuilt: %s", summary.rebuilt)
+        self.log.info("replaying the archive into the rebuilt index")
+        for n in ix.replay_batches():
+            summary.replayed += n
+            self.backfill_progress = {"replayed": summary.replayed}
+            self._between_files()
+            if self.stop_event.is_set() or self.retry_at is not None:
+                return False
+        return True
+
+    def _backfill_files(self, roots: list[Path], summary: Summary, indexed_before: int) -> None:
+        """The files below ``roots`` not indexed yet, the most recently modified first, with live
+        files and requests between them; then the final commit and Claude Code's memory files."""
+        ix = self.ix
+        files, todo = ix.plan(roots)  # the most recently modified first
+        summary.files = len(files)
+        for path in files:
+            try:
+                st = path.stat()
+                self.seen.setdefault(str(path), (st.st_size, st.st_ino))
+            except OSError:
+                pass
+        prog = Progress(files_total=len(todo), bytes_total=sum(max(n, 0) for _, n in todo))
+        self.backfill_progress = prog.as_dict()
+        if todo:
+            self.log.info("backfilling %d files (%.1f MB), newest first", len(todo), prog.bytes_total / 1e6)
+        for p, why in ix.not_regular.items():
+            if p not in self.unreadable:
+                self.log.warning("%s: %s", p, why)
+                self.unreadable[p] = why
+        for path, nbytes in todo:
+            if self.stop_event.is_set() or self.retry_at is not None:
+                break
+            self._backfill_file(path, summary, prog, indexed_before)
+            summary.changed += 1
+            prog.files_done += 1
+            prog.bytes_done += max(nbytes, 0)
+            self.backfill_progress = prog.as_dict()
+        if not self.stop_event.is_set() and self.retry_at is None:
+            ix.forget_replayed()
+        self._commit()
+        if not self.stop_event.is_set():
+            self.sync_native()
+        summary.messages = self.indexed - indexed_before
+        summary.bad_lines = ix.bad_lines[:20]
+        self.caught_up = not self.stop_event.is_set() and self.retry_at is None
+
+    def _backfill_file(self, path: Path, summary: Summary, prog: Progress, indexed_before: int) -> None:
+        """One file of the backfill, a slice at a time (a huge file does not hold up live files
+        and requests, answered between slices); the newest session is searchable right away."""
+        ix = self.ix
+        with self._mu:
+            self.dirty.pop(str(path), None)
+        while True:
+            self._index(str(path), budget=READ_SLICE_BYTES)
+            more = self.more_left
+            summary.messages = self.indexed - indexed_before  # live lines drained meanwhile too
+            prog.messages = summary.messages
+            self.backfill_progress = prog.as_dict()
+            if prog.files_done == 0 and not more:
+                self._commit()  # the newest session searchable right away
+            elif ix.commit_due():
+                self._commit()
+            self._between_files()
+            if not more or self.stop_event.is_set():
+                break
 
     def _redaction_step(self) -> None:
         """One slice (~``indexer.reredact_archive.STEP_SECONDS``) of the re-redaction pass, on the writer
