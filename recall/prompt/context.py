@@ -128,12 +128,12 @@ def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, se
     """The hook's output for ``payload`` (or None: nothing to inject), ready by ``deadline``
     (``time.time()`` seconds). ``on_fallback(output)`` is told the raw-snippet output as soon as
     it exists, so a watchdog can emit it if the synthesis overruns. ``trace`` (a dict) is
-    filled with what happened, for the injection log (``recall.prompt.injections``). ``screened``:
-    the hook already found the prompt neither refused nor trivial (``run_hook``), not checked again."""
+    filled with what happened, for the injection log (``recall.prompt.injections``)."""
     trace = trace if trace is not None else {}
     cfg = cfg if cfg is not None else config.load()
     hook = hook_settings(cfg)
     prompt = payload.get("prompt")
+    # screened: the hook (run_hook) found the prompt neither refused nor trivial; not checked again
     refused = None if screened else refusal(payload, cfg)
     if refused:  # paused, switched off or excluded: nothing injected, nothing logged
         trace.update(outcome="refused", why=refused)
