@@ -637,9 +637,10 @@ def _rule_tools(server: RecallServer, backend: Backend) -> None:
 
         Use it when the user says "always remember to …", "whenever you touch X, do Y",
         "never …": rules reach Claude from the prompt, before any file is read."""
-        return _rule_result(_rule_call("rule_add", rule_tools.rule_add, text=text, paths=paths,
-                                       any_words=any_words, all_words=all_words, regex=regex, tools=tools,
-                                       scope=scope, expires=expires, project=project, cwd=backend.cwd))
+        fields = rule_tools.RuleFields(text=text, paths=paths, any_words=any_words, all_words=all_words,
+                                       regex=regex, tools=tools, expires=expires)
+        return _rule_result(_rule_call("rule_add", rule_tools.rule_add, fields=fields, scope=scope,
+                                       project=project, cwd=backend.cwd))
 
     @_tool(server, "rule_update", "Change or remove a triggered rule", WRITES)
     def rule_update(
@@ -659,10 +660,10 @@ def _rule_tools(server: RecallServer, backend: Backend) -> None:
         string or list clears that condition); remove=true deletes the rule.
 
         Use it when the user corrects or retracts something they asked you to always remember."""
-        return _rule_result(_rule_call("rule_update", rule_tools.rule_update, rule_id=id, text=text,
-                                       paths=paths, any_words=any_words, all_words=all_words, regex=regex,
-                                       tools=tools, expires=expires, remove=remove, project=project,
-                                       cwd=backend.cwd))
+        fields = rule_tools.RuleFields(text=text, paths=paths, any_words=any_words, all_words=all_words,
+                                       regex=regex, tools=tools, expires=expires)
+        return _rule_result(_rule_call("rule_update", rule_tools.rule_update, rule_id=id, fields=fields,
+                                       remove=remove, project=project, cwd=backend.cwd))
 
 
 def default_cwd() -> str:
