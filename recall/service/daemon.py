@@ -911,6 +911,7 @@ class Service:
     def run(self) -> int:
         """Run until SIGTERM/SIGINT (or ``stop()``). Raises AlreadyRunning when another
         service holds this RECALL_HOME."""
+        from recall.service.registry import start_modules
         from recall.service.socket_server import SocketServer
 
         self._lock_fd = acquire_lock()
@@ -923,7 +924,7 @@ class Service:
             ops.set_service(self)
             for name in ops.load_modules(self.log):
                 self.error(f"op module {name} failed to import (see the log)")
-            for name in ops.start_modules(self, self.log):  # the memory worker, the team sync
+            for name in start_modules(self, self.log):  # the memory worker, the team sync
                 self.error(f"op module {name} failed to start (see the log)")
             self.log.info("recall %s serving %s (pid %d)", __version__, self.home, os.getpid())
             self.server = SocketServer(self.log)
@@ -1095,7 +1096,9 @@ class Service:
         self._fail_requests()
         if self.server is not None:
             self.server.stop()
-        ops.stop_modules()  # the page of `recall ui`, when it was asked for
+        from recall.service.registry import stop_modules
+
+        stop_modules()  # the page of `recall ui`, when it was asked for
         self.state = "stopped"
         try:
             st = self.status()
