@@ -255,6 +255,25 @@ def _tail(path: Path, offset: int) -> bytes:
         os.close(fd)
 
 
+def _start_offset(path: Path, known: FileState | None, st: os.stat_result, whole: bool) -> int | None:
+    """Where a read of ``path`` starts: its saved offset, or 0 when the file shrank, was replaced
+    (new inode), is read whole, or its first bytes or the bytes just before the offset changed
+    (rewritten in place); None when it did not grow."""
+    if known is None:
+        return 0
+    if st.st_ino != known.inode or st.st_size < known.offset:
+        return 0
+    if st.st_size == known.offset:
+        return None
+    if whole:
+        return 0
+    if fingerprint_length(known.head) and fingerprint(_head(path, fingerprint_length(known.head))) != known.head:
+        return 0
+    if known.tail and _tail(path, known.offset) != known.tail:
+        return 0  # rewritten in place
+    return known.offset
+
+
 class Indexer:
     """The single writer of one RECALL_HOME's index. Use as a context manager."""
 
@@ -469,34 +488,15 @@ class Indexer:
         if not stat.S_ISREG(st.st_mode):
             raise NotRegularFile(0, "not a regular file: skipped", key)
         known = self.pending_files.get(key) or self.state.file(key)
-        offset = 0
         whole = src.whole(path.name)  # read whole each time, not from the last offset (indexer.sources)
-        if known is not None:
-            offset = known.offset
-            if st.st_ino != known.inode or st.st_size < known.offset:
-                offset = 0
-            elif st.st_size == known.offset:
-                return 0
-            elif whole:
-                offset = 0
-            elif fingerprint_length(known.head) and \
-                    fingerprint(_head(path, fingerprint_length(known.head))) != known.head:
-                offset = 0
-            elif known.tail and _tail(path, known.offset) != known.tail:
-                offset = 0  # rewritten in place
+        offset = _start_offset(path, known, st, whole)
+        if offset is None:
+            return 0  # nothing new
         if offset == 0:
             self.contexts.pop(key, None)
         if not whole and self._still_partial(key, path, offset, st):
             return 0
-        ctx = self.contexts.get(key)
-        if ctx is None or ctx.line != (known.lines if known is not None and offset else 0):
-            ctx = self.contexts[key] = src.context(path)
-            ctx.line = known.lines if known is not None and offset else 0
-            ctx.private_open = bool(known.private_open) if known is not None and offset else False
-            while len(self.contexts) > MAX_CONTEXTS:
-                self.contexts.popitem(last=False)
-        else:
-            self.contexts.move_to_end(key)
+        ctx = self._context(key, path, src, known if offset else None)
         added = 0
         last = offset
         step = min(8 << 20, budget) if budget else 8 << 20
@@ -529,6 +529,28 @@ class Indexer:
             if ctx.bad:
                 self._note_bad_lines(key, ctx.bad)
                 ctx.bad = []
+        self._note_partial(key, whole, last, st)
+        if self._read_since_trim >= TRIM_EVERY_BYTES:
+            self._read_since_trim = 0
+            process.trim_memory()
+        return added
+
+    def _context(self, key: str, path: Path, src, known: FileState | None):
+        """The parsing state of ``path`` (``FileContext``): kept from the last read when it stopped
+        where this one starts, else new, carried on from ``known`` (None: read from the start)."""
+        ctx = self.contexts.get(key)
+        if ctx is None or ctx.line != (known.lines if known is not None else 0):
+            ctx = self.contexts[key] = src.context(path)
+            ctx.line = known.lines if known is not None else 0
+            ctx.private_open = bool(known.private_open) if known is not None else False
+            while len(self.contexts) > MAX_CONTEXTS:
+                self.contexts.popitem(last=False)
+        else:
+            self.contexts.move_to_end(key)
+        return ctx
+
+    def _note_partial(self, key: str, whole: bool, last: int, st: os.stat_result) -> None:
+        """After a read: a last line without its newline (yet) is remembered (``_still_partial``)."""
         if whole:
             self.partial.pop(key, None)  # a whole file caught half written: read again when it changes
         elif not self.left_over and last < st.st_size:
@@ -536,10 +558,6 @@ class Indexer:
             self.partial[key] = (last, st.st_size, st.st_ino)
         else:
             self.partial.pop(key, None)
-        if self._read_since_trim >= TRIM_EVERY_BYTES:
-            self._read_since_trim = 0
-            process.trim_memory()
-        return added
 
     def more_left(self) -> bool:
         """Whether the last ``index_file`` stopped at its byte budget with more of the file to read."""

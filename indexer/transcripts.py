@@ -406,16 +406,7 @@ def parse_transcript_entry(obj, ctx: FileContext, stats: Counter) -> Message | N
         return None
     kind = obj.get("type")
     if kind in SKIPPED_TYPES:
-        if kind == "attachment":
-            att = obj.get("attachment")
-            if isinstance(att, dict) and att.get("type") == "hook_additional_context":
-                stats["hook-context"] += 1
-                body = att.get("content") or ""
-                body = "\n".join(map(str, body)) if isinstance(body, list) else str(body)
-                if "recalled-context" in body:
-                    ctx.recalled = frozenset(echo_terms(body))
-                return None
-        stats[kind if kind in SKIP_REASONS else "system"] += 1
+        _count_skipped(obj, kind, ctx, stats)
         return None
     cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else ""
     if cwd:
@@ -425,17 +416,7 @@ def parse_transcript_entry(obj, ctx: FileContext, stats: Counter) -> Message | N
     if ctx.subagent or not isinstance(session_id, str) or not session_id:
         session_id = ctx.session_id
     if kind == "summary":
-        text = obj.get("summary")
-        if not isinstance(text, str) or not text.strip():
-            stats["empty"] += 1
-            return None
-        leaf = str(obj.get("leafUuid") or "")
-        uid = "summary-" + hashlib.sha1(f"{session_id}\0{leaf}\0{text}".encode()).hexdigest()[:24]
-        if ctx.private_open:  # Claude Code's summary of a conversation inside a private block
-            stats["private"] += 1
-            return None
-        text, dropped = precut(text.strip())
-        return _message(uid, session_id, cwd, obj, "summary", cap_text(redact(text), dropped), [], [], ctx)
+        return _summary_entry(obj, session_id, cwd, ctx, stats)
     if kind not in ("user", "assistant"):
         stats["unknown-type"] += 1
         return None
@@ -452,11 +433,6 @@ def parse_transcript_entry(obj, ctx: FileContext, stats: Counter) -> Message | N
     uid = obj.get("uuid")
     if not isinstance(uid, str) or not uid:
         uid = "line-" + hashlib.sha1(repr((ctx.path.name, obj.get("timestamp"), content)).encode()).hexdigest()[:24]
-
-    texts: list[str] = []
-    tools: list[str] = []
-    files: list[str] = []
-    role = kind
     if isinstance(content, str):
         blocks = [{"type": "text", "text": content}]
     elif isinstance(content, list):
@@ -464,117 +440,187 @@ def parse_transcript_entry(obj, ctx: FileContext, stats: Counter) -> Message | N
     else:
         stats["empty"] += 1
         return None
+    body = _read_blocks(blocks, kind, message.get("id") if kind == "assistant" else None, ctx)
+    texts = body.texts
+    if not texts:
+        if ctx.private_open and kind == "assistant":
+            stats["private"] += 1
+        else:
+            stats[body.reason] += 1
+        return None
+    if ctx.private_open or (kind == "user" and body.n_text):
+        texts = _private_carry(texts, kind, body.n_text, ctx)
+        if not texts:
+            stats["private"] += 1
+            return None
+    result = obj.get("toolUseResult")
+    if isinstance(result, dict):
+        fp = result.get("filePath")
+        if isinstance(fp, str) and fp:
+            body.files.append(fp)
+    text = cap_text(redact("\n".join(texts)), body.dropped)
+    if not text.strip():  # all of it was inside <private> blocks
+        stats["private"] += 1
+        return None
+    role = _role(kind, message, obj, body)
+    if kind == "user" and role == "user" and _recall_expansion(text, ctx):
+        ctx.echo_turn = 1  # the command's expanded text (it holds the command's arguments): its turn runs
+        stats["recall-command"] += 1
+        return None
+    m = _message(_Origin(uid, session_id, cwd, obj, ctx), role, text, body)
+    m.echo = mark_echo(m, ctx)
+    return m
 
-    n_text = n_tool_use = n_tool_result = 0
-    calls: list[tuple[str, str, dict]] = []  # (id, name, input) of calls that may write files (indexer.touches)
-    undone: list[list[str]] = []  # the touches of calls that failed (their error result is this message)
-    dropped = 0  # characters cut off huge text blocks before they were cleaned and redacted
-    reason = "empty"
-    msg_id = message.get("id") if kind == "assistant" else None
+
+def _count_skipped(obj: dict, kind: str, ctx: FileContext, stats: Counter) -> None:
+    """A line type that is never a message, counted; recall's own injected context seen in it is
+    kept (``ctx.recalled``) to tell the replies that restate it."""
+    if kind == "attachment":
+        att = obj.get("attachment")
+        if isinstance(att, dict) and att.get("type") == "hook_additional_context":
+            stats["hook-context"] += 1
+            body = att.get("content") or ""
+            body = "\n".join(map(str, body)) if isinstance(body, list) else str(body)
+            if "recalled-context" in body:
+                ctx.recalled = frozenset(echo_terms(body))
+            return
+    stats[kind if kind in SKIP_REASONS else "system"] += 1
+
+
+def _summary_entry(obj: dict, session_id: str, cwd: str, ctx: FileContext, stats: Counter) -> Message | None:
+    """A ``summary`` line: Claude Code's summary of the conversation."""
+    text = obj.get("summary")
+    if not isinstance(text, str) or not text.strip():
+        stats["empty"] += 1
+        return None
+    leaf = str(obj.get("leafUuid") or "")
+    uid = "summary-" + hashlib.sha1(f"{session_id}\0{leaf}\0{text}".encode()).hexdigest()[:24]
+    if ctx.private_open:  # Claude Code's summary of a conversation inside a private block
+        stats["private"] += 1
+        return None
+    text, dropped = precut(text.strip())
+    return _message(_Origin(uid, session_id, cwd, obj, ctx), "summary", cap_text(redact(text), dropped))
+
+
+@dataclass(slots=True)
+class _Origin:
+    """Where a message comes from: its id, session, folder, transcript line and file."""
+
+    uid: str
+    session_id: str
+    cwd: str
+    obj: dict
+    ctx: FileContext
+
+
+@dataclass(slots=True)
+class _Body:
+    """What the content blocks of one user or assistant line hold (``_read_blocks``)."""
+
+    texts: list[str] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    calls: list[tuple[str, str, dict]] = field(default_factory=list)  # (id, name, input) of calls that may write files (indexer.touches)
+    undone: list[list[str]] = field(default_factory=list)  # the touches of calls that failed (their error result is this message)
+    dropped: int = 0  # characters cut off huge text blocks before they were cleaned and redacted
+    reason: str = "empty"  # why nothing is left, when nothing is
+    n_text: int = 0
+    n_tool_use: int = 0
+    n_tool_result: int = 0
+
+
+def _read_blocks(blocks: list, kind: str, msg_id, ctx: FileContext) -> _Body:
+    body = _Body()
     for block in blocks:
         if not isinstance(block, dict):
             continue
         btype = block.get("type")
         if btype == "text":
-            raw = block.get("text")
-            if not isinstance(raw, str):
-                continue
-            if kind == "user":
-                if _COMMAND_WRAPPER.match(raw):
-                    reason = "command-wrapper"
-                    if _RECALL_COMMAND.search(raw):
-                        args = _COMMAND_ARGS.search(raw)
-                        ctx.echo_turn = (args.group(1).strip() if args else "") or 2
-                    continue
-                if _INTERRUPTED.match(raw):
-                    reason = "interrupted"
-                    continue
-            raw, cut = precut(raw)
-            dropped += cut
-            cleaned = clean_text(raw)
-            if not cleaned:
-                reason = "recalled-context" if "recalled-context" in raw else "system-reminder" if "<system-reminder>" in raw else "empty"
-                continue
-            if msg_id and ctx.seen(f"{msg_id}\0t\0{cleaned[:200]}"):
-                reason = "duplicate-block"
-                continue
-            texts.append(cleaned)
-            n_text += 1
+            _text_block(body, block, kind, msg_id, ctx)
         elif btype == "tool_use":
-            name, described, tfiles = _tool_use_text(block)
-            tid = block.get("id")
-            if isinstance(tid, str):
-                ctx.remember_tool(tid, name)
-                if msg_id and ctx.seen(f"{msg_id}\0u\0{tid}"):
-                    reason = "duplicate-block"
-                    continue
-            if _recall_tool(name, block.get("input")):
-                if isinstance(tid, str):
-                    ctx.recall_tools.add(tid)
-                reason = "recall-tool"  # recall's own search: its query and result are not history
-                continue
-            texts.append(clean_text(described))
-            tools.append(name)
-            files.extend(tfiles)
-            n_tool_use += 1
-            if name in _TOUCH_NAMES and isinstance(block.get("input"), dict):
-                calls.append((tid if isinstance(tid, str) else "", name, block["input"]))
+            _tool_use_block(body, block, msg_id, ctx)
         elif btype == "tool_result":
-            body = clean_text(_tool_result_text(block, ctx.tool_result_chars))
-            tid = block.get("tool_use_id")
-            if isinstance(tid, str) and tid in ctx.recall_tools:
-                if body:  # what recall answered: a reply that restates it is an echo (mark_echo)
-                    ctx.recalled = (ctx.recalled or frozenset()) | frozenset(echo_terms(body))
-                reason = "recall-tool"
-                continue
-            name = ctx.tool_names.get(tid, "") if isinstance(tid, str) else ""
-            if name:
-                tools.append(name)
-            if block.get("is_error") is True and isinstance(tid, str) and tid in ctx.touch_calls:
-                ref, done = ctx.touch_calls.pop(tid)  # failed or refused: it wrote nothing
-                undone.extend(["undo", path, op, ref] for op, path, _fp, _dest in done)
-            if body:
-                texts.append(body)
-                n_tool_result += 1
-            elif "recalled-context" in str(block.get("content")):
-                reason = "recalled-context"
+            _tool_result_block(body, block, ctx)
         elif btype in ("thinking", "redacted_thinking"):
-            reason = "thinking"
-    if not texts:
-        if ctx.private_open and kind == "assistant":
-            stats["private"] += 1
-        else:
-            stats[reason] += 1
-        return None
-    if ctx.private_open or (kind == "user" and n_text):
-        texts = _private_carry(texts, kind, n_text, ctx)
-        if not texts:
-            stats["private"] += 1
-            return None
+            body.reason = "thinking"
+    return body
 
+
+def _text_block(body: _Body, block: dict, kind: str, msg_id, ctx: FileContext) -> None:
+    raw = block.get("text")
+    if not isinstance(raw, str):
+        return
+    if kind == "user":
+        if _COMMAND_WRAPPER.match(raw):
+            body.reason = "command-wrapper"
+            if _RECALL_COMMAND.search(raw):
+                args = _COMMAND_ARGS.search(raw)
+                ctx.echo_turn = (args.group(1).strip() if args else "") or 2
+            return
+        if _INTERRUPTED.match(raw):
+            body.reason = "interrupted"
+            return
+    raw, cut = precut(raw)
+    body.dropped += cut
+    cleaned = clean_text(raw)
+    if not cleaned:
+        body.reason = "recalled-context" if "recalled-context" in raw else "system-reminder" if "<system-reminder>" in raw else "empty"
+        return
+    if msg_id and ctx.seen(f"{msg_id}\0t\0{cleaned[:200]}"):
+        body.reason = "duplicate-block"
+        return
+    body.texts.append(cleaned)
+    body.n_text += 1
+
+
+def _tool_use_block(body: _Body, block: dict, msg_id, ctx: FileContext) -> None:
+    name, described, tfiles = _tool_use_text(block)
+    tid = block.get("id")
+    if isinstance(tid, str):
+        ctx.remember_tool(tid, name)
+        if msg_id and ctx.seen(f"{msg_id}\0u\0{tid}"):
+            body.reason = "duplicate-block"
+            return
+    if _recall_tool(name, block.get("input")):
+        if isinstance(tid, str):
+            ctx.recall_tools.add(tid)
+        body.reason = "recall-tool"  # recall's own search: its query and result are not history
+        return
+    body.texts.append(clean_text(described))
+    body.tools.append(name)
+    body.files.extend(tfiles)
+    body.n_tool_use += 1
+    if name in _TOUCH_NAMES and isinstance(block.get("input"), dict):
+        body.calls.append((tid if isinstance(tid, str) else "", name, block["input"]))
+
+
+def _tool_result_block(body: _Body, block: dict, ctx: FileContext) -> None:
+    text = clean_text(_tool_result_text(block, ctx.tool_result_chars))
+    tid = block.get("tool_use_id")
+    if isinstance(tid, str) and tid in ctx.recall_tools:
+        if text:  # what recall answered: a reply that restates it is an echo (mark_echo)
+            ctx.recalled = (ctx.recalled or frozenset()) | frozenset(echo_terms(text))
+        body.reason = "recall-tool"
+        return
+    name = ctx.tool_names.get(tid, "") if isinstance(tid, str) else ""
+    if name:
+        body.tools.append(name)
+    if block.get("is_error") is True and isinstance(tid, str) and tid in ctx.touch_calls:
+        ref, done = ctx.touch_calls.pop(tid)  # failed or refused: it wrote nothing
+        body.undone.extend(["undo", path, op, ref] for op, path, _fp, _dest in done)
+    if text:
+        body.texts.append(text)
+        body.n_tool_result += 1
+    elif "recalled-context" in str(block.get("content")):
+        body.reason = "recalled-context"
+
+
+def _role(kind: str, message: dict, obj: dict, body: _Body) -> str:
     if kind == "user":
         if message.get("isCompactSummary") or obj.get("isCompactSummary"):
-            role = "summary"
-        elif n_text == 0 and n_tool_result:
-            role = "tool_result"
-    else:
-        role = "tool_use" if n_text == 0 and n_tool_use else "assistant"
-    result = obj.get("toolUseResult")
-    if isinstance(result, dict):
-        fp = result.get("filePath")
-        if isinstance(fp, str) and fp:
-            files.append(fp)
-    text = cap_text(redact("\n".join(texts)), dropped)
-    if not text.strip():  # all of it was inside <private> blocks
-        stats["private"] += 1
-        return None
-    if kind == "user" and role == "user" and _recall_expansion(text, ctx):
-        ctx.echo_turn = 1  # the command's expanded text (it holds the command's arguments): its turn runs
-        stats["recall-command"] += 1
-        return None
-    m = _message(uid, session_id, cwd, obj, role, text, tools, files, ctx, calls, undone)
-    m.echo = mark_echo(m, ctx)
-    return m
+            return "summary"
+        return "tool_result" if body.n_text == 0 and body.n_tool_result else "user"
+    return "tool_use" if body.n_text == 0 and body.n_tool_use else "assistant"
 
 
 ECHO_SHARE = 0.5  # a reply with this share of its words in the block recall injected restates it
@@ -644,11 +690,13 @@ def _private_carry(texts: list[str], kind: str, n_text: int, ctx: FileContext) -
     return ["<private>" + joined]  # closed here: redact drops up to the closer
 
 
-def _message(uid, session_id, cwd, obj, role, text, tools, files, ctx, calls=None, undone=None) -> Message:
+def _message(origin: _Origin, role: str, text: str, body: _Body | None = None) -> Message:
+    uid, session_id, cwd, obj, ctx = origin.uid, origin.session_id, origin.cwd, origin.obj, origin.ctx
+    files, calls = (body.files, body.calls) if body is not None else ((), ())
     branch = obj.get("gitBranch")
     dedup_files = list(dict.fromkeys(redact(f) for f in files)) if files else []
     project = canonical_project(cwd) if cwd else ctx.dir_project
-    touched: list[list[str]] = list(undone or ())
+    touched: list[list[str]] = list(body.undone) if body is not None else []
     if calls:
         from indexer.touches import MAX_TOUCHES, tool_touches
 
@@ -669,7 +717,7 @@ def _message(uid, session_id, cwd, obj, role, text, tools, files, ctx, calls=Non
         role=role,
         timestamp=parse_timestamp(obj.get("timestamp")),
         text=text,
-        tools=list(dict.fromkeys(tools)),
+        tools=list(dict.fromkeys(body.tools)) if body is not None else [],
         files=dedup_files,
         source=ctx.source,
         touched=touched,

@@ -243,6 +243,41 @@ def test_trivial_prompt_prints_nothing(indexed, project):
     assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
 
 
+@pytest.mark.parametrize("via", ["service", "in-process"])
+def test_the_ignore_checks_run_once_per_prompt(indexed, project, monkeypatch, via):
+    """refusal and trivial_reason run once, in the hook: neither the service's op nor the
+    in-process pipeline checks the prompt again."""
+    from recall.service.ops import hook as hook_ops
+
+    calls = []
+
+    def counted(name, fn):
+        def wrapper(*a, **kw):
+            calls.append(name)
+            return fn(*a, **kw)
+        return wrapper
+
+    monkeypatch.setattr(rc, "refusal", counted("refusal", rc.refusal))
+    monkeypatch.setattr(rc, "trivial_reason", counted("trivial_reason", rc.trivial_reason))
+
+    def service_context(args, deadline, trace):  # the op, answered in this process
+        if via == "in-process":
+            return False, None
+        out = hook_ops.hook_context(dict(args, _budget=30.0))
+        trace.update(out.pop("_trace"))
+        return True, out or None
+
+    monkeypatch.setattr(rc, "service_context", service_context)
+    emitted = []
+    rc.run_hook(payload(project), time.time() + 30, lambda out: emitted.append(out) or True)
+    assert "SQLite in WAL mode" in context_of(emitted[0])
+    assert sorted(calls) == ["refusal", "trivial_reason"]
+    calls.clear()  # a caller that did not screen the prompt (a direct op call) still gets both checks
+    assert hook_ops.hook_context(payload(project, "ok, continue")) == {"_trace": {"outcome": "trivial",
+                                                                                  "why": "short"}}
+    assert sorted(calls) == ["refusal", "trivial_reason"]
+
+
 def test_unknown_hook_name_says_what_to_do():
     proc = run_hook_process("{}", args=("hook", "post-tool-use"))
     assert proc.returncode == 0 and proc.stdout == ""

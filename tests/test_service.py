@@ -562,3 +562,41 @@ def test_a_root_that_appears_after_the_start_is_watched(serve, tmp_path):
     append_line(s.path(root), s.user("and a second line about the lemur"))
     wait_for(lambda: len(keys_matching("lemur")) == 2, what="a line appended later")
     assert svc.terminate() == 0
+
+
+# issue 38: the loop's background jobs are one declared table; op modules start threads when told ---
+def test_the_loop_walks_its_job_table_in_order(monkeypatch, claude_projects):
+    from recall.service import daemon
+
+    ran = []
+
+    def job(name, every=0.0, when=True, ends=False, result=None, at_start=True):
+        return daemon.Job(name, lambda s: every, lambda s: ran.append(name) or result, lambda s: when,
+                          at_start=at_start, ends_turn=ends)
+
+    jobs = (job("a"), job("not now", when=False), job("hourly", every=3600.0, at_start=False), job("b"),
+            job("ends", ends=True, result=True), job("after"))
+    monkeypatch.setattr(daemon, "JOBS", jobs)
+    svc = daemon.Service()
+    assert svc._run_jobs() is False  # "ends" ended the turn
+    assert ran == ["a", "b", "ends"]
+    ran.clear()
+    svc._job_last["hourly"] -= 3600.0  # an hour on: due
+    svc._run_jobs()
+    assert ran == ["a", "hourly", "b", "ends"]
+    names = [j.name for j in daemon.JOBS]
+    assert len(names) == len(set(names))
+
+
+def test_op_modules_start_their_threads_only_when_the_service_starts_them(claude_projects):
+    code = ("import threading\nfrom recall.service import registry\n"
+            "class Svc:\n    stop_event = threading.Event()\n    generation = 0\n"
+            "registry.set_service(Svc())\nassert not registry.load_modules()\n"
+            "names = lambda: sorted(t.name for t in threading.enumerate() if t.name.startswith('recall-'))\n"
+            "print(names())\nassert not registry.start_modules(registry.service())\nprint(names())\n"
+            "Svc.stop_event.set()\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    imported, started = proc.stdout.splitlines()[:2]
+    assert imported == "[]"  # imported with a service set: no thread yet
+    assert "recall-memory" in started

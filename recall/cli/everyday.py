@@ -305,6 +305,23 @@ def status(as_json: bool = False) -> int:
     svc = info["service"]
     print_service_line(info)
     echo(capture_line(info["capture"], now))
+    _print_index_lines(info, now)
+    _print_model_lines(info)
+    _print_prompts_line(info["prompts_today"])
+    for line in status_lines(s=info["memory"]):
+        echo(line)
+    errors = svc.get("errors") or []
+    if errors:
+        echo("Recent errors:")
+        for e in errors[-5:]:
+            echo(f"  {_ago(now - e.get('time', now))}: {e.get('message')}")
+    return 0
+
+
+def _print_index_lines(info: dict, now: float) -> None:
+    """``recall status``: the roots, the index, the sources, the last commit, a backfill under
+    way, the archive and the re-redaction pass."""
+    svc = info["service"]
     roots = svc.get("roots") or []
     for i, r in enumerate(roots):
         state = "watched" if r.get("watched") else ("missing" if not r.get("exists", True) else "not watched")
@@ -337,6 +354,12 @@ def status(as_json: bool = False) -> int:
         from recall.cli.output import redaction_status_line
 
         echo(redaction_status_line(info["redaction"]))
+
+
+def _print_model_lines(info: dict) -> None:
+    """``recall status``: the model calls (today, in all, per backend) and the backend of each feature."""
+    from recall.llm import backend
+
     usage = info.get("model_usage")
     if usage and usage.get("calls"):
         echo(f"Model:   {counted(usage['today_calls'], 'call')} today (${usage['today_cost']:.2f}), "
@@ -353,7 +376,10 @@ def status(as_json: bool = False) -> int:
         echo(f"Backend: model.backend = {b['setting']}")
         for feature, label in backend.FEATURES.items():
             echo(f"         {label}: {features[feature]['backend']} ({features[feature]['why']})")
-    p = info["prompts_today"]
+
+
+def _print_prompts_line(p: dict) -> None:
+    """``recall status``: the prompts of the last 24 h and what the hook did with them."""
     if p["prompts"]:
         o = p["outcomes"]
         why = ", ".join(f"{n} {k}" for k, n in sorted(p["raw_why"].items(), key=lambda kv: -kv[1]))
@@ -362,14 +388,6 @@ def status(as_json: bool = False) -> int:
                    f"~{p['injected_tokens']:,} tokens injected (`recall log` lists them)")
     else:
         echo("Prompts: none in the last 24 h")
-    for line in status_lines(s=info["memory"]):
-        echo(line)
-    errors = svc.get("errors") or []
-    if errors:
-        echo("Recent errors:")
-        for e in errors[-5:]:
-            echo(f"  {_ago(now - e.get('time', now))}: {e.get('message')}")
-    return 0
 
 
 # log ---------------------------------------------------------------------------------------

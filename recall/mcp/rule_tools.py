@@ -5,6 +5,7 @@ files directly (no service needed) and index the rule like the CLI does."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from recall.core.errors import UsageError
 
@@ -19,25 +20,38 @@ def _project(cwd: str | None, project: str | None) -> str:
     return canonical_project(raw)
 
 
-def _fields(**given) -> dict:
-    return {k: v for k, v in given.items() if v is not None}
+@dataclass
+class RuleFields:
+    """What a rule says and when it fires, as the tools give them (None: not given; an empty
+    string or list clears that condition in an update)."""
+
+    text: str | None = None
+    paths: list[str] | None = None
+    any_words: str | None = None
+    all_words: str | None = None
+    regex: str | None = None
+    tools: list[str] | None = None
+    expires: str | None = None
+
+    def given(self) -> dict:
+        """The fields given, under the names ``recall.rules.store`` takes."""
+        named = {"text": self.text, "paths": self.paths, "any": self.any_words, "all": self.all_words,
+                 "regex": self.regex, "tools": self.tools, "expires": self.expires}
+        return {k: v for k, v in named.items() if v is not None}
 
 
-def rule_add(text: str, *, paths=None, any_words=None, all_words=None, regex=None, tools=None,
-             scope: str = "project", expires=None, project=None, cwd=None) -> dict:
+def rule_add(fields: RuleFields, *, scope: str = "project", project=None, cwd=None) -> dict:
     from recall.rules import index_docs, store
 
     if scope not in ("project", "global"):
         raise UsageError(f"scope {scope!r}: use \"project\" or \"global\".")
     root = "" if scope == "global" else _project(cwd, project)
-    rule = store.add(_fields(text=text, paths=paths, any=any_words, all=all_words, regex=regex, tools=tools,
-                             expires=expires), scope, root, origin="mcp")
+    rule = store.add(fields.given(), scope, root, origin="mcp")
     index_docs.sync([rule])
     return {"rule": rule.public(), "when": rule.condition()}
 
 
-def rule_update(rule_id: str, *, text=None, paths=None, any_words=None, all_words=None, regex=None,
-                tools=None, expires=None, remove: bool = False, project=None, cwd=None) -> dict:
+def rule_update(rule_id: str, fields: RuleFields, *, remove: bool = False, project=None, cwd=None) -> dict:
     from recall.rules import index_docs, store
 
     root = _project(cwd, project)
@@ -45,8 +59,7 @@ def rule_update(rule_id: str, *, text=None, paths=None, any_words=None, all_word
         rule = store.remove(rule_id, root)
         index_docs.sync([], [rule.id])
         return {"rule": rule.public(), "removed": True, "when": rule.condition()}
-    fields = _fields(text=text, paths=paths, any=any_words, all=all_words, regex=regex, tools=tools,
-                     expires=expires)
+    fields = fields.given()
     if not fields:
         raise UsageError("Nothing to change: pass text, paths, any_words, all_words, regex, tools or expires "
                          "(an empty value clears that condition), or remove=true.")

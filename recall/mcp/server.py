@@ -477,6 +477,15 @@ def build_server(cwd: str | None = None, use_service: bool = True) -> RecallServ
     """The MCPServer with recall's four tools; ``cwd`` is the default project's directory."""
     backend = Backend(cwd, use_service=use_service)
     server = RecallServer("recall", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    for add in (_memory_search_tool, _memory_related_tool, _memory_ask_tool, _recall_search_tool):
+        add(server, backend)  # in this order: the order of tools/list
+    _rule_tools(server, backend)
+    server.backend = backend  # type: ignore[attr-defined]  (tests and the command use it)
+    return server
+
+
+def _memory_search_tool(server: MCPServer, backend: Backend) -> None:
+    """The ``memory_search`` tool: memories and transcript hits ranked together."""
 
     @_tool(server, "memory_search", "Search memories and past sessions", READ_ONLY)
     def memory_search(
@@ -509,6 +518,10 @@ def build_server(cwd: str | None = None, use_service: bool = True) -> RecallServ
                             + (', or project="all"' if out.get("project") else "") + ".")
         return _result(fit(out, SearchOut, render_search), render_search)
 
+
+def _memory_related_tool(server: MCPServer, backend: Backend) -> None:
+    """The ``memory_related`` tool: memories by tag."""
+
     @_tool(server, "memory_related", "Memories by tag", READ_ONLY)
     def memory_related(
         tags: Annotated[list[Annotated[str, Field(min_length=1, max_length=100)]], Field(
@@ -526,6 +539,10 @@ def build_server(cwd: str | None = None, use_service: bool = True) -> RecallServ
         if not out.get("matches"):
             out = with_hint(out, "No memory carries these tags: try memory_search with the same words.")
         return _result(fit(out, RelatedOut, render_related), render_related)
+
+
+def _memory_ask_tool(server: MCPServer, backend: Backend) -> None:
+    """The ``memory_ask`` tool: a question answered from memories and transcripts."""
 
     @_tool(server, "memory_ask", "Ask recall a question", READ_ONLY)
     def memory_ask(
@@ -547,6 +564,10 @@ def build_server(cwd: str | None = None, use_service: bool = True) -> RecallServ
             out["answer"] = clip_block(out["answer"], ANSWER_CHARS)
         text_kinds = () if out.get("synthesized") else ("memory", "team", "message", "session")
         return _result(fit(out, AskOut, render_ask, text_kinds=text_kinds), render_ask)
+
+
+def _recall_search_tool(server: MCPServer, backend: Backend) -> None:
+    """The ``recall_search`` tool: raw transcripts, like `recall QUERY`."""
 
     @_tool(server, "recall_search", "Search raw transcripts", READ_ONLY)
     def recall_search(
@@ -574,10 +595,6 @@ def build_server(cwd: str | None = None, use_service: bool = True) -> RecallServ
             out = with_hint(out, "Nothing matched: try other words" + (", a longer since" if since else "")
                             + (', or project="all"' if out.get("project") else "") + ".")
         return _result(fit(out, RecallSearchOut, render_recall), render_recall)
-
-    _rule_tools(server, backend)
-    server.backend = backend  # type: ignore[attr-defined]  (tests and the command use it)
-    return server
 
 
 _WORDS = Annotated[str | None, Field(max_length=500, description=(
@@ -620,9 +637,10 @@ def _rule_tools(server: RecallServer, backend: Backend) -> None:
 
         Use it when the user says "always remember to …", "whenever you touch X, do Y",
         "never …": rules reach Claude from the prompt, before any file is read."""
-        return _rule_result(_rule_call("rule_add", rule_tools.rule_add, text=text, paths=paths,
-                                       any_words=any_words, all_words=all_words, regex=regex, tools=tools,
-                                       scope=scope, expires=expires, project=project, cwd=backend.cwd))
+        fields = rule_tools.RuleFields(text=text, paths=paths, any_words=any_words, all_words=all_words,
+                                       regex=regex, tools=tools, expires=expires)
+        return _rule_result(_rule_call("rule_add", rule_tools.rule_add, fields=fields, scope=scope,
+                                       project=project, cwd=backend.cwd))
 
     @_tool(server, "rule_update", "Change or remove a triggered rule", WRITES)
     def rule_update(
@@ -642,10 +660,10 @@ def _rule_tools(server: RecallServer, backend: Backend) -> None:
         string or list clears that condition); remove=true deletes the rule.
 
         Use it when the user corrects or retracts something they asked you to always remember."""
-        return _rule_result(_rule_call("rule_update", rule_tools.rule_update, rule_id=id, text=text,
-                                       paths=paths, any_words=any_words, all_words=all_words, regex=regex,
-                                       tools=tools, expires=expires, remove=remove, project=project,
-                                       cwd=backend.cwd))
+        fields = rule_tools.RuleFields(text=text, paths=paths, any_words=any_words, all_words=all_words,
+                                       regex=regex, tools=tools, expires=expires)
+        return _rule_result(_rule_call("rule_update", rule_tools.rule_update, rule_id=id, fields=fields,
+                                       remove=remove, project=project, cwd=backend.cwd))
 
 
 def default_cwd() -> str:

@@ -352,22 +352,37 @@ def _existing(project: str, now: float) -> list[store.Memory]:
 def process(session_id: str, event: str, transcript_path: str | None = None, cwd: str | None = None, *,
             cfg: dict | None = None, now: float | None = None) -> Report:
     """Extract the new part of one session's transcript into its project's state.json."""
-    from indexer.project import canonical_project
-    from recall.memory.model import BadAnswer
-
     cfg = cfg or config.load()
     report = Report(session_id=session_id, event=event)
     logger = log.get("memory")
+    found = _new_entries(session_id, transcript_path, cwd, report)
+    if found is None:
+        return report
+    cur, entries, carry = found
+    if not _worth_a_call(cur.project, event, len(entries), cfg, report, logger):
+        return report
+    _extract_chunks(cur, entries, carry, report, cfg, (lambda: now) if now is not None else time.time, logger)
+    logger.info("session %s (%s): %d lines, %d chunks, %d calls, +%d new, %d superseded, %d refreshed%s",
+                session_id, event, report.lines, report.chunks, report.calls_ok, report.added,
+                report.superseded, report.refreshed, f", stopped: {report.stopped}" if report.stopped else "")
+    return report
+
+
+def _new_entries(session_id: str, transcript_path: str | None, cwd: str | None, report: Report):
+    """The session's cursor (its project set), the transcript entries after it and the private
+    marks at their ends, or None with ``report.note`` saying why there is nothing to extract."""
+    from indexer.project import canonical_project
+
     path = find_transcript(session_id, transcript_path)
     if path is None:
         report.note = "no transcript"
-        return report
+        return None
     cur = load_cursor(session_id)
     try:
         st = path.stat()
     except OSError:
         report.note = "no transcript"
-        return report
+        return None
     if cur.transcript != str(path) or cur.inode != st.st_ino or st.st_size < cur.offset:
         cur = Cursor(session_id=session_id, transcript=str(path), inode=st.st_ino, cwd=cur.cwd,
                      project=cur.project)
@@ -378,29 +393,43 @@ def process(session_id: str, event: str, transcript_path: str | None = None, cwd
     report.project, report.lines = project, len(entries)
     if not project:
         report.note = "no project (no cwd in the hook or the transcript)"
-        return report
+        return None
     cur.project, cur.cwd = project, cwd or seen_cwd or cur.cwd
     if not entries:
         if end != cur.offset:
             cur.offset, cur.private_open = end, carry.get(end, cur.private_open)  # only lines the summary leaves out
             save_cursor(cur)
         report.note = "nothing new"
-        return report
-    if len(entries) < MIN_LINES.get(event, 1):
-        report.note = f"{len(entries)} new lines, {event} needs {MIN_LINES.get(event, 1)}"
-        return report
+        return None
+    return cur, entries, carry
+
+
+def _worth_a_call(project: str, event: str, lines: int, cfg: dict, report: Report, logger) -> bool:
+    """Enough new lines for this event, a model backend, and a state.json we can write to (no
+    model call wasted on it); else why not, in ``report``."""
+    if lines < MIN_LINES.get(event, 1):
+        report.note = f"{lines} new lines, {event} needs {MIN_LINES.get(event, 1)}"
+        return False
     from recall.llm import backend
 
     if not backend.available(cfg):
         report.stopped = "no key"
-        return report
+        return False
     try:
-        store.load(project)  # a state.json we could not write to: no model call wasted on it
+        store.load(project)
     except store.StateError as exc:
-        logger.warning("session %s: not extracted: %s", session_id, exc)
+        logger.warning("session %s: not extracted: %s", report.session_id, exc)
         report.stopped = str(exc)
-        return report
-    now_fn = (lambda: now) if now is not None else time.time
+        return False
+    return True
+
+
+def _extract_chunks(cur: Cursor, entries: list, carry: dict, report: Report, cfg: dict, now_fn, logger) -> None:
+    """Ask the model about each chunk of the new entries and store its answer, the cursor saved
+    after each; stops at the first model failure or refusal (``report.stopped``)."""
+    from recall.memory.model import BadAnswer
+
+    session_id, project = cur.session_id, cur.project
     chunks = chunk(entries, cur.offset)
     report.chunks = len(chunks)
     for i, ch in enumerate(chunks, 1):
@@ -427,28 +456,32 @@ def process(session_id: str, event: str, transcript_path: str | None = None, cwd
             report.stopped = f"model error: {exc}"
             break
         report.calls_ok += 1
-        t = now_fn()
-        read = [e.message for e in entries if e.end <= ch.end]
-        with store.transaction(project) as state:
-            why = refused(session_id, read)  # under the lock `recall forget` takes too
-            if why:
-                logger.info("session %s: extraction not written: %s", session_id, why)
-                report.stopped = why
-                break
-            for item in items:
-                out = store.add_memory(state, item.type, item.content, item.tags, session_id=session_id,
-                                       supersedes_content=item.supersedes_content, now=t)
-                if out.action in ("added", "superseded", "refreshed"):
-                    setattr(report, out.action, getattr(report, out.action) + 1)
-            state.extractions += 1
-            state.last_extraction = t
-            state.dirty = True
-            report.changed |= state.changed
-            report.removed |= state.removed
-        report.changed -= report.removed
+        why = _store_items(project, session_id, items, [e.message for e in entries if e.end <= ch.end],
+                           now_fn(), report)
+        if why:
+            logger.info("session %s: extraction not written: %s", session_id, why)
+            report.stopped = why
+            break
         cur.offset, cur.private_open = ch.end, carry.get(ch.end, cur.private_open)
         save_cursor(cur)
-    logger.info("session %s (%s): %d lines, %d chunks, %d calls, +%d new, %d superseded, %d refreshed%s",
-                session_id, event, report.lines, report.chunks, report.calls_ok, report.added,
-                report.superseded, report.refreshed, f", stopped: {report.stopped}" if report.stopped else "")
-    return report
+
+
+def _store_items(project: str, session_id: str, items: list, read: list, t: float, report: Report) -> str:
+    """Add the model's items to the project's state (counted in ``report``); "" when done, or
+    why not (a forget of what was ``read``, checked under the lock `recall forget` takes too)."""
+    with store.transaction(project) as state:
+        why = refused(session_id, read)
+        if why:
+            return why
+        for item in items:
+            out = store.add_memory(state, item.type, item.content, item.tags, session_id=session_id,
+                                   supersedes_content=item.supersedes_content, now=t)
+            if out.action in ("added", "superseded", "refreshed"):
+                setattr(report, out.action, getattr(report, out.action) + 1)
+        state.extractions += 1
+        state.last_extraction = t
+        state.dirty = True
+        report.changed |= state.changed
+        report.removed |= state.removed
+    report.changed -= report.removed
+    return ""

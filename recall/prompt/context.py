@@ -124,7 +124,7 @@ def nothing_why(best: float | None, hook: dict) -> str:
 
 
 def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, searcher=None,
-                  on_fallback=None, trace: dict | None = None) -> dict | None:
+                  on_fallback=None, trace: dict | None = None, screened: bool = False) -> dict | None:
     """The hook's output for ``payload`` (or None: nothing to inject), ready by ``deadline``
     (``time.time()`` seconds). ``on_fallback(output)`` is told the raw-snippet output as soon as
     it exists, so a watchdog can emit it if the synthesis overruns. ``trace`` (a dict) is
@@ -133,11 +133,12 @@ def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, se
     cfg = cfg if cfg is not None else config.load()
     hook = hook_settings(cfg)
     prompt = payload.get("prompt")
-    refused = refusal(payload, cfg)
+    # screened: the hook (run_hook) found the prompt neither refused nor trivial; not checked again
+    refused = None if screened else refusal(payload, cfg)
     if refused:  # paused, switched off or excluded: nothing injected, nothing logged
         trace.update(outcome="refused", why=refused)
         return None
-    reason = trivial_reason(prompt, hook)
+    reason = None if screened else trivial_reason(prompt, hook)
     if reason:
         trace.update(outcome="trivial", why=str(reason))
         return None
@@ -339,11 +340,12 @@ def service_op(args: dict, searcher=None) -> dict | None:
     or ``{"_trace": ...}`` alone when there is nothing to inject."""
     args = dict(args) if isinstance(args, dict) else {}
     budget = args.pop("_budget", None)
+    screened = args.pop("_screened", None) is True  # the hook checked refusal and triviality
     if not isinstance(budget, (int, float)) or not math.isfinite(budget) or budget <= 0:
         budget = hook_settings()["budget_seconds"] - 1.0
     deadline = time.time() + min(float(budget), 120.0)
     trace: dict = {}
-    out = build_context(args, deadline, searcher=searcher, trace=trace)
+    out = build_context(args, deadline, searcher=searcher, trace=trace, screened=screened)
     return {**(out or {}), "_trace": trace}
 
 
@@ -416,10 +418,11 @@ def run_hook(payload: dict, started: float, emit) -> dict | None:
 
     dog = Watchdog(started + hook["budget_seconds"] - WATCHDOG_SECONDS, emit, on_fire)
     try:
-        answered, out = service_context(payload, deadline, trace)
+        # screened: refusal and trivial_reason ran above, once per prompt; neither side repeats them
+        answered, out = service_context({**payload, "_screened": True}, deadline, trace)
         if not answered:
             trace["via"] = "in-process"
-            out = build_context(payload, deadline, cfg=cfg, on_fallback=dog.offer, trace=trace)
+            out = build_context(payload, deadline, cfg=cfg, on_fallback=dog.offer, trace=trace, screened=True)
     finally:
         dog.cancel()
     if emit(out):  # printed now, then logged: the log never delays the prompt's context

@@ -35,6 +35,7 @@ show`` asks git for the commits since and who made them.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from indexer.touches import Touches, files_root, paths_in_text, relative, state_connection
@@ -117,13 +118,27 @@ def _linked_dir(root: str, rel: str) -> bool:
     return False
 
 
-def judge(session_id: str, root: str, own: dict[str, tuple], base: float, known: set[str],
-          later: dict[str, list[tuple]], stats: dict, candidates: list[tuple[str, bool]],
+@dataclass
+class Ground:
+    """What the files of one project are judged against: its folder (``root``), the paths any
+    of its sessions touched (``known``), the touches of every session by path (``later``,
+    ``Touches.history``), and the stat calls already made (``stats``, shared by its hits)."""
+
+    root: str
+    known: set[str]
+    later: dict[str, list[tuple]]
+    stats: dict = field(default_factory=dict)
+
+
+def judge(session_id: str, own: dict[str, tuple], base: float, ground: Ground, candidates: list[tuple[str, bool]],
           limit: int = MAX_CHECK, verify: bool = False) -> list[dict]:
-    """The marks of one hit of ``session_id`` (or of the session itself): ``candidates``
-    (path, named in its text) looked at in order, at most ``limit``. ``verify``: a file its
-    session wrote whole that still has that size is read to tell (never on the hook's path)."""
+    """The marks of one hit of ``session_id`` (or of the session itself; ``own``: its touches,
+    ``base``: when it ended): ``candidates`` (path, named in its text) looked at in order, at
+    most ``limit``. ``verify``: a file its session wrote whole that still has that size is read
+    to tell (never on the hook's path)."""
     import stat as _stat
+
+    root, known, later, stats = ground.root, ground.known, ground.later, ground.stats
 
     marks: list[dict] = []
     checked = 0
@@ -229,10 +244,9 @@ def _mark(hits: list, cwd: str | None) -> None:
         paths = sorted({rel for _h, _o, _b, cands in plans for rel, _n in cands})
         if not paths:
             continue
-        known, later = db.history(paths, min(p[2] for p in plans))
-        stats: dict = {}
+        ground = Ground(root, *db.history(paths, min(p[2] for p in plans)))
         for h, own, base, cands in plans:
-            h.stale = judge(h.session_id, root, own, base, known, later, stats, cands)
+            h.stale = judge(h.session_id, own, base, ground, cands)
 
 
 # ------------------------------------------------------------------------------- sessions
@@ -262,11 +276,9 @@ def session_marks(sessions: list, cwd: str | None = None) -> dict[str, list[dict
             paths = sorted({rel for *_x, cands in plans for rel, _n in cands})
             if not paths:
                 continue
-            known, later = db.history(paths, min(p[2] for p in plans))
-            stats: dict = {}
+            ground = Ground(root, *db.history(paths, min(p[2] for p in plans)))
             for sid, own, base, cands in plans:
-                out[sid] = judge(sid, root, own, base, known, later, stats, cands, limit=MAX_SESSION_FILES,
-                                 verify=True)
+                out[sid] = judge(sid, own, base, ground, cands, limit=MAX_SESSION_FILES, verify=True)
     except Exception as exc:  # noqa: BLE001 - a hint, never the listing
         from recall.core import log
 
@@ -290,9 +302,9 @@ def session_files(session, cwd: str | None = None, git: bool = True) -> list[dic
         return []
     base = max([ends.get(session.session_id, session.ended or 0.0), *(t[1] for t in own.values())])
     cands = _candidates([], own, MAX_SESSION_FILES)
-    known, later = db.history([rel for rel, _n in cands], base)
-    marks = {m["path"]: m for m in judge(session.session_id, root, own, base, known, later, {}, cands,
-                                         limit=MAX_SESSION_FILES, verify=True)}
+    ground = Ground(root, *db.history([rel for rel, _n in cands], base))
+    marks = {m["path"]: m for m in judge(session.session_id, own, base, ground, cands, limit=MAX_SESSION_FILES,
+                                         verify=True)}
     rows = []
     for rel, (op, ts, _fp, dest) in sorted(own.items()):
         path = dest if op == "move" and dest else rel

@@ -18,6 +18,10 @@ only ``Indexer`` (the index writer) and:
 * re-redacts history stored under older redaction rules once, a slice at a time between
   its other work (``recall.privacy.redaction_pass``; resumable, shown by ``recall status``);
 * rescans the roots every ``RESCAN_INTERVAL`` seconds as a safety net for missed events;
+* runs its other background jobs from one declared table, ``JOBS`` (every N seconds: this
+  method, when that holds), walked by the loop; the threads beside the loop (the memory
+  worker, the team sync) are started by their op modules' ``start(service)``
+  (``recall.service.registry.start_modules``), the page of ``recall ui`` by its op;
 * answers ops on a unix socket (``recall.service.socket_server``) with a warm ``Searcher`` that is
   reloaded after each commit; writes from ops (memory documents, forget, index,
   rebuild) run on the writer thread via ``run_in_writer``;
@@ -42,6 +46,7 @@ import sys
 import threading
 import time
 from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -217,10 +222,8 @@ class Service:
         self._status_cache: dict = {}
         self._last_status_write = 0.0
         self._last_counts = 0.0
-        self._last_rescan = time.monotonic()
-        self._last_root_check = 0.0
-        self._last_pending_check = time.monotonic()
-        self._last_cache_prune = -CACHE_PRUNE_INTERVAL  # at the first heartbeat
+        # when each job of JOBS last ran: one period from now, or at the loop's first turn
+        self._job_last = {job.name: (float("-inf") if job.at_start else time.monotonic()) for job in JOBS}
         self._lock_fd: int | None = None
         self._live_waiting = False
         self.more_left = False  # the last read of a file stopped at its slice with more to read
@@ -244,7 +247,6 @@ class Service:
         self.code_record = code_version.record_file()
         self.code = code_version.fingerprint(self.code_dirs, self.code_record)
         self._code_seen: tuple[str, float] | None = None  # a new fingerprint, and since when
-        self._last_code_check = time.monotonic()
         self.restart_requested = ""  # why the service stopped to restart itself ("" when it did not)
 
     # events (watchdog thread) -------------------------------------------------------------
@@ -549,62 +551,9 @@ class Service:
         switch = sys.getswitchinterval()
         sys.setswitchinterval(BACKFILL_SWITCH_INTERVAL)
         try:
-            if ix.needs_replay:
-                if summary.rebuilt:
-                    self.log.warning("index rebuilt: %s", summary.rebuilt)
-                self.log.info("replaying the archive into the rebuilt index")
-                for n in ix.replay_batches():
-                    summary.replayed += n
-                    self.backfill_progress = {"replayed": summary.replayed}
-                    self._between_files()
-                    if self.stop_event.is_set() or self.retry_at is not None:
-                        return summary
-            files, todo = ix.plan(roots)  # the most recently modified first
-            summary.files = len(files)
-            for path in files:
-                try:
-                    st = path.stat()
-                    self.seen.setdefault(str(path), (st.st_size, st.st_ino))
-                except OSError:
-                    pass
-            prog = Progress(files_total=len(todo), bytes_total=sum(max(n, 0) for _, n in todo))
-            self.backfill_progress = prog.as_dict()
-            if todo:
-                self.log.info("backfilling %d files (%.1f MB), newest first", len(todo), prog.bytes_total / 1e6)
-            for p, why in ix.not_regular.items():
-                if p not in self.unreadable:
-                    self.log.warning("%s: %s", p, why)
-                    self.unreadable[p] = why
-            for path, nbytes in todo:
-                if self.stop_event.is_set() or self.retry_at is not None:
-                    break
-                with self._mu:
-                    self.dirty.pop(str(path), None)
-                while True:  # a huge file in slices, live files and requests between them
-                    self._index(str(path), budget=READ_SLICE_BYTES)
-                    more = self.more_left
-                    summary.messages = self.indexed - indexed_before  # live lines drained meanwhile too
-                    prog.messages = summary.messages
-                    self.backfill_progress = prog.as_dict()
-                    if prog.files_done == 0 and not more:
-                        self._commit()  # the newest session searchable right away
-                    elif ix.commit_due():
-                        self._commit()
-                    self._between_files()
-                    if not more or self.stop_event.is_set():
-                        break
-                summary.changed += 1
-                prog.files_done += 1
-                prog.bytes_done += max(nbytes, 0)
-                self.backfill_progress = prog.as_dict()
-            if not self.stop_event.is_set() and self.retry_at is None:
-                ix.forget_replayed()
-            self._commit()
-            if not self.stop_event.is_set():
-                self.sync_native()
-            summary.messages = self.indexed - indexed_before
-            summary.bad_lines = ix.bad_lines[:20]
-            self.caught_up = not self.stop_event.is_set() and self.retry_at is None
+            if not self._replay_archive(summary):
+                return summary
+            self._backfill_files(roots, summary, indexed_before)
         except StorageError as exc:  # read again from what is marked done, at the retry
             self._storage_failed(exc)
         finally:
@@ -621,6 +570,80 @@ class Service:
                       f", {summary.replayed} replayed from the archive" if summary.replayed else "")
         self._write_status(force=True)
         return summary
+
+    def _replay_archive(self, summary: Summary) -> bool:
+        """After a rebuild: the archive replayed into the new index first. False when a stop or a
+        failed write ended it (the backfill stops there)."""
+        ix = self.ix
+        if not ix.needs_replay:
+            return True
+        if summary.rebuilt:
+            self.log.warning("index rebuilt: %s", summary.rebuilt)
+        self.log.info("replaying the archive into the rebuilt index")
+        for n in ix.replay_batches():
+            summary.replayed += n
+            self.backfill_progress = {"replayed": summary.replayed}
+            self._between_files()
+            if self.stop_event.is_set() or self.retry_at is not None:
+                return False
+        return True
+
+    def _backfill_files(self, roots: list[Path], summary: Summary, indexed_before: int) -> None:
+        """The files below ``roots`` not indexed yet, the most recently modified first, with live
+        files and requests between them; then the final commit and Claude Code's memory files."""
+        ix = self.ix
+        files, todo = ix.plan(roots)  # the most recently modified first
+        summary.files = len(files)
+        for path in files:
+            try:
+                st = path.stat()
+                self.seen.setdefault(str(path), (st.st_size, st.st_ino))
+            except OSError:
+                pass
+        prog = Progress(files_total=len(todo), bytes_total=sum(max(n, 0) for _, n in todo))
+        self.backfill_progress = prog.as_dict()
+        if todo:
+            self.log.info("backfilling %d files (%.1f MB), newest first", len(todo), prog.bytes_total / 1e6)
+        for p, why in ix.not_regular.items():
+            if p not in self.unreadable:
+                self.log.warning("%s: %s", p, why)
+                self.unreadable[p] = why
+        for path, nbytes in todo:
+            if self.stop_event.is_set() or self.retry_at is not None:
+                break
+            self._backfill_file(path, summary, prog, indexed_before)
+            summary.changed += 1
+            prog.files_done += 1
+            prog.bytes_done += max(nbytes, 0)
+            self.backfill_progress = prog.as_dict()
+        if not self.stop_event.is_set() and self.retry_at is None:
+            ix.forget_replayed()
+        self._commit()
+        if not self.stop_event.is_set():
+            self.sync_native()
+        summary.messages = self.indexed - indexed_before
+        summary.bad_lines = ix.bad_lines[:20]
+        self.caught_up = not self.stop_event.is_set() and self.retry_at is None
+
+    def _backfill_file(self, path: Path, summary: Summary, prog: Progress, indexed_before: int) -> None:
+        """One file of the backfill, a slice at a time (a huge file does not hold up live files
+        and requests, answered between slices); the newest session is searchable right away."""
+        ix = self.ix
+        with self._mu:
+            self.dirty.pop(str(path), None)
+        while True:
+            self._index(str(path), budget=READ_SLICE_BYTES)
+            more = self.more_left
+            summary.messages = self.indexed - indexed_before  # live lines drained meanwhile too
+            prog.messages = summary.messages
+            self.backfill_progress = prog.as_dict()
+            if prog.files_done == 0 and not more:
+                self._commit()  # the newest session searchable right away
+            elif ix.commit_due():
+                self._commit()
+            self._between_files()
+            if not more or self.stop_event.is_set():
+                break
 
     def _redaction_step(self) -> None:
         """One slice (~``indexer.reredact_archive.STEP_SECONDS``) of the re-redaction pass, on the writer
@@ -648,11 +671,8 @@ class Service:
         if outcome == "done":
             self._write_status(force=True)
 
-    def _prune_cache(self, now: float) -> None:
+    def _prune_cache(self) -> None:
         """Expired synthesis-cache entries are deleted (hourly), not only skipped."""
-        if now - self._last_cache_prune < CACHE_PRUNE_INTERVAL:
-            return
-        self._last_cache_prune = now
         try:
             from recall.llm.synthesis import prune
 
@@ -712,7 +732,6 @@ class Service:
             self.seen.pop(gone, None)
             if self.ix is not None:
                 self.ix.forget_file(gone)
-        self._last_rescan = now
         return marked
 
     # watching -----------------------------------------------------------------------------
@@ -729,7 +748,6 @@ class Service:
         self._watch_roots(initial=True)
 
     def _watch_roots(self, initial: bool = False) -> None:
-        self._last_root_check = time.monotonic()
         for root in self.roots:
             key = str(root)
             if key in self.watched or not root.is_dir():
@@ -893,6 +911,7 @@ class Service:
     def run(self) -> int:
         """Run until SIGTERM/SIGINT (or ``stop()``). Raises AlreadyRunning when another
         service holds this RECALL_HOME."""
+        from recall.service.registry import start_modules
         from recall.service.socket_server import SocketServer
 
         self._lock_fd = acquire_lock()
@@ -905,6 +924,8 @@ class Service:
             ops.set_service(self)
             for name in ops.load_modules(self.log):
                 self.error(f"op module {name} failed to import (see the log)")
+            for name in start_modules(self, self.log):  # the memory worker, the team sync
+                self.error(f"op module {name} failed to start (see the log)")
             self.log.info("recall %s serving %s (pid %d)", __version__, self.home, os.getpid())
             self.server = SocketServer(self.log)
             try:
@@ -945,49 +966,8 @@ class Service:
                     continue
                 self._recover()
                 continue
-            self._run_requests()
-            if self.dirty or self.scan_dirs:
-                self._drain()
-            now = time.monotonic()
-            rescan_every = RESCAN_INTERVAL if self.observer is not None else min(RESCAN_INTERVAL, 2.0)
-            if now - self._last_rescan >= rescan_every:
-                self.rescan()
-                if self.dirty:
-                    self._drain()
-                self.sync_native()
-            elif self.native_due is not None and now >= self.native_due:
-                self.sync_native()
-            if now - self._last_root_check >= ROOT_CHECK_INTERVAL and len(self.watched) < len(self.roots):
-                self._watch_roots()
-            if now - self._last_pending_check >= HEARTBEAT_INTERVAL:
-                self._last_pending_check = now
-                self.refresh_sources()
-                try:
-                    self.queue_agent_captures()
-                except Exception as exc:  # noqa: BLE001 - memories must never stop the indexing
-                    self.error(f"queueing another agent's session for memories failed: {type(exc).__name__}: {exc}")
-                if uninstalled():
-                    self.log.info("recall was uninstalled (%s): stopping", sys.executable)
-                    if os.environ.get("RECALL_PLUGIN_DATA"):  # the plugin's `recall` link goes with it
-                        # (imported with this module: an uninstall deleted the runtime's files)
-                        if plugin_runtime.remove_command_link(Path(os.environ["RECALL_PLUGIN_DATA"])):
-                            self.log.info("removed the plugin's link to its `recall` command")
-                    self.stop_event.set()
-                    continue
-                if self._index_lost():
-                    continue
-                self.apply_pending_memory()
-                self._prune_cache(now)
-                if self.ix is not None:  # a background merge's new segment files: 0600 within seconds
-                    self.ix.secure_new_files()
-            if now - self._last_code_check >= CODE_CHECK_INTERVAL:
-                self._last_code_check = now
-                if self._code_changed():
-                    break
-            self._redaction_step()
-            self._touches_step()
-            self._maybe_commit(COMMIT_INTERVAL)
-            self._write_status(periodic=True)
+            if not self._run_jobs():
+                continue
             # sleep until the next thing to do: a commit falling due, or a tick
             if self.redaction_due or self.touches_due:
                 self.stop_event.wait(REDACTION_PAUSE)  # the pass goes on, live lines first
@@ -996,11 +976,53 @@ class Service:
                 if due_in > 0:
                     self.stop_event.wait(min(due_in, TICK))
             else:
-                self.wake.wait(min(HEARTBEAT_INTERVAL, rescan_every))
+                self.wake.wait(min(HEARTBEAT_INTERVAL, self._rescan_every()))
                 self.wake.clear()
                 # batch events arriving together: a short pause before draining
                 if not self.stop_event.is_set():
                     self.stop_event.wait(min(TICK, 0.05))
+
+    def _run_jobs(self) -> bool:
+        """One turn over ``JOBS``, in order: each job that is due and whose condition holds runs.
+        False when one of them ended the turn (the service stops, or the index must be reopened)."""
+        for job in JOBS:
+            now = time.monotonic()
+            if now - self._job_last[job.name] < job.every(self) or not job.when(self):
+                continue
+            self._job_last[job.name] = now
+            if job.run(self) and job.ends_turn:
+                return False
+        return True
+
+    def _rescan_every(self) -> float:
+        return RESCAN_INTERVAL if self.observer is not None else min(RESCAN_INTERVAL, 2.0)
+
+    def _rescan_and_read(self) -> None:
+        """The safety net for missed events: read what changed, and Claude Code's memory files."""
+        self.rescan()
+        if self.dirty:
+            self._drain()
+        self.sync_native()
+
+    def _native_due(self) -> bool:
+        return self.native_due is not None and time.monotonic() >= self.native_due
+
+    def _queue_agent_captures(self) -> None:
+        try:
+            self.queue_agent_captures()
+        except Exception as exc:  # noqa: BLE001 - memories must never stop the indexing
+            self.error(f"queueing another agent's session for memories failed: {type(exc).__name__}: {exc}")
+
+    def _stop_if_uninstalled(self) -> bool:
+        if not uninstalled():
+            return False
+        self.log.info("recall was uninstalled (%s): stopping", sys.executable)
+        if os.environ.get("RECALL_PLUGIN_DATA"):  # the plugin's `recall` link goes with it
+            # (imported with this module: an uninstall deleted the runtime's files)
+            if plugin_runtime.remove_command_link(Path(os.environ["RECALL_PLUGIN_DATA"])):
+                self.log.info("removed the plugin's link to its `recall` command")
+        self.stop_event.set()
+        return True
 
     def _code_changed(self) -> bool:
         """Whether the installed code changed under this process and the new code is ready:
@@ -1078,6 +1100,9 @@ class Service:
         self._fail_requests()
         if self.server is not None:
             self.server.stop()
+        from recall.service.registry import stop_modules
+
+        stop_modules()  # the page of `recall ui`, when it was asked for
         self.state = "stopped"
         try:
             st = self.status()
@@ -1117,3 +1142,56 @@ class Service:
             raise StorageError(self.storage_problem)
         self.redaction_due = True  # a rebuild may have replayed an archive of older rules
         return summary.as_dict()
+
+
+# the loop's background jobs -------------------------------------------------------------------
+def _every_turn(_svc: Service) -> float:
+    return 0.0
+
+
+def _heartbeat(_svc: Service) -> float:
+    return HEARTBEAT_INTERVAL
+
+
+def _always(_svc: Service) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Job:
+    """Every ``every(service)`` seconds (0: every turn; read each turn, so the environment and
+    tests tune it), ``run(service)`` when ``when(service)`` holds. The first run is one period
+    after the service started, or at the loop's first turn (``at_start``). When ``ends_turn``,
+    a true result of ``run`` ends that turn of the loop (the service stops, or the index must
+    be reopened first)."""
+
+    name: str
+    every: Callable[[Service], float]
+    run: Callable[[Service], Any]
+    when: Callable[[Service], bool] = _always
+    at_start: bool = False
+    ends_turn: bool = False
+
+
+#: What the service's loop does, in order, on each turn between two sleeps (the writer thread;
+#: the backfill and a failed write's retry run before it, ``Service.run`` and ``_loop``).
+JOBS: tuple[Job, ...] = (
+    Job("ops' writes", _every_turn, Service._run_requests),
+    Job("read dirty files", _every_turn, Service._drain, when=lambda s: bool(s.dirty or s.scan_dirs)),
+    Job("rescan the roots", Service._rescan_every, Service._rescan_and_read),
+    Job("Claude Code's memory files", _every_turn, Service.sync_native, when=Service._native_due),
+    Job("watch roots that appeared", lambda s: ROOT_CHECK_INTERVAL, Service._watch_roots,
+        when=lambda s: len(s.watched) < len(s.roots), at_start=True),
+    Job("follow `recall sources`", _heartbeat, Service.refresh_sources),
+    Job("other agents' quiet sessions", _heartbeat, Service._queue_agent_captures),
+    Job("stop once uninstalled", _heartbeat, Service._stop_if_uninstalled, ends_turn=True),
+    Job("rebuild a deleted index", _heartbeat, Service._index_lost, ends_turn=True),
+    Job("queued memory documents", _heartbeat, Service.apply_pending_memory),
+    Job("prune the synthesis cache", lambda s: CACHE_PRUNE_INTERVAL, Service._prune_cache, at_start=True),
+    Job("new index files 0600", _heartbeat, lambda s: s.ix.secure_new_files(), when=lambda s: s.ix is not None),
+    Job("restart on new code", lambda s: CODE_CHECK_INTERVAL, Service._code_changed, ends_turn=True),
+    Job("re-redaction slice", _every_turn, Service._redaction_step, when=lambda s: s.redaction_due),
+    Job("touches slice", _every_turn, Service._touches_step, when=lambda s: s.touches_due),
+    Job("commit", _every_turn, lambda s: s._maybe_commit(COMMIT_INTERVAL)),
+    Job("status file", _every_turn, lambda s: s._write_status(periodic=True)),
+)

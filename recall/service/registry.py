@@ -10,6 +10,10 @@ here and decorating functions in their own module::
     @op("hook_context")
     def hook_context(args: dict) -> dict: ...
 
+A module that needs a thread of its own in the service defines ``start(service)``, which the
+service calls once its ops are loaded (``start_modules``; nothing starts a thread because it
+was imported), and may define ``stop()``, called as the service stops (``stop_modules``).
+
 Ops run in server threads, concurrently. Raise a ``RecallError`` for a bad request (its
 one-line message reaches the caller as ``client.RemoteError``). Inside an op:
 
@@ -59,6 +63,40 @@ def load_modules(log: logging.Logger | None = None) -> list[str]:
             if log is not None:
                 log.error("op module %s failed to import: %s: %s", name, type(exc).__name__, exc)
     return failed
+
+
+def _loaded() -> list:
+    import sys
+
+    return [sys.modules[name] for name in list(OP_MODULES) if name in sys.modules]
+
+
+def start_modules(service, log: logging.Logger | None = None) -> list[str]:
+    """Call ``start(service)`` of every loaded op module that has one (the threads the service
+    runs beside its loop: the memory worker, the team sync); returns the ones that failed."""
+    failed = []
+    for module in _loaded():
+        start = getattr(module, "start", None)
+        if start is None:
+            continue
+        try:
+            start(service)
+        except Exception as exc:  # one broken module must not take the service down
+            failed.append(module.__name__)
+            if log is not None:
+                log.error("op module %s failed to start: %s: %s", module.__name__, type(exc).__name__, exc)
+    return failed
+
+
+def stop_modules() -> None:
+    """Call ``stop()`` of every loaded op module that has one (the service is stopping)."""
+    for module in _loaded():
+        stop = getattr(module, "stop", None)
+        if stop is not None:
+            try:
+                stop()
+            except Exception:  # noqa: BLE001 - the service stops anyway
+                pass
 
 
 def set_service(service) -> None:

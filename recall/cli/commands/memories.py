@@ -33,7 +33,6 @@ def _backfill(since: str, project: Optional[str], yes: bool, as_json: bool) -> N
     first, then the work, newest first, one line per session."""
     from datetime import datetime
 
-    from recall.cli.command_utils import interactive
     from recall.llm import backend
     from recall.memory import backfill
     from recall.search.timespec import parse_since
@@ -50,6 +49,30 @@ def _backfill(since: str, project: Optional[str], yes: bool, as_json: bool) -> N
             msg += f" ({p['active']} still active: the hooks take them when they go idle.)"
         typer.echo(json.dumps({**backfill.plan_json(p), "ran": None}) if as_json else msg)
         return
+    lines = _estimate_lines(p, where, day, choice.name)
+    if not as_json:
+        typer.echo("Backfill: " + lines[0])
+        for line in lines[1:]:
+            typer.echo(f"  {line}")
+    if not yes and not _confirmed(since, project):
+        typer.echo("Nothing was done.")
+        return
+
+    def on_item(i: int, it, rep: dict) -> None:
+        if not as_json:
+            typer.echo(_item_line(i, p["sessions"], it, rep))
+
+    try:
+        res = backfill.run(p, cfg, on_item)
+    except KeyboardInterrupt:
+        typer.echo("Stopped. The same command goes on where it stopped.", err=True)
+        raise typer.Exit(130)
+    _report_backfill(p, res, as_json)
+
+
+def _estimate_lines(p: dict, where: str, day: str, backend_name: str) -> list[str]:
+    """The backfill's estimate (``backfill.plan``), one line each: sessions, calls and tokens,
+    cost, the daily cap, the sessions left to the hooks."""
     from recall.cli.output import counted
 
     lines = [f"{counted(p['sessions'], 'session')} {where} active since {day} without memories or a summary",
@@ -59,7 +82,7 @@ def _backfill(since: str, project: Optional[str], yes: bool, as_json: bool) -> N
              f"{p['input_tokens']:,} tokens in and {p['output_tokens']:,} out",
              f"est. ${p['cost']:.2f} at {p['model']} API prices"
              + (" (through Claude Code: counted against your plan, not billed per call)"
-                if choice.name == "claude-code" else "") + f"; backend: {choice.name}"]
+                if backend_name == "claude-code" else "") + f"; backend: {backend_name}"]
     if p["cap_left"] is not None:
         lines.append(f"the daily cap allows {p['cap_left']:,} more calls today "
                      f"({p['calls_today']:,} of {p['daily_call_cap']} used): it stops there, and the same "
@@ -67,42 +90,47 @@ def _backfill(since: str, project: Optional[str], yes: bool, as_json: bool) -> N
     if p["active"]:
         lines.append(f"{counted(p['active'], 'session')} still active {'is' if p['active'] == 1 else 'are'} left "
                      "to the hooks")
-    if not as_json:
-        typer.echo("Backfill: " + lines[0])
-        for line in lines[1:]:
-            typer.echo(f"  {line}")
-    if not yes:
-        if not interactive():
-            flags = f"--since {since}" + ("" if project else " --all-projects")
-            raise UsageError(f"No model was called: there is no terminal to ask. Run `recall memories --backfill "
-                             f"{flags} --yes` to start it.")
-        if not typer.confirm("Start the backfill?", default=False):
-            typer.echo("Nothing was done.")
-            return
+    return lines
 
-    def on_item(i: int, it, rep: dict) -> None:
-        if as_json:
-            return
-        when = datetime.fromtimestamp(it.ended).strftime("%Y-%m-%d") if it.ended else "?"
-        bits = []
-        if rep.get("calls_ok") or rep.get("added"):
-            bits.append(f"+{counted(rep.get('added', 0), 'memory')}" + (f", {rep['superseded']} updated"
-                                                              if rep.get("superseded") else ""))
-        summary = rep.get("summary") or {}
-        if summary.get("status") == "written":
-            bits.append("summary written")
-        why = rep.get("stopped") or rep.get("problem") or (summary.get("problem") if summary.get("status") ==
-                                                            "pending" else "")
-        if why:
-            bits.append(f"stopped: {why}")
-        name = os.path.basename(it.project.rstrip("/")) or it.project or "?"
-        typer.echo(f"[{i}/{p['sessions']}] {when} {name} {it.session_id[:8]}: {', '.join(bits) or 'nothing new'}")
 
-    try:
-        res = backfill.run(p, cfg, on_item)
-    except KeyboardInterrupt:
-        typer.echo("Stopped. The same command goes on where it stopped.", err=True)
-        raise typer.Exit(130)
+def _confirmed(since: str, project: Optional[str]) -> bool:
+    """Whether the user says to start (asked on a terminal; without one, a UsageError naming --yes)."""
+    from recall.cli.command_utils import interactive
+
+    if not interactive():
+        flags = f"--since {since}" + ("" if project else " --all-projects")
+        raise UsageError(f"No model was called: there is no terminal to ask. Run `recall memories --backfill "
+                         f"{flags} --yes` to start it.")
+    return typer.confirm("Start the backfill?", default=False)
+
+
+def _item_line(i: int, total: int, it, rep: dict) -> str:
+    """One backfilled session: ``[i/total] day project id: +N memories, summary written``."""
+    from datetime import datetime
+
+    from recall.cli.output import counted
+
+    when = datetime.fromtimestamp(it.ended).strftime("%Y-%m-%d") if it.ended else "?"
+    bits = []
+    if rep.get("calls_ok") or rep.get("added"):
+        bits.append(f"+{counted(rep.get('added', 0), 'memory')}" + (f", {rep['superseded']} updated"
+                                                          if rep.get("superseded") else ""))
+    summary = rep.get("summary") or {}
+    if summary.get("status") == "written":
+        bits.append("summary written")
+    why = rep.get("stopped") or rep.get("problem") or (summary.get("problem") if summary.get("status") ==
+                                                        "pending" else "")
+    if why:
+        bits.append(f"stopped: {why}")
+    name = os.path.basename(it.project.rstrip("/")) or it.project or "?"
+    return f"[{i}/{total}] {when} {name} {it.session_id[:8]}: {', '.join(bits) or 'nothing new'}"
+
+
+def _report_backfill(p: dict, res: dict, as_json: bool) -> None:
+    """What the backfill did: JSON, or one line (a RecallError naming the next step when it stopped)."""
+    from recall.cli.output import counted
+    from recall.memory import backfill
+
     if as_json:
         typer.echo(json.dumps({**backfill.plan_json(p), "ran": res}, ensure_ascii=False))
         return

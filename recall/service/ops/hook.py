@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from recall.core.errors import IndexMissing
 from recall.prompt.context import service_op
-from recall.prompt.trivial import trivial_reason
 from recall.service.registry import op, searcher
 
 
@@ -31,8 +30,7 @@ def backend(args: dict) -> dict:
 
 @op("hook_context")
 def hook_context(args: dict) -> dict | None:
-    if trivial_reason(args.get("prompt") if isinstance(args, dict) else None):
-        return None
+    # refusal and trivial_reason: checked by the hook (``_screened``), else by service_op, once
     try:
         warm = searcher()
     except IndexMissing:

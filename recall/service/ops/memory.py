@@ -116,8 +116,11 @@ def _service_writer():
     return run
 
 
-if service() is not None:  # imported by the service at start: drain what queued up meanwhile
-    from recall.memory import index as _memory_index
+def start(svc) -> None:
+    """Called by the service at its start (``registry.start_modules``): memory documents are
+    written on its writer thread from now on, and the worker thread drains what queued up
+    meanwhile."""
+    from recall.memory import index as memory_index
 
-    _memory_index.use_service_writer(_service_writer)
+    memory_index.use_service_writer(_service_writer)
     ensure_thread()

@@ -4,7 +4,8 @@
                  share``/``unshare``/``join`` call it so a change is not left for the next tick).
 ``team_status``  args ``{}`` -> the loop's live state (connected, last error).
 
-Imported by the service at start, the module starts the loop's thread; the loop imports
+The service starts the loop's thread at its start (``start``, called by
+``recall.service.registry.start_modules``); the loop imports
 psycopg only once this machine has joined a team (``recall team join``).
 """
 
@@ -66,5 +67,6 @@ def team_status(args: dict) -> dict:
     return {"running": runner.active(), **state}
 
 
-if service() is not None:  # imported by the service at start
+def start(svc) -> None:
+    """Called by the service at its start: the sync loop's thread."""
     ensure_thread()
