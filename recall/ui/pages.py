@@ -485,7 +485,7 @@ def charts_page(csrf: str) -> str:
             '<h2>Prompts and injections per day</h2>'
             + charts.bars(days, series)
             + '<h2>Silent share (prompts, trivial ones aside, that got nothing)</h2>'
-            + charts.line(days, {"silent": silent}, percent=True)
+            + charts.line(days, {"silent": silent}, percent=True, dots=True)
             + '<h2>Used and silent share per week, as <code>recall stats</code> counts them</h2>'
               '<section id="weekly" data-fragment="/fragment/weekly" data-load="1"><p class="dim">reading the '
               'replies…</p></section>'
