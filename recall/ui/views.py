@@ -136,7 +136,7 @@ def _whole(slim: dict) -> dict | None:
 
 
 _verdicts_lock = threading.Lock()
-_verdicts: dict[tuple, tuple] = {}  # (t, project, session) -> (used, why): final verdicts only
+_verdicts: dict[tuple, tuple] = {}  # (t, project, session, text) -> (used, why): final verdicts only
 
 
 def judge_used(records: list[dict], fresh: bool = True) -> None:
@@ -151,7 +151,7 @@ def judge_used(records: list[dict], fresh: bool = True) -> None:
     for rec in records:
         if not used.injected(rec):
             continue
-        key = (rec.get("t"), *used.conversation(rec))
+        key = (rec.get("t"), *used.conversation(rec), hash(str(rec.get("text"))))  # (a rewritten record: anew)
         with _verdicts_lock:
             known = _verdicts.get(key)
         if known is not None:
@@ -169,11 +169,11 @@ def judge_used(records: list[dict], fresh: bool = True) -> None:
 def prompts(limit: int = 50, fresh: bool = True) -> list[dict]:
     """The injection log newest first, numbered as ``recall log`` numbers them (1 = newest),
     each injection with whether the next reply used it (``judge_used``; ``fresh``)."""
+    from recall.prompt import used
+
     records = log_records()[::-1]
     whole = [(n, _whole(slim)) for n, slim in enumerate(records[:limit], 1)]
     judge_used([rec for _n, rec in whole if rec is not None], fresh)
-    from recall.prompt import used
-
     out = []
     for n, rec in whole:
         if rec is None:
@@ -543,17 +543,26 @@ def weekly(weeks: int = 5) -> list[dict]:
     """``recall stats`` without its searcher (``recall.prompt.stats.weekly``): per week, newest
     first, prompts, injections, the used share and the silent share. It reads the archive of
     every conversation in those weeks, so the Charts page asks for it after its first paint;
-    kept until the log changes, a minute at most."""
-    from recall.prompt import injections
+    kept until the log changes, a minute at most. Only the records of those weeks are read
+    whole, and only what the verdicts need of them is held while they are counted."""
     from recall.prompt.stats import weekly as per_week
 
     global _weekly
-    log_records()  # brings the log's stamp up to date
+    slims = log_records()  # (brings the log's stamp up to date)
     with _weekly_lock:
         stamp = (_log_sorted[0], weeks)
         if _weekly[0] != stamp or time.monotonic() - _weekly[1] > WEEKLY_TTL:
-            _weekly = (stamp, time.monotonic(), per_week(injections.read(), weeks))
+            after = time.time() - (weeks + 1) * 7 * 86400  # more than the weeks asked for: stats cuts them
+            records = []
+            for slim in slims:
+                rec = _whole(slim) if _num(slim.get("t")) >= after else None
+                if rec is not None:
+                    records.append({k: rec[k] for k in WEEKLY_FIELDS if k in rec})
+            _weekly = (stamp, time.monotonic(), per_week(records, weeks))
         return _weekly[2]
+
+
+WEEKLY_FIELDS = ("t", "outcome", "project", "session", "text", "injected", "hits")
 
 
 def history(days: int = 30) -> dict:
