@@ -10,6 +10,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from datetime import datetime, timezone
 
 import pytest
@@ -325,6 +326,60 @@ def test_prompts_page_and_mark_wrong_reaches_recall_log(history, page, capsys):
     assert c.post("/api/prompts/wrong", {"t": "1790000000.123", "session": "sess-1", "wrong": "0"}, srv.csrf)[0] == 200
     assert "[marked wrong]" not in cli(capsys, "log")[1]
     assert c.post("/api/prompts/wrong", {"t": "12", "session": "x"}, srv.csrf)[0] == 400
+
+
+def test_prompts_page_says_whether_the_next_reply_used_each_injection(tmp_path, claude_projects, page, capsys):
+    """Issue 37 with issue 34's "Was it used": the verdict `recall log` prints, on the page: for
+    good once known (the first paint has it), asked for after the first paint until then."""
+    from datetime import timedelta
+
+    from recall.ui import views
+
+    srv, c = page
+    cwd = tmp_path / "work" / "api"
+    cwd.mkdir(parents=True)
+    conv = Session(cwd=str(cwd), start=datetime.now(timezone.utc) - timedelta(hours=2))
+    p1 = conv.user("which connection pooler did we pick?")
+    conv.assistant("We pick pgbouncer; I'll set pool_mode in deploy/pgbouncer.ini.")
+    p2 = conv.user("tidy the export code")
+    conv.assistant("As we discussed, I left the rows alone.")
+    p3 = conv.user("how do the pool limits work?")  # its reply is not written yet
+    conv.write(claude_projects)
+    index_all()
+    texts = ["<recalled-context>\n- [2026-11-20 session 0badc0de] assistant: pgbouncer, transaction pooling; "
+             "settings in deploy/pgbouncer.ini\n</recalled-context>",
+             "<recalled-context>\n- [2026-11-20 session 0badc0de] <b>The CSV</b> streams\n</recalled-context>",
+             "<recalled-context>\n- pool limits: 20 per worker\n</recalled-context>"]
+    for line, text in zip((p1, p2, p3), texts):
+        t = datetime.fromisoformat(line["timestamp"].replace("Z", "+00:00")).timestamp() + 0.8
+        injections.append({"t": t, "project": str(cwd), "session": conv.session_id, "outcome": "raw", "why": "",
+                           "hits": [{"session": "0badc0de99", "score": 1.0}], "backend": "off", "via": "in-process",
+                           "chars": len(text), "tokens": len(text) // 4, "latency_ms": 40.0, "text": text})
+    injections.append({"t": time.time(), "project": str(cwd), "session": conv.session_id, "outcome": "nothing",
+                       "why": "", "hits": [], "text": ""})
+    first = body(c.get("/prompts")[2])  # the first paint reads no archive: the verdicts come after it
+    assert first.count("used: checking…") == 3 and 'data-load="1"' in first
+    text = body(c.get("/fragment/prompts")[2])
+    assert "used: yes (repeats deploy/pgbouncer.ini)" in text
+    assert "used: yes (cites it (&quot;As we discussed&quot;))" in text  # the why is text, escaped
+    assert "used: not known yet (no reply indexed yet)" in text
+    assert text.count("used: ") == 3  # nothing injected: nothing to use
+    assert "&lt;b&gt;The CSV&lt;/b&gt;" in text and "<b>The CSV" not in text
+    log = cli(capsys, "log")[1]  # the same words as `recall log`
+    for verdict in ("yes (repeats deploy/pgbouncer.ini)", 'yes (cites it ("As we discussed"))',
+                    "not known yet (no reply indexed yet)"):
+        assert f"used: {verdict}" in log
+    # a yes is final: the next first paint has it; the one not known yet is asked for again
+    again = body(c.get("/prompts")[2])
+    assert "used: yes (repeats deploy/pgbouncer.ini)" in again and again.count("used: checking…") == 1
+    # the Charts page: per week, the used and the silent share as `recall stats` counts them
+    charts = body(c.get("/charts")[2])
+    assert 'data-fragment="/fragment/weekly"' in charts
+    weekly = c.get("/fragment/weekly")[2]
+    this = views.weekly()[0]
+    assert (this["prompts"], this["injections"], this["used"], this["unknown"]) == (4, 3, 2, 1)
+    assert this["used_share"] == 1.0 and this["silent_share"] == 0.25
+    assert weekly.count("<svg") == 1 and "<td class=\"num\">100%</td><td class=\"num\">25%</td>" in weekly
 
 
 def test_forgetting_a_hit_forgets_its_session_everywhere(history, page):

@@ -143,6 +143,8 @@ def test_the_page_in_a_browser(world, shots, tmp_path):
         assert "raw" in text and "confidence" in text and world["s1"].session_id[:8] in text
         assert "SQLite in WAL mode" in first[0].find_element(By.CSS_SELECTOR, "pre.injected").text
         assert no_alert(d)
+        # whether the next reply used it, as `recall log` says (its conversation is not archived yet)
+        wait_for(lambda: "used: not known yet" in d.find_element(By.ID, "prompts").text, 30, "the used verdict")
         d.save_screenshot(str(shots / "prompts.png"))
 
         # search as you type finds the session; opening it shows the exchange
@@ -187,7 +189,8 @@ def test_the_page_in_a_browser(world, shots, tmp_path):
         wait_for(lambda: "checking" not in d.find_element(By.ID, "doctor").text, 120, "the doctor's checks")
         d.save_screenshot(str(shots / "status.png"))
         d.get(f"http://127.0.0.1:{port}/charts")
-        wait_for(lambda: len(d.find_elements(By.CSS_SELECTOR, "figure.chart svg")) == 4, 30, "the four charts")
+        wait_for(lambda: len(d.find_elements(By.CSS_SELECTOR, "figure.chart svg")) == 5, 30, "the five charts")
+        assert "used share" in d.find_element(By.ID, "weekly").text  # per week, as `recall stats` counts it
         d.save_screenshot(str(shots / "charts.png"))
 
 

@@ -468,8 +468,9 @@ def log(limit: int = 20, show: int | None = None, as_json: bool = False) -> int:
 
 def _used(rec: dict) -> str:
     """``yes (repeats deploy/billing.yaml)`` / ``no (…)`` / ``not known yet (…)``."""
-    word = {True: "yes", False: "no"}.get(rec.get("used"), "not known yet")
-    return f"{word} ({rec.get('used_why')})" if rec.get("used_why") else word
+    from recall.prompt.used import label
+
+    return label(rec)
 
 
 def stats(weeks: int = 8, as_json: bool = False) -> int:

@@ -21,7 +21,7 @@ import re
 import time
 from datetime import date, datetime, timedelta
 
-from recall.prompt.used import annotate, injected, turn_at, turns_for
+from recall.prompt.used import annotate, conversation, injected, turn_at, turns_for
 
 # what a user types when the assistant forgot what they said before
 TOLD = re.compile(
@@ -88,8 +88,9 @@ def weekly(records: list[dict], weeks: int = 8, now: float | None = None, search
     rows: dict[date, dict] = {}
     cache: dict = {}
     mine = [r for r in records if isinstance(r.get("t"), (int, float)) and week_of(r["t"]) >= first]
-    annotate(mine, cache)
-    for rec in mine:
+    last = {conversation(rec): i for i, rec in enumerate(mine)}
+    for i, rec in enumerate(mine):
+        annotate([rec], cache)
         w = week_of(rec["t"])
         row = rows.setdefault(w, {"week": w.isoformat(), "prompts": 0, "trivial": 0, "injections": 0, "used": 0,
                                   "unknown": 0, "silent": 0, "misses": 0, "repeated": 0, "told": 0,
@@ -104,6 +105,8 @@ def weekly(records: list[dict], weeks: int = 8, now: float | None = None, search
         else:
             row["silent"] += 1
         _misses(rec, row, cache, searcher)
+        if last[conversation(rec)] == i:  # its conversation's last record: its turns are not held any longer
+            cache.pop(conversation(rec), None)
     out = []
     for w in sorted(rows, reverse=True):
         row = rows[w]

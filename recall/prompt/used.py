@@ -158,8 +158,34 @@ def annotate(records: list[dict], cache: dict | None = None) -> None:
             rec["used"], rec["used_why"] = None, f"could not be read ({type(exc).__name__})"
 
 
+def label(rec: dict) -> str:
+    """What ``recall log`` and the page say of an annotated record: ``yes (repeats
+    deploy/billing.yaml)`` / ``no (…)`` / ``not known yet (…)``."""
+    word = {True: "yes", False: "no"}.get(rec.get("used"), "not known yet")
+    return f"{word} ({rec.get('used_why')})" if rec.get("used_why") else word
+
+
+def final(rec: dict, cache: dict) -> bool:
+    """Whether an annotated record's verdict can no longer change: a yes (the reply only grows),
+    or a no once a later prompt came (the reply is complete). Not known yet never is."""
+    if rec.get("used") is True:
+        return True
+    if rec.get("used") is not False or not isinstance(rec.get("t"), (int, float)):
+        return False
+    try:
+        turn = turn_at(turns_for(rec, cache), float(rec["t"]))
+    except Exception:  # noqa: BLE001 - unreadable: not final
+        return False
+    return turn is not None and turn.answered
+
+
+def conversation(rec: dict) -> tuple[str, str]:
+    """The key of a record's conversation in the cache of ``turns_for``: (project cwd, session)."""
+    return (str(rec.get("project") or ""), str(rec.get("session") or ""))
+
+
 def turns_for(rec: dict, cache: dict) -> list[Turn]:
-    key = (str(rec.get("project") or ""), str(rec.get("session") or ""))
+    key = conversation(rec)
     if key not in cache:
         cache[key] = read_turns(*key)
     return cache[key]

@@ -50,15 +50,22 @@ def bars(days: list[str], series: dict[str, list[float]]) -> str:
             f'{"".join(parts)}</svg>{_legend(names)}</figure>')
 
 
-def line(days: list[str], series: dict[str, list[float]], percent: bool = False) -> str:
+def line(days: list[str], series: dict[str, list[float | None]], percent: bool = False, dots: bool = False) -> str:
+    """Lines over ``days``; a value of None (nothing to count that day) is left out. ``dots``
+    marks each value, with its figure on hover (for a few points, where a line alone says little)."""
     names = list(series)
-    top = 1.0 if percent else max([max(v) if v else 0 for v in series.values()] + [1])
+    top = 1.0 if percent else max([v for vs in series.values() for v in vs if v is not None] + [1])
     n = max(len(days), 1)
     slot = (W - PAD_L - PAD_R) / n
     parts = _frame(days, top, percent)
     for j, name in enumerate(names):
-        pts = " ".join(f"{PAD_L + (i + 0.5) * slot:.1f},{H - PAD_B - (H - PAD_T - PAD_B) * (v / top):.1f}"
-                       for i, v in enumerate(series[name]))
+        xy = [(i, PAD_L + (i + 0.5) * slot, H - PAD_B - (H - PAD_T - PAD_B) * (v / top), v)
+              for i, v in enumerate(series[name]) if v is not None]
+        pts = " ".join(f"{x:.1f},{y:.1f}" for _i, x, y, _v in xy)
         parts.append(f'<polyline class="ln s{j % 6}" points="{pts}"><title>{_e(name)}</title></polyline>')
+        if dots:
+            parts.extend(f'<circle class="s{j % 6}" cx="{x:.1f}" cy="{y:.1f}" r="3.5"><title>{_e(days[i])} '
+                         f'{_e(name)}: {_e(f"{v:.0%}" if percent else f"{v:g}")}</title></circle>'
+                         for i, x, y, v in xy)
     return (f'<figure class="chart"><svg viewBox="0 0 {W} {H}" role="img" aria-label="{_e(", ".join(names))}">'
             f'{"".join(parts)}</svg>{_legend(names)}</figure>')

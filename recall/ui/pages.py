@@ -105,11 +105,13 @@ def prompts_list(records: list[dict]) -> str:
         backend = f'<span class="pill">{e(r["backend"])}</span>' if r["backend"] and r["outcome"] == "synthesized" else ""
         via = f'<span class="pill">via {e(r["via"])}</span>' if r["via"] else ""
         used = ""
-        if r.get("used") is not None:
-            used = f'<span class="pill">reply used it: {e("yes" if r["used"] is True else r["used"] or "no")}</span>'
+        if r.get("injected"):  # whether the next reply used it, as `recall log` says it
+            kind = {True: "yes", False: "no"}.get(r.get("used"), "unknown") if r.get("used_label") else "checking"
+            used = (f'<div class="used u-{kind}" title="whether the next reply used it">used: '
+                    f'{e(r["used_label"] or "checking…")}</div>')
         head = (f'<div class="head"><b>#{r["n"]}</b> <time>{e(when(r["t"]))}</time> '
                 f'<span class="proj">{e(short(r["project"]) or "?")}</span> '
-                f'<span class="outcome o-{e(r["outcome"])}">{e(r["outcome"])}{why}</span> {path}{backend}{via}{used}'
+                f'<span class="outcome o-{e(r["outcome"])}">{e(r["outcome"])}{why}</span> {path}{backend}{via}'
                 f' <span class="dim">{r["tokens"]} tokens · {r["latency_ms"]:.0f} ms</span>'
                 + (' <span class="badge">marked wrong</span>' if r["wrong"] else "") + "</div>")
         hits = ""
@@ -131,17 +133,21 @@ def prompts_list(records: list[dict]) -> str:
         mark = (f'<button type="button" data-action="wrong" data-t="{r["t"]!r}" data-session="{e(r["session"])}" '
                 f'data-wrong="{0 if r["wrong"] else 1}">{"not wrong" if r["wrong"] else "mark wrong"}</button>'
                 if r["text"] else "")
-        out.append(f'<article class="{cls}" data-n="{r["n"]}">{head}{hits}{text}{mark}</article>')
+        out.append(f'<article class="{cls}" data-n="{r["n"]}">{head}{used}{hits}{text}{mark}</article>')
     return "".join(out)
 
 
 def prompts_page(csrf: str) -> str:
     from recall.ui import views
 
+    # the first paint has the verdicts known for good; the fragment asked for after it, the rest
+    shown = views.prompts(fresh=False)
+    load = ' data-load="1"' if any(r["injected"] and not r["used_label"] for r in shown) else ""
     body = ('<h1>Prompts</h1><p class="dim">What the prompt hook put in front of Claude, newest first, as '
-            '<code>recall log</code> lists it; new prompts appear here as they happen.</p>'
-            f'<section id="prompts" data-fragment="/fragment/prompts" data-live="prompts">'
-            f'{prompts_list(views.prompts())}</section>')
+            '<code>recall log</code> lists it, with whether the next reply used what was injected; new '
+            'prompts appear here as they happen.</p>'
+            f'<section id="prompts" data-fragment="/fragment/prompts" data-live="prompts"{load}>'
+            f'{prompts_list(shown)}</section>')
     return page("Prompts", body, csrf, "prompts")
 
 
@@ -472,19 +478,47 @@ def charts_page(csrf: str) -> str:
     per = data["per_day"]
     prompts = [per[d]["prompts"] for d in days]
     injected = [per[d]["injected"] for d in days]
-    silent = [(per[d]["silent"] / per[d]["prompts"]) if per[d]["prompts"] else 0.0 for d in days]
+    searched = [per[d]["prompts"] - per[d]["trivial"] for d in days]
+    silent = [per[d]["silent"] / n if n else None for d, n in zip(days, searched)]
     series = {"prompts": prompts, "injected": injected}
-    used = [per[d]["used"] for d in days]
-    if any(used):  # once the log says whether the reply used what was injected
-        series["reply used it"] = used
     body = ('<h1>Charts</h1><p class="dim">The last 30 days.</p>'
             '<h2>Prompts and injections per day</h2>'
             + charts.bars(days, series)
-            + '<h2>Silent share (prompts that got nothing)</h2>' + charts.line(days, {"silent": silent}, percent=True)
+            + '<h2>Silent share (prompts, trivial ones aside, that got nothing)</h2>'
+            + charts.line(days, {"silent": silent}, percent=True, dots=True)
+            + '<h2>Used and silent share per week, as <code>recall stats</code> counts them</h2>'
+              '<section id="weekly" data-fragment="/fragment/weekly" data-load="1"><p class="dim">reading the '
+              'replies…</p></section>'
             + '<h2>Memories by type</h2>' + charts.line(days, data["memories"])
             + '<h2>History size (messages indexed)</h2><section id="history" data-fragment="/fragment/history" '
               'data-load="1"><p class="dim">counting…</p></section>')
     return page("Charts", body, csrf, "charts")
+
+
+def _share(v) -> str:
+    return f"{v:.0%}" if isinstance(v, (int, float)) else "–"
+
+
+def weekly_fragment() -> str:
+    """``recall stats`` on the page (``recall.prompt.stats.weekly``): per week, prompts,
+    injections, the share of injections the next reply used, the share left silent."""
+    from recall.ui import charts, views
+
+    rows = views.weekly()
+    if not rows:
+        return '<p class="empty">No prompts logged in these weeks.</p>'
+    weeks = [r["week"] for r in reversed(rows)]  # oldest first, as the other charts run
+    by = {r["week"]: r for r in rows}
+    chart = charts.line(weeks, {"used share": [by[w]["used_share"] for w in weeks],
+                                "silent share": [by[w]["silent_share"] for w in weeks]}, percent=True, dots=True)
+    trs = "".join(f'<tr><td>{e(r["week"])}</td><td class="num">{r["prompts"]}</td>'
+                  f'<td class="num">{r["injections"]}</td><td class="num">{_share(r["used_share"])}</td>'
+                  f'<td class="num">{_share(r["silent_share"])}</td><td class="num">{r["unknown"]}</td></tr>'
+                  for r in rows)
+    return (f'{chart}<table class="weekly"><thead><tr><th>week of</th><th>prompts</th><th>injected</th>'
+            f'<th>used</th><th>silent</th><th>not known yet</th></tr></thead><tbody>{trs}</tbody></table>'
+            '<p class="dim">used: the share of injections (whose reply is indexed) that the next reply used; '
+            'silent: the share of prompts, trivial ones aside, that got nothing.</p>')
 
 
 def history_fragment() -> str:
@@ -530,4 +564,6 @@ def fragment(name: str, query: dict) -> str:
         return doctor_fragment()
     if name == "history":
         return history_fragment()
+    if name == "weekly":
+        return weekly_fragment()
     return problem(f"No fragment {name}.")

@@ -135,12 +135,47 @@ def _whole(slim: dict) -> dict | None:
     return rec if rec is not None and rec.get("t") == slim.get("t") else None
 
 
-def prompts(limit: int = 50) -> list[dict]:
-    """The injection log newest first, numbered as ``recall log`` numbers them (1 = newest)."""
+_verdicts_lock = threading.Lock()
+_verdicts: dict[tuple, tuple] = {}  # (t, project, session, text) -> (used, why): final verdicts only
+
+
+def judge_used(records: list[dict], fresh: bool = True) -> None:
+    """Whether the next reply used each injected record, as ``recall log`` says it
+    (``recall.prompt.used``: ``used`` True/False/None, ``used_why``), for the records on screen
+    only. A final verdict (``used.final``: a yes, or a no once the reply is complete) is kept
+    and never computed again; the others are computed when ``fresh`` (one read of each
+    conversation's archive), else left out (the page's first paint: its fragment fills them)."""
+    from recall.prompt import used
+
+    todo = []
+    for rec in records:
+        if not used.injected(rec):
+            continue
+        key = (rec.get("t"), *used.conversation(rec), hash(str(rec.get("text"))))  # (a rewritten record: anew)
+        with _verdicts_lock:
+            known = _verdicts.get(key)
+        if known is not None:
+            rec["used"], rec["used_why"] = known
+        elif fresh:
+            todo.append((key, rec))
+    cache: dict = {}
+    used.annotate([rec for _key, rec in todo], cache)
+    for key, rec in todo:
+        if used.final(rec, cache):
+            with _verdicts_lock:
+                _verdicts[key] = (rec["used"], rec.get("used_why"))
+
+
+def prompts(limit: int = 50, fresh: bool = True) -> list[dict]:
+    """The injection log newest first, numbered as ``recall log`` numbers them (1 = newest),
+    each injection with whether the next reply used it (``judge_used``; ``fresh``)."""
+    from recall.prompt import used
+
     records = log_records()[::-1]
+    whole = [(n, _whole(slim)) for n, slim in enumerate(records[:limit], 1)]
+    judge_used([rec for _n, rec in whole if rec is not None], fresh)
     out = []
-    for n, slim in enumerate(records[:limit], 1):
-        rec = _whole(slim)
+    for n, rec in whole:
         if rec is None:
             continue
         hits = [x for x in (_hit(h) for h in (rec.get("hits") if isinstance(rec.get("hits"), list) else []))
@@ -151,7 +186,9 @@ def prompts(limit: int = 50) -> list[dict]:
                     "via": str(rec.get("via") or ""), "path": decision_path(rec),
                     "text": rec.get("text") if isinstance(rec.get("text"), str) else "",
                     "tokens": int(_num(rec.get("tokens"))), "latency_ms": _num(rec.get("latency_ms")),
-                    "hits": hits, "wrong": bool(rec.get("wrong")), "used": rec.get("used")})
+                    "hits": hits, "wrong": bool(rec.get("wrong")), "injected": used.injected(rec),
+                    "used": rec.get("used"), "used_why": str(rec.get("used_why") or ""),
+                    "used_label": used.label(rec) if "used" in rec else ""})
     return out
 
 
@@ -454,9 +491,10 @@ def _day(ts: float) -> str:
 
 
 def charts(days: int = 30) -> dict:
-    """Per day: prompts, injections, silent share (prompts that got nothing), replies that used
-    the injection (once the log says); memories by type over time (how many existed at each
-    day's end). The history's size is ``history``."""
+    """Per day: prompts, injections, the prompts that got nothing (``silent``) and the trivial
+    ones the hook does not search for (``trivial``: the silent share is of the others, as
+    ``recall stats`` counts it); memories by type over time (how many existed at each day's
+    end). The history's size is ``history``; the used share is ``weekly``."""
     from recall.memory import TYPES, store
 
     import bisect
@@ -469,7 +507,7 @@ def charts(days: int = 30) -> dict:
         i = bisect.bisect_right(starts, t) - 1
         return day_list[i] if 0 <= i and t < now + 86400 else None
 
-    per_day = {d: {"prompts": 0, "injected": 0, "silent": 0, "used": 0} for d in day_list}
+    per_day = {d: {"prompts": 0, "injected": 0, "silent": 0, "trivial": 0} for d in day_list}
     for rec in log_records():
         t = _num(rec.get("t"))
         d = per_day.get(day_of(t)) if t else None
@@ -478,10 +516,10 @@ def charts(days: int = 30) -> dict:
         d["prompts"] += 1
         if rec.get("outcome") in ("raw", "synthesized") and rec.get("text"):
             d["injected"] += 1
+        elif rec.get("outcome") == "trivial":
+            d["trivial"] += 1
         else:
             d["silent"] += 1
-        if rec.get("used") is True:
-            d["used"] += 1
     created: dict[str, list[float]] = {t: [] for t in TYPES}
     for p in memory_projects():
         try:
@@ -494,6 +532,37 @@ def charts(days: int = 30) -> dict:
     ends = starts[1:] + [float("inf")]
     mem_series = {t: [sum(1 for c in created[t] if c < end) for end in ends] for t in TYPES}
     return {"days": day_list, "per_day": per_day, "memories": mem_series}
+
+
+_weekly_lock = threading.Lock()
+_weekly: tuple = (None, 0.0, [])  # (the log's stamp, when, weeks)
+WEEKLY_TTL = 60.0  # seconds: a reply indexed since turns "not known yet" into a verdict
+
+
+def weekly(weeks: int = 5) -> list[dict]:
+    """``recall stats`` without its searcher (``recall.prompt.stats.weekly``): per week, newest
+    first, prompts, injections, the used share and the silent share. It reads the archive of
+    every conversation in those weeks, so the Charts page asks for it after its first paint;
+    kept until the log changes, a minute at most. Only the records of those weeks are read
+    whole, and only what the verdicts need of them is held while they are counted."""
+    from recall.prompt.stats import weekly as per_week
+
+    global _weekly
+    slims = log_records()  # (brings the log's stamp up to date)
+    with _weekly_lock:
+        stamp = (_log_sorted[0], weeks)
+        if _weekly[0] != stamp or time.monotonic() - _weekly[1] > WEEKLY_TTL:
+            after = time.time() - (weeks + 1) * 7 * 86400  # more than the weeks asked for: stats cuts them
+            records = []
+            for slim in slims:
+                rec = _whole(slim) if _num(slim.get("t")) >= after else None
+                if rec is not None:
+                    records.append({k: rec[k] for k in WEEKLY_FIELDS if k in rec})
+            _weekly = (stamp, time.monotonic(), per_week(records, weeks))
+        return _weekly[2]
+
+
+WEEKLY_FIELDS = ("t", "outcome", "project", "session", "text", "injected", "hits")
 
 
 def history(days: int = 30) -> dict:
