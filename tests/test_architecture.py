@@ -187,3 +187,16 @@ def test_no_command_module_imports_another():
             if target and target.startswith("recall.cli.commands.") and target != module:
                 wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
     assert not wrong, f"{sorted(set(wrong))}: move what they share to recall/cli/command_utils.py"
+
+
+def test_the_plugin_builder_needs_only_the_standard_library():
+    """``recall/setup/plugin_runtime.py`` is run by path (``python3 -I``, hooks/recall) before
+    recall is installed: it imports nothing of ours, and the hooks never import the setup wing."""
+    known = modules()
+    path = known["recall.setup.plugin_runtime"]
+    assert imports_of(path, "recall.setup.plugin_runtime") == []
+    assert "recall/setup/plugin_runtime.py" in (ROOT / "hooks" / "recall").read_text(encoding="utf-8")
+    wrong = [f"{p.relative_to(ROOT)}:{line} imports {name}"
+             for module, p in known.items() if module.startswith("recall.hooks")
+             for line, name in imports_of(p, module) if name.startswith("recall.setup")]
+    assert not wrong, wrong

@@ -201,7 +201,7 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
 
     # a user who ran setup before installing the plugin: setup's hooks answer, the plugin's
     # stand down: one injection per prompt, one synthesis, one MCP tool set
-    from recall.cli import install
+    from recall.setup import install
 
     install.install_files(env.project)
     assert set(wiring.setup_hooks(env.project)) == set(install.HOOK_EVENTS)
@@ -287,6 +287,6 @@ def test_a_failed_build_is_said_at_the_next_session_start_and_by_doctor(claude_e
 
 
 def plugin_runtime_building(data: Path) -> bool:
-    from recall.core import plugin_runtime
+    from recall.setup import plugin_runtime
 
     return plugin_runtime.status(data, None)["state"] == "building"

@@ -218,7 +218,7 @@ def test_a_claude_md_recall_created_stays_out_of_git_status_and_a_user_s_stays_t
     assert "CLAUDE.md" in _git(theirs, "status", "--porcelain")
     assert "/CLAUDE.md" not in (theirs / ".git" / "info" / "exclude").read_text()
     # a purge takes out recall's lines only
-    from recall.cli import uninstall
+    from recall.setup import uninstall
 
     lines = ["# the user's\n", "/CLAUDE.md\n", "/.memory/\n", CLAUDE_MD_EXCLUDE_NOTE + "\n", "/CLAUDE.md\n"]
     assert uninstall._without_recall_lines(lines) == ["# the user's\n", "/CLAUDE.md\n"]
@@ -274,7 +274,7 @@ def _new_shell(home: Path, *args: str):
 
 
 def test_plugin_users_get_recall_on_path_saying_what_to_do_until_the_runtime_is_built(tmp_path, monkeypatch):
-    from recall.core import plugin_runtime as pr
+    from recall.setup import plugin_runtime as pr
     from tests.test_plugin import fake_runtime
 
     home = Path(os.environ["HOME"])
@@ -300,7 +300,7 @@ def test_plugin_users_get_recall_on_path_saying_what_to_do_until_the_runtime_is_
 
 
 def test_the_plugin_never_links_over_a_recall_that_is_not_its_own(tmp_path):
-    from recall.core import plugin_runtime as pr
+    from recall.setup import plugin_runtime as pr
 
     home = Path(os.environ["HOME"])
     data = home / ".claude" / "plugins" / "data" / "recall-recall"
@@ -329,7 +329,7 @@ def test_the_runtime_build_puts_recall_on_path_from_its_start(tmp_path, monkeypa
     import subprocess
     import sys
 
-    from recall.core import plugin_runtime as pr
+    from recall.setup import plugin_runtime as pr
 
     home = Path(os.environ["HOME"])
     data = home / ".claude" / "plugins" / "data" / "recall-recall"
@@ -378,7 +378,7 @@ def test_doctor_says_when_the_recall_on_path_is_not_this_install(tmp_path, capsy
 
 
 def test_setup_never_takes_the_recall_command_of_another_tool(tmp_path, capsys, monkeypatch):
-    from recall.cli import install as st
+    from recall.setup import install as st
     from recall.control import units
 
     this = _program(tmp_path / "venv" / "bin", "#!/bin/sh\n# from recall.entry import main\n")

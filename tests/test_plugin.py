@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 
 from recall import __version__
-from recall.cli import install as st
+from recall.setup import install as st
 from recall.cli.app import run
-from recall.core import config, plugin_runtime, wiring
+from recall.core import config, wiring
+from recall.setup import plugin_runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCHER = ROOT / "hooks" / "recall"
@@ -162,7 +163,7 @@ def test_session_start_says_why_the_last_build_failed_and_builds_again(data, tmp
     assert json.loads(proc.stdout)["systemMessage"].startswith("recall: building its Python runtime failed")
     wait = __import__("tests.memory_support", fromlist=["wait_for"]).wait_for
     assert wait(lambda: calls.exists() and calls.read_text(), timeout=10)
-    assert calls.read_text().split() == ["-I", f"{ROOT}/recall/core/plugin_runtime.py", "build", "--root", str(ROOT),
+    assert calls.read_text().split() == ["-I", f"{ROOT}/recall/setup/plugin_runtime.py", "build", "--root", str(ROOT),
                                          "--data", str(data), "--version", VERSION]
 
 

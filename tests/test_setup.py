@@ -15,7 +15,7 @@ import pytest
 
 from recall.core import config
 from recall.core import paths
-from recall.cli import install as st
+from recall.setup import install as st
 from tests.factory import Session
 from tests.support.cli import cli
 
@@ -397,7 +397,7 @@ def test_setup_and_uninstall_change_the_mode_of_nothing_they_did_not_create(proj
 
 
 def test_a_folder_an_earlier_setup_made_0700_gets_its_mode_back_on_evidence(tmp_path, capsys, monkeypatch):
-    from recall.cli import install
+    from recall.setup import install
 
     code = tmp_path / "code"
     for name in ("shop", "blog", "notes"):
@@ -427,7 +427,7 @@ def test_a_folder_an_earlier_setup_made_0700_gets_its_mode_back_on_evidence(tmp_
 
 
 def test_home_made_0700_by_an_earlier_global_setup(tmp_path, capsys, monkeypatch):
-    from recall.cli import install
+    from recall.setup import install
 
     homes = tmp_path / "homes"
     for name in ("alice", "bob", "me"):

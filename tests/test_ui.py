@@ -396,7 +396,7 @@ def test_the_service_op_starts_the_page_lazily(history):
 
 
 def test_slash_command_runs_recall_ui_without_serving():
-    from recall.cli import install
+    from recall.setup import install
 
     text = install.slash_command_text("ui")
     assert "ui --no-open --no-serve`" in text and "$ARGUMENTS" not in text and "argument-hint" not in text

@@ -10,7 +10,7 @@ The plugin's launcher (``hooks/recall``) sets ``RECALL_PLUGIN_DATA`` (its
   answers (``recall serve``, detached; a second session starting at the same moment finds the
   service's lock held and its ``recall serve`` leaves);
 * ``python -m recall.hooks.plugin after-build``: what the builder
-  (``recall/core/plugin_runtime.py``) runs from a freshly built runtime: it stops a service
+  (``recall/setup/plugin_runtime.py``) runs from a freshly built runtime: it stops a service
   that an older runtime of this plugin runs, then starts this one's.
 
 Import-light, like every hook module: stdlib and ``recall.core``.

@@ -19,7 +19,7 @@ import json
 import os
 from pathlib import Path
 
-from recall.cli.install import Report, SetupError, _forget_created, _remember_created, load_json, mcp_entry, write_json
+from recall.setup.install import Report, SetupError, _forget_created, _remember_created, load_json, mcp_entry, write_json
 from recall.core.wiring import MCP_NAME, is_our_mcp
 
 AGENTS = ("codex", "gemini")

@@ -54,7 +54,7 @@ def _mode(path: Path) -> int | None:
 
 
 def _holds_recall(file: Path, kind: str) -> bool:
-    from recall.cli.install import _is_our_mcp, load_json, ours
+    from recall.setup.install import _is_our_mcp, load_json, ours
 
     try:
         data = load_json(file) or {}
@@ -115,7 +115,7 @@ def _manifest() -> dict:
 def candidates(project: Path | None = None, global_: bool = True) -> list[Path]:
     """The folders recall's setup writes into: ``$HOME`` (or ``$CLAUDE_CONFIG_DIR``) and
     ``~/.claude``; a project and its ``.claude``."""
-    from recall.cli.install import mcp_file, settings_file
+    from recall.setup.install import mcp_file, settings_file
 
     out: list[Path] = []
     if global_:

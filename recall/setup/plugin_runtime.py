@@ -6,7 +6,7 @@ that holds a ``.ready`` file. Until then every hook exits at once, and SessionSt
 module in the background, as a script of the user's own python3 (3.11 or newer, ``-I``: nothing
 of recall is installed yet, so it imports only the standard library)::
 
-    python3 -I recall/core/plugin_runtime.py build --root ROOT --data DATA --version VERSION
+    python3 -I recall/setup/plugin_runtime.py build --root ROOT --data DATA --version VERSION
 
 It takes ``<data>/build.lock`` (a second session starting meanwhile finds it held and leaves),
 creates the virtualenv, copies the package's source (``pyproject.toml``, ``README.md``,
@@ -139,7 +139,7 @@ def command_text(data: Path) -> str:
     so and what to do (never the shell's "No such file or directory")."""
     quoted = "'" + str(data).replace("'", "'\\''") + "'"
     return f"""#!/bin/sh
-{COMMAND_MARK} (written by its runtime build, recall/core/plugin_runtime.py):
+{COMMAND_MARK} (written by its runtime build, recall/setup/plugin_runtime.py):
 # the plugin's runtime's `recall` once it is built; until then, what to do.
 data={quoted}
 for rt in "$data"/runtime/*/; do

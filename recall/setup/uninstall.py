@@ -47,7 +47,7 @@ def _without_recall_lines(lines: list[str]) -> list[str]:
 def known_projects() -> list[Path]:
     """Every project recall may have written into: the ones setup wired, the ones the index
     and the memory cursors name; only those that still exist."""
-    from recall.cli.install import wired_projects
+    from recall.setup.install import wired_projects
 
     found: set[str] = set(wired_projects())
     db = paths.state_db_path()
