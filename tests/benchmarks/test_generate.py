@@ -220,7 +220,7 @@ def test_fts5_store(corpus, tmp_path):
 
 def test_reference_transcript_parses():
     name = "claude-code-2.1.197-tool-use-session.jsonl"  # in shared/ beside the checkout (../shared)
-    here = Path(__file__).resolve().parent.parent
+    here = Path(__file__).resolve().parents[2]
     ref = next((p / "shared" / "reference-transcripts" / name for p in here.parents
                 if (p / "shared" / "reference-transcripts" / name).exists()), None)
     if ref is None:

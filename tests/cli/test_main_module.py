@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from indexer.ingest import index_all
-from tests.test_index_search import webhook_session
+from tests.search.test_index_search import webhook_session
 
 #: exactly what the console script's wrapper runs (``recall = "recall.entry:main"``)
 SCRIPT = [sys.executable, "-c", "import sys; from recall.entry import main; sys.exit(main())"]

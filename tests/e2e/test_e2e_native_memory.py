@@ -11,7 +11,7 @@ import pytest
 from indexer.ingest import index_all
 from recall.cli.app import run
 from recall.core import config
-from tests.factory import encode_cwd
+from tests.support.factory import encode_cwd
 from tests.support.standin import is_main_request, request_text, text
 
 pytestmark = pytest.mark.e2e

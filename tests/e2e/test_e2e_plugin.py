@@ -22,13 +22,13 @@ import pytest
 
 from recall.core import config, paths, service_client, wiring
 from recall.search.searcher import Searcher
-from tests.memory_support import wait_for
+from tests.support.memory import wait_for
 from tests.support.standin import is_claude_code_request, is_main_request, is_messages_request, request_text, text
 from tests.support.wheelhouse import offline_pip_env, wheelhouse
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-CHECKOUT = Path(__file__).resolve().parent.parent
+CHECKOUT = Path(__file__).resolve().parents[2]
 DECISION = ("We decided on pgbouncer in transaction pooling mode, because the ORM opens one "
             "connection per request and Postgres ran out of slots.")
 QUESTION = "which connection pooler did we settle on for postgres, and why?"

@@ -11,7 +11,7 @@ import pytest
 from indexer.ingest import index_all
 from recall.cli.app import run
 from recall.memory import queue, summaries
-from tests.memory_support import system_of, use_standin, wait_for
+from tests.support.memory import system_of, use_standin, wait_for
 from tests.support.standin import is_claude_code_request, text
 
 pytestmark = pytest.mark.e2e

@@ -12,7 +12,7 @@ from indexer.ingest import index_all
 from recall.core import config
 from recall.cli.app import run
 from recall.memory import store
-from tests.factory import Session
+from tests.support.factory import Session
 from tests.support.standin import is_claude_code_request, is_main_request, request_text, text
 
 pytestmark = pytest.mark.e2e

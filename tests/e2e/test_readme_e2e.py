@@ -2,7 +2,7 @@
 the first installs recall and starts its service; the second (the test command) installs into
 a venv of its own and runs the suite; afterwards the service still runs, on the code it
 started with, and still captures a new session. No file or folder that recall did not create
-changed mode. (The uninstall side: tests/test_e2e_uninstall.py.)"""
+changed mode. (The uninstall side: tests/e2e/test_e2e_uninstall.py.)"""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import pytest
 from tests.support.claude import support_cache_dir
 from tests.support.fakes import unreachable_service_manager
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 

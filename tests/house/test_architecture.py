@@ -14,7 +14,7 @@ import ast
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "architecture.md"
 OURS = ("recall", "indexer")
 PACKAGE_FACE = {"recall", "recall.__version__"}  # recall/__init__.py: the version, nothing else

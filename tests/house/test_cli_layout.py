@@ -1,6 +1,6 @@
 """The command line's layout holds: app.py only assembles the commands, the service control
 (recall/control/) imports neither the CLI nor the service nor typer, and sharing helpers did not
-put typer on a fast path. (That no command module imports another is tests/test_architecture.py's.)"""
+put typer on a fast path. (That no command module imports another is tests/house/test_architecture.py's.)"""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def imported(path: Path) -> set[str]:

@@ -12,9 +12,9 @@ import pytest
 import typer.main
 
 from recall.cli.app import app, run
-from tests.factory import Session
+from tests.support.factory import Session
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CLI_MD = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 RULES_MD = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # in Python, any string literal naming one (os.environ.get("RECALL_…"), a constant holding the
 # name, an environment built for a child); in the shell, $RECALL_… / ${RECALL_…}
 PY_READ = re.compile(r"""["'](RECALL_[A-Z0-9_]+)["']""")

@@ -16,7 +16,7 @@ from pathlib import Path
 from recall.llm import backend, claude_code
 from tests.support.claude import fake_logged_out_claude
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_path_keeps_every_tool_but_claude():
@@ -44,11 +44,11 @@ def test_tests_that_assume_no_backend_pass_with_a_logged_out_claude_on_path(tmp_
     fake = fake_logged_out_claude(tmp_path / "bin")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RECALL_", "ANTHROPIC_", "CLAUDE"))}
     env["PATH"] = f"{fake.parent}{os.pathsep}{os.environ['PATH']}"
-    selection = ["tests/test_memory_extract.py::test_no_key_no_call",
-                 "tests/test_hook.py::test_answer_question_without_key_raises_nokey",
-                 "tests/test_memory_hooks.py::test_no_key_queues_nothing",
-                 "tests/test_sessions.py::test_no_model_no_summary_and_no_call",
-                 "tests/test_memory_cli.py::test_consolidate_and_ask_need_a_key"]
+    selection = ["tests/memory/test_memory_extract.py::test_no_key_no_call",
+                 "tests/prompt/test_hook.py::test_answer_question_without_key_raises_nokey",
+                 "tests/memory/test_memory_hooks.py::test_no_key_queues_nothing",
+                 "tests/memory/test_sessions.py::test_no_model_no_summary_and_no_call",
+                 "tests/memory/test_memory_cli.py::test_consolidate_and_ask_need_a_key"]
     proc = subprocess.run([sys.executable, "-m", "pytest", "-o", "addopts=", "-q", "-p", "no:cacheprovider", *selection],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]

@@ -16,7 +16,7 @@ from indexer.transcripts import Message
 from recall.core import paths
 from recall.core.errors import IndexBusy, UsageError
 from recall.search.searcher import Searcher
-from tests.factory import Session
+from tests.support.factory import Session
 
 
 def msg(i: int, session: str = "s1", project: str = "/p/app", ts: float = 1_700_000_000.0) -> Message:

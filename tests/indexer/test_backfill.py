@@ -18,7 +18,7 @@ import pytest
 from indexer import ingest, transcripts
 from indexer.ingest import Indexer, Progress
 from recall.core import paths
-from tests.factory import Session
+from tests.support.factory import Session
 
 RECALL = [sys.executable, "-m", "recall.entry"]
 DAY = 86400

@@ -11,7 +11,7 @@ from indexer.schema import SCHEMA_VERSION
 from recall.core import paths
 from recall.search.query import is_stopword, weighty
 from recall.search.searcher import Searcher
-from tests.factory import Session
+from tests.support.factory import Session
 
 
 def write(claude_projects, *prompts):

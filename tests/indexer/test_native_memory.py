@@ -15,7 +15,7 @@ import pytest
 from indexer import native_memory as nm
 from indexer.ingest import index_all
 from recall.cli.app import run
-from tests.factory import Session, encode_cwd
+from tests.support.factory import Session, encode_cwd
 
 NOTE = "We deploy with make ship, never with kubectl apply by hand."
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from indexer.redact import KINDS, redact, redact_counts
-from tests.secrets_corpus import PASSWORD_FORMS, PLACEMENTS, benign, corpus, false_positives, matrix, passwords
+from tests.support.secrets_corpus import PASSWORD_FORMS, PLACEMENTS, benign, corpus, false_positives, matrix, passwords
 
 CORPUS = corpus()
 BENIGN = benign()
@@ -38,7 +38,7 @@ def test_every_kind_is_documented():
     """docs/redaction.md lists every kind the redactor can emit."""
     from pathlib import Path
 
-    doc = (Path(__file__).resolve().parent.parent / "docs" / "redaction.md").read_text(encoding="utf-8")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "redaction.md").read_text(encoding="utf-8")
     missing = [k for k in KINDS if f"`{k}`" not in doc]
     assert missing == []
 
@@ -275,7 +275,7 @@ def test_private_block_across_two_messages_leaks_nothing(claude_projects):
     private part of the second; now neither message stores any of it."""
     from indexer.ingest import Indexer
     from recall.core import paths
-    from tests.factory import Session
+    from tests.support.factory import Session
 
     s = Session(cwd="/home/dev/app")
     s.user("note for later <private>the vault combination is 4711-alpha and")
@@ -317,7 +317,7 @@ def test_private_block_across_many_messages_stores_none_of_them(claude_projects)
     the closer is, as is everything after it."""
     from indexer.ingest import Indexer
     from recall.core import paths
-    from tests.factory import Session
+    from tests.support.factory import Session
 
     s = Session(cwd="/home/dev/app")
     s.user("note for later <private>the vault combination is 4711-alpha")
@@ -344,7 +344,7 @@ def test_an_open_private_block_survives_a_restart(claude_projects):
     service) reading the rest of the file still hides the messages inside it."""
     from indexer.ingest import Indexer
     from recall.core import paths
-    from tests.factory import Session
+    from tests.support.factory import Session
 
     s = Session(cwd="/home/dev/app")
     s.user("keep this <private>first secret: cobalt-otter")
@@ -368,7 +368,7 @@ def test_a_tool_output_showing_the_tag_hides_nothing_after_it(claude_projects):
     shows an unclosed ``<private>`` loses its own tail, not the rest of the session."""
     from indexer.ingest import Indexer
     from recall.core import paths
-    from tests.factory import Session
+    from tests.support.factory import Session
 
     s = Session(cwd="/home/dev/app")
     s.user("how does the redactor treat tags?")
@@ -387,7 +387,7 @@ def test_memory_extraction_carries_an_open_block_between_reads(claude_projects):
     """The memory worker reads a transcript in steps: its cursor keeps the open block, so the
     model never sees a prompt inside it."""
     from recall.memory.extract import read_new
-    from tests.factory import Session
+    from tests.support.factory import Session
 
     s = Session(cwd="/home/dev/app")
     s.user("we start <private>the staging password is tulip-42")
@@ -501,7 +501,7 @@ def test_ordinary_messages_are_cheap():
 # ---------------------------------------------------------------------------
 # issue 28: a value under a secret-named key is a secret whatever it looks like
 # ---------------------------------------------------------------------------
-from tests.secrets_corpus import KEY_VALUE_FORMS, key_values, leaked, ordinary  # noqa: E402
+from tests.support.secrets_corpus import KEY_VALUE_FORMS, key_values, leaked, ordinary  # noqa: E402
 
 
 @pytest.mark.parametrize("form", list(KEY_VALUE_FORMS))

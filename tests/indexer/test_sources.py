@@ -18,7 +18,7 @@ from indexer import sources
 from indexer.sources import codex, gemini
 from tests.support.cli import cli
 
-FIXTURES = Path(__file__).parent / "fixtures" / "agents"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agents"
 CAPTURED_AT = "/tmp/i39/gen/webshop"  # the project folder the fixtures were captured in
 CODEX_NAME = "rollout-2026-11-27T13-36-49-01a21d39-11ed-71d0-ba97-0eef9c1fae21.jsonl"
 CODEX_SESSION = "01a21d39-11ed-71d0-ba97-0eef9c1fae21"

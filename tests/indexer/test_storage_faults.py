@@ -26,7 +26,7 @@ from indexer.ingest import Indexer, index_all
 from indexer.state import StateDB
 from recall.core import paths
 from recall.core.errors import StorageError
-from tests.factory import Session
+from tests.support.factory import Session
 
 RECALL = [sys.executable, "-m", "recall.entry"]
 

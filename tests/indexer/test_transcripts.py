@@ -10,7 +10,7 @@ import pytest
 
 from indexer.project import canonical_project
 from indexer.transcripts import FileContext, read_lines, session_of
-from tests.factory import Session
+from tests.support.factory import Session
 
 
 def parse(path: Path):
@@ -189,7 +189,7 @@ def test_subagent_transcripts_belong_to_their_parent_session(claude_projects):
 
 
 def test_worktrees_and_subdirectories_share_the_main_project(tmp_path):
-    from tests.memory_support import make_worktree
+    from tests.support.memory import make_worktree
 
     main = tmp_path / "repo"
     (main / "src" / "deep").mkdir(parents=True)

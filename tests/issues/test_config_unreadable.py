@@ -17,8 +17,8 @@ import pytest
 from indexer.ingest import index_all
 from recall.core import config, paths
 from recall.search.searcher import Searcher
-from tests.factory import Session
-from tests.memory_support import make_project
+from tests.support.factory import Session
+from tests.support.memory import make_project
 
 BROKEN = {
     "trailing comma": lambda good: good.rstrip().rstrip("}").rstrip() + ",\n}\n",

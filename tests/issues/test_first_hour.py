@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from recall.core import paths
-from tests.memory_support import make_project
+from tests.support.memory import make_project
 from tests.support.cli import cli
-from tests.test_sessions import two_sessions  # noqa: F401 (fixture)
+from tests.memory.test_sessions import two_sessions  # noqa: F401 (fixture)
 
 
 @pytest.fixture
@@ -64,7 +64,7 @@ def test_forget_secret_keeps_the_summaries_that_do_not_hold_it_and_show_says_wha
     from indexer.ingest import Indexer, index_all
     from recall.memory import summaries
     from recall.privacy.forget import forget_everywhere, plan
-    from tests.factory import Session
+    from tests.support.factory import Session
 
     secret = "hunter2-Vq8Kd93xLmZ"
     s = Session(cwd=str(project))
@@ -173,7 +173,7 @@ def test_raw_search_says_the_service_has_not_indexed_the_history_yet(claude_proj
     import sys
 
     from indexer.ingest import Indexer
-    from tests.factory import Session
+    from tests.support.factory import Session
 
     s = Session()
     s.user("the retry budget for webhooks")
@@ -244,7 +244,7 @@ def test_an_unchanged_memory_file_is_not_re_indexed_on_every_rescan(monkeypatch)
     files: 1 re-indexed" every 30 s for it."""
     from indexer import native_memory as nm
     from indexer.ingest import Indexer, index_all
-    from tests.factory import Session
+    from tests.support.factory import Session
 
     home = Path(os.environ["HOME"])
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
@@ -275,7 +275,7 @@ def _new_shell(home: Path, *args: str):
 
 def test_plugin_users_get_recall_on_path_saying_what_to_do_until_the_runtime_is_built(tmp_path, monkeypatch):
     from recall.setup import plugin_runtime as pr
-    from tests.test_plugin import fake_runtime
+    from tests.setup.test_plugin import fake_runtime
 
     home = Path(os.environ["HOME"])
     data = home / ".claude" / "plugins" / "data" / "recall-recall"
@@ -405,7 +405,7 @@ def test_with_setup_first_the_plugin_s_slash_commands_stand_down_and_doctor_says
 
     from recall import entry
     from recall.cli.commands.mcp import _stand_down
-    from tests.test_plugin import enable_plugin
+    from tests.setup.test_plugin import enable_plugin
 
     project = tmp_path / "proj"
     project.mkdir()
@@ -461,8 +461,8 @@ def test_status_without_a_service_names_the_backend_today_s_extractions_used(cap
 
 # item 11 (under the plugin) ------------------------------------------------------------------------------------
 def test_setup_under_the_plugin_reports_no_change_on_a_re_run(tmp_path, capsys, claude_projects, monkeypatch):
-    from tests.factory import Session
-    from tests.test_plugin import enable_plugin
+    from tests.support.factory import Session
+    from tests.setup.test_plugin import enable_plugin
 
     monkeypatch.setenv("RECALL_NO_SERVICE", "1")
     project = tmp_path / "proj"

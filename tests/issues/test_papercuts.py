@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from indexer.ingest import index_all
-from tests.factory import Session
+from tests.support.factory import Session
 from tests.support.cli import cli
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RECALL = [sys.executable, "-m", "recall.entry"]
 
 

@@ -18,7 +18,7 @@ from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from indexer.ingest import Indexer, index_all
 from recall.mcp import tools as memory_tools
 from recall.mcp.server import RESULT_CHARS, build_server
-from tests.factory import Session
+from tests.support.factory import Session
 from tests.support.standin import StandIn, error, request_text, text
 
 RECALL_BIN = Path(sys.executable).with_name("recall")

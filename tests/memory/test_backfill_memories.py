@@ -10,10 +10,10 @@ import time
 
 from recall.core import config
 from recall.memory import store, summaries
-from tests.memory_support import extraction, is_extraction, use_standin
+from tests.support.memory import extraction, is_extraction, use_standin
 from tests.support.standin import text
 from tests.support.cli import cli
-from tests.test_sessions import SUMMARY, is_summary, two_sessions  # noqa: F401 (fixture)
+from tests.memory.test_sessions import SUMMARY, is_summary, two_sessions  # noqa: F401 (fixture)
 
 
 def answer(req):

@@ -10,7 +10,7 @@ import pytest
 from recall.hooks import capture
 from recall.core import config
 from recall.memory import briefing, store
-from tests.memory_support import make_project
+from tests.support.memory import make_project
 
 DAY = 86400.0
 T0 = 1_790_000_000.0

@@ -11,7 +11,7 @@ import pytest
 
 from recall.llm import usage
 from recall.memory import status, store
-from tests.memory_support import is_consolidation, make_project, use_standin
+from tests.support.memory import is_consolidation, make_project, use_standin
 from tests.support.standin import error, text
 from tests.support.cli import cli
 

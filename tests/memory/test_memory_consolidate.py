@@ -8,7 +8,7 @@ import json
 import pytest
 
 from recall.memory import consolidate, store
-from tests.memory_support import is_consolidation, make_project, prompt_of, use_standin
+from tests.support.memory import is_consolidation, make_project, prompt_of, use_standin
 from tests.support.standin import error, text
 
 DAY = 86400.0

@@ -11,7 +11,7 @@ import pytest
 from recall.core import config
 from recall.llm import usage
 from recall.memory import extract, store
-from tests.memory_support import (Transcript, active, extraction, is_extraction, make_project, prompt_of,
+from tests.support.memory import (Transcript, active, extraction, is_extraction, make_project, prompt_of,
                                   use_standin)
 from tests.support.standin import error, hang, text
 

@@ -15,7 +15,7 @@ from recall.core import service_client as client
 from recall.core import config
 from recall.memory import queue, store, worker
 from recall.search.searcher import Searcher
-from tests.memory_support import (Transcript, active, env_without_service, extraction, is_extraction,
+from tests.support.memory import (Transcript, active, env_without_service, extraction, is_extraction,
                                   make_project, use_standin, wait_for)
 from tests.support.standin import text
 

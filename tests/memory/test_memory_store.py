@@ -10,7 +10,7 @@ import stat
 import pytest
 
 from recall.memory import note_access, store
-from tests.memory_support import make_project
+from tests.support.memory import make_project
 
 DAY = 86400.0
 T0 = 1_790_000_000.0

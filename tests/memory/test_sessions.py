@@ -14,8 +14,8 @@ import pytest
 
 from indexer.ingest import index_all
 from recall.memory import summaries, summarize, worker
-from tests.factory import Session
-from tests.memory_support import system_of, use_standin
+from tests.support.factory import Session
+from tests.support.memory import system_of, use_standin
 from tests.support.standin import error, text
 from tests.support.cli import cli
 
@@ -57,7 +57,7 @@ def test_sessions_list_newest_first_with_their_first_prompt_without_a_model(two_
     assert code == 0 and [s["session_id"] for s in data] == [two_sessions["new"], two_sessions["old"]]
     first = data[0]
     assert set(first) == {"session_id", "project", "started", "ended", "messages", "first_prompt", "summary", "stale"}
-    assert first["stale"] == []  # the file it wrote is as it wrote it (tests/test_stale.py has the rest)
+    assert first["stale"] == []  # the file it wrote is as it wrote it (tests/search/test_stale.py has the rest)
     assert first["summary"] is None and first["first_prompt"] == "add an index on orders.created_at in a new migration"
     assert first["project"] == str(two_sessions["shop"]) and first["messages"] >= 3
     assert first["started"].endswith("Z") and first["started"] <= first["ended"]

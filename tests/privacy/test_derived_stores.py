@@ -17,8 +17,8 @@ from recall.llm import errors, messages_api, usage
 from recall.llm import synthesis
 from recall.privacy.forget import attach, forget_everywhere
 from recall.prompt import injections
-from tests.factory import BASE_TIME, Session
-from tests.memory_support import make_project
+from tests.support.factory import BASE_TIME, Session
+from tests.support.memory import make_project
 
 SECRET = "hunter2-plum-ORCHID"
 

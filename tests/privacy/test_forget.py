@@ -19,8 +19,8 @@ from recall.memory import briefing, store
 from recall.privacy.forget import attach, forget_everywhere, plan
 from recall.prompt.context import refusal
 from recall.search.searcher import Searcher
-from tests.factory import Session
-from tests.memory_support import make_project, make_worktree
+from tests.support.factory import Session
+from tests.support.memory import make_project, make_worktree
 
 SECRET = "hunter2-plum-ORCHID"  # not shaped like a key: redaction at ingest keeps it
 
@@ -109,7 +109,7 @@ def test_secret_is_cut_out_everywhere_and_the_rest_kept(claude_projects, project
 def test_before_forgets_old_messages_and_extracted_memories(claude_projects, project):
     from datetime import timedelta
 
-    from tests.factory import BASE_TIME
+    from tests.support.factory import BASE_TIME
 
     old = Session(cwd=str(project), start=BASE_TIME - timedelta(days=60))
     old.user("an old question about the heron cache")
@@ -348,7 +348,7 @@ def _in_flight(monkeypatch, claude_projects, project, action, which: str):
     from recall.llm import backend
     from recall.memory import extract, summarize
     from recall.memory.model import parse_extraction
-    from tests.memory_support import extraction
+    from tests.support.memory import extraction
 
     s = Session(cwd=str(project))
     s.user("the osprey deploy needs the vpn")

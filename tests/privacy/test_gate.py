@@ -30,9 +30,9 @@ from recall.core import config, paths
 from recall.memory import store
 from recall.prompt.context import build_context, service_op
 from recall.search.searcher import Searcher
-from tests.factory import Session
-from tests.memory_support import make_project, make_worktree
-from tests.test_service import run_cli, serve  # noqa: F401 - serve is a fixture
+from tests.support.factory import Session
+from tests.support.memory import make_project, make_worktree
+from tests.service.test_service import run_cli, serve  # noqa: F401 - serve is a fixture
 
 
 def texts(query: str, **kw) -> list[str]:
@@ -319,7 +319,7 @@ def test_the_running_service_answers_the_hook_through_the_same_gate(serve, tmp_p
     import subprocess
     import sys
 
-    from tests.test_service import wait_for
+    from tests.service.test_service import wait_for
 
     client = make_project(tmp_path, "client-acme")
     here = make_project(tmp_path, "mine")

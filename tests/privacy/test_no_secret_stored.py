@@ -11,8 +11,8 @@ import tantivy
 from indexer.ingest import Indexer
 from indexer.schema import prepare_content, text_analyzer
 from recall.core import paths
-from tests.factory import Session
-from tests.secrets_corpus import corpus
+from tests.support.factory import Session
+from tests.support.secrets_corpus import corpus
 
 
 def _pieces(secret: str) -> list[str]:

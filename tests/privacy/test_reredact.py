@@ -25,9 +25,9 @@ from recall.memory import briefing, store
 from recall.privacy import redaction_pass
 from recall.privacy.forget import attach
 from recall.search.searcher import Searcher
-from tests.factory import Session
-from tests.memory_support import make_project
-from tests.test_service import run_cli, serve, wait_for  # noqa: F401 - serve is a fixture
+from tests.support.factory import Session
+from tests.support.memory import make_project
+from tests.service.test_service import run_cli, serve, wait_for  # noqa: F401 - serve is a fixture
 
 # a Shopify admin token: a format the rules before version 2 let through in prose
 SECRET = "shpat_" + "3f9a1c0b7d2e4f6a8b0c1d2e3f4a5b6c"

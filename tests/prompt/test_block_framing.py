@@ -19,7 +19,7 @@ from indexer.transcripts import clean_text
 from recall.prompt import context as rc
 from recall.prompt.block import QUOTED, TAG_CLOSE, TAG_OPEN, clean, format_raw, format_synthesis
 from recall.search.hit import Hit
-from tests.factory import Session
+from tests.support.factory import Session
 
 #: every lookalike of the closing tag the audit used, exactly as listed in the issue
 LOOKALIKES = [

@@ -23,7 +23,7 @@ from recall.prompt import candidates, trivial
 from recall.prompt import context as rc
 from recall.prompt.settings import hook_settings
 from recall.llm import synthesis
-from tests.factory import Session
+from tests.support.factory import Session
 from tests.support.standin import error, hang, text
 from tests.support.cli import cli
 
@@ -291,7 +291,7 @@ def test_missing_capture_module_exits_silently(monkeypatch):
 
 def test_raw_path_imports_no_heavy_module(indexed, project):
     """Process start to output without a key: no anthropic, mcp, typer, rich, pydantic, httpx, nor the
-    team sync's psycopg (tests/test_team.py runs it again in a home that joined a team)."""
+    team sync's psycopg (tests/team/test_team.py runs it again in a home that joined a team)."""
     proc = run_hook_process(payload(project), extra=("-X", "importtime"))
     assert proc.returncode == 0
     assert "SQLite in WAL mode" in proc.stdout

@@ -1,6 +1,6 @@
 """Issue 34, "No echo": what recall itself said, and exchanges whose reply adds nothing, are
 never injected and never outrank the session they point to (the real client's transcripts of
-each case: tests/test_e2e_echo.py)."""
+each case: tests/e2e/test_e2e_echo.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from recall.core import config
 from recall.prompt import context as rc
 from recall.search.exchange import adds_nothing, is_question
 from recall.search.searcher import Searcher
-from tests.factory import Session
+from tests.support.factory import Session
 
 START = datetime(2026, 10, 1, 9, tzinfo=timezone.utc)
 DECISION = ("Decision for stripe webhooks: verify the signature, record the event id in processed_events, "

@@ -12,7 +12,7 @@ import pytest
 from indexer.ingest import index_all
 from recall.search import exchange
 from recall.search.searcher import Searcher
-from tests.factory import Session
+from tests.support.factory import Session
 from tests.support.cli import cli
 
 

@@ -13,7 +13,7 @@ import pytest
 from indexer.ingest import Indexer, index_all
 from recall.core import paths
 from recall.search.searcher import Searcher
-from tests.factory import Session
+from tests.support.factory import Session
 from tests.support.cli import cli
 
 

@@ -11,7 +11,7 @@ from benchmarks.generate import generate, query_set
 from indexer.ingest import index_all
 from recall.search.query import STOPWORDS, common_terms
 from recall.search.searcher import Searcher
-from tests.factory import Session
+from tests.support.factory import Session
 
 
 @pytest.fixture

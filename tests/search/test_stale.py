@@ -18,7 +18,7 @@ import pytest
 from indexer.ingest import Indexer
 from indexer.touches import bash_touches, describe, paths_in_text, tool_touches
 from recall.core import paths
-from tests.factory import Session
+from tests.support.factory import Session
 
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
 DAY = 86400.0
@@ -549,7 +549,7 @@ def test_a_stale_memory_is_marked_in_the_briefing_decays_and_is_listed(memprojec
 def test_consolidation_rechecks_stale_memories_against_newer_sessions(memproject, claude_projects, monkeypatch,
                                                                        standin):
     from recall.memory import consolidate, store
-    from tests.memory_support import prompt_of, use_standin
+    from tests.support.memory import prompt_of, use_standin
     from tests.support.standin import text
 
     use_standin(monkeypatch, standin)

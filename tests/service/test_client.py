@@ -18,7 +18,7 @@ from recall.core import service_client as client
 from recall.service import registry as ops
 from recall.core.errors import UsageError
 from recall.service.socket_server import SocketServer
-from tests.factory import Session
+from tests.support.factory import Session
 
 
 @pytest.fixture

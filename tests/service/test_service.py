@@ -23,7 +23,7 @@ import pytest
 from indexer.archive import Archive
 from recall.core import service_client as client
 from recall.core import paths
-from tests.factory import Session
+from tests.support.factory import Session
 
 RECALL = [sys.executable, "-m", "recall.entry"]
 pytestmark = pytest.mark.slow

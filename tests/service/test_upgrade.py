@@ -23,9 +23,9 @@ import pytest
 from recall.core import service_client as client
 from recall.memory import queue as q
 from recall.memory import worker
-from tests.factory import Session
+from tests.support.factory import Session
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
 

@@ -1,4 +1,4 @@
-"""recall as a Claude Code plugin, piece by piece (tests/test_e2e_plugin.py runs the whole with the
+"""recall as a Claude Code plugin, piece by piece (tests/e2e/test_e2e_plugin.py runs the whole with the
 real client): the manifests and hooks/hooks.json say what `recall setup` writes; the launcher
 (hooks/recall) is silent until the runtime is ready, then hands over; the runtime's build
 records and says what failed; setup and the plugin never both answer; doctor says which one is
@@ -24,7 +24,7 @@ from recall.cli.app import run
 from recall.core import config, wiring
 from recall.setup import plugin_runtime
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LAUNCHER = ROOT / "hooks" / "recall"
 PLUGIN_EXE = '"${CLAUDE_PLUGIN_ROOT}/hooks/recall"'
 VERSION = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text())["version"]
@@ -161,7 +161,7 @@ def test_session_start_says_why_the_last_build_failed_and_builds_again(data, tmp
     proc = launch(["hook", "session-start"], data, env={"RECALL_PYTHON": str(fake)})
     assert proc.returncode == 0
     assert json.loads(proc.stdout)["systemMessage"].startswith("recall: building its Python runtime failed")
-    wait = __import__("tests.memory_support", fromlist=["wait_for"]).wait_for
+    wait = __import__("tests.support.memory", fromlist=["wait_for"]).wait_for
     assert wait(lambda: calls.exists() and calls.read_text(), timeout=10)
     assert calls.read_text().split() == ["-I", f"{ROOT}/recall/setup/plugin_runtime.py", "build", "--root", str(ROOT),
                                          "--data", str(data), "--version", VERSION]
@@ -313,8 +313,8 @@ def test_setup_stands_down_while_the_plugin_is_enabled(project, tmp_path, capsys
 
 def test_the_plugins_hooks_stand_down_where_setups_answer(project, claude_projects, monkeypatch):
     from indexer.ingest import index_all
-    from tests.factory import Session
-    from tests.test_hook import run_hook_process
+    from tests.support.factory import Session
+    from tests.prompt.test_hook import run_hook_process
 
     config.set_value("model.backend", "off")
     past = Session(cwd=str(project))
@@ -459,7 +459,7 @@ def _recording_python(path: Path, calls: Path) -> Path:
 
 
 def test_a_runtime_marked_ready_but_broken_is_built_again(data, tmp_path):
-    wait = __import__("tests.memory_support", fromlist=["wait_for"]).wait_for
+    wait = __import__("tests.support.memory", fromlist=["wait_for"]).wait_for
     calls = tmp_path / "calls"
     fake = _recording_python(tmp_path / "python3.12", calls)
     bin_dir = fake_runtime(data)

@@ -16,7 +16,7 @@ import pytest
 from recall.core import config
 from recall.core import paths
 from recall.setup import install as st
-from tests.factory import Session
+from tests.support.factory import Session
 from tests.support.cli import cli
 
 EVENTS = ("UserPromptSubmit", "SessionStart", "Stop", "PreCompact", "SessionEnd")

@@ -12,8 +12,8 @@ secret is the first base64 line of the key body (tests check every line).
 
 ``benign()`` -> strings that must come out of ``redact`` unchanged.
 
-Used by tests/test_redact.py and by the indexing test that checks no secret
-reaches the index: ``from tests.secrets_corpus import corpus, benign``.
+Used by tests/indexer/test_redact.py and by the indexing test that checks no secret
+reaches the index: ``from tests.support.secrets_corpus import corpus, benign``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 route, the pages as views of what the CLI knows (the same gate: exclusions, `recall: off`,
 forgotten; the same redaction), text rendered as text, the writes (mark wrong, forget a hit's
 session, a memory's edit, pin and forget) reaching the CLI, the command and the slash command,
-and what the service and the hook import. The browser tests are tests/test_ui_browser.py."""
+and what the service and the hook import. The browser tests are tests/ui/test_ui_browser.py."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from indexer.ingest import index_all
 from recall.core import config, paths
 from recall.prompt import injections
 from recall.ui import guard
-from tests.factory import Session
+from tests.support.factory import Session
 from tests.support.cli import cli
 from tests.support.ui import Client, serving
 
@@ -156,7 +156,7 @@ def test_static_files_ship_in_the_package(page):
     status, headers, css = c.get("/static/ui.css")
     assert status == 200 and headers["Content-Type"].startswith("text/css")
     assert c.get("/static/../views.py")[0] == 404
-    pyproject = (paths.Path(__file__).resolve().parent.parent / "pyproject.toml").read_text()
+    pyproject = (paths.Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
     assert '"recall.ui" = ["static/*.js", "static/*.css"]' in pyproject
 
 

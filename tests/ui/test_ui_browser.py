@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from recall.core import service_client as client
-from tests.factory import Session
+from tests.support.factory import Session
 from tests.support.ui import browser, port_and_token, require_browser
 
 pytestmark = pytest.mark.slow
