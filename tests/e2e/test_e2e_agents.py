@@ -13,7 +13,7 @@ import pytest
 
 from recall.cli.app import run
 from recall.core import config
-from tests.support.memory import wait_for
+from tests.support.wait import wait_for
 from tests.support.agents import AgentAPI, CodexEnv, GeminiEnv, call, require_codex, require_gemini, say
 from tests.support.standin import is_claude_code_request, is_messages_request, request_text, text
 

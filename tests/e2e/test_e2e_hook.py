@@ -13,7 +13,7 @@ import pytest
 from recall.core import config
 from recall.cli.app import run
 from recall.search.searcher import Searcher
-from tests.support.memory import wait_for
+from tests.support.wait import wait_for
 from tests.support.standin import error, hang, is_claude_code_request, is_messages_request, request_text, text
 
 pytestmark = pytest.mark.e2e

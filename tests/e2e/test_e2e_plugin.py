@@ -22,7 +22,7 @@ import pytest
 
 from recall.core import config, paths, service_client, wiring
 from recall.search.searcher import Searcher
-from tests.support.memory import wait_for
+from tests.support.wait import wait_for
 from tests.support.standin import is_claude_code_request, is_main_request, is_messages_request, request_text, text
 from tests.support.wheelhouse import offline_pip_env, wheelhouse
 
@@ -160,7 +160,8 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
                            env={"HOME": str(env.home), "PATH": f"{env.home / '.local' / 'bin'}:/usr/bin:/bin"})
     assert shell.stdout.strip() == f"recall {version}", shell.stderr
     # the build started the service, which indexes session 1
-    assert wait_for(lambda: service_client.ping(timeout=1.0), timeout=60), (data / "build.log").read_text()[-2000:]
+    assert wait_for(lambda: service_client.ping(timeout=1.0), timeout=60,
+                    what=lambda: "the service; build.log ends: " + (data / "build.log").read_text()[-2000:])
     assert wait_for(lambda: hits("connection pooler postgres"), timeout=60)
 
     from recall.cli.checks import check_wiring
@@ -231,7 +232,7 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     assert not data.exists()  # the runtime went with the plugin's data folder
     from recall.core.service_state import lock_holder
 
-    assert wait_for(lambda: lock_holder() is None, timeout=30), "the plugin's service outlived its uninstall"
+    assert wait_for(lambda: lock_holder() is None, timeout=30, what="the plugin's service to end with its uninstall")
     assert hits("connection pooler postgres")  # $RECALL_HOME survives
     assert paths.archive_dir().exists()
     mark = len(standin.snapshot())
@@ -266,7 +267,8 @@ def test_a_failed_build_is_said_at_the_next_session_start_and_by_doctor(claude_e
     assert env.run("hello").returncode == 0
     record = data / "build.json"
     assert wait_for(lambda: record.exists() and json.loads(record.read_text())["state"] == "failed",
-                    timeout=BUILD_TIMEOUT), (data / "build.log").read_text()[-2000:] if (data / "build.log").exists() else ""
+                    timeout=BUILD_TIMEOUT, what=lambda: "the failed build; build.log ends: " + (
+                        (data / "build.log").read_text()[-2000:] if (data / "build.log").exists() else ""))
     assert not (data / "runtime" / version / ".ready").exists()
 
     proc = env.run("hello again")

@@ -11,7 +11,8 @@ import pytest
 from indexer.ingest import index_all
 from recall.cli.app import run
 from recall.memory import queue, summaries
-from tests.support.memory import system_of, use_standin, wait_for
+from tests.support.memory import system_of, use_standin
+from tests.support.wait import wait_for
 from tests.support.standin import is_claude_code_request, text
 
 pytestmark = pytest.mark.e2e
@@ -42,7 +43,7 @@ def test_a_finished_session_gets_a_summary_listed_and_searchable(claude_env, sta
     sid = transcript.stem
 
     assert wait_for(lambda: summaries.get(sid) is not None and not queue.pending() and queue.lock_free(),
-                    timeout=90), "no summary was written after the session ended"
+                    timeout=90, what="a summary written after the session ended")
     assert summaries.get(sid)["summary"] == SUMMARY
     sent = [r for r in standin.messages_requests() if "summary of one finished" in system_of(r)]
     assert len(sent) == 1 and "Please list the files of this project" in json.dumps(sent[0])

@@ -13,7 +13,7 @@ import pytest
 from recall.core import paths
 from recall.core import service_client as client
 from tests.support.standin import text
-from tests.support.memory import wait_for
+from tests.support.wait import wait_for
 from tests.support.cli import cli
 
 pytestmark = pytest.mark.e2e

@@ -16,7 +16,6 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -27,6 +26,7 @@ from indexer.state import StateDB
 from recall.core import paths
 from recall.core.errors import StorageError
 from tests.support.factory import Session
+from tests.support.wait import wait_for
 
 RECALL = [sys.executable, "-m", "recall.entry"]
 
@@ -72,17 +72,6 @@ def disk_full(monkeypatch, failures: list[int]):
         real(self)
 
     monkeypatch.setattr(Indexer, "_commit_writer", commit)
-
-
-def wait_for(pred, timeout: float = 60.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = pred()
-        if last:
-            return last
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what} (last value {last!r})")
 
 
 class ServiceThread:

@@ -16,7 +16,8 @@ from recall.core import config
 from recall.memory import queue, store, worker
 from recall.search.searcher import Searcher
 from tests.support.memory import (Transcript, active, env_without_service, extraction, is_extraction,
-                                  make_project, use_standin, wait_for)
+                                  make_project, use_standin)
+from tests.support.wait import wait_for
 from tests.support.standin import text
 
 GOTCHA = {"type": "gotcha", "content": "Stripe webhook verification needs the raw body: use express.raw() on "

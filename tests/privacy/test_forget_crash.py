@@ -25,7 +25,8 @@ from recall.prompt import injections
 from recall.search.searcher import Searcher
 from tests.support.factory import BASE_TIME, Session
 from tests.support.memory import make_project
-from tests.service.test_service import count, serve, wait_for  # noqa: F401 - serve is a fixture
+from tests.service.test_service import count, serve  # noqa: F401 - serve is a fixture
+from tests.support.wait import wait_for
 
 RECALL = [sys.executable, "-m", "recall.entry"]
 SECRET = "hunter2-plum-ORCHID"
@@ -204,7 +205,7 @@ def test_the_service_finishes_an_interrupted_forget_as_it_starts(claude_projects
     killed_at("index", "--match", "walrus")
     svc = serve().ready()
     try:
-        wait_for(lambda: not intents(paths.archive_dir()), 60, 0.1, "the forget to be finished")
+        wait_for(lambda: not intents(paths.archive_dir()), 60, interval=0.1, what="the forget to be finished")
         assert count() == 4
     finally:
         svc.terminate()

@@ -319,7 +319,7 @@ def test_the_running_service_answers_the_hook_through_the_same_gate(serve, tmp_p
     import subprocess
     import sys
 
-    from tests.service.test_service import wait_for
+    from tests.support.wait import wait_for
 
     client = make_project(tmp_path, "client-acme")
     here = make_project(tmp_path, "mine")

@@ -27,7 +27,8 @@ from recall.privacy.forget import attach
 from recall.search.searcher import Searcher
 from tests.support.factory import Session
 from tests.support.memory import make_project
-from tests.service.test_service import run_cli, serve, wait_for  # noqa: F401 - serve is a fixture
+from tests.service.test_service import run_cli, serve  # noqa: F401 - serve is a fixture
+from tests.support.wait import wait_for
 
 # a Shopify admin token: a format the rules before version 2 let through in prose
 SECRET = "shpat_" + "3f9a1c0b7d2e4f6a8b0c1d2e3f4a5b6c"
@@ -245,9 +246,9 @@ def test_the_service_re_redacts_in_the_background_and_keeps_indexing(serve, clau
     late = Session(cwd=str(project))  # written while the pass may still run: indexed as usual
     late.user("the pelican rollout waits for review")
     late.write(claude_projects)
-    wait_for(lambda: ingest_side.stored_version(paths.archive_dir()) == REDACTION_VERSION, 120, 0.1,
-             "the re-redaction pass")
-    wait_for(lambda: search_texts("pelican") == ["the pelican rollout waits for review"], 60, 0.1, "the live line")
+    wait_for(lambda: ingest_side.stored_version(paths.archive_dir()) == REDACTION_VERSION, 120,
+             "the re-redaction pass", interval=0.1)
+    wait_for(lambda: search_texts("pelican") == ["the pelican rollout waits for review"], 60, interval=0.1, what="the live line")
     assert search_texts(SECRET) == [] and leaks_in(paths.recall_home()) == []
     for i in range(3):
         assert search_texts(f"walrus{i}") == redacted_pair(i)

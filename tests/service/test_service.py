@@ -24,23 +24,13 @@ from indexer.archive import Archive
 from recall.core import service_client as client
 from recall.core import paths
 from tests.support.factory import Session
+from tests.support.wait import wait_for
 
 RECALL = [sys.executable, "-m", "recall.entry"]
 pytestmark = pytest.mark.slow
 
 
 # helpers ----------------------------------------------------------------------------------------
-def wait_for(pred, timeout: float = 60.0, interval: float = 0.05, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = pred()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out waiting for {what} (last value {last!r})")
-
-
 def count(doctype: str = "message", **terms) -> int:
     """What a separate process sees in the index right now."""
     import tantivy
@@ -109,7 +99,7 @@ class Serve:
                 return None
             return st if st.get("pid") == self.pid and st.get("state") == "watching" else None
 
-        wait_for(up, timeout, 0.1, "the service to be up")
+        wait_for(up, timeout, interval=0.1, what="the service to be up")
         return self
 
     def status(self) -> dict:
@@ -166,7 +156,7 @@ class Marker:
         self.n += 1
         word = f"syncmarker{self.n}x"
         append_line(self.session.path(self.root), self.session.user(f"marker {word}"))
-        wait_for(lambda: keys_matching(word), timeout, 0.05, f"marker {word}")
+        wait_for(lambda: keys_matching(word), timeout, interval=0.05, what=f"marker {word}")
 
 
 # streaming ------------------------------------------------------------------------------------------
@@ -280,7 +270,7 @@ def test_kill_9_at_any_moment_then_restart_loses_and_duplicates_nothing(serve, c
             if victim is None:
                 st = client.call("status", {}, timeout=5)
                 os.kill(st["pid"], signal.SIGKILL)
-                wait_for(lambda: client.ping(0.3) is None, 30, 0.05, "the killed service to go")
+                wait_for(lambda: client.ping(0.3) is None, 30, interval=0.05, what="the killed service to go")
             else:
                 victim.kill9()
             kills += 1
@@ -294,7 +284,7 @@ def test_kill_9_at_any_moment_then_restart_loses_and_duplicates_nothing(serve, c
     finally:
         th.join()
     assert len(written) == total and kills >= 3
-    wait_for(lambda: count(doctype="message") >= total, 90, 0.1, f"{total} messages")
+    wait_for(lambda: count(doctype="message") >= total, 90, interval=0.1, what=f"{total} messages")
     Marker(claude_projects).sync()
     assert count(doctype="message") == total + 1  # + the marker: none lost, none twice
     assert len(keys_matching("quokka")) == total
@@ -326,7 +316,7 @@ def test_sigterm_commits_what_was_written_and_leaves_nothing_behind(serve, claud
 
 def test_two_services_racing_for_the_lock(serve, claude_projects):
     a, b = serve(), serve()
-    wait_for(lambda: a.proc.poll() is not None or b.proc.poll() is not None, 60, 0.05, "one to give up")
+    wait_for(lambda: a.proc.poll() is not None or b.proc.poll() is not None, 60, interval=0.05, what="one to give up")
     loser, winner = (a, b) if a.proc.poll() is not None else (b, a)
     assert loser.proc.returncode == 0
     assert f"already runs for {paths.recall_home()} (pid {winner.pid})" in loser.output()
@@ -352,7 +342,7 @@ def test_freshness_under_steady_load_batches_commits(serve, claude_projects):
         delay = t0 + (n + 1) / 50.0 - time.monotonic()
         if delay > 0:
             time.sleep(delay)
-    wait_for(lambda: count() >= lines, 60, 0.05, "all lines")
+    wait_for(lambda: count() >= lines, 60, interval=0.05, what="all lines")
     commits = svc.status()["commits"] - before
     assert count() == lines
     assert 1 <= commits <= lines // 3, commits

@@ -24,19 +24,10 @@ from recall.core import service_client as client
 from recall.memory import queue as q
 from recall.memory import worker
 from tests.support.factory import Session
+from tests.support.wait import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
-
-
-def wait_for(pred, timeout: float = 60.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        out = pred()
-        if out:
-            return out
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 # ------------------------------------------------------------------------------ the memory queue

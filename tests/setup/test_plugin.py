@@ -161,7 +161,7 @@ def test_session_start_says_why_the_last_build_failed_and_builds_again(data, tmp
     proc = launch(["hook", "session-start"], data, env={"RECALL_PYTHON": str(fake)})
     assert proc.returncode == 0
     assert json.loads(proc.stdout)["systemMessage"].startswith("recall: building its Python runtime failed")
-    wait = __import__("tests.support.memory", fromlist=["wait_for"]).wait_for
+    wait = __import__("tests.support.wait", fromlist=["wait_for"]).wait_for
     assert wait(lambda: calls.exists() and calls.read_text(), timeout=10)
     assert calls.read_text().split() == ["-I", f"{ROOT}/recall/setup/plugin_runtime.py", "build", "--root", str(ROOT),
                                          "--data", str(data), "--version", VERSION]
@@ -459,7 +459,7 @@ def _recording_python(path: Path, calls: Path) -> Path:
 
 
 def test_a_runtime_marked_ready_but_broken_is_built_again(data, tmp_path):
-    wait = __import__("tests.support.memory", fromlist=["wait_for"]).wait_for
+    wait = __import__("tests.support.wait", fromlist=["wait_for"]).wait_for
     calls = tmp_path / "calls"
     fake = _recording_python(tmp_path / "python3.12", calls)
     bin_dir = fake_runtime(data)

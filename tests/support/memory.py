@@ -128,16 +128,6 @@ def use_standin(monkeypatch, standin, **memory_cfg) -> None:
     config.save(cfg)
 
 
-def wait_for(pred, timeout: float = 60.0, interval: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(interval)
-    return pred()
-
-
 def state_json(project: Path) -> dict:
     try:
         return json.loads((project / ".memory" / "state.json").read_text(encoding="utf-8"))

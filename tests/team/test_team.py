@@ -22,6 +22,7 @@ import pytest
 
 from recall.core import paths
 from tests.support.postgres import ADMIN, ADMIN_PASSWORD, PgServer, require_postgres
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -716,14 +717,7 @@ def test_two_services_sync_through_notify_and_forget_reaches_the_other(team, tmp
 
 
 def wait(pred, what: str, timeout: float = 90.0):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = pred()
-        if last:
-            return last
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what} (last {last!r})")
+    return wait_for(pred, timeout, what, interval=0.2)
 
 
 # hostile rows (issue 35) ---------------------------------------------------------------------------------------

@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import pytest
 from recall.core import service_client as client
 from tests.support.factory import Session
 from tests.support.ui import browser, port_and_token, require_browser
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.slow
 RECALL = [sys.executable, "-m", "recall.entry"]
@@ -30,17 +30,6 @@ QUESTION = "which database did we choose for the job queue?"
 DECISION = ("We decided to use SQLite in WAL mode for the job queue, because Postgres was overkill "
             "for a single host and Redis lost jobs on restart. <script>alert('pwned')</script>")
 BOUND = 1.0  # seconds: "an injection appears on the Prompts page within a second"
-
-
-def wait_for(pred, timeout: float, what: str, interval: float = 0.02):
-    deadline = time.monotonic() + timeout
-    while True:
-        got = pred()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what}")
-        time.sleep(interval)
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
