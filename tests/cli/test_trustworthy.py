@@ -17,13 +17,6 @@ from recall.memory import worker
 from tests.support.cli import cli
 
 
-@pytest.fixture
-def project(tmp_path):
-    p = tmp_path / "proj"
-    (p / ".git").mkdir(parents=True)
-    return p
-
-
 def test_doctor_writes_nothing_into_the_injection_log(project, capsys, claude_projects):
     assert cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")[0] == 0
     log = paths.recall_home() / "injections.jsonl"

@@ -9,17 +9,15 @@ from pathlib import Path
 import pytest
 
 from recall.core import paths
-from tests.support.memory import make_project
 from tests.support.cli import cli
 from tests.memory.test_sessions import two_sessions  # noqa: F401 (fixture)
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch):
-    p = make_project(tmp_path)
-    monkeypatch.chdir(p)
+def project(project, monkeypatch):
+    monkeypatch.chdir(project)
     monkeypatch.setenv("RECALL_NO_SERVICE", "1")
-    return p
+    return project
 
 
 # item 13 -------------------------------------------------------------------------------------------------------

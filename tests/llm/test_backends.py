@@ -19,7 +19,7 @@ from recall.prompt import injections
 from tests.support.standin import text
 from tests.support.cli import cli
 from tests.prompt.test_hook import (DECISION, QUESTION, SYNTH, context_of, indexed, payload,  # noqa: F401 (fixtures)
-                             project, run_hook_process, service, set_hook_config)
+                                    run_hook_process, service, set_hook_config)
 
 HOOK_KEY = "sk-ant-api03-" + "HookOnlyKey9" * 7
 

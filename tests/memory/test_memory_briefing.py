@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import stat
 
-import pytest
-
 from recall.hooks import capture
 from recall.core import config
 from recall.memory import briefing, store
@@ -14,11 +12,6 @@ from tests.support.memory import make_project
 
 DAY = 86400.0
 T0 = 1_790_000_000.0
-
-
-@pytest.fixture
-def project(tmp_path):
-    return make_project(tmp_path)
 
 
 def fill(project, counts: dict, now=T0, access: dict | None = None) -> store.State:

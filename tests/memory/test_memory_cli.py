@@ -11,17 +11,16 @@ import pytest
 
 from recall.llm import usage
 from recall.memory import status, store
-from tests.support.memory import is_consolidation, make_project, use_standin
+from tests.support.memory import is_consolidation, use_standin
 from tests.support.standin import error, text
 from tests.support.cli import cli
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch):
-    p = make_project(tmp_path)
-    monkeypatch.chdir(p)
+def project(project, monkeypatch):
+    monkeypatch.chdir(project)
     monkeypatch.setenv("RECALL_NO_SERVICE", "1")
-    return p
+    return project
 
 
 def test_add_list_show_forget(project, capsys):

@@ -8,15 +8,15 @@ import json
 import pytest
 
 from recall.memory import consolidate, store
-from tests.support.memory import is_consolidation, make_project, prompt_of, use_standin
+from tests.support.memory import is_consolidation, prompt_of, use_standin
 from tests.support.standin import error, text
 
 DAY = 86400.0
 
 
 @pytest.fixture
-def project(tmp_path):
-    return str(make_project(tmp_path))
+def project(project):
+    return str(project)
 
 
 GOTCHAS = [

@@ -11,14 +11,8 @@ import pytest
 from recall.core import config
 from recall.llm import usage
 from recall.memory import extract, store
-from tests.support.memory import (Transcript, active, extraction, is_extraction, make_project, prompt_of,
-                                  use_standin)
+from tests.support.memory import Transcript, active, extraction, is_extraction, prompt_of, use_standin
 from tests.support.standin import error, hang, text
-
-
-@pytest.fixture
-def project(tmp_path):
-    return make_project(tmp_path)
 
 
 @pytest.fixture

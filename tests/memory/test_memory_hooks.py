@@ -15,18 +15,12 @@ from recall.core import service_client as client
 from recall.core import config
 from recall.memory import queue, store, worker
 from recall.search.searcher import Searcher
-from tests.support.memory import (Transcript, active, env_without_service, extraction, is_extraction,
-                                  make_project, use_standin)
+from tests.support.memory import Transcript, active, env_without_service, extraction, is_extraction, use_standin
 from tests.support.wait import wait_for
 from tests.support.standin import text
 
 GOTCHA = {"type": "gotcha", "content": "Stripe webhook verification needs the raw body: use express.raw() on "
                                        "the webhook route", "tags": ["stripe", "webhooks"]}
-
-
-@pytest.fixture
-def project(tmp_path):
-    return make_project(tmp_path)
 
 
 @pytest.fixture

@@ -10,15 +10,14 @@ import stat
 import pytest
 
 from recall.memory import note_access, store
-from tests.support.memory import make_project
 
 DAY = 86400.0
 T0 = 1_790_000_000.0
 
 
 @pytest.fixture
-def project(tmp_path):
-    return str(make_project(tmp_path))
+def project(project):
+    return str(project)
 
 
 def add(project, mtype, content, now=T0, **kw):

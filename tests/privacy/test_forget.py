@@ -50,11 +50,6 @@ def forget(sel: Selection) -> dict:
         return forget_everywhere(ix, sel)
 
 
-@pytest.fixture
-def project(tmp_path):
-    return make_project(tmp_path, "shop")
-
-
 def test_match_removes_the_messages_and_what_was_drawn_from_them_and_a_rebuild_keeps_them_gone(
         claude_projects, project):
     s = Session(cwd=str(project))

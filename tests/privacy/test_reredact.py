@@ -26,7 +26,6 @@ from recall.privacy import redaction_pass
 from recall.privacy.forget import attach
 from recall.search.searcher import Searcher
 from tests.support.factory import Session
-from tests.support.memory import make_project
 from tests.service.test_service import run_cli, serve  # noqa: F401 - serve is a fixture
 from tests.support.wait import wait_for
 
@@ -91,11 +90,6 @@ def session_facts() -> list[str]:
         return [" ".join(str(c) for c in row) for row in conn.execute("SELECT * FROM sessions")]
     finally:
         conn.close()
-
-
-@pytest.fixture
-def project(tmp_path):
-    return make_project(tmp_path, "shop")
 
 
 def test_upgrade_pass_re_redacts_every_store_and_keeps_the_rest(claude_projects, project, monkeypatch):

@@ -34,13 +34,6 @@ SYNTH = "- Job queue store: SQLite in WAL mode; Postgres overkill, Redis lost jo
 
 
 @pytest.fixture
-def project(tmp_path):
-    p = tmp_path / "work" / "shop"
-    p.mkdir(parents=True)
-    return p
-
-
-@pytest.fixture
 def indexed(claude_projects, project):
     """Two past sessions of ``project`` and one of another project, indexed."""
     s1 = Session(cwd=str(project), start=datetime(2026, 11, 3, 10, tzinfo=timezone.utc))

@@ -11,7 +11,7 @@ import sys
 import time
 
 from recall.hooks import dispatch
-from tests.prompt.test_hook import indexed, payload, project, set_hook_config  # noqa: F401 (fixtures)
+from tests.prompt.test_hook import indexed, payload, set_hook_config  # noqa: F401 (fixtures)
 
 
 def _spawn(args=("hook", "user-prompt-submit")):

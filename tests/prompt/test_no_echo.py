@@ -23,13 +23,6 @@ DECISION = ("Decision for stripe webhooks: verify the signature, record the even
 RESULT = '{"matches": [{"text": "record the event id in processed_events", "session": "abcdef12"}]}'
 
 
-@pytest.fixture
-def project(tmp_path):
-    p = tmp_path / "work" / "shop"
-    p.mkdir(parents=True)
-    return p
-
-
 def parse(path):
     ctx, stats = FileContext(path), Counter()
     msgs = [m for batch, _ in read_lines(path, 0, ctx, stats) for m in batch]

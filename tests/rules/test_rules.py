@@ -25,13 +25,6 @@ from tests.support.cli import cli
 MIGRATION_RULE = "Run `sqitch verify` before touching anything under migrations/."
 
 
-@pytest.fixture
-def project(tmp_path):
-    p = tmp_path / "work" / "shop"
-    p.mkdir(parents=True)
-    return p
-
-
 def add(project, text, **fields):
     return store.add({"text": text, **fields}, "project", str(project))
 

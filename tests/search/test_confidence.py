@@ -43,13 +43,6 @@ DISTRACTORS = [
 ]
 
 
-@pytest.fixture
-def project(tmp_path):
-    p = tmp_path / "work" / "shop"
-    p.mkdir(parents=True)
-    return p
-
-
 def _session(project, day, *turns):
     s = Session(cwd=str(project), start=START + timedelta(days=day))
     for user, reply in turns:

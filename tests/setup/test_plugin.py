@@ -283,13 +283,6 @@ def enable_plugin(home: Path, scope_file: Path | None = None, on: bool = True, m
     return claude / "plugins" / "data" / f"recall-{marketplace}"
 
 
-@pytest.fixture
-def project(tmp_path):
-    p = tmp_path / "proj"
-    p.mkdir()
-    return p
-
-
 def test_plugin_detection_follows_claude_codes_settings(project, tmp_path):
     assert wiring.plugin(project) is None
     data = enable_plugin(tmp_path, marketplace="my-market")

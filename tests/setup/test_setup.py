@@ -22,13 +22,6 @@ from tests.support.cli import cli
 EVENTS = ("UserPromptSubmit", "SessionStart", "Stop", "PreCompact", "SessionEnd")
 
 
-@pytest.fixture
-def project(tmp_path):
-    p = tmp_path / "proj"
-    (p / ".git").mkdir(parents=True)
-    return p
-
-
 def read(path: Path) -> dict:
     return json.loads(path.read_text())
 
