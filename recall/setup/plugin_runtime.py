@@ -15,8 +15,8 @@ is never written to), checks that the install imports, and writes ``.ready`` las
 with the user's own pip configuration (``pip.conf``, ``PIP_INDEX_URL``, ``PIP_FIND_LINKS``,
 ``PIP_NO_INDEX``...): a mirror, a proxy or an offline wheel folder work as they do for pip. A
 new plugin version gets a new folder (a service running from the old one keeps running until
-the new one is ready, then both go); then the runtime starts the service (``python -m recall.hooks.plugin after-build``),
-replacing one of an older plugin runtime.
+the new one is ready, then both go); then the runtime starts the service
+(``python -m recall.setup.plugin_service after-build``), replacing one of an older plugin runtime.
 
 What it leaves for the others to read, all in ``<data>``:
 
@@ -303,7 +303,7 @@ class Build:
         """The new runtime starts the service (replacing one of an older plugin runtime); then
         older runtimes go."""
         env = {**os.environ, "RECALL_PLUGIN_DATA": str(self.data)}
-        argv = [str(self.rt / "bin" / "python"), "-m", "recall.hooks.plugin", "after-build"]
+        argv = [str(self.rt / "bin" / "python"), "-m", "recall.setup.plugin_service", "after-build"]
         self.say(f"$ {' '.join(argv)}")
         try:
             proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -414,7 +414,7 @@ def test_a_new_runtime_replaces_the_service_of_an_older_one_and_no_other(monkeyp
     """After building version B, the service an older runtime of this plugin runs is stopped (the
     new runtime then starts its own); a service started any other way is left alone."""
     from recall.core import paths
-    from recall.hooks import plugin
+    from recall.setup import plugin_service as plugin
     from recall.core.service_state import pid_alive
 
     data = tmp_path / "plugin-data"
