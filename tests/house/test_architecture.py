@@ -84,7 +84,7 @@ def imports_of(path: Path, module: str) -> list[tuple[int, str]]:
                 anchor = package.split(".")
                 anchor = anchor[:len(anchor) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            # `from recall.cli import install` imports recall.cli.install
+            # `from recall.setup import install` imports recall.setup.install
             names = [f"{base}.{a.name}" for a in node.names] + [base]
         else:
             continue
