@@ -1,6 +1,6 @@
 """Redaction quality: what leaks, per form, and what ordinary text is changed.
 
-Three corpora, all deterministic (``tests/secrets_corpus.py``):
+Three corpora, all deterministic (``tests/support/secrets_corpus.py``):
 
 * **leaks** -- ``key_values()``: every ``key: value`` form of issue 28 (YAML, INI, TOML,
   tfvars, .netrc, .pgpass, a Kubernetes Secret, registry logins, wrapped values, keys by
@@ -74,7 +74,7 @@ def held_out_lines() -> list[str]:
 
 
 def score(redact, held_out: list[str]) -> dict:
-    from tests.secrets_corpus import key_values, leaked, ordinary
+    from tests.support.secrets_corpus import key_values, leaked, ordinary
 
     forms: dict[str, dict] = {}
     for form, style, secret, text in key_values():

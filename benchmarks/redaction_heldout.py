@@ -1,10 +1,10 @@
 """A small held-out check of the redaction rules (issue 35 item 8), written after the rules were
-tuned and run once: secret placements in spellings the tune corpus (``tests/secrets_corpus.py``)
+tuned and run once: secret placements in spellings the tune corpus (``tests/support/secrets_corpus.py``)
 does not hold, and strong passwords from a seed and an alphabet it does not use.
 
     python -m benchmarks.redaction_heldout [--against REV]
 
-A placement leaks when a piece of its secret survives (``tests.secrets_corpus.leaked``).
+A placement leaks when a piece of its secret survives (``tests.support.secrets_corpus.leaked``).
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def strong(n: int = 600):
 
 
 def score(redact) -> dict:
-    from tests.secrets_corpus import leaked
+    from tests.support.secrets_corpus import leaked
 
     per: dict[str, int] = {}
     for form, secret, text in cases():

@@ -401,7 +401,7 @@ def dense_gate(records: list[dict]) -> dict:
     return {"threshold": best_t, "tune": figures(recs_at(best_t, "tune")), "report": figures(recs_at(best_t, "report"))}
 
 
-# The small history (tests/test_confidence.py): the session a paraphrase should find,
+# The small history (tests/search/test_confidence.py): the session a paraphrase should find,
 # and what two new tasks that must stay silent come nearest to.
 PARAPHRASE = ("what's our convention for money amounts?",
               ["the invoice totals are off by a cent",

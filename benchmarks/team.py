@@ -322,7 +322,7 @@ def search_latency(b: Bench, n_queries: int = 60, limit: int = 10) -> dict:
 def lag(b: Bench, runs: int) -> dict:
     import re
 
-    from tests.memory_support import Transcript, extraction, is_extraction
+    from tests.support.memory import Transcript, extraction, is_extraction
     from tests.support.standin import StandIn, text
 
     def content(k: int) -> str:

@@ -49,7 +49,7 @@ Guarantees
   by ``bytes.translate``; only runs that contain an upper-case letter are examined.
   Measured on 10k mixed ~500-char messages (prose, docs, code, logs, path
   listings) without secrets: a median of ~9 us per message on a busy
-  2-core box (see tests/test_redact.py for a smoke bound).
+  2-core box (see tests/indexer/test_redact.py for a smoke bound).
 
 Private blocks
 --------------

@@ -108,6 +108,16 @@ def claude_projects(tmp_path):
 
 
 @pytest.fixture
+def project(tmp_path) -> Path:
+    """A project the tests work in: ``<tmp>/work/shop``, a git checkout (``.git/info``), its
+    resolved path. A test that wants it as a ``str`` or as the working directory narrows it in a
+    fixture of the same name that takes this one."""
+    from tests.support.memory import make_project
+
+    return make_project(tmp_path / "work", "shop")
+
+
+@pytest.fixture
 def standin():
     """A loopback stand-in for the Anthropic Messages API (tests/support/standin.py)."""
     from tests.support.standin import StandIn

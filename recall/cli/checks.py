@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from indexer import sources as agent_sources
-from recall.cli.install import HOOK_EVENTS, MCP_NAME, SetupError, load_json, mcp_file, project_root
+from recall.setup.install import HOOK_EVENTS, MCP_NAME, SetupError, load_json, mcp_file, project_root
 from recall.core import config, paths
 from recall.core.errors import RecallError
 
@@ -363,8 +363,8 @@ def check_config() -> Check:
 
 
 def check_folder_modes(root: Path) -> Check | None:
-    """A folder an earlier `recall setup` made 0700 (``recall.cli.folder_modes``); None when none."""
-    from recall.cli import folder_modes
+    """A folder an earlier `recall setup` made 0700 (``recall.setup.folder_modes``); None when none."""
+    from recall.setup import folder_modes
 
     found = folder_modes.suspects(folder_modes.candidates(root, True))
     if not found:
@@ -403,7 +403,8 @@ def check_claude_loads(root: Path, by_plugin: bool, mcp_expected: bool) -> Check
         return Check(LOAD_CHECK, False, f"not checked: {found.problem or claude_code.NOT_FOUND}",
                      "install Claude Code (or set model.claude_path), then `recall doctor` again", warn=True)
     if by_plugin:
-        from recall.core import plugin_runtime, wiring
+        from recall.core import wiring
+        from recall.setup import plugin_runtime
 
         plugin = wiring.plugin(root)
         if plugin is not None and not plugin_runtime.ready(plugin.data_dir, plugin.version or ""):
@@ -467,7 +468,7 @@ def check_claude_loads(root: Path, by_plugin: bool, mcp_expected: bool) -> Check
 def check_command() -> Check:
     """Whether the ``recall`` a shell finds is this install (issue 36): other packages install a
     ``recall`` command too, and a second install of recall may answer instead."""
-    from recall.cli.install import bin_dir, command_kind
+    from recall.setup.install import bin_dir, command_kind
     from recall.control.units import recall_executable
 
     this = recall_executable()
@@ -513,7 +514,7 @@ def check_agents() -> list[Check]:
     """recall's MCP server in Codex CLI and Gemini CLI (``recall setup --codex|--gemini``): a check
     each where it is registered, and where that agent's sessions are found without it, a warning
     naming the setup. Nothing for an agent not on this machine."""
-    from recall.cli import agent_wiring
+    from recall.setup import agent_wiring
 
     out: list[Check] = []
     for agent in agent_wiring.AGENTS:
@@ -570,8 +571,8 @@ def check_memory(project=None) -> list[Check]:
 
 # ------------------------------------------------------------------------------ wiring: setup, the plugin
 def _runtime_check(found) -> Check:
-    """The state of the plugin's runtime (``recall.core.plugin_runtime``)."""
-    from recall.core import plugin_runtime
+    """The state of the plugin's runtime (``recall.setup.plugin_runtime``)."""
+    from recall.setup import plugin_runtime
 
     st = plugin_runtime.status(found.data_dir, found.version)
     where = f"recall's Claude Code plugin {found.id} {found.version or ''} ({found.scope} settings)".replace("  ", " ")

@@ -115,7 +115,7 @@ def setup_mcp(project: Path | str | None) -> Path | None:
     return None
 
 
-#: a line of the /recall command `recall setup` writes (recall/cli/install.py SLASH_COMMANDS)
+#: a line of the /recall command `recall setup` writes (recall/setup/install.py SLASH_COMMANDS)
 SETUP_COMMAND_MARK = "description: Answer from past sessions and memories (recall)\n"
 
 

@@ -76,9 +76,9 @@ def _service_step(report, start: bool) -> str | None:
 
 def _repair_modes(report, project: Optional[Path], global_: bool) -> None:
     """Folders an earlier setup made 0700 get their mode back where the evidence says so
-    (``recall.cli.folder_modes``)."""
-    from recall.cli import folder_modes
-    from recall.cli.install import project_root
+    (``recall.setup.folder_modes``)."""
+    from recall.setup import folder_modes
+    from recall.setup.install import project_root
 
     root = None if global_ else project_root(project)
     changed, left = folder_modes.repair(folder_modes.candidates(root, global_))
@@ -88,7 +88,7 @@ def _repair_modes(report, project: Optional[Path], global_: bool) -> None:
 
 def _still_wired(global_: bool) -> bool:
     """Whether recall's hooks are still in Claude Code's user settings or a project setup wired."""
-    from recall.cli import install as st
+    from recall.setup import install as st
 
     files = [] if global_ else [st.settings_file(None, True)]
     files += [st.settings_file(Path(p), False) for p in st.wired_projects()]
@@ -108,8 +108,8 @@ def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool,
                keep_records: Optional[bool] = None) -> None:
     """Unwire (with --global: every project setup wired too), stop and remove the service
     once nothing is wired, say what is left on disk, and with --purge remove that too."""
-    from recall.cli import install as st
-    from recall.cli import uninstall as un
+    from recall.setup import install as st
+    from recall.setup import uninstall as un
 
     root = None if global_ else st.project_root(project)
     projects = un.known_projects() if global_ else [root]
@@ -145,7 +145,7 @@ def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool,
     _repair_modes(report, project, global_)
     if global_ or not _still_wired(global_):
         from recall.control.lifecycle import remove_service
-        from recall.cli.uninstall import stop_worker
+        from recall.setup.uninstall import stop_worker
 
         try:
             line = remove_service()
@@ -155,7 +155,7 @@ def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool,
         stopped = stop_worker()
         if stopped:
             report.changes.append(stopped)
-        from recall.cli import agent_wiring
+        from recall.setup import agent_wiring
 
         for agent in agent_wiring.AGENTS:  # the other agents' entries run the command removed next
             try:
@@ -259,9 +259,9 @@ def _backfill_step(report, run: bool, service_up: bool = False, fresh: bool = Tr
 
 def _other_agents(agents: list[str], uninstall: bool, purge: bool) -> None:
     """``recall setup --codex`` / ``--gemini`` (``--uninstall``): recall's MCP server in those agents
-    (``recall.cli.agent_wiring``); their sessions are indexed by the service whatever this says."""
-    from recall.cli import agent_wiring
-    from recall.cli import install as st
+    (``recall.setup.agent_wiring``); their sessions are indexed by the service whatever this says."""
+    from recall.setup import agent_wiring
+    from recall.setup import install as st
 
     if purge:
         raise UsageError("--purge removes recall itself: run `recall setup --uninstall --global --purge` "
@@ -287,7 +287,7 @@ def _plugin_stand_down(project: Optional[Path], global_: bool, no_index: bool) -
     """When recall's Claude Code plugin is enabled here, setup wires nothing of its own (hooks,
     MCP server, commands, service: two would inject twice) and says so; it still runs the first
     backfill. Returns whether it stood down."""
-    from recall.cli import install as st
+    from recall.setup import install as st
     from recall.core import service_client as client
     from recall.core.wiring import plugin
 
@@ -329,7 +329,7 @@ def setup_cmd(
     gemini: bool = typer.Option(False, "--gemini", help="Register recall's MCP server in Gemini CLI "
                                                         "(~/.gemini/settings.json); with --uninstall, remove it."),
 ) -> None:
-    from recall.cli import install as st
+    from recall.setup import install as st
 
     if global_ and project is not None:
         raise UsageError("--global and --project exclude each other: pick one.")

@@ -1,0 +1,242 @@
+"""What ``recall setup --uninstall`` does beyond the settings files: it unwires every project
+setup wired (with ``--global``), stops and removes the service, stops a memory worker, says
+plainly what it leaves, and with ``--purge`` removes that too.
+
+What recall leaves after an uninstall (and ``--purge`` removes, only what recall wrote):
+  * ``$RECALL_HOME``: the archive of your history, the index, the config, the logs;
+  * each project's ``.memory/`` (``state.json``: its typed memories, ``rules.json``);
+  * recall's block in each project's ``CLAUDE.md`` / ``CLAUDE.local.md`` (between
+    ``<!-- MEMORY:START -->`` and ``<!-- MEMORY:END -->``; a file left empty is deleted);
+  * the lines recall added to each project's ``.git/info/exclude`` (``/.memory/``,
+    ``/CLAUDE.local.md``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+from pathlib import Path
+
+from recall.core import paths
+from recall.memory.store import CLAUDE_MD_EXCLUDE_NOTE
+
+#: the files recall writes in a project's .memory/ (anything else there is left, and said)
+MEMORY_FILES = ("state.json", "state.lock", "rules.json", "rules.lock")
+EXCLUDE_LINES = ("/.memory/", "/CLAUDE.local.md")
+
+
+def _without_recall_lines(lines: list[str]) -> list[str]:
+    """An exclude file's lines without recall's: ``EXCLUDE_LINES``, and the ``/CLAUDE.md`` line
+    recall wrote under its note (a ``/CLAUDE.md`` line of the user's stays)."""
+    kept, skip_next = [], False
+    for ln in lines:
+        if skip_next:
+            skip_next = False
+            if ln.strip() == "/CLAUDE.md":
+                continue
+        if ln.strip() == CLAUDE_MD_EXCLUDE_NOTE:
+            skip_next = True
+            continue
+        if ln.strip() in EXCLUDE_LINES:
+            continue
+        kept.append(ln)
+    return kept
+
+
+def known_projects() -> list[Path]:
+    """Every project recall may have written into: the ones setup wired, the ones the index
+    and the memory cursors name; only those that still exist."""
+    from recall.setup.install import wired_projects
+
+    found: set[str] = set(wired_projects())
+    db = paths.state_db_path()
+    if db.exists():
+        import sqlite3
+
+        try:
+            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+            try:
+                found.update(r[0] for r in conn.execute("SELECT DISTINCT project FROM sessions") if r[0])
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            pass
+    cursors = paths.recall_home() / "memory" / "cursors"
+    if cursors.is_dir():
+        from recall.core.jsonio import read_json
+
+        for f in cursors.glob("*.json"):
+            project = read_json(f, {}, dict).get("project")
+            if isinstance(project, str) and project:
+                found.add(project)
+    return sorted(Path(p) for p in found if os.path.isdir(p))
+
+
+def leftovers(projects: list[Path]) -> dict:
+    """What of recall's is still on disk: {"home": path or None, "memories": [...],
+    "blocks": [...], "excludes": [...]}."""
+    from recall.memory.briefing import END, START
+
+    home = paths.recall_home()
+    out: dict = {"home": str(home) if home.exists() else None, "memories": [], "blocks": [], "excludes": []}
+    for p in projects:
+        if any((p / ".memory" / n).exists() for n in MEMORY_FILES):
+            out["memories"].append(str(p / ".memory"))
+        for name in ("CLAUDE.md", "CLAUDE.local.md"):
+            try:
+                text = (p / name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if START in text and END in text:
+                out["blocks"].append(str(p / name))
+        try:
+            lines = (p / ".git" / "info" / "exclude").read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            lines = []
+        if any(ln.strip() in EXCLUDE_LINES or ln.strip() == CLAUDE_MD_EXCLUDE_NOTE for ln in lines):
+            out["excludes"].append(str(p / ".git" / "info" / "exclude"))
+    return out
+
+
+def leftover_lines(left: dict) -> list[str]:
+    lines = []
+    if left["home"]:
+        lines.append(f"your history (archive, index, config, logs) in {left['home']}")
+    if left["memories"]:
+        lines.append(f"the memories of {len(left['memories'])} project(s): " + ", ".join(left["memories"][:5])
+                     + (" …" if len(left["memories"]) > 5 else ""))
+    if left["blocks"]:
+        lines.append(f"recall's block in {len(left['blocks'])} CLAUDE.md file(s): " + ", ".join(left["blocks"][:5])
+                     + (" …" if len(left["blocks"]) > 5 else ""))
+    if left["excludes"]:
+        lines.append(f"recall's lines in {len(left['excludes'])} .git/info/exclude file(s)")
+    return lines
+
+
+def stop_worker() -> str | None:
+    """Stop a detached memory worker (it holds the worker lock with its pid)."""
+    from recall.memory import queue
+
+    if queue.lock_free():
+        return None
+    try:
+        pid = int(queue.holder())
+    except ValueError:
+        return None
+    if pid == os.getpid():
+        return None
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except OSError:
+        return None
+    return f"stopped the memory worker (pid {pid})"
+
+
+def privacy_records() -> dict:
+    """What keeps forgotten, paused and excluded things out of a new setup's backfill (Claude
+    Code still keeps the transcripts): {"tombstones": bytes, "controls": bytes, "exclude": [...]},
+    only those present. None of them holds the text of what they keep out."""
+    from indexer.ledger import controls_path
+
+    from recall.core import config
+
+    out: dict = {}
+    for key, path in (("tombstones", paths.archive_dir() / "forgotten.json"), ("controls", controls_path())):
+        try:
+            out[key] = path.read_bytes()
+        except OSError:
+            pass
+    exclude = config.load().get("exclude") or []
+    if exclude:
+        out["exclude"] = list(exclude)
+    return out
+
+
+def records_text(records: dict) -> str:
+    parts = []
+    if "tombstones" in records:
+        parts.append("forgets")
+    if "controls" in records:
+        parts.append("pauses and `recall: off` sessions")
+    if records.get("exclude"):
+        parts.append(f"{len(records['exclude'])} exclusion(s)")
+    return ", ".join(parts)
+
+
+def _restore_records(records: dict) -> list[str]:
+    import json
+
+    from indexer.ledger import controls_path
+
+    if "tombstones" in records:
+        paths.atomic_write(paths.archive_dir() / "forgotten.json", records["tombstones"])
+    if "controls" in records:
+        paths.atomic_write(controls_path(), records["controls"])
+    if records.get("exclude"):
+        paths.atomic_write(paths.config_path(), json.dumps({"exclude": records["exclude"]}, indent=2) + "\n")
+    return [f"kept the records of {records_text(records)} in {paths.recall_home()}: a new `recall setup` keeps "
+            "them out (delete that folder to drop them too)"]
+
+
+def purge(projects: list[Path], home: bool = True, keep_records: bool = False) -> list[str]:
+    """Remove what recall leaves in ``projects`` (see the module), and with ``home`` the whole
+    of ``$RECALL_HOME`` (``keep_records``: but for the records of what was forgotten, paused
+    and excluded, ``privacy_records``); returns one line per thing removed."""
+    from recall.memory import briefing
+
+    done = []
+    for p in projects:
+        mem = p / ".memory"
+        removed = 0
+        for name in MEMORY_FILES:
+            try:
+                (mem / name).unlink()
+                removed += 1
+            except FileNotFoundError:
+                pass
+            except OSError:
+                done.append(f"could not remove {mem / name}: remove it yourself")
+        for tmp in mem.glob(".*.tmp") if mem.is_dir() else ():
+            tmp.unlink(missing_ok=True)
+        if removed:
+            try:
+                mem.rmdir()
+                done.append(f"removed {mem}")
+            except OSError:
+                done.append(f"removed recall's files from {mem} (your other files there are kept)")
+        for name in ("CLAUDE.md", "CLAUDE.local.md"):
+            path = p / name
+            if not path.is_file() or path.is_symlink():
+                continue
+            try:
+                before = path.read_bytes()
+            except OSError:
+                continue
+            after = briefing.splice(before, None)
+            if after is None or after == before:
+                continue
+            if not after.strip():
+                path.unlink()
+                done.append(f"deleted {path} (it held only recall's block)")
+            else:
+                paths.atomic_write(path, after, mode=path.stat().st_mode & 0o777, private_dir=False)
+                done.append(f"removed recall's block from {path}")
+        exclude = p / ".git" / "info" / "exclude"
+        try:
+            text = exclude.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        kept = _without_recall_lines(text.splitlines(keepends=True))
+        if len(kept) != len(text.splitlines(keepends=True)):
+            paths.atomic_write(exclude, "".join(kept), mode=exclude.stat().st_mode & 0o777, private_dir=False)
+            done.append(f"removed recall's lines from {exclude}")
+    where = paths.recall_home()
+    if home and where.exists():
+        records = privacy_records() if keep_records else {}
+        shutil.rmtree(where, ignore_errors=True)
+        done.append(f"deleted {where} (your history, the index, config and logs)" if not where.exists()
+                    else f"could not delete all of {where}: remove it yourself")
+        if records:
+            done += _restore_records(records)
+    return done

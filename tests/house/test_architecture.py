@@ -1,0 +1,202 @@
+"""The floor map in docs/architecture.md holds for the code (issue 31): read every import with
+``ast`` (lazy imports inside functions too) and check the rules the map states.
+
+- ``recall/core/`` imports nothing of ours but itself and the package's ``__version__``;
+- every folder imports only the folders its row of the table lists ("everything below": the
+  rows above it in the table, which runs from the bottom floor up);
+- no module of ``recall/cli/commands/`` imports another command module;
+- every module of ours is in a folder the table has a row for, and is named in that row.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "architecture.md"
+OURS = ("recall", "indexer")
+PACKAGE_FACE = {"recall", "recall.__version__"}  # recall/__init__.py: the version, nothing else
+
+
+def table() -> list[tuple[str, str, str]]:
+    """(folder, holds, imports from) of each row of the "Where things live" table, in order."""
+    rows = []
+    text = DOC.read_text(encoding="utf-8")
+    section = text[text.index("## Where things live"):]
+    for line in section.splitlines():
+        m = re.match(r"^\| `([^`]+)` \| (.*) \| (.*) \|$", line)
+        if m:
+            rows.append((m.group(1), m.group(2), m.group(3)))
+    return rows
+
+
+def place(module: str, rows: list[tuple[str, str, str]]) -> str | None:
+    """The row (folder or file) a dotted module belongs to: the longest matching one."""
+    path = module.replace(".", "/")
+    matches = [(len(key), folder) for folder, _, _ in rows
+               for key in [folder.rstrip("/").removesuffix(".py")]
+               if path == key or path.startswith(key + "/")]
+    return max(matches)[1] if matches else None
+
+
+def allowed(rows: list[tuple[str, str, str]]) -> dict[str, set[str]]:
+    """What each row may import: its own folder plus the folders its third column names."""
+    out: dict[str, set[str]] = {}
+    folders = [f for f, _, _ in rows]
+    for i, (folder, _, imports) in enumerate(rows):
+        ok = {folder}
+        if "everything below" in imports:
+            ok |= set(folders[:i])
+        for name in re.findall(r"`([^`]+)`", imports):
+            full = name if name.startswith(("recall/", "indexer/")) else f"recall/{name}"
+            match = [f for f in folders if f == full or f.rstrip("/") == full.rstrip("/")]
+            assert match, f"docs/architecture.md: row {folder} imports from `{name}`, which has no row"
+            ok |= set(match)
+        out[folder] = ok
+    return out
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for top in OURS:
+        for path in (ROOT / top).rglob("*.py"):
+            rel = path.relative_to(ROOT).with_suffix("")
+            parts = list(rel.parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = path
+    return out
+
+
+def imports_of(path: Path, module: str) -> list[tuple[int, str]]:
+    """Every module of ours that ``path`` imports (at any depth in the file)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[:len(anchor) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            # `from recall.setup import install` imports recall.setup.install
+            names = [f"{base}.{a.name}" for a in node.names] + [base]
+        else:
+            continue
+        for name in names:
+            if name.split(".")[0] in OURS:
+                found.append((node.lineno, name))
+    return found
+
+
+def resolve(name: str, known: dict[str, Path]) -> str | None:
+    """The longest prefix of ``name`` that is one of our modules."""
+    parts = name.split(".")
+    while parts:
+        cand = ".".join(parts)
+        if cand in known:
+            return cand
+        parts.pop()
+    return None
+
+
+def test_every_module_has_a_row_and_every_row_is_a_place():
+    rows = table()
+    assert len(rows) >= 10, "the table of docs/architecture.md was not found"
+    homeless = [m for m in modules() if place(m, rows) is None and m not in OURS]
+    assert not homeless, f"modules in no row of docs/architecture.md's table: {homeless}"
+    for folder, _, _ in rows:
+        assert (ROOT / folder).exists(), f"docs/architecture.md has a row for {folder}, which does not exist"
+
+
+def test_every_module_is_named_in_its_row():
+    """Each module (and sub-package) of a folder is named, in backticks, in the "holds" column
+    of that folder's row: a new module is placed on the map when it is made."""
+    unnamed = []
+    for folder, holds, _ in table():
+        base = ROOT / folder
+        if not folder.endswith("/") or not base.is_dir():
+            continue
+        named = set(re.findall(r"`([^`]+)`", holds))
+        for child in sorted(base.iterdir()):
+            if child.name.startswith(("_", ".")):
+                continue
+            if child.suffix == ".py":
+                name = child.stem
+            elif child.is_dir() and (child / "__init__.py").exists():
+                name = child.name + "/"
+            else:
+                continue
+            if name not in named and name.rstrip("/") not in named:
+                unnamed.append(f"{folder}{name}")
+    assert not unnamed, f"modules docs/architecture.md's table does not name in their folder's row: {unnamed}"
+
+
+def test_each_folder_imports_only_what_its_row_lists():
+    rows = table()
+    may = allowed(rows)
+    known = modules()
+    wrong = []
+    for module, path in known.items():
+        here = place(module, rows)
+        if here is None:
+            continue
+        for line, name in imports_of(path, module):
+            target = resolve(name, known)
+            if target is None:
+                continue
+            there = place(target, rows)
+            if there is not None and there not in may[here]:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} ({here}) imports {target} ({there})")
+    assert not wrong, "imports the map does not allow:\n" + "\n".join(sorted(set(wrong)))
+
+
+def test_core_imports_nothing_of_ours_but_itself():
+    known = modules()
+    wrong = [f"{path.relative_to(ROOT)}:{line} imports {name}"
+             for module, path in known.items() if module.startswith("recall.core")
+             for line, name in imports_of(path, module)
+             if not name.startswith("recall.core") and name not in PACKAGE_FACE]
+    assert not wrong, wrong
+
+
+def test_indexer_imports_only_core():
+    known = modules()
+    wrong = [f"{path.relative_to(ROOT)}:{line} imports {name}"
+             for module, path in known.items() if module.split(".")[0] == "indexer"
+             for line, name in imports_of(path, module)
+             if not name.startswith(("indexer", "recall.core")) and name != "recall"]
+    assert not wrong, wrong
+
+
+def test_no_command_module_imports_another():
+    names = {p.stem for p in (ROOT / "recall" / "cli" / "commands").glob("*.py")}
+    assert {"search", "index", "service"} <= names  # every command in its own module
+    known = modules()
+    wrong = []
+    for module, path in known.items():
+        if not module.startswith("recall.cli.commands."):
+            continue
+        for line, name in imports_of(path, module):
+            target = resolve(name, known)
+            if target and target.startswith("recall.cli.commands.") and target != module:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
+    assert not wrong, f"{sorted(set(wrong))}: move what they share to recall/cli/command_utils.py"
+
+
+def test_the_plugin_builder_needs_only_the_standard_library():
+    """``recall/setup/plugin_runtime.py`` is run by path (``python3 -I``, hooks/recall) before
+    recall is installed: it imports nothing of ours, and the hooks never import the setup wing."""
+    known = modules()
+    path = known["recall.setup.plugin_runtime"]
+    assert imports_of(path, "recall.setup.plugin_runtime") == []
+    assert "recall/setup/plugin_runtime.py" in (ROOT / "hooks" / "recall").read_text(encoding="utf-8")
+    wrong = [f"{p.relative_to(ROOT)}:{line} imports {name}"
+             for module, p in known.items() if module.startswith("recall.hooks")
+             for line, name in imports_of(p, module) if name.startswith("recall.setup")]
+    assert not wrong, wrong

@@ -1,0 +1,1 @@
+"""recall/llm/: the model backends and the credentials a call uses."""

@@ -1,0 +1,1 @@
+"""recall/mcp/: the MCP server and its tools."""

@@ -1,0 +1,1 @@
+"""recall/rules/: triggered rules."""

@@ -1,0 +1,1 @@
+"""recall/search/: indexing then searching, ranking, confidence, exchanges, stale marks."""

@@ -1,0 +1,1 @@
+"""recall/service/: the background service, its socket client, upgrades under it."""

@@ -1,0 +1,1 @@
+"""recall/team/: team memory on PostgreSQL, and the throwaway server the tests start."""

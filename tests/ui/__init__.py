@@ -1,0 +1,1 @@
+"""recall/ui/: recall ui, without and with a browser."""

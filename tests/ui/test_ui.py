@@ -1,0 +1,504 @@
+"""``recall ui`` without a browser: the guard (token, cookie, Host, Origin, CSRF, CSP) on every
+route, the pages as views of what the CLI knows (the same gate: exclusions, `recall: off`,
+forgotten; the same redaction), text rendered as text, the writes (mark wrong, forget a hit's
+session, a memory's edit, pin and forget) reaching the CLI, the command and the slash command,
+and what the service and the hook import. The browser tests are tests/ui/test_ui_browser.py."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+
+import pytest
+
+from indexer import ledger
+from indexer.ingest import index_all
+from recall.core import config, paths
+from recall.prompt import injections
+from recall.ui import guard
+from tests.support.factory import Session
+from tests.support.cli import cli
+from tests.support.ui import Client, serving
+
+QUESTION = "which database did we choose for the job queue?"
+DECISION = ("We decided to use SQLite in WAL mode for the job queue <script>alert('pwned')</script> "
+            "<img src=x onerror=alert(2)> because Postgres was overkill.")
+SECRET = "sk-ant-api03-" + "Zx9Yw8Vu7Ts6" * 8
+
+
+@pytest.fixture
+def history(tmp_path, claude_projects):
+    shop = tmp_path / "work" / "shop"
+    shop.mkdir(parents=True)
+    blog = tmp_path / "work" / "blog"
+    blog.mkdir(parents=True)
+    s1 = Session(cwd=str(shop), start=datetime(2026, 11, 3, 10, tzinfo=timezone.utc))
+    s1.user(QUESTION)
+    s1.assistant(DECISION)
+    s1.user(f"the deploy key is {SECRET} for the walrus host")
+    s1.assistant("Noted the walrus host deploy key.")
+    s1.write(claude_projects)
+    s2 = Session(cwd=str(blog), start=datetime(2026, 11, 4, 10, tzinfo=timezone.utc))
+    s2.user("which static site generator for the giraffe blog?")
+    s2.assistant("We chose Hugo for the giraffe blog.")
+    s2.write(claude_projects)
+    index_all()
+    return {"shop": shop, "blog": blog, "s1": s1, "s2": s2}
+
+
+@pytest.fixture
+def page():
+    with serving() as srv:
+        yield srv, Client(srv.port, srv.token)
+
+
+def body(text: str) -> str:
+    return text.split("<main>", 1)[-1]
+
+
+# the guard -----------------------------------------------------------------------------------
+def test_guard_functions():
+    assert guard.host_ok("127.0.0.1:8123", 8123) and guard.host_ok("localhost:8123", 8123)
+    for bad in ("evil.example:8123", "127.0.0.1:8124", "127.0.0.1", "", None, "127.0.0.1.evil.example:8123"):
+        assert not guard.host_ok(bad, 8123), bad
+    token = guard.new_token()
+    csrf = guard.csrf_token(token)
+    assert csrf != token and len(token) >= 30
+    ok = {"Origin": "http://127.0.0.1:8123", "X-CSRF-Token": csrf}
+    assert guard.write_refusal(ok, 8123, token) is None
+    assert guard.write_refusal({**ok, "Origin": "http://localhost:8123"}, 8123, token) is None
+    assert guard.write_refusal({**ok, "Origin": "http://evil.example"}, 8123, token) == "cross-origin request"
+    assert guard.write_refusal({**ok, "Origin": "http://127.0.0.1:9999"}, 8123, token) == "cross-origin request"
+    assert guard.write_refusal({"X-CSRF-Token": csrf}, 8123, token) == "no Origin header"
+    assert "CSRF" in guard.write_refusal({**ok, "X-CSRF-Token": "nope"}, 8123, token)
+    assert "cross-site" in guard.write_refusal({**ok, "Sec-Fetch-Site": "cross-site"}, 8123, token)
+    assert guard.authorized(f"a=1; recall_ui_8123={token}", 8123, token)
+    assert not guard.authorized(f"recall_ui_8124={token}", 8123, token)
+    assert not guard.authorized("recall_ui_8123=other", 8123, token)
+
+
+def test_the_token_once_then_the_cookie_and_nothing_without(history, page):
+    srv, c = page
+    anon = Client(srv.port)
+    for path in ("/", "/prompts", "/search?q=database", "/static/ui.js", "/events", "/fragment/prompts",
+                 f"/sessions/{history['s1'].session_id}"):
+        status, headers, text = anon.get(path)
+        assert status == 403, path
+        assert "SQLite" not in text and "token" in text
+    status, headers, _ = anon.get(f"/search?q=x&token={srv.token}")
+    assert status == 303 and headers["Location"] == "/search?q=x"
+    cookie = headers["Set-Cookie"]
+    assert cookie.startswith(f"recall_ui_{srv.port}={srv.token};")
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert anon.get("/prompts?token=wrong")[0] == 403
+    status, headers, text = c.get("/search?q=database")
+    assert status == 200 and "SQLite" in text
+    assert headers["Content-Security-Policy"] == guard.CSP
+    assert "script-src 'self'" in guard.CSP and "unsafe-inline" not in guard.CSP
+    assert headers["X-Frame-Options"] == "DENY" and headers["Cache-Control"] == "no-store"
+
+
+def test_another_host_is_refused_even_with_the_cookie(history, page):
+    srv, c = page
+    for host in ("evil.example", f"evil.example:{srv.port}", f"127.0.0.1:{srv.port + 1}", f"rebind.test:{srv.port}"):
+        status, _, text = c.get("/search?q=database", host=host)
+        assert status == 421 and "SQLite" not in text, host
+        status, _ = c.post("/api/prompts/wrong", {"t": "1"}, srv.csrf, host=host)
+        assert status == 421
+    assert c.get("/prompts", host=f"localhost:{srv.port}")[0] == 200
+
+
+def test_a_write_needs_the_same_origin_and_the_csrf_token(history, page):
+    srv, c = page
+    mem_id = _memory(history["shop"], "The walrus host is deployed with Ansible.")
+    form = {"project": str(history["shop"]), "id": mem_id}
+    for origin, csrf in ((None, srv.csrf), ("http://evil.example", srv.csrf), (f"http://127.0.0.1:{srv.port + 1}", srv.csrf),
+                         ("same", None), ("same", "0" * 40), ("null", srv.csrf)):
+        status, out = c.post("/api/memories/forget", form, csrf, origin=origin)
+        assert status == 403, (origin, csrf)
+    status, out = c.post("/api/memories/forget", form, srv.csrf,
+                         headers={"Sec-Fetch-Site": "cross-site"})
+    assert status == 403
+    assert mem_id in _cli_memories(history["shop"])  # nothing was removed
+    assert Client(srv.port).post("/api/memories/forget", form, srv.csrf)[0] == 403  # no cookie
+    status, out = c.post("/api/memories/forget", form, srv.csrf)
+    assert status == 200 and out["ok"]
+    assert mem_id not in _cli_memories(history["shop"])
+    assert c.request("PUT", "/prompts")[0] == 405
+
+
+# text as text; no inline script --------------------------------------------------------------
+def test_transcript_text_is_rendered_as_text(history, page):
+    srv, c = page
+    sid = history["s1"].session_id
+    for path in ("/search?q=database+job+queue", f"/sessions/{sid}", "/fragment/search?q=SQLite+WAL"):
+        status, _, text = c.get(path)
+        assert status == 200, path
+        assert "&lt;script&gt;alert(&#x27;pwned&#x27;)&lt;/script&gt;" in text, path
+        assert "<script>alert" not in text and "<img src=x" not in text and "onerror=alert" not in \
+            text.replace("&lt;img src=x onerror=alert(2)&gt;", ""), path
+    for path in ("/prompts", "/search", "/sessions", "/memories", "/status", "/charts", f"/sessions/{sid}"):
+        text = c.get(path)[2]
+        scripts = re.findall(r"<script\b[^>]*>", text)
+        assert scripts == ['<script src="/static/ui.js" defer>'], (path, scripts)
+        assert not re.search(r"<[a-z]+[^>]*\son[a-z]+=", text), path  # no inline handlers of ours
+        assert 'style="' not in text, path
+
+
+def test_static_files_ship_in_the_package(page):
+    srv, c = page
+    status, headers, js = c.get("/static/ui.js")
+    assert status == 200 and headers["Content-Type"].startswith("text/javascript") and "EventSource" in js
+    assert "innerHTML = html" in js and "eval(" not in js
+    status, headers, css = c.get("/static/ui.css")
+    assert status == 200 and headers["Content-Type"].startswith("text/css")
+    assert c.get("/static/../views.py")[0] == 404
+    pyproject = (paths.Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    assert '"recall.ui" = ["static/*.js", "static/*.css"]' in pyproject
+
+
+# the pages show what the CLI shows ------------------------------------------------------------
+def test_search_filters_and_the_exchange(history, page):
+    srv, c = page
+    text = body(c.get("/search?q=which+database+job+queue")[2])
+    assert "SQLite in WAL mode" in text and f'/sessions/{history["s1"].session_id}' in text
+    assert "<mark>database</mark>" in text
+    text = body(c.get(f"/fragment/search?q=giraffe+blog&project={history['shop']}")[2])
+    assert "Hugo" not in text
+    text = body(c.get(f"/fragment/search?q=giraffe+blog&project={history['blog']}")[2])
+    assert "Hugo" in text
+    assert "No matches" in c.get("/fragment/search?q=giraffe+blog&kind=memory")[2]
+    text = c.get("/fragment/search?q=giraffe&since=sometime")[2]
+    assert text.startswith('<p class="problem">') and "sometime" in text  # the CLI's own one line
+
+
+def test_memories_count_as_used_once_the_typing_settles(history, page):
+    from recall.memory import store
+
+    srv, c = page
+    shop = history["shop"]
+    mid = _memory(shop, "The walrus host runs the nightly backup.")
+
+    def used():
+        store.fold_access()
+        return store.load(str(shop)).by_id(mid).access_count
+
+    assert "nightly backup" in c.get("/fragment/search?q=walrus+nightly+backup&typing=1")[2]
+    assert used() == 0  # a keystroke's prefix: nobody read it
+    assert "nightly backup" in c.get("/fragment/search?q=walrus+nightly+backup")[2]
+    assert used() == 1  # the settled query, as `recall search` counts it
+
+
+def test_redaction_reaches_every_page(history, page):
+    srv, c = page
+    for path in ("/search?q=walrus+deploy+key", f"/sessions/{history['s1'].session_id}", "/sessions"):
+        text = c.get(path)[2]
+        assert SECRET not in text and SECRET[:30] not in text, path
+    assert "[redacted" in c.get(f"/sessions/{history['s1'].session_id}")[2]
+
+
+def test_exclusion_off_and_forgotten_sessions_stay_out_of_every_page(history, page):
+    srv, c = page
+    s1, s2 = history["s1"].session_id, history["s2"].session_id
+    assert "Hugo" in c.get("/search?q=giraffe+blog")[2] and s2[:8] in c.get("/sessions")[2]
+    config.set_value("exclude", [str(history["blog"])])
+    assert "Hugo" not in c.get("/search?q=giraffe+blog")[2]
+    assert s2[:8] not in c.get("/sessions")[2]
+    assert str(history["blog"]) not in c.get("/search")[2]  # nor in the project filter
+    assert c.get(f"/sessions/{s2}")[0] == 400
+    ledger.switch_off([s1])  # `recall: off` typed in that session
+    assert "SQLite" not in c.get("/search?q=which+database+job+queue")[2]
+    assert s1[:8] not in c.get("/sessions")[2]
+    assert c.get(f"/sessions/{s1}")[0] == 400
+
+
+def test_sessions_and_a_session(history, page):
+    srv, c = page
+    text = body(c.get("/sessions")[2])
+    assert "2026-11-03" in text and "2026-11-04" in text and "~" not in text.split("shop")[0][-3:] or True
+    sid = history["s1"].session_id
+    text = body(c.get(f"/sessions/{sid}")[2])
+    assert f"claude --resume {sid}" in text and "cd " in text
+    assert "USER" in text and "CLAUDE" in text and "which database did we choose" in text
+    assert "SQLite in WAL mode" in text
+    status, _, text = c.get("/sessions/nosuchsession")
+    assert status == 400 and "No indexed session starts with" in text
+
+
+def _memory(project, content: str, mtype: str = "decision") -> str:
+    code, out, err = _run_cli("memories", "add", mtype, content, "--project", str(project))
+    assert code == 0, err
+    return _cli_memories(project, content)
+
+
+def _run_cli(*args):
+    proc = subprocess.run([sys.executable, "-m", "recall.entry", *args], capture_output=True, text=True, timeout=120)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def _cli_memories(project, content: str | None = None):
+    code, out, err = _run_cli("memories", "--all", "--json", "--project", str(project))
+    assert code == 0, err
+    mems = json.loads(out)["memories"]
+    if content is not None:
+        return next(m["id"] for m in mems if m["content"] == content)
+    return {m["id"]: m for m in mems}
+
+
+def test_memories_edit_pin_forget_and_the_block(history, page):
+    srv, c = page
+    shop = history["shop"]
+    a = _memory(shop, "Deploys go through the walrus host <b>only</b>.")
+    b = _memory(shop, "Use SQLite in WAL mode for the job queue.", "architecture")
+    text = body(c.get(f"/memories?project={shop}")[2])
+    assert "&lt;b&gt;only&lt;/b&gt;" in text and "<b>only</b>" not in text
+    block = (shop / "CLAUDE.md").read_text()
+    start, end = block.index("<!-- MEMORY:START -->"), block.index("<!-- MEMORY:END -->")
+    from html import escape
+
+    assert f'<pre id="block">{escape(block[start:end + len("<!-- MEMORY:END -->")])}</pre>' in text
+    form = {"project": str(shop), "id": a}
+    assert c.post("/api/memories/edit", {**form, "content": "Deploys go through the walrus host, via Ansible."},
+                  srv.csrf)[0] == 200
+    mems = _cli_memories(shop)
+    assert mems[a]["content"] == "Deploys go through the walrus host, via Ansible." and mems[a]["origin"] == "manual"
+    assert "via Ansible" in (shop / "CLAUDE.md").read_text()
+    assert c.post("/api/memories/edit", {**form, "content": "  "}, srv.csrf)[0] == 400
+    assert c.post("/api/memories/pin", {**form, "pinned": "1"}, srv.csrf)[0] == 200
+    assert _cli_memories(shop)[a]["pinned"] is True
+    assert "unpin" in c.get(f"/memories?project={shop}")[2]
+    assert c.post("/api/memories/pin", {**form, "pinned": "0"}, srv.csrf)[0] == 200
+    assert "pinned" not in _cli_memories(shop)[a]
+    assert c.post("/api/memories/forget", {"project": str(shop), "id": b}, srv.csrf)[0] == 200
+    assert b not in _cli_memories(shop) and "SQLite in WAL mode for the job" not in (shop / "CLAUDE.md").read_text()
+    status, out = c.post("/api/memories/forget", {"project": str(shop), "id": b}, srv.csrf)
+    assert status == 400 and "No memory" in out["error"]
+    assert c.post("/api/memories/forget", {"project": "relative/path", "id": a}, srv.csrf)[0] == 400
+    elsewhere = history["blog"]  # a folder without recall's memories: never read or written by the page
+    status, out = c.post("/api/memories/pin", {"project": str(elsewhere), "id": a}, srv.csrf)
+    assert status == 400 and "has no recall memories" in out["error"] and not (elsewhere / ".memory").exists()
+    assert c.get(f"/memories?project={elsewhere}")[0] == 400 and not (elsewhere / ".memory").exists()
+
+
+def test_a_pinned_memory_does_not_fade_and_leads_the_briefing(tmp_path):
+    import time
+
+    from recall.memory import briefing, store
+
+    state = store.State(project=str(tmp_path))
+    old = store.add_memory(state, "progress", "Half of the refund migration is done.").memory
+    old.updated = old.created = time.time() - 30 * 86400
+    assert store.effective_confidence(old) == 0.0
+    store.set_pinned(state, old.id, True)
+    assert store.effective_confidence(old) == old.confidence
+    assert "refund migration" in briefing.render_body(state)
+
+
+def _injection(project, session: str, text: str = "<recalled-context>SQLite WAL</recalled-context>") -> dict:
+    rec = {"t": 1790000000.123, "project": str(project), "session": session, "outcome": "raw", "why": "no backend",
+           "hits": [{"session": "abcdef1234", "score": 3.2, "confidence": 0.71,
+                     "features": {"bm25": 3.2, "coverage": 0.8}, "stale": [{"path": "q.py", "state": "changed"}]},
+                    "junk", {"session": None}],
+           "backend": "off", "via": "in-process", "chars": len(text), "tokens": 9, "latency_ms": 40.0, "text": text,
+           "path": {"path": "raw"}}
+    injections.append(rec)
+    return rec
+
+
+def test_prompts_page_and_mark_wrong_reaches_recall_log(history, page, capsys):
+    srv, c = page
+    _injection(history["shop"], "sess-1", "<recalled-context>use <script>x</script></recalled-context>")
+    injections.append({"t": "garbage", "hits": "nope", "text": 5})  # another writer's damaged line
+    text = body(c.get("/prompts")[2])
+    assert "&lt;recalled-context&gt;use &lt;script&gt;x&lt;/script&gt;" in text
+    assert "0.71" in text and "bm25=3.2" in text and "q.py (changed)" in text and "path: raw" in text
+    status, out = c.post("/api/prompts/wrong", {"t": "1790000000.123", "session": "sess-1"}, srv.csrf)
+    assert status == 200 and out["marked"] == 1
+    code, log, _ = cli(capsys, "log")
+    assert code == 0 and "[marked wrong]" in log
+    code, log, _ = cli(capsys, "log", "--json")
+    assert any(r.get("wrong") is True for r in json.loads(log))
+    assert "marked wrong" in c.get("/prompts")[2]
+    assert c.post("/api/prompts/wrong", {"t": "1790000000.123", "session": "sess-1", "wrong": "0"}, srv.csrf)[0] == 200
+    assert "[marked wrong]" not in cli(capsys, "log")[1]
+    assert c.post("/api/prompts/wrong", {"t": "12", "session": "x"}, srv.csrf)[0] == 400
+
+
+def test_prompts_page_says_whether_the_next_reply_used_each_injection(tmp_path, claude_projects, page, capsys):
+    """Issue 37 with issue 34's "Was it used": the verdict `recall log` prints, on the page: for
+    good once known (the first paint has it), asked for after the first paint until then."""
+    from datetime import timedelta
+
+    from recall.ui import views
+
+    srv, c = page
+    cwd = tmp_path / "work" / "api"
+    cwd.mkdir(parents=True)
+    conv = Session(cwd=str(cwd), start=datetime.now(timezone.utc) - timedelta(hours=2))
+    p1 = conv.user("which connection pooler did we pick?")
+    conv.assistant("We pick pgbouncer; I'll set pool_mode in deploy/pgbouncer.ini.")
+    p2 = conv.user("tidy the export code")
+    conv.assistant("As we discussed, I left the rows alone.")
+    p3 = conv.user("how do the pool limits work?")  # its reply is not written yet
+    conv.write(claude_projects)
+    index_all()
+    texts = ["<recalled-context>\n- [2026-11-20 session 0badc0de] assistant: pgbouncer, transaction pooling; "
+             "settings in deploy/pgbouncer.ini\n</recalled-context>",
+             "<recalled-context>\n- [2026-11-20 session 0badc0de] <b>The CSV</b> streams\n</recalled-context>",
+             "<recalled-context>\n- pool limits: 20 per worker\n</recalled-context>"]
+    for line, text in zip((p1, p2, p3), texts):
+        t = datetime.fromisoformat(line["timestamp"].replace("Z", "+00:00")).timestamp() + 0.8
+        injections.append({"t": t, "project": str(cwd), "session": conv.session_id, "outcome": "raw", "why": "",
+                           "hits": [{"session": "0badc0de99", "score": 1.0}], "backend": "off", "via": "in-process",
+                           "chars": len(text), "tokens": len(text) // 4, "latency_ms": 40.0, "text": text})
+    injections.append({"t": time.time(), "project": str(cwd), "session": conv.session_id, "outcome": "nothing",
+                       "why": "", "hits": [], "text": ""})
+    first = body(c.get("/prompts")[2])  # the first paint reads no archive: the verdicts come after it
+    assert first.count("used: checking…") == 3 and 'data-load="1"' in first
+    text = body(c.get("/fragment/prompts")[2])
+    assert "used: yes (repeats deploy/pgbouncer.ini)" in text
+    assert "used: yes (cites it (&quot;As we discussed&quot;))" in text  # the why is text, escaped
+    assert "used: not known yet (no reply indexed yet)" in text
+    assert text.count("used: ") == 3  # nothing injected: nothing to use
+    assert "&lt;b&gt;The CSV&lt;/b&gt;" in text and "<b>The CSV" not in text
+    log = cli(capsys, "log")[1]  # the same words as `recall log`
+    for verdict in ("yes (repeats deploy/pgbouncer.ini)", 'yes (cites it ("As we discussed"))',
+                    "not known yet (no reply indexed yet)"):
+        assert f"used: {verdict}" in log
+    # a yes is final: the next first paint has it; the one not known yet is asked for again
+    again = body(c.get("/prompts")[2])
+    assert "used: yes (repeats deploy/pgbouncer.ini)" in again and again.count("used: checking…") == 1
+    # the Charts page: per week, the used and the silent share as `recall stats` counts them
+    charts = body(c.get("/charts")[2])
+    assert 'data-fragment="/fragment/weekly"' in charts
+    weekly = c.get("/fragment/weekly")[2]
+    this = views.weekly()[0]
+    assert (this["prompts"], this["injections"], this["used"], this["unknown"]) == (4, 3, 2, 1)
+    assert this["used_share"] == 1.0 and this["silent_share"] == 0.25
+    assert weekly.count("<svg") == 1 and "<td class=\"num\">100%</td><td class=\"num\">25%</td>" in weekly
+
+
+def test_forgetting_a_hit_forgets_its_session_everywhere(history, page):
+    srv, c = page
+    sid = history["s2"].session_id
+    assert "Hugo" in c.get("/search?q=giraffe+blog")[2]
+    status, out = c.post("/api/sessions/forget", {"session": sid}, srv.csrf)
+    assert status == 200 and out["forgot"] == sid
+    assert "Hugo" not in c.get("/search?q=giraffe+blog")[2]
+    code, out, _ = _run_cli("--raw", "giraffe blog")
+    assert "Hugo" not in out
+    assert c.post("/api/sessions/forget", {"session": "../etc"}, srv.csrf)[0] == 400
+
+
+def test_status_charts_doctor_and_live_marks(history, page):
+    srv, c = page
+    _injection(history["shop"], "s")
+    text = body(c.get("/status")[2])
+    assert "not running" in text and "Model backend" in text and "Team" in text
+    from recall.team import local
+
+    local.save_join("postgresql://alice@db.example/team", "alice@db.example:5432/team", "alice")
+    text = body(c.get("/fragment/status")[2])
+    assert "alice@db.example:5432/team as alice; 0 shared project(s)" in text and "not synced yet" in text
+    text = body(c.get("/fragment/doctor")[2])
+    assert "FAIL" in text or "No problems" in text
+    text = body(c.get("/charts")[2])
+    assert text.count("<svg") == 3 and "Memories by type" in text and 'data-fragment="/fragment/history"' in text
+    hist = c.get("/fragment/history")[2]
+    assert hist.count("<svg") == 1 and "messages" in hist
+    from recall.ui import views
+
+    before = views.change_marks()
+    _injection(history["shop"], "s2")
+    assert views.change_marks()["prompts"] != before["prompts"]
+
+
+def test_events_stream_says_when_a_prompt_was_logged(history, page):
+    import http.client
+    import threading
+
+    srv, c = page
+    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+    conn.putrequest("GET", "/events", skip_host=True)
+    conn.putheader("Host", f"127.0.0.1:{srv.port}")
+    conn.putheader("Cookie", c.cookie)
+    conn.endheaders()
+    resp = conn.getresponse()
+    assert resp.status == 200 and resp.getheader("Content-Type").startswith("text/event-stream")
+    assert resp.fp.readline() == b"retry: 1000\n"
+    threading.Timer(0.3, lambda: _injection(history["shop"], "live")).start()
+    got = b""
+    while b"event: prompts" not in got:
+        line = resp.fp.readline()
+        assert line, "the stream ended"
+        got += line
+    conn.close()
+
+
+# the command, the slash command, what loads where -----------------------------------------------
+def test_recall_ui_without_a_service(history):
+    proc = subprocess.Popen([sys.executable, "-m", "recall.entry", "ui", "--no-open"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().strip()
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/\?token=[\w-]{30,}", url), url
+        from tests.support.ui import port_and_token
+
+        port, token = port_and_token(url)
+        assert "SQLite" in Client(port, token).get("/search?q=which+database")[2]
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    assert "serves the page until Ctrl-C" in proc.stderr.read()
+    code, out, err = _run_cli("ui", "--no-open", "--no-serve")  # the slash command's form: said on stdout
+    assert code == 0 and "No recall service runs to serve the page: start it with `recall service start`" in out
+    assert "Traceback" not in err
+
+
+def test_the_service_op_starts_the_page_lazily(history):
+    """The service imports the op at start, never the server: that waits for `recall ui`."""
+    code = ("import sys\nfrom recall.service import registry\nassert not registry.load_modules()\n"
+            "print(sorted(m for m in sys.modules if m.startswith('recall.ui')), 'http.server' in sys.modules)\n"
+            "out = registry.OPS['ui']({'port': None})\n"
+            "print('recall.ui.server' in sys.modules, out['url'].startswith('http://127.0.0.1:'))\n"
+            "again = registry.OPS['ui']({})\nprint(again['url'] == out['url'])\n"
+            "import socket\ns = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]; s.close()\n"
+            "moved = registry.OPS['ui']({'port': port})\nprint(moved['port'] == port != out['port'])\n"
+            "try:\n    registry.OPS['ui']({'port': 'eighty'})\nexcept Exception as exc:\n    print(exc)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:5] == ["['recall.ui', 'recall.ui.op'] False", "True True", "True", "True",
+                                            "port must be a whole number, not 'eighty'."]
+
+
+def test_slash_command_runs_recall_ui_without_serving():
+    from recall.setup import install
+
+    text = install.slash_command_text("ui")
+    assert "ui --no-open --no-serve`" in text and "$ARGUMENTS" not in text and "argument-hint" not in text
+    assert install.is_our_slash_command(text)
+    assert not install.is_our_slash_command(text.replace("in one line", "in two lines"))
+
+
+def test_a_long_transcript_is_paged(tmp_path, claude_projects):
+    from recall.ui import views
+
+    project = tmp_path / "long"
+    project.mkdir()
+    s = Session(cwd=str(project))
+    for i in range(views.TRANSCRIPT_PAGE + 10):
+        s.user(f"question number {i} about the walrus")
+    s.write(claude_projects)
+    index_all()
+    with serving() as srv:
+        c = Client(srv.port, srv.token)
+        text = c.get(f"/sessions/{s.session_id}")[2]
+        assert f"messages 1–{views.TRANSCRIPT_PAGE} of {views.TRANSCRIPT_PAGE + 10}" in text
+        assert "question number 0 about" in text and f"question number {views.TRANSCRIPT_PAGE} about" not in text
+        text = c.get(f"/sessions/{s.session_id}?from={views.TRANSCRIPT_PAGE}")[2]
+        assert f"question number {views.TRANSCRIPT_PAGE + 9} about" in text and "question number 0 about" not in text
+        assert c.get(f"/sessions/{s.session_id}?from=nonsense")[0] == 200
