@@ -54,13 +54,14 @@ from indexer import sources as agent_sources
 from indexer.ingest import Indexer, Progress, Summary, discover, read_error
 from indexer.transcripts import NotRegularFile, path_text
 from recall import __version__
-from recall.core import paths, plugin_runtime, process
+from recall.core import paths, process
 from recall.core import service_client as client
 from recall.core.errors import IndexBusy, RecallError, StorageError
 from recall.core.service_state import lock_path, status_path
 from recall.service import registry as ops
 from recall.privacy import redaction_pass
 from recall.privacy.forget import attach as attach_privacy
+from recall.setup import plugin_runtime  # at import: an uninstall deletes the runtime's files before the service stops
 
 TICK = float(os.environ.get("RECALL_TICK_SECONDS", "0.1"))
 COMMIT_INTERVAL = float(os.environ.get("RECALL_COMMIT_SECONDS", "0.25"))

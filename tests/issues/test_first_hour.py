@@ -479,7 +479,7 @@ def test_setup_under_the_plugin_reports_no_change_on_a_re_run(tmp_path, capsys, 
 
 
 def test_the_plugin_s_link_goes_with_the_plugin(tmp_path):
-    from recall.core import plugin_runtime as pr
+    from recall.setup import plugin_runtime as pr
 
     home = Path(os.environ["HOME"])
     data = home / ".claude" / "plugins" / "data" / "recall-recall"
