@@ -190,10 +190,11 @@ def test_recall_log_shows_each_hits_confidence_and_why_nothing(history, project,
 
 
 def test_the_shipped_model_is_calibrated_in_the_right_direction():
-    strong = {"rare": 1.0, "proximity": 1.0, "score": 1.2}
-    weak = {"rare": 0.3, "proximity": 0.0, "score": 0.4}
+    strong = {"rare": 1.0, "proximity": 1.0, "score": 1.2, "specific": 1.0, "margin": 0.5}
+    weak = {"rare": 0.3, "proximity": 0.0, "score": 0.4, "specific": 0.0, "margin": -0.5}
     gate = config.DEFAULTS["hook"]["min_confidence"]
     assert gate == conf.DEFAULT_MIN_CONFIDENCE
+    assert config.DEFAULTS["hook"]["model_min_confidence"] == conf.DEFAULT_MODEL_MIN_CONFIDENCE < gate
     assert conf.confidence(strong) > gate > conf.confidence(weak)
     for name in conf.FEATURES:  # every feature counts for a hit, none against it
         more = dict(weak, **{name: weak[name] + 0.5})

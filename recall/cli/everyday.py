@@ -293,12 +293,23 @@ def _when(t) -> str:
         return "?"
 
 
+def _path(rec: dict) -> str:
+    """`` [model path: hook.model_min_confidence 0.05]``: which path decided, by which gate."""
+    path = rec.get("path")
+    if path not in ("raw", "model"):
+        return ""
+    gate = rec.get("gate") if isinstance(rec.get("gate"), dict) else {}
+    value = gate.get("value")
+    where = f": {gate.get('setting')} {value:.2f}" if gate.get("setting") and isinstance(value, (int, float)) else ""
+    return f" [{path} path{where}]"
+
+
 def _outcome(rec: dict) -> str:
     outcome = str(rec.get("outcome") or "?")
     if outcome == "synthesized":
-        return f"synthesized ({rec.get('backend') or '?'})"
+        return f"synthesized ({rec.get('backend') or '?'}){_path(rec)}"
     why = rec.get("why")
-    return f"{outcome} ({why})" if why else outcome
+    return f"{outcome}{_path(rec)} ({why})" if why else f"{outcome}{_path(rec)}"
 
 
 def _hits(rec: dict) -> str:
