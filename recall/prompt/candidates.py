@@ -108,7 +108,7 @@ def judged_candidates(prompt: str, cwd: str | None = None, session_id: str | Non
     not of the current session, each with its confidence, best first; and the searcher."""
     from indexer.project import canonical_project
     from recall.core.errors import IndexMissing
-    from recall.search.confidence import judge, query_stats
+    from recall.search.confidence import DECISION, judge, query_stats
 
     hook = hook or hook_settings()
     text = query_text(prompt)
@@ -126,7 +126,7 @@ def judged_candidates(prompt: str, cwd: str | None = None, session_id: str | Non
     if not hits:
         return [], s
     idx = s.index.searcher()
-    return judge(idx, text, hits, query_stats(idx, text, terms)), s
+    return judge(idx, text, hits, query_stats(idx, text, terms), model=DECISION), s
 
 
 def _text_key(hit) -> str:

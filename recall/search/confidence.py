@@ -51,7 +51,8 @@ SPECIFIC_SHARE = 0.02    # a term in at most this share of the messages singles 
 SPECIFIC_TERMS = 2       # ``specific`` saturates at this many such terms held
 SPECIFIC_MIN_DOCS = 3     # ... or in at most this many (a small history)
 
-FEATURES = ("rare", "proximity", "score", "specific", "margin")
+FEATURES = ("rare", "proximity", "score")  # LEXICAL's
+DECISION_FEATURES = ("rare", "proximity", "score", "held", "specific", "margin")
 
 
 @dataclass(frozen=True)
@@ -62,14 +63,25 @@ class Model:
     weights: dict[str, float]
 
 
-# Fitted on the tune half of benchmarks.injection (python -m benchmarks.injection --fit): 4,128
-# candidates of 172 prompts, 185 of them of an evidence session. Calibrated on that mix, a good
-# hit's confidence is low in absolute terms (most candidates of most prompts bear on nothing):
-# DEFAULT_MIN_CONFIDENCE is the lowest gate that kept 90% of new-task prompts and 50% of
-# unanswerable ones silent on the tune half.
+# The order of every search (``recall --raw``, MCP, ``recall ask``): fitted on the tune half of
+# benchmarks.injection (python -m benchmarks.injection --fit): 4,128 candidates of 172 LongMemEval
+# prompts, 185 of them of an evidence session.
 LEXICAL = Model(bias=-5.193, weights={"rare": 1.948, "proximity": 1.76, "score": 1.292})
-DEFAULT_MIN_CONFIDENCE = 0.11
-DEFAULT_MODEL_MIN_CONFIDENCE = 0.05  # the model path's looser gate: the synthesis answers NONE for the rest
+
+# The prompt hook's decision (issue 34): fitted on the tune half of benchmarks.injection_sizes
+# (python -m benchmarks.injection_sizes --fit RECORDS): the candidates of the coding history's
+# dev prompts (three projects, at every size from 5 sessions to ~100) and of LongMemEval's tune
+# half (pools of 5 to ~3,800 sessions), each corpus and size weighted alike. Given how much of
+# the prompt a hit holds (``rare``, ``held``), a higher engine ``score`` counts against it: a
+# long tool output or chat reply that repeats the prompt's common words. DEFAULT_MIN_CONFIDENCE
+# (the raw path) is the lowest gate that kept new-task prompts silent on the tune half (>= 0.95
+# at every size but the full LongMemEval pools, 0.93 there); DEFAULT_MODEL_MIN_CONFIDENCE (the
+# model path: the synthesis decides, and answers NONE) the lowest at which the model is sent at
+# most ~3.5 past sessions a prompt at every size.
+DECISION = Model(bias=-2.14, weights={"rare": 1.693, "proximity": 3.481, "score": -3.348, "held": 2.922,
+                                      "specific": 0.639, "margin": 1.801})
+DEFAULT_MIN_CONFIDENCE = 0.63
+DEFAULT_MODEL_MIN_CONFIDENCE = 0.2  # the model path's looser gate: the synthesis answers NONE for the rest
 
 
 _stop: frozenset[str] | None = None
@@ -239,8 +251,13 @@ def features(q: QueryStats, text: str, score: float, context: str = "", note: bo
                 near += 1
         proximity = near / len(q.pairs)
     held_specific = sum(1 for t in q.specific if t in held)
-    return {"coverage": coverage, "rare": rare, "proximity": proximity,
-            "score": min(3.0, max(0.0, score) / q.self_score),
+    # a note is judged on the terms the history holds (like ``rare``), and its engine score (a
+    # few words, weighted up as distilled) counts as a document holding each term once at most
+    every = list(q.present) if note else [*q.weights, *q.ignored]
+    relative = max(0.0, score) / q.self_score
+    return {"held": sum(1 for t in every if t in held) / len(every) if every else 0.0,
+            "coverage": coverage, "rare": rare, "proximity": proximity,
+            "score": min(1.0 if note else 3.0, relative),
             "specific": min(SPECIFIC_TERMS, held_specific) / SPECIFIC_TERMS}
 
 
@@ -253,8 +270,9 @@ def confidence(feats: dict[str, float], model: Model | None = None) -> float:
 
 
 def hit_context(hit) -> str:
-    """The exchange around a hit (``Hit.reply`` / ``Hit.question``), as one text."""
-    return " ".join(x for x in (getattr(hit, "reply", None), getattr(hit, "question", None)) if x)
+    """The exchange around a hit (``Hit.reply`` / ``Hit.question``), or a memory's tags, as one text."""
+    return " ".join(x for x in (getattr(hit, "reply", None), getattr(hit, "question", None),
+                                " ".join(map(str, getattr(hit, "tags", None) or ()))) if x)
 
 
 def margins(hits: list) -> list[float]:
@@ -316,12 +334,35 @@ class Decision:
     repeated: list = field(default_factory=list)  # sessions passed over: injected earlier in this conversation
 
 
+PROSE_ROLES = ("user", "assistant", "summary")
+
+
+def _readable_first(judged: list, gate: float) -> list:
+    """``judged`` with, in each session, a passing prompt or reply moved ahead of the session's
+    passing tool calls and outputs (one hit per session shows the one a reader can use: the
+    decision, not the ``Edit: queue/store.py`` line beside it); sessions keep their order."""
+    passing = [h for h in judged if h.confidence >= gate]
+    if len(passing) < 2:
+        return judged
+    best: dict[str, object] = {}
+    for h in passing:
+        cur = best.get(h.session_id)
+        if cur is None or (getattr(h, "role", "") in PROSE_ROLES and getattr(cur, "role", "") not in PROSE_ROLES):
+            best[h.session_id] = h
+    order = list(dict.fromkeys(h.session_id for h in passing))
+    chosen = [best[sid] for sid in order]
+    ids = {id(h) for h in chosen}
+    return chosen + [h for h in judged if id(h) not in ids]
+
+
 def decide(judged: list, gate: float, setting: str, limit: int, per_session: int = 1,
            skip_sessions=frozenset(), key=None) -> Decision:
     """The hits of ``judged`` (``judge``'s order) at or above ``gate``: at most ``limit``, and
     ``per_session`` of one session, none of ``skip_sessions`` (already injected in this
     conversation), none whose ``key`` (e.g. its normalised text) an earlier kept hit had."""
     kept, per, seen, repeated = [], {}, set(), []
+    if per_session == 1:
+        judged = _readable_first(judged, gate)
     for h in judged:
         if h.confidence < gate:
             break

@@ -29,6 +29,7 @@ class Hit:
     # files it names or its session wrote that changed since (recall.search.stale): [] when none
     stale: list = field(default_factory=list)
     author: str | None = None    # a team item's hit: the teammate (PostgreSQL role) who shared it
+    tags: list = field(default_factory=list)  # a memory's tags (judged with its text: recall.search.confidence)
 
     def as_json(self) -> dict:
         d = asdict(self)

@@ -466,8 +466,11 @@ class Searcher:
         hit.timestamp = iso(int(stored_value(doc, "ts", 0) or 0))
         hit.role = stored_value(doc, "role")
         pos = doc.get_first("apos")
-        if hit.kind == "memory" and any(ECHO_TAG in str(v).split() for v in doc.get_all("tags")):
-            hit.echo = True  # a summary of a session that restated recall's own output
+        if hit.kind in DISTILLED:
+            tags = [str(v) for v in doc.get_all("tags")]
+            if hit.kind == "memory" and any(ECHO_TAG in v.split() for v in tags):
+                hit.echo = True  # a summary of a session that restated recall's own output
+            hit.tags = [t for t in tags if ECHO_TAG not in t.split()]
         if pos is None:
             hit.cwd = stored_value(doc, "cwd")
             hit.text = stored_value(doc, "text")
