@@ -608,7 +608,9 @@ def run(args) -> dict:
         budgets = inj.budgets(codes, homes, pool, args.budget_runs)
     thresholds = {c: tune_bm25([r for r in records if r["code"] == "bm25" and r["corpus"] == c])
                   for c in {r["corpus"] for r in records}}
+    held_out = len({p.pid.split("@")[0] for proj in projects for p in proj.prompts if "@" in p.pid})
     out = {"main": MAIN_COMMIT, "commit": _commit(), "coding_projects": [p.slug for p in projects],
+           "held_out_new_tasks": held_out,
            "bm25_thresholds": thresholds, "table": table(records, thresholds), "budgets": budgets,
            "seconds": round(time.perf_counter() - t0, 1)}
     out["records"] = [{k: v for k, v in r.items() if k != "rows"} for r in records]
@@ -715,6 +717,48 @@ def kinds_table(tab: dict, split: str) -> str:
     return "\n".join(lines)
 
 
+def clopper_pearson_upper(k: int, n: int, alpha: float = 0.05) -> float:
+    """The exact (Clopper–Pearson) one-sided upper bound at 1 - ``alpha`` of a share seen as
+    ``k`` of ``n``: the largest p with P(X <= k | n, p) >= alpha."""
+    from math import comb
+
+    if n == 0:
+        return 1.0
+    if k >= n:
+        return 1.0
+
+    def cdf(p: float) -> float:
+        return sum(comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k + 1))
+
+    lo, hi = k / n, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if cdf(mid) >= alpha:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def false_bound(tab: dict, corpus: str, split: str) -> tuple[int, int, float]:
+    """Over every size of ``corpus`` (``split``): injections holding no answer, injections, and
+    the 95% upper bound of the false share."""
+    k = n = 0
+    for size, codes in tab.get(corpus, {}).items():
+        if size in ("≤10", "11–36"):  # the project rows split one history: counted once, below
+            continue
+        f = (codes.get("ours") or {}).get(split) or {}
+        inj = round((f.get("injected_share") or 0) * (f.get("prompts") or 0))
+        n += inj
+        k += round((f.get("false_share") or 0) * inj)
+    for size in ("≤10", "11–36"):
+        f = ((tab.get(corpus, {}).get(size) or {}).get("ours") or {}).get(split) or {}
+        inj = round((f.get("injected_share") or 0) * (f.get("prompts") or 0))
+        n += inj
+        k += round((f.get("false_share") or 0) * inj)
+    return k, n, clopper_pearson_upper(k, n)
+
+
 def sections(res: dict | None = None) -> list[str]:
     """The section of docs/benchmarks.md (``benchmarks.report``), from ``res`` or the committed
     ``benchmarks/injection_sizes.json``; prose in benchmarks/prose/sizes*.md."""
@@ -728,7 +772,8 @@ def sections(res: dict | None = None) -> list[str]:
     tab = res["table"]
     out = [prose("sizes", main=res["main"], projects=", ".join(res.get("coding_projects") or []),
                  bm25_coding=f"{res['bm25_thresholds'].get('coding', 0):.1f}",
-                 bm25_lme=f"{res['bm25_thresholds'].get('longmemeval', 0):.1f}", **res.get("prose_values", {}))]
+                 bm25_lme=f"{res['bm25_thresholds'].get('longmemeval', 0):.1f}",
+                 new_tasks=res.get("held_out_new_tasks", 0))]
     for split in ("report", "tune"):
         if "coding" in tab:
             out.append(prose("sizes-half", corpus="Coding history", half=split,
@@ -737,5 +782,16 @@ def sections(res: dict | None = None) -> list[str]:
         if "longmemeval" in tab:
             out.append(prose("sizes-half", corpus="LongMemEval pools", half=split,
                              table=corpus_table(tab["longmemeval"], split, False)))
-    out.append(prose("sizes-reading", **res.get("prose_values", {})))
+    b = res.get("budgets")
+    if b:
+        rows = ["| process | recall | main | recall − main | budget |", "|---|---:|---:|---:|---|"]
+        for mode, label, budget in (("hook_service", "prompt hook, with the service", "≤ +10 ms"),
+                                    ("raw_service", "`recall --raw --limit 5`, with the service", ""),
+                                    ("raw_no_service", "`recall --raw --limit 5`, no service", "")):
+            o, m = b["ours"][mode], b["main"][mode]
+            rows.append(f"| {label} | {o['p50']} / {o['p95']} | {m['p50']} / {m['p95']} | "
+                        f"{o['p50'] - m['p50']:+.1f} | {budget} |")
+        out.append(prose("sizes-budgets", table="\n".join(rows)))
+    k, n, bound = false_bound(tab, "coding", "report")
+    out.append(prose("sizes-reading", false_k=k, false_n=n, false_bound=f"{bound:.2f}"))
     return out

@@ -284,3 +284,28 @@ def test_paraphrases_inject_the_answer_where_typed_memories_exist(with_memories,
     prompt, _, _, (_, content, _) = PARAPHRASES[name]
     text = hook(project, prompt)
     assert content.split(";")[0].split(":")[0][:30] in text or cites(text, with_memories[name]), text
+
+
+# --------------------------------------------------------------------------- item 7
+def test_the_searcher_owns_retrieval_through_one_public_method(four, project):
+    """``Searcher.candidates`` with one ``CandidateFilter``: the hook only judges (no private
+    Searcher call in ``recall/prompt``)."""
+    import ast
+    from pathlib import Path
+
+    from indexer.project import canonical_project
+    from recall.search.searcher import CandidateFilter, Searcher
+
+    here = canonical_project(str(project))
+    s = Searcher()
+    hits = s.candidates("stripe webhook signature", CandidateFilter(project=here))
+    assert four["stripe"].session_id in {h.session_id for h in hits}
+    assert any(h.reply for h in hits if h.role == "user")  # the exchange around each candidate comes along
+    without = s.candidates("stripe webhook signature",
+                           CandidateFilter(project=here, exclude_session=four["stripe"].session_id))
+    assert four["stripe"].session_id not in {h.session_id for h in without}
+    assert s.candidates("stripe webhook signature", CandidateFilter(project="/elsewhere")) == []
+    for path in Path(__file__).resolve().parents[1].joinpath("recall", "prompt").glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        private = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in ("_read", "_hit", "_fill")]
+        assert not private, f"{path.name} calls the Searcher's private {private}"

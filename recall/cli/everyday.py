@@ -294,7 +294,7 @@ def _when(t) -> str:
 
 
 def _path(rec: dict) -> str:
-    """`` [model path: hook.model_min_confidence 0.05]``: which path decided, by which gate."""
+    """`` [model path: hook.model_min_confidence 0.20]``: which path decided, by which gate."""
     path = rec.get("path")
     if path not in ("raw", "model"):
         return ""

@@ -1,26 +1,38 @@
-"""How sure recall is that a hit bears on a query: one calibrated confidence per candidate.
+"""How sure recall is that a hit bears on a query: one calibrated confidence per candidate, and
+the prompt hook's decision.
 
-The prompt hook injects only hits whose confidence reaches ``hook.min_confidence``, and
-nothing when none does; ``recall --raw``, MCP ``memory_search`` and the hits ``recall ask``
-sends are ordered by the same confidence (``Searcher.search`` calls ``judge``). It replaces
-the old relative floor ("within 35% of the best hit"), which in a big history always let
-something through: common words ("toggle", "settings", "page") always find a best hit.
+``recall --raw``, MCP ``memory_search`` and the hits ``recall ask`` sends are ordered by the
+``LEXICAL`` confidence (``Searcher.search`` calls ``judge``). The prompt hook judges its
+candidates (``Searcher.candidates``) with the ``DECISION`` model and ``decide`` keeps what passes
+a path's gate: the raw path (no model reads the hits) ``hook.min_confidence``, one hit per past
+session; the model path (the synthesis decides, and answers NONE when nothing bears on the
+prompt) the looser ``hook.model_min_confidence``. Both replace the old relative floor ("within
+35% of the best hit"), which in a big history always let something through.
 
-The confidence is a logistic model over a few general features of a (query, hit) pair,
-fitted on the tune half of ``benchmarks.injection`` (a pooled LongMemEval history with
-answerable, unanswerable and new-task prompts) and shipped here as constants (``LEXICAL``);
-``python -m benchmarks.injection --fit`` refits them. Features:
+Each model is logistic over a few general features of a (query, hit) pair, shipped here as
+constants; ``LEXICAL`` was fitted on issue 25's pooled LongMemEval history
+(``python -m benchmarks.injection --fit``), ``DECISION`` on issue 34's coding history and
+LongMemEval pools at every size from 5 sessions to ~3,800 (``python -m benchmarks.injection_sizes
+--fit``). Features, all relative to the history by construction:
 
-* ``rare``: the idf-weighted share (squared: the rarest terms dominate) of the query's
-  informative terms the hit holds, in its text or the exchange around it (the reply a
-  question got, the question a reply answered). A term no past session contains is the
-  rarest of all: the query is about something never said. Framing words ("last time",
-  "remind me", "did we decide") are not terms. (``coverage``, the plain idf-weighted share,
-  is computed too; fitted beside ``rare`` it added nothing, so the model leaves it out.)
-* ``proximity``: the share of the query's adjacent informative-term pairs found close
-  together in the hit (a phrase, not scattered words).
-* ``score``: the engine's score (BM25 fields and bonuses, recency prior) over what a
-  document holding every term once would score: how strongly, not only whether, it matches.
+* ``rare``: the idf-weighted share (squared: the rarest terms dominate) of the query's judged
+  terms the hit holds, in its text or the exchange around it (the reply a question got, the
+  question a reply answered; a memory's tags). A term no past message contains is judged, and
+  counts against every hit (the query is about something never said), only when it is
+  distinctive (``distinctive``: part of an identifier, a path or a ticket id, or not common
+  English by ``recall.search.common_words``); an unknown common word ("repo", "timezone") is
+  left out. Framing words ("last time", "remind me", "in this repo", "please") are not terms.
+* ``held``: the plain share of all the query's informative terms the hit holds (unknown
+  common words included: in a small history they are most of a new task's words).
+* ``proximity``: the share of the query's adjacent judged-term pairs found close together in
+  the hit (a phrase, not scattered words).
+* ``score``: the engine's score (BM25 fields and bonuses, recency prior) over what a document
+  holding every term once would score. ``LEXICAL`` counts it for a hit; ``DECISION``, given
+  ``rare`` and ``held``, against (a long output repeating the prompt's common words).
+* ``specific``: how many of the terms the hit holds single out few messages (at most 2% of
+  them, or 3 in a small history, or part of an identifier), up to 2.
+* ``margin``: the hit's lead over the best candidate of another session (query-performance
+  prediction: an answer stands out of the rest of the history, a common-word match does not).
 
 The semantic stage's cosine (issue 25 item 3) is not a feature: fitted beside these, as a
 re-rank signal, a fused candidate list or a margin over the history, it moved neither the
