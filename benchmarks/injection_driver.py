@@ -75,7 +75,12 @@ def main() -> int:
 
                     idx = searcher.index.searcher()
                     text_q = cand.query_text(prompt)
-                    q = conf.query_stats(idx, text_q, cand.informative_terms(text_q))
+                    terms = cand.informative_terms(text_q)
+                    scoped = None
+                    if hasattr(searcher, "doc_freqs"):
+                        scoped = searcher.doc_freqs(terms, project)
+                    q = conf.query_stats(idx, text_q, terms, scoped) if scoped is not None else \
+                        conf.query_stats(idx, text_q, terms)
                     engine = sorted(judged, key=lambda h: -h.score)  # margins read the engine's order
                     feats = conf.hit_features(q, engine) if q is not None else []
                     res["rows"] = [{"session": h.session_id, "f": {k: round(v, 4) for k, v in f.items()},

@@ -9,8 +9,8 @@ Two corpora, each at several sizes:
   (``asked_after``), of the history up to then: the transcripts are written and indexed in time
   order, the prompts asked in between. Sizes: ``project`` (each project alone: a prompt sees its
   project's 5–36 sessions; reported as ``≤10`` and ``11–36`` sessions), ``3 projects`` (all three
-  in one history, ~100 sessions at the end), ``+1k`` and ``+10k`` (the same with 1,000 and
-  10,000 sessions of other projects indexed first: LongMemEval's chat sessions and generated
+  in one history, ~100 sessions at the end), ``+1k`` and ``+4k`` (the same with 1,000 and
+  4,000 sessions of other projects indexed first: LongMemEval's chat sessions and generated
   coding sessions, ``benchmarks.generate``, each in a project of its own, as a heavy user's
   machine holds them; the hook searches the current project, so they change the statistics
   it judges by, not its candidates).
@@ -58,8 +58,8 @@ from benchmarks.retrieval import (REPO, Case, find_data_dir, longmemeval_haystac
 MAIN_COMMIT = "89f881b"
 RESULTS = Path(__file__).with_name("injection_sizes.json")
 DRIVER = Path(__file__).with_name("injection_driver.py")
-CODING_SIZES = ("project", "3 projects", "+1k", "+10k")
-FILLER = {"+1k": 1000, "+10k": 10000}
+CODING_SIZES = ("project", "3 projects", "+1k", "+4k")
+FILLER = {"+1k": 1000, "+4k": 4000}
 LME_SIZES = {"5": 8, "30": 4, "100": 2, "1000": 1, "full": 2}  # size -> draws
 ANSWERABLE = ("question", "task", "paraphrase", "answerable")
 BM25_TOP = 3
@@ -169,8 +169,8 @@ def write_filler(root: Path, count: int, data: Path) -> int:
     if left > 0:
         from benchmarks.generate import generate
 
-        # ~10 indexable messages a generated session, by the generator's mix
-        generate(root / "generated", messages=left * 10, seed=SEED, projects=max(3, left // 300))
+        # the generator's sessions hold ~107 indexable messages each
+        generate(root / "generated", messages=left * 107, seed=SEED, projects=max(3, left // 300))
         written += sum(1 for p in (root / "generated").rglob("*.jsonl") if "subagents" not in p.parts)
     (root / ".done").write_text(str(written))
     return written
@@ -609,8 +609,10 @@ def run(args) -> dict:
     thresholds = {c: tune_bm25([r for r in records if r["code"] == "bm25" and r["corpus"] == c])
                   for c in {r["corpus"] for r in records}}
     held_out = len({p.pid.split("@")[0] for proj in projects for p in proj.prompts if "@" in p.pid})
+    filler = {size: int((work / "filler" / size.replace("+", "plus") / ".done").read_text())
+              for size in FILLER if (work / "filler" / size.replace("+", "plus") / ".done").exists()}
     out = {"main": MAIN_COMMIT, "commit": _commit(), "coding_projects": [p.slug for p in projects],
-           "held_out_new_tasks": held_out,
+           "held_out_new_tasks": held_out, "filler": filler,
            "bm25_thresholds": thresholds, "table": table(records, thresholds), "budgets": budgets,
            "seconds": round(time.perf_counter() - t0, 1)}
     out["records"] = [{k: v for k, v in r.items() if k != "rows"} for r in records]
@@ -643,9 +645,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--records", type=Path, default=None, help="write every record (with candidate rows) here")
     ap.add_argument("--fit", type=Path, default=None, help="fit the model on the tune half of these records")
     ap.add_argument("--write-json", action="store_true")
+    ap.add_argument("--out", type=Path, default=RESULTS, help="where --write-json writes")
     ap.add_argument("--budget-runs", type=int, default=40, help="prompts timed through the hook with the service")
     ap.add_argument("--tune-only", action="store_true", help="ask only the tune half (while tuning)")
+    ap.add_argument("--merge", type=Path, nargs=2, default=None, metavar=("RESULTS", "MORE"),
+                    help="replace RESULTS' records of the sizes MORE measured by MORE's, refigure, write RESULTS")
     args = ap.parse_args(argv)
+    if args.merge:
+        base, more = (json.loads(p.read_text(encoding="utf-8")) for p in args.merge)
+        redone = {(r["corpus"], r["size"]) for r in more["records"]}
+        records = [r for r in base["records"] if (r["corpus"], r["size"]) not in redone] + more["records"]
+        thresholds = {c: tune_bm25([r for r in records if r["code"] == "bm25" and r["corpus"] == c])
+                      for c in {r["corpus"] for r in records}}
+        base.update(records=records, bm25_thresholds=thresholds, table=table(records, thresholds),
+                    filler={**base.get("filler", {}), **more.get("filler", {})})
+        args.merge[0].write_text(json.dumps(base, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {args.merge[0]}")
+        return 0
     if args.fit:
         records = json.loads(args.fit.read_text())
         print(json.dumps(fit(records), indent=1))
@@ -653,8 +669,8 @@ def main(argv: list[str] | None = None) -> int:
     res, _ = run(args)
     print(json.dumps(res["table"], indent=1)[:20000])
     if args.write_json:
-        RESULTS.write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        print(f"wrote {RESULTS}")
+        args.out.write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}")
     return 0
 
 
@@ -665,10 +681,10 @@ if __name__ == "__main__":
 # ------------------------------------------------------------------------------------
 # docs/benchmarks.md: this benchmark's section, from the committed results
 
-SIZE_ORDER = ("≤10", "11–36", "3 projects", "+1k", "+10k", "5", "30", "100", "1000", "full")
+SIZE_ORDER = ("≤10", "11–36", "3 projects", "+1k", "+4k", "5", "30", "100", "1000", "full")
 SIZE_LABELS = {"≤10": "one project, ≤10 sessions", "11–36": "one project, 11–36 sessions",
                "3 projects": "3 projects (~100 sessions)", "+1k": "3 projects + 1,000 others",
-               "+10k": "3 projects + 10,000 others", "5": "5", "30": "30", "100": "100", "1000": "1,000",
+               "+4k": "3 projects + 4,000 others", "5": "5", "30": "30", "100": "100", "1000": "1,000",
                "full": "~3,800 (issue 25's pools)"}
 CODES = ("ours", "main", "bm25")
 
@@ -685,7 +701,16 @@ def _prompts(figs: dict) -> str:
     return f"{f.get('answerable', 0)} + {f.get('prompts', 0) - f.get('answerable', 0)}"
 
 
-def corpus_table(tab: dict, split: str, coding: bool) -> str:
+def labels(res: dict | None) -> dict:
+    """``SIZE_LABELS`` with the other projects' sessions as counted in the run."""
+    out = dict(SIZE_LABELS)
+    for size, n in ((res or {}).get("filler") or {}).items():
+        out[size] = f"3 projects + {n:,} others"
+    return out
+
+
+def corpus_table(tab: dict, split: str, coding: bool, names: dict | None = None) -> str:
+    names = names or SIZE_LABELS
     head = ("| history | prompts (answerable + other) | useful | false share | silent on new tasks | "
             + ("" if coding else "silent on unanswerable | ") + "`--raw` R@1 | `--raw` R@5 | characters per injection "
             "| model path: answering session among its candidates | model path: new tasks with no candidate |")
@@ -695,7 +720,7 @@ def corpus_table(tab: dict, split: str, coding: bool) -> str:
         if size not in tab:
             continue
         figs = {c: (tab[size].get(c) or {}).get(split) or {} for c in CODES}
-        lines.append(f"| {SIZE_LABELS[size]} | {_prompts(figs)} | {_cell(figs, 'useful')} | "
+        lines.append(f"| {names[size]} | {_prompts(figs)} | {_cell(figs, 'useful')} | "
                      f"{_cell(figs, 'false_share')} | {_cell(figs, 'silent_new_task')} | "
                      + ("" if coding else f"{_cell(figs, 'silent_unanswerable')} | ")
                      + f"{_cell(figs, 'R@1')} | {_cell(figs, 'R@5')} | "
@@ -705,14 +730,15 @@ def corpus_table(tab: dict, split: str, coding: bool) -> str:
     return "\n".join([head, rule, *lines])
 
 
-def kinds_table(tab: dict, split: str) -> str:
+def kinds_table(tab: dict, split: str, names: dict | None = None) -> str:
+    names = names or SIZE_LABELS
     head = "| history | question | task | paraphrase |"
     lines = [head, "|---|---:|---:|---:|"]
     for size in SIZE_ORDER:
         if size not in tab:
             continue
         figs = {c: (tab[size].get(c) or {}).get(split) or {} for c in CODES}
-        lines.append(f"| {SIZE_LABELS[size]} | {_cell(figs, 'useful_question')} | {_cell(figs, 'useful_task')} | "
+        lines.append(f"| {names[size]} | {_cell(figs, 'useful_question')} | {_cell(figs, 'useful_task')} | "
                      f"{_cell(figs, 'useful_paraphrase')} |")
     return "\n".join(lines)
 
@@ -777,8 +803,8 @@ def sections(res: dict | None = None) -> list[str]:
     for split in ("report", "tune"):
         if "coding" in tab:
             out.append(prose("sizes-half", corpus="Coding history", half=split,
-                             table=corpus_table(tab["coding"], split, True)))
-            out.append(prose("sizes-kinds", half=split, table=kinds_table(tab["coding"], split)))
+                             table=corpus_table(tab["coding"], split, True, labels(res))))
+            out.append(prose("sizes-kinds", half=split, table=kinds_table(tab["coding"], split, labels(res))))
         if "longmemeval" in tab:
             out.append(prose("sizes-half", corpus="LongMemEval pools", half=split,
                              table=corpus_table(tab["longmemeval"], split, False)))

@@ -126,7 +126,9 @@ def judged_candidates(prompt: str, cwd: str | None = None, session_id: str | Non
     if not hits:
         return [], s
     idx = s.index.searcher()
-    return judge(idx, text, hits, query_stats(idx, text, terms), model=DECISION), s
+    # the prompt's words judged by this project's history (other projects change nothing)
+    scoped = s.doc_freqs(terms, project) if project else None
+    return judge(idx, text, hits, query_stats(idx, text, terms, scoped), model=DECISION), s
 
 
 def _text_key(hit) -> str:

@@ -113,7 +113,7 @@ def nothing_why(best: float | None, hook: dict, path: str = "raw", gate: float |
         return "no past message matches the prompt's words"
     setting = "hook.model_min_confidence" if path == "model" else "hook.min_confidence"
     if gate is None:
-        gate = float(hook.get(setting.split(".", 1)[1], 0.63))
+        gate = float(hook.get(setting.split(".", 1)[1], 0.6))
     return f"no hit confident enough: the best was {best:.2f}, under {setting} {gate:.2f}"
 
 

@@ -15,7 +15,7 @@ constants; ``LEXICAL`` was fitted on issue 25's pooled LongMemEval history
 LongMemEval pools at every size from 5 sessions to ~3,800 (``python -m benchmarks.injection_sizes
 --fit``). Features, all relative to the history by construction:
 
-* ``rare``: the idf-weighted share (squared: the rarest terms dominate) of the query's judged
+* ``rare`` (``LEXICAL`` only): the idf-weighted share (squared: the rarest terms dominate) of the query's judged
   terms the hit holds, in its text or the exchange around it (the reply a question got, the
   question a reply answered; a memory's tags). A term no past message contains is judged, and
   counts against every hit (the query is about something never said), only when it is
@@ -27,8 +27,7 @@ LongMemEval pools at every size from 5 sessions to ~3,800 (``python -m benchmark
 * ``proximity``: the share of the query's adjacent judged-term pairs found close together in
   the hit (a phrase, not scattered words).
 * ``score``: the engine's score (BM25 fields and bonuses, recency prior) over what a document
-  holding every term once would score. ``LEXICAL`` counts it for a hit; ``DECISION``, given
-  ``rare`` and ``held``, against (a long output repeating the prompt's common words).
+  holding every term once would score (``LEXICAL`` only: it moves with the size of the index).
 * ``specific``: how many of the terms the hit holds single out few messages (at most 2% of
   them, or 3 in a small history, or part of an identifier), up to 2.
 * ``margin``: the hit's lead over the best candidate of another session (query-performance
@@ -64,7 +63,7 @@ SPECIFIC_TERMS = 2       # ``specific`` saturates at this many such terms held
 SPECIFIC_MIN_DOCS = 3     # ... or in at most this many (a small history)
 
 FEATURES = ("rare", "proximity", "score")  # LEXICAL's
-DECISION_FEATURES = ("rare", "proximity", "score", "held", "specific", "margin")
+DECISION_FEATURES = ("proximity", "held", "specific", "margin")
 
 
 @dataclass(frozen=True)
@@ -82,18 +81,18 @@ LEXICAL = Model(bias=-5.193, weights={"rare": 1.948, "proximity": 1.76, "score":
 
 # The prompt hook's decision (issue 34): fitted on the tune half of benchmarks.injection_sizes
 # (python -m benchmarks.injection_sizes --fit RECORDS): the candidates of the coding history's
-# dev prompts (three projects, at every size from 5 sessions to ~100) and of LongMemEval's tune
-# half (pools of 5 to ~3,800 sessions), each corpus and size weighted alike. Given how much of
-# the prompt a hit holds (``rare``, ``held``), a higher engine ``score`` counts against it: a
-# long tool output or chat reply that repeats the prompt's common words. DEFAULT_MIN_CONFIDENCE
-# (the raw path) is the lowest gate that kept new-task prompts silent on the tune half (>= 0.95
-# at every size but the full LongMemEval pools, 0.93 there); DEFAULT_MODEL_MIN_CONFIDENCE (the
-# model path: the synthesis decides, and answers NONE) the lowest at which the model is sent at
-# most ~3.5 past sessions a prompt at every size.
-DECISION = Model(bias=-2.14, weights={"rare": 1.693, "proximity": 3.481, "score": -3.348, "held": 2.922,
-                                      "specific": 0.639, "margin": 1.801})
-DEFAULT_MIN_CONFIDENCE = 0.63
-DEFAULT_MODEL_MIN_CONFIDENCE = 0.2  # the model path's looser gate: the synthesis answers NONE for the rest
+# dev prompts (three projects, alone, together, and beside 1,000 and 4,000 sessions of other
+# projects) and of LongMemEval's tune half (pools of 5 to ~3,800 sessions), each corpus and size
+# weighted alike. Only features whose meaning does not move with the size of the history: the
+# engine's score does (its idf grows with every other project's session), and ``rare`` added
+# nothing beside ``held`` and ``specific``. DEFAULT_MIN_CONFIDENCE (the raw path) is the lowest
+# gate that kept new-task prompts silent on the tune half (>= 0.95 at every size but the full
+# LongMemEval pools, >= 0.93 there, as today's gate); DEFAULT_MODEL_MIN_CONFIDENCE (the model
+# path: the synthesis decides, and answers NONE) the lowest at which the model is sent at most
+# 3.5 past sessions a prompt at every size.
+DECISION = Model(bias=-2.466, weights={"proximity": 1.789, "held": 2.171, "specific": 0.457, "margin": 1.497})
+DEFAULT_MIN_CONFIDENCE = 0.6
+DEFAULT_MODEL_MIN_CONFIDENCE = 0.25  # the model path's looser gate: the synthesis answers NONE for the rest
 
 
 _stop: frozenset[str] | None = None
@@ -181,25 +180,34 @@ class QueryStats:
         return sum(self.weights.values())
 
 
-def query_stats(index_searcher, text: str, terms: list[str] | None = None) -> QueryStats | None:
+def query_stats(index_searcher, text: str, terms: list[str] | None = None,
+                scoped: tuple[dict[str, int], int] | None = None) -> QueryStats | None:
     """``QueryStats`` for ``text`` over an open Tantivy searcher; None when the text has no
     informative term (then nothing can be judged relevant to it).
 
-    A term no past message holds is judged (it counts against every hit: the query is about
-    something never said) only when it is distinctive (``distinctive``); an unknown common
-    word is left out. A present term is ``specific`` when it is in at most ``SPECIFIC_SHARE``
-    of the messages (or part of an identifier): relative to the history by construction."""
+    ``scoped``: the terms' document frequencies in the history searched (the current project's:
+    ``Searcher.doc_freqs``) and its size; the terms are judged by those, so that other projects'
+    sessions on the same machine change nothing (without it: the whole index's). A term the
+    history does not hold is judged (it counts against every hit: the query is about something
+    never said) only when it is distinctive (``distinctive``); an unknown common word is left
+    out. A present term is ``specific`` when it is in at most ``SPECIFIC_SHARE`` of the
+    messages (or part of an identifier): relative to the history by construction."""
     terms = informative_terms(text) if terms is None else terms
     if not terms:
         return None
-    docs = max(1, index_searcher.num_docs)
-    n = docs + PSEUDO_DOCS
-    dfs = {}
+    total_docs = max(1, index_searcher.num_docs)
+    everywhere = {}
     for t in terms:
         try:
-            dfs[t] = index_searcher.doc_freq("content", t)
+            everywhere[t] = index_searcher.doc_freq("content", t)
         except Exception:
-            dfs[t] = 0
+            everywhere[t] = 0
+    if scoped is not None:
+        dfs = {t: int(scoped[0].get(t, 0)) for t in terms}
+        docs = max(1, int(scoped[1]))
+    else:
+        dfs, docs = everywhere, total_docs
+    n = docs + PSEUDO_DOCS
     unknown = {t for t, df in dfs.items() if not df}
     counted = distinctive(text, unknown)
     ignored = [t for t in terms if t in unknown and t not in counted]
@@ -215,7 +223,8 @@ def query_stats(index_searcher, text: str, terms: list[str] | None = None) -> Qu
         weights[t] = w
         if df:
             present[t] = w
-            engine[t] = math.log(1.0 + (docs - df + 0.5) / (df + 0.5))  # BM25's own idf, as Tantivy scores
+            gdf = max(df, everywhere.get(t, 0))  # BM25's own idf, as Tantivy scores (the whole index)
+            engine[t] = math.log(1.0 + (total_docs - gdf + 0.5) / (gdf + 0.5))
             if df <= max(SPECIFIC_MIN_DOCS, SPECIFIC_SHARE * docs) or t in shaped:
                 specific.add(t)
     if len(weights) > LONG_QUERY_TERMS:

@@ -381,6 +381,27 @@ class Searcher:
             hits.append(hit)
         return self.shown(hits)
 
+    def doc_freqs(self, terms: list[str], project: str | None = None) -> tuple[dict[str, int], int]:
+        """How many messages (and memories) of ``project`` hold each of ``terms`` in their
+        content, and how many documents ``project`` has: the history the prompt hook judges
+        a prompt's words by (the whole index when ``project`` is None)."""
+        s = self.index.searcher()
+        if not project:
+            return {t: s.doc_freq("content", t) for t in terms}, s.num_docs
+        schema = self.schema
+        scope = tantivy.Query.term_query(schema, "project", project, index_option="basic")
+        docs = s.search(scope, 1, count=True).count
+        out = {}
+        for t in terms:
+            if not s.doc_freq("content", t):  # in no project: no need to count it in this one
+                out[t] = 0
+                continue
+            q = tantivy.Query.boolean_query([
+                (tantivy.Occur.Must, tantivy.Query.term_query(schema, "content", t, index_option="basic")),
+                (tantivy.Occur.Must, scope)])
+            out[t] = s.search(q, 1, count=True).count
+        return out, docs
+
     def reply_after(self, hit: Hit, window: int = 3600) -> Hit | None:
         """The assistant's message that followed ``hit`` (a user prompt) in its session within
         ``window`` seconds, if any and if it may be shown (a question rarely repeats the words
