@@ -615,7 +615,6 @@ def run(args) -> dict:
            "held_out_new_tasks": held_out, "filler": filler,
            "bm25_thresholds": thresholds, "table": table(records, thresholds), "budgets": budgets,
            "seconds": round(time.perf_counter() - t0, 1)}
-    out["records"] = [{k: v for k, v in r.items() if k != "rows"} for r in records]
     return out, records
 
 
@@ -642,26 +641,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--projects", nargs="*", default=None, help="coding projects (default: every complete one)")
     ap.add_argument("--coding-sizes", nargs="*", default=list(CODING_SIZES))
     ap.add_argument("--lme-sizes", nargs="*", default=list(LME_SIZES))
-    ap.add_argument("--records", type=Path, default=None, help="write every record (with candidate rows) here")
+    ap.add_argument("--records", type=Path, default=None, help="write every prompt's record (with its candidates' "
+                    "features) here, for --fit")
     ap.add_argument("--fit", type=Path, default=None, help="fit the model on the tune half of these records")
     ap.add_argument("--write-json", action="store_true")
     ap.add_argument("--out", type=Path, default=RESULTS, help="where --write-json writes")
     ap.add_argument("--budget-runs", type=int, default=40, help="prompts timed through the hook with the service")
     ap.add_argument("--tune-only", action="store_true", help="ask only the tune half (while tuning)")
-    ap.add_argument("--merge", type=Path, nargs=2, default=None, metavar=("RESULTS", "MORE"),
-                    help="replace RESULTS' records of the sizes MORE measured by MORE's, refigure, write RESULTS")
     args = ap.parse_args(argv)
-    if args.merge:
-        base, more = (json.loads(p.read_text(encoding="utf-8")) for p in args.merge)
-        redone = {(r["corpus"], r["size"]) for r in more["records"]}
-        records = [r for r in base["records"] if (r["corpus"], r["size"]) not in redone] + more["records"]
-        thresholds = {c: tune_bm25([r for r in records if r["code"] == "bm25" and r["corpus"] == c])
-                      for c in {r["corpus"] for r in records}}
-        base.update(records=records, bm25_thresholds=thresholds, table=table(records, thresholds),
-                    filler={**base.get("filler", {}), **more.get("filler", {})})
-        args.merge[0].write_text(json.dumps(base, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        print(f"wrote {args.merge[0]}")
-        return 0
     if args.fit:
         records = json.loads(args.fit.read_text())
         print(json.dumps(fit(records), indent=1))
@@ -819,5 +806,38 @@ def sections(res: dict | None = None) -> list[str]:
                         f"{o['p50'] - m['p50']:+.1f} | {budget} |")
         out.append(prose("sizes-budgets", table="\n".join(rows)))
     k, n, bound = false_bound(tab, "coding", "report")
-    out.append(prose("sizes-reading", false_k=k, false_n=n, false_bound=f"{bound:.2f}"))
+
+    def span(corpus: str, code: str, key: str, split: str = "report", least: int = 10) -> str:
+        """The range of ``key`` over the sizes whose cell counts at least ``least`` answerable
+        prompts (a row of 4 says little)."""
+        cells = [((tab.get(corpus, {}).get(size) or {}).get(code) or {}).get(split, {})
+                 for size in SIZE_ORDER if size in tab.get(corpus, {})]
+        xs = [c.get(key) for c in cells if (c.get("answerable") or 0) >= least]
+        xs = [x for x in xs if x is not None]
+        if not xs:
+            return "—"
+        lo, hi = min(xs), max(xs)
+        fmt = (lambda x: f"{x:,.0f}") if hi >= 10 else (lambda x: f"{x:.2f}")
+        return fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo)}–{fmt(hi)}"
+
+    def at(corpus: str, size: str, code: str, key: str, split: str = "report") -> str:
+        x = ((tab.get(corpus, {}).get(size) or {}).get(code) or {}).get(split, {}).get(key)
+        return "—" if x is None else f"{x:.2f}"
+
+    lat = ""
+    if b:
+        lat = f"{b['ours']['hook_service']['p50'] - b['main']['hook_service']['p50']:+.1f}"
+    out.append(prose(
+        "sizes-reading", false_k=k, false_n=n, false_bound=f"{bound:.2f}",
+        coding_useful=span("coding", "ours", "useful"), coding_useful_main=span("coding", "main", "useful"),
+        coding_useful_bm25=span("coding", "bm25", "useful"), coding_false=span("coding", "ours", "false_share"),
+        coding_silent=span("coding", "ours", "silent_new_task"), coding_question=span("coding", "ours", "useful_question"),
+        coding_task=span("coding", "ours", "useful_task"), coding_paraphrase=span("coding", "ours", "useful_paraphrase"),
+        coding_model=span("coding", "ours", "model_candidate_recall"),
+        coding_chars=span("coding", "ours", "chars_per_injection"), coding_max=span("coding", "ours", "max_chars"),
+        lme_silent=span("longmemeval", "ours", "silent_new_task"),
+        lme_full_useful=at("longmemeval", "full", "ours", "useful"),
+        lme_full_useful_main=at("longmemeval", "full", "main", "useful"),
+        lme_useful=span("longmemeval", "ours", "useful"), lme_useful_main=span("longmemeval", "main", "useful"),
+        lme_model=span("longmemeval", "ours", "model_candidate_recall"), latency=lat or "not measured"))
     return out
