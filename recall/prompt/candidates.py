@@ -172,12 +172,6 @@ def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None
     return raw_decision(judged, hook).hits
 
 
-def answer_to(searcher, hit, window: int = 3600):
-    """The assistant's reply that followed a recalled user prompt in the same session, if any
-    (``Searcher.reply_after``)."""
-    return searcher.reply_after(hit, window)
-
-
 def with_answers(searcher, hits: list, cap: int) -> list:
     """``hits`` with the reply to each recalled user prompt right after it (no duplicates)."""
     if not any(h.role == "user" for h in hits):
