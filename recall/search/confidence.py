@@ -382,6 +382,7 @@ def decide(judged: list, gate: float, setting: str, limit: int, per_session: int
     ``per_session`` of one session, none of ``skip_sessions`` (already injected in this
     conversation), none whose ``key`` (e.g. its normalised text) an earlier kept hit had."""
     kept, per, seen, repeated = [], {}, set(), []
+    best = round(judged[0].confidence, 3) if judged else None
     if per_session == 1:
         judged = _readable_first(judged, gate)
     for h in judged:
@@ -401,5 +402,4 @@ def decide(judged: list, gate: float, setting: str, limit: int, per_session: int
         kept.append(h)
         if len(kept) >= limit:
             break
-    best = round(judged[0].confidence, 3) if judged else None
     return Decision(kept, best, gate, setting, repeated)

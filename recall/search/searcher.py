@@ -49,6 +49,7 @@ PROXIMITY_SLOP = 1
 MAX_BIGRAMS = 16
 MAX_PHRASES = 8
 MAX_LONG_PHRASES = 3   # in a pasted prompt (more than MAX_TERMS terms): the rarest ones
+MAX_COUNTED = 16       # terms of a prompt counted in its project (Searcher.doc_freqs)
 
 # A session's score: its best candidate's, plus these shares of its next best (tuned on the
 # "tune" half of the dev sets, benchmarks.retrieval.split_of; figures on the other half in
@@ -386,15 +387,20 @@ class Searcher:
         content, and how many documents ``project`` has: the history the prompt hook judges
         a prompt's words by (the whole index when ``project`` is None)."""
         s = self.index.searcher()
+        everywhere = {t: s.doc_freq("content", t) for t in terms}
         if not project:
-            return {t: s.doc_freq("content", t) for t in terms}, s.num_docs
+            return everywhere, s.num_docs
         schema = self.schema
         scope = tantivy.Query.term_query(schema, "project", project, index_option="basic")
         docs = s.search(scope, 1, count=True).count
+        share = docs / max(1, s.num_docs)
+        # counted for the rarest MAX_COUNTED (a pasted log has hundreds of terms: each count reads
+        # the term's postings); the others, common anyway, estimated by the project's share
+        counted = set(sorted((t for t in terms if everywhere[t]), key=everywhere.get)[:MAX_COUNTED])
         out = {}
         for t in terms:
-            if not s.doc_freq("content", t):  # in no project: no need to count it in this one
-                out[t] = 0
+            if t not in counted:  # in no project (0), or too common to be worth a count
+                out[t] = round(everywhere[t] * share) if everywhere[t] else 0
                 continue
             q = tantivy.Query.boolean_query([
                 (tantivy.Occur.Must, tantivy.Query.term_query(schema, "content", t, index_option="basic")),
