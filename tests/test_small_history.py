@@ -182,8 +182,9 @@ def test_recall_log_shows_the_path_and_the_gate(four, project, capsys):
     hook(project, "add a dark mode toggle to the settings page")
     assert everyday.log(limit=5) == 0
     out = capsys.readouterr().out
-    assert "raw [raw path: hook.min_confidence" in out
-    assert "nothing [raw path: hook.min_confidence" in out and "no hit confident enough" in out
+    assert "raw (no backend) via in-process [raw path: hook.min_confidence 0.60]" in out
+    assert "nothing (no hit confident enough: the best was" in out
+    assert "under hook.min_confidence 0.60) via in-process [raw path: hook.min_confidence 0.60]" in out
 
 
 # --------------------------------------------------------------------------- the model path

@@ -307,9 +307,9 @@ def _path(rec: dict) -> str:
 def _outcome(rec: dict) -> str:
     outcome = str(rec.get("outcome") or "?")
     if outcome == "synthesized":
-        return f"synthesized ({rec.get('backend') or '?'}){_path(rec)}"
+        return f"synthesized ({rec.get('backend') or '?'})"
     why = rec.get("why")
-    return f"{outcome}{_path(rec)} ({why})" if why else f"{outcome}{_path(rec)}"
+    return f"{outcome} ({why})" if why else outcome
 
 
 def _hits(rec: dict) -> str:
@@ -358,7 +358,7 @@ def log(limit: int = 20, show: int | None = None, as_json: bool = False) -> int:
         project = os.path.basename(str(rec.get("project") or "").rstrip("/")) or "?"
         size = f"{rec.get('chars', 0)} chars ~{rec.get('tokens', 0)} tokens" if rec.get("chars") else "nothing injected"
         via = f" via {rec['via']}" if rec.get("via") else ""
-        echo(f"#{i:<3} {_when(rec.get('t'))}  {project}  {_outcome(rec)}{via}  {size}  "
+        echo(f"#{i:<3} {_when(rec.get('t'))}  {project}  {_outcome(rec)}{via}{_path(rec)}  {size}  "
                    f"{float(rec.get('latency_ms') or 0):.0f} ms")
         if rec.get("hits"):
             echo(f"     hits: {_hits(rec)}")
