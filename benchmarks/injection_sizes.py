@@ -827,7 +827,22 @@ def sections(res: dict | None = None) -> list[str]:
     lat = ""
     if b:
         lat = f"{b['ours']['hook_service']['p50'] - b['main']['hook_service']['p50']:+.1f}"
-    out.append(prose(
+    semantic = Path(__file__).with_name("coding_semantic.json")
+    reading_at = len(out)
+    if semantic.exists():
+        sem = json.loads(semantic.read_text(encoding="utf-8")).get("report", {})
+
+        def r(kind: str, k: int) -> str:
+            x = (sem.get(kind) or {}).get(f"R@{k}")
+            return "—" if x is None else f"{x:.2f}"
+
+        lex = [((tab.get("coding", {}).get(size) or {}).get("ours") or {}).get("report", {}).get("R@1")
+               for size in ("11–36", "3 projects")]
+        out.append(prose("sizes-semantic", all_r1=r("all", 1), all_r3=r("all", 3), para_r1=r("paraphrase", 1),
+                         para_r3=r("paraphrase", 3), task_r1=r("task", 1), task_r3=r("task", 3),
+                         question_r1=r("question", 1),
+                         lex_r1="–".join(f"{x:.2f}" for x in sorted(set(x for x in lex if x is not None)))))
+    out.insert(reading_at, prose(
         "sizes-reading", false_k=k, false_n=n, false_bound=f"{bound:.2f}",
         coding_useful=span("coding", "ours", "useful"), coding_useful_main=span("coding", "main", "useful"),
         coding_useful_bm25=span("coding", "bm25", "useful"), coding_false=span("coding", "ours", "false_share"),
