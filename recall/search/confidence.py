@@ -22,8 +22,10 @@ LongMemEval pools at every size from 5 sessions to ~3,800 (``python -m benchmark
   distinctive (``distinctive``: part of an identifier, a path or a ticket id, or not common
   English by ``recall.search.common_words``); an unknown common word ("repo", "timezone") is
   left out. Framing words ("last time", "remind me", "in this repo", "please") are not terms.
-* ``held``: the plain share of all the query's informative terms the hit holds (unknown
-  common words included: in a small history they are most of a new task's words).
+* ``held``: the plain share of all the query's informative terms the hit holds, each term
+  weighing alike (the hook's decision reads this, not ``rare``: a word the history never said
+  costs a hit what any other missing word does, not the most; unknown common words included:
+  in a small history they are most of a new task's words).
 * ``proximity``: the share of the query's adjacent judged-term pairs found close together in
   the hit (a phrase, not scattered words).
 * ``score``: the engine's score (BM25 fields and bonuses, recency prior) over what a document
