@@ -47,18 +47,21 @@ def figures(records: list[dict], split: str | None = None) -> dict:
 
 def fit_logistic(rows: list[dict], names: tuple[str, ...], l2: float = 1.0, iters: int = 50) -> tuple[float, dict]:
     """Maximum-likelihood logistic regression (Newton's method, an L2 penalty on the
-    weights, not the bias): the few constants ``recall.search.confidence`` ships."""
+    weights, not the bias; each row weighted by its ``w``, 1 unless given): the few constants
+    ``recall.search.confidence`` ships."""
     import numpy as np
 
     x = np.array([[1.0] + [r["f"].get(n, 0.0) for n in names] for r in rows])
     y = np.array([r["label"] for r in rows], dtype=float)
+    sw = np.array([r.get("w", 1.0) for r in rows], dtype=float)  # a row's weight (1 unless given)
+    sw = sw * (len(rows) / sw.sum())
     w = np.zeros(x.shape[1])
     reg = np.eye(x.shape[1]) * l2
     reg[0, 0] = 0.0
     for _ in range(iters):
         p = 1.0 / (1.0 + np.exp(-np.clip(x @ w, -40, 40)))
-        grad = x.T @ (p - y) + reg @ w
-        hess = (x * (p * (1 - p))[:, None]).T @ x + reg
+        grad = x.T @ (sw * (p - y)) + reg @ w
+        hess = (x * (sw * p * (1 - p))[:, None]).T @ x + reg
         step = np.linalg.solve(hess, grad)
         w -= step
         if np.abs(step).max() < 1e-8:

@@ -480,7 +480,7 @@ def retrieval_section(res: dict) -> list[str]:
 def render(res: dict) -> str:
     """docs/benchmarks.md from a run's results ``res`` and the results committed beside the
     benchmarks."""
-    from benchmarks import cjk_probe, injection, plugin_launcher, startup, team
+    from benchmarks import cjk_probe, injection, injection_sizes, plugin_launcher, startup, team
     from benchmarks import agents as agents_bench
     from benchmarks import forget as forget_bench
     from benchmarks import stale as stale_marks
@@ -510,6 +510,7 @@ def render(res: dict) -> str:
         prose("cjk", probe=cjk_probe.markdown(probe) if probe else "Not measured in this run."),
         prose("ranking"),
         *injection.sections(),
+        *injection_sizes.sections(),
         *forget_bench.docs_sections(),
         *agents_bench.docs_sections(),
         *startup.sections(),

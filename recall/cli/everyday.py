@@ -398,6 +398,17 @@ def _when(t) -> str:
         return "?"
 
 
+def _path(rec: dict) -> str:
+    """`` [model path: hook.model_min_confidence 0.20]``: which path decided, by which gate."""
+    path = rec.get("path")
+    if path not in ("raw", "model"):
+        return ""
+    gate = rec.get("gate") if isinstance(rec.get("gate"), dict) else {}
+    value = gate.get("value")
+    where = f": {gate.get('setting')} {value:.2f}" if gate.get("setting") and isinstance(value, (int, float)) else ""
+    return f" [{path} path{where}]"
+
+
 def _outcome(rec: dict) -> str:
     outcome = str(rec.get("outcome") or "?")
     if outcome == "synthesized":
@@ -456,7 +467,7 @@ def log(limit: int = 20, show: int | None = None, as_json: bool = False) -> int:
         size = f"{rec.get('chars', 0)} chars ~{rec.get('tokens', 0)} tokens" if rec.get("chars") else "nothing injected"
         via = f" via {rec['via']}" if rec.get("via") else ""
         wrong = "  [marked wrong]" if rec.get("wrong") is True else ""
-        echo(f"#{i:<3} {_when(rec.get('t'))}  {project}  {_outcome(rec)}{via}  {size}  "
+        echo(f"#{i:<3} {_when(rec.get('t'))}  {project}  {_outcome(rec)}{via}{_path(rec)}  {size}  "
                    f"{float(rec.get('latency_ms') or 0):.0f} ms{wrong}")
         if rec.get("hits"):
             echo(f"     hits: {_hits(rec)}")

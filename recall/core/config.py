@@ -48,7 +48,10 @@ DEFAULTS: dict = {
         "skip": ACKNOWLEDGEMENTS,   # whole-prompt acknowledgements (case/punctuation-insensitive)
         "scope": "project",         # project | all
         "limit": 8,                 # hits handed to synthesis
-        "min_confidence": 0.11,     # inject only hits this sure to bear on the prompt (recall.search.confidence)
+        "min_confidence": 0.6,     # raw path: inject only hits this sure to bear on the prompt (recall.search.confidence)
+        "model_min_confidence": 0.25,  # model path: hand the synthesis hits this sure; it answers NONE for the rest
+        "raw_limit": 3,             # raw path: at most this many hits, one per past session
+        "raw_max_chars": 1500,      # raw path: size of the injected block
         "synthesize": True,         # False: always inject raw snippets
         "max_rules": 5,             # triggered rules injected per prompt (recall rules); 0: none
         "stale_marks": True,        # mark hits whose files changed since (recall.search.stale)

@@ -167,8 +167,13 @@ def format_raw(hits: list, prompt: str = "", max_chars: int = 3000, scope_all: b
     per = max(120, min(MAX_SNIPPET, room // max(1, len(hits)) - 40))
     lines = [MARKS_NOTE] if any(marks) else []
     for h, mk in zip(hits, marks):
-        snip = snippet(h.text, pattern, width=per)
-        snip = clean(_BOLD.sub(r"\1", snip or " ".join(h.text.split())[:per]))
+        reply = " ".join(str(getattr(h, "reply", None) or "").split()) if h.role == "user" else ""
+        own = per // 3 if reply else per  # a recalled prompt: the reply it got carries the substance
+        snip = snippet(h.text, pattern, width=own)
+        snip = clean(_BOLD.sub(r"\1", snip or " ".join(h.text.split())[:own]))
+        if reply:
+            answer = clean(_BOLD.sub(r"\1", snippet(reply, pattern, width=per - own)))
+            snip = f"{snip} → assistant: {answer}"
         where = ""
         if scope_all and h.project:  # a folder's name is anyone's text: cleaned like the rest
             where = " " + " ".join(clean(os.path.basename(h.project.rstrip('/')) or h.project).split())

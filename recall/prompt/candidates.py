@@ -1,24 +1,24 @@
 """The prompt hook's search: the prompt's informative terms, the current project's past
-sessions searched for them (never the current session: it is already in context), each
-candidate given its confidence (``recall.search.confidence``), those below
-``hook.min_confidence`` dropped, and the answers that followed a matched question attached
-(``with_answers``)."""
+sessions searched for them through ``Searcher.candidates`` (never the current session: it is
+already in context), each candidate given its confidence (``recall.search.confidence``),
+and the two paths' picks: the raw path keeps the strict gate (``hook.min_confidence``, one
+hit per session, ``hook.raw_limit``); the model path sends the synthesis what passes the
+looser ``hook.model_min_confidence`` and lets the model answer NONE."""
 
 from __future__ import annotations
 
 import os
 import re
 import threading
-import time
 
 from recall.prompt.settings import hook_settings
 from recall.prompt.trivial import _STOP_WORDS, _normalize
-from recall.search.words import FRAMING
+from recall.search.words import CODING_FRAMING, FRAMING
 
 MAX_PROMPT_CHARS = 4000    # of the prompt used as the search query
 PER_SESSION = 3            # at most this many hits from one past session
 CANDIDATES = 24            # candidates judged per prompt (the engine's best, messages and memories)
-_FRAMING = frozenset(FRAMING)
+_FRAMING = frozenset(FRAMING) | frozenset(CODING_FRAMING)
 
 
 def informative_terms(text: str) -> list[str]:
@@ -95,123 +95,81 @@ def query_text(prompt: str) -> str:
 
 
 def candidates(searcher, text: str, limit: int, project: str | None, exclude_session: str | None) -> list:
-    """The engine's best ``limit`` messages, memories and team items for ``text`` in ``project`` (not
-    ``exclude_session``), as hits with their text and the exchange around them (what the
-    confidence reads); no snippets: the kept ones get snippets fitted to the block when it is
-    formatted. Ranked from fast fields; only these candidates' stored documents are decoded."""
-    from recall.search.exchange import exchange
+    """The engine's best ``limit`` candidates for ``text`` in ``project``, not of
+    ``exclude_session`` (``Searcher.candidates``)."""
+    from recall.search.searcher import CandidateFilter
 
-    s = searcher.index.searcher()
-    built = searcher.build_query(s, text, doctypes=("message", "memory", "team"), project=project,
-                                 exclude_session=exclude_session)
-    if built is None:
-        return []
-    queries, _terms = built
-    now = time.time()
-    ranked = searcher.rank(s, searcher.top(s, queries, limit), now)
-    hits = []
-    for c in ranked[:limit]:
-        doc = s.doc(c.address)
-        hit, rec, fd = searcher._read(doc, c.score, now, boost=False, keep_open=True)
-        try:
-            if rec is not None and hit.kind == "message":
-                flags: dict = {}
-                hit.reply, hit.question = exchange(searcher.archive_root, hit.project, hit.session_id,
-                                                   int(doc.get_first("apos")), hit.role,
-                                                   str(rec.get("source") or ""), fd=fd, flags=flags)
-                hit.echo = hit.echo or bool(flags.get("echo"))
-        finally:
-            if fd is not None:
-                os.close(fd)
-        hits.append(hit)
-    return searcher.shown(hits)  # the readers' one gate: exclusions, `recall: off`, forgotten
+    return searcher.candidates(text, CandidateFilter(project=project, exclude_session=exclude_session), limit)
 
 
-def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None, hook: dict | None = None,
-              searcher=None, trace: dict | None = None) -> list:
-    """Hits worth injecting for ``prompt``: the current project (or all, by ``hook.scope``),
-    not the current session, each with a confidence of at least ``hook.min_confidence``, at
-    most ``hook.limit`` (and ``PER_SESSION`` of one session), best first. ``trace`` gets
-    ``best``: the best candidate's confidence, which says why a prompt got nothing."""
+def judged_candidates(prompt: str, cwd: str | None = None, session_id: str | None = None,
+                      hook: dict | None = None, searcher=None) -> tuple[list, object]:
+    """The current project's (or every project's, by ``hook.scope``) candidates for ``prompt``,
+    not of the current session, each with its confidence, best first; and the searcher."""
     from indexer.project import canonical_project
     from recall.core.errors import IndexMissing
-    from recall.search.confidence import DEFAULT_MIN_CONFIDENCE, judge, query_stats
+    from recall.search.confidence import DECISION, judge, query_stats
 
-    trace = trace if trace is not None else {}
     hook = hook or hook_settings()
     text = query_text(prompt)
     terms = informative_terms(text)
     if not terms:
-        trace["best"] = None
-        return []
+        return [], None
     project = None
     if hook.get("scope") != "all":
         project = canonical_project(os.path.abspath(cwd or os.getcwd()))
-    limit = int(hook.get("limit", 8))
     try:
         s = searcher if searcher is not None else shared_searcher()
     except IndexMissing:
-        return []
+        return [], None
     hits = candidates(s, text, CANDIDATES, project, session_id or None)
+    if not hits:
+        return [], s
     idx = s.index.searcher()
-    judged = judge(idx, text, hits, query_stats(idx, text, terms)) if hits else []
+    # the prompt's words judged by this project's history (other projects change nothing)
+    scoped = s.doc_freqs(terms, project) if project else None
+    return judge(idx, text, hits, query_stats(idx, text, terms, scoped), model=DECISION), s
+
+
+def _text_key(hit) -> str:
+    return _normalize(hit.text)[:300]
+
+
+def raw_decision(judged: list, hook: dict, skip_sessions=frozenset()):
+    """The raw path's pick (no model reads it): hits at or above ``hook.min_confidence``,
+    one per past session, at most ``hook.raw_limit``."""
+    from recall.search.confidence import DEFAULT_MIN_CONFIDENCE, decide
+
+    return decide(judged, float(hook.get("min_confidence", DEFAULT_MIN_CONFIDENCE)), "hook.min_confidence",
+                  int(hook.get("raw_limit", 3)), 1, skip_sessions, _text_key)
+
+
+def model_decision(judged: list, hook: dict, skip_sessions=frozenset()):
+    """The model path's pick (the synthesis decides, and answers NONE when nothing bears on
+    the prompt): hits at or above the looser ``hook.model_min_confidence``, at most
+    ``hook.limit``, ``PER_SESSION`` of one session."""
+    from recall.search.confidence import DEFAULT_MODEL_MIN_CONFIDENCE, decide
+
+    gate = float(hook.get("model_min_confidence", DEFAULT_MODEL_MIN_CONFIDENCE))
+    return decide(judged, gate, "hook.model_min_confidence", int(hook.get("limit", 8)), PER_SESSION,
+                  skip_sessions, _text_key)
+
+
+def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None, hook: dict | None = None,
+              searcher=None, trace: dict | None = None, path: str = "raw") -> list:
+    """Hits worth injecting for ``prompt`` on ``path`` (``raw``: ``raw_decision``; ``model``:
+    ``model_decision``, with the replies to recalled prompts attached). ``trace`` gets
+    ``best``: the best candidate's confidence, which says why a prompt got nothing."""
+    trace = trace if trace is not None else {}
+    hook = hook or hook_settings()
+    judged, s = judged_candidates(prompt, cwd, session_id, hook, searcher)
     trace["best"] = round(judged[0].confidence, 3) if judged else None
-    need = float(hook.get("min_confidence", DEFAULT_MIN_CONFIDENCE))
-    kept, per_session, seen_text = [], {}, set()
-    for h in judged:
-        if h.confidence < need:
-            break
-        key = _normalize(h.text)[:300]
-        if not key or key in seen_text:
-            continue
-        if per_session.get(h.session_id, 0) >= PER_SESSION:
-            continue
-        seen_text.add(key)
-        per_session[h.session_id] = per_session.get(h.session_id, 0) + 1
-        kept.append(h)
-        if len(kept) >= limit:
-            break
-    return with_answers(s, kept, limit + limit // 2)
-
-
-def answer_to(searcher, hit, window: int = 3600):
-    """The assistant's reply that followed a recalled user prompt in the same session, if any
-    (a question rarely repeats the words of its answer, so the answer is brought along)."""
-    import tantivy
-
-    from recall.search.hit import iso
-
-    from datetime import datetime  # fromisoformat: no _strptime/locale import on the hot path
-
-    try:
-        ts = int(datetime.fromisoformat(hit.timestamp.replace("Z", "+00:00")).timestamp()) \
-            if hit.timestamp else None
-    except (ValueError, OverflowError):
-        ts = None
-    if ts is None:
-        return None
-    schema = searcher.schema
-    tq = tantivy.Query
-
-    def term(field, value):
-        return (tantivy.Occur.Must, tq.term_query(schema, field, value, index_option="basic"))
-
-    query = tq.boolean_query([
-        term("session_id", hit.session_id), term("doctype", "message"), term("role", "assistant"),
-        (tantivy.Occur.Must, tq.range_query(schema, "ts", tantivy.FieldType.Integer, ts, ts + window)),
-    ])
-    try:
-        s = searcher.index.searcher()
-        result = s.search(query, 1, count=False, order_by_field="ts", order=tantivy.Order.Asc)
-        if not result.hits:
-            return None
-        doc = s.doc(result.hits[0][1])
-    except Exception:  # an older index without the fast field: no answer, no failure
-        return None
-    answer = searcher._hit(doc, hit.score, time.time())
-    answer.timestamp = answer.timestamp or iso(ts)
-    answer.snippet = " ".join(answer.text.split())[:240]
-    return answer
+    if not judged:
+        return []
+    if path == "model":
+        d = model_decision(judged, hook)
+        return with_answers(s, d.hits, int(hook.get("limit", 8)) + int(hook.get("limit", 8)) // 2)
+    return raw_decision(judged, hook).hits
 
 
 def with_answers(searcher, hits: list, cap: int) -> list:
@@ -223,8 +181,8 @@ def with_answers(searcher, hits: list, cap: int) -> list:
     for h in hits:
         out.append(h)
         if h.role == "user" and h.kind == "message":
-            a = answer_to(searcher, h)
-            if a is not None and a.uuid not in have and searcher.shown([a]):
+            a = searcher.reply_after(h)
+            if a is not None and a.uuid not in have:
                 have.add(a.uuid)
                 out.append(a)
     return out[:cap]

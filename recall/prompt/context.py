@@ -115,12 +115,25 @@ def without_rule_docs(hits: list) -> list:
                      and str(getattr(h, "text", "")).startswith(("mcp__recall__", "mcp__plugin_recall_")))]
 
 
-def nothing_why(best: float | None, hook: dict) -> str:
+def nothing_why(best: float | None, hook: dict, path: str = "raw", gate: float | None = None) -> str:
     """Why a prompt got nothing, in the words ``recall log`` shows."""
     if best is None:
         return "no past message matches the prompt's words"
-    return (f"no hit confident enough: the best was {best:.2f}, under hook.min_confidence "
-            f"{float(hook.get('min_confidence', 0.11)):.2f}")
+    setting = "hook.model_min_confidence" if path == "model" else "hook.min_confidence"
+    if gate is None:
+        gate = float(hook.get(setting.split(".", 1)[1], 0.6))
+    return f"no hit confident enough: the best was {best:.2f}, under {setting} {gate:.2f}"
+
+
+def choose_path(hook: dict, cfg: dict) -> tuple[str, str]:
+    """``("model", backend)`` when a synthesis may decide (a model backend exists and
+    ``hook.synthesize`` is on), else ``("raw", why not)``."""
+    if not hook.get("synthesize", True):
+        return "raw", "off"
+    from recall.llm import backend
+
+    choice = backend.choose(cfg)
+    return ("raw", "off") if choice.name == "off" else ("model", choice.name)
 
 
 def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, searcher=None,
@@ -128,7 +141,10 @@ def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, se
     """The hook's output for ``payload`` (or None: nothing to inject), ready by ``deadline``
     (``time.time()`` seconds). ``on_fallback(output)`` is told the raw-snippet output as soon as
     it exists, so a watchdog can emit it if the synthesis overruns. ``trace`` (a dict) is
-    filled with what happened, for the injection log (``recall.prompt.injections``)."""
+    filled with what happened, for the injection log (``recall.prompt.injections``): ``path``
+    says which path decided (``model``: the synthesis read the candidates above
+    ``hook.model_min_confidence``; ``raw``: no model, the strict ``hook.min_confidence``)
+    and ``gate`` the setting and value it used."""
     trace = trace if trace is not None else {}
     cfg = cfg if cfg is not None else config.load()
     hook = hook_settings(cfg)
@@ -144,7 +160,8 @@ def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, se
         return None
     # imported here, not at the top: a trivial prompt, or one the service answers, needs neither
     from recall.prompt.block import format_rules, hook_output
-    from recall.prompt.candidates import find_hits
+    from recall.prompt.candidates import judged_candidates, model_decision, raw_decision, with_answers
+    from recall.prompt.injections import injected_sessions
 
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload.get("cwd") else None
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
@@ -154,8 +171,23 @@ def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, se
         on_fallback(only_rules)
     if rules:
         trace["rules"] = [f.rule.id for f in rules]
-    found: dict = {}
-    hits = without_rule_docs(find_hits(prompt, cwd, session_id, hook, searcher, trace=found))
+    judged, s = judged_candidates(prompt, cwd, session_id, hook, searcher)
+    judged = without_rule_docs(judged)
+    before = injected_sessions(session_id) if judged and session_id else frozenset()
+    raw = raw_decision(judged, hook, before)
+    model = model_decision(judged, hook, before)
+    path, backend_name = ("raw", "") if not model.hits else choose_path(hook, cfg)
+    if backend_name:
+        trace["backend"] = backend_name
+    trace["path"] = path
+    chosen = model if path == "model" else raw
+    trace["gate"] = {"setting": chosen.setting, "value": chosen.gate}
+    trace["best"] = chosen.best
+    if chosen.repeated:
+        trace["repeated"] = chosen.repeated  # sessions injected earlier in this conversation
+    hits = chosen.hits
+    if path == "model" and hits:
+        hits = with_answers(s, hits, int(hook["limit"]) + int(hook["limit"]) // 2)
     if hits and hook.get("stale_marks", True):
         from recall.search.stale import mark_hits  # stat calls and state.db: no subprocess
 
@@ -164,15 +196,18 @@ def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, se
                       **({"confidence": round(h.confidence, 3)} if h.confidence is not None else {})}
                      for h in hits]
     if not hits:
-        why = nothing_why(found.get("best"), hook)
-        trace["best"] = found.get("best")
+        if chosen.repeated and chosen.best is not None and chosen.best >= chosen.gate:
+            why = "every confident hit is of a session injected earlier in this conversation"
+        else:
+            why = nothing_why(chosen.best, hook, path, chosen.gate)
         if only_rules is None:
             trace.update(outcome="nothing", why=why)
             return None
         trace.update(outcome="rules", why=why)
         out = only_rules
     else:
-        out = _deliver(prompt, hits, hook, cfg, deadline, on_fallback, trace, rules, only_rules)
+        out = _deliver(prompt, hits, raw.hits if path == "model" else hits, hook, cfg, deadline, on_fallback,
+                       trace, rules, only_rules)
     if out is not None:
         trace["text"] = _redacted(out["hookSpecificOutput"]["additionalContext"])
     return out
@@ -187,11 +222,24 @@ def _redacted(text: str) -> str:
         return ""
 
 
-def _deliver(prompt, hits, hook, cfg, deadline, on_fallback, trace, rules, only_rules) -> dict | None:
+def _deliver(prompt, hits, raw_hits, hook, cfg, deadline, on_fallback, trace, rules, only_rules) -> dict | None:
+    """Inject ``hits``: on the model path (``trace["path"]``) a synthesis of them, with the
+    raw path's own pick (``raw_hits``, the strict gate) as the fallback; on the raw path the
+    compact snippets of ``hits``."""
     from recall.prompt.block import format_raw, format_synthesis, hook_output
 
-    def raw_because(why: str) -> dict:
+    def raw_because(why: str) -> dict | None:
+        if raw is None:  # nothing passes the raw path's gate: nothing rather than a loose guess
+            trace["hits"] = []
+            trace.update(outcome="rules" if only_rules is not None else "nothing",
+                         why=f"{why}; no hit reached hook.min_confidence {float(hook['min_confidence']):.2f}")
+            return only_rules
         trace.update(outcome="raw", why=why)
+        trace["injected"] = list(dict.fromkeys(h.session_id for h in raw_hits))
+        if trace.get("path") == "model":
+            trace["hits"] = [{"session": h.session_id, "score": round(float(h.score), 3),
+                              **({"confidence": round(h.confidence, 3)} if h.confidence is not None else {})}
+                             for h in raw_hits]
         return raw
 
     if any(getattr(h, "kind", "") == "memory" for h in hits):
@@ -200,20 +248,16 @@ def _deliver(prompt, hits, hook, cfg, deadline, on_fallback, trace, rules, only_
         note_access(hits)
     scope_all = hook.get("scope") == "all"
     max_chars = hook["max_chars"]
-    raw = hook_output(format_raw(hits, prompt, max_chars, scope_all, rules=rules))
-    if on_fallback is not None:
+    raw = hook_output(format_raw(raw_hits, prompt, hook["raw_max_chars"], scope_all, rules=rules)) \
+        if raw_hits else None
+    if raw is not None and on_fallback is not None:
         on_fallback(raw)
-    if not hook.get("synthesize", True):
-        trace["backend"] = "off"
-        return raw_because("synthesis off")
+    if trace.get("path") != "model":
+        return raw_because("synthesis off" if not hook.get("synthesize", True) else "no backend")
     from recall.llm import backend
 
-    choice = backend.choose(cfg)
-    trace["backend"] = choice.name
-    if choice.name == "off":
-        return raw_because("no backend")
     left = deadline - time.time()
-    if left < (backend.CLAUDE_CODE_HOOK_SECONDS if choice.name == "claude-code" else MIN_SYNTH_SECONDS):
+    if left < (backend.CLAUDE_CODE_HOOK_SECONDS if trace.get("backend") == "claude-code" else MIN_SYNTH_SECONDS):
         return raw_because("deadline")
     finished, result = _synthesize_within(prompt, hits, left, max_chars)
     if not finished:
@@ -230,9 +274,12 @@ def _deliver(prompt, hits, hook, cfg, deadline, on_fallback, trace, rules, only_
         return raw_because("error")
     if not result.strip():
         trace.update(outcome="rules" if only_rules is not None else "nothing",
-                     why="the model found nothing relevant in the hits")
+                     why=f"the model found nothing relevant in the {len(hits)} hits above "
+                         f"hook.model_min_confidence {float(hook['model_min_confidence']):.2f}")
         return only_rules  # the model found nothing in the hits that bears on the prompt
     trace.update(outcome="synthesized", why="")
+    trace["injected"] = list(dict.fromkeys(h.session_id for h in hits if h.session_id[:8] in result)) or \
+        list(dict.fromkeys(h.session_id for h in hits))
     return hook_output(format_synthesis(result, max_chars, scope_all, rules=rules,
                                         marks=any(getattr(h, "stale", None) for h in hits)))
 

@@ -10,7 +10,12 @@ A record: ``t`` (epoch seconds), ``project`` (the prompt's cwd), ``session``, ``
 raw: why there was no synthesis — ``no backend``, ``deadline``, ``error``, ``cap``,
 ``synthesis off``; nothing: ``no hits`` or ``model found nothing relevant``),
 ``hits`` ([{``session``, ``score``}]), ``backend`` (``api`` | ``claude-code`` | ``off``),
-``via`` (``service`` | ``in-process``), ``chars`` and ``tokens`` (estimated, chars / 4) of the
+``via`` (``service`` | ``in-process``), ``path`` (which path decided: ``model``, the synthesis read
+the candidates above ``hook.model_min_confidence``; ``raw``, no model, the strict
+``hook.min_confidence``) and ``gate`` ({``setting``, ``value``}: the gate it applied), ``best`` (the
+best candidate's confidence), ``injected`` (the past sessions whose content went in: a later prompt
+of the same conversation does not get them again) and ``repeated`` (sessions passed over because
+they were injected earlier in it), ``chars`` and ``tokens`` (estimated, chars / 4) of the
 injected text, ``latency_ms`` (process start to output) and ``text``: the exact text injected;
 ``wrong`` (and ``wrong_at``) once the user marked the injection wrong in ``recall ui``.
 The prompt itself is never stored; the injected text comes from the redacted archive (and is
@@ -79,12 +84,49 @@ def record(payload: dict, trace: dict, output: dict | None, started: float) -> d
         "backend": trace.get("backend", ""),
         "via": trace.get("via", ""),
         "service": trace.get("service", ""),  # "hung" / "untrusted" / "skipped: …" when it was not used
+        "path": trace.get("path", ""),
+        "gate": trace.get("gate", {}),
+        "best": trace.get("best"),
+        "injected": (trace.get("injected") or list(dict.fromkeys(
+            h.get("session") for h in trace.get("hits", []) if isinstance(h, dict) and h.get("session")))) if text else [],
         "chars": len(text),
         "tokens": estimate_tokens(len(text)),
         "latency_ms": round((time.time() - started) * 1000, 1),
         "text": trace.get("text", text) if text else "",
     }
+    if trace.get("repeated"):
+        rec["repeated"] = trace["repeated"]
     return rec
+
+
+TAIL_BYTES = 256 << 10  # of the log read for a conversation's earlier injections
+
+
+def injected_sessions(session_id: str | None) -> frozenset[str]:
+    """The past sessions injected earlier in the conversation ``session_id`` (Claude Code's
+    session id): the newest ``TAIL_BYTES`` of the log, only lines naming it parsed. Never
+    raises (nothing known: nothing skipped)."""
+    if not session_id:
+        return frozenset()
+    needle = json.dumps(session_id).encode("utf-8")
+    out: set[str] = set()
+    try:
+        with open(log_path(), "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            fh.seek(max(0, size - TAIL_BYTES))
+            data = fh.read()
+    except OSError:
+        return frozenset()
+    for line in data.splitlines():
+        if needle not in line:
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and rec.get("session") == session_id and isinstance(rec.get("injected"), list):
+            out.update(s for s in rec["injected"] if isinstance(s, str))
+    return frozenset(out)
 
 
 def read(limit: int | None = None) -> list[dict]:

@@ -32,6 +32,8 @@ def hook_settings(cfg: dict | None = None) -> dict:
                 out[key] = value
     out["max_chars"] = int(min(max(out["max_chars"], 300), 9000))  # Claude Code caps at 10,000
     out["limit"] = int(min(max(out["limit"], 1), 50))
+    out["raw_limit"] = int(min(max(out["raw_limit"], 1), 50))
+    out["raw_max_chars"] = int(min(max(out["raw_max_chars"], 300), out["max_chars"]))
     out["budget_seconds"] = float(min(max(out["budget_seconds"], 0.5), 120))
     if out.get("scope") not in ("project", "all"):
         out["scope"] = "project"

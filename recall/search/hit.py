@@ -30,6 +30,7 @@ class Hit:
     stale: list = field(default_factory=list)
     author: str | None = None    # a team item's hit: the teammate (PostgreSQL role) who shared it
     agent: str | None = None     # a message's or session's: the agent it came from (indexer.sources)
+    tags: list = field(default_factory=list)  # a memory's tags (judged with its text: recall.search.confidence)
 
     def as_json(self) -> dict:
         d = asdict(self)

@@ -49,6 +49,7 @@ PROXIMITY_SLOP = 1
 MAX_BIGRAMS = 16
 MAX_PHRASES = 8
 MAX_LONG_PHRASES = 3   # in a pasted prompt (more than MAX_TERMS terms): the rarest ones
+MAX_COUNTED = 16       # terms of a prompt counted in its project (Searcher.doc_freqs)
 
 # A session's score: its best candidate's, plus these shares of its next best (tuned on the
 # "tune" half of the dev sets, benchmarks.retrieval.split_of; figures on the other half in
@@ -350,6 +351,102 @@ class Searcher:
             hits.append(hit)
         return hits
 
+    def candidates(self, text: str, where: "CandidateFilter | None" = None, limit: int = 24,
+                   now: float | None = None) -> list[Hit]:
+        """The prompt hook's candidates: the engine's best ``limit`` documents for ``text``
+        that ``where`` allows (a project, not the current session, these doctypes), as hits
+        with their text and the exchange around them (what ``recall.search.confidence``
+        reads), every one that no reader may show left out (``shown``). No snippets: the
+        kept ones get snippets fitted to the block when it is formatted. Ranked from fast
+        fields; only these candidates' stored documents are decoded."""
+        where = where or CandidateFilter()
+        s = self.index.searcher()
+        built = self.build_query(s, text, doctypes=where.doctypes, project=where.project,
+                                 exclude_session=where.exclude_session)
+        if built is None:
+            return []
+        queries, _terms = built
+        now = time.time() if now is None else now
+        ranked = self.rank(s, self.top(s, queries, limit), now)
+        hits = []
+        for c in ranked[:limit]:
+            doc = s.doc(c.address)
+            hit, rec, fd = self._read(doc, c.score, now, boost=False, keep_open=True)
+            try:
+                if rec is not None and hit.kind == "message":
+                    flags: dict = {}
+                    hit.reply, hit.question = exchange(self.archive_root, hit.project, hit.session_id,
+                                                       int(doc.get_first("apos")), hit.role,
+                                                       str(rec.get("source") or ""), fd=fd, flags=flags)
+                    hit.echo = hit.echo or bool(flags.get("echo"))
+            finally:
+                if fd is not None:
+                    os.close(fd)
+            hits.append(hit)
+        return self.shown(hits)
+
+    def doc_freqs(self, terms: list[str], project: str | None = None) -> tuple[dict[str, int], int]:
+        """How many messages (and memories) of ``project`` hold each of ``terms`` in their
+        content, and how many documents ``project`` has: the history the prompt hook judges
+        a prompt's words by (the whole index when ``project`` is None)."""
+        s = self.index.searcher()
+        everywhere = {t: s.doc_freq("content", t) for t in terms}
+        if not project:
+            return everywhere, s.num_docs
+        schema = self.schema
+        scope = tantivy.Query.term_query(schema, "project", project, index_option="basic")
+        docs = s.search(scope, 1, count=True).count
+        share = docs / max(1, s.num_docs)
+        # counted for the rarest MAX_COUNTED (a pasted log has hundreds of terms: each count reads
+        # the term's postings); the others, common anyway, estimated by the project's share
+        counted = set(sorted((t for t in terms if everywhere[t]), key=everywhere.get)[:MAX_COUNTED])
+        out = {}
+        for t in terms:
+            if t not in counted:  # in no project (0), or too common to be worth a count
+                out[t] = round(everywhere[t] * share) if everywhere[t] else 0
+                continue
+            q = tantivy.Query.boolean_query([
+                (tantivy.Occur.Must, tantivy.Query.term_query(schema, "content", t, index_option="basic")),
+                (tantivy.Occur.Must, scope)])
+            out[t] = s.search(q, 1, count=True).count
+        return out, docs
+
+    def reply_after(self, hit: Hit, window: int = 3600) -> Hit | None:
+        """The assistant's message that followed ``hit`` (a user prompt) in its session within
+        ``window`` seconds, if any and if it may be shown (a question rarely repeats the words
+        of its answer, so the hook brings the answer along)."""
+        from datetime import datetime  # fromisoformat: no _strptime/locale import on the hot path
+
+        try:
+            ts = int(datetime.fromisoformat(hit.timestamp.replace("Z", "+00:00")).timestamp()) \
+                if hit.timestamp else None
+        except (ValueError, OverflowError):
+            ts = None
+        if ts is None:
+            return None
+        schema = self.schema
+        tq = tantivy.Query
+
+        def term(field, value):
+            return (tantivy.Occur.Must, tq.term_query(schema, field, value, index_option="basic"))
+
+        query = tq.boolean_query([
+            term("session_id", hit.session_id), term("doctype", "message"), term("role", "assistant"),
+            (tantivy.Occur.Must, tq.range_query(schema, "ts", tantivy.FieldType.Integer, ts, ts + window)),
+        ])
+        try:
+            s = self.index.searcher()
+            result = s.search(query, 1, count=False, order_by_field="ts", order=tantivy.Order.Asc)
+            if not result.hits:
+                return None
+            doc = s.doc(result.hits[0][1])
+        except Exception:  # an older index without the fast field: no answer, no failure
+            return None
+        answer = self._hit(doc, hit.score, time.time())
+        answer.timestamp = answer.timestamp or iso(ts)
+        answer.snippet = " ".join(answer.text.split())[:240]
+        return answer if self.shown([answer]) else None
+
     @staticmethod
     def rank(searcher: tantivy.Searcher, scored: list, now: float) -> list[Candidate]:
         """Tantivy's (score, address) pairs ranked by ``rank_score``, best first, read from
@@ -401,8 +498,11 @@ class Searcher:
         if hit.kind in ("message", "session"):
             hit.agent = stored_value(doc, "agent") or "claude-code"
         pos = doc.get_first("apos")
-        if hit.kind == "memory" and any(ECHO_TAG in str(v).split() for v in doc.get_all("tags")):
-            hit.echo = True  # a summary of a session that restated recall's own output
+        if hit.kind in DISTILLED:
+            tags = [str(v) for v in doc.get_all("tags")]
+            if hit.kind == "memory" and any(ECHO_TAG in v.split() for v in tags):
+                hit.echo = True  # a summary of a session that restated recall's own output
+            hit.tags = [t for t in tags if ECHO_TAG not in t.split()]
         if pos is None:
             hit.cwd = stored_value(doc, "cwd")
             hit.text = stored_value(doc, "text")
@@ -499,6 +599,15 @@ def _helper() -> _Helper:
         with _helpers_lock:
             h = _helpers.get(pid) or _helpers.setdefault(pid, _Helper())
     return h
+
+
+@dataclass(frozen=True)
+class CandidateFilter:
+    """Which documents the prompt hook's candidates (``Searcher.candidates``) may come from."""
+
+    project: str | None = None              # this project's only (None: every project)
+    exclude_session: str | None = None      # never this session (the current one: already in context)
+    doctypes: tuple[str, ...] = ("message", "memory", "team")
 
 
 @dataclass

@@ -5,7 +5,8 @@ before anything heavy.
 and after stemming). ``FRAMING``: the words a question about the past is framed with ("what
 did we decide last time", "remind me what you said", "in our previous chat"): they point at
 the history, not at a subject in it, so a hit is never judged by whether it holds them
-(``recall.search.confidence``).
+(``recall.search.confidence``). ``CODING_FRAMING``: the same for where the work happens
+("this repo", "the codebase") and how it is asked ("please", "again").
 """
 
 PROMPT_STOPWORDS = """a about above after again all also am an and any are as at be because been before being
@@ -22,3 +23,9 @@ FRAMING = """last time times previous previously earlier before ago past recent 
 recall remember remembered forgot forget mention mentioned said say says told tell talk talked talking
 discuss discussed discussion decide decided decision chat chats conversation conversations session
 sessions again back""".split()
+
+# The words a coding prompt is framed with: where the work is ("in this repo", "the codebase"),
+# politeness and repetition ("please", "again", "as usual"). Like ``FRAMING``, never a subject:
+# no history need hold them (a new user's history holds none of them).
+CODING_FRAMING = """repo repos repository repositories codebase codebases please pls plz again anymore
+currently usual usually quick quickly""".split()

@@ -366,8 +366,9 @@ def test_synthesis_through_the_stand_in(indexed, project, api):
     spent = usage.usage_summary()
     assert spent["calls"] == 1 and spent["by_purpose"] == {"recall": 1}
 
-    # the same hits again: answered from the cache, no second request
-    proc = run_hook_process(payload(project, prompt))
+    # the same hits again, in another conversation (this one has them already): answered from
+    # the cache, no second request
+    proc = run_hook_process(payload(project, prompt, session_id="another-session"))
     assert SYNTH in context_of(json.loads(proc.stdout))
     assert len(api.messages_requests()) == 1
     cached = list(synthesis.cache_dir().iterdir())

@@ -184,12 +184,25 @@ def test_recall_log_shows_each_hits_confidence_and_why_nothing(history, project,
 def test_the_shipped_model_is_calibrated_in_the_right_direction():
     strong = {"rare": 1.0, "proximity": 1.0, "score": 1.2}
     weak = {"rare": 0.3, "proximity": 0.0, "score": 0.4}
-    gate = config.DEFAULTS["hook"]["min_confidence"]
-    assert gate == conf.DEFAULT_MIN_CONFIDENCE
-    assert conf.confidence(strong) > gate > conf.confidence(weak)
+    assert conf.confidence(strong) > conf.confidence(weak)
     for name in conf.FEATURES:  # every feature counts for a hit, none against it
         more = dict(weak, **{name: weak[name] + 0.5})
         assert conf.confidence(more) > conf.confidence(weak), name
+
+
+def test_the_hook_decision_is_calibrated_in_the_right_direction():
+    """Issue 34: the hook's decision model; every feature counts for a hit."""
+    strong = {"proximity": 0.5, "held": 0.8, "specific": 1.0, "margin": 1.0}
+    weak = {"proximity": 0.0, "held": 0.2, "specific": 0.0, "margin": -0.5}
+    gate = config.DEFAULTS["hook"]["min_confidence"]
+    assert gate == conf.DEFAULT_MIN_CONFIDENCE
+    assert config.DEFAULTS["hook"]["model_min_confidence"] == conf.DEFAULT_MODEL_MIN_CONFIDENCE < gate
+    assert conf.confidence(strong, conf.DECISION) > gate > conf.DEFAULT_MODEL_MIN_CONFIDENCE > \
+        conf.confidence(weak, conf.DECISION)
+    assert set(conf.DECISION.weights) == set(conf.DECISION_FEATURES)
+    for name in conf.DECISION_FEATURES:
+        more = dict(weak, **{name: weak[name] + 0.5})
+        assert conf.confidence(more, conf.DECISION) > conf.confidence(weak, conf.DECISION), name
 
 
 def test_one_confidence_orders_raw_search_and_mcp(history, project):

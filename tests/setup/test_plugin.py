@@ -323,8 +323,10 @@ def test_the_plugins_hooks_stand_down_where_setups_answer(project, claude_projec
     assert "pgbouncer" in json.loads(alone.stdout)["hookSpecificOutput"]["additionalContext"]
     st.install_files(project, mcp=False, commands=False)  # `recall setup` was there first
     assert run_hook_process(prompt, env=as_plugin).stdout == ""  # the plugin's copy stands down
-    setups = run_hook_process(prompt, env={"RECALL_NO_SERVICE": "1", "CLAUDE_PROJECT_DIR": str(project)})
-    assert "pgbouncer" in setups.stdout  # setup's own hook still answers
+    # setup's own hook still answers (in another conversation: this one had that session already)
+    setups = run_hook_process(dict(prompt, session_id="later"), env={"RECALL_NO_SERVICE": "1",
+                                                                    "CLAUDE_PROJECT_DIR": str(project)})
+    assert "pgbouncer" in setups.stdout
 
 
 def test_doctor_says_which_wiring_is_active(project, tmp_path):

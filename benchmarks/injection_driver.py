@@ -1,0 +1,97 @@
+"""One code base's prompt hook, kept warm in a process of its own, for ``benchmarks.injection_sizes``.
+
+Run with a checkout's own interpreter (``<checkout>/.venv/bin/python path/to/injection_driver.py``,
+``RECALL_HOME`` set, no model backend): it imports *that* checkout's ``recall`` and answers one JSON
+request per stdin line with one JSON line on stdout:
+
+* ``{"op": "index", "roots": [...]}``: index the transcripts below the roots (incrementally);
+* ``{"op": "ask", "prompt": ..., "cwd": ..., "rows": bool}``: what the hook injects for the prompt
+  (``recall.prompt.context.build_context``, in-process as without the service: the same decision the
+  service makes), the sessions ``recall --raw --project .`` ranks (10 hits), and, where the checkout has
+  them (issue 34 on), the model path's candidates (``model``) and every candidate's features (``rows``).
+
+Uses only what both today's main and this branch have, and the newer pieces where present.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import uuid
+
+
+def main() -> int:
+    from indexer.project import canonical_project
+    from recall.prompt import context as rc
+    from recall.search.searcher import Searcher
+
+    try:
+        from recall.prompt import candidates as cand
+    except ImportError:  # pragma: no cover - every checkout has it
+        cand = None
+    searcher = None
+    out = sys.stdout
+    for line in sys.stdin:
+        req = json.loads(line)
+        op = req.get("op")
+        if op == "index":
+            from indexer.ingest import Indexer
+            from pathlib import Path
+
+            t0 = time.perf_counter()
+            with Indexer() as ix:
+                ix.run([Path(r) for r in req["roots"]])
+            if searcher is not None:
+                searcher.refresh()
+            res = {"ok": True, "seconds": round(time.perf_counter() - t0, 2)}
+        elif op == "ask":
+            if searcher is None:
+                searcher = Searcher()
+            else:
+                searcher.refresh()
+            prompt, cwd = req["prompt"], req["cwd"]
+            payload = {"prompt": prompt, "cwd": cwd, "session_id": str(uuid.uuid4()),
+                       "hook_event_name": "UserPromptSubmit", "transcript_path": ""}
+            trace: dict = {}
+            t0 = time.perf_counter()
+            hook = rc.build_context(payload, time.time() + 30, searcher=searcher, trace=trace)
+            ms = (time.perf_counter() - t0) * 1000
+            text = hook["hookSpecificOutput"]["additionalContext"] if hook else ""
+            project = canonical_project(os.path.abspath(cwd))
+            ranked = [h.session_id for h in searcher.search(prompt, limit=10, project=project)]
+            res = {"text": text, "ms": round(ms, 1), "ranked": list(dict.fromkeys(ranked)),
+                   "outcome": trace.get("outcome"), "best": trace.get("best")}
+            if cand is not None and hasattr(cand, "judged_candidates"):
+                from recall.prompt.settings import hook_settings
+
+                hs = hook_settings()
+                judged, s = cand.judged_candidates(prompt, cwd, None, hs, searcher)
+                judged = rc.without_rule_docs(judged)
+                res["model"] = list(dict.fromkeys(h.session_id for h in cand.model_decision(judged, hs).hits))
+                if req.get("rows") and judged:
+                    from recall.search import confidence as conf
+
+                    idx = searcher.index.searcher()
+                    text_q = cand.query_text(prompt)
+                    terms = cand.informative_terms(text_q)
+                    scoped = None
+                    if hasattr(searcher, "doc_freqs"):
+                        scoped = searcher.doc_freqs(terms, project)
+                    q = conf.query_stats(idx, text_q, terms, scoped) if scoped is not None else \
+                        conf.query_stats(idx, text_q, terms)
+                    engine = sorted(judged, key=lambda h: -h.score)  # margins read the engine's order
+                    feats = conf.hit_features(q, engine) if q is not None else []
+                    res["rows"] = [{"session": h.session_id, "f": {k: round(v, 4) for k, v in f.items()},
+                                    "echo": bool(h.echo), "kind": h.kind}
+                                   for h, f in zip(engine, feats)]
+        else:
+            res = {"error": f"unknown op {op!r}"}
+        out.write(json.dumps(res) + "\n")
+        out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
