@@ -359,31 +359,6 @@ def candidate_rows(pools: dict[str, Pool], homes: dict, code_name: str = "ours",
     return rows
 
 
-def semantic_stage() -> bool:
-    """Whether this tree has the semantic stage (branch i25-hybrid, or i25-semantic merged into this one)."""
-    return (REPO / "indexer" / "encoder.py").exists()
-
-
-def semantic_ready(code: Codebase, env: dict) -> dict:
-    """The service's embedding progress (op ``semantic_status``)."""
-    script = "import json; from recall.core import service_client as c; print(json.dumps(c.call('semantic_status', {})))"
-    out = subprocess.run([code.python, "-c", script], env=env, capture_output=True, text=True, cwd=env["HOME"])
-    try:
-        return json.loads(out.stdout)
-    except ValueError:
-        return {}
-
-
-def wait_embedded(code: Codebase, env: dict, timeout: float = 6 * 3600) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        st = semantic_ready(code, env)
-        if st.get("state") in ("done", "off", "unavailable"):
-            return st
-        time.sleep(2)
-    raise SystemExit("the service did not finish embedding the pool in time")
-
-
 def gate_figures(rows: list[dict], pools: dict[str, Pool], model, threshold: float, split: str) -> dict:
     """The hook's decision simulated on candidate rows (which sessions it would inject)."""
     by_prompt: dict = {}
@@ -456,8 +431,6 @@ def budgets(codes: list[Codebase], homes: dict, pool: Pool, runs: int = 40) -> d
     try:
         for c in codes:
             procs[c.name] = start_service(c, envs[c.name])
-            if c.repo == REPO and semantic_stage():
-                wait_embedded(c, envs[c.name])  # its walk over the store done: nothing runs beside the prompts
         for text in prompts:
             for c in codes:
                 times[c.name]["hook_service"].append(run_hook(c, envs[c.name], text, str(uuidlib.uuid4()))[1])
@@ -478,25 +451,7 @@ def budgets(codes: list[Codebase], homes: dict, pool: Pool, runs: int = 40) -> d
 # the run
 
 
-def lexical_home(home: Path, dest: Path) -> tuple[Path, Path]:
-    """A copy of ``home`` without its vectors and with the semantic stage off: this tree as it
-    ships without the stage, for the budgets."""
-    import shutil
-
-    target = dest / "home"
-    if target.exists():
-        shutil.rmtree(target)
-    shutil.copytree(home, target, ignore=shutil.ignore_patterns("vectors", "*.sock", "service.json", "logs"))
-    cfg = json.loads((target / "config.json").read_text())
-    cfg["search"] = {**cfg.get("search", {}), "semantic": "off"}
-    (target / "config.json").write_text(json.dumps(cfg))
-    scratch = dest / "scratch"
-    scratch.mkdir(parents=True, exist_ok=True)
-    return target, scratch
-
-
-def run(data: Path, main_dir: Path | None, workdir: Path, budget_runs: int = 40, retrieval: bool = True,
-        semantic: bool = True, vectors_cache: Path | None = None) -> dict:
+def run(data: Path, main_dir: Path | None, workdir: Path, budget_runs: int = 40, retrieval: bool = True) -> dict:
     t0 = time.perf_counter()
     pools = load_pools(data)
     ours = Codebase("ours", REPO)
@@ -510,27 +465,6 @@ def run(data: Path, main_dir: Path | None, workdir: Path, budget_runs: int = 40,
         records["bm25"] += ask_bm25(pool)
     extra: dict = {}
     timed = [ours, main]
-    if semantic and semantic_stage():
-        from benchmarks import pool_vectors, semantic_study
-
-        # every prompt and reply of both pools embedded once (the union), each pool's store seeded
-        extra["pool_vectors"] = pool_vectors.embed([homes[("ours", p)][0] for p in POOLS],
-                                                   vectors_cache or workdir / "vectors-cache.npz")
-        records["ours+semantic"] = []
-        for pool in pools.values():  # through the service, which holds the encoder and the vectors
-            env = bench_env(*homes[("ours", pool.name)], service=True)
-            proc = start_service(ours, env)
-            try:
-                wait_embedded(ours, env)
-                by_prefix = {s.session_id[:8]: s.session_id for s in pool.sessions}
-                records["ours+semantic"] += ask(ours, pool, env, by_prefix)
-            finally:
-                harness.stop_service(proc, 30)
-        extra["semantic_study"] = semantic_study.run(pools, homes)
-        # the budgets: this tree with the stage (ours), without it (its own home, the stage off), main
-        lexical = Codebase("ours-lexical", REPO)
-        homes[(lexical.name, "a")] = lexical_home(homes[("ours", "a")][0], workdir / lexical.name / "a")
-        timed = [ours, lexical, main]
     threshold = tune_bm25_threshold(records["bm25"])
     bm25 = bm25_gate(records["bm25"], threshold)
     out = {
@@ -677,12 +611,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=None, help="keep transcripts and indexes here (reused)")
     ap.add_argument("--budget-runs", type=int, default=40)
     ap.add_argument("--no-retrieval", action="store_true", help="skip the scoped retrieval figures")
-    ap.add_argument("--no-semantic", action="store_true", help="skip the figures with the semantic stage (when "
-                    "branch i25-hybrid: the pools are embedded first, ~40 CPU-minutes unless cached)")
     ap.add_argument("--write-json", action="store_true", help=f"write {RESULTS.name} (docs/benchmarks.md reads it)")
     ap.add_argument("--fit", action="store_true", help="refit the confidence model on the tune half and print it")
-    ap.add_argument("--vectors-cache", type=Path, default=None, help="where the pools' vectors are cached across "
-                    "runs (default: in the work directory)")
     args = ap.parse_args(argv)
     data = args.data or ((find_data_dir() or Path(".")) / DATA_FILE)
     if not data.exists():
@@ -696,8 +626,7 @@ def main(argv: list[str] | None = None) -> int:
             homes = prepare(pools, work, [Codebase("ours", REPO)])
             print(json.dumps(fit(pools, homes), indent=1))
             return 0
-        res = run(data, args.main, work, args.budget_runs, not args.no_retrieval, not args.no_semantic,
-                  args.vectors_cache)
+        res = run(data, args.main, work, args.budget_runs, not args.no_retrieval)
     print("\n".join(sections(res)))
     if args.write_json:
         RESULTS.write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
