@@ -407,7 +407,7 @@ class Searcher:
             hit.cwd = stored_value(doc, "cwd")
             hit.text = stored_value(doc, "text")
             if hit.kind == "team":
-                hit.author = stored_value(doc, "branch") or None
+                hit.author = stored_value(doc, "author") or None
             return None, None
         fd = open_session(self.archive_root, hit.project, hit.session_id)
         try:
