@@ -112,7 +112,7 @@ def run(*args: str, ok: bool = True) -> tuple[int, str, str]:
 def add_memory(project: Path, mtype: str, content: str, **fields) -> str:
     """A memory written straight into state.json (no redaction on the way: as an older recall,
     or a hand edit, could have left it), indexed like any."""
-    from recall.memory import index, store
+    from recall.memory import index_docs, store
 
     with store.transaction(str(project)) as state:
         mid = store.new_id({m.id for m in state.memories})
@@ -121,7 +121,7 @@ def add_memory(project: Path, mtype: str, content: str, **fields) -> str:
                          updated=fields.pop("updated", now), **fields)
         state.memories.append(m)
         state.touch(m)
-    index.sync(str(project), state.changed, state.removed, state)
+    index_docs.sync(str(project), state.changed, state.removed, state)
     return mid
 
 

@@ -41,10 +41,10 @@ def check_type(mtype: str | None) -> str | None:
 
 def after_change(project: str, state) -> None:
     """Briefing file and index documents follow a change of the project's memories."""
-    from recall.memory import briefing, index
+    from recall.memory import briefing, index_docs
 
     briefing.write_briefing(project, state)
-    index.sync(project, state.changed, state.removed, state)
+    index_docs.sync(project, state.changed, state.removed, state)
 
 
 # asking, forgetting --------------------------------------------------------------------------

@@ -9,7 +9,7 @@ Layout of the package:
   extract      transcript cursor, compact rendering, chunking, the extraction call
   consolidate  per-type keep / merge / drop by the model, pruning
   briefing     the CLAUDE.md block, CLAUDE.local.md, or SessionStart context
-  index        memory documents in the Tantivy index (service op, own writer, or pending file)
+  index_docs   memory documents in the Tantivy index (service op, own writer, or pending file)
   worker       the trigger queue and the one worker that drains it (detached or in the service)
   ops          the service ops ("capture", "memory_fold")
   model        pydantic models of the model's answers (worker only)

@@ -465,7 +465,7 @@ def transaction(project: str | Path, timeout: float = LOCK_TIMEOUT) -> Iterator[
     """Lock the project's state, load it fresh, yield it; write it back if it changed.
 
     After the block, ``state.changed`` / ``state.removed`` tell which index documents to
-    update (see ``recall.memory.index.sync``).
+    update (see ``recall.memory.index_docs.sync``).
     """
     project = str(project)
     try:

@@ -90,9 +90,9 @@ def put(session_id: str, project: str, summary: str, *, model: str = "", message
            "created": time.time(), "messages": int(messages), **({"echo": True} if echo else {})}
     paths.atomic_write(path, json.dumps(rec, ensure_ascii=False))
     clear_pending(session_id)
-    from recall.memory import index
+    from recall.memory import index_docs
 
-    index.deliver([index_doc(rec)], [])
+    index_docs.deliver([index_doc(rec)], [])
     return rec
 
 
@@ -116,7 +116,7 @@ def remove(session_ids, ix=None) -> int:
     """Delete the summaries (and pending markers and index documents) of these sessions.
     Given ``ix`` (an open ``Indexer``: ``recall forget`` holds one), the documents are deleted
     with it, the archive's memory log compacted so a rebuild cannot bring them back, and
-    committed; else they go the usual way (``recall.memory.index.deliver``)."""
+    committed; else they go the usual way (``recall.memory.index_docs.deliver``)."""
     removed, keys = 0, []
     for sid in session_ids or ():
         for folder in (home(), pending_dir()):
@@ -137,9 +137,9 @@ def remove(session_ids, ix=None) -> int:
         ix.archive.compact_memory()
         ix.commit()
     elif keys:
-        from recall.memory import index
+        from recall.memory import index_docs
 
-        index.deliver([], keys)
+        index_docs.deliver([], keys)
     return removed
 
 

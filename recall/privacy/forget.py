@@ -116,9 +116,9 @@ def remove_from_memories(ix, sel: Selection, gone: set[str], projects: list[str]
     the index documents and the memory log change (committed) before state.json is saved:
     a crash between the two leaves the memories in state.json, found again by the re-run."""
     from indexer.forgetting import SECRET_MARK
-    from recall.memory import index
+    from recall.memory import index_docs
 
-    index.apply_pending(ix)  # memory documents queued for the index: theirs first, ours after
+    index_docs.apply_pending(ix)  # memory documents queued for the index: theirs first, ours after
     deleted = rewritten = briefed = 0
     changed_projects: list[str] = []
     for project in projects:
@@ -134,7 +134,7 @@ def remove_from_memories(ix, sel: Selection, gone: set[str], projects: list[str]
                     m.tags = [t.replace(sel.secret, SECRET_MARK) for t in m.tags]
                     state.touch(m)
                 if drop or rew:
-                    up, de = index.changes(project, state.changed, state.removed, state)
+                    up, de = index_docs.changes(project, state.changed, state.removed, state)
                     write_memory_docs(ix, up, de)
         except store.StateError as exc:
             log.get("cli").warning("memories of %s not changed by forget: %s", project, exc)

@@ -676,9 +676,9 @@ class Service:
 
     def apply_pending_memory(self) -> int:
         """Memory-document changes queued while another process held the writer
-        (``recall.memory.index``): apply and commit them."""
+        (``recall.memory.index_docs``): apply and commit them."""
         try:
-            from recall.memory import index as memory_index
+            from recall.memory import index_docs as memory_index
         except Exception:  # the memory feature is optional here
             return 0
         try:
