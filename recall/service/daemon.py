@@ -78,7 +78,8 @@ RETRY_FIRST, RETRY_MAX = 2.0, 60.0  # after a failed write (a full disk): second
 READ_SLICE_BYTES = 4 << 20
 BACKFILL_NICE = 10  # the backfill's CPU priority (the writer thread and Tantivy's threads it starts)
 BACKFILL_SWITCH_INTERVAL = float(os.environ.get("RECALL_SWITCH_INTERVAL", "0.0005"))
-# RSS budget: the writer heap is split across its threads (RECALL_WRITER_HEAP_MB, default 128).
+# RSS budget: the writer heap (RECALL_WRITER_HEAP_MB, default 48: indexer.ingest.writer_heap) is split
+# across its threads.
 WRITER_THREADS = int(os.environ.get("RECALL_WRITER_THREADS", "2"))
 
 
