@@ -707,12 +707,6 @@ def _kind(mode: int) -> str:
     return "not a file"
 
 
-@dataclass
-class ReadResult:
-    messages: list[Message]
-    offset: int  # byte offset just past the last complete line read
-
-
 def read_lines(path: Path, offset: int, ctx: FileContext, stats: Counter,
                max_bytes: int = 8 << 20) -> Iterator[tuple[list[Message], int]]:
     """Stream complete lines from ``offset``; yields (messages, new_offset) every ~``max_bytes``.

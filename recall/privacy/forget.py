@@ -25,7 +25,7 @@ at once, one named step per store, each recorded as done in the forget's *intent
 Every step is idempotent, so a forget interrupted anywhere (Ctrl-C, ``kill -9``, an OOM kill,
 a restart of the service) is finished by ``resume``: run by the next ``recall forget``,
 ``recall index`` and the service as it starts. ``forget_completed`` is the one point where
-a forget is over (a team server is told there).
+a forget is over (logged there; the team is told by step 8).
 
 ``plan`` says what ``forget_everywhere`` would remove without touching anything (the
 confirmation shown before it runs). Both run on the index writer: the service's when it
@@ -266,23 +266,9 @@ def describe_selection(args: dict, reveal: bool = True) -> str:
     return ", ".join(bits) or "?"
 
 
-_completed: list = []
-
-
-def on_completed(fn) -> None:
-    """Call ``fn(intent)`` whenever a forget is over, every store done (e.g. to tell a team
-    server what to forget too)."""
-    _completed.append(fn)
-
-
 def forget_completed(intent: dict) -> None:
     """The one point where a forget is over: every store is rid of it, the intent removed."""
     log.get("cli").info("forget done: %s", describe_selection(intent.get("selection") or {}, reveal=False))
-    for fn in list(_completed):
-        try:
-            fn(intent)
-        except Exception as exc:  # noqa: BLE001 - the forget itself is done and durable
-            log.get("cli").warning("a forget-completed listener failed: %s: %s", type(exc).__name__, exc)
 
 
 def clear_synthesis_cache() -> int:
