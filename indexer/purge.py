@@ -108,9 +108,9 @@ class _Files:
 
     def get(self, project: str, session_id: str, uuid: str) -> tuple[Message, int] | None:
         """The archived message ``uuid`` and its position; None when it left the archive."""
-        from indexer.archive_files import _relative
+        from indexer.archive_files import session_relpath
 
-        rel = _relative(project, session_id)
+        rel = session_relpath(project, session_id)
         known = self.cache.get(rel)
         if known is None:
             known = {str(rec.get("uuid")): (pos, rec) for pos, rec in iter_lines(self.root / rel)}

@@ -162,17 +162,17 @@ def register(index: tantivy.Index) -> tantivy.Index:
     return index
 
 
-def _version_file(path: Path) -> Path:
+def version_file(path: Path) -> Path:
     return path / "recall-schema.json"
 
 
 def index_exists(path: Path) -> bool:
-    return _version_file(path).exists()
+    return version_file(path).exists()
 
 
 def stored_version(path: Path) -> int | None:
     try:
-        return int(read_json(_version_file(path), {}, dict)["version"])
+        return int(read_json(version_file(path), {}, dict)["version"])
     except (ValueError, KeyError, TypeError):
         return None
 
@@ -181,12 +181,12 @@ def index_id(path: Path) -> str | None:
     """The identity of the index at ``path`` (a random id written when it was created, also
     kept in state.db beside the offsets that describe it), or None (no index, or one
     created before identities)."""
-    value = read_json(_version_file(path), {}, dict).get("id")
+    value = read_json(version_file(path), {}, dict).get("id")
     return value if isinstance(value, str) and value else None
 
 
 def _write_version(path: Path, ident: str) -> None:
-    atomic_write(_version_file(path), json.dumps({"version": SCHEMA_VERSION, "id": ident}))
+    atomic_write(version_file(path), json.dumps({"version": SCHEMA_VERSION, "id": ident}))
 
 
 def assign_index_id(path: Path) -> str:

@@ -36,12 +36,12 @@ from typing import Iterator
 try:  # orjson is ~4x faster on the backfill path; plain json works the same
     import orjson as _json
 
-    _loads = _json.loads
+    loads = _json.loads
     JSONError: tuple[type[Exception], ...] = (_json.JSONDecodeError, ValueError, TypeError)
 except ImportError:  # pragma: no cover - exercised where orjson is absent
     import json as _json
 
-    _loads = _json.loads
+    loads = _json.loads
     JSONError = (ValueError, TypeError, UnicodeDecodeError)
 
 from indexer.project import canonical_project
@@ -547,7 +547,7 @@ def parse_transcript_entry(obj, ctx: FileContext, stats: Counter) -> Message | N
             stats[reason] += 1
         return None
     if ctx.private_open or (kind == "user" and n_text):
-        texts = _private_carry(texts, kind, n_text, ctx)
+        texts = private_carry(texts, kind, n_text, ctx)
         if not texts:
             stats["private"] += 1
             return None
@@ -627,7 +627,7 @@ def mark_echo(m: Message, ctx: FileContext) -> bool:
     return False
 
 
-def _private_carry(texts: list[str], kind: str, n_text: int, ctx: FileContext) -> list[str]:
+def private_carry(texts: list[str], kind: str, n_text: int, ctx: FileContext) -> list[str]:
     """A message's texts with what lies inside a ``<private>`` block opened by an earlier
     prompt taken out, and ``ctx.private_open`` moved on. Only what the user typed opens or
     closes a block across messages (a tool's output that shows the tag does not); while one is
@@ -732,7 +732,7 @@ def read_lines(path: Path, offset: int, ctx: FileContext, stats: Counter,
             if not line:
                 continue
             try:
-                obj = _loads(line)
+                obj = loads(line)
             except JSONError as exc:
                 try:
                     obj = lenient_loads(line)  # a bad character costs that character, not the line

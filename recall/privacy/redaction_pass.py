@@ -70,7 +70,7 @@ def redact_summaries() -> int:
     n = 0
     folder = summaries.home()
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        rec = summaries._read(path)
+        rec = summaries.read_record(path)
         if not rec or not isinstance(rec.get("summary"), str):
             continue
         text = redact(rec["summary"])

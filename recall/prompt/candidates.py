@@ -12,7 +12,7 @@ import threading
 import time
 
 from recall.prompt.settings import hook_settings
-from recall.prompt.trivial import _STOP_WORDS, _normalize
+from recall.prompt.trivial import STOP_WORDS, normalize
 from recall.search.words import FRAMING
 
 MAX_PROMPT_CHARS = 4000    # of the prompt used as the search query
@@ -80,7 +80,7 @@ def _noise(token: str) -> bool:
 def query_text(prompt: str) -> str:
     """The prompt without its stopwords and random-looking tokens: the same hits, without
     scoring every document that says "the" or "what" (quoted phrases are kept whole)."""
-    stop = _STOP_WORDS
+    stop = STOP_WORDS
     keep, framing = [], []
     for tok in _QUERY_TOKEN.findall(prompt[:MAX_PROMPT_CHARS]):
         if tok.startswith('"'):
@@ -161,7 +161,7 @@ def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None
     for h in judged:
         if h.confidence < need:
             break
-        key = _normalize(h.text)[:300]
+        key = normalize(h.text)[:300]
         if not key or key in seen_text:
             continue
         if per_session.get(h.session_id, 0) >= PER_SESSION:
