@@ -53,7 +53,7 @@ def session_relpath(project: str, session_id: str) -> str:
     return f"sessions/{project_slug(project)}/{session_filename(session_id)}"
 
 
-def parse_line(raw: bytes) -> dict | None:
+def parse_record(raw: bytes) -> dict | None:
     try:
         rec = _loads(raw)
     except _JSONError:
@@ -72,7 +72,7 @@ def iter_lines(path: Path | str):
         for raw in fh:
             if not raw.endswith(b"\n"):
                 break  # a partial last line: an interrupted write
-            rec = parse_line(raw)
+            rec = parse_record(raw)
             if rec is not None:
                 yield pos, rec
             pos += len(raw)
@@ -109,8 +109,8 @@ def record_at(root: Path, project: str, session_id: str, pos: int, fd: int | Non
         if max_bytes is not None:
             head = os.pread(fd, max_bytes, pos)
             end = head.find(b"\n")
-            return parse_line(head[:end + 1]) if end >= 0 else None
-        return parse_line(_line_at(fd, pos))
+            return parse_record(head[:end + 1]) if end >= 0 else None
+        return parse_record(_line_at(fd, pos))
     except OSError:
         return None
     finally:
@@ -133,7 +133,7 @@ def read_message(root: Path, project: str, session_id: str, pos: int, uuid: str,
         except OSError:
             return None
     try:
-        rec = parse_line(_line_at(fd, pos)) if pos >= 0 else None
+        rec = parse_record(_line_at(fd, pos)) if pos >= 0 else None
     except OSError:
         rec = None
     finally:

@@ -400,7 +400,7 @@ def _tool_result_text(block: dict, limit: int) -> str:
 
 def parse_transcript_entry(obj, ctx: FileContext, stats: Counter) -> Message | None:
     """One decoded transcript entry (a JSONL line's object) -> a Message, or None (with the reason
-    counted in ``stats``). An archive's line is ``indexer.archive_files.parse_line``."""
+    counted in ``stats``). An archive's line is ``indexer.archive_files.parse_record``."""
     if not isinstance(obj, dict):
         stats["unknown-type"] += 1
         return None

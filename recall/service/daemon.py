@@ -53,7 +53,7 @@ from recall.core import paths, process
 from recall.core import service_client as client
 from recall.core.errors import IndexBusy, RecallError, StorageError
 from recall.core.service_state import lock_path, status_path
-from recall.service import registry as ops
+from recall.service import registry
 from recall.privacy import redaction_pass
 from recall.privacy.forget import attach as attach_privacy
 
@@ -903,8 +903,8 @@ class Service:
                 signal.signal(signal.SIGTERM, self._on_signal)
                 signal.signal(signal.SIGINT, self._on_signal)
             client.LOCAL_ONLY = True  # code running in here never calls the service
-            ops.set_service(self)
-            for name in ops.load_modules(self.log):
+            registry.set_service(self)
+            for name in registry.load_modules(self.log):
                 self.error(f"op module {name} failed to import (see the log)")
             self.log.info("recall %s serving %s (pid %d)", __version__, self.home, os.getpid())
             self.server = SocketServer(self.log)
@@ -1085,7 +1085,7 @@ class Service:
             paths.atomic_write(status_path(), json.dumps(st, indent=1))
         except OSError:
             pass
-        ops.set_service(None)
+        registry.set_service(None)
         process.release_pid_lock(self._lock_fd)
         self._lock_fd = None
 
