@@ -6,6 +6,7 @@
 - every folder imports only the folders its row of the table lists ("everything below": the
   rows above it in the table, which runs from the bottom floor up);
 - no module of ``recall/cli/commands/`` imports another command module;
+- no module uses another's private name (``from x import _name``, ``x._name``);
 - every module of ours is in a folder the table has a row for, every folder has its row, and
   the row says what the folder holds without listing its modules (issue 38): the modules are
   listed in their package's docstring, each of them, so the two never drift apart.
@@ -227,6 +228,31 @@ def test_indexer_imports_only_core():
              for line, name in imports_of(path, module)
              if not name.startswith(("indexer", "recall.core")) and name != "recall"]
     assert not wrong, wrong
+
+
+def test_no_private_name_is_used_across_modules():
+    """A name another module needs is public in its owner: no ``from x import _name`` and no
+    ``x._name`` of a module of ours, from outside ``x`` (issue 38)."""
+    wrong = []
+    for module, path in modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in OURS:
+                for a in node.names:
+                    if a.name.startswith("_") and not a.name.startswith("__") and node.module != module:
+                        wrong.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {node.module}.{a.name}")
+                    imported[a.asname or a.name] = f"{node.module}.{a.name}"
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name.split(".")[0] in OURS and a.asname:
+                        imported[a.asname] = a.name
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and node.value.id in imported and imported[node.value.id] in modules() \
+                    and node.attr.startswith("_") and not node.attr.startswith("__"):
+                wrong.append(f"{path.relative_to(ROOT)}:{node.lineno} uses {imported[node.value.id]}.{node.attr}")
+    assert not wrong, "private names used across modules (make them public in their owner):\n" + "\n".join(wrong)
 
 
 def test_no_command_module_imports_another():
