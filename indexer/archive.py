@@ -60,7 +60,7 @@ try:
     _NO_TOUCHES = b',"touched":[]}'
     _CLAUDE_CODE = b',"agent":"claude-code"}'  # the default agent, left out as ``to_record`` does
 
-    def _dump_message(m) -> bytes:
+    def dump_message(m) -> bytes:
         """A Message (dataclass) as its ``to_record()`` dict; one without touches (most) is
         written as before touches existed, one of Claude Code's as before other agents were
         (``Message.from_record`` reads both)."""
@@ -72,7 +72,7 @@ except ImportError:  # pragma: no cover
     def _dumps(obj) -> bytes:
         return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
-    def _dump_message(m) -> bytes:
+    def dump_message(m) -> bytes:
         return _dumps(m.to_record())
 
 from indexer.archive_files import iter_lines, project_slug, session_filename
@@ -306,7 +306,7 @@ class Archive:
                     positions[i] = pos
                     continue
                 known[uuid] = -1  # a repeat within this batch: resolved below
-                line = _dump_message(messages[i]) + b"\n"
+                line = dump_message(messages[i]) + b"\n"
                 new.append((i, size))
                 out.append(line)
                 size += len(line)

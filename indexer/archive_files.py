@@ -49,11 +49,11 @@ def session_filename(session_id: str) -> str:
 
 
 @lru_cache(maxsize=4096)  # two hashes and a regex per hit otherwise (~5 us, a third of a read)
-def _relative(project: str, session_id: str) -> str:
+def session_relpath(project: str, session_id: str) -> str:
     return f"sessions/{project_slug(project)}/{session_filename(session_id)}"
 
 
-def parse_line(raw: bytes) -> dict | None:
+def parse_record(raw: bytes) -> dict | None:
     try:
         rec = _loads(raw)
     except _JSONError:
@@ -72,7 +72,7 @@ def iter_lines(path: Path | str):
         for raw in fh:
             if not raw.endswith(b"\n"):
                 break  # a partial last line: an interrupted write
-            rec = parse_line(raw)
+            rec = parse_record(raw)
             if rec is not None:
                 yield pos, rec
             pos += len(raw)
@@ -100,7 +100,7 @@ def record_at(root: Path, project: str, session_id: str, pos: int, fd: int | Non
     own = fd is None
     if own:
         try:
-            fd = os.open(os.path.join(root, _relative(project, session_id)), os.O_RDONLY)
+            fd = os.open(os.path.join(root, session_relpath(project, session_id)), os.O_RDONLY)
         except OSError:
             return None
     try:
@@ -109,8 +109,8 @@ def record_at(root: Path, project: str, session_id: str, pos: int, fd: int | Non
         if max_bytes is not None:
             head = os.pread(fd, max_bytes, pos)
             end = head.find(b"\n")
-            return parse_line(head[:end + 1]) if end >= 0 else None
-        return parse_line(_line_at(fd, pos))
+            return parse_record(head[:end + 1]) if end >= 0 else None
+        return parse_record(_line_at(fd, pos))
     except OSError:
         return None
     finally:
@@ -125,7 +125,7 @@ def read_message(root: Path, project: str, session_id: str, pos: int, uuid: str,
     ``open_session``); None when the file or the message is gone (forgotten). A position
     that does not hold ``uuid`` (never expected: files are append-only) falls back to
     scanning the file."""
-    path = os.path.join(root, _relative(project, session_id))
+    path = os.path.join(root, session_relpath(project, session_id))
     own = fd is None
     if own:
         try:
@@ -133,7 +133,7 @@ def read_message(root: Path, project: str, session_id: str, pos: int, uuid: str,
         except OSError:
             return None
     try:
-        rec = parse_line(_line_at(fd, pos)) if pos >= 0 else None
+        rec = parse_record(_line_at(fd, pos)) if pos >= 0 else None
     except OSError:
         rec = None
     finally:
@@ -151,7 +151,7 @@ def open_session(root: Path, project: str, session_id: str) -> int | None:
     """A read-only descriptor of a session's archive file (None when it is gone): for the
     readers here that take ``fd``, which then leave closing it to the caller."""
     try:
-        return os.open(os.path.join(root, _relative(project, session_id)), os.O_RDONLY)
+        return os.open(os.path.join(root, session_relpath(project, session_id)), os.O_RDONLY)
     except OSError:
         return None
 

@@ -1,7 +1,8 @@
-"""The index's documents: what a message, a session, a memory becomes in Tantivy (key,
-doctype, the searched ``content``, the fast fields ranking reads), and a message read back from
-an old index's stored fields. The writer (``indexer.ingest``), the re-redaction pass and the
-purge build them here; the schema itself is ``indexer.schema``.
+"""The index's documents: what a message, a session, a memory, a teammate's item becomes in
+Tantivy (key, doctype, the searched ``content``, the fast fields ranking reads), and a message
+(or a team item) read back from an index's stored fields. The writer (``indexer.ingest``), the
+re-redaction pass, the purge and the team sync build them here; the schema itself is
+``indexer.schema``. A new field is added here (and in the schema).
 """
 
 from __future__ import annotations
@@ -78,28 +79,67 @@ def memory_document(d: dict) -> tantivy.Document:
     return doc
 
 
-def team_document(key: str, session_key: str, project: str, author: str, content: str, tags: list[str],
-                  mtype: str, ts: int) -> tantivy.Document:
-    """A teammate's item pulled by the team sync (``recall.team.index_docs`` names its keys):
-    its author in ``branch``, its text in ``text``, all stored, so a purge builds it again."""
+# A team item's key names its kind as a local memory document's does (``sum-`` a session summary,
+# ``rule-`` a rule), so the hook leaves them out alike.
+TEAM_KEY_PREFIX = {"summary": "sum-", "rule": "rule-"}
+
+
+def team_session_key(item_id: str) -> str:
+    """The ``session_id`` of every document of team item ``item_id``: one term deletes every copy."""
+    return f"team:{item_id}"
+
+
+def team_key(item: dict, n: int = 0) -> str:
+    """``team:<id>`` (``team:sum-<id>``, ``team:rule-<id>``), ``@<n>`` added for the ``n``-th
+    checkout of its project on this machine."""
+    key = f"team:{TEAM_KEY_PREFIX.get(str(item.get('kind')), '')}{item['id']}"
+    return key if n == 0 else f"{key}@{n}"
+
+
+def team_document(item: dict, project: str, n: int = 0) -> tantivy.Document:
+    """A teammate's item pulled by the team sync (a ``team.db`` row: ``id``, ``kind``, ``author``,
+    ``content``, ``tags``, ``mtype``, ``updated``/``created``) -> its document in the checkout
+    ``project``, the ``n``-th of its project here: its author in ``author``, its text in ``text``,
+    all stored, so a purge builds it again (``team_from_document``)."""
+    key, session_key = team_key(item, n), team_session_key(item["id"])
+    content = str(item.get("content") or "")
+    tags = [str(t) for t in item.get("tags") or [] if str(t)]
     doc = tantivy.Document()
     doc.add_text("key", key)
     doc.add_text("doctype", "team")
     doc.add_text("session_id", session_key)
     doc.add_text("project", project)
     doc.add_text("role", "team")
-    doc.add_integer("ts", int(ts))
+    doc.add_integer("ts", int(float(item.get("updated") or item.get("created") or 0)))
     doc.add_unsigned("group", group_hash(session_key))
     doc.add_unsigned("dtcode", DOCTYPE_CODES["team"])
     doc.add_bytes("text", content.encode("utf-8", "replace"))
     doc.add_bytes("cwd", b"")
-    doc.add_bytes("branch", author.encode("utf-8", "replace"))
+    if item.get("author"):
+        doc.add_text("author", str(item["author"]))
     doc.add_text("content", prepare_content(content + " " + " ".join(tags)))
-    if mtype:
-        doc.add_text("mtype", mtype)
+    if item.get("mtype"):
+        doc.add_text("mtype", str(item["mtype"]))
     if tags:
         doc.add_text("tags", " ".join(tags))
     return doc
+
+
+def team_from_document(doc: tantivy.Document) -> tuple[dict, str, int]:
+    """A stored team document's item, checkout and copy number: what ``team_document`` was given."""
+    key, sid = str(stored_value(doc, "key")), str(stored_value(doc, "session_id"))
+    item_id = sid[len("team:"):]
+    rest, kind, n = key[len("team:"):], "", 0
+    for k, prefix in [("memory", ""), *TEAM_KEY_PREFIX.items()]:
+        if rest == prefix + item_id or rest.startswith(prefix + item_id + "@"):
+            kind, copy = k, rest[len(prefix + item_id) + 1:]
+            n = int(copy) if copy.isdigit() else 0
+            break
+    tags = str(stored_value(doc, "tags"))
+    item = {"id": item_id, "kind": kind, "author": str(stored_value(doc, "author")),
+            "content": str(stored_value(doc, "text")), "tags": tags.split() if tags else [],
+            "mtype": str(stored_value(doc, "mtype")), "updated": int(stored_value(doc, "ts", 0) or 0)}
+    return item, str(stored_value(doc, "project")), n
 
 
 def check_memory_doc(d) -> dict:

@@ -209,9 +209,9 @@ class _Totals:
 
 def _write_records(path: Path, messages: list[Message]) -> list[int]:
     """Rewrite an archive file (tmp + rename, 0600) with ``messages``; their new positions."""
-    from indexer.archive import _dump_message
+    from indexer.archive import dump_message
 
-    lines = [_dump_message(m) + b"\n" for m in messages]
+    lines = [dump_message(m) + b"\n" for m in messages]
     positions, pos = [], 0
     for line in lines:
         positions.append(pos)

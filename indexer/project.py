@@ -112,11 +112,6 @@ def worktree_top(cwd: str) -> str:
         current = parent
 
 
-def project_matches(project: str, query_path: str) -> bool:
-    """Whether an indexed ``project`` is the one ``query_path`` names (used for --project)."""
-    return project == canonical_project(query_path)
-
-
 # worktrees remembered after their removal ---------------------------------------------------
 _memory: dict[str, str] = {}
 _memory_stamp: tuple | None = None

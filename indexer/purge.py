@@ -27,7 +27,8 @@ from pathlib import Path
 import tantivy
 
 from indexer.archive_files import iter_lines
-from indexer.documents import memory_document, message_document, session_document, team_document
+from indexer.documents import (memory_document, message_document, session_document, team_document,
+                               team_from_document)
 from indexer.ingest import secure_files
 from indexer.schema import stored_value
 from indexer.state import SessionInfo
@@ -107,9 +108,9 @@ class _Files:
 
     def get(self, project: str, session_id: str, uuid: str) -> tuple[Message, int] | None:
         """The archived message ``uuid`` and its position; None when it left the archive."""
-        from indexer.archive_files import _relative
+        from indexer.archive_files import session_relpath
 
-        rel = _relative(project, session_id)
+        rel = session_relpath(project, session_id)
         known = self.cache.get(rel)
         if known is None:
             known = {str(rec.get("uuid")): (pos, rec) for pos, rec in iter_lines(self.root / rel)}
@@ -166,9 +167,7 @@ def document_from_stored(ix, d: tantivy.Document, files: _Files | None = None) -
                                 "content": str(get("text")), "tags": tags.split() if tags else [],
                                 "updated": float(get("ts", 0) or 0), "session_ids": [sid] if sid else []})
     if doctype == "team":  # a teammate's item: everything it is made of is stored
-        tags = str(get("tags"))
-        return team_document(key, sid, project, str(get("branch")), str(get("text")), tags.split() if tags else [],
-                             str(get("mtype")), int(get("ts", 0) or 0))
+        return team_document(*team_from_document(d))
     return None
 
 

@@ -44,7 +44,7 @@ import os
 import time
 from pathlib import Path
 
-from indexer.archive_files import parse_line
+from indexer.archive_files import parse_record
 from indexer.redact import REDACTION_VERSION, redact
 from indexer.transcripts import Message
 from recall.core import paths
@@ -182,7 +182,7 @@ def redact_file(path: Path, before_rewrite=None) -> FileResult:
     changed: list[tuple[Message, Message]] = []
     pos = 0
     for raw in data.splitlines(keepends=True):
-        rec = parse_line(raw) if raw.endswith(b"\n") else None
+        rec = parse_record(raw) if raw.endswith(b"\n") else None
         m = None
         if rec is not None:
             try:

@@ -9,11 +9,11 @@ Fields (one document per message, per session, per memory and per team item; ``d
 tells them apart):
   key        raw, stored, indexed   unique key: "m:<uuid>", "s:<session>", "mem:<id>", "team:<id>"
   doctype    raw, stored, indexed   message | session | memory | team (a teammate's item pulled
-             by the team sync, ``recall.team.index_docs``: its author is stored in ``branch``, its
-             session_id is "team:<id>")
+             by the team sync, ``recall.team.index_docs``: its session_id is "team:<id>")
   session_id, project, role, mtype  raw, stored, indexed (filters)
   agent      raw, stored, indexed: the agent a message or session came from ("claude-code",
              "codex", "gemini": ``indexer.sources``); memory and team documents have none
+  author     raw, stored, indexed: the teammate who shared a team item; only team documents
   ts         integer seconds, stored, indexed, fast (range filters, recency)
   apos       integer, stored only: a message's position in its archive file (see
              indexer.archive_files); its text, cwd and branch are read from there, not
@@ -55,9 +55,10 @@ ECHO_TAG = "recall-echo"
 
 # 2: the group and dtcode fast fields; 3: message text in the archive (apos); 4: CJK as
 # overlapping bigrams (was one term per character); 5: the agent field (Codex CLI and Gemini CLI
-# sessions beside Claude Code's). Another version on disk is rebuilt from the archive
-# (indexer.ingest), nothing lost.
-SCHEMA_VERSION = 5
+# sessions beside Claude Code's); 6: the author field (a team item's author was kept in
+# ``branch``). Another version on disk is rebuilt from the archive (indexer.ingest), and the
+# team's documents from team.db (recall.team.sync), nothing lost.
+SCHEMA_VERSION = 6
 
 DOCTYPE_CODES = {"message": 0, "session": 1, "memory": 2, "team": 3}
 DOCTYPES_BY_CODE = {v: k for k, v in DOCTYPE_CODES.items()}
@@ -142,7 +143,7 @@ def stored_value(doc: tantivy.Document, name: str, default=""):
 
 def build_schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
-    for name in ("key", "doctype", "session_id", "project", "role", "mtype", "agent"):
+    for name in ("key", "doctype", "session_id", "project", "role", "mtype", "agent", "author"):
         sb.add_text_field(name, stored=True, tokenizer_name="raw", index_option="basic")
     sb.add_integer_field("ts", stored=True, indexed=True, fast=True)
     for name in ("group", "dtcode"):
@@ -161,17 +162,17 @@ def register(index: tantivy.Index) -> tantivy.Index:
     return index
 
 
-def _version_file(path: Path) -> Path:
+def version_file(path: Path) -> Path:
     return path / "recall-schema.json"
 
 
 def index_exists(path: Path) -> bool:
-    return _version_file(path).exists()
+    return version_file(path).exists()
 
 
 def stored_version(path: Path) -> int | None:
     try:
-        return int(read_json(_version_file(path), {}, dict)["version"])
+        return int(read_json(version_file(path), {}, dict)["version"])
     except (ValueError, KeyError, TypeError):
         return None
 
@@ -180,12 +181,12 @@ def index_id(path: Path) -> str | None:
     """The identity of the index at ``path`` (a random id written when it was created, also
     kept in state.db beside the offsets that describe it), or None (no index, or one
     created before identities)."""
-    value = read_json(_version_file(path), {}, dict).get("id")
+    value = read_json(version_file(path), {}, dict).get("id")
     return value if isinstance(value, str) and value else None
 
 
 def _write_version(path: Path, ident: str) -> None:
-    atomic_write(_version_file(path), json.dumps({"version": SCHEMA_VERSION, "id": ident}))
+    atomic_write(version_file(path), json.dumps({"version": SCHEMA_VERSION, "id": ident}))
 
 
 def assign_index_id(path: Path) -> str:

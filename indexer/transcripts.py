@@ -36,12 +36,12 @@ from typing import Iterator
 try:  # orjson is ~4x faster on the backfill path; plain json works the same
     import orjson as _json
 
-    _loads = _json.loads
+    loads = _json.loads
     JSONError: tuple[type[Exception], ...] = (_json.JSONDecodeError, ValueError, TypeError)
 except ImportError:  # pragma: no cover - exercised where orjson is absent
     import json as _json
 
-    _loads = _json.loads
+    loads = _json.loads
     JSONError = (ValueError, TypeError, UnicodeDecodeError)
 
 from indexer.project import canonical_project
@@ -400,7 +400,7 @@ def _tool_result_text(block: dict, limit: int) -> str:
 
 def parse_transcript_entry(obj, ctx: FileContext, stats: Counter) -> Message | None:
     """One decoded transcript entry (a JSONL line's object) -> a Message, or None (with the reason
-    counted in ``stats``). An archive's line is ``indexer.archive_files.parse_line``."""
+    counted in ``stats``). An archive's line is ``indexer.archive_files.parse_record``."""
     if not isinstance(obj, dict):
         stats["unknown-type"] += 1
         return None
@@ -449,7 +449,7 @@ def parse_transcript_entry(obj, ctx: FileContext, stats: Counter) -> Message | N
             stats[body.reason] += 1
         return None
     if ctx.private_open or (kind == "user" and body.n_text):
-        texts = _private_carry(texts, kind, body.n_text, ctx)
+        texts = private_carry(texts, kind, body.n_text, ctx)
         if not texts:
             stats["private"] += 1
             return None
@@ -673,7 +673,7 @@ def mark_echo(m: Message, ctx: FileContext) -> bool:
     return False
 
 
-def _private_carry(texts: list[str], kind: str, n_text: int, ctx: FileContext) -> list[str]:
+def private_carry(texts: list[str], kind: str, n_text: int, ctx: FileContext) -> list[str]:
     """A message's texts with what lies inside a ``<private>`` block opened by an earlier
     prompt taken out, and ``ctx.private_open`` moved on. Only what the user typed opens or
     closes a block across messages (a tool's output that shows the tag does not); while one is
@@ -755,12 +755,6 @@ def _kind(mode: int) -> str:
     return "not a file"
 
 
-@dataclass
-class ReadResult:
-    messages: list[Message]
-    offset: int  # byte offset just past the last complete line read
-
-
 def read_lines(path: Path, offset: int, ctx: FileContext, stats: Counter,
                max_bytes: int = 8 << 20) -> Iterator[tuple[list[Message], int]]:
     """Stream complete lines from ``offset``; yields (messages, new_offset) every ~``max_bytes``.
@@ -786,7 +780,7 @@ def read_lines(path: Path, offset: int, ctx: FileContext, stats: Counter,
             if not line:
                 continue
             try:
-                obj = _loads(line)
+                obj = loads(line)
             except JSONError as exc:
                 try:
                     obj = lenient_loads(line)  # a bad character costs that character, not the line

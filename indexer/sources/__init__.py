@@ -8,6 +8,8 @@ A source is one module here holding a small parser and where its files live:
                    ``.jsonl.zst`` compressed form, and ``archived_sessions/``)
   ``gemini``       Gemini CLI: ``$GEMINI_CLI_HOME/.gemini/tmp/<project>/chats/session-*.jsonl``
                    (and the older whole-file ``session-*.json``)
+  ``lines``        what the sources share: a file read to its last complete line, never through
+                   a symlink, and a ``Message`` made the way Claude Code's are
 
 Each module has ``NAME`` (the ``agent`` field of its messages), ``LABEL``, ``roots()`` (its
 folders, as the environment says), ``wants(name)`` (a file name of a session of its),

@@ -29,7 +29,7 @@ from collections import Counter
 from pathlib import Path
 
 from indexer.sources.lines import ZST, AgentContext, clip, is_recall_tool, make, open_nofollow, read_jsonl
-from indexer.transcripts import Message, _loads
+from indexer.transcripts import Message, loads
 
 NAME = "codex"
 LABEL = "Codex CLI"
@@ -75,7 +75,7 @@ def _read_meta(path: Path, ctx: AgentContext) -> None:
         return
     if first.endswith(b"\n"):
         try:
-            obj = _loads(first)
+            obj = loads(first)
         except ValueError:
             return
         if isinstance(obj, dict):

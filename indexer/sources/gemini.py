@@ -32,7 +32,7 @@ from collections import Counter
 from pathlib import Path
 
 from indexer.sources.lines import AgentContext, clip, is_recall_tool, make, open_nofollow, read_jsonl
-from indexer.transcripts import Message, _loads, path_text
+from indexer.transcripts import Message, loads, path_text
 
 NAME = "gemini"
 LABEL = "Gemini CLI"
@@ -70,7 +70,7 @@ def context(path: Path) -> AgentContext:
             with open_nofollow(path) as fh:
                 first = fh.readline(1 << 20)
             if first.endswith(b"\n"):
-                parse(_loads(first), ctx, Counter())
+                parse(loads(first), ctx, Counter())
         except (OSError, ValueError):
             pass
     return ctx
@@ -114,7 +114,7 @@ def _read_whole(path: Path, ctx: AgentContext, stats: Counter):
     with open_nofollow(path) as fh:
         data = fh.read()
     try:
-        obj = _loads(data)
+        obj = loads(data)
     except ValueError:
         yield [], 0  # being written: read again on its next change
         return

@@ -21,8 +21,8 @@ from typing import Callable, Iterator
 
 from indexer.project import canonical_project
 from indexer.redact import redact
-from indexer.transcripts import (JSONError, Message, NotRegularFile, _loads, _private_carry, cap_text, clean_text,
-                                 lenient_loads, parse_timestamp, path_text, precut, tool_result_chars)
+from indexer.transcripts import (JSONError, Message, NotRegularFile, cap_text, clean_text, lenient_loads, loads,
+                                 parse_timestamp, path_text, precut, private_carry, tool_result_chars)
 
 ZST = ".zst"
 
@@ -165,7 +165,7 @@ def _one(raw: bytes, ctx: AgentContext, stats: Counter, parse, batch: list[Messa
     if not line:
         return
     try:
-        obj = _loads(line)
+        obj = loads(line)
     except JSONError as exc:
         try:
             obj = lenient_loads(line)
@@ -210,7 +210,7 @@ def make(ctx: AgentContext, stats: Counter, key: str, role: str, texts: list[str
         stats["private" if ctx.private_open else "empty"] += 1
         return None
     if ctx.private_open or typed:
-        cleaned = _private_carry(cleaned, "user" if typed else "assistant", len(cleaned) if typed else 0, ctx)
+        cleaned = private_carry(cleaned, "user" if typed else "assistant", len(cleaned) if typed else 0, ctx)
         if not cleaned:
             stats["private"] += 1
             return None

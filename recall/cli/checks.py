@@ -375,7 +375,7 @@ def check_folder_modes(root: Path) -> Check | None:
             f"recall setup --project {shlex.quote(str(root))}"
         fix = f"run `{again}`: it puts back {s.restore_to:o} ({s.evidence})"
     else:
-        fix = (f"if you did not choose 0700 yourself, `chmod {folder_modes._usual(s.folder):o} "
+        fix = (f"if you did not choose 0700 yourself, `chmod {folder_modes.usual_mode(s.folder):o} "
                f"{shlex.quote(str(s.folder))}` ({s.evidence}, so recall leaves it)")
     more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
     return Check("folder modes", False, f"{s.folder} is 0700, as an earlier `recall setup` left it when it wrote "

@@ -41,10 +41,10 @@ def check_type(mtype: str | None) -> str | None:
 
 def after_change(project: str, state) -> None:
     """Briefing file and index documents follow a change of the project's memories."""
-    from recall.memory import briefing, index
+    from recall.memory import briefing, index_docs
 
     briefing.write_briefing(project, state)
-    index.sync(project, state.changed, state.removed, state)
+    index_docs.sync(project, state.changed, state.removed, state)
 
 
 # asking, forgetting --------------------------------------------------------------------------
@@ -93,12 +93,12 @@ def run_forget(args: dict) -> dict:
 # pause ---------------------------------------------------------------------------------------
 def parse_duration(value: str) -> float:
     """Seconds for ``30m``, ``2h``, ``1d``, ``1w``; UsageError otherwise."""
-    from recall.search.timespec import _SPAN, _UNITS
+    from recall.search.timespec import SPAN, UNITS
 
-    m = _SPAN.match(value or "")
+    m = SPAN.match(value or "")
     if not m or float(m.group(1)) <= 0:
         raise UsageError(f"--for {value!r} is not a duration: use 30m, 2h, 1d or 1w.")
-    return float(m.group(1)) * _UNITS[m.group(2).lower()]
+    return float(m.group(1)) * UNITS[m.group(2).lower()]
 
 
 def until_text(until: float | None, now: float | None = None) -> str:

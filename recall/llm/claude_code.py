@@ -31,7 +31,6 @@ from recall.core.jsonio import read_json
 
 REQUIRED = ("--print", "--safe-mode", "--no-session-persistence", "--tools", "--output-format", "--model",
             "--system-prompt")
-OPTIONAL = ("--strict-mcp-config",)
 PROBE_TIMEOUT = 15.0
 NOT_FOUND = "no Claude Code found (`claude` on PATH, or `recall config set model.claude_path PATH`)"
 # variables of the Claude Code session the hook runs in that must not reach the child

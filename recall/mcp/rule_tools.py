@@ -66,16 +66,3 @@ def rule_update(rule_id: str, fields: RuleFields, *, remove: bool = False, proje
     rule = store.update(rule_id, fields, root, accept=False)  # accepting a rule is the user's step
     index_docs.sync([rule])
     return {"rule": rule.public(), "removed": False, "when": rule.condition()}
-
-
-def rule_list(*, project=None, cwd=None) -> dict:
-    from recall.rules import store
-    from recall.rules.native import native_rules
-
-    from recall.rules.trust import untrusted
-
-    root = _project(cwd, project)
-    rules = store.load_all(root)
-    waiting = {id(r) for r in untrusted(rules)}
-    return {"project": root, "rules": [{**r.public(), "accepted": id(r) not in waiting} for r in rules],
-            "native": [n.public() for n in native_rules(root)]}

@@ -369,13 +369,13 @@ class Backend:
         self._lock = threading.Lock()
 
     def searcher(self):
-        from indexer.schema import _version_file
+        from indexer.schema import version_file
         from recall.core import paths
         from recall.search.searcher import Searcher
 
         with self._lock:
             try:
-                st = os.stat(_version_file(paths.index_dir()))
+                st = os.stat(version_file(paths.index_dir()))
                 stamp = (st.st_ino, st.st_mtime_ns)
             except OSError:
                 stamp = None

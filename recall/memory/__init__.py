@@ -5,14 +5,23 @@ This package module is import-light on purpose (stdlib + recall.core.paths): the
 prompt hook and the MCP tools import it to note memory hits.
 
 Layout of the package:
+  model        what the model must answer, validated strictly (pydantic; the worker only)
+  extract      a session's new lines -> memories: transcript cursor, compact rendering,
+               chunking, the extraction call
+  consolidate  per-type keep / merge / drop by the model, pruning, the re-check of stale memories
   store        ``<project>/.memory/state.json``: memories, lock, dedup, decay, lineage
-  extract      transcript cursor, compact rendering, chunking, the extraction call
-  consolidate  per-type keep / merge / drop by the model, pruning
   briefing     the CLAUDE.md block, CLAUDE.local.md, or SessionStart context
-  index        memory documents in the Tantivy index (service op, own writer, or pending file)
-  worker       the trigger queue and the one worker that drains it (detached or in the service)
-  ops          the service ops ("capture", "memory_fold")
-  model        pydantic models of the model's answers (worker only)
+  index_docs   memory documents in the Tantivy index (service op, own writer, or pending file)
+  remember     ``/remember`` and ``recall remember``: a memory saved now, its type guessed
+  queue        the capture queue: triggers, failed work kept and retried
+  worker       the one worker that drains the queue (detached, or in the service)
+  status       what ``recall status`` and ``recall doctor`` say of memory
+  summarize    a session's summary, by the model
+  summaries    session summaries: storage, pending work, their index documents
+  sessions     ``recall sessions``/``show``: a session's facts and transcript
+  backfill     memories and summaries of past sessions (``recall memories --backfill``)
+  stale        the files a memory names, fingerprinted, and whether they changed since
+The service's ops of this feature are ``recall.service.ops.memory``.
 """
 
 from __future__ import annotations

@@ -153,10 +153,10 @@ def apply(state: store.State, mtype: str, answer, now: float, result: Result) ->
         sources = [live[i] for i in ids]
         new = store.Memory(
             id=store.new_id({m.id for m in state.memories}), type=mtype, content=store.clean_content(redact(content)),
-            tags=store.clean_tags(merge.tags) or store._merge_list(*(m.tags for m in sources), limit=store.MAX_TAGS),
+            tags=store.clean_tags(merge.tags) or store.merge_list(*(m.tags for m in sources), limit=store.MAX_TAGS),
             created=min(m.created for m in sources), updated=max(m.updated for m in sources),
             confidence=max(m.confidence for m in sources), access_count=sum(m.access_count for m in sources),
-            merged_from=ids, sessions=store._merge_list(*(m.sessions for m in sources), limit=store.MAX_SESSIONS),
+            merged_from=ids, sessions=store.merge_list(*(m.sessions for m in sources), limit=store.MAX_SESSIONS),
             origin="consolidation",
         )
         new.files, new.stale = _merged_files(sources)
@@ -292,7 +292,7 @@ def recheck(project: str, cfg: dict, now: float, result: Result) -> None:
                     id=store.new_id({x.id for x in st.memories}), type=m.type,
                     content=store.clean_content(redact(v.content)), tags=list(m.tags), created=now, updated=now,
                     confidence=1.0, access_count=m.access_count, supersedes=m.id,
-                    sessions=store._merge_list(m.sessions, [s for s, _t, _f in asked[v.id]], limit=store.MAX_SESSIONS),
+                    sessions=store.merge_list(m.sessions, [s for s, _t, _f in asked[v.id]], limit=store.MAX_SESSIONS),
                     origin="consolidation")
                 new.files = snapshot(new.content, project, now)
                 st.memories.append(new)

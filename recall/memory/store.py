@@ -465,7 +465,7 @@ def transaction(project: str | Path, timeout: float = LOCK_TIMEOUT) -> Iterator[
     """Lock the project's state, load it fresh, yield it; write it back if it changed.
 
     After the block, ``state.changed`` / ``state.removed`` tell which index documents to
-    update (see ``recall.memory.index.sync``).
+    update (see ``recall.memory.index_docs.sync``).
     """
     project = str(project)
     try:
@@ -496,7 +496,7 @@ def _best_match(candidates: list[Memory], toks: frozenset[str], floor: float) ->
     return best
 
 
-def _merge_list(*lists, limit: int) -> list[str]:
+def merge_list(*lists, limit: int) -> list[str]:
     out: list[str] = []
     for lst in lists:
         for x in lst or ():
@@ -528,8 +528,8 @@ def add_memory(state: State, mtype: str, content: str, tags=(), *, session_id: s
     if target is not None and target.type == mtype and clean_content(target.content).lower() == content.lower():
         target.updated = now
         target.confidence = 1.0
-        target.tags = _merge_list(target.tags, tags, limit=MAX_TAGS)
-        target.sessions = _merge_list(target.sessions, sessions, limit=MAX_SESSIONS)
+        target.tags = merge_list(target.tags, tags, limit=MAX_TAGS)
+        target.sessions = merge_list(target.sessions, sessions, limit=MAX_SESSIONS)
         _snapshot(state, target, now)  # said again: true of the files as they are now
         state.touch(target)
         return Outcome("refreshed", target)
@@ -540,8 +540,8 @@ def add_memory(state: State, mtype: str, content: str, tags=(), *, session_id: s
     if target is not None:
         mem.supersedes = target.id
         mem.access_count = target.access_count
-        mem.tags = _merge_list(tags, target.tags, limit=MAX_TAGS)
-        mem.sessions = _merge_list(target.sessions, sessions, limit=MAX_SESSIONS)
+        mem.tags = merge_list(tags, target.tags, limit=MAX_TAGS)
+        mem.sessions = merge_list(target.sessions, sessions, limit=MAX_SESSIONS)
         retire(state, target, "superseded", now, by=mem.id)
     state.memories.append(mem)
     state.touch(mem)

@@ -44,7 +44,7 @@ def _file(session_id: str, folder: Path | None = None) -> Path | None:
     return (folder or home()) / f"{session_id}.json"
 
 
-def _read(path: Path | None) -> dict | None:
+def read_record(path: Path | None) -> dict | None:
     if path is None:
         return None
     return read_json(path, None, dict)
@@ -52,7 +52,7 @@ def _read(path: Path | None) -> dict | None:
 
 def get(session_id: str) -> dict | None:
     """The stored summary record of a session, or None."""
-    rec = _read(_file(session_id))
+    rec = read_record(_file(session_id))
     return rec if rec and isinstance(rec.get("summary"), str) else None
 
 
@@ -90,9 +90,9 @@ def put(session_id: str, project: str, summary: str, *, model: str = "", message
            "created": time.time(), "messages": int(messages), **({"echo": True} if echo else {})}
     paths.atomic_write(path, json.dumps(rec, ensure_ascii=False))
     clear_pending(session_id)
-    from recall.memory import index
+    from recall.memory import index_docs
 
-    index.deliver([index_doc(rec)], [])
+    index_docs.deliver([index_doc(rec)], [])
     return rec
 
 
@@ -108,7 +108,7 @@ def rewrite(session_id: str, summary: str) -> dict:
 
 def forgotten(session_id: str) -> bool:
     """Whether ``recall forget`` removed this session's summary."""
-    rec = _read(_file(session_id))
+    rec = read_record(_file(session_id))
     return bool(rec and rec.get("forgotten"))
 
 
@@ -116,7 +116,7 @@ def remove(session_ids, ix=None) -> int:
     """Delete the summaries (and pending markers and index documents) of these sessions.
     Given ``ix`` (an open ``Indexer``: ``recall forget`` holds one), the documents are deleted
     with it, the archive's memory log compacted so a rebuild cannot bring them back, and
-    committed; else they go the usual way (``recall.memory.index.deliver``)."""
+    committed; else they go the usual way (``recall.memory.index_docs.deliver``)."""
     removed, keys = 0, []
     for sid in session_ids or ():
         for folder in (home(), pending_dir()):
@@ -137,9 +137,9 @@ def remove(session_ids, ix=None) -> int:
         ix.archive.compact_memory()
         ix.commit()
     elif keys:
-        from recall.memory import index
+        from recall.memory import index_docs
 
-        index.deliver([], keys)
+        index_docs.deliver([], keys)
     return removed
 
 
@@ -148,7 +148,7 @@ def mark_pending(session_id: str, transcript_path: str = "", cwd: str = "", prob
     path = _file(session_id, pending_dir())
     if path is None:
         return None
-    rec = _read(path) or {"session_id": session_id, "attempts": 0}
+    rec = read_record(path) or {"session_id": session_id, "attempts": 0}
     rec.update({"transcript_path": transcript_path or rec.get("transcript_path", ""),
                 "cwd": cwd or rec.get("cwd", ""), "problem": problem})
     if problem:
@@ -174,7 +174,7 @@ def pending() -> list[dict]:
         return []
     out = []
     for n in names:
-        rec = _read(pending_dir() / n)
+        rec = read_record(pending_dir() / n)
         if rec and isinstance(rec.get("session_id"), str):
             out.append(rec)
     return out

@@ -136,7 +136,7 @@ def _due_at(group: dict, cfg: dict) -> float:
 
 def run_session(group: dict, cfg: dict) -> dict:
     """Extract one session, consolidate if due, refresh the briefing and the index."""
-    from recall.memory import briefing, consolidate, extract, index, store
+    from recall.memory import briefing, consolidate, extract, index_docs, store
 
     logger = log.get("memory")
     report = extract.process(group["session_id"], group["event"], group["transcript_path"] or None,
@@ -158,7 +158,7 @@ def run_session(group: dict, cfg: dict) -> dict:
             changed -= removed
         if changed or removed or group["event"] == "session-end":
             briefing.write_briefing(project, cfg=cfg)
-        out["index"] = index.sync(project, changed, removed)
+        out["index"] = index_docs.sync(project, changed, removed)
     except store.StateError as exc:
         logger.warning("memory of %s not updated: %s", project, exc)
         out["problem"] = str(exc)

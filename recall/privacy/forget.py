@@ -25,7 +25,7 @@ at once, one named step per store, each recorded as done in the forget's *intent
 Every step is idempotent, so a forget interrupted anywhere (Ctrl-C, ``kill -9``, an OOM kill,
 a restart of the service) is finished by ``resume``: run by the next ``recall forget``,
 ``recall index`` and the service as it starts. ``forget_completed`` is the one point where
-a forget is over (a team server is told there).
+a forget is over (logged there; the team is told by step 8).
 
 ``plan`` says what ``forget_everywhere`` would remove without touching anything (the
 confirmation shown before it runs). Both run on the index writer: the service's when it
@@ -116,9 +116,9 @@ def remove_from_memories(ix, sel: Selection, gone: set[str], projects: list[str]
     the index documents and the memory log change (committed) before state.json is saved:
     a crash between the two leaves the memories in state.json, found again by the re-run."""
     from indexer.forgetting import SECRET_MARK
-    from recall.memory import index
+    from recall.memory import index_docs
 
-    index.apply_pending(ix)  # memory documents queued for the index: theirs first, ours after
+    index_docs.apply_pending(ix)  # memory documents queued for the index: theirs first, ours after
     deleted = rewritten = briefed = 0
     changed_projects: list[str] = []
     for project in projects:
@@ -134,7 +134,7 @@ def remove_from_memories(ix, sel: Selection, gone: set[str], projects: list[str]
                     m.tags = [t.replace(sel.secret, SECRET_MARK) for t in m.tags]
                     state.touch(m)
                 if drop or rew:
-                    up, de = index.changes(project, state.changed, state.removed, state)
+                    up, de = index_docs.changes(project, state.changed, state.removed, state)
                     write_memory_docs(ix, up, de)
         except store.StateError as exc:
             log.get("cli").warning("memories of %s not changed by forget: %s", project, exc)
@@ -266,23 +266,9 @@ def describe_selection(args: dict, reveal: bool = True) -> str:
     return ", ".join(bits) or "?"
 
 
-_completed: list = []
-
-
-def on_completed(fn) -> None:
-    """Call ``fn(intent)`` whenever a forget is over, every store done (e.g. to tell a team
-    server what to forget too)."""
-    _completed.append(fn)
-
-
 def forget_completed(intent: dict) -> None:
     """The one point where a forget is over: every store is rid of it, the intent removed."""
     log.get("cli").info("forget done: %s", describe_selection(intent.get("selection") or {}, reveal=False))
-    for fn in list(_completed):
-        try:
-            fn(intent)
-        except Exception as exc:  # noqa: BLE001 - the forget itself is done and durable
-            log.get("cli").warning("a forget-completed listener failed: %s: %s", type(exc).__name__, exc)
 
 
 def clear_synthesis_cache() -> int:

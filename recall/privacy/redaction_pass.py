@@ -25,7 +25,7 @@ from recall.privacy.forget import known_projects, refresh_briefings, write_memor
 
 def redact_memories(ix) -> tuple[int, list[str]]:
     """Stage ``memories``: (memories rewritten, projects changed)."""
-    from recall.memory import index
+    from recall.memory import index_docs
 
     rewritten = 0
     changed_projects: list[str] = []
@@ -52,7 +52,7 @@ def redact_memories(ix) -> tuple[int, list[str]]:
         if n:
             rewritten += n
             changed_projects.append(project)
-            up, de = index.changes(project, state.changed, state.removed, state)
+            up, de = index_docs.changes(project, state.changed, state.removed, state)
             upserts += up
             deletes += de
     write_memory_docs(ix, upserts, deletes)
@@ -70,7 +70,7 @@ def redact_summaries() -> int:
     n = 0
     folder = summaries.home()
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        rec = summaries._read(path)
+        rec = summaries.read_record(path)
         if not rec or not isinstance(rec.get("summary"), str):
             continue
         text = redact(rec["summary"])

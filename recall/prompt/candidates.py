@@ -12,7 +12,7 @@ import re
 import threading
 
 from recall.prompt.settings import hook_settings
-from recall.prompt.trivial import _STOP_WORDS, _normalize
+from recall.prompt.trivial import STOP_WORDS, normalize
 from recall.search.words import CODING_FRAMING, FRAMING
 
 MAX_PROMPT_CHARS = 4000    # of the prompt used as the search query
@@ -80,7 +80,7 @@ def _noise(token: str) -> bool:
 def query_text(prompt: str) -> str:
     """The prompt without its stopwords and random-looking tokens: the same hits, without
     scoring every document that says "the" or "what" (quoted phrases are kept whole)."""
-    stop = _STOP_WORDS
+    stop = STOP_WORDS
     keep, framing = [], []
     for tok in _QUERY_TOKEN.findall(prompt[:MAX_PROMPT_CHARS]):
         if tok.startswith('"'):
@@ -132,7 +132,7 @@ def judged_candidates(prompt: str, cwd: str | None = None, session_id: str | Non
 
 
 def _text_key(hit) -> str:
-    return _normalize(hit.text)[:300]
+    return normalize(hit.text)[:300]
 
 
 def raw_decision(judged: list, hook: dict, skip_sessions=frozenset()):

@@ -13,7 +13,7 @@ import re
 from recall.prompt.settings import hook_settings
 from recall.search.words import PROMPT_STOPWORDS as STOPWORDS  # stdlib only
 
-_STOP_WORDS = frozenset(STOPWORDS)
+STOP_WORDS = frozenset(STOPWORDS)
 
 _FILLER = {"please", "pls", "and", "then", "now", "just", "so", "you", "it", "that", "very", "much",
            "a", "lot", "all", "again", "for", "the", "this", "yes", "sir", "mate", "ahead", "on"}
@@ -26,15 +26,15 @@ _PUNCT = re.compile(r"[^\w\s]+")
 _SPACES = re.compile(r"\s+")
 
 
-def _normalize(text: str) -> str:
+def normalize(text: str) -> str:
     return _SPACES.sub(" ", _PUNCT.sub(" ", text.lower())).strip()
 
 
 def _is_acknowledgement(prompt: str, skip: list[str]) -> bool:
-    words = _normalize(prompt).split()
+    words = normalize(prompt).split()
     if not words:
         return True
-    phrases = sorted({tuple(_normalize(s).split()) for s in skip if _normalize(s)}, key=len, reverse=True)
+    phrases = sorted({tuple(normalize(s).split()) for s in skip if normalize(s)}, key=len, reverse=True)
     i = 0
     matched = False
     while i < len(words):

@@ -65,13 +65,13 @@ def read_turns(project_cwd: str, session: str) -> list[Turn]:
     first, each with its reply; [] when it is not archived (yet)."""
     import os
 
-    from indexer.archive_files import _relative, iter_lines
+    from indexer.archive_files import iter_lines, session_relpath
     from indexer.project import canonical_project
     from recall.core import paths
 
     if not session or not project_cwd:
         return []
-    path = os.path.join(paths.archive_dir(), _relative(canonical_project(project_cwd), session))
+    path = os.path.join(paths.archive_dir(), session_relpath(canonical_project(project_cwd), session))
     turns: list[Turn] = []
     size = 0
     for _pos, rec in iter_lines(path):

@@ -1,6 +1,6 @@
 """Rules in the search index: one memory document of type "rule" per rule (key
 ``mem:rule-<id>``), so ``recall QUERY``, the MCP tools and the hook's search find them.
-Delivered like memory documents (``recall.memory.index.deliver``: the service's writer,
+Delivered like memory documents (``recall.memory.index_docs.deliver``: the service's writer,
 our own, or the pending file when the index is busy), and archived with them, so a rebuild
 keeps them."""
 
@@ -27,10 +27,10 @@ def sync(upserts: list[Rule] = (), removed: list[str] = ()) -> str:
     """Put these rules in the index (and take removed ids out); returns how (see deliver).
     Never raises: the rule file is the truth, the index follows it."""
     from recall.core import log
-    from recall.memory import index
+    from recall.memory.index_docs import deliver
 
     try:
-        return index.deliver([doc(r) for r in upserts], [f"mem:{doc_id(i)}" for i in removed])
+        return deliver([doc(r) for r in upserts], [f"mem:{doc_id(i)}" for i in removed])
     except Exception as exc:  # noqa: BLE001 - a busy or broken index must not lose the rule
         log.get("rules").warning("rule documents not indexed: %s", exc)
         return ""

@@ -1,3 +1,19 @@
 """Search: query terms, the searcher and its ranking, snippets, the hit type, and
 ``run_search`` (the service first, else in-process).
+
+  ``query``       terms, stopwords, common terms
+  ``words``       prompt stopwords and framing words (standard library only)
+  ``searcher``    queries, ranking, hits
+  ``merged``      the one ranking of memories with transcripts, for ``recall ask`` and the MCP tools
+  ``confidence``  the calibrated confidence that a hit bears on a query, its features and the
+                  hook's decision: it gates the hook and orders every search
+  ``common_words`` common English words, generated from wordfreq: in the order of every search, a
+                  word the history never said counts as "never said" only when it is not one
+  ``snippets``    a window of a hit's text around its matches, in **bold**
+  ``hit``         ``Hit``, one search result, as every edge passes it
+  ``exchange``    the reply a question got, the question a reply answered
+  ``stale``       each hit's marks: the files it names or its session wrote that changed since;
+                  what ``recall show``/``sessions`` say of a session's files, with git
+  ``timespec``    ``--since``
+  ``run``         the service first, else in-process
 """

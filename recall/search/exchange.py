@@ -26,7 +26,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from indexer.archive_files import last_line_before, lines_after, parse_line, record_at
+from indexer.archive_files import last_line_before, lines_after, parse_record, record_at
 from recall.core.text import clip
 
 REPLY_CHARS = 700        # of the assistant's text in a reply (the last, concluding text first)
@@ -103,7 +103,7 @@ def _records(lines, source: str, roles: tuple[bytes, ...], unread=None):
         if unread is not None and unread(role):
             yield role, None
             continue
-        rec = parse_line(raw)
+        rec = parse_record(raw)
         if rec is not None:
             yield role, rec
 

@@ -46,8 +46,8 @@ _CJK_FUNCTION_WORDS = """为什么 什么 怎么 怎么办 怎么样 怎样 我�
 _CJK_PARTICLES = frozenset("的了吗呢吧么啊呀嘛がのはをにでともへやかねよ")
 _HIRAGANA = re.compile("^[\u3040-\u309f]+$")
 _CJK_TERM = re.compile("^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+$")
-_IDENT = re.compile(r"[\w]+(?:[./\\:\-#@]+[\w]+)+|\b[\w]*[a-z0-9][A-Z][\w]*")
-_QUOTED = re.compile(r'"([^"]{2,200})"')
+IDENT = re.compile(r"[\w]+(?:[./\\:\-#@]+[\w]+)+|\b[\w]*[a-z0-9][A-Z][\w]*")
+QUOTED = re.compile(r'"([^"]{2,200})"')
 
 
 def analyze(text: str) -> list[str]:
@@ -90,7 +90,7 @@ def _bare_digits(term: str) -> bool:
     return len(term) <= 2 and term.isdigit()
 
 
-def _unique(seq):
+def unique(seq):
     return list(dict.fromkeys(seq))
 
 

@@ -31,7 +31,7 @@ from recall.core.errors import IndexMissing, RecallError
 from recall.search.confidence import judge
 from recall.search.exchange import exchange
 from recall.search.hit import Hit, iso
-from recall.search.query import (_IDENT, _QUOTED, W_CONTENT, _unique, analyze, common_terms, is_stopword,
+from recall.search.query import (IDENT, QUOTED, W_CONTENT, analyze, common_terms, is_stopword, unique,
                                  weighty)
 from recall.search.snippets import highlighter, snippet
 
@@ -111,7 +111,7 @@ class Searcher:
     def _terms(self, searcher: tantivy.Searcher, text: str) -> tuple[list[str], dict[str, int], bool]:
         """The query's terms, the document frequency of each in ``content``, and whether the
         text was long enough to be cut to its MAX_TERMS rarest terms (a pasted log)."""
-        terms = _unique(analyze(text))
+        terms = unique(analyze(text))
         dfs = {t: searcher.doc_freq("content", t) for t in terms}
         if len(terms) <= MAX_TERMS:
             return terms, dfs, False
@@ -129,7 +129,7 @@ class Searcher:
         telling).
         """
         phrases = []
-        for chunk in [*_QUOTED.findall(text), *_IDENT.findall(text[:4000])]:
+        for chunk in [*QUOTED.findall(text), *IDENT.findall(text[:4000])]:
             parts = analyze(chunk)
             if 1 < len(parts) <= 12 and parts not in phrases:
                 phrases.append(parts)
@@ -507,7 +507,7 @@ class Searcher:
             hit.cwd = stored_value(doc, "cwd")
             hit.text = stored_value(doc, "text")
             if hit.kind == "team":
-                hit.author = stored_value(doc, "branch") or None
+                hit.author = stored_value(doc, "author") or None
             return None, None
         fd = open_session(self.archive_root, hit.project, hit.session_id)
         try:

@@ -8,17 +8,17 @@ from datetime import datetime, timezone
 
 from recall.core.errors import UsageError
 
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "y": 365 * 86400}
-_SPAN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdwy])\s*$", re.I)
+UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "y": 365 * 86400}
+SPAN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdwy])\s*$", re.I)
 
 
 def parse_since(value: str, now: float | None = None, option: str = "--since") -> float:
     """Seconds since the epoch for ``value``; raises UsageError naming ``option`` and the
     accepted forms."""
     now = time.time() if now is None else now
-    m = _SPAN.match(value or "")
+    m = SPAN.match(value or "")
     if m:
-        return now - float(m.group(1)) * _UNITS[m.group(2).lower()]
+        return now - float(m.group(1)) * UNITS[m.group(2).lower()]
     try:
         dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except (ValueError, AttributeError):

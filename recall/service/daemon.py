@@ -58,7 +58,7 @@ from recall.core import paths, process
 from recall.core import service_client as client
 from recall.core.errors import IndexBusy, RecallError, StorageError
 from recall.core.service_state import lock_path, status_path
-from recall.service import registry as ops
+from recall.service import registry
 from recall.privacy import redaction_pass
 from recall.privacy.forget import attach as attach_privacy
 from recall.setup import plugin_runtime  # at import: an uninstall deletes the runtime's files before the service stops
@@ -84,7 +84,8 @@ RETRY_FIRST, RETRY_MAX = 2.0, 60.0  # after a failed write (a full disk): second
 READ_SLICE_BYTES = 4 << 20
 BACKFILL_NICE = 10  # the backfill's CPU priority (the writer thread and Tantivy's threads it starts)
 BACKFILL_SWITCH_INTERVAL = float(os.environ.get("RECALL_SWITCH_INTERVAL", "0.0005"))
-# RSS budget: the writer heap is split across its threads (RECALL_WRITER_HEAP_MB, default 128).
+# RSS budget: the writer heap (RECALL_WRITER_HEAP_MB, default 48: indexer.ingest.writer_heap) is split
+# across its threads.
 WRITER_THREADS = int(os.environ.get("RECALL_WRITER_THREADS", "2"))
 
 
@@ -697,9 +698,9 @@ class Service:
 
     def apply_pending_memory(self) -> int:
         """Memory-document changes queued while another process held the writer
-        (``recall.memory.index``): apply and commit them."""
+        (``recall.memory.index_docs``): apply and commit them."""
         try:
-            from recall.memory import index as memory_index
+            from recall.memory import index_docs as memory_index
         except Exception:  # the memory feature is optional here
             return 0
         try:
@@ -922,8 +923,8 @@ class Service:
                 signal.signal(signal.SIGTERM, self._on_signal)
                 signal.signal(signal.SIGINT, self._on_signal)
             client.LOCAL_ONLY = True  # code running in here never calls the service
-            ops.set_service(self)
-            for name in ops.load_modules(self.log):
+            registry.set_service(self)
+            for name in registry.load_modules(self.log):
                 self.error(f"op module {name} failed to import (see the log)")
             for name in start_modules(self, self.log):  # the memory worker, the team sync
                 self.error(f"op module {name} failed to start (see the log)")
@@ -1114,7 +1115,7 @@ class Service:
             paths.atomic_write(status_path(), json.dumps(st, indent=1))
         except OSError:
             pass
-        ops.set_service(None)
+        registry.set_service(None)
         process.release_pid_lock(self._lock_fd)
         self._lock_fd = None
 

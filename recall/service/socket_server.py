@@ -21,7 +21,7 @@ from pathlib import Path
 
 from recall.core import caller
 from recall.core import service_client as client
-from recall.service import registry as ops
+from recall.service import registry
 from recall.core.errors import RecallError
 from recall.core.paths import ensure_dir
 
@@ -54,7 +54,7 @@ def handle(line: bytes, handshaken: bool, log: logging.Logger) -> tuple[bytes, b
                                 f"{req.get('v')!r}: restart it with `recall service restart`"), False
         handshaken = True
     name = req.get("op")
-    fn = ops.OPS.get(name) if isinstance(name, str) else None
+    fn = registry.OPS.get(name) if isinstance(name, str) else None
     if fn is None:
         return _reply(False, code="unknown_op", error=f"the service has no op {name!r}"), handshaken
     args = req.get("args")

@@ -19,7 +19,7 @@ import json
 import os
 from pathlib import Path
 
-from recall.setup.install import Report, SetupError, _forget_created, _remember_created, load_json, mcp_entry, write_json
+from recall.setup.install import Report, SetupError, forget_created, load_json, mcp_entry, remember_created, write_json
 from recall.core.wiring import MCP_NAME, is_our_mcp
 
 AGENTS = ("codex", "gemini")
@@ -127,8 +127,8 @@ def install_codex(report: Report) -> None:
                          f"changed. Add it yourself:\n{want}")
     if created:
         if not path.parent.exists():
-            _remember_created(path.parent)
-        _remember_created(path)
+            remember_created(path.parent)
+        remember_created(path)
     _write_text(path, new)
     report.changes.append(("updated" if block else "registered") + f" the recall MCP server in {path} "
                           "(a marked block at its end)")
@@ -143,7 +143,7 @@ def uninstall_codex(report: Report) -> None:
     if block is None:
         return
     rest = before.rstrip("\n") + ("\n" if before.strip() else "") + (("\n" + after) if after.strip() else "")
-    if not rest.strip() and _forget_created(path):
+    if not rest.strip() and forget_created(path):
         path.unlink()
         report.changes.append(f"deleted {path} (setup had created it)")
         _remove_folder(path.parent, report)
@@ -172,8 +172,8 @@ def install_gemini(report: Report) -> None:
     servers[MCP_NAME] = want
     if created:
         if not path.parent.exists():
-            _remember_created(path.parent)
-        _remember_created(path)
+            remember_created(path.parent)
+        remember_created(path)
     write_json(path, data)
     report.changes.append(("updated" if current else "registered") + f" the recall MCP server in {path}")
 
@@ -191,7 +191,7 @@ def uninstall_gemini(report: Report) -> None:
     del servers[MCP_NAME]
     if not servers:
         del data["mcpServers"]
-    if not data and _forget_created(path):
+    if not data and forget_created(path):
         path.unlink()
         report.changes.append(f"deleted {path} (setup had created it)")
         _remove_folder(path.parent, report)
@@ -201,7 +201,7 @@ def uninstall_gemini(report: Report) -> None:
 
 
 def _remove_folder(folder: Path, report: Report) -> None:
-    if folder.is_dir() and not any(folder.iterdir()) and _forget_created(folder):
+    if folder.is_dir() and not any(folder.iterdir()) and forget_created(folder):
         try:
             folder.rmdir()
             report.changes.append(f"deleted {folder} (setup had created it)")

@@ -54,7 +54,8 @@ def _mode(path: Path) -> int | None:
 
 
 def _holds_recall(file: Path, kind: str) -> bool:
-    from recall.setup.install import _is_our_mcp, load_json, ours
+    from recall.core.wiring import is_our_mcp
+    from recall.setup.install import load_json, ours
 
     try:
         data = load_json(file) or {}
@@ -62,7 +63,7 @@ def _holds_recall(file: Path, kind: str) -> bool:
         return False
     if kind == "mcp":
         servers = data.get("mcpServers")
-        return isinstance(servers, dict) and _is_our_mcp(servers.get("recall"))
+        return isinstance(servers, dict) and is_our_mcp(servers.get("recall"))
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return False
@@ -145,11 +146,11 @@ def repair(folders: list[Path]) -> tuple[list[str], list[str]]:
     done: dict = {}
     for s in suspects(folders):
         if s.restore_to is None:
-            if _usual(s.folder) == 0o700:
+            if usual_mode(s.folder) == 0o700:
                 continue  # 0700 is how folders are made here: most likely it was 0700 before too
             left.append(f"{s.folder} is 0700, as an earlier `recall setup` left it (it wrote {s.why}); "
                         f"recall cannot tell its mode before ({s.evidence}), so it is left: if you did not "
-                        f"choose 0700, run `chmod {_usual(s.folder):o} {_q(s.folder)}`")
+                        f"choose 0700, run `chmod {usual_mode(s.folder):o} {_q(s.folder)}`")
             continue
         try:
             os.chmod(s.folder, s.restore_to)
@@ -168,7 +169,7 @@ def repair(folders: list[Path]) -> tuple[list[str], list[str]]:
     return changed, left
 
 
-def _usual(folder: Path) -> int:
+def usual_mode(folder: Path) -> int:
     """The mode a folder is usually made with here: for a home, the system's setting for new
     homes (``HOME_MODE`` in /etc/login.defs, ``DIR_MODE`` in /etc/adduser.conf); else what
     ``mkdir`` gives under the current umask."""

@@ -34,7 +34,7 @@ from recall.core import config
 from recall.core.jsonio import read_json
 from recall.core import paths
 from recall.core.errors import RecallError
-from recall.core.wiring import MCP_NAME, is_our_mcp as _is_our_mcp, ours
+from recall.core.wiring import MCP_NAME, is_our_mcp, ours
 from recall.control.units import recall_executable
 
 #: event -> (``recall hook`` name, timeout in seconds; None: from the hook budget)
@@ -144,7 +144,7 @@ def _manifest() -> dict:
     return read_json(_manifest_path(), {}, dict)
 
 
-def _remember_created(*created: Path) -> None:
+def remember_created(*created: Path) -> None:
     data = _manifest()
     files = set(data.get("created") or [])
     files.update(str(p) for p in created)
@@ -155,7 +155,7 @@ def _remember_created(*created: Path) -> None:
 
 def _remove_if_emptied(folder: Path, report) -> None:
     """Delete a folder setup created, once nothing is left in it."""
-    if folder.is_dir() and not any(folder.iterdir()) and _forget_created(folder):
+    if folder.is_dir() and not any(folder.iterdir()) and forget_created(folder):
         try:
             folder.rmdir()
             report.changes.append(f"deleted {folder} (setup had created it)")
@@ -163,7 +163,7 @@ def _remove_if_emptied(folder: Path, report) -> None:
             pass
 
 
-def _forget_created(path: Path) -> bool:
+def forget_created(path: Path) -> bool:
     """Whether setup created ``path`` (and forget it)."""
     data = _manifest()
     files = list(data.get("created") or [])
@@ -264,7 +264,7 @@ def merge_mcp(data: dict, where: str) -> tuple[dict, list[str], list[str]]:
     current = servers.get(MCP_NAME)
     if current == want:
         return out, [], [f"the recall MCP server is already registered in {where}"]
-    if current is not None and not _is_our_mcp(current):
+    if current is not None and not is_our_mcp(current):
         raise SetupError(f'{where} already has an MCP server named "{MCP_NAME}" that is not recall\'s: '
                          "rename or remove it, then run `recall setup` again.")
     servers[MCP_NAME] = want
@@ -275,7 +275,7 @@ def merge_mcp(data: dict, where: str) -> tuple[dict, list[str], list[str]]:
 def remove_mcp(data: dict, where: str) -> tuple[dict, list[str]]:
     out = copy.deepcopy(data)
     servers = out.get("mcpServers")
-    if isinstance(servers, dict) and _is_our_mcp(servers.get(MCP_NAME)):
+    if isinstance(servers, dict) and is_our_mcp(servers.get(MCP_NAME)):
         del servers[MCP_NAME]
         if not servers:
             del out["mcpServers"]
@@ -400,9 +400,9 @@ def uninstall_slash_commands(root: Path | None, global_: bool, report: "Report")
             continue
         if is_our_slash_command(text):
             path.unlink(missing_ok=True)
-            _forget_created(path)
+            forget_created(path)
             report.changes.append(f"removed the /{name} command ({path})")
-        elif _forget_created(path):
+        elif forget_created(path):
             report.notes.append(f"left {path}: it was changed after setup wrote it")
     _remove_if_emptied(d, report)
 
@@ -447,7 +447,7 @@ def install_files(project: Path | str | None = None, global_: bool = False, mcp:
     if warning:
         report.notes.append(warning)
     if created:
-        _remember_created(*created)
+        remember_created(*created)
     if root is not None:
         remember_project(root)
     return report
@@ -563,10 +563,10 @@ def _dangling_plugin_link(link: Path) -> bool:
 
 def unlink_command(report: "Report") -> None:
     link = bin_dir() / "recall"
-    if link.is_symlink() and _forget_created(link):
+    if link.is_symlink() and forget_created(link):
         link.unlink()
         report.changes.append(f"removed the link {link}")
-        if link.parent.is_dir() and not any(link.parent.iterdir()) and _forget_created(link.parent):
+        if link.parent.is_dir() and not any(link.parent.iterdir()) and forget_created(link.parent):
             try:
                 link.parent.rmdir()
             except OSError:
@@ -627,7 +627,7 @@ def uninstall_files(project: Path | str | None = None, global_: bool = False) ->
         if not changes:
             continue
         report.changes += changes
-        if not after and _forget_created(path):
+        if not after and forget_created(path):
             path.unlink(missing_ok=True)
             report.changes.append(f"deleted {path} (setup had created it)")
         else:

@@ -347,6 +347,7 @@ def _why(exc: BaseException) -> str:
 def index_pending(writer: Writer) -> int:
     """Write what ``team.db`` holds and the index lacks (and delete what went); returns
     the items written or deleted."""
+    from indexer.documents import team_session_key
     from indexer.purge import purge_deleted_documents, segments_holding
     from indexer.schema import index_id
 
@@ -372,7 +373,7 @@ def index_pending(writer: Writer) -> int:
                 dels = [*dels, *(b[0] for b in bad)]
             checkouts = db.remotes()
             if dels or db.get("purge_due") == "1":  # where the old copies are, before they go
-                gone = [index_docs.session_key(i) for i in [*dels, *(u["id"] for u in ups)]]
+                gone = [team_session_key(i) for i in [*dels, *(u["id"] for u in ups)]]
                 found = writer(lambda ix: segments_holding(ix, "session_id", gone))
                 if found is None or (purge_known and held is None):
                     held = None  # a segment it could not place: every segment with deletions

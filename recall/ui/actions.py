@@ -75,14 +75,14 @@ def forget(args: dict) -> dict:
 
 
 def _memory_change(form: dict, change) -> dict:
-    from recall.memory import briefing, index, store
+    from recall.memory import briefing, index_docs, store
 
     project = _project(form)
     ref = _need(form, "id")
     with store.transaction(project) as state:
         m = change(state, ref)
     briefing.write_briefing(project, state)
-    index.sync(project, state.changed, state.removed, state)
+    index_docs.sync(project, state.changed, state.removed, state)
     return {"id": m.id, "type": m.type}
 
 

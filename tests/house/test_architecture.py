@@ -1,17 +1,22 @@
 """The floor map in docs/architecture.md holds for the code (issue 31): read every import with
 ``ast`` (lazy imports inside functions too) and check the rules the map states.
 
-- ``recall/core/`` imports nothing of ours but itself and the package's ``__version__``;
+- ``recall/core/`` imports nothing of ours but itself and the package's ``__version__``, and
+  nothing outside the standard library (floor 1: what runs before recall is installed);
 - every folder imports only the folders its row of the table lists ("everything below": the
   rows above it in the table, which runs from the bottom floor up);
 - no module of ``recall/cli/commands/`` imports another command module;
-- every module of ours is in a folder the table has a row for, and is named in that row.
+- no module uses another's private name (``from x import _name``, ``x._name``);
+- every module of ours is in a folder the table has a row for, every folder has its row, and
+  the row says what the folder holds without listing its modules (issue 38): the modules are
+  listed in their package's docstring, each of them, so the two never drift apart.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,27 +119,72 @@ def test_every_module_has_a_row_and_every_row_is_a_place():
         assert (ROOT / folder).exists(), f"docs/architecture.md has a row for {folder}, which does not exist"
 
 
-def test_every_module_is_named_in_its_row():
-    """Each module (and sub-package) of a folder is named, in backticks, in the "holds" column
-    of that folder's row: a new module is placed on the map when it is made."""
+def packages() -> list[Path]:
+    """Every package folder of ours below the top one (``recall/`` itself is the map's to list)."""
+    return sorted(init.parent for top in OURS for init in (ROOT / top).rglob("__init__.py")
+                  if init.parent != ROOT / "recall")
+
+
+def children(folder: Path) -> list[str]:
+    """The modules (``name``) and sub-packages (``name/``) of a package folder."""
+    out = []
+    for child in sorted(folder.iterdir()):
+        if child.name.startswith(("_", ".")):
+            continue
+        if child.suffix == ".py":
+            out.append(child.stem)
+        elif child.is_dir() and (child / "__init__.py").exists():
+            out.append(child.name + "/")
+    return out
+
+
+def test_every_folder_has_its_row():
+    """Each floor (a package right below ``recall/``, and ``indexer/``) has a row of its own."""
+    folders = {f"{p.relative_to(ROOT).as_posix()}/" for p in packages()
+               if p.parent == ROOT / "recall" or p.parent == ROOT}
+    missing = sorted(folders - {f for f, _, _ in table()})
+    assert not missing, f"folders with no row in docs/architecture.md's table: {missing}"
+
+
+def test_every_module_is_named_in_its_package_docstring():
+    """Each module (and sub-package) of a package is named, ``in double backticks`` or at the
+    head of a layout line, in the docstring of its ``__init__.py``: a new module is placed on
+    the map when it is made."""
     unnamed = []
+    for folder in packages():
+        doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8")), clean=False) or ""
+        for name in children(folder):
+            bare = name.rstrip("/")
+            if not re.search(rf"``{re.escape(bare)}/?``|^\s+{re.escape(bare)}/?\s", doc, re.M):
+                unnamed.append(f"{folder.relative_to(ROOT).as_posix()}/{name}")
+    assert not unnamed, f"modules their package's docstring (its __init__.py) does not name: {unnamed}"
+
+
+def test_every_module_a_package_docstring_lists_exists():
+    """The head of each line of a docstring's module list (two spaces in, then the name) is a
+    module of that package: a module moved or deleted leaves no stale line behind."""
+    stale = []
+    for folder in packages():
+        doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8")), clean=False) or ""
+        names = {n.rstrip("/") for n in children(folder)} | {d.name for d in folder.iterdir() if d.is_dir()}
+        for m in re.finditer(r"^  (?:``)?([A-Za-z_][\w]*)/?(?:``)?  ", doc, re.M):
+            if m.group(1) not in names:
+                stale.append(f"{folder.relative_to(ROOT).as_posix()}: {m.group(1)}")
+    assert not stale, f"package docstrings list modules that are not there: {stale}"
+
+
+def test_the_map_lists_no_modules():
+    """A row says what its folder holds in a sentence; the module list is the package docstring's."""
+    listed = []
     for folder, holds, _ in table():
         base = ROOT / folder
         if not folder.endswith("/") or not base.is_dir():
             continue
-        named = set(re.findall(r"`([^`]+)`", holds))
-        for child in sorted(base.iterdir()):
-            if child.name.startswith(("_", ".")):
-                continue
-            if child.suffix == ".py":
-                name = child.stem
-            elif child.is_dir() and (child / "__init__.py").exists():
-                name = child.name + "/"
-            else:
-                continue
-            if name not in named and name.rstrip("/") not in named:
-                unnamed.append(f"{folder}{name}")
-    assert not unnamed, f"modules docs/architecture.md's table does not name in their folder's row: {unnamed}"
+        names = {n.rstrip("/") for n in children(base)}
+        for token in re.findall(r"`([^`]+)`", holds):
+            if token.rstrip("/").removesuffix(".py") in names:
+                listed.append(f"{folder}: `{token}`")
+    assert not listed, f"docs/architecture.md's table names modules (list them in the package docstring): {listed}"
 
 
 def test_each_folder_imports_only_what_its_row_lists():
@@ -165,6 +215,25 @@ def test_core_imports_nothing_of_ours_but_itself():
     assert not wrong, wrong
 
 
+def test_core_is_standard_library_only():
+    """Floor 1 runs before recall is installed (the plugin's runtime is built by the user's own
+    ``python3``) and on every prompt: no third-party package, not even lazily."""
+    wrong = []
+    for path in sorted((ROOT / "recall" / "core").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top not in sys.stdlib_module_names and top not in ("recall", "__future__"):
+                    wrong.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {name}")
+    assert not wrong, wrong
+
+
 def test_indexer_imports_only_core():
     known = modules()
     wrong = [f"{path.relative_to(ROOT)}:{line} imports {name}"
@@ -172,6 +241,31 @@ def test_indexer_imports_only_core():
              for line, name in imports_of(path, module)
              if not name.startswith(("indexer", "recall.core")) and name != "recall"]
     assert not wrong, wrong
+
+
+def test_no_private_name_is_used_across_modules():
+    """A name another module needs is public in its owner: no ``from x import _name`` and no
+    ``x._name`` of a module of ours, from outside ``x`` (issue 38)."""
+    wrong = []
+    for module, path in modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in OURS:
+                for a in node.names:
+                    if a.name.startswith("_") and not a.name.startswith("__") and node.module != module:
+                        wrong.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {node.module}.{a.name}")
+                    imported[a.asname or a.name] = f"{node.module}.{a.name}"
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name.split(".")[0] in OURS and a.asname:
+                        imported[a.asname] = a.name
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and node.value.id in imported and imported[node.value.id] in modules() \
+                    and node.attr.startswith("_") and not node.attr.startswith("__"):
+                wrong.append(f"{path.relative_to(ROOT)}:{node.lineno} uses {imported[node.value.id]}.{node.attr}")
+    assert not wrong, "private names used across modules (make them public in their owner):\n" + "\n".join(wrong)
 
 
 def test_no_command_module_imports_another():

@@ -38,3 +38,24 @@ def test_group_hash_is_stable_across_processes():
     # a fixed value: Python's own hash() of a str changes with every process
     assert group_hash("s-1") == 999470128570573571
     assert 0 <= group_hash("mem:x") < 1 << 64 and group_hash("s-1") != group_hash("s-2")
+
+
+def test_team_documents_carry_their_author_and_are_built_again_from_what_they_store():
+    """A teammate's item keeps its author in its own ``author`` field (schema 6; ``branch`` held it
+    before), and a purge builds the same document again from the stored fields."""
+    from indexer.documents import team_document, team_from_document, team_key
+    from indexer.schema import SCHEMA_VERSION
+
+    assert SCHEMA_VERSION >= 6
+    item = {"id": "abc123", "kind": "memory", "author": "alice_1", "content": "The flux capacitor wants raw bodies",
+            "tags": ["webhooks", "stripe"], "mtype": "gotcha", "updated": 1764000000.7, "remote": "github.com/acme/shop"}
+    for kind in ("memory", "summary", "rule"):
+        for n in (0, 1, 12):
+            doc = team_document({**item, "kind": kind}, "/work/shop", n)
+            fields = doc.to_dict()
+            assert fields["author"] == ["alice_1"] and "branch" not in fields
+            assert fields["key"] == [team_key({**item, "kind": kind}, n)] and fields["session_id"] == ["team:abc123"]
+            again, project, copy = team_from_document(doc)
+            assert (project, copy, again["kind"], again["author"]) == ("/work/shop", n, kind, "alice_1")
+            assert team_document(again, project, copy).to_dict() == fields
+    assert team_key({**item, "kind": "summary"}, 1) == "team:sum-abc123@1"

@@ -89,7 +89,7 @@ def _walrus(claude_projects, project, cwd=None) -> Session:
 
 def _remember(project, session_id: str) -> None:
     from indexer.ingest import Indexer
-    from recall.memory import index as memory_index
+    from recall.memory import index_docs as memory_index
 
     with store.transaction(project) as state:
         store.add_memory(state, "gotcha", "The walrus billing host lives in deploy/billing.yaml.",

@@ -104,7 +104,7 @@ def test_upgrade_pass_re_redacts_every_store_and_keeps_the_rest(claude_projects,
 
         summaries.put(s.session_id, str(project), f"Set up the walrus store with token {SECRET}.")
         with Indexer() as ix:  # the memory's index document, as the memory worker writes it
-            from recall.memory import index as memory_index
+            from recall.memory import index_docs as memory_index
 
             ix.upsert_memory_docs(memory_index.changes(project, [m.id for m in store.load(project).memories],
                                                        [])[0])

@@ -529,7 +529,7 @@ def test_index_without_a_service_and_bad_input(claude_projects, tmp_path):
 
 
 def test_memory_changes_queued_while_the_writer_was_busy_are_applied(serve, claude_projects):
-    memory_index = pytest.importorskip("recall.memory.index")
+    memory_index = pytest.importorskip("recall.memory.index_docs")
     doc = {"id": "q1", "project": "/home/dev/app", "type": "decision", "content": "queued while busy",
            "tags": [], "updated": 1_763_000_000.0, "session_ids": []}
     paths.ensure_dir(memory_index.pending_path().parent)

@@ -113,7 +113,7 @@ def run(*args: str, ok: bool = True) -> tuple[int, str, str]:
 def add_memory(project: Path, mtype: str, content: str, **fields) -> str:
     """A memory written straight into state.json (no redaction on the way: as an older recall,
     or a hand edit, could have left it), indexed like any."""
-    from recall.memory import index, store
+    from recall.memory import index_docs, store
 
     with store.transaction(str(project)) as state:
         mid = store.new_id({m.id for m in state.memories})
@@ -122,7 +122,7 @@ def add_memory(project: Path, mtype: str, content: str, **fields) -> str:
                          updated=fields.pop("updated", now), **fields)
         state.memories.append(m)
         state.touch(m)
-    index.sync(str(project), state.changed, state.removed, state)
+    index_docs.sync(str(project), state.changed, state.removed, state)
     return mid
 
 
@@ -1004,6 +1004,41 @@ def test_a_local_purge_keeps_the_teams_documents(team):
     run("forget", "--match", "puffin", "--yes")  # one of them goes here: its segment is rewritten
     assert len(team_hits("albatross cache")) == 1 and team_doc_count() == 1
 
+
+
+def _stored_team_docs() -> list[dict]:
+    import tantivy
+
+    from indexer.schema import open_index
+
+    index = open_index(paths.index_dir())
+    q = tantivy.Query.term_query(index.schema, "doctype", "team", index_option="basic")
+    searcher = index.searcher()
+    return [searcher.doc(addr).to_dict() for _, addr in searcher.search(q, 10).hits]
+
+
+def test_team_documents_carry_their_author_and_an_older_index_is_rebuilt_with_it(team):
+    """Schema 6: the author in its own field. An index of schema 5 (the author kept in ``branch``)
+    is rebuilt, and the team's documents come back from team.db, author and all."""
+    team.setup()
+    team.be(team.alice)
+    add_memory(team.alice.checkout, "gotcha", "The heron queue drops messages over 256 KB")
+    run("team", "share", "--project", str(team.alice.checkout))
+    team.be(team.bob)
+    run("team", "share", "--project", str(team.bob.checkout))
+    (doc,) = _stored_team_docs()
+    assert doc["author"] == [team.alice.role] and "branch" not in doc
+    # the index claims the schema before the author field: rebuilt, the team's documents with it
+    (paths.index_dir() / "recall-schema.json").write_text(json.dumps({"version": 5}))
+    _, out, _ = run("index")
+    assert "schema" in out.lower() and team_doc_count() == 0
+    sync(team.bob, team)
+    team.be(team.bob)
+    (doc,) = _stored_team_docs()
+    assert doc["author"] == [team.alice.role]
+    (hit,) = team_hits("heron queue")
+    assert hit["author"] == team.alice.role
+    assert f"team  by {team.alice.role}" in run("--raw", "--team", "heron", "queue")[1]
 
 def test_secrets_the_local_redaction_misses_are_not_published(team):
     """Issue 35 item 6: 3 of 7 forms reached the server in plain text."""

@@ -287,7 +287,7 @@ def consolidate_cmd(
     project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    from recall.memory import briefing, consolidate, index, store
+    from recall.memory import briefing, consolidate, index_docs, store
 
     root = project_root(project)
     if not store.state_path(root).exists():
@@ -297,7 +297,7 @@ def consolidate_cmd(
     backend.require()
     res = consolidate.consolidate(root, force=True)
     briefing.write_briefing(root)
-    index.sync(root, res.changed, res.removed)
+    index_docs.sync(root, res.changed, res.removed)
     if as_json:
         typer.echo(json.dumps(res.as_dict()))
         return

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from indexer.forgetting import Selection
 from recall.core.errors import RecallError, UsageError
-from recall.memory.index import apply_memory_docs
+from recall.memory.index_docs import apply_memory_docs
 from recall.service.registry import op, service
 
 

@@ -36,7 +36,7 @@ def _stop_event() -> threading.Event | None:
 
 
 def _loop() -> None:
-    from recall.memory import index, worker
+    from recall.memory import index_docs, worker
 
     stop = _stop_event() or threading.Event()
     logger = log.get("memory")
@@ -44,8 +44,8 @@ def _loop() -> None:
         try:
             with caller.use(caller.remembered()):  # the last hook's credentials (memory only)
                 worker.run(wait=True, stop=stop)
-            if index.pending_path().exists():
-                index.deliver([], [])
+            if index_docs.pending_path().exists():
+                index_docs.deliver([], [])
         except Exception:  # noqa: BLE001 - the thread must survive one bad run
             logger.exception("memory worker thread: run failed")
         _wake.wait(TICK)
@@ -99,7 +99,7 @@ def wake() -> None:
 
 
 def _service_writer():
-    """How ``recall.memory.index.deliver`` writes inside the service: on its writer thread,
+    """How ``recall.memory.index_docs.deliver`` writes inside the service: on its writer thread,
     after which the warm searcher reloads (None once the service has stopped)."""
     svc = service()
     if svc is None:
@@ -120,7 +120,7 @@ def start(svc) -> None:
     """Called by the service at its start (``registry.start_modules``): memory documents are
     written on its writer thread from now on, and the worker thread drains what queued up
     meanwhile."""
-    from recall.memory import index as memory_index
+    from recall.memory import index_docs as memory_index
 
     memory_index.use_service_writer(_service_writer)
     ensure_thread()

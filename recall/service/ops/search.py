@@ -84,9 +84,9 @@ def search(args: dict) -> list[dict]:
 
 @op("ping")
 def ping(args: dict) -> dict:
-    from recall.service import registry as ops
+    from recall.service import registry
 
-    svc = ops.service()
+    svc = registry.service()
     return {"pid": os.getpid(), "version": __version__, "protocol": client.PROTOCOL,
-            "home": str(svc.home) if svc is not None else "", "ops": sorted(ops.OPS),
+            "home": str(svc.home) if svc is not None else "", "ops": sorted(registry.OPS),
             "code": getattr(svc, "code", None), "started": getattr(svc, "started", None)}

@@ -183,10 +183,3 @@ def sync(project: str, changed, removed, state: store.State | None = None) -> st
         return ""
     upserts, deletes = changes(project, changed, removed, state)
     return deliver(upserts, deletes)
-
-
-def reindex_project(project: str) -> str:
-    """Every indexable memory of the project, e.g. after the index was rebuilt elsewhere."""
-    state = store.load(project)
-    ids = {m.id for m in state.memories}
-    return sync(project, ids, set(), state)
