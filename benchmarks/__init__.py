@@ -2,7 +2,7 @@
 
 Figures live in ``docs/benchmarks.md``, written only by ``python -m benchmarks.report`` from the
 results JSON committed here and the prose in ``benchmarks/prose/*.md``
-(``tests/test_benchmark_docs.py`` pins that the page is that rendering). Dev data is read from
+(``tests/benchmarks/test_benchmark_docs.py`` pins that the page is that rendering). Dev data is read from
 ``shared/data`` beside the checkout (or ``$RECALL_BENCH_DATA``), never copied in.
 
 Which module answers which question:
