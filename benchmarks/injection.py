@@ -58,10 +58,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks import harness
-from benchmarks.injection_figures import (BM25_TOP, KINDS, KS, POOL_CWD, SILENT_NEW_FLOOR,  # noqa: F401
-                                          SILENT_UNANSWERABLE_FLOOR, figures, fit_logistic)
-from benchmarks.retrieval import (REPO, Case, Session, find_data_dir, longmemeval_haystack,
-                                  split_of, uid, write_transcripts)
+from benchmarks.injection_figures import (  # noqa: F401
+    BM25_TOP,
+    KINDS,
+    KS,
+    POOL_CWD,
+    SILENT_NEW_FLOOR,
+    SILENT_UNANSWERABLE_FLOOR,
+    figures,
+    fit_logistic,
+)
+from benchmarks.retrieval import (
+    REPO,
+    Case,
+    Session,
+    find_data_dir,
+    longmemeval_haystack,
+    split_of,
+    uid,
+    write_transcripts,
+)
 
 DATA_FILE = "longmemeval_s_dev.json.gz"
 POOLS = ("a", "b")

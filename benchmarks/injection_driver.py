@@ -37,8 +37,9 @@ def main() -> int:
         req = json.loads(line)
         op = req.get("op")
         if op == "index":
-            from indexer.ingest import Indexer
             from pathlib import Path
+
+            from indexer.ingest import Indexer
 
             t0 = time.perf_counter()
             with Indexer() as ix:

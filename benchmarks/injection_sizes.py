@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
 import random
 import subprocess
 import sys
@@ -50,10 +49,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks import coding_history as ch
-from benchmarks.injection import (DATA_FILE, Codebase, bench_env, cited_sessions, ensure_main, first_rank,
-                                  prepare_home)
-from benchmarks.retrieval import (REPO, Case, find_data_dir, longmemeval_haystack, split_of, uid,
-                                  write_transcripts)
+from benchmarks.injection import DATA_FILE, Codebase, bench_env, cited_sessions, ensure_main, first_rank, prepare_home
+from benchmarks.retrieval import REPO, Case, find_data_dir, longmemeval_haystack, split_of, uid, write_transcripts
 
 MAIN_COMMIT = "89f881b"
 RESULTS = Path(__file__).with_name("injection_sizes.json")

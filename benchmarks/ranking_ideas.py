@@ -99,9 +99,9 @@ def static_embedder():
 
 
 def static_variants(lexical, cases, embed, session_of):
-    from recall.search.run import resolve_project
-
     import numpy as np
+
+    from recall.search.run import resolve_project
 
     vectors = {}
     for c in cases:

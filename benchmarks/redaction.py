@@ -33,7 +33,6 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent

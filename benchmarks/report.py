@@ -480,8 +480,8 @@ def retrieval_section(res: dict) -> list[str]:
 def render(res: dict) -> str:
     """docs/benchmarks.md from a run's results ``res`` and the results committed beside the
     benchmarks."""
-    from benchmarks import cjk_probe, injection, injection_sizes, plugin_launcher, startup, team
     from benchmarks import agents as agents_bench
+    from benchmarks import cjk_probe, injection, injection_sizes, plugin_launcher, startup, team
     from benchmarks import forget as forget_bench
     from benchmarks import stale as stale_marks
     from benchmarks import ui as ui_page

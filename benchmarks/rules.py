@@ -99,8 +99,7 @@ def measure(n_rules: int, n_prompts: int, seed: int = 7) -> dict:
         os.environ["RECALL_HOME"] = str(Path(tmp) / "home")
         project = Path(tmp) / "project"
         project.mkdir()
-        from recall.rules import store
-        from recall.rules import match
+        from recall.rules import match, store
         from recall.search.query import analyze
 
         specs = make_rules(n_rules, rng)

@@ -28,8 +28,8 @@ from benchmarks.harness import ms, percentile
 
 def measure(home: Path, reps: int = 5, seed: int = 0, limit: int = 10) -> dict:
     os.environ["RECALL_HOME"] = str(home)
-    from benchmarks.generate import query_set
     import recall.search.searcher as S
+    from benchmarks.generate import query_set
 
     s = S.Searcher(home / "index")
     real = (S.exchange, S._matches, S._helper, S.NEIGHBOUR_WEIGHT, S.SESSION_WEIGHTS)

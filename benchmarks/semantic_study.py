@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import collections
 import math
-import statistics
 import re
+import statistics
 
 LEX_DEPTH = 60       # lexical candidates collected per prompt (the hook judges the first 24)
 HOOK_CANDIDATES = 24

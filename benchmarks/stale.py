@@ -46,8 +46,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from benchmarks.harness import percentile
-from benchmarks.retrieval import (Case, Session, find_data_dir, longmemeval_haystack,
-                                  recall_home, uid, write_transcripts)
+from benchmarks.retrieval import Case, Session, find_data_dir, longmemeval_haystack, recall_home, uid, write_transcripts
 
 RESULTS = Path(__file__).with_name("stale.json")
 DATA_FILE = "longmemeval_s_dev.json.gz"

@@ -52,7 +52,7 @@ LAG_REMOTE = "github.com/acme/lag"
 
 # the items' text ---------------------------------------------------------------------------------------
 def _vocab(rng: random.Random) -> tuple[list[str], list[str], list[str]]:
-    from benchmarks.generate import ENGLISH, TECH, _CODAS, _ONSETS, _VOWELS
+    from benchmarks.generate import _CODAS, _ONSETS, _VOWELS, ENGLISH, TECH
 
     coined = sorted({rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS) + rng.choice(_VOWELS)
                      + rng.choice(_CODAS) for _ in range(30_000)})

@@ -204,7 +204,7 @@ FCP_JS = ("const e = performance.getEntriesByName('first-contentful-paint')[0];"
 
 @contextlib.contextmanager
 def chromium(profile: Path):
-    from tests.support.ui import DRIVER, FLAGS, _found, CHROMIUM
+    from tests.support.ui import CHROMIUM, DRIVER, FLAGS, _found
 
     exe, drv = _found(CHROMIUM), _found(DRIVER)
     if not exe or not drv:

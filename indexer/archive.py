@@ -76,8 +76,8 @@ except ImportError:  # pragma: no cover
         return _dumps(m.to_record())
 
 from indexer.archive_files import iter_lines, project_slug, session_filename
-from indexer.reredact_archive import pending as redaction_pending
 from indexer.reredact_archive import mark_version, redact_file
+from indexer.reredact_archive import pending as redaction_pending
 from indexer.transcripts import Message
 from recall.core.paths import atomic_write, ensure_dir
 

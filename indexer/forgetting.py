@@ -27,8 +27,8 @@ from pathlib import Path
 from indexer.archive_files import iter_lines, project_slug, session_filename
 from indexer.transcripts import Message
 from recall.core import paths
-from recall.core.jsonio import read_json
 from recall.core.errors import UsageError
+from recall.core.jsonio import read_json
 
 SECRET_MARK = "[redacted:forgotten]"
 MIN_SECRET = 4

@@ -33,13 +33,16 @@ import tantivy
 
 from indexer import sources
 from indexer.archive import Archive
+from indexer.documents import (
+    check_memory_doc,
+    memory_document,
+    message_document,
+    message_from_document,
+    session_document,
+)
 from indexer.ledger import Gate, admit
-from indexer.documents import (check_memory_doc, memory_document, message_document, message_from_document,
-                               session_document)
-from indexer.schema import (IndexCorrupt, SchemaMismatch, assign_index_id, drop_index, index_exists, index_id,
-                            open_index)
-from indexer.state import (HEAD_BYTES, FileState, SessionInfo, StateDB, fingerprint, fingerprint_length,
-                           tail_fingerprint)
+from indexer.schema import IndexCorrupt, SchemaMismatch, assign_index_id, drop_index, index_exists, index_id, open_index
+from indexer.state import HEAD_BYTES, FileState, SessionInfo, StateDB, fingerprint, fingerprint_length, tail_fingerprint
 from indexer.transcripts import FileContext, Message, NotRegularFile, path_text, read_lines
 from recall.core import paths, process
 from recall.core.errors import IndexBusy, StorageError, is_disk_full, storage_error

@@ -27,8 +27,7 @@ from pathlib import Path
 import tantivy
 
 from indexer.archive_files import iter_lines
-from indexer.documents import (memory_document, message_document, session_document, team_document,
-                               team_from_document)
+from indexer.documents import memory_document, message_document, session_document, team_document, team_from_document
 from indexer.ingest import secure_files
 from indexer.schema import stored_value
 from indexer.state import SessionInfo

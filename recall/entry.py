@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import sys
 
-
 #: what the plugin's slash commands run (hooks/recall ask|--raw|remember ...)
 SLASH_VERBS = ("ask", "--raw", "remember")
 

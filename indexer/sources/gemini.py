@@ -137,7 +137,7 @@ def _read_logs(path: Path, ctx: AgentContext, stats: Counter):
     with open_nofollow(path) as fh:
         data = fh.read()
     try:
-        entries = _loads(data)
+        entries = loads(data)
     except ValueError:
         yield [], 0  # being written: read again on its next change
         return

@@ -21,8 +21,20 @@ from typing import Callable, Iterator
 
 from indexer.project import canonical_project
 from indexer.redact import redact
-from indexer.transcripts import (JSONError, Message, NotRegularFile, cap_text, clean_text, lenient_loads, loads,
-                                 parse_timestamp, path_text, precut, private_carry, tool_result_chars)
+from indexer.transcripts import (
+    JSONError,
+    Message,
+    NotRegularFile,
+    cap_text,
+    clean_text,
+    lenient_loads,
+    loads,
+    parse_timestamp,
+    path_text,
+    precut,
+    private_carry,
+    tool_result_chars,
+)
 
 ZST = ".zst"
 

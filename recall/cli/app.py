@@ -13,8 +13,29 @@ import typer
 from typer.core import TyperGroup
 
 from recall import __version__
-from recall.cli.commands import (ask, config, doctor, exclude, forget, index, log, mcp, memories, pause, remember,
-                                 rules, search, service, sessions, setup, sources, stats, status, team, ui)
+from recall.cli.commands import (
+    ask,
+    config,
+    doctor,
+    exclude,
+    forget,
+    index,
+    log,
+    mcp,
+    memories,
+    pause,
+    remember,
+    rules,
+    search,
+    service,
+    sessions,
+    setup,
+    sources,
+    stats,
+    status,
+    team,
+    ui,
+)
 from recall.core.errors import RecallError, UsageError, report
 
 

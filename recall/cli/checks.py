@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from indexer import sources as agent_sources
-from recall.setup.install import HOOK_EVENTS, MCP_NAME, SetupError, load_json, mcp_file, project_root
 from recall.core import config, paths
 from recall.core.errors import RecallError
+from recall.setup.install import HOOK_EVENTS, MCP_NAME, SetupError, load_json, mcp_file, project_root
 
 
 @dataclass
@@ -468,8 +468,8 @@ def check_claude_loads(root: Path, by_plugin: bool, mcp_expected: bool) -> Check
 def check_command() -> Check:
     """Whether the ``recall`` a shell finds is this install (issue 36): other packages install a
     ``recall`` command too, and a second install of recall may answer instead."""
-    from recall.setup.install import bin_dir, command_kind
     from recall.control.units import recall_executable
+    from recall.setup.install import bin_dir, command_kind
 
     this = recall_executable()
     this_exe = this[0] if len(this) == 1 else " ".join(this)

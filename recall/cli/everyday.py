@@ -288,9 +288,8 @@ def _service_memory_backend(info: dict) -> None:
 
 def status(as_json: bool = False) -> int:
     """``recall status``."""
-    from recall.memory.status import memory_status, status_lines
-
     from recall.llm import backend
+    from recall.memory.status import memory_status, status_lines
     from recall.prompt import injections
 
     info = collect_status()
@@ -642,8 +641,8 @@ def show(session: str, pager: bool = True, as_json: bool = False) -> int:
 def memories(mtype: str | None = None, project=None, all_: bool = False, as_json: bool = False,
              stale: bool = False) -> int:
     """``recall memories`` (the list; ``stale``: only those whose files changed since)."""
-    from recall.memory import TYPES, store
     from recall.cli.command_utils import check_type, project_root
+    from recall.memory import TYPES, store
     from recall.memory.stale import mark_text
 
     t = check_type(mtype)

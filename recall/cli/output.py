@@ -9,7 +9,6 @@ import re
 import sys
 from typing import Any, Callable, Iterator
 
-
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _IRREGULAR = {"memory": "memories", "summary": "summaries", "this": "these"}
 

@@ -35,8 +35,8 @@ running inside it never calls itself.
 
 from __future__ import annotations
 
-import json
 import _socket as socket  # the C module: the wrapper's enum set-up costs ~4 ms on every prompt
+import json
 import os
 
 from recall import __version__

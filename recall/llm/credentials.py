@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from recall.core import config
-from recall.core import paths
+from recall.core import config, paths
 
 
 def find_credentials(cfg: dict | None = None, env: dict | None = None) -> dict | None:

@@ -11,8 +11,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from recall.core import config
-from recall.core import paths
+from recall.core import config, paths
 from recall.core.jsonio import loads_object, read_jsonl
 
 

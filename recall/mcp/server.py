@@ -35,9 +35,9 @@ from pydantic import BaseModel, Field, ValidationError
 
 from recall import __version__
 from recall.core import log
+from recall.core.errors import RecallError, UsageError
 from recall.core.text import clip, clip_block
 from recall.mcp import rule_tools, tools
-from recall.core.errors import RecallError, UsageError
 
 #: Size cap of one tool result, for its text and its structured JSON each (Claude Code
 #: truncates large tool output; a few thousand characters is what a model reads well).

@@ -31,9 +31,9 @@ import tantivy
 from indexer.project import canonical_project
 from indexer.schema import stored_value
 from recall.core import paths
+from recall.core.errors import RecallError, UsageError
 from recall.core.text import clip
 from recall.memory import note_access
-from recall.core.errors import RecallError, UsageError
 from recall.search.hit import Hit, iso
 from recall.search.merged import ASK_MATCHES, TRANSCRIPTS, merged_search
 from recall.search.query import analyze

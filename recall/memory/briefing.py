@@ -25,12 +25,20 @@ import os
 import time
 from pathlib import Path
 
-from recall.core import config
-from recall.core import paths
+from recall.core import config, paths
 from recall.core.text import one_line
 from recall.memory import TYPES
-from recall.memory.store import (BRIEFING_FLOOR, CLAUDE_MD_EXCLUDE_NOTE, Memory, State, effective_confidence,
-                                 git_exclude, load, pinned, rank)
+from recall.memory.store import (
+    BRIEFING_FLOOR,
+    CLAUDE_MD_EXCLUDE_NOTE,
+    Memory,
+    State,
+    effective_confidence,
+    git_exclude,
+    load,
+    pinned,
+    rank,
+)
 
 START = "<!-- MEMORY:START -->"
 END = "<!-- MEMORY:END -->"

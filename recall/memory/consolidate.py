@@ -28,11 +28,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from recall.core import config
+from recall.core import config, log
+from recall.core.text import one_line
 from recall.llm import backend
 from recall.llm.errors import CapReached, ModelError, NoKey
-from recall.core import log
-from recall.core.text import one_line
 from recall.memory import TYPES, store
 
 MIN_PER_TYPE = 5

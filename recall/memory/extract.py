@@ -28,15 +28,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from recall.core import config
+from recall.core import config, log, paths
 from recall.core.jsonio import read_json
+from recall.core.text import cut
 from recall.llm import backend
 from recall.llm.errors import CapReached, ModelError, NoKey
-from recall.core import log
-from recall.core import paths
-from recall.core.text import cut
-from recall.memory import memory_home
-from recall.memory import store
+from recall.memory import memory_home, store
 
 CHUNK_CHARS = 6000
 OVERLAP_CHARS = 500
@@ -235,9 +232,9 @@ def read_new(path: Path, offset: int, root_hint: str = "", private_open: bool = 
     """Summary entries of the lines after ``offset``; (entries, new offset, a cwd seen).
     ``private_open``: a ``<private>`` block was open at ``offset``; ``carry`` is filled with
     whether one is open after each line (by its end offset), for the cursor."""
+    from indexer import sources
     from indexer.archive import Tombstones
     from indexer.ledger import Gate, admit
-    from indexer import sources
 
     src = sources.source_of(path)  # Claude Code's transcript, or another agent's session (indexer.sources)
     ctx = src.context(path)

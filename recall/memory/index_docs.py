@@ -18,8 +18,7 @@ import os
 import time
 from pathlib import Path
 
-from recall.core import log
-from recall.core import paths
+from recall.core import log, paths
 from recall.core.jsonio import read_jsonl
 from recall.memory import memory_home, store
 

@@ -28,9 +28,8 @@ def as_dict(info, summary: dict | None) -> dict:
 
 def recent(project: str | None = None, since: float | None = None, limit: int = 20) -> list[dict]:
     """Recent sessions, newest first, each with its summary (None until one exists)."""
-    from indexer.state import list_sessions
-
     from indexer.ledger import reader_gate
+    from indexer.state import list_sessions
 
     gate = reader_gate().refresh()
     everyone = gate.readers_see_all()  # nothing kept from readers: no per-session check

@@ -31,8 +31,14 @@ from __future__ import annotations
 import os
 import time
 
-from indexer.touches import (content_fingerprint, fingerprint_size, line_sketch, paths_in_text, relative,
-                             sketch_similarity)
+from indexer.touches import (
+    content_fingerprint,
+    fingerprint_size,
+    line_sketch,
+    paths_in_text,
+    relative,
+    sketch_similarity,
+)
 
 SUBSTANTIAL = 0.5          # line-sketch similarity below this: changed substantially
 MAX_FILES = 8              # files fingerprinted per memory

@@ -18,10 +18,8 @@ import os
 import threading
 import time
 
-from recall.core import config
+from recall.core import config, log, paths
 from recall.core.jsonio import read_json
-from recall.core import log
-from recall.core import paths
 from recall.memory import memory_home
 from recall.memory import queue as q
 

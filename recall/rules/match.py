@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from recall.rules.patterns import compile_regex, terms_of
-
 from recall.rules.store import MAX_REGEX_RULES
 
 MAX_SUBJECT = 20_000       # characters of the prompt a regex sees

@@ -31,8 +31,7 @@ from recall.core.errors import IndexMissing, RecallError
 from recall.search.confidence import judge
 from recall.search.exchange import exchange
 from recall.search.hit import Hit, iso
-from recall.search.query import (IDENT, QUOTED, W_CONTENT, analyze, common_terms, is_stopword, unique,
-                                 weighty)
+from recall.search.query import IDENT, QUOTED, W_CONTENT, analyze, common_terms, is_stopword, unique, weighty
 from recall.search.snippets import highlighter, snippet
 
 W_FILES = 2.0

@@ -58,9 +58,9 @@ from recall.core import paths, process
 from recall.core import service_client as client
 from recall.core.errors import IndexBusy, RecallError, StorageError
 from recall.core.service_state import lock_path, status_path
-from recall.service import registry
 from recall.privacy import redaction_pass
 from recall.privacy.forget import attach as attach_privacy
+from recall.service import registry
 from recall.setup import plugin_runtime  # at import: an uninstall deletes the runtime's files before the service stops
 
 TICK = float(os.environ.get("RECALL_TICK_SECONDS", "0.1"))

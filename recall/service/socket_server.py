@@ -21,9 +21,9 @@ from pathlib import Path
 
 from recall.core import caller
 from recall.core import service_client as client
-from recall.service import registry
 from recall.core.errors import RecallError
 from recall.core.paths import ensure_dir
+from recall.service import registry
 
 MAX_CLIENTS = 32
 MAX_REQUEST = 16 << 20

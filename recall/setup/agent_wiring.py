@@ -19,8 +19,8 @@ import json
 import os
 from pathlib import Path
 
-from recall.setup.install import Report, SetupError, forget_created, load_json, mcp_entry, remember_created, write_json
 from recall.core.wiring import MCP_NAME, is_our_mcp
+from recall.setup.install import Report, SetupError, forget_created, load_json, mcp_entry, remember_created, write_json
 
 AGENTS = ("codex", "gemini")
 LABELS = {"codex": "Codex CLI", "gemini": "Gemini CLI"}

@@ -30,12 +30,11 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from recall.core import config
-from recall.core.jsonio import read_json
-from recall.core import paths
-from recall.core.errors import RecallError
-from recall.core.wiring import MCP_NAME, is_our_mcp, ours
 from recall.control.units import recall_executable
+from recall.core import config, paths
+from recall.core.errors import RecallError
+from recall.core.jsonio import read_json
+from recall.core.wiring import MCP_NAME, is_our_mcp, ours
 
 #: event -> (``recall hook`` name, timeout in seconds; None: from the hook budget)
 HOOK_EVENTS: dict[str, tuple[str, int | None]] = {

@@ -138,7 +138,6 @@ def privacy_records() -> dict:
     Code still keeps the transcripts): {"tombstones": bytes, "controls": bytes, "exclude": [...]},
     only those present. None of them holds the text of what they keep out."""
     from indexer.ledger import controls_path
-
     from recall.core import config
 
     out: dict = {}

@@ -99,7 +99,6 @@ def scrub(text: str) -> str:
     out = _REDACTED.get(text)
     if out is None:
         from indexer.redact import redact
-
         from recall.core.text import storable
 
         out = strict(storable(redact(storable(text)))).strip()

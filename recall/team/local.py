@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recall.core import paths
-from recall.core.jsonio import read_json
 from recall.core.errors import UsageError
+from recall.core.jsonio import read_json
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS shares(path TEXT PRIMARY KEY, remote TEXT NOT NULL, since REAL NOT NULL);

@@ -84,7 +84,6 @@ def share(path: str | os.PathLike | None) -> dict:
     """Share the project of ``path`` (default: here): {"path", "project", "server", "granted",
     "sent", "shared", "pulled"?, "pending"?, "service"}."""
     from indexer.ledger import excluded_by, exclusions
-
     from recall.team.identity import project_identity
 
     join = local.require_join()

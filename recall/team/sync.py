@@ -350,7 +350,6 @@ def index_pending(writer: Writer) -> int:
     from indexer.documents import team_session_key
     from indexer.purge import purge_deleted_documents, segments_holding
     from indexer.schema import index_id
-
     from recall.team import index_docs
 
     done = 0

@@ -50,11 +50,10 @@ def forget_session(form: dict) -> dict:
 def forget(args: dict) -> dict:
     """Forget on the service's writer (inside the service: its own op; else over its socket),
     else on an index writer of this process's own."""
-    from recall.core import service_client as client
-    from recall.service import registry
-
     from indexer.forgetting import Selection
+    from recall.core import service_client as client
     from recall.privacy.forget import forget_everywhere
+    from recall.service import registry
 
     svc = registry.service()
     if svc is not None:  # what the service's "forget" op does

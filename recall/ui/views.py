@@ -282,10 +282,10 @@ def projects() -> list[str]:
 def sessions_by_day(project: str = "", since: str = "", limit: int = 100) -> list[tuple[str, str, list[dict]]]:
     """``recall sessions`` grouped: [(project, day, [session rows])], newest first, each row with
     its summary and the files it wrote that changed since (its stale marks)."""
+    from indexer.state import SessionInfo
     from recall.memory import sessions
     from recall.search.stale import epoch, session_marks
     from recall.search.timespec import parse_since
-    from indexer.state import SessionInfo
 
     after = parse_since(since) if since else None
     if project and not os.path.isabs(project):
@@ -361,7 +361,7 @@ def memory_project(project: str) -> str:
 def memories(project: str) -> dict:
     """``recall memories --all`` of ``project``: by type, best first, with their confidence now,
     origin, pin and stale marks; and the briefing block as it is in the file Claude Code reads."""
-    from recall.memory import TYPES, briefing, store
+    from recall.memory import TYPES, store
     from recall.memory.stale import mark_text
 
     if not project:
@@ -495,9 +495,9 @@ def charts(days: int = 30) -> dict:
     ones the hook does not search for (``trivial``: the silent share is of the others, as
     ``recall stats`` counts it); memories by type over time (how many existed at each day's
     end). The history's size is ``history``; the used share is ``weekly``."""
-    from recall.memory import TYPES, store
-
     import bisect
+
+    from recall.memory import TYPES, store
 
     now = time.time()
     day_list = [_day(now - 86400 * i) for i in range(days - 1, -1, -1)]

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.fts5 import FTS5Store, has_fts5, match_expression
-from benchmarks.generate import (MESSAGE_KINDS, encode_cwd, generate, iter_file_messages,
-                                 iter_messages, query_set)
+from benchmarks.generate import MESSAGE_KINDS, encode_cwd, generate, iter_file_messages, iter_messages, query_set
 
 N = 2000
 END = datetime(2026, 11, 22, tzinfo=timezone.utc)

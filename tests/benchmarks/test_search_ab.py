@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import recall.search.searcher as S
 from benchmarks import search_ab
 from benchmarks.generate import generate
 from indexer.ingest import Indexer
 from recall.core import paths
-import recall.search.searcher as S
 
 
 def test_search_ab_measures_every_configuration(tmp_path):

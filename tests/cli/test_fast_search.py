@@ -12,8 +12,8 @@ from indexer.ingest import index_all
 from recall import entry
 from recall.cli import fast_search
 from recall.cli.app import app, run
-from tests.service.test_client import server  # noqa: F401 - the in-process service fixture
 from tests.search.test_index_search import webhook_session
+from tests.service.test_client import server  # noqa: F401 - the in-process service fixture
 
 
 def test_commands_match_the_typer_app():

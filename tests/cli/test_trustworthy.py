@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
 from recall.core import paths
-from recall.llm import backend, claude_code
-from recall.llm import errors, usage
+from recall.llm import backend, claude_code, errors, usage
 from recall.memory import worker
 from tests.support.cli import cli
 
@@ -33,7 +31,7 @@ def test_doctor_says_when_claude_code_is_not_logged_in(project, capsys, claude_l
     assert backend.choose().name == "claude-code"
     assert claude_code.login_status() == (False, "`claude auth status`: loggedIn false")
     code, out, _ = cli(capsys, "doctor", "--project", str(project))
-    assert f"FAIL  model backend: model.backend = auto" in out
+    assert "FAIL  model backend: model.backend = auto" in out
     assert f"but Claude Code at {claude_logged_out} is not logged in (`claude auth status`: loggedIn false): " \
            "its model calls fail (none succeeded today)" in out
     assert "fix: run `claude` and log in (/login), or give recall an API key" in out

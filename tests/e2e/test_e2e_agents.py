@@ -13,9 +13,9 @@ import pytest
 
 from recall.cli.app import run
 from recall.core import config
-from tests.support.wait import wait_for
 from tests.support.agents import AgentAPI, CodexEnv, GeminiEnv, call, require_codex, require_gemini, say
 from tests.support.standin import is_claude_code_request, is_messages_request, request_text, text
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 

@@ -26,10 +26,10 @@ from recall.llm import usage
 from recall.memory import queue
 from recall.prompt import injections
 from recall.search.searcher import Searcher
-from tests.support.memory import EXTRACTION_MARK, active, extraction, is_extraction, system_of
-from tests.support.wait import wait_for
 from tests.support.claude import TEST_API_KEY, require_claude
+from tests.support.memory import EXTRACTION_MARK, active, extraction, is_extraction, system_of
 from tests.support.standin import is_claude_code_request, is_messages_request, request_text, text, tool_use
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 

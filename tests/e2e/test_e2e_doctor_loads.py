@@ -6,7 +6,6 @@ Claude Code, or a fake one that starts no session, it says what it could not che
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 

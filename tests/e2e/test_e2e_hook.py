@@ -10,11 +10,11 @@ import json
 
 import pytest
 
-from recall.core import config
 from recall.cli.app import run
+from recall.core import config
 from recall.search.searcher import Searcher
-from tests.support.wait import wait_for
 from tests.support.standin import error, hang, is_claude_code_request, is_messages_request, request_text, text
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from indexer.ingest import index_all
-from tests.support.factory import Session
-from tests.support.claude import ClaudeEnv, require_claude
-from tests.support.standin import StandIn, is_main_request, text, tool_use
 from tests.mcp.test_mcp import add_memories
+from tests.support.claude import ClaudeEnv, require_claude
+from tests.support.factory import Session
+from tests.support.standin import StandIn, is_main_request, text, tool_use
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -11,8 +11,8 @@ import pytest
 
 from recall.memory import queue, store
 from tests.support.memory import active, extraction, is_extraction, prompt_of, use_standin
-from tests.support.wait import wait_for
 from tests.support.standin import is_main_request, request_text, text, tool_use
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 

@@ -22,8 +22,8 @@ import pytest
 
 from recall.core import config, paths, service_client, wiring
 from recall.search.searcher import Searcher
-from tests.support.wait import wait_for
 from tests.support.standin import is_claude_code_request, is_main_request, is_messages_request, request_text, text
+from tests.support.wait import wait_for
 from tests.support.wheelhouse import offline_pip_env, wheelhouse
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -94,9 +94,10 @@ def hits(query: str) -> list:
 
 def stop_service():
     """Stop whatever service runs for this test's RECALL_HOME (the plugin started it)."""
-    from recall.core.service_state import lock_holder, pid_alive
     import os
     import signal
+
+    from recall.core.service_state import lock_holder, pid_alive
 
     pid = lock_holder()
     if pid:

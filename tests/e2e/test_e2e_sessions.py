@@ -12,8 +12,8 @@ from indexer.ingest import index_all
 from recall.cli.app import run
 from recall.memory import queue, summaries
 from tests.support.memory import system_of, use_standin
-from tests.support.wait import wait_for
 from tests.support.standin import is_claude_code_request, text
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from indexer.ingest import index_all
-from recall.core import config
 from recall.cli.app import run
+from recall.core import config
 from recall.memory import store
 from tests.support.factory import Session
 from tests.support.standin import is_claude_code_request, is_main_request, request_text, text

@@ -12,9 +12,9 @@ import pytest
 
 from recall.core import paths
 from recall.core import service_client as client
+from tests.support.cli import cli
 from tests.support.standin import text
 from tests.support.wait import wait_for
-from tests.support.cli import cli
 
 pytestmark = pytest.mark.e2e
 

@@ -12,7 +12,6 @@ import re
 import shutil
 import stat
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path

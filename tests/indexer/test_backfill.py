@@ -275,8 +275,8 @@ def test_setup_leaves_the_backfill_to_the_service_once_the_newest_sessions_are_i
     """With the service up, `recall setup` returns after its first commit, not after the whole
     history: the README's question right after it finds the last session."""
     from recall.cli.commands import setup
-    from recall.setup.install import Report
     from recall.core import service_client as client
+    from recall.setup.install import Report
 
     answers = iter([{"state": "backfilling", "backfill": None, "commits": 0},
                     {"state": "backfilling", "backfill": dict(PROGRESS, files_done=0), "commits": 0},

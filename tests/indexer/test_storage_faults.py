@@ -16,7 +16,6 @@ import stat
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import pytest
 
@@ -453,7 +452,7 @@ def test_transcript_rewritten_in_place_is_read_again(claude_projects):
 
 def test_plain_appends_still_resume_at_the_offset(claude_projects):
     s = session("alphaword", 5)
-    path = s.write(claude_projects)
+    s.write(claude_projects)
     index_all()
     for i in range(3):
         s.user(f"betaword more q{i}x")
@@ -676,7 +675,7 @@ def test_recall_index_through_a_service_that_cannot_write_says_so(claude_project
 
 
 def test_lost_writer_and_damaged_index_messages(tmp_path):
-    from recall.search.searcher import SearchIndexError, Searcher
+    from recall.search.searcher import Searcher, SearchIndexError
 
     ix = Indexer.__new__(Indexer)
     ix.index_path = tmp_path / "index"

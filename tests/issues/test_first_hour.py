@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from recall.core import paths
-from tests.support.cli import cli
 from tests.memory.test_sessions import two_sessions  # noqa: F401 (fixture)
+from tests.support.cli import cli
 
 
 @pytest.fixture
@@ -377,7 +377,6 @@ def test_doctor_says_when_the_recall_on_path_is_not_this_install(tmp_path, capsy
 
 def test_setup_never_takes_the_recall_command_of_another_tool(tmp_path, capsys, monkeypatch):
     from recall.setup import install as st
-    from recall.control import units
 
     this = _program(tmp_path / "venv" / "bin", "#!/bin/sh\n# from recall.entry import main\n")
     monkeypatch.setattr(st, "recall_executable", lambda: [str(this)])
@@ -398,8 +397,6 @@ def test_with_setup_first_the_plugin_s_slash_commands_stand_down_and_doctor_says
     """`recall setup`, then the plugin: setup is the active install everywhere. Its hooks answer (the
     plugin's stand down per event), its MCP server serves the tools (the plugin's has none), and
     the plugin's /recall:... commands point to setup's /recall... instead of answering twice."""
-    import subprocess
-    import sys
 
     from recall import entry
     from recall.cli.commands.mcp import _stand_down
@@ -459,8 +456,8 @@ def test_status_without_a_service_names_the_backend_today_s_extractions_used(cap
 
 # item 11 (under the plugin) ------------------------------------------------------------------------------------
 def test_setup_under_the_plugin_reports_no_change_on_a_re_run(tmp_path, capsys, claude_projects, monkeypatch):
-    from tests.support.factory import Session
     from tests.setup.test_plugin import enable_plugin
+    from tests.support.factory import Session
 
     monkeypatch.setenv("RECALL_NO_SERVICE", "1")
     project = tmp_path / "proj"

@@ -9,11 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from indexer.ingest import index_all
-from tests.support.factory import Session
 from tests.support.cli import cli
+from tests.support.factory import Session
 
 ROOT = Path(__file__).resolve().parents[2]
 RECALL = [sys.executable, "-m", "recall.entry"]

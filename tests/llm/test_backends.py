@@ -13,13 +13,21 @@ from pathlib import Path
 import pytest
 
 from recall.core import caller, config, paths
-from recall.llm import backend, claude_code
-from recall.llm import credentials, errors
+from recall.llm import backend, claude_code, credentials, errors
 from recall.prompt import injections
-from tests.support.standin import text
+from tests.prompt.test_hook import (  # noqa: F401 (fixtures)
+    DECISION,
+    QUESTION,
+    SYNTH,
+    context_of,
+    indexed,
+    payload,
+    run_hook_process,
+    service,
+    set_hook_config,
+)
 from tests.support.cli import cli
-from tests.prompt.test_hook import (DECISION, QUESTION, SYNTH, context_of, indexed, payload,  # noqa: F401 (fixtures)
-                                    run_hook_process, service, set_hook_config)
+from tests.support.standin import text
 
 HOOK_KEY = "sk-ant-api03-" + "HookOnlyKey9" * 7
 

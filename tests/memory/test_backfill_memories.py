@@ -10,10 +10,10 @@ import time
 
 from recall.core import config
 from recall.memory import store, summaries
+from tests.memory.test_sessions import SUMMARY, is_summary, two_sessions  # noqa: F401 (fixture)
+from tests.support.cli import cli
 from tests.support.memory import extraction, is_extraction, use_standin
 from tests.support.standin import text
-from tests.support.cli import cli
-from tests.memory.test_sessions import SUMMARY, is_summary, two_sessions  # noqa: F401 (fixture)
 
 
 def answer(req):
@@ -39,7 +39,7 @@ def test_backfill_estimates_first_then_makes_memories_and_summaries_and_resumes(
 
     code, out, err = cli(capsys, "memories", "--backfill", "--all-projects", "--yes")
     assert code == 0, err
-    assert f"[1/2] " in out and two_sessions["new"][:8] in out and "+1 memory, summary written" in out
+    assert "[1/2] " in out and two_sessions["new"][:8] in out and "+1 memory, summary written" in out
     assert "Backfill done: 2 of 2 sessions done: 2 memories, 2 summaries." in out
     assert summaries.get(two_sessions["new"]) and summaries.get(two_sessions["old"])
     assert [m.content for m in store.load(str(two_sessions["shop"])).active()] == [

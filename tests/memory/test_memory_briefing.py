@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import stat
 
-from recall.hooks import capture
 from recall.core import config
+from recall.hooks import capture
 from recall.memory import briefing, store
 from tests.support.memory import make_project
 

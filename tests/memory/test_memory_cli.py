@@ -11,9 +11,9 @@ import pytest
 
 from recall.llm import usage
 from recall.memory import status, store
+from tests.support.cli import cli
 from tests.support.memory import is_consolidation, use_standin
 from tests.support.standin import error, text
-from tests.support.cli import cli
 
 
 @pytest.fixture

@@ -11,13 +11,13 @@ import time
 
 import pytest
 
-from recall.core import service_client as client
 from recall.core import config
+from recall.core import service_client as client
 from recall.memory import queue, store, worker
 from recall.search.searcher import Searcher
 from tests.support.memory import Transcript, active, env_without_service, extraction, is_extraction, use_standin
-from tests.support.wait import wait_for
 from tests.support.standin import text
+from tests.support.wait import wait_for
 
 GOTCHA = {"type": "gotcha", "content": "Stripe webhook verification needs the raw body: use express.raw() on "
                                        "the webhook route", "tags": ["stripe", "webhooks"]}

@@ -14,10 +14,10 @@ import pytest
 
 from indexer.ingest import index_all
 from recall.memory import summaries, summarize, worker
+from tests.support.cli import cli
 from tests.support.factory import Session
 from tests.support.memory import system_of, use_standin
 from tests.support.standin import error, text
-from tests.support.cli import cli
 
 SUMMARY = ("Goal: add an index on orders.created_at\nDecided: build it concurrently, writes must not block\n"
            "Files: migrations/0008_orders_index.sql\nOutcome: migration written and verified\n"

@@ -12,9 +12,8 @@ import pytest
 
 from indexer.forgetting import Selection
 from indexer.ingest import Indexer, index_all
-from recall.core import config, paths
-from recall.llm import errors, messages_api, usage
-from recall.llm import synthesis
+from recall.core import paths
+from recall.llm import errors, messages_api, synthesis, usage
 from recall.privacy.forget import attach, forget_everywhere
 from recall.prompt import injections
 from tests.support.factory import BASE_TIME, Session

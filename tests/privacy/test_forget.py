@@ -9,10 +9,10 @@ import time
 
 import pytest
 
+from indexer import ledger
 from indexer.archive import Archive
 from indexer.forgetting import SECRET_MARK, Selection, resolve_session
 from indexer.ingest import Indexer, index_all
-from indexer import ledger
 from recall.core import config, paths
 from recall.core.errors import UsageError
 from recall.memory import briefing, store
@@ -196,7 +196,7 @@ def test_excluded_projects_are_never_indexed_searched_or_injected(claude_project
 
 
 def test_a_pause_keeps_its_window_out_even_after_a_rebuild(claude_projects):
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timezone
 
     now = time.time()
     start = datetime.fromtimestamp(now - 3600, tz=timezone.utc)

@@ -23,9 +23,9 @@ from recall.core import config, paths
 from recall.memory import briefing, store, summaries
 from recall.prompt import injections
 from recall.search.searcher import Searcher
+from tests.service.test_service import count, serve  # noqa: F401 - serve is a fixture
 from tests.support.factory import BASE_TIME, Session
 from tests.support.memory import make_project
-from tests.service.test_service import count, serve  # noqa: F401 - serve is a fixture
 from tests.support.wait import wait_for
 
 RECALL = [sys.executable, "-m", "recall.entry"]

@@ -30,9 +30,9 @@ from recall.core import config, paths
 from recall.memory import store
 from recall.prompt.context import build_context, service_op
 from recall.search.searcher import Searcher
+from tests.service.test_service import run_cli, serve  # noqa: F401 - serve is a fixture
 from tests.support.factory import Session
 from tests.support.memory import make_project, make_worktree
-from tests.service.test_service import run_cli, serve  # noqa: F401 - serve is a fixture
 
 
 def texts(query: str, **kw) -> list[str]:

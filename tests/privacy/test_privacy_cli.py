@@ -14,9 +14,9 @@ import time
 
 from recall.core import config
 from recall.memory import briefing, store
+from tests.service.test_service import run_cli, serve  # noqa: F401 - serve is a fixture
 from tests.support.factory import Session
 from tests.support.memory import make_project
-from tests.service.test_service import run_cli, serve  # noqa: F401 - serve is a fixture
 from tests.support.wait import wait_for
 
 RECALL = [sys.executable, "-m", "recall.entry"]

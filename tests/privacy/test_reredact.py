@@ -25,8 +25,8 @@ from recall.memory import briefing, store
 from recall.privacy import redaction_pass
 from recall.privacy.forget import attach
 from recall.search.searcher import Searcher
-from tests.support.factory import Session
 from tests.service.test_service import run_cli, serve  # noqa: F401 - serve is a fixture
+from tests.support.factory import Session
 from tests.support.wait import wait_for
 
 # a Shopify admin token: a format the rules before version 2 let through in prose

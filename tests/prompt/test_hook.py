@@ -15,17 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from recall.hooks import dispatch
 from indexer.ingest import index_all
 from recall.core import config
-from recall.llm import errors, usage
+from recall.hooks import dispatch
+from recall.llm import errors, synthesis, usage
 from recall.prompt import candidates, trivial
 from recall.prompt import context as rc
 from recall.prompt.settings import hook_settings
-from recall.llm import synthesis
+from tests.support.cli import cli
 from tests.support.factory import Session
 from tests.support.standin import error, hang, text
-from tests.support.cli import cli
 
 QUESTION = "which database did we choose for the job queue?"
 DECISION = ("We decided to use SQLite in WAL mode for the job queue, because Postgres was overkill "
@@ -481,7 +480,6 @@ def test_recall_query_without_key_says_how_to_enable(indexed, project, capsys):
 def service(indexed):
     import logging
 
-    from recall.service.ops import hook as hook_ops
     from recall.service import registry as ops  # noqa: F401  (registers hook_context)
     from recall.service.socket_server import SocketServer
 

@@ -16,7 +16,6 @@ errors, the model's explanations.
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import datetime, timedelta, timezone
 
@@ -258,7 +257,7 @@ PARAPHRASES = {
 def with_memories(claude_projects, project):
     """Four decision sessions, two mundane ones, and the typed memories the extraction made of
     the decisions (``recall.memory``), as a history of a few weeks holds them."""
-    from recall.memory import index as memory_index
+    from recall.memory import index_docs as memory_index
     from recall.memory import store
 
     sessions = {}

@@ -14,8 +14,8 @@ from indexer.ingest import index_all
 from recall.prompt import injections
 from recall.prompt.stats import repeats, told, week_of
 from recall.prompt.used import judge
-from tests.support.factory import Session
 from tests.support.cli import cli as run_cli
+from tests.support.factory import Session
 
 DECISION = ("We decided on pgbouncer in transaction pooling mode, because the ORM opens one connection per "
             "request; its settings live in deploy/pgbouncer.ini.")

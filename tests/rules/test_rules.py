@@ -19,8 +19,8 @@ from recall.prompt.block import RULES_HEADER, TAG_CLOSE, TAG_OPEN
 from recall.rules import inject, store
 from recall.rules.match import Situation, compiled_rules, fire, mentioned_paths
 from recall.rules.store import RuleError
-from tests.support.factory import Session
 from tests.support.cli import cli
+from tests.support.factory import Session
 
 MIGRATION_RULE = "Run `sqitch verify` before touching anything under migrations/."
 

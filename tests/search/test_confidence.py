@@ -17,8 +17,8 @@ from recall.prompt import context as rc
 from recall.prompt import injections
 from recall.search import confidence as conf
 from recall.search.searcher import Searcher
-from tests.support.factory import Session
 from tests.service.test_service import serve  # noqa: F401 - fixture
+from tests.support.factory import Session
 
 START = datetime(2026, 10, 1, 9, tzinfo=timezone.utc)
 REDIS_DECISION = ("We dropped redis: the managed instance cost $180 a month and it only cached sessions, "

@@ -12,8 +12,8 @@ import pytest
 from indexer.ingest import index_all
 from recall.search import exchange
 from recall.search.searcher import Searcher
-from tests.support.factory import Session
 from tests.support.cli import cli
+from tests.support.factory import Session
 
 
 def shop_sessions(cwd="/home/dev/shop"):

@@ -13,8 +13,8 @@ import pytest
 from indexer.ingest import Indexer, index_all
 from recall.core import paths
 from recall.search.searcher import Searcher
-from tests.support.factory import Session
 from tests.support.cli import cli
+from tests.support.factory import Session
 
 
 def webhook_session(cwd="/home/dev/shop", start=None):

@@ -262,9 +262,8 @@ def test_a_file_changed_outside_claude_code_and_a_refreshed_checkout(history, mo
 def test_no_marks_when_the_project_folder_is_gone_or_marks_are_off(history, monkeypatch, tmp_path):
     monkeypatch.setenv("RECALL_NO_SERVICE", "1")
     p, a = history["project"], history["a"]
-    from recall.search.stale import mark_hits
-
     from recall.search.run import run_search
+    from recall.search.stale import mark_hits
 
     hit = next(h for h in run_search("stripe refunds idempotency", project=p, cwd=str(p), messages=True, limit=30)
                if h.session_id == a.session_id and h.stale)
@@ -366,9 +365,9 @@ def test_files_are_judged_in_the_worktree_the_prompt_comes_from(history, tmp_pat
 
 
 def test_the_service_search_op_marks_in_the_callers_tree(history):
+    from recall.search.searcher import Searcher
     from recall.service import registry
     from recall.service.ops import search as search_ops
-    from recall.search.searcher import Searcher
 
     p, a = history["project"], history["a"]
     warm = Searcher()

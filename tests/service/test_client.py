@@ -15,8 +15,8 @@ import time
 import pytest
 
 from recall.core import service_client as client
-from recall.service import registry as ops
 from recall.core.errors import UsageError
+from recall.service import registry as ops
 from recall.service.socket_server import SocketServer
 from tests.support.factory import Session
 

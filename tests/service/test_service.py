@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from indexer.archive import Archive
-from recall.core import service_client as client
 from recall.core import paths
+from recall.core import service_client as client
 from tests.support.factory import Session
 from tests.support.wait import wait_for
 

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from recall import __version__
-from recall.setup import install as st
 from recall.cli.app import run
 from recall.core import config, wiring
+from recall.setup import install as st
 from recall.setup import plugin_runtime
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -306,8 +306,8 @@ def test_setup_stands_down_while_the_plugin_is_enabled(project, tmp_path, capsys
 
 def test_the_plugins_hooks_stand_down_where_setups_answer(project, claude_projects, monkeypatch):
     from indexer.ingest import index_all
-    from tests.support.factory import Session
     from tests.prompt.test_hook import run_hook_process
+    from tests.support.factory import Session
 
     config.set_value("model.backend", "off")
     past = Session(cwd=str(project))
@@ -330,8 +330,7 @@ def test_the_plugins_hooks_stand_down_where_setups_answer(project, claude_projec
 
 
 def test_doctor_says_which_wiring_is_active(project, tmp_path):
-    from recall.cli.checks import doctor
-    from recall.cli.checks import check_wiring
+    from recall.cli.checks import check_wiring, doctor
 
     assert check_wiring(project) == ([], False)
     data = enable_plugin(tmp_path)
@@ -416,8 +415,8 @@ def test_a_new_runtime_replaces_the_service_of_an_older_one_and_no_other(monkeyp
     """After building version B, the service an older runtime of this plugin runs is stopped (the
     new runtime then starts its own); a service started any other way is left alone."""
     from recall.core import paths
-    from recall.setup import plugin_service as plugin
     from recall.core.service_state import pid_alive
+    from recall.setup import plugin_service as plugin
 
     data = tmp_path / "plugin-data"
     old_python = data / "runtime" / "0.0.1" / "bin" / "python"

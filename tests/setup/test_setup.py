@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from recall.core import config
-from recall.core import paths
+from recall.core import config, paths
 from recall.setup import install as st
-from tests.support.factory import Session
 from tests.support.cli import cli
+from tests.support.factory import Session
 
 EVENTS = ("UserPromptSubmit", "SessionStart", "Stop", "PreCompact", "SessionEnd")
 
@@ -189,8 +188,8 @@ def test_setup_runs_the_first_backfill(project, capsys, claude_projects):
 
 def test_setup_installs_and_starts_the_service(project, capsys, no_service_manager):
     """With no service manager reachable, setup writes the unit and starts the service detached."""
-    from recall.core import service_client as client
     from recall.control.lifecycle import stop_service
+    from recall.core import service_client as client
 
     try:
         code, out, err = cli(capsys, "setup", "--project", str(project), "--no-index")

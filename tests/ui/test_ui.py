@@ -20,8 +20,8 @@ from indexer.ingest import index_all
 from recall.core import config, paths
 from recall.prompt import injections
 from recall.ui import guard
-from tests.support.factory import Session
 from tests.support.cli import cli
+from tests.support.factory import Session
 from tests.support.ui import Client, serving
 
 QUESTION = "which database did we choose for the job queue?"

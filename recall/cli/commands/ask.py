@@ -8,8 +8,8 @@ from typing import List, Optional
 
 import typer
 
-from recall.core.errors import UsageError
 from recall.cli.command_utils import PROJECT_HELP, project_root
+from recall.core.errors import UsageError
 
 commands = typer.Typer()  # merged into the app by recall.cli.app
 
@@ -32,10 +32,9 @@ def _print_hits_instead(question: str, hits: list, why: Exception, as_json: bool
 
 def _state_hits(root: str, question: str, limit: int) -> list:
     """Memory hits straight from state.json (when there is no index yet)."""
+    from indexer.ledger import shown
     from recall.memory import store
     from recall.search.hit import Hit
-
-    from indexer.ledger import shown
 
     q = store.tokens(question)
     scored = []
@@ -119,8 +118,8 @@ def ask_cmd(
     or_hits: bool = typer.Option(False, "--or-hits", help="Without a model backend (no key, the daily cap, a "
                                                           "model error), print the best hits instead of failing."),
 ) -> None:
-    from recall.memory import note_access
     from recall.llm.synthesis import answer_question
+    from recall.memory import note_access
 
     text = " ".join(question).strip()
     if not text:

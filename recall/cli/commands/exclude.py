@@ -5,9 +5,9 @@ searched, injected or used for memories (the ``exclude`` list of config.json, re
 from __future__ import annotations
 
 import glob
-import shlex
 import json
 import os
+import shlex
 
 import typer
 
@@ -135,7 +135,6 @@ def exclude_add(
     purged = None
     if purge and (found or by_cwd):
         from recall.cli.command_utils import confirm_or_stop, run_forget
-
         from recall.cli.output import counted
 
         lines = [f"{p}: {counted(n['messages'], 'message')} in {counted(n['sessions'], 'session')}"

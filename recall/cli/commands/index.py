@@ -22,9 +22,9 @@ def index_cmd(
     source: List[Path] = typer.Option([], "--source", help="Another transcript root (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
+    from indexer.ingest import index_all
     from recall.cli import output as fmt
     from recall.cli.command_utils import index_through_service
-    from indexer.ingest import index_all
 
     for s in source:
         if not s.is_dir():

@@ -14,9 +14,9 @@ from typing import List, Optional
 
 import typer
 
-from recall.core.text import one_line
 from recall.cli.command_utils import PROJECT_HELP, after_change, check_type, project_root
 from recall.core.errors import RecallError, UsageError
+from recall.core.text import one_line
 
 commands = typer.Typer()  # merged into the app by recall.cli.app
 
@@ -199,7 +199,6 @@ def memories_show(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     from recall.memory import store
-
     from recall.memory.stale import mark_text
 
     root = project_root(project)

@@ -12,9 +12,9 @@ from typing import List, Optional
 
 import typer
 
-from recall.core.text import one_line
 from recall.cli.command_utils import PROJECT_HELP, after_change, check_type, project_root
 from recall.core.errors import UsageError
+from recall.core.text import one_line
 
 commands = typer.Typer()  # merged into the app by recall.cli.app
 

@@ -10,9 +10,9 @@ from typing import List, Optional
 
 import typer
 
-from recall.core.text import one_line
 from recall.cli.command_utils import PROJECT_HELP, project_root
 from recall.core.errors import UsageError
+from recall.core.text import one_line
 
 commands = typer.Typer()  # merged into the app by recall.cli.app
 
@@ -99,7 +99,6 @@ def rules_list(
     """The project's rules, the global ones, and Claude Code's own .claude/rules files (read-only)."""
     from recall.rules import store
     from recall.rules.native import native_rules
-
     from recall.rules.trust import untrusted
 
     root = project_root(project)

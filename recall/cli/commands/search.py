@@ -27,9 +27,8 @@ def search_cmd(
     agent: Optional[str] = typer.Option(None, "--agent", help="Only one agent's sessions: claude-code, codex, gemini."),
 ) -> None:
     from recall.cli import output as fmt
-    from recall.search.run import run_search
-
     from recall.cli.fast_search import query_text
+    from recall.search.run import run_search
 
     text = query_text(query)
     hits = run_search(text, limit=limit, since=since, project=project, messages=messages,

@@ -287,9 +287,9 @@ def _plugin_stand_down(project: Optional[Path], global_: bool, no_index: bool) -
     """When recall's Claude Code plugin is enabled here, setup wires nothing of its own (hooks,
     MCP server, commands, service: two would inject twice) and says so; it still runs the first
     backfill. Returns whether it stood down."""
-    from recall.setup import install as st
     from recall.core import service_client as client
     from recall.core.wiring import plugin
+    from recall.setup import install as st
 
     found = plugin(None if global_ else st.project_root(project))
     if found is None:

@@ -12,8 +12,8 @@ Each returns the dict its ``recall.mcp.tools`` function returns; a bad argument 
 
 from __future__ import annotations
 
-from recall.mcp import tools
 from recall.core.errors import UsageError
+from recall.mcp import tools
 from recall.service.registry import op, searcher
 
 
