@@ -53,56 +53,157 @@ def convert(claude_root: Path, home: Path) -> dict[str, int]:
         sid = path.stem if path.parent.name != "subagents" else f"{path.parent.parent.name}-{path.stem}"
         cwd = msgs[0]["project"] or "/home/dev/project"
         when = _iso(msgs[0]["timestamp"])
-        lines = [{"timestamp": when, "type": "session_meta",
-                  "payload": {"id": sid, "timestamp": when, "cwd": cwd, "originator": "codex_exec",
-                              "cli_version": "0.169.0", "source": "exec", "git": {"branch": "main"}}},
-                 {"timestamp": when, "type": "turn_context", "payload": {"cwd": cwd, "model": "gpt-5"}},
-                 {"timestamp": when, "type": "response_item",
-                  "payload": {"type": "message", "role": "user", "content": [
-                      {"type": "input_text", "text": f"<environment_context>\n  <cwd>{cwd}</cwd>\n</environment_context>"}]}}]
-        chat = [{"sessionId": sid, "projectHash": hashlib.sha256(cwd.encode()).hexdigest(), "startTime": when,
-                 "lastUpdated": when, "kind": "main"}]
+        lines = [
+            {
+                "timestamp": when,
+                "type": "session_meta",
+                "payload": {
+                    "id": sid,
+                    "timestamp": when,
+                    "cwd": cwd,
+                    "originator": "codex_exec",
+                    "cli_version": "0.169.0",
+                    "source": "exec",
+                    "git": {"branch": "main"},
+                },
+            },
+            {"timestamp": when, "type": "turn_context", "payload": {"cwd": cwd, "model": "gpt-5"}},
+            {
+                "timestamp": when,
+                "type": "response_item",
+                "payload": {
+                    "type": "message",
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "input_text",
+                            "text": f"<environment_context>\n  <cwd>{cwd}</cwd>\n</environment_context>",
+                        }
+                    ],
+                },
+            },
+        ]
+        chat = [
+            {
+                "sessionId": sid,
+                "projectHash": hashlib.sha256(cwd.encode()).hexdigest(),
+                "startTime": when,
+                "lastUpdated": when,
+                "kind": "main",
+            }
+        ]
         call = ""
         for i, m in enumerate(msgs):
             t = _iso(m["timestamp"])
             kind, text = m["kind"], m["content"]
             if kind == "user_prompt":
-                lines.append({"timestamp": t, "type": "response_item", "payload": {
-                    "type": "message", "id": f"msg_u{i}", "role": "user",
-                    "content": [{"type": "input_text", "text": text}]}})
-                lines.append({"timestamp": t, "type": "event_msg", "payload": {"type": "user_message", "message": text}})
+                lines.append(
+                    {
+                        "timestamp": t,
+                        "type": "response_item",
+                        "payload": {
+                            "type": "message",
+                            "id": f"msg_u{i}",
+                            "role": "user",
+                            "content": [{"type": "input_text", "text": text}],
+                        },
+                    }
+                )
+                lines.append(
+                    {"timestamp": t, "type": "event_msg", "payload": {"type": "user_message", "message": text}}
+                )
                 chat.append({"id": f"{sid}-{i}", "timestamp": t, "type": "user", "content": [{"text": text}]})
             elif kind in ("assistant_text", "summary"):
-                lines.append({"timestamp": t, "type": "response_item", "payload": {
-                    "type": "message", "id": f"msg_a{i}", "role": "assistant",
-                    "content": [{"type": "output_text", "text": text, "annotations": []}]}})
-                lines.append({"timestamp": t, "type": "event_msg", "payload": {"type": "agent_message", "message": text}})
-                chat.append({"id": f"{sid}-{i}", "timestamp": t, "type": "gemini", "content": text, "thoughts": [],
-                             "tokens": {"input": 10, "output": 5}, "model": "gemini-2.5-flash"})
+                lines.append(
+                    {
+                        "timestamp": t,
+                        "type": "response_item",
+                        "payload": {
+                            "type": "message",
+                            "id": f"msg_a{i}",
+                            "role": "assistant",
+                            "content": [{"type": "output_text", "text": text, "annotations": []}],
+                        },
+                    }
+                )
+                lines.append(
+                    {"timestamp": t, "type": "event_msg", "payload": {"type": "agent_message", "message": text}}
+                )
+                chat.append(
+                    {
+                        "id": f"{sid}-{i}",
+                        "timestamp": t,
+                        "type": "gemini",
+                        "content": text,
+                        "thoughts": [],
+                        "tokens": {"input": 10, "output": 5},
+                        "model": "gemini-2.5-flash",
+                    }
+                )
             elif kind == "tool_use":
                 call = f"call_{i}"
-                lines.append({"timestamp": t, "type": "response_item", "payload": {
-                    "type": "function_call", "id": f"fc_{i}", "name": "exec_command",
-                    "arguments": json.dumps({"cmd": text}), "call_id": call}})
-                chat.append({"id": f"{sid}-{i}", "timestamp": t, "type": "gemini", "content": "", "thoughts": [],
-                             "toolCalls": [{"id": call, "name": "run_shell_command", "args": {"command": text},
-                                            "status": "success"}]})
+                lines.append(
+                    {
+                        "timestamp": t,
+                        "type": "response_item",
+                        "payload": {
+                            "type": "function_call",
+                            "id": f"fc_{i}",
+                            "name": "exec_command",
+                            "arguments": json.dumps({"cmd": text}),
+                            "call_id": call,
+                        },
+                    }
+                )
+                chat.append(
+                    {
+                        "id": f"{sid}-{i}",
+                        "timestamp": t,
+                        "type": "gemini",
+                        "content": "",
+                        "thoughts": [],
+                        "toolCalls": [
+                            {"id": call, "name": "run_shell_command", "args": {"command": text}, "status": "success"}
+                        ],
+                    }
+                )
             else:  # tool_result
-                lines.append({"timestamp": t, "type": "response_item", "payload": {
-                    "type": "function_call_output", "id": f"fco_{i}", "call_id": call, "output": text}})
-                chat.append({"id": f"{sid}-{i}", "timestamp": t, "type": "user", "content": [
-                    {"functionResponse": {"id": call, "name": "run_shell_command", "response": {"output": text}}}]})
+                lines.append(
+                    {
+                        "timestamp": t,
+                        "type": "response_item",
+                        "payload": {"type": "function_call_output", "id": f"fco_{i}", "call_id": call, "output": text},
+                    }
+                )
+                chat.append(
+                    {
+                        "id": f"{sid}-{i}",
+                        "timestamp": t,
+                        "type": "user",
+                        "content": [
+                            {
+                                "functionResponse": {
+                                    "id": call,
+                                    "name": "run_shell_command",
+                                    "response": {"output": text},
+                                }
+                            }
+                        ],
+                    }
+                )
             chat.append({"$set": {"lastUpdated": t}})
             lines.append({"timestamp": t, "type": "event_msg", "payload": {"type": "token_count", "info": None}})
         counts["codex"] += len(msgs)
         counts["gemini"] += len(msgs)
         (codex_dir / f"rollout-2026-11-01T00-00-{n:05d}-{sid}.jsonl").write_text(
-            "".join(json.dumps(x) + "\n" for x in lines))
+            "".join(json.dumps(x) + "\n" for x in lines)
+        )
         slug = home / ".gemini" / "tmp" / ("p" + hashlib.sha256(cwd.encode()).hexdigest()[:8])  # one per folder
         (slug / "chats").mkdir(parents=True, exist_ok=True)
         (slug / ".project_root").write_text(cwd)
         (slug / "chats" / f"session-2026-11-01T00-00-{n:05d}-{sid[:8]}.jsonl").write_text(
-            "".join(json.dumps(x) + "\n" for x in chat))
+            "".join(json.dumps(x) + "\n" for x in chat)
+        )
     return counts
 
 
@@ -121,8 +222,14 @@ def measure(agent: str, root: Path, home: Path, state: Path) -> dict:
     with Indexer() as ix:
         summary = ix.run([root])
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    return {"agent": agent, "messages": summary.messages, "seconds": round(wall, 3), "cpu_seconds": round(cpu, 3),
-            "rate": round(summary.messages / wall), "cpu_rate": round(summary.messages / cpu)}
+    return {
+        "agent": agent,
+        "messages": summary.messages,
+        "seconds": round(wall, 3),
+        "cpu_seconds": round(cpu, 3),
+        "rate": round(summary.messages / wall),
+        "cpu_rate": round(summary.messages / cpu),
+    }
 
 
 def hook_arms(home: Path, work: Path, prompts_n: int, rounds: int) -> dict:
@@ -153,22 +260,43 @@ def hook_arms(home: Path, work: Path, prompts_n: int, rounds: int) -> dict:
     transcript = sorted(p for p in (home / ".claude" / "projects").rglob("*.jsonl") if p.parent.name != "subagents")[0]
 
     def claude_line(i: int, n: int) -> str:
-        return json.dumps({"type": "assistant", "uuid": f"bench-{i}-{n}", "sessionId": transcript.stem, "cwd": project,
-                           "timestamp": "2026-11-27T10:00:00Z", "message": {
-                               "id": f"msg-{i}-{n}", "role": "assistant",
-                               "content": [{"type": "text", "text": f"still writing line {n} of the run"}]}})
+        return json.dumps(
+            {
+                "type": "assistant",
+                "uuid": f"bench-{i}-{n}",
+                "sessionId": transcript.stem,
+                "cwd": project,
+                "timestamp": "2026-11-27T10:00:00Z",
+                "message": {
+                    "id": f"msg-{i}-{n}",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": f"still writing line {n} of the run"}],
+                },
+            }
+        )
 
     def codex_line(i: int, n: int) -> str:
-        return json.dumps({"timestamp": "2026-11-27T10:00:00Z", "type": "response_item", "payload": {
-            "type": "message", "id": f"bench-{i}-{n}", "role": "assistant",
-            "content": [{"type": "output_text", "text": f"still writing line {n} of the run"}]}})
+        return json.dumps(
+            {
+                "timestamp": "2026-11-27T10:00:00Z",
+                "type": "response_item",
+                "payload": {
+                    "type": "message",
+                    "id": f"bench-{i}-{n}",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": f"still writing line {n} of the run"}],
+                },
+            }
+        )
 
-    arms = {"claude-code watched": (False, transcript, claude_line),
-            "all three watched": (True, transcript, claude_line),
-            "a codex session written": (True, rollout, codex_line)}
+    arms = {
+        "claude-code watched": (False, transcript, claude_line),
+        "all three watched": (True, transcript, claude_line),
+        "a codex session written": (True, rollout, codex_line),
+    }
     rows: dict[str, list[dict]] = {a: [] for a in arms}
     for i in range(rounds):
-        for arm in (list(arms) if i % 2 == 0 else list(arms)[::-1]):
+        for arm in list(arms) if i % 2 == 0 else list(arms)[::-1]:
             on, target, make_line = arms[arm]
             (state / "config.json").write_text(json.dumps({"sources": {"codex": on, "gemini": on}}))
             stop = threading.Event()
@@ -189,8 +317,10 @@ def hook_arms(home: Path, work: Path, prompts_n: int, rounds: int) -> dict:
                 stop.set()
                 writer.join()
                 stop_service(proc)
-    out: dict = {arm: {k: statistics.median(r[k] for r in rs) for k in ("p50_ms", "p95_ms", "cpu_p50_ms")}
-                 for arm, rs in rows.items()}
+    out: dict = {
+        arm: {k: statistics.median(r[k] for r in rs) for k in ("p50_ms", "p95_ms", "cpu_p50_ms")}
+        for arm, rs in rows.items()
+    }
     base = out["claude-code watched"]["p50_ms"]
     out["ratio_p50"] = {arm: round(out[arm]["p50_ms"] / base, 3) for arm in arms}
     out["prompts"], out["rounds"], out["runs"] = prompts_n, rounds, rows
@@ -219,15 +349,24 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, list[dict]] = {a: [] for a in roots}
     order = list(roots)
     for i in range(args.repeat):
-        for agent in (order if i % 2 == 0 else order[::-1]):
+        for agent in order if i % 2 == 0 else order[::-1]:
             runs[agent].append(measure(agent, roots[agent], home, work / f"state-{agent}"))
-    med = {a: {k: statistics.median(r[k] for r in rs) for k in ("messages", "seconds", "cpu_seconds", "rate",
-                                                                  "cpu_rate")} for a, rs in runs.items()}
+    med = {
+        a: {k: statistics.median(r[k] for r in rs) for k in ("messages", "seconds", "cpu_seconds", "rate", "cpu_rate")}
+        for a, rs in runs.items()
+    }
     base = med["claude-code"]
-    res = {"messages": args.messages, "repeat": args.repeat, "seed": args.seed, "written": written, "runs": runs,
-           "median": med, "ratio": {a: round(med[a]["rate"] / base["rate"], 3) for a in ("codex", "gemini")},
-           "cpu_ratio": {a: round(med[a]["cpu_rate"] / base["cpu_rate"], 3) for a in ("codex", "gemini")},
-           "target": TARGET}
+    res = {
+        "messages": args.messages,
+        "repeat": args.repeat,
+        "seed": args.seed,
+        "written": written,
+        "runs": runs,
+        "median": med,
+        "ratio": {a: round(med[a]["rate"] / base["rate"], 3) for a in ("codex", "gemini")},
+        "cpu_ratio": {a: round(med[a]["cpu_rate"] / base["cpu_rate"], 3) for a in ("codex", "gemini")},
+        "target": TARGET,
+    }
     if args.hook_prompts:
         res["hook"] = hook_arms(home, work, args.hook_prompts, args.hook_rounds)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -248,31 +387,57 @@ def sections(res: dict) -> list[str]:
         ratio = "1.00×" if a == "claude-code" else f"{res['ratio'][a]:.2f}×"
         cpu = "1.00×" if a == "claude-code" else f"{res['cpu_ratio'][a]:.2f}×"
         ok = "—" if a == "claude-code" else ("pass" if res["cpu_ratio"][a] >= res["target"] else "MISS")
-        lines.append(f"| {LABELS[a]} | {int(m['messages']):,} | {m['seconds']:.2f} | {int(m['rate']):,} | "
-                     f"{int(m['cpu_rate']):,} | {ratio} | {cpu} | {ok} |")
-    table = rows("| source | messages | seconds | messages/s | messages per CPU-s | ratio | CPU ratio | CPU ratio ≥ 0.90× |",
-                 "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |", lines)
+        lines.append(
+            f"| {LABELS[a]} | {int(m['messages']):,} | {m['seconds']:.2f} | {int(m['rate']):,} | "
+            f"{int(m['cpu_rate']):,} | {ratio} | {cpu} | {ok} |"
+        )
+    table = rows(
+        "| source | messages | seconds | messages/s | messages per CPU-s | ratio | CPU ratio | CPU ratio ≥ 0.90× |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        lines,
+    )
     hook = res.get("hook")
     if hook:
+
         def spread(arm: str) -> str:
             p50s = [r["p50_ms"] for r in hook["runs"][arm]]
             return f"{min(p50s):.0f}–{max(p50s):.0f}"
 
-        hook_rows = [f"| {arm} | {hook[arm]['p50_ms']:.1f} | {spread(arm)} | {hook[arm]['p95_ms']:.1f} | "
-                     f"{hook[arm]['cpu_p50_ms']:.1f} | {hook['ratio_p50'][arm]:.2f}× |" for arm in hook["ratio_p50"]]
-        hook_text = prose("agents-hook", prompts=hook["prompts"], rounds=hook["rounds"],
-                          table=rows("| arm | hook p50 ms | the rounds' p50s, ms | hook p95 ms | hook CPU p50 ms | p50 ratio |",
-                                     "| --- | ---: | ---: | ---: | ---: | ---: |", hook_rows),
-                          watched=f"{hook['ratio_p50']['all three watched']:.2f}",
-                          codex=f"{hook['ratio_p50']['a codex session written']:.2f}",
-                          d_watched=f"{hook['all three watched']['p50_ms'] - hook['claude-code watched']['p50_ms']:.1f}",
-                          d_codex=f"{hook['a codex session written']['p50_ms'] - hook['claude-code watched']['p50_ms']:.1f}",
-                          base_spread=spread("claude-code watched")).rstrip("\n")
+        hook_rows = [
+            f"| {arm} | {hook[arm]['p50_ms']:.1f} | {spread(arm)} | {hook[arm]['p95_ms']:.1f} | "
+            f"{hook[arm]['cpu_p50_ms']:.1f} | {hook['ratio_p50'][arm]:.2f}× |"
+            for arm in hook["ratio_p50"]
+        ]
+        hook_text = prose(
+            "agents-hook",
+            prompts=hook["prompts"],
+            rounds=hook["rounds"],
+            table=rows(
+                "| arm | hook p50 ms | the rounds' p50s, ms | hook p95 ms | hook CPU p50 ms | p50 ratio |",
+                "| --- | ---: | ---: | ---: | ---: | ---: |",
+                hook_rows,
+            ),
+            watched=f"{hook['ratio_p50']['all three watched']:.2f}",
+            codex=f"{hook['ratio_p50']['a codex session written']:.2f}",
+            d_watched=f"{hook['all three watched']['p50_ms'] - hook['claude-code watched']['p50_ms']:.1f}",
+            d_codex=f"{hook['a codex session written']['p50_ms'] - hook['claude-code watched']['p50_ms']:.1f}",
+            base_spread=spread("claude-code watched"),
+        ).rstrip("\n")
     else:
         hook_text = "The hook's latency with the new folders watched was not measured in this run."
-    return [prose("agents", table=table, messages=f"{int(med['claude-code']['messages']):,}", repeat=res["repeat"],
-                  codex=f"{res['cpu_ratio']['codex']:.2f}", gemini=f"{res['cpu_ratio']['gemini']:.2f}",
-                  codex_wall=f"{res['ratio']['codex']:.2f}", gemini_wall=f"{res['ratio']['gemini']:.2f}", hook=hook_text)]
+    return [
+        prose(
+            "agents",
+            table=table,
+            messages=f"{int(med['claude-code']['messages']):,}",
+            repeat=res["repeat"],
+            codex=f"{res['cpu_ratio']['codex']:.2f}",
+            gemini=f"{res['cpu_ratio']['gemini']:.2f}",
+            codex_wall=f"{res['ratio']['codex']:.2f}",
+            gemini_wall=f"{res['ratio']['gemini']:.2f}",
+            hook=hook_text,
+        )
+    ]
 
 
 def docs_sections() -> list[str]:

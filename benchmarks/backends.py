@@ -39,20 +39,25 @@ OUT = hl.REPO / "benchmarks" / "out" / "backends.json"
 
 def _claude_times(claude: str, env: dict, runs: int) -> dict:
     version, complete, base = [], [], []
-    code = ("import sys, time; from recall.llm import claude_code; t = time.perf_counter(); "
-            "claude_code.complete('Answer in one word.', 'ping', purpose='bench', timeout=60, path=sys.argv[1]); "
-            "print(time.perf_counter() - t)")
+    code = (
+        "import sys, time; from recall.llm import claude_code; t = time.perf_counter(); "
+        "claude_code.complete('Answer in one word.', 'ping', purpose='bench', timeout=60, path=sys.argv[1]); "
+        "print(time.perf_counter() - t)"
+    )
     for _ in range(runs):
         for argv, into in (([sys.executable, "-c", "pass"], base), ([claude, "--version"], version)):
             wall, _, _, rc = time_process(argv, env)
             if rc != 0:
                 raise SystemExit(f"{argv} exited with {rc}")
             into.append(wall)
-        out = subprocess.run([sys.executable, "-c", code, claude], env=env, capture_output=True, text=True,
-                             check=True)
+        out = subprocess.run([sys.executable, "-c", code, claude], env=env, capture_output=True, text=True, check=True)
         complete.append(float(out.stdout.strip()))
-    return {"runs": runs, "python_pass_p50_ms": ms(median(base)), "claude_version_p50_ms": ms(median(version)),
-            "claude_code_complete_p50_ms": ms(median(complete))}
+    return {
+        "runs": runs,
+        "python_pass_p50_ms": ms(median(base)),
+        "claude_version_p50_ms": ms(median(version)),
+        "claude_code_complete_p50_ms": ms(median(complete)),
+    }
 
 
 def measure(label: str, texts: list[str], cwd: str, env: dict, home: Path) -> dict:
@@ -85,8 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
     rows: list[dict] = []
-    with tempfile.TemporaryDirectory(prefix="recall-bench-") as tmp, \
-            StandIn(default=text("- the briefing [2026-11-20 session abcdef12]")) as api:
+    with (
+        tempfile.TemporaryDirectory(prefix="recall-bench-") as tmp,
+        StandIn(default=text("- the briefing [2026-11-20 session abcdef12]")) as api,
+    ):
         home = Path(tmp) / "home"
         hl.build(home, args.messages, args.seed)
         claude_dir = home / "claude" / ".claude"
@@ -106,14 +113,22 @@ def main(argv: list[str] | None = None) -> int:
         (Path(claude_dir) / "settings.json").write_text(json.dumps({"apiKeyHelper": "echo bench-key-not-real"}))
         service = hl.start_service(env)  # started with no key and no claude on PATH
         try:
-            rows.append(measure("raw, service, no key", texts[:args.runs], cwd, env, home))
-            rows.append(measure("synth, service, hook's key", texts[args.runs:2 * args.runs], cwd, keyed, home))
-            rows.append(measure("synth, service, claude-code", texts[2 * args.runs:3 * args.runs], cwd,
-                                   {**with_claude, "HOME": str(claude_dir.parent)}, home))
+            rows.append(measure("raw, service, no key", texts[: args.runs], cwd, env, home))
+            rows.append(measure("synth, service, hook's key", texts[args.runs : 2 * args.runs], cwd, keyed, home))
+            rows.append(
+                measure(
+                    "synth, service, claude-code",
+                    texts[2 * args.runs : 3 * args.runs],
+                    cwd,
+                    {**with_claude, "HOME": str(claude_dir.parent)},
+                    home,
+                )
+            )
         finally:
             hl.stop_service(service)
-        rows.append(measure("synth, in-process, key", texts[3 * args.runs:], cwd,
-                               {**keyed, "RECALL_NO_SERVICE": "1"}, home))
+        rows.append(
+            measure("synth, in-process, key", texts[3 * args.runs :], cwd, {**keyed, "RECALL_NO_SERVICE": "1"}, home)
+        )
         claude = _claude_times(args.claude, {**with_claude, "HOME": str(claude_dir.parent)}, args.runs)
     result = {"messages": args.messages, "runs": args.runs, "hook": rows, "claude_code": claude}
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -122,11 +137,15 @@ def main(argv: list[str] | None = None) -> int:
     print("| --- | ---: | ---: | ---: | ---: | --- |")
     for r in rows:
         outcomes = ", ".join(f"{n} {k}" for k, n in sorted(r["outcomes"].items()))
-        print(f"| {r['mode']} | {r['p50_ms']} | {r['p95_ms']} | {r['python_pass_p50_ms']} | "
-              f"{r['synthesized_latency_p50_ms']} | {outcomes} |")
-    print(f"\nClaude Code ({args.runs} runs, medians): `claude --version` {claude['claude_version_p50_ms']} ms, "
-          f"one headless call end to end {claude['claude_code_complete_p50_ms']} ms "
-          f"(python -c pass {claude['python_pass_p50_ms']} ms)")
+        print(
+            f"| {r['mode']} | {r['p50_ms']} | {r['p95_ms']} | {r['python_pass_p50_ms']} | "
+            f"{r['synthesized_latency_p50_ms']} | {outcomes} |"
+        )
+    print(
+        f"\nClaude Code ({args.runs} runs, medians): `claude --version` {claude['claude_version_p50_ms']} ms, "
+        f"one headless call end to end {claude['claude_code_complete_p50_ms']} ms "
+        f"(python -c pass {claude['python_pass_p50_ms']} ms)"
+    )
     return 0
 
 

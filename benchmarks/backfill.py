@@ -163,14 +163,22 @@ def indexed_home(work: Path, messages: int, seed: int, name: str) -> Path:
 
 def run_index(claude: Path, work: Path) -> dict:
     home = _fresh(work / "home-index")
-    rc, out, wall, peak, anon = _run_measured(_py("-m", "recall.entry", "index", "--json"),
-                                              state_env(home, claude, service=False))
+    rc, out, wall, peak, anon = _run_measured(
+        _py("-m", "recall.entry", "index", "--json"), state_env(home, claude, service=False)
+    )
     if rc != 0:
         raise SystemExit(f"recall index failed ({rc})")
     summary = json.loads(out)
-    return {"system": "recall index", "messages": summary["messages"], "seconds": round(wall, 2),
-            "indexer_seconds": summary["seconds"], "peak_rss_mb": peak, "peak_anon_mb": anon,
-            "index_mb": round(_du(home / "index") / 1e6, 1), "archive_mb": round(_du(home / "archive") / 1e6, 1)}
+    return {
+        "system": "recall index",
+        "messages": summary["messages"],
+        "seconds": round(wall, 2),
+        "indexer_seconds": summary["seconds"],
+        "peak_rss_mb": peak,
+        "peak_anon_mb": anon,
+        "index_mb": round(_du(home / "index") / 1e6, 1),
+        "archive_mb": round(_du(home / "archive") / 1e6, 1),
+    }
 
 
 def run_serve(claude: Path, work: Path, extra_env: dict | None = None) -> dict:
@@ -199,10 +207,18 @@ def run_serve(claude: Path, work: Path, extra_env: dict | None = None) -> dict:
     finally:
         sampler.stop.set()
         stop_service(proc, 120)
-    return {"system": "recall serve (backfill)", "messages": bf["messages"], "seconds": round(bf["seconds"], 2),
-            "wall_seconds_incl_startup": round(wall, 2), "peak_rss_mb": max(peak_seen, st.get("peak_rss_mb") or 0),
-            "peak_anon_mb": anon, "rss_after_mb": st.get("rss_mb"), "index_mb": round(_du(home / "index") / 1e6, 1),
-            "archive_mb": round(_du(home / "archive") / 1e6, 1), "started_mono": started_mono}
+    return {
+        "system": "recall serve (backfill)",
+        "messages": bf["messages"],
+        "seconds": round(bf["seconds"], 2),
+        "wall_seconds_incl_startup": round(wall, 2),
+        "peak_rss_mb": max(peak_seen, st.get("peak_rss_mb") or 0),
+        "peak_anon_mb": anon,
+        "rss_after_mb": st.get("rss_mb"),
+        "index_mb": round(_du(home / "index") / 1e6, 1),
+        "archive_mb": round(_du(home / "archive") / 1e6, 1),
+        "started_mono": started_mono,
+    }
 
 
 def run_fts5(claude: Path, work: Path) -> dict:
@@ -212,16 +228,23 @@ def run_fts5(claude: Path, work: Path) -> dict:
             os.unlink(str(db) + suffix)
         except FileNotFoundError:
             pass
-    rc, out, wall, peak, anon = _run_measured(_py("-m", "benchmarks.backfill", "--fts5-worker",
-                                                  str(claude / "projects"), "--db", str(db)),
-                                              state_env(work / "unused", claude, service=False))
+    rc, out, wall, peak, anon = _run_measured(
+        _py("-m", "benchmarks.backfill", "--fts5-worker", str(claude / "projects"), "--db", str(db)),
+        state_env(work / "unused", claude, service=False),
+    )
     if rc != 0:
         raise SystemExit(f"the FTS5 baseline failed ({rc})")
     res = json.loads(out)
-    return {"system": "baseline: SQLite FTS5", "messages": res["messages"], "seconds": round(wall, 2),
-            "indexer_seconds": res["seconds"], "peak_rss_mb": peak, "peak_anon_mb": anon,
-            "index_mb": round(_du(db) / 1e6, 1),
-            "archive_mb": None}
+    return {
+        "system": "baseline: SQLite FTS5",
+        "messages": res["messages"],
+        "seconds": round(wall, 2),
+        "indexer_seconds": res["seconds"],
+        "peak_rss_mb": peak,
+        "peak_anon_mb": anon,
+        "index_mb": round(_du(db) / 1e6, 1),
+        "archive_mb": None,
+    }
 
 
 def fts5_worker(root: str, db: str) -> None:
@@ -241,9 +264,18 @@ def fts5_worker(root: str, db: str) -> None:
             ctx = FileContext(path)
             for msgs, _ in read_lines(path, 0, ctx, stats):
                 for m in msgs:
-                    batch.append({"uuid": m.uuid, "session_id": m.session_id, "project": m.project,
-                                  "role": m.role, "timestamp": str(m.timestamp), "content": m.text,
-                                  "files": "\n".join(m.files), "tools": " ".join(m.tools)})
+                    batch.append(
+                        {
+                            "uuid": m.uuid,
+                            "session_id": m.session_id,
+                            "project": m.project,
+                            "role": m.role,
+                            "timestamp": str(m.timestamp),
+                            "content": m.text,
+                            "files": "\n".join(m.files),
+                            "tools": " ".join(m.tools),
+                        }
+                    )
                 if len(batch) >= FTS5_BATCH:
                     n += store.add(batch)
                     batch = []
@@ -255,15 +287,18 @@ RUNNERS = {"serve": run_serve, "index": run_index, "fts5": run_fts5}
 
 
 def table(rows: list[dict]) -> str:
-    out = ["| corpus | system | messages | seconds | messages/s | peak RSS MB | peak anon MB | index MB "
-           "| archive MB |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    out = [
+        "| corpus | system | messages | seconds | messages/s | peak RSS MB | peak anon MB | index MB | archive MB |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
         rate = r["messages"] / r["seconds"] if r["seconds"] else 0
         anon = f"{r['peak_anon_mb']:.0f}" if r.get("peak_anon_mb") else "—"
-        out.append(f"| {r['corpus']:,} | {r['system']} | {r['messages']:,} | {r['seconds']:.1f} | {rate:,.0f} | "
-                   f"{r['peak_rss_mb']:.0f} | {anon} | {r['index_mb']} | "
-                   f"{r['archive_mb'] if r['archive_mb'] is not None else '—'} |")
+        out.append(
+            f"| {r['corpus']:,} | {r['system']} | {r['messages']:,} | {r['seconds']:.1f} | {rate:,.0f} | "
+            f"{r['peak_rss_mb']:.0f} | {anon} | {r['index_mb']} | "
+            f"{r['archive_mb'] if r['archive_mb'] is not None else '—'} |"
+        )
     return "\n".join(out)
 
 
@@ -303,9 +338,14 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(args.work / d, ignore_errors=True)
     from indexer.ingest import writer_heap
 
-    result = {"benchmark": "backfill", "cpus": os.cpu_count(), "writer_heap_mb": writer_heap() // 1_000_000,
-              "generated": generated, "results": rows,
-              "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    result = {
+        "benchmark": "backfill",
+        "cpus": os.cpu_count(),
+        "writer_heap_mb": writer_heap() // 1_000_000,
+        "generated": generated,
+        "results": rows,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1, default=str))
     print(table(rows))

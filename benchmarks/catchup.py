@@ -76,11 +76,13 @@ class IndexPoller:
                 s, schema = index.searcher(), index.schema
                 Q, Must = tantivy.Query, tantivy.Occur.Must
                 msg = Q.term_query(schema, "doctype", "message", index_option="basic")
-                one = Q.boolean_query([(Must, msg), (Must, Q.term_query(schema, "session_id", self.newest,
-                                                                        index_option="basic"))])
+                one = Q.boolean_query(
+                    [(Must, msg), (Must, Q.term_query(schema, "session_id", self.newest, index_option="basic"))]
+                )
                 week = Q.boolean_query([(Must, msg), (Must, Q.term_set_query(schema, "session_id", self.week))])
-                self.samples.append((time.monotonic(), s.search(one, 1, count=True).count,
-                                     s.search(week, 1, count=True).count))
+                self.samples.append(
+                    (time.monotonic(), s.search(one, 1, count=True).count, s.search(week, 1, count=True).count)
+                )
             except (FileNotFoundError, ValueError, OSError):
                 index = None
             self.stop.wait(self.interval)
@@ -115,10 +117,16 @@ def newest_first(claude: Path, work: Path, order: str = "newest") -> dict:
     finally:
         samples = poller.finish()
     started = row.pop("started_mono")
-    row.update({"order": order, "newest_searchable_s": _first_complete(samples, started, 1),
-                "week_searchable_s": _first_complete(samples, started, 2), "week_sessions": len(week),
-                "week_messages": samples[-1][2] if samples else None,
-                "newest_messages": samples[-1][1] if samples else None})
+    row.update(
+        {
+            "order": order,
+            "newest_searchable_s": _first_complete(samples, started, 1),
+            "week_searchable_s": _first_complete(samples, started, 2),
+            "week_sessions": len(week),
+            "week_messages": samples[-1][2] if samples else None,
+            "newest_messages": samples[-1][1] if samples else None,
+        }
+    )
     if order == "path":
         row["system"] = "recall serve (backfill, files in path order)"
     return row
@@ -135,7 +143,7 @@ def order_timing(claude: Path, work: Path, pairs: int = 3) -> dict:
     runs: list[dict] = []
     for i in range(pairs):
         pair = {}
-        for order in (("newest", "path") if i % 2 == 0 else ("path", "newest")):
+        for order in ("newest", "path") if i % 2 == 0 else ("path", "newest"):
             row = backfill.run_serve(claude, work, {"RECALL_BACKFILL_ORDER": order})
             pair[order] = row["seconds"]
             print(f"  pair {i + 1}/{pairs}: {order} {row['seconds']} s", file=sys.stderr, flush=True)
@@ -143,9 +151,12 @@ def order_timing(claude: Path, work: Path, pairs: int = 3) -> dict:
         runs.append(pair)
     shutil.rmtree(work / "home-serve", ignore_errors=True)
     ratios = [p["ratio"] for p in runs if p["ratio"]]
-    return {"pairs": runs, "median_ratio": round(median(ratios), 3) if ratios else None,
-            "newest_median_s": round(median(p["newest"] for p in runs), 2) if runs else None,
-            "path_median_s": round(median(p["path"] for p in runs), 2) if runs else None}
+    return {
+        "pairs": runs,
+        "median_ratio": round(median(ratios), 3) if ratios else None,
+        "newest_median_s": round(median(p["newest"] for p in runs), 2) if runs else None,
+        "path_median_s": round(median(p["path"] for p in runs), 2) if runs else None,
+    }
 
 
 # ------------------------------------------------------------------------------ typing
@@ -170,20 +181,27 @@ def typing_during_backfill(claude: Path, work: Path, texts: list[str], cwd: str,
     service = hook_latency.start_service(env)
     try:
         time.sleep(1.0)  # the backfill is under way (its first commit holds the newest session)
-        before = (_service_json(home).get("backfill") or {})
+        before = _service_json(home).get("backfill") or {}
         hook = hook_latency.measure("hook, service backfilling", texts, cwd, env)
         raw = query_latency.cli(env, seed, runs)
-        probe = subprocess.run([*recall_exe(), "--raw", "--limit", "5", texts[0]], env=env,
-                               capture_output=True, text=True, timeout=120)
+        probe = subprocess.run(
+            [*recall_exe(), "--raw", "--limit", "5", texts[0]], env=env, capture_output=True, text=True, timeout=120
+        )
         st = _service_json(home)
         after = st.get("backfill") or {}
     finally:
         hook_latency.stop_service(service)
         shutil.rmtree(home, ignore_errors=True)
-    return {"hook": hook, "raw": raw, "still_backfilling": bool(after),
-            "progress_before": before, "progress_after": after,
-            "raw_exit": probe.returncode, "raw_hits": probe.stdout.count("\n  "),
-            "raw_note": probe.stderr.strip().splitlines()[-1] if probe.stderr.strip() else ""}
+    return {
+        "hook": hook,
+        "raw": raw,
+        "still_backfilling": bool(after),
+        "progress_before": before,
+        "progress_after": after,
+        "raw_exit": probe.returncode,
+        "raw_hits": probe.stdout.count("\n  "),
+        "raw_note": probe.stderr.strip().splitlines()[-1] if probe.stderr.strip() else "",
+    }
 
 
 # ------------------------------------------------------------------------------ one huge session
@@ -193,9 +211,37 @@ def write_big_session(path: Path, mb: int, seed: int = 0) -> dict:
     import uuid
 
     rng = random.Random(seed)
-    words = ["build", "retry", "webhook", "index", "segment", "merge", "cache", "tokenizer", "parser", "deploy",
-             "timeout", "latency", "schema", "migration", "session", "archive", "commit", "writer", "reader",
-             "error", "warning", "trace", "stack", "frame", "module", "import", "config", "worker", "queue"]
+    words = [
+        "build",
+        "retry",
+        "webhook",
+        "index",
+        "segment",
+        "merge",
+        "cache",
+        "tokenizer",
+        "parser",
+        "deploy",
+        "timeout",
+        "latency",
+        "schema",
+        "migration",
+        "session",
+        "archive",
+        "commit",
+        "writer",
+        "reader",
+        "error",
+        "warning",
+        "trace",
+        "stack",
+        "frame",
+        "module",
+        "import",
+        "config",
+        "worker",
+        "queue",
+    ]
     sid = str(uuid.UUID(int=rng.getrandbits(128)))
     cwd = "/home/dev/huge-project"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -205,25 +251,69 @@ def write_big_session(path: Path, mb: int, seed: int = 0) -> dict:
     target = mb * 1_000_000
 
     def env(kind: str, i: int, message: dict) -> bytes:
-        line = {"parentUuid": None, "isSidechain": False, "type": kind, "uuid": f"big-{i:08d}",
-                "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(ts0 + i * 0.01)),
-                "userType": "external", "cwd": cwd, "sessionId": sid, "version": "2.1.197", "gitBranch": "main",
-                "message": message}
+        line = {
+            "parentUuid": None,
+            "isSidechain": False,
+            "type": kind,
+            "uuid": f"big-{i:08d}",
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(ts0 + i * 0.01)),
+            "userType": "external",
+            "cwd": cwd,
+            "sessionId": sid,
+            "version": "2.1.197",
+            "gitBranch": "main",
+            "message": message,
+        }
         return (json.dumps(line) + "\n").encode()
 
     with open(path, "wb") as fh:
         while written < target:
             lines = [
                 env("user", n, {"role": "user", "content": f"step {n}: run the {rng.choice(words)} tests again"}),
-                env("assistant", n + 1, {"role": "assistant", "id": f"msg_{n}", "content": [
-                    {"type": "tool_use", "id": f"toolu_{n}", "name": "Bash",
-                     "input": {"command": f"pytest -x tests/test_{rng.choice(words)}.py"}}]}),
-                env("user", n + 2, {"role": "user", "content": [
-                    {"type": "tool_result", "tool_use_id": f"toolu_{n}",
-                     "content": "\n".join(" ".join(rng.choices(words, k=12)) + f" line {k}"
-                                          for k in range(rng.randint(250, 750)))}]}),
-                env("assistant", n + 3, {"role": "assistant", "id": f"msg_{n}b", "content": [
-                    {"type": "text", "text": f"The {rng.choice(words)} {rng.choice(words)} fails at step {n}."}]}),
+                env(
+                    "assistant",
+                    n + 1,
+                    {
+                        "role": "assistant",
+                        "id": f"msg_{n}",
+                        "content": [
+                            {
+                                "type": "tool_use",
+                                "id": f"toolu_{n}",
+                                "name": "Bash",
+                                "input": {"command": f"pytest -x tests/test_{rng.choice(words)}.py"},
+                            }
+                        ],
+                    },
+                ),
+                env(
+                    "user",
+                    n + 2,
+                    {
+                        "role": "user",
+                        "content": [
+                            {
+                                "type": "tool_result",
+                                "tool_use_id": f"toolu_{n}",
+                                "content": "\n".join(
+                                    " ".join(rng.choices(words, k=12)) + f" line {k}"
+                                    for k in range(rng.randint(250, 750))
+                                ),
+                            }
+                        ],
+                    },
+                ),
+                env(
+                    "assistant",
+                    n + 3,
+                    {
+                        "role": "assistant",
+                        "id": f"msg_{n}b",
+                        "content": [
+                            {"type": "text", "text": f"The {rng.choice(words)} {rng.choice(words)} fails at step {n}."}
+                        ],
+                    },
+                ),
             ]
             for line in lines:
                 fh.write(line)
@@ -251,8 +341,9 @@ def big_session(work: Path, mb: int = 200, seed: int = 0, rate: float = 10.0) ->
     env = state_env(home, claude)
     root.mkdir(parents=True)
     freshness.write_load(root, 5.0, 1, 1.0, offset=90_000_000, tag="warm")  # the other files exist first
-    serve = start_service(env, until="started", argv=[sys.executable, "-m", "recall.entry", "serve"],
-                          log=base / "serve.log")
+    serve = start_service(
+        env, until="started", argv=[sys.executable, "-m", "recall.entry", "serve"], log=base / "serve.log"
+    )
     sampler = AnonSampler(serve.pid)
     try:
         deadline = time.monotonic() + 300
@@ -263,8 +354,22 @@ def big_session(work: Path, mb: int = 200, seed: int = 0, rate: float = 10.0) ->
         seconds = 60.0
         n = int(rate * seconds)
         seen_file = base / "seen.json"
-        reader = subprocess.Popen([sys.executable, "-m", "benchmarks.freshness", "--reader", "tantivy", "--n",
-                                   str(n), "--seen", str(seen_file), "--poll", "0.02"], env=env)
+        reader = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.freshness",
+                "--reader",
+                "tantivy",
+                "--n",
+                str(n),
+                "--seen",
+                str(seen_file),
+                "--poll",
+                "0.02",
+            ],
+            env=env,
+        )
         time.sleep(1.5)
         written: dict[int, float] = {}
         writer = threading.Thread(target=lambda: written.update(freshness.write_load(root, rate, 2, seconds)))
@@ -292,10 +397,16 @@ def big_session(work: Path, mb: int = 200, seed: int = 0, rate: float = 10.0) ->
     seen = {int(k): v for k, v in json.loads(seen_file.read_text()).items()}
     during = [seen[i] - t for i, t in written.items() if i in seen and landed <= t <= (done or t)]
     missing = sum(1 for i in written if i not in seen)
-    out = {"mb": round(info["bytes"] / 1e6, 1), "messages": info["messages"],
-           "ingest_seconds": round(done - landed, 1) if done else None,
-           "peak_rss_mb": st.get("peak_rss_mb"), "peak_anon_mb": anon, "lines_during": len(during),
-           "missing": missing, **{f"fresh_{k}": v for k, v in spread_ms(during).items()}}
+    out = {
+        "mb": round(info["bytes"] / 1e6, 1),
+        "messages": info["messages"],
+        "ingest_seconds": round(done - landed, 1) if done else None,
+        "peak_rss_mb": st.get("peak_rss_mb"),
+        "peak_anon_mb": anon,
+        "lines_during": len(during),
+        "missing": missing,
+        **{f"fresh_{k}": v for k, v in spread_ms(during).items()},
+    }
     shutil.rmtree(base, ignore_errors=True)
     return out
 

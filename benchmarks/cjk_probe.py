@@ -32,50 +32,93 @@ from pathlib import Path
 
 # (language, the topic's question as first asked, the answer it got, the question asked of recall)
 PROBES: list[tuple[str, str, str, str]] = [
-    ("zh", "数据库连接池老是耗尽，怎么回事？", "原因是事务没有提交就返回了，连接一直被占用；已在中间件里统一关闭。",
-     "为什么数据库的连接会被占满"),
-    ("zh", "前端打包后体积太大，怎么优化？", "把图表库改成按需加载，并开启代码分割，体积从三兆降到八百K。",
-     "前端的包为什么变小了"),
-    ("zh", "为什么定时任务在周末没有执行？", "调度器的时区配置成了美国时间，周末的触发点落在了周五晚上。",
-     "周末的任务为什么没跑"),
-    ("zh", "缓存穿透导致数据库压力很大", "对不存在的键也缓存空值，并加了布隆过滤器。",
-     "数据库压力大是因为缓存吗"),
-    ("zh", "单元测试在持续集成里随机失败", "测试之间共享了全局状态，改成每个测试重新初始化夹具。",
-     "测试时好时坏的原因"),
-    ("zh", "日志里出现大量超时错误", "下游支付接口响应慢，把超时时间调到十秒并加了重试。",
-     "支付超时后来怎么办"),
-    ("zh", "用户上传的头像显示不出来", "对象存储的跨域规则没有配置，补上之后头像正常显示。",
-     "用户头像为什么不显示"),
-    ("zh", "内存泄漏让服务每天重启一次", "事件监听器注册后从未注销，修复后内存曲线平稳。",
-     "服务为什么每天都要重启"),
-    ("zh", "搜索结果排序不准确", "把标题字段的权重提高到正文的三倍，并加入时间衰减。",
-     "标题和正文的权重"),
-    ("zh", "部署脚本在新服务器上报权限错误", "部署用户没有写日志目录的权限，用组权限解决。",
-     "新服务器上部署失败"),
-    ("zh", "接口文档和实际返回字段不一致", "我们决定从代码注解自动生成文档，不再手写。",
-     "文档是手写的吗"),
-    ("zh", "消息队列里的消息被重复消费", "消费者处理完才确认，并用消息编号做幂等去重。",
-     "同一条消息处理了两次"),
-    ("ja", "テストが時々失敗するのはなぜ？", "タイムゾーンの違いで、深夜に日付がずれていました。時計を固定して直しました。",
-     "テストが落ちる理由は何でしたか"),
-    ("ja", "本番環境でメモリ使用量が増え続ける", "キャッシュに上限がなかったので、最大件数を設定しました。",
-     "本番のメモリが足りなくなる"),
-    ("ja", "ログイン画面が遅いです", "パスワードのハッシュ計算の回数が多すぎたので、適切な値に下げました。",
-     "ログインに時間がかかる"),
-    ("ja", "デプロイが途中で止まる", "ヘルスチェックの待ち時間が短すぎたため、延長しました。",
-     "デプロイが終わらない"),
-    ("ja", "請求書のPDFで日本語が文字化けする", "フォントを埋め込んでいなかったので、日本語フォントを追加しました。",
-     "PDFの日本語が読めない"),
-    ("ja", "検索結果の並び順がおかしい", "更新日時ではなく作成日時で並べていたので修正しました。",
-     "検索結果の順番が変"),
-    ("ja", "データベースの移行でエラーが出る", "外部キー制約の順番が逆だったので、移行スクリプトを分けました。",
-     "移行スクリプトで失敗した件"),
-    ("ja", "通知メールが二重に送られる", "再試行のときに送信済みかどうかを確認していなかったのが原因です。",
-     "同じメールが二通来る"),
-    ("ja", "画像のアップロードに失敗する", "ファイルサイズの上限が一メガだったので、十メガに引き上げました。",
-     "画像が上げられない"),
-    ("ja", "型チェックで大量の警告が出る", "古い型定義パッケージを更新したら警告が消えました。",
-     "警告がたくさん出る件"),
+    (
+        "zh",
+        "数据库连接池老是耗尽，怎么回事？",
+        "原因是事务没有提交就返回了，连接一直被占用；已在中间件里统一关闭。",
+        "为什么数据库的连接会被占满",
+    ),
+    (
+        "zh",
+        "前端打包后体积太大，怎么优化？",
+        "把图表库改成按需加载，并开启代码分割，体积从三兆降到八百K。",
+        "前端的包为什么变小了",
+    ),
+    (
+        "zh",
+        "为什么定时任务在周末没有执行？",
+        "调度器的时区配置成了美国时间，周末的触发点落在了周五晚上。",
+        "周末的任务为什么没跑",
+    ),
+    ("zh", "缓存穿透导致数据库压力很大", "对不存在的键也缓存空值，并加了布隆过滤器。", "数据库压力大是因为缓存吗"),
+    (
+        "zh",
+        "单元测试在持续集成里随机失败",
+        "测试之间共享了全局状态，改成每个测试重新初始化夹具。",
+        "测试时好时坏的原因",
+    ),
+    ("zh", "日志里出现大量超时错误", "下游支付接口响应慢，把超时时间调到十秒并加了重试。", "支付超时后来怎么办"),
+    ("zh", "用户上传的头像显示不出来", "对象存储的跨域规则没有配置，补上之后头像正常显示。", "用户头像为什么不显示"),
+    ("zh", "内存泄漏让服务每天重启一次", "事件监听器注册后从未注销，修复后内存曲线平稳。", "服务为什么每天都要重启"),
+    ("zh", "搜索结果排序不准确", "把标题字段的权重提高到正文的三倍，并加入时间衰减。", "标题和正文的权重"),
+    ("zh", "部署脚本在新服务器上报权限错误", "部署用户没有写日志目录的权限，用组权限解决。", "新服务器上部署失败"),
+    ("zh", "接口文档和实际返回字段不一致", "我们决定从代码注解自动生成文档，不再手写。", "文档是手写的吗"),
+    ("zh", "消息队列里的消息被重复消费", "消费者处理完才确认，并用消息编号做幂等去重。", "同一条消息处理了两次"),
+    (
+        "ja",
+        "テストが時々失敗するのはなぜ？",
+        "タイムゾーンの違いで、深夜に日付がずれていました。時計を固定して直しました。",
+        "テストが落ちる理由は何でしたか",
+    ),
+    (
+        "ja",
+        "本番環境でメモリ使用量が増え続ける",
+        "キャッシュに上限がなかったので、最大件数を設定しました。",
+        "本番のメモリが足りなくなる",
+    ),
+    (
+        "ja",
+        "ログイン画面が遅いです",
+        "パスワードのハッシュ計算の回数が多すぎたので、適切な値に下げました。",
+        "ログインに時間がかかる",
+    ),
+    ("ja", "デプロイが途中で止まる", "ヘルスチェックの待ち時間が短すぎたため、延長しました。", "デプロイが終わらない"),
+    (
+        "ja",
+        "請求書のPDFで日本語が文字化けする",
+        "フォントを埋め込んでいなかったので、日本語フォントを追加しました。",
+        "PDFの日本語が読めない",
+    ),
+    (
+        "ja",
+        "検索結果の並び順がおかしい",
+        "更新日時ではなく作成日時で並べていたので修正しました。",
+        "検索結果の順番が変",
+    ),
+    (
+        "ja",
+        "データベースの移行でエラーが出る",
+        "外部キー制約の順番が逆だったので、移行スクリプトを分けました。",
+        "移行スクリプトで失敗した件",
+    ),
+    (
+        "ja",
+        "通知メールが二重に送られる",
+        "再試行のときに送信済みかどうかを確認していなかったのが原因です。",
+        "同じメールが二通来る",
+    ),
+    (
+        "ja",
+        "画像のアップロードに失敗する",
+        "ファイルサイズの上限が一メガだったので、十メガに引き上げました。",
+        "画像が上げられない",
+    ),
+    (
+        "ja",
+        "型チェックで大量の警告が出る",
+        "古い型定義パッケージを更新したら警告が消えました。",
+        "警告がたくさん出る件",
+    ),
 ]
 
 # other work: sessions that share common characters with the questions, none of their words
@@ -132,8 +175,7 @@ def _split_jieba(run: str) -> str:
     return " " + " ".join(w for w in jieba.cut(run) if w.strip()) + " "
 
 
-VARIANTS = {"characters (schema 3)": _split_characters, "bigrams (schema 4)": _split_bigrams,
-            "jieba": _split_jieba}
+VARIANTS = {"characters (schema 3)": _split_characters, "bigrams (schema 4)": _split_bigrams, "jieba": _split_jieba}
 
 
 def probe_case():
@@ -144,9 +186,14 @@ def probe_case():
     sessions, relevant = [], {}
     for i, (question, answer) in enumerate([(q, a) for _, q, a, _ in PROBES] + OTHERS):
         at = start + timedelta(hours=i)
-        sess = Session(uid("cjk", i), f"cjk-{i}", [Turn(uid("cjk", i, 0), "user", question, at),
-                                                   Turn(uid("cjk", i, 1), "assistant", answer,
-                                                        at + timedelta(seconds=30))])
+        sess = Session(
+            uid("cjk", i),
+            f"cjk-{i}",
+            [
+                Turn(uid("cjk", i, 0), "user", question, at),
+                Turn(uid("cjk", i, 1), "assistant", answer, at + timedelta(seconds=30)),
+            ],
+        )
         sessions.append(sess)
         if i < len(PROBES):
             relevant[i] = sess.session_id
@@ -178,8 +225,7 @@ def evaluate(split) -> dict:
 
     case, relevant = probe_case()
     per_lang: dict[str, list[tuple[float, int, int]]] = {}
-    with tempfile.TemporaryDirectory(prefix="recall-cjk-") as tmp, splitting(split), \
-            recall_home(Path(tmp) / "home"):
+    with tempfile.TemporaryDirectory(prefix="recall-cjk-") as tmp, splitting(split), recall_home(Path(tmp) / "home"):
         write_transcripts([case], Path(tmp) / "projects")
         build_index(Path(tmp) / "projects")
         searcher = Searcher()
@@ -191,16 +237,21 @@ def evaluate(split) -> dict:
     out = {}
     for lang, rows in per_lang.items():
         n = len(rows)
-        out[lang] = {"n": n, "mrr@10": round(sum(r[0] for r in rows) / n, 3),
-                     "hit@1": round(sum(r[1] for r in rows) / n, 3),
-                     "others_in_top3": round(sum(r[2] for r in rows) / n, 2)}
+        out[lang] = {
+            "n": n,
+            "mrr@10": round(sum(r[0] for r in rows) / n, 3),
+            "hit@1": round(sum(r[1] for r in rows) / n, 3),
+            "others_in_top3": round(sum(r[2] for r in rows) / n, 2),
+        }
     return out
 
 
 def jieba_import_seconds() -> float | None:
     """jieba's import plus its dictionary load (first cut), in a fresh process."""
-    code = ("import time; t=time.perf_counter(); import jieba; jieba.setLogLevel(60); "
-            "list(jieba.cut('数据库连接池')); print(time.perf_counter()-t)")
+    code = (
+        "import time; t=time.perf_counter(); import jieba; jieba.setLogLevel(60); "
+        "list(jieba.cut('数据库连接池')); print(time.perf_counter()-t)"
+    )
     try:
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         return float(out.stdout.strip()) if out.returncode == 0 else None
@@ -216,9 +267,11 @@ def run() -> dict:
         have_jieba = True
     except ImportError:
         have_jieba = False
-    report = {"probes": {"zh": sum(1 for p in PROBES if p[0] == "zh"),
-                         "ja": sum(1 for p in PROBES if p[0] == "ja")},
-              "other_sessions": len(OTHERS), "variants": {}}
+    report = {
+        "probes": {"zh": sum(1 for p in PROBES if p[0] == "zh"), "ja": sum(1 for p in PROBES if p[0] == "ja")},
+        "other_sessions": len(OTHERS),
+        "variants": {},
+    }
     for name, split in VARIANTS.items():
         if name == "jieba" and not have_jieba:
             report["variants"][name] = None
@@ -238,12 +291,15 @@ def markdown(report: dict) -> str:
             continue
         for lang in ("zh", "ja"):
             r = res[lang]
-            lines.append(f"| {name} | {lang} (n={r['n']}) | {r['mrr@10']:.3f} | {r['hit@1']:.3f} | "
-                         f"{r['others_in_top3']:.2f} |")
+            lines.append(
+                f"| {name} | {lang} (n={r['n']}) | {r['mrr@10']:.3f} | {r['hit@1']:.3f} | {r['others_in_top3']:.2f} |"
+            )
     if report.get("jieba_import_and_load_s") is not None:
         lines.append("")
-        lines.append(f"jieba's import and dictionary load: {report['jieba_import_and_load_s']:.2f} s "
-                     "in a fresh process (the hook's whole import budget is tens of milliseconds).")
+        lines.append(
+            f"jieba's import and dictionary load: {report['jieba_import_and_load_s']:.2f} s "
+            "in a fresh process (the hook's whole import budget is tens of milliseconds)."
+        )
     return "\n".join(lines)
 
 

@@ -38,7 +38,7 @@ def session_uuid(sid: str) -> str:
 
 @dataclass
 class CodingSession:
-    sid: str                 # the data's id ("shipyard-s04")
+    sid: str  # the data's id ("shipyard-s04")
     project: str
     cwd: str
     start: datetime
@@ -55,10 +55,10 @@ class CodingPrompt:
     pid: str
     project: str
     text: str
-    kind: str                # question | task | paraphrase | new-task
-    split: str               # tune (the dev half) | report (the held-out half)
-    answers: frozenset       # transcript session ids that answer it
-    asked_after: str         # the data id of the last session of its history
+    kind: str  # question | task | paraphrase | new-task
+    split: str  # tune (the dev half) | report (the held-out half)
+    answers: frozenset  # transcript session ids that answer it
+    asked_after: str  # the data id of the last session of its history
 
 
 @dataclass
@@ -83,8 +83,12 @@ def load(slug: str, data_dir: Path = DATA_DIR) -> CodingProject:
     """One project: its sessions, its dev prompts (``tune``) and its report prompts (``report``)."""
     data = json.loads((data_dir / f"{slug}.json").read_text(encoding="utf-8"))
     cwd = str(data["cwd"])
-    sessions = [CodingSession(str(s["id"]), slug, cwd, _when(s["start"]), str(s.get("branch") or "main"),
-                              list(s.get("turns") or [])) for s in data["sessions"]]
+    sessions = [
+        CodingSession(
+            str(s["id"]), slug, cwd, _when(s["start"]), str(s.get("branch") or "main"), list(s.get("turns") or [])
+        )
+        for s in data["sessions"]
+    ]
     sessions.sort(key=lambda s: s.start)
     last = sessions[-1].sid
     known = {s.sid for s in sessions}
@@ -93,10 +97,17 @@ def load(slug: str, data_dir: Path = DATA_DIR) -> CodingProject:
     for split, prompts in (("tune", data.get("prompts") or []), ("report", report.get("prompts") or [])):
         for p in prompts:
             after = str(p.get("asked_after") or last)
-            proj.prompts.append(CodingPrompt(
-                str(p["id"]), slug, str(p["text"]), KIND_NAMES.get(str(p.get("kind")), str(p.get("kind"))), split,
-                frozenset(session_uuid(a) for a in p.get("answers") or [] if a in known),
-                after if after in known else last))
+            proj.prompts.append(
+                CodingPrompt(
+                    str(p["id"]),
+                    slug,
+                    str(p["text"]),
+                    KIND_NAMES.get(str(p.get("kind")), str(p.get("kind"))),
+                    split,
+                    frozenset(session_uuid(a) for a in p.get("answers") or [] if a in known),
+                    after if after in known else last,
+                )
+            )
     return proj
 
 
@@ -125,9 +136,18 @@ def add_new_tasks(projects: list[CodingProject], data_dir: Path = DATA_DIR) -> i
         if not text:
             continue
         slug = str(p.get("project") or "")
-        for proj in ([by_slug[slug]] if slug in by_slug else projects):
-            proj.prompts.append(CodingPrompt(f"{p.get('id') or f'new-task-{i}'}@{proj.slug}", proj.slug, text,
-                                             "new-task", "report", frozenset(), proj.sessions[-1].sid))
+        for proj in [by_slug[slug]] if slug in by_slug else projects:
+            proj.prompts.append(
+                CodingPrompt(
+                    f"{p.get('id') or f'new-task-{i}'}@{proj.slug}",
+                    proj.slug,
+                    text,
+                    "new-task",
+                    "report",
+                    frozenset(),
+                    proj.sessions[-1].sid,
+                )
+            )
             added += 1
     return added
 
@@ -164,9 +184,20 @@ def transcript_lines(s: CodingSession) -> list[dict]:
 
     def envelope(kind: str, seconds: float, **fields) -> dict:
         uid = next_uuid()
-        line = {"parentUuid": parent[0], "isSidechain": False, "type": kind, **fields, "uuid": uid,
-                "timestamp": tick(seconds), "userType": "external", "entrypoint": "cli", "cwd": s.cwd,
-                "sessionId": s.session_id, "version": VERSION, "gitBranch": s.branch}
+        line = {
+            "parentUuid": parent[0],
+            "isSidechain": False,
+            "type": kind,
+            **fields,
+            "uuid": uid,
+            "timestamp": tick(seconds),
+            "userType": "external",
+            "entrypoint": "cli",
+            "cwd": s.cwd,
+            "sessionId": s.session_id,
+            "version": VERSION,
+            "gitBranch": s.branch,
+        }
         parent[0] = uid
         lines.append(line)
         return line
@@ -176,16 +207,28 @@ def transcript_lines(s: CodingSession) -> list[dict]:
     prompt_id = [None]
 
     def assistant_block(block: dict, msg_id: str, seconds: float) -> dict:
-        message = {"id": msg_id, "type": "message", "role": "assistant", "model": "claude-opus-4-8",
-                   "content": [block], "stop_reason": "tool_use" if block["type"] == "tool_use" else "end_turn",
-                   "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}}
+        message = {
+            "id": msg_id,
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-opus-4-8",
+            "content": [block],
+            "stop_reason": "tool_use" if block["type"] == "tool_use" else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        }
         return envelope("assistant", seconds, message=message)
 
     for turn in s.turns:
         if "user" in turn:
             prompt_id[0] = next_uuid()
-            envelope("user", 40, promptId=prompt_id[0], message={"role": "user", "content": str(turn["user"])},
-                     permissionMode="default")
+            envelope(
+                "user",
+                40,
+                promptId=prompt_id[0],
+                message={"role": "user", "content": str(turn["user"])},
+                permissionMode="default",
+            )
             continue
         msg[0] += 1
         msg_id = f"msg_{s.session_id[:8]}{msg[0]:05d}"
@@ -201,21 +244,39 @@ def transcript_lines(s: CodingSession) -> list[dict]:
             result = _result_text(call.get("result", ""))
             error = bool(call.get("is_error"))
             if name == "Bash":
-                tur = {"stdout": "" if error else result, "stderr": result if error else "", "interrupted": False,
-                       "isImage": False}
+                tur = {
+                    "stdout": "" if error else result,
+                    "stderr": result if error else "",
+                    "interrupted": False,
+                    "isImage": False,
+                }
             elif name in ("Write", "Edit"):
                 tur = {"type": "create" if name == "Write" else "update", "filePath": str(inp.get("file_path", ""))}
             else:
                 tur = {"type": "text", "content": result[:2000]}
-            envelope("user", 4, promptId=prompt_id[0],
-                     message={"role": "user", "content": [{"tool_use_id": tid, "type": "tool_result",
-                                                           "content": result, "is_error": error}]},
-                     toolUseResult=tur, sourceToolAssistantUUID=use["uuid"])
+            envelope(
+                "user",
+                4,
+                promptId=prompt_id[0],
+                message={
+                    "role": "user",
+                    "content": [{"tool_use_id": tid, "type": "tool_result", "content": result, "is_error": error}],
+                },
+                toolUseResult=tur,
+                sourceToolAssistantUUID=use["uuid"],
+            )
     if lines:
-        last_prompt = next((ln["message"]["content"] for ln in reversed(lines)
-                            if ln["type"] == "user" and isinstance(ln["message"]["content"], str)), "")
-        lines.append({"type": "last-prompt", "lastPrompt": last_prompt[:200], "leafUuid": parent[0],
-                      "sessionId": s.session_id})
+        last_prompt = next(
+            (
+                ln["message"]["content"]
+                for ln in reversed(lines)
+                if ln["type"] == "user" and isinstance(ln["message"]["content"], str)
+            ),
+            "",
+        )
+        lines.append(
+            {"type": "last-prompt", "lastPrompt": last_prompt[:200], "leafUuid": parent[0], "sessionId": s.session_id}
+        )
     return lines
 
 

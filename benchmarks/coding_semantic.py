@@ -47,7 +47,7 @@ def run(model_dir: str) -> dict:
         for p in proj.prompts:
             if p.kind not in ANSWERABLE or not p.answers:
                 continue
-            visible = [s.session_id for s in proj.sessions[:order.index(p.asked_after) + 1] if s.session_id in vecs]
+            visible = [s.session_id for s in proj.sessions[: order.index(p.asked_after) + 1] if s.session_id in vecs]
             q = embed([p.text])[0]
             best = {sid: float((vecs[sid] @ q).max()) for sid in visible}
             ranked = sorted(best, key=lambda sid: -best[sid])
@@ -61,8 +61,11 @@ def run(model_dir: str) -> dict:
                 continue
             out.setdefault(split, {})[kind] = {
                 "prompts": len(rs),
-                **{f"R@{k}": round(sum(r["rank"] is not None and r["rank"] <= k for r in rs) / len(rs), 4)
-                   for k in (1, 3, 5)}}
+                **{
+                    f"R@{k}": round(sum(r["rank"] is not None and r["rank"] <= k for r in rs) / len(rs), 4)
+                    for k in (1, 3, 5)
+                },
+            }
     return out
 
 

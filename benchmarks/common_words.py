@@ -29,8 +29,9 @@ WORDS = """\\
 def main() -> int:
     from wordfreq import top_n_list, zipf_frequency
 
-    words = sorted(w for w in top_n_list("en", 60000)
-                   if re.fullmatch("[a-z]+", w) and zipf_frequency(w, "en") >= MIN_ZIPF)
+    words = sorted(
+        w for w in top_n_list("en", 60000) if re.fullmatch("[a-z]+", w) and zipf_frequency(w, "en") >= MIN_ZIPF
+    )
     lines, line = [], ""
     for w in words:
         if len(line) + len(w) + 1 > 110:
@@ -41,8 +42,9 @@ def main() -> int:
     from importlib.metadata import version as dist_version
 
     version = dist_version("wordfreq")
-    TARGET.write_text(HEAD.format(zipf=MIN_ZIPF, version=version, count=len(words)) + "\n".join(lines) + '\n"""\n',
-                      encoding="utf-8")
+    TARGET.write_text(
+        HEAD.format(zipf=MIN_ZIPF, version=version, count=len(words)) + "\n".join(lines) + '\n"""\n', encoding="utf-8"
+    )
     print(f"wrote {TARGET} ({len(words)} words)")
     return 0
 

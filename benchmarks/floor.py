@@ -106,7 +106,7 @@ def ingest_floor(claude: Path, messages: int = PER) -> dict:
         t = time.thread_time()
         positions: list[int] = []
         for i in range(0, n, 5000):
-            positions += archive.store(msgs[i:i + 5000])
+            positions += archive.store(msgs[i : i + 5000])
         archive.sync()
         archiving = time.thread_time() - t
 
@@ -130,10 +130,19 @@ def ingest_floor(claude: Path, messages: int = PER) -> dict:
     def per(x: float) -> float:
         return round(x * scale, 2)
 
-    return {"messages": n, "lines": lines, "files": len(files),
-            "read_json_cpu": per(read_json), "reader_cpu": per(reader), "redact_cpu": per(redaction),
-            "archive_cpu": per(archiving), "documents_cpu": per(documents),
-            "tantivy_cpu": per(engine), "tantivy_feed_cpu": per(feeding), "tantivy_wall": per(wall)}
+    return {
+        "messages": n,
+        "lines": lines,
+        "files": len(files),
+        "read_json_cpu": per(read_json),
+        "reader_cpu": per(reader),
+        "redact_cpu": per(redaction),
+        "archive_cpu": per(archiving),
+        "documents_cpu": per(documents),
+        "tantivy_cpu": per(engine),
+        "tantivy_feed_cpu": per(feeding),
+        "tantivy_wall": per(wall),
+    }
 
 
 def search_floor(home: Path, seed: int = 0, reps: int = 3) -> dict:
@@ -170,7 +179,8 @@ def search_floor(home: Path, seed: int = 0, reps: int = 3) -> dict:
             t5 = time.perf_counter()
             words = list(dict.fromkeys(analyze(q["text"])))[:32]
             bare = tantivy.Query.boolean_query(
-                [(Should, tantivy.Query.term_query(s.schema, "content", w, index_option="freq")) for w in words])
+                [(Should, tantivy.Query.term_query(s.schema, "content", w, index_option="freq")) for w in words]
+            )
             t6 = time.perf_counter()
             searcher.search(bare, 10, count=False)
             t7 = time.perf_counter()
@@ -183,8 +193,12 @@ def search_floor(home: Path, seed: int = 0, reps: int = 3) -> dict:
     def p50s(d: dict[str, list[float]]) -> dict[str, float]:
         return {k: round(statistics.median(v), 2) for k, v in d.items() if v}
 
-    return {"queries": len(queries), "reps": reps, "p50_ms": p50s(times),
-            "by_kind": {k: p50s(v) for k, v in by_kind.items()}}
+    return {
+        "queries": len(queries),
+        "reps": reps,
+        "p50_ms": p50s(times),
+        "by_kind": {k: p50s(v) for k, v in by_kind.items()},
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -52,7 +52,7 @@ def pick_victim(files: list[Path]) -> tuple[Path, bytes]:
     from indexer.archive_files import iter_lines
 
     blobs = {p: p.read_bytes() for p in files}
-    for victim in files[len(files) // 2:] + files[:len(files) // 2]:
+    for victim in files[len(files) // 2 :] + files[: len(files) // 2]:
         first = next((rec for _, rec in iter_lines(victim) if rec.get("role") == "user" and rec.get("text")), None)
         if first is None:
             continue
@@ -86,8 +86,13 @@ def measure(pristine: Path, run_dir: Path, purge: bool) -> dict:
         seconds = time.perf_counter() - t0
     finally:
         purge_mod.purge = real
-    res = {"seconds": seconds, "messages": out["messages"], "purged": out.get("purged", 0),
-           "deleted_left": deleted_documents(paths.index_dir()), "files_holding": _holding(run_dir, needle)}
+    res = {
+        "seconds": seconds,
+        "messages": out["messages"],
+        "purged": out.get("purged", 0),
+        "deleted_left": deleted_documents(paths.index_dir()),
+        "files_holding": _holding(run_dir, needle),
+    }
     shutil.rmtree(run_dir)
     return res
 
@@ -97,14 +102,25 @@ def sections(res: dict) -> list[str]:
     from benchmarks.page import prose
 
     b, f = res["baseline"], res["forget"]
-    table = "\n".join([
-        "| | median s | deleted documents left in the index | files still holding the session's text |",
-        "| --- | ---: | ---: | ---: |",
-        f"| baseline: forget without the purge | {b['seconds']:.2f} | {b['deleted_left']:,} | {b['files_holding']} |",
-        f"| forget (purge included) | {f['seconds']:.2f} | {f['deleted_left']:,} | {f['files_holding']} |"])
-    return [prose("forget", archived=f"{res['archived']:,}", repeat=res["repeat"], table=table,
-                  ratio=f"{res['ratio']:.1f}", purged=f"{f['purged']:,}",
-                  us_each=f"{(f['seconds'] - b['seconds']) / max(f['purged'], 1) * 1e6:.0f}")]
+    table = "\n".join(
+        [
+            "| | median s | deleted documents left in the index | files still holding the session's text |",
+            "| --- | ---: | ---: | ---: |",
+            f"| baseline: forget without the purge | {b['seconds']:.2f} | {b['deleted_left']:,} | {b['files_holding']} |",
+            f"| forget (purge included) | {f['seconds']:.2f} | {f['deleted_left']:,} | {f['files_holding']} |",
+        ]
+    )
+    return [
+        prose(
+            "forget",
+            archived=f"{res['archived']:,}",
+            repeat=res["repeat"],
+            table=table,
+            ratio=f"{res['ratio']:.1f}",
+            purged=f"{f['purged']:,}",
+            us_each=f"{(f['seconds'] - b['seconds']) / max(f['purged'], 1) * 1e6:.0f}",
+        )
+    ]
 
 
 def docs_sections() -> list[str]:
@@ -128,12 +144,17 @@ def main(argv: list[str] | None = None) -> int:
     pristine, archived = prepare(args.work, args.messages, args.seed)
     runs: dict[str, list[dict]] = {"baseline": [], "forget": []}
     for i in range(args.repeat):
-        for arm in (("baseline", "forget") if i % 2 == 0 else ("forget", "baseline")):
+        for arm in ("baseline", "forget") if i % 2 == 0 else ("forget", "baseline"):
             runs[arm].append(measure(pristine, args.work / f"forget-{args.messages}-run", arm == "forget"))
     shutil.rmtree(pristine)
     med = {arm: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for arm, rs in runs.items()}
-    res = {"archived": archived, "repeat": args.repeat, "runs": runs, **med,
-           "ratio": med["forget"]["seconds"] / med["baseline"]["seconds"]}
+    res = {
+        "archived": archived,
+        "repeat": args.repeat,
+        "runs": runs,
+        **med,
+        "ratio": med["forget"]["seconds"] / med["baseline"]["seconds"],
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(res, indent=1))
     print("\n".join(sections(res)))

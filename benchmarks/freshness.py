@@ -43,16 +43,29 @@ OFFSET = 10_000_000
 # ------------------------------------------------------------------------------ lines
 def make_line(i: int, session: str, cwd: str) -> bytes:
     ts = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
-    line = {"parentUuid": None, "isSidechain": False, "type": "user", "uuid": KEY.format(i),
-            "timestamp": ts, "userType": "external", "cwd": cwd, "sessionId": session, "version": "2.1.197",
-            "gitBranch": "main",
-            "message": {"role": "user", "content": f"freshness probe {i}: why does the webhook retry "
-                                                   f"after the deploy of build {i * 7919 % 100003}?"}}
+    line = {
+        "parentUuid": None,
+        "isSidechain": False,
+        "type": "user",
+        "uuid": KEY.format(i),
+        "timestamp": ts,
+        "userType": "external",
+        "cwd": cwd,
+        "sessionId": session,
+        "version": "2.1.197",
+        "gitBranch": "main",
+        "message": {
+            "role": "user",
+            "content": f"freshness probe {i}: why does the webhook retry "
+            f"after the deploy of build {i * 7919 % 100003}?",
+        },
+    }
     return (json.dumps(line) + "\n").encode()
 
 
-def write_load(root: Path, rate: float, files: int, seconds: float, offset: int = 0,
-               tag: str = "p") -> dict[int, float]:
+def write_load(
+    root: Path, rate: float, files: int, seconds: float, offset: int = 0, tag: str = "p"
+) -> dict[int, float]:
     """Append lines round-robin to ``files`` session files at ``rate`` lines/s; returns
     {line number: monotonic time its write returned}. Line numbers start at ``offset``."""
     import uuid
@@ -176,9 +189,16 @@ def fts5_tailer(root: str, db: str, interval: float) -> None:
 
 
 def _row(m) -> dict:
-    return {"uuid": m.uuid, "session_id": m.session_id, "project": m.project, "role": m.role,
-            "timestamp": str(m.timestamp), "content": m.text, "files": "\n".join(m.files),
-            "tools": " ".join(m.tools)}
+    return {
+        "uuid": m.uuid,
+        "session_id": m.session_id,
+        "project": m.project,
+        "role": m.role,
+        "timestamp": str(m.timestamp),
+        "content": m.text,
+        "files": "\n".join(m.files),
+        "tools": " ".join(m.tools),
+    }
 
 
 # ------------------------------------------------------------------------------ running
@@ -196,14 +216,28 @@ def run_recall(work: Path, args) -> dict:
     home, claude = work / "recall-home", work / "claude"
     root = claude / "projects"
     env = state_env(home, claude)
-    serve = start_service(env, until="watching", argv=_py("-m", "recall.entry", "serve"), log=work / "serve.log",
-                          timeout=3600)
+    serve = start_service(
+        env, until="watching", argv=_py("-m", "recall.entry", "serve"), log=work / "serve.log", timeout=3600
+    )
     try:
         before = service_status(env)
         n = int(args.rate * args.seconds)
         seen_file = work / "seen-recall.json"
-        reader = subprocess.Popen(_py("-m", "benchmarks.freshness", "--reader", "tantivy", "--n", str(n),
-                                      "--seen", str(seen_file), "--poll", str(args.poll)), env=env)
+        reader = subprocess.Popen(
+            _py(
+                "-m",
+                "benchmarks.freshness",
+                "--reader",
+                "tantivy",
+                "--n",
+                str(n),
+                "--seen",
+                str(seen_file),
+                "--poll",
+                str(args.poll),
+            ),
+            env=env,
+        )
         time.sleep(1.0)  # the reader is up (imports done)
         written = write_load(root, args.rate, args.files, args.seconds)
         reader.wait(timeout=args.seconds + 120)
@@ -212,9 +246,16 @@ def run_recall(work: Path, args) -> dict:
         stop_service(serve)
     lat, missing = _latencies(written, seen_file)
     commits = (after.get("commits") or 0) - (before.get("commits") or 0)
-    return {"system": "recall serve", "lines": len(written), "missing": missing, **spread_ms(lat),
-            "commits": commits, "lines_per_commit": round(len(written) / commits, 1) if commits else None,
-            "service_rss_mb": after.get("rss_mb"), "indexed_messages": (after.get("counts") or {}).get("messages")}
+    return {
+        "system": "recall serve",
+        "lines": len(written),
+        "missing": missing,
+        **spread_ms(lat),
+        "commits": commits,
+        "lines_per_commit": round(len(written) / commits, 1) if commits else None,
+        "service_rss_mb": after.get("rss_mb"),
+        "indexed_messages": (after.get("counts") or {}).get("messages"),
+    }
 
 
 def run_baseline(work: Path, args) -> dict:
@@ -240,30 +281,57 @@ def run_baseline(work: Path, args) -> dict:
             time.sleep(0.5)
         n = int(args.rate * args.seconds)
         seen_file = work / "seen-baseline.json"
-        reader = subprocess.Popen(_py("-m", "benchmarks.freshness", "--reader", "sqlite", "--db", str(db),
-                                      "--n", str(n), "--seen", str(seen_file), "--poll", str(args.poll)), env=env)
+        reader = subprocess.Popen(
+            _py(
+                "-m",
+                "benchmarks.freshness",
+                "--reader",
+                "sqlite",
+                "--db",
+                str(db),
+                "--n",
+                str(n),
+                "--seen",
+                str(seen_file),
+                "--poll",
+                str(args.poll),
+            ),
+            env=env,
+        )
         time.sleep(1.0)
         offset = OFFSET  # other keys (and files) than the recall run's
-        written = {i - offset: t for i, t in
-                   write_load(root, args.rate, args.files, args.seconds, offset, tag="b").items()}
+        written = {
+            i - offset: t for i, t in write_load(root, args.rate, args.files, args.seconds, offset, tag="b").items()
+        }
         reader.wait(timeout=args.seconds + 120)
     finally:
         stop_service(tailer, 30)
     seen = {int(k) - offset: v for k, v in json.loads(seen_file.read_text()).items()}
     lat = [seen[i] - t for i, t in written.items() if i in seen]
-    return {"system": "baseline: FTS5 tailer (100 ms poll)", "lines": len(written),
-            "missing": len(written) - len(lat), **spread_ms(lat), "commits": None, "lines_per_commit": None}
+    return {
+        "system": "baseline: FTS5 tailer (100 ms poll)",
+        "lines": len(written),
+        "missing": len(written) - len(lat),
+        **spread_ms(lat),
+        "commits": None,
+        "lines_per_commit": None,
+    }
 
 
 def table(rows: list[dict], args) -> str:
-    out = [f"Freshness at {args.rate:g} lines/s across {args.files} files for {args.seconds:g} s "
-           f"(background corpus {args.corpus:,} messages; reader polls every {args.poll * 1000:g} ms)", "",
-           "| system | lines | p50 ms | p95 ms | p99 ms | max ms | missing | commits | lines/commit |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    out = [
+        f"Freshness at {args.rate:g} lines/s across {args.files} files for {args.seconds:g} s "
+        f"(background corpus {args.corpus:,} messages; reader polls every {args.poll * 1000:g} ms)",
+        "",
+        "| system | lines | p50 ms | p95 ms | p99 ms | max ms | missing | commits | lines/commit |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
-        out.append(f"| {r['system']} | {r['lines']} | {r['p50']} | {r['p95']} | {r['p99']} | {r['max']} | "
-                   f"{r['missing']} | {r['commits'] if r['commits'] is not None else '—'} | "
-                   f"{r['lines_per_commit'] if r['lines_per_commit'] is not None else '—'} |")
+        out.append(
+            f"| {r['system']} | {r['lines']} | {r['p50']} | {r['p95']} | {r['p99']} | {r['max']} | "
+            f"{r['missing']} | {r['commits'] if r['commits'] is not None else '—'} | "
+            f"{r['lines_per_commit'] if r['lines_per_commit'] is not None else '—'} |"
+        )
     return "\n".join(out)
 
 
@@ -309,10 +377,18 @@ def main(argv: list[str] | None = None) -> int:
     args.corpus_indexed = int(0.99 * (rows[0].get("indexed_messages") or 0))
     if not args.no_baseline:
         rows.append(run_baseline(work, args))
-    result = {"benchmark": "freshness", "rate": args.rate, "files": args.files, "seconds": args.seconds,
-              "corpus_messages": args.corpus, "poll_ms": args.poll * 1000,
-              "generated": gen.__dict__ if gen is not None else None, "cpus": os.cpu_count(),
-              "results": rows, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    result = {
+        "benchmark": "freshness",
+        "rate": args.rate,
+        "files": args.files,
+        "seconds": args.seconds,
+        "corpus_messages": args.corpus,
+        "poll_ms": args.poll * 1000,
+        "generated": gen.__dict__ if gen is not None else None,
+        "cpus": os.cpu_count(),
+        "results": rows,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1, default=str))
     print(table(rows, args))

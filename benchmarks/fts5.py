@@ -84,24 +84,38 @@ class FTS5Store:
 
     def add(self, batch: Iterable[dict]) -> int:
         """Insert a batch of messages in one transaction; return how many."""
-        rows = [(m.get("content") or "", m.get("files") or "", m.get("tools") or "",
-                 m.get("uuid"), m.get("session_id"), m.get("project"), m.get("role"),
-                 m.get("timestamp")) for m in batch]
+        rows = [
+            (
+                m.get("content") or "",
+                m.get("files") or "",
+                m.get("tools") or "",
+                m.get("uuid"),
+                m.get("session_id"),
+                m.get("project"),
+                m.get("role"),
+                m.get("timestamp"),
+            )
+            for m in batch
+        ]
         if not rows:
             return 0
         con = self.con
         con.execute("BEGIN")
         try:
-            con.executemany("INSERT INTO messages(content, files, tools, uuid, session_id, project, "
-                            "role, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            con.executemany(
+                "INSERT INTO messages(content, files, tools, uuid, session_id, project, "
+                "role, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
         except BaseException:
             con.execute("ROLLBACK")
             raise
         con.execute("COMMIT")
         return len(rows)
 
-    def search(self, query: str, limit: int = 10, project: str | None = None,
-               max_terms: int = MAX_TERMS) -> list[tuple[str, float]]:
+    def search(
+        self, query: str, limit: int = 10, project: str | None = None, max_terms: int = MAX_TERMS
+    ) -> list[tuple[str, float]]:
         """Top ``limit`` (uuid, score) for ``query``, best first (higher score = better)."""
         expr = match_expression(query, max_terms)
         if expr is None or limit <= 0:

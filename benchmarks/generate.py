@@ -125,43 +125,188 @@ svelte angular node deno bun npm pnpm yarn cargo rustc clippy tokio serde golang
 channel gofmt makefile cmake bazel gradle maven jvm kotlin swift xcode android ios
 """.split()
 
-_ONSETS = ["b", "br", "c", "ch", "cl", "d", "dr", "f", "fl", "g", "gr", "h", "j", "k", "l",
-           "m", "n", "p", "pl", "qu", "r", "s", "sh", "sk", "sl", "sp", "st", "t", "th", "tr",
-           "v", "w", "z", ""]
+_ONSETS = [
+    "b",
+    "br",
+    "c",
+    "ch",
+    "cl",
+    "d",
+    "dr",
+    "f",
+    "fl",
+    "g",
+    "gr",
+    "h",
+    "j",
+    "k",
+    "l",
+    "m",
+    "n",
+    "p",
+    "pl",
+    "qu",
+    "r",
+    "s",
+    "sh",
+    "sk",
+    "sl",
+    "sp",
+    "st",
+    "t",
+    "th",
+    "tr",
+    "v",
+    "w",
+    "z",
+    "",
+]
 _VOWELS = ["a", "e", "i", "o", "u", "ai", "ea", "ee", "io", "ou", "oa", "y"]
 _CODAS = ["", "", "", "n", "r", "l", "s", "t", "m", "nd", "rk", "st", "x", "ng", "ck", "th"]
 
 USERS = ["dev", "alice", "sam", "jordan", "mchen", "priya", "ubuntu", "tom", "nina", "rafa"]
 PARENTS = ["code", "src", "work", "projects", "repos", "dev", "Documents/GitHub", "git"]
-SUBDIRS = ["frontend", "backend", "web", "api", "packages/core", "packages/ui",
-           "services/worker", "services/api", "docs", "scripts", "infra", "cli", "app"]
-SUFFIXES = ["", "", "", "-api", "-service", "-web", "-cli", "-app", "-core", "-tools",
-            "_v2", ".io", "-lab", "-bot", "-sdk"]
+SUBDIRS = [
+    "frontend",
+    "backend",
+    "web",
+    "api",
+    "packages/core",
+    "packages/ui",
+    "services/worker",
+    "services/api",
+    "docs",
+    "scripts",
+    "infra",
+    "cli",
+    "app",
+]
+SUFFIXES = [
+    "",
+    "",
+    "",
+    "-api",
+    "-service",
+    "-web",
+    "-cli",
+    "-app",
+    "-core",
+    "-tools",
+    "_v2",
+    ".io",
+    "-lab",
+    "-bot",
+    "-sdk",
+]
 BRANCH_KINDS = ["feature", "fix", "chore", "refactor", "perf", "docs", "test", "exp"]
 MODELS = ["claude-opus-4-8"] * 6 + ["claude-sonnet-4-7"] * 3 + ["claude-haiku-4-5"]
 ENTRYPOINTS = ["cli"] * 8 + ["sdk-cli", "claude-vscode"]
 SUBAGENT_TYPES = ["general-purpose", "Explore", "Explore", "Plan", "general-purpose"]
 LANGS = ["python", "ts", "python", "go", "ts", "python", "rust", "ts"]
 
-PY_PKGS = ["requests", "fastapi", "pydantic", "sqlalchemy", "pytest", "numpy", "pandas",
-           "httpx", "click", "typer", "rich", "uvicorn", "alembic", "celery", "redis",
-           "boto3", "anthropic", "tantivy", "watchdog", "jinja2", "aiohttp", "orjson"]
-JS_PKGS = ["react", "react-dom", "vite", "express", "lodash", "zod", "axios", "next",
-           "typescript", "eslint", "prettier", "vitest", "jest", "tailwindcss", "prisma",
-           "@tanstack/react-query", "date-fns", "uuid", "dotenv", "ws", "esbuild"]
-GO_PKGS = ["github.com/spf13/cobra", "github.com/stretchr/testify", "golang.org/x/sync",
-           "github.com/jackc/pgx/v5", "go.uber.org/zap", "github.com/gorilla/mux"]
-RS_PKGS = ["tokio", "serde", "serde_json", "anyhow", "thiserror", "clap", "reqwest",
-           "tracing", "tantivy", "rayon", "axum", "sqlx"]
+PY_PKGS = [
+    "requests",
+    "fastapi",
+    "pydantic",
+    "sqlalchemy",
+    "pytest",
+    "numpy",
+    "pandas",
+    "httpx",
+    "click",
+    "typer",
+    "rich",
+    "uvicorn",
+    "alembic",
+    "celery",
+    "redis",
+    "boto3",
+    "anthropic",
+    "tantivy",
+    "watchdog",
+    "jinja2",
+    "aiohttp",
+    "orjson",
+]
+JS_PKGS = [
+    "react",
+    "react-dom",
+    "vite",
+    "express",
+    "lodash",
+    "zod",
+    "axios",
+    "next",
+    "typescript",
+    "eslint",
+    "prettier",
+    "vitest",
+    "jest",
+    "tailwindcss",
+    "prisma",
+    "@tanstack/react-query",
+    "date-fns",
+    "uuid",
+    "dotenv",
+    "ws",
+    "esbuild",
+]
+GO_PKGS = [
+    "github.com/spf13/cobra",
+    "github.com/stretchr/testify",
+    "golang.org/x/sync",
+    "github.com/jackc/pgx/v5",
+    "go.uber.org/zap",
+    "github.com/gorilla/mux",
+]
+RS_PKGS = [
+    "tokio",
+    "serde",
+    "serde_json",
+    "anyhow",
+    "thiserror",
+    "clap",
+    "reqwest",
+    "tracing",
+    "tantivy",
+    "rayon",
+    "axum",
+    "sqlx",
+]
 
-PY_EXC = ["ValueError", "KeyError", "TypeError", "AttributeError", "ImportError",
-          "ModuleNotFoundError", "RuntimeError", "AssertionError", "FileNotFoundError",
-          "sqlite3.OperationalError", "ConnectionRefusedError", "TimeoutError",
-          "json.decoder.JSONDecodeError", "pydantic_core._pydantic_core.ValidationError",
-          "requests.exceptions.ConnectionError", "IndexError", "PermissionError",
-          "asyncio.exceptions.CancelledError", "UnicodeDecodeError", "RecursionError"]
-JS_EXC = ["TypeError", "ReferenceError", "SyntaxError", "RangeError", "Error",
-          "UnhandledPromiseRejection", "AxiosError", "ZodError", "PrismaClientKnownRequestError"]
+PY_EXC = [
+    "ValueError",
+    "KeyError",
+    "TypeError",
+    "AttributeError",
+    "ImportError",
+    "ModuleNotFoundError",
+    "RuntimeError",
+    "AssertionError",
+    "FileNotFoundError",
+    "sqlite3.OperationalError",
+    "ConnectionRefusedError",
+    "TimeoutError",
+    "json.decoder.JSONDecodeError",
+    "pydantic_core._pydantic_core.ValidationError",
+    "requests.exceptions.ConnectionError",
+    "IndexError",
+    "PermissionError",
+    "asyncio.exceptions.CancelledError",
+    "UnicodeDecodeError",
+    "RecursionError",
+]
+JS_EXC = [
+    "TypeError",
+    "ReferenceError",
+    "SyntaxError",
+    "RangeError",
+    "Error",
+    "UnhandledPromiseRejection",
+    "AxiosError",
+    "ZodError",
+    "PrismaClientKnownRequestError",
+]
 
 SKILL_LISTING = (
     "- deep-research: Deep research harness — fan-out web searches, fetch sources, "
@@ -181,8 +326,17 @@ SKILL_LISTING = (
     "- review: Review a GitHub pull request; for your working diff use /code-review\n"
     "- security-review: Complete a security review of the pending changes on the current branch"
 )
-SKILL_NAMES = ["deep-research", "update-config", "keybindings-help", "verify", "code-review",
-               "simplify", "init", "review", "security-review"]
+SKILL_NAMES = [
+    "deep-research",
+    "update-config",
+    "keybindings-help",
+    "verify",
+    "code-review",
+    "simplify",
+    "init",
+    "review",
+    "security-review",
+]
 AGENT_TYPES = ["claude", "Explore", "general-purpose", "Plan", "statusline-setup"]
 AGENT_LINES = [
     "- claude: Catch-all for any task that doesn't fit a more specific agent. (Tools: *)",
@@ -192,21 +346,34 @@ AGENT_LINES = [
     "code, and executing multi-step tasks. (Tools: *)",
     "- Plan: Software architect agent for designing implementation plans. (Tools: All tools "
     "except Agent, Artifact, ExitPlanMode, Edit, Write, NotebookEdit)",
-    "- statusline-setup: Use this agent to configure the user's Claude Code status line "
-    "setting. (Tools: Read, Edit)",
+    "- statusline-setup: Use this agent to configure the user's Claude Code status line setting. (Tools: Read, Edit)",
 ]
 META_CAVEAT = (
     "Caveat: The messages below were generated by the user while running local commands. "
     "DO NOT respond to these messages or otherwise consider them in your response unless the "
     "user explicitly asks you to."
 )
-SLASH = ["clear", "model", "compact", "cost", "config", "permissions", "mcp", "memory",
-         "status", "doctor", "resume", "context"]
+SLASH = [
+    "clear",
+    "model",
+    "compact",
+    "cost",
+    "config",
+    "permissions",
+    "mcp",
+    "memory",
+    "status",
+    "doctor",
+    "resume",
+    "context",
+]
 INTERRUPT = "[Request interrupted by user]"
 INTERRUPT_TOOL = "[Request interrupted by user for tool use]"
-REJECT = ("The user doesn't want to proceed with this tool use. The tool use was rejected "
-          "(eg. if it was a file edit, the new_string was NOT written to the file). STOP what "
-          "you are doing and wait for the user to tell you how to proceed.")
+REJECT = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected "
+    "(eg. if it was a file edit, the new_string was NOT written to the file). STOP what "
+    "you are doing and wait for the user to tell you how to proceed."
+)
 
 MESSAGE_KINDS = ("user_prompt", "assistant_text", "tool_use", "tool_result", "summary")
 _ENC_RE = re.compile(r"[^A-Za-z0-9]")
@@ -292,8 +459,10 @@ class Universe:
         seen = dict.fromkeys(ENGLISH + TECH)
         synth: list[str] = []
         while len(synth) < 3200:
-            w = "".join(rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS)
-                        for _ in range(rng.choice((2, 2, 2, 3, 3, 1))))
+            w = "".join(
+                rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS)
+                for _ in range(rng.choice((2, 2, 2, 3, 3, 1)))
+            )
             if 4 <= len(w) <= 12 and w not in seen:
                 seen[w] = None
                 synth.append(w)
@@ -351,8 +520,10 @@ class Universe:
                 seeni[s] = None
                 idents.append(s)
         self.idents = _Zipf(idents, s=1.0, q=3, bits=16)
-        self.funcs = _Zipf([i for i in idents if "_" in i and i.islower() or
-                            (i[:1].islower() and "." not in i and "_" not in i)], bits=15)
+        self.funcs = _Zipf(
+            [i for i in idents if "_" in i and i.islower() or (i[:1].islower() and "." not in i and "_" not in i)],
+            bits=15,
+        )
         self.classes = _Zipf([i for i in idents if i[:1].isupper() and "_" not in i], bits=14)
 
         # relative paths per language
@@ -368,10 +539,20 @@ class Universe:
         self.logs: dict[str, list[str]] = {}
         for flavour in ("pytest", "npm", "git", "docker", "generic", "go", "cargo"):
             self.logs[flavour] = [self._log_line(rng, flavour, cword) for _ in range(900)]
-        self.hosts = ["docs.python.org/3/library", "developer.mozilla.org/en-US/docs/Web/API",
-                      "github.com", "stackoverflow.com/questions", "docs.rs", "pkg.go.dev",
-                      "fastapi.tiangolo.com", "react.dev/reference/react", "www.sqlite.org",
-                      "docs.anthropic.com/en/docs", "nodejs.org/api", "kubernetes.io/docs"]
+        self.hosts = [
+            "docs.python.org/3/library",
+            "developer.mozilla.org/en-US/docs/Web/API",
+            "github.com",
+            "stackoverflow.com/questions",
+            "docs.rs",
+            "pkg.go.dev",
+            "fastapi.tiangolo.com",
+            "react.dev/reference/react",
+            "www.sqlite.org",
+            "docs.anthropic.com/en/docs",
+            "nodejs.org/api",
+            "kubernetes.io/docs",
+        ]
 
     # -- builders ----------------------------------------------------------------------
 
@@ -379,16 +560,55 @@ class Universe:
     def _make_paths(rng: random.Random, lang: str, cword) -> list[str]:
         out: dict[str, None] = {}
         fixed = {
-            "python": ["pyproject.toml", "README.md", "setup.cfg", "requirements.txt",
-                       "tests/conftest.py", "Makefile", ".github/workflows/ci.yml", "Dockerfile",
-                       "docker-compose.yml", "tox.ini", ".env.example", "CLAUDE.md"],
-            "ts": ["package.json", "tsconfig.json", "README.md", "vite.config.ts",
-                   ".eslintrc.json", "src/index.ts", "src/main.tsx", "src/App.tsx",
-                   "Dockerfile", ".github/workflows/ci.yml", "CLAUDE.md", "pnpm-lock.yaml"],
-            "go": ["go.mod", "go.sum", "main.go", "Makefile", "README.md", "cmd/server/main.go",
-                   "Dockerfile", ".github/workflows/ci.yml", "CLAUDE.md"],
-            "rust": ["Cargo.toml", "Cargo.lock", "src/main.rs", "src/lib.rs", "README.md",
-                     "build.rs", ".github/workflows/ci.yml", "CLAUDE.md"],
+            "python": [
+                "pyproject.toml",
+                "README.md",
+                "setup.cfg",
+                "requirements.txt",
+                "tests/conftest.py",
+                "Makefile",
+                ".github/workflows/ci.yml",
+                "Dockerfile",
+                "docker-compose.yml",
+                "tox.ini",
+                ".env.example",
+                "CLAUDE.md",
+            ],
+            "ts": [
+                "package.json",
+                "tsconfig.json",
+                "README.md",
+                "vite.config.ts",
+                ".eslintrc.json",
+                "src/index.ts",
+                "src/main.tsx",
+                "src/App.tsx",
+                "Dockerfile",
+                ".github/workflows/ci.yml",
+                "CLAUDE.md",
+                "pnpm-lock.yaml",
+            ],
+            "go": [
+                "go.mod",
+                "go.sum",
+                "main.go",
+                "Makefile",
+                "README.md",
+                "cmd/server/main.go",
+                "Dockerfile",
+                ".github/workflows/ci.yml",
+                "CLAUDE.md",
+            ],
+            "rust": [
+                "Cargo.toml",
+                "Cargo.lock",
+                "src/main.rs",
+                "src/lib.rs",
+                "README.md",
+                "build.rs",
+                ".github/workflows/ci.yml",
+                "CLAUDE.md",
+            ],
         }[lang]
         for f in fixed:
             out[f] = None
@@ -397,19 +617,23 @@ class Universe:
             r = rng.random()
             if lang == "python":
                 pkg = rng.choice(("src/app", "src/core", "app", "lib", "src/" + a))
-                p = (f"tests/test_{b}.py" if r < 0.25 else f"{pkg}/{b}.py" if r < 0.85
-                     else f"{pkg}/{b}/__init__.py")
+                p = f"tests/test_{b}.py" if r < 0.25 else f"{pkg}/{b}.py" if r < 0.85 else f"{pkg}/{b}/__init__.py"
             elif lang == "ts":
-                p = (f"src/components/{_pascal([a, b])}.tsx" if r < 0.35 else
-                     f"src/lib/{_camel([a, b])}.ts" if r < 0.6 else
-                     f"src/{a}/{b}.ts" if r < 0.8 else
-                     f"src/{a}/{b}.test.ts" if r < 0.92 else f"server/routes/{b}.js")
+                p = (
+                    f"src/components/{_pascal([a, b])}.tsx"
+                    if r < 0.35
+                    else f"src/lib/{_camel([a, b])}.ts"
+                    if r < 0.6
+                    else f"src/{a}/{b}.ts"
+                    if r < 0.8
+                    else f"src/{a}/{b}.test.ts"
+                    if r < 0.92
+                    else f"server/routes/{b}.js"
+                )
             elif lang == "go":
-                p = (f"internal/{a}/{b}.go" if r < 0.6 else f"internal/{a}/{b}_test.go"
-                     if r < 0.8 else f"pkg/{a}/{b}.go")
+                p = f"internal/{a}/{b}.go" if r < 0.6 else f"internal/{a}/{b}_test.go" if r < 0.8 else f"pkg/{a}/{b}.go"
             else:
-                p = (f"src/{a}/{b}.rs" if r < 0.6 else f"src/{b}.rs" if r < 0.85
-                     else f"tests/{b}.rs")
+                p = f"src/{a}/{b}.rs" if r < 0.6 else f"src/{b}.rs" if r < 0.85 else f"tests/{b}.rs"
             out[p] = None
         return list(out)
 
@@ -420,38 +644,68 @@ class Universe:
         ind = " " * rng.choice((0, 4, 4, 8, 8, 12))
         r = rng.random()
         if lang == "python":
-            opts = [f"def {f}(self, {a}: {c}, {b}: int = 0) -> {c} | None:",
-                    f"{ind}return self.{a}.{f}({b})", f"from {a}.{b} import {c}",
-                    f"import {rng.choice(PY_PKGS)}", f"{ind}if {a} is None:",
-                    f"{ind}    raise {rng.choice(PY_EXC[:8])}(f\"{a} {b} missing: {{{a}!r}}\")",
-                    f"{ind}# {a} {b} {cword()} {cword()}", f"class {c}({rng.choice(('BaseModel', 'Exception', 'Protocol', 'object'))}):",
-                    f"{ind}{a} = {f}({b}, timeout={rng.randint(1, 120)})",
-                    f"{ind}for {a} in self.{b}:", f"{ind}with open({a}, encoding=\"utf-8\") as fh:",
-                    "@pytest.fixture", f"def test_{f.split('.')[0].lower()}({a}):",
-                    f"{ind}assert {f}({a}) == {rng.randint(0, 500)}",
-                    f"{ind}logger.debug(\"{a} %s {b}\", {a})", ""]
+            opts = [
+                f"def {f}(self, {a}: {c}, {b}: int = 0) -> {c} | None:",
+                f"{ind}return self.{a}.{f}({b})",
+                f"from {a}.{b} import {c}",
+                f"import {rng.choice(PY_PKGS)}",
+                f"{ind}if {a} is None:",
+                f"{ind}    raise {rng.choice(PY_EXC[:8])}(f\"{a} {b} missing: {{{a}!r}}\")",
+                f"{ind}# {a} {b} {cword()} {cword()}",
+                f"class {c}({rng.choice(('BaseModel', 'Exception', 'Protocol', 'object'))}):",
+                f"{ind}{a} = {f}({b}, timeout={rng.randint(1, 120)})",
+                f"{ind}for {a} in self.{b}:",
+                f"{ind}with open({a}, encoding=\"utf-8\") as fh:",
+                "@pytest.fixture",
+                f"def test_{f.split('.')[0].lower()}({a}):",
+                f"{ind}assert {f}({a}) == {rng.randint(0, 500)}",
+                f"{ind}logger.debug(\"{a} %s {b}\", {a})",
+                "",
+            ]
         elif lang == "ts":
-            opts = [f"export function {f}({a}: {c}, {b}?: number): {c} {{",
-                    f"{ind}const {a} = await {f}({b});", f"import {{ {c} }} from './{a}/{b}';",
-                    f"import {{ {rng.choice(('useState', 'useEffect', 'useMemo', 'useCallback'))} }} from 'react';",
-                    f"{ind}if (!{a}) throw new Error(`{a} {b} missing`);",
-                    f"{ind}// {a} {b} {cword()} {cword()}", f"export interface {c} {{",
-                    f"{ind}{a}: {rng.choice(('string', 'number', 'boolean', c + '[]'))};",
-                    f"{ind}return <{c} {a}={{{b}}} />;", f"{ind}}});", "}",
-                    f"{ind}expect({f}({a})).toEqual({rng.randint(0, 99)});",
-                    f"describe('{f}', () => {{", f"{ind}console.log('{a}', {b});", ""]
+            opts = [
+                f"export function {f}({a}: {c}, {b}?: number): {c} {{",
+                f"{ind}const {a} = await {f}({b});",
+                f"import {{ {c} }} from './{a}/{b}';",
+                f"import {{ {rng.choice(('useState', 'useEffect', 'useMemo', 'useCallback'))} }} from 'react';",
+                f"{ind}if (!{a}) throw new Error(`{a} {b} missing`);",
+                f"{ind}// {a} {b} {cword()} {cword()}",
+                f"export interface {c} {{",
+                f"{ind}{a}: {rng.choice(('string', 'number', 'boolean', c + '[]'))};",
+                f"{ind}return <{c} {a}={{{b}}} />;",
+                f"{ind}}});",
+                "}",
+                f"{ind}expect({f}({a})).toEqual({rng.randint(0, 99)});",
+                f"describe('{f}', () => {{",
+                f"{ind}console.log('{a}', {b});",
+                "",
+            ]
         elif lang == "go":
-            opts = [f"func {_pascal(f.split('_'))}({a} *{c}, {b} int) (*{c}, error) {{",
-                    f"{ind}if err != nil {{", f"{ind}\treturn nil, fmt.Errorf(\"{a} {b}: %w\", err)",
-                    f"{ind}{a}, err := {f}(ctx, {b})", f"type {c} struct {{",
-                    f"{ind}{_pascal([a])} string `json:\"{a}\"`", f"// {a} {b} {cword()}",
-                    f"{ind}}}", f"import \"{rng.choice(GO_PKGS)}\"", ""]
+            opts = [
+                f"func {_pascal(f.split('_'))}({a} *{c}, {b} int) (*{c}, error) {{",
+                f"{ind}if err != nil {{",
+                f"{ind}\treturn nil, fmt.Errorf(\"{a} {b}: %w\", err)",
+                f"{ind}{a}, err := {f}(ctx, {b})",
+                f"type {c} struct {{",
+                f"{ind}{_pascal([a])} string `json:\"{a}\"`",
+                f"// {a} {b} {cword()}",
+                f"{ind}}}",
+                f"import \"{rng.choice(GO_PKGS)}\"",
+                "",
+            ]
         else:
-            opts = [f"pub fn {f.split('.')[0].lower()}(&self, {a}: &{c}) -> Result<{c}> {{",
-                    f"{ind}let {a} = self.{b}.{f.split('.')[0].lower()}()?;",
-                    f"use crate::{a}::{c};", f"use {rng.choice(RS_PKGS)}::prelude::*;",
-                    "#[derive(Debug, Clone, Serialize, Deserialize)]", f"pub struct {c} {{",
-                    f"{ind}// {a} {b} {cword()}", f"{ind}}}", f"{ind}Ok({c}::new({a}))", ""]
+            opts = [
+                f"pub fn {f.split('.')[0].lower()}(&self, {a}: &{c}) -> Result<{c}> {{",
+                f"{ind}let {a} = self.{b}.{f.split('.')[0].lower()}()?;",
+                f"use crate::{a}::{c};",
+                f"use {rng.choice(RS_PKGS)}::prelude::*;",
+                "#[derive(Debug, Clone, Serialize, Deserialize)]",
+                f"pub struct {c} {{",
+                f"{ind}// {a} {b} {cword()}",
+                f"{ind}}}",
+                f"{ind}Ok({c}::new({a}))",
+                "",
+            ]
         return opts[int(r * len(opts))]
 
     def _log_line(self, rng: random.Random, flavour: str, cword) -> str:
@@ -461,57 +715,82 @@ class Universe:
         r = rng.random()
         if flavour == "pytest":
             p = self.paths["python"].tbl[rng.getrandbits(15)]
-            opts = [f"tests/test_{a}.py::test_{b}_{cword()} PASSED{' ' * rng.randint(1, 30)}[{n % 100:3d}%]",
-                    f"tests/test_{a}.py::test_{f.split('.')[0].lower()} FAILED",
-                    f"E       AssertionError: assert {n} == {n + 1}",
-                    f"E       {rng.choice(PY_EXC)}: {a} {b}",
-                    f"{p}:{n}: in {f}", f"    {a} = {f}({b})",
-                    f"FAILED tests/test_{a}.py::test_{b} - {rng.choice(PY_EXC)}: {cword()}",
-                    f"==== {n} passed, {n % 7} failed, {n % 3} skipped in {n / 37:.2f}s ====",
-                    f"tests/test_{a}.py .....{'.' * (n % 20)}F..{'.' * (n % 9)}"]
+            opts = [
+                f"tests/test_{a}.py::test_{b}_{cword()} PASSED{' ' * rng.randint(1, 30)}[{n % 100:3d}%]",
+                f"tests/test_{a}.py::test_{f.split('.')[0].lower()} FAILED",
+                f"E       AssertionError: assert {n} == {n + 1}",
+                f"E       {rng.choice(PY_EXC)}: {a} {b}",
+                f"{p}:{n}: in {f}",
+                f"    {a} = {f}({b})",
+                f"FAILED tests/test_{a}.py::test_{b} - {rng.choice(PY_EXC)}: {cword()}",
+                f"==== {n} passed, {n % 7} failed, {n % 3} skipped in {n / 37:.2f}s ====",
+                f"tests/test_{a}.py .....{'.' * (n % 20)}F..{'.' * (n % 9)}",
+            ]
         elif flavour == "npm":
-            opts = [f"npm WARN deprecated {a}@{n % 9}.{n % 13}.{n % 7}: {b} is no longer supported",
-                    f"added {n} packages, and audited {n * 3} packages in {n % 40}s",
-                    f"vite v5.{n % 5}.{n % 11} building for production...",
-                    f"✓ {n * 4} modules transformed.",
-                    f"dist/assets/{a}-{_B62[n % 62]}{n:x}.js  {n * 1.7:.2f} kB │ gzip: {n / 3:.2f} kB",
-                    f" FAIL  src/{a}/{b}.test.ts > {f} > {cword()} {cword()}",
-                    f" ✓ src/{a}/{b}.test.ts ({n % 40} tests) {n}ms",
-                    f"error TS2345: Argument of type '{a}' is not assignable to parameter of type '{b}'.",
-                    f"  src/{a}/{b}.ts:{n}:{n % 80} - error TS2339: Property '{f}' does not exist"]
+            opts = [
+                f"npm WARN deprecated {a}@{n % 9}.{n % 13}.{n % 7}: {b} is no longer supported",
+                f"added {n} packages, and audited {n * 3} packages in {n % 40}s",
+                f"vite v5.{n % 5}.{n % 11} building for production...",
+                f"✓ {n * 4} modules transformed.",
+                f"dist/assets/{a}-{_B62[n % 62]}{n:x}.js  {n * 1.7:.2f} kB │ gzip: {n / 3:.2f} kB",
+                f" FAIL  src/{a}/{b}.test.ts > {f} > {cword()} {cword()}",
+                f" ✓ src/{a}/{b}.test.ts ({n % 40} tests) {n}ms",
+                f"error TS2345: Argument of type '{a}' is not assignable to parameter of type '{b}'.",
+                f"  src/{a}/{b}.ts:{n}:{n % 80} - error TS2339: Property '{f}' does not exist",
+            ]
         elif flavour == "git":
-            opts = [f"commit {rng.getrandbits(160):040x}",
-                    f"Author: {rng.choice(USERS).capitalize()} <{rng.choice(USERS)}@example.com>",
-                    f"    {rng.choice(('fix', 'feat', 'chore', 'refactor', 'test'))}({a}): {b} {cword()} {cword()}",
-                    f" {rng.choice(('M', 'A', 'D', '??'))} src/{a}/{b}.{rng.choice(('py', 'ts', 'go'))}",
-                    f" src/{a}/{b}.py | {n % 80} +++++---",
-                    f"@@ -{n},{n % 9} +{n},{n % 11} @@ def {f}(",
-                    f"-    {a} = {b}({cword()})", f"+    {a} = {f}({b}, {cword()}=True)",
-                    f"Switched to a new branch '{rng.choice(BRANCH_KINDS)}/{a}-{b}'"]
+            opts = [
+                f"commit {rng.getrandbits(160):040x}",
+                f"Author: {rng.choice(USERS).capitalize()} <{rng.choice(USERS)}@example.com>",
+                f"    {rng.choice(('fix', 'feat', 'chore', 'refactor', 'test'))}({a}): {b} {cword()} {cword()}",
+                f" {rng.choice(('M', 'A', 'D', '??'))} src/{a}/{b}.{rng.choice(('py', 'ts', 'go'))}",
+                f" src/{a}/{b}.py | {n % 80} +++++---",
+                f"@@ -{n},{n % 9} +{n},{n % 11} @@ def {f}(",
+                f"-    {a} = {b}({cword()})",
+                f"+    {a} = {f}({b}, {cword()}=True)",
+                f"Switched to a new branch '{rng.choice(BRANCH_KINDS)}/{a}-{b}'",
+            ]
         elif flavour == "docker":
-            opts = [f"#{n % 20} [{a} {n % 8}/{n % 9 + 1}] RUN pip install -r requirements.txt",
-                    f"#{n % 20} DONE {n / 10:.1f}s", f" => => writing image sha256:{rng.getrandbits(256):064x}",
-                    f"{a}-{b}-1  | INFO:     Uvicorn running on http://0.0.0.0:{8000 + n % 100}",
-                    f"{a}-db-1  | 2026-{n % 12 + 1:02d}-{n % 28 + 1:02d} UTC [{n}] LOG:  database system is ready",
-                    f"Container {a}-{b}-1  Started", f"{a}-{b}-1 exited with code {n % 3}",
-                    f"Error response from daemon: {cword()} {cword()}: port is already allocated"]
+            opts = [
+                f"#{n % 20} [{a} {n % 8}/{n % 9 + 1}] RUN pip install -r requirements.txt",
+                f"#{n % 20} DONE {n / 10:.1f}s",
+                f" => => writing image sha256:{rng.getrandbits(256):064x}",
+                f"{a}-{b}-1  | INFO:     Uvicorn running on http://0.0.0.0:{8000 + n % 100}",
+                f"{a}-db-1  | 2026-{n % 12 + 1:02d}-{n % 28 + 1:02d} UTC [{n}] LOG:  database system is ready",
+                f"Container {a}-{b}-1  Started",
+                f"{a}-{b}-1 exited with code {n % 3}",
+                f"Error response from daemon: {cword()} {cword()}: port is already allocated",
+            ]
         elif flavour == "go":
-            opts = [f"=== RUN   Test{_pascal([a, b])}", f"--- PASS: Test{_pascal([a, b])} (0.{n:03d}s)",
-                    f"--- FAIL: Test{_pascal([a])} (0.{n:03d}s)",
-                    f"    {b}_test.go:{n % 300}: expected {n}, got {n - 1}",
-                    f"ok  \tgithub.com/{rng.choice(USERS)}/{a}/internal/{b}\t0.{n:03d}s",
-                    f"FAIL\tgithub.com/{rng.choice(USERS)}/{a}/internal/{b} [build failed]"]
+            opts = [
+                f"=== RUN   Test{_pascal([a, b])}",
+                f"--- PASS: Test{_pascal([a, b])} (0.{n:03d}s)",
+                f"--- FAIL: Test{_pascal([a])} (0.{n:03d}s)",
+                f"    {b}_test.go:{n % 300}: expected {n}, got {n - 1}",
+                f"ok  \tgithub.com/{rng.choice(USERS)}/{a}/internal/{b}\t0.{n:03d}s",
+                f"FAIL\tgithub.com/{rng.choice(USERS)}/{a}/internal/{b} [build failed]",
+            ]
         elif flavour == "cargo":
-            opts = [f"   Compiling {a} v0.{n % 20}.{n % 7}", f"    Finished `dev` profile in {n / 50:.2f}s",
-                    f"error[E0{n % 800:03d}]: mismatched types", f"  --> src/{a}/{b}.rs:{n}:{n % 60}",
-                    f"test {a}::{b}::{f.split('.')[0].lower()} ... ok", f"warning: unused variable: `{a}`"]
+            opts = [
+                f"   Compiling {a} v0.{n % 20}.{n % 7}",
+                f"    Finished `dev` profile in {n / 50:.2f}s",
+                f"error[E0{n % 800:03d}]: mismatched types",
+                f"  --> src/{a}/{b}.rs:{n}:{n % 60}",
+                f"test {a}::{b}::{f.split('.')[0].lower()} ... ok",
+                f"warning: unused variable: `{a}`",
+            ]
         else:
-            opts = [f"2026-{n % 12 + 1:02d}-{n % 28 + 1:02d}T{n % 24:02d}:{n % 60:02d}:{n % 59:02d}Z INFO {a}.{b}: {cword()} {cword()} {f}",
-                    f"WARNING: {a} {b} {cword()} took {n}ms", f"DEBUG {f} {a}={n} {b}={cword()}",
-                    f"ERROR {rng.choice(PY_EXC)}: {a} {b} {cword()}",
-                    f"-rw-r--r--  1 {rng.choice(USERS)} staff  {n * 37} Oct {n % 28 + 1} {n % 24:02d}:{n % 60:02d} {a}.{rng.choice(('py', 'ts', 'md', 'json'))}",
-                    f"drwxr-xr-x  {n % 9} {rng.choice(USERS)} staff  {n} Nov {n % 28 + 1} {a}",
-                    f"{a}/{b}.py:{n}:    {f}({cword()})", f"  {a}: {n}", f"{n}\t{a}/{b}"]
+            opts = [
+                f"2026-{n % 12 + 1:02d}-{n % 28 + 1:02d}T{n % 24:02d}:{n % 60:02d}:{n % 59:02d}Z INFO {a}.{b}: {cword()} {cword()} {f}",
+                f"WARNING: {a} {b} {cword()} took {n}ms",
+                f"DEBUG {f} {a}={n} {b}={cword()}",
+                f"ERROR {rng.choice(PY_EXC)}: {a} {b} {cword()}",
+                f"-rw-r--r--  1 {rng.choice(USERS)} staff  {n * 37} Oct {n % 28 + 1} {n % 24:02d}:{n % 60:02d} {a}.{rng.choice(('py', 'ts', 'md', 'json'))}",
+                f"drwxr-xr-x  {n % 9} {rng.choice(USERS)} staff  {n} Nov {n % 28 + 1} {a}",
+                f"{a}/{b}.py:{n}:    {f}({cword()})",
+                f"  {a}: {n}",
+                f"{n}\t{a}/{b}",
+            ]
         return opts[int(r * len(opts))]
 
 
@@ -551,8 +830,7 @@ def make_project(u: Universe, i: int) -> Project:
     branches = ["main" if rng.random() < 0.7 else "master"]
     for _ in range(rng.randint(2, 9)):
         branches.append(f"{rng.choice(BRANCH_KINDS)}/{rng.choice(cw[:1500])}-{rng.choice(cw[:1500])}")
-    return Project(i, name, root, lang, cwds, _Zipf(ps, s=0.9, bits=12),
-                   _Zipf(ids, s=1.0, bits=12), branches)
+    return Project(i, name, root, lang, cwds, _Zipf(ps, s=0.9, bits=12), _Zipf(ids, s=1.0, bits=12), branches)
 
 
 def make_projects(u: Universe, n: int) -> list[Project]:
@@ -565,7 +843,7 @@ def make_projects(u: Universe, n: int) -> list[Project]:
             old = P.root
             P.name += f"-{i}"
             P.root += f"-{i}"
-            P.cwds = [P.root + c[len(old):] for c in P.cwds]
+            P.cwds = [P.root + c[len(old) :] for c in P.cwds]
         roots[P.root] = None
         out.append(P)
     return out
@@ -603,8 +881,7 @@ _EXT = {"python": "py", "ts": "ts", "go": "go", "rust": "rs"}
 
 
 class _Gen:
-    def __init__(self, root: Path, u: Universe, seed: int, projects: list[Project],
-                 end_ms: int) -> None:
+    def __init__(self, root: Path, u: Universe, seed: int, projects: list[Project], end_ms: int) -> None:
         self.root = root
         self.u = u
         self.rng = rng = random.Random(f"recall-bench:corpus:{seed}")
@@ -669,14 +946,20 @@ class _Gen:
             elif x < 0.9:
                 words[i] = self.choice(self.u.tech)
             else:
-                words[i] = self.choice((f"v{self.randint(0, 9)}.{self.randint(0, 30)}.{self.randint(0, 20)}",
-                                        f"{self.randint(2, 900)}ms", str(self.randint(2, 5000)),
-                                        f"#{self.randint(10, 4000)}", f"{self.randint(1, 99)}%"))
+                words[i] = self.choice(
+                    (
+                        f"v{self.randint(0, 9)}.{self.randint(0, 30)}.{self.randint(0, 20)}",
+                        f"{self.randint(2, 900)}ms",
+                        str(self.randint(2, 5000)),
+                        f"#{self.randint(10, 4000)}",
+                        f"{self.randint(1, 99)}%",
+                    )
+                )
         out = []
         i = 0
         while i < n:
             ln = 5 + int(r() * 14)
-            seg = words[i:i + ln]
+            seg = words[i : i + ln]
             w = seg[0]
             if w.isalpha() and w.islower():
                 seg[0] = w[0].upper() + w[1:]
@@ -693,7 +976,7 @@ class _Gen:
         while k > 0:
             ln = min(k, 3 + int(r() * 26))
             s = int(r() * (n - ln))
-            out += pool[s:s + ln]
+            out += pool[s : s + ln]
             k -= ln
         return out
 
@@ -707,44 +990,61 @@ class _Gen:
         lang = lang or self.P.lang
         P = self.P
         if lang == "go":
-            frames = [f"panic: {self.choice(('runtime error: invalid memory address or nil pointer dereference', 'runtime error: index out of range [3] with length 3', self.prose(self.randint(3, 8))))}",
-                      "", "goroutine 1 [running]:"]
+            frames = [
+                f"panic: {self.choice(('runtime error: invalid memory address or nil pointer dereference', 'runtime error: index out of range [3] with length 3', self.prose(self.randint(3, 8))))}",
+                "",
+                "goroutine 1 [running]:",
+            ]
             for _ in range(self.randint(3, 8)):
                 frames.append(f"{self.ident().split('.')[0]}.{_pascal([self.word()])}(0xc000{self.bits(24):06x})")
                 frames.append(f"\t{self.abspath()}:{self.randint(1, 500)} +0x{self.bits(12):x}")
             frames.append("exit status 2")
             return "\n".join(frames)
         if lang == "rust":
-            return (f"thread 'main' panicked at {self.relpath()}:{self.randint(1, 500)}:{self.randint(1, 60)}:\n"
-                    f"called `Result::unwrap()` on an `Err` value: {_pascal([self.word()])}(\"{self.prose(self.randint(3, 10))}\")\n"
-                    "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace")
+            return (
+                f"thread 'main' panicked at {self.relpath()}:{self.randint(1, 500)}:{self.randint(1, 60)}:\n"
+                f"called `Result::unwrap()` on an `Err` value: {_pascal([self.word()])}(\"{self.prose(self.randint(3, 10))}\")\n"
+                "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace"
+            )
         if lang != "ts":
             frames = ["Traceback (most recent call last):"]
             for _ in range(self.randint(2, 9)):
                 if self.r() < 0.3:
                     pkg = self.choice(PY_PKGS)
-                    frames.append(f'  File "{P.root}/.venv/lib/python3.12/site-packages/{pkg}/{self.word()}.py", '
-                                  f"line {self.randint(10, 2000)}, in {self.ident().split('.')[-1]}")
+                    frames.append(
+                        f'  File "{P.root}/.venv/lib/python3.12/site-packages/{pkg}/{self.word()}.py", '
+                        f"line {self.randint(10, 2000)}, in {self.ident().split('.')[-1]}"
+                    )
                 else:
-                    frames.append(f'  File "{P.root}/{self.u.paths["python"].tbl[self.bits(15)] if P.lang != "python" else self.relpath()}", '
-                                  f"line {self.randint(1, 900)}, in {self.ident().split('.')[-1]}")
+                    frames.append(
+                        f'  File "{P.root}/{self.u.paths["python"].tbl[self.bits(15)] if P.lang != "python" else self.relpath()}", '
+                        f"line {self.randint(1, 900)}, in {self.ident().split('.')[-1]}"
+                    )
                 frames.append(f"    {self.choice(self.u.code['python']).strip() or 'return ' + self.ident()}")
             exc = self.choice(PY_EXC)
             frames.append(f"{exc}: {self.prose(self.randint(4, 14))}")
             return "\n".join(frames)
         exc = self.choice(JS_EXC)
-        head = self.choice((f"{exc}: Cannot read properties of undefined (reading '{self.ident()}')",
-                            f"{exc}: {self.ident()} is not a function",
-                            f"{exc}: {self.ident()} is not defined",
-                            f"Error: ENOENT: no such file or directory, open '{self.abspath()}'",
-                            f"{exc}: {self.prose(self.randint(4, 12))}"))
+        head = self.choice(
+            (
+                f"{exc}: Cannot read properties of undefined (reading '{self.ident()}')",
+                f"{exc}: {self.ident()} is not a function",
+                f"{exc}: {self.ident()} is not defined",
+                f"Error: ENOENT: no such file or directory, open '{self.abspath()}'",
+                f"{exc}: {self.prose(self.randint(4, 12))}",
+            )
+        )
         frames = [head]
         for _ in range(self.randint(3, 10)):
             if self.r() < 0.35:
                 pkg = self.choice(JS_PKGS)
-                frames.append(f"    at {self.ident()} ({P.root}/node_modules/{pkg}/lib/{self.word()}.js:{self.randint(1, 900)}:{self.randint(1, 80)})")
+                frames.append(
+                    f"    at {self.ident()} ({P.root}/node_modules/{pkg}/lib/{self.word()}.js:{self.randint(1, 900)}:{self.randint(1, 80)})"
+                )
             elif self.r() < 0.1:
-                frames.append(f"    at process.processTicksAndRejections (node:internal/process/task_queues:{self.randint(60, 99)}:5)")
+                frames.append(
+                    f"    at process.processTicksAndRejections (node:internal/process/task_queues:{self.randint(60, 99)}:5)"
+                )
             else:
                 frames.append(f"    at {self.ident()} ({self.abspath()}:{self.randint(1, 600)}:{self.randint(1, 80)})")
         return "\n".join(frames)
@@ -756,40 +1056,97 @@ class _Gen:
         x = self.r()
         ch = self.choice
         if x < 0.22:
-            c = ch(("git status", f"git diff {self.relpath()}", "git log --oneline -20",
+            c = ch(
+                (
+                    "git status",
+                    f"git diff {self.relpath()}",
+                    "git log --oneline -20",
                     f"git add {self.relpath()} {self.relpath()} && git commit -m \"{ch(('fix', 'feat', 'chore', 'refactor'))}: {self.phrase()}\"",
-                    f"git checkout -b {ch(P.branches)}", "git diff --stat", "git stash list",
-                    f"git log -p --follow {self.relpath()}", f"git grep -n {self.ident()}",
-                    f"git rebase -i HEAD~{self.randint(2, 8)}", "git push -u origin HEAD"))
+                    f"git checkout -b {ch(P.branches)}",
+                    "git diff --stat",
+                    "git stash list",
+                    f"git log -p --follow {self.relpath()}",
+                    f"git grep -n {self.ident()}",
+                    f"git rebase -i HEAD~{self.randint(2, 8)}",
+                    "git push -u origin HEAD",
+                )
+            )
             return c, ch(("Show working tree status", "Show diff", "Commit changes", "Show recent commits")), "git"
         if x < 0.5:
             if lang == "python":
-                c = ch((f"pytest {self.relpath()} -x -q", "pytest -q", f"python -m pytest -k {self.ident().split('.')[0]} -x",
-                        "uv run pytest tests/ -q", f"ruff check {self.relpath()}", "mypy src/",
-                        f"python -m {self.ident().split('.')[0]} --help", f"pip install {ch(PY_PKGS)}"))
+                c = ch(
+                    (
+                        f"pytest {self.relpath()} -x -q",
+                        "pytest -q",
+                        f"python -m pytest -k {self.ident().split('.')[0]} -x",
+                        "uv run pytest tests/ -q",
+                        f"ruff check {self.relpath()}",
+                        "mypy src/",
+                        f"python -m {self.ident().split('.')[0]} --help",
+                        f"pip install {ch(PY_PKGS)}",
+                    )
+                )
             elif lang == "ts":
-                c = ch(("npm test", "npm run build", f"npx vitest run {self.relpath()}", "npm run lint",
-                        f"npm install {ch(JS_PKGS)}", "pnpm tsc --noEmit", f"node {self.relpath()}",
-                        "npm run dev"))
+                c = ch(
+                    (
+                        "npm test",
+                        "npm run build",
+                        f"npx vitest run {self.relpath()}",
+                        "npm run lint",
+                        f"npm install {ch(JS_PKGS)}",
+                        "pnpm tsc --noEmit",
+                        f"node {self.relpath()}",
+                        "npm run dev",
+                    )
+                )
             elif lang == "go":
-                c = ch(("go test ./...", f"go test ./internal/{self.word()}/... -run Test{_pascal([self.word()])}",
-                        "go build ./...", "go vet ./...", f"go get {ch(GO_PKGS)}"))
+                c = ch(
+                    (
+                        "go test ./...",
+                        f"go test ./internal/{self.word()}/... -run Test{_pascal([self.word()])}",
+                        "go build ./...",
+                        "go vet ./...",
+                        f"go get {ch(GO_PKGS)}",
+                    )
+                )
             else:
-                c = ch(("cargo test", "cargo build --release", "cargo clippy -- -D warnings",
-                        f"cargo test {self.ident().split('.')[0].lower()}", f"cargo add {ch(RS_PKGS)}"))
+                c = ch(
+                    (
+                        "cargo test",
+                        "cargo build --release",
+                        "cargo clippy -- -D warnings",
+                        f"cargo test {self.ident().split('.')[0].lower()}",
+                        f"cargo add {ch(RS_PKGS)}",
+                    )
+                )
             return c, ch(("Run tests", "Run the test suite", "Build", "Type-check", "Lint")), _LANG_FLAVOURS[lang]
         if x < 0.62:
-            c = ch(("docker compose up -d --build", "docker compose logs --tail=200 api",
-                    f"docker build -t {P.name.lower()}:dev .", "docker ps -a",
-                    f"docker compose exec db psql -U postgres -c 'select count(*) from {self.word()}'"))
+            c = ch(
+                (
+                    "docker compose up -d --build",
+                    "docker compose logs --tail=200 api",
+                    f"docker build -t {P.name.lower()}:dev .",
+                    "docker ps -a",
+                    f"docker compose exec db psql -U postgres -c 'select count(*) from {self.word()}'",
+                )
+            )
             return c, "Docker", "docker"
         if x < 0.72 and lang == "ts":
             return ch(("npm ls", "npm outdated", "npx prettier --check src")), "npm", "npm"
-        c = ch((f"ls -la {self.relpath().rsplit('/', 1)[0] if '/' in self.relpath() else '.'}",
-                f"grep -rn \"{self.ident()}\" src/", f"cat {self.relpath()}", f"wc -l {self.relpath()}",
-                f"find . -name '*.{_EXT[lang]}' | head -50", f"curl -s http://localhost:{self.randint(3000, 9000)}/{self.word()}",
-                f"make {ch(('test', 'build', 'lint', 'dev', 'clean'))}", f"tail -n 100 logs/{self.word()}.log",
-                f"rg '{self.ident()}' -n", f"sed -n '{self.randint(1, 200)},+40p' {self.relpath()}"))
+        c = ch(
+            (
+                f"ls -la {self.relpath().rsplit('/', 1)[0] if '/' in self.relpath() else '.'}",
+                f"grep -rn \"{self.ident()}\" src/",
+                f"cat {self.relpath()}",
+                f"wc -l {self.relpath()}",
+                f"find . -name '*.{_EXT[lang]}' | head -50",
+                f"curl -s http://localhost:{self.randint(3000, 9000)}/{self.word()}",
+                f"make {ch(('test', 'build', 'lint', 'dev', 'clean'))}",
+                f"tail -n 100 logs/{self.word()}.log",
+                f"rg '{self.ident()}' -n",
+                f"sed -n '{self.randint(1, 200)},+40p' {self.relpath()}",
+            )
+        )
         return c, ch(("List files", "Search the code", "Show file", "Check logs", "")), "generic"
 
     def result_size(self) -> int:
@@ -806,8 +1163,20 @@ class _Gen:
         if x < 0.25:
             return self.prose(ri(5, 40))
         if x < 0.31:
-            return self.choice(("continue", "yes do it", "go ahead", "ok", "commit this", "run the tests",
-                                "looks good, ship it", "try again", "revert that", "why?"))
+            return self.choice(
+                (
+                    "continue",
+                    "yes do it",
+                    "go ahead",
+                    "ok",
+                    "commit this",
+                    "run the tests",
+                    "looks good, ship it",
+                    "try again",
+                    "revert that",
+                    "why?",
+                )
+            )
         if x < 0.37:
             return f"I'm getting this error:\n\n```\n{self.traceback()}\n```\n\n{self.prose(ri(5, 30))}"
         if x < 0.47:
@@ -825,7 +1194,9 @@ class _Gen:
         if x < 0.88:
             return f"{self.prose(ri(30, 250))}\n\n{self.prose(ri(20, 120))}"
         if x < 0.92:
-            return f"here's the log:\n\n{self.logs(self.shell()[2], self.result_size() // 3)}\n\n{self.prose(ri(5, 20))}"
+            return (
+                f"here's the log:\n\n{self.logs(self.shell()[2], self.result_size() // 3)}\n\n{self.prose(ri(5, 20))}"
+            )
         return f"refactor {self.abspath()} so that {self.prose(ri(8, 40))}"
 
     def url(self) -> str:
@@ -841,17 +1212,21 @@ class _Gen:
         ri = self.randint
         if not final:
             if x < 0.55:
-                return self.choice(("Let me ", "I'll ", "Now let me ", "Next, I'll ", "First, let me ")) + \
-                    self.choice(("check ", "look at ", "read ", "run ", "search for ", "update ")) + \
-                    self.choice((self.relpath(), f"`{self.ident()}`", "the tests", self.phrase())) + "."
+                return (
+                    self.choice(("Let me ", "I'll ", "Now let me ", "Next, I'll ", "First, let me "))
+                    + self.choice(("check ", "look at ", "read ", "run ", "search for ", "update "))
+                    + self.choice((self.relpath(), f"`{self.ident()}`", "the tests", self.phrase()))
+                    + "."
+                )
             if x < 0.85:
                 return self.prose(ri(8, 60))
             return f"The issue is in `{self.ident()}`: {self.prose(ri(15, 80))}"
         if x < 0.3:
             return f"Done. {self.prose(ri(10, 60))}"
         if x < 0.6:
-            bullets = "\n".join(f"- **{self.ident()}** ({self.relpath()}): {self.prose(ri(6, 25))}"
-                                for _ in range(ri(2, 6)))
+            bullets = "\n".join(
+                f"- **{self.ident()}** ({self.relpath()}): {self.prose(ri(6, 25))}" for _ in range(ri(2, 6))
+            )
             return f"{self.prose(ri(8, 30))}\n\n{bullets}\n\n{self.prose(ri(5, 25))}"
         if x < 0.8:
             lang = {"python": "python", "ts": "typescript", "go": "go", "rust": "rust"}[self.P.lang]
@@ -890,8 +1265,7 @@ class _Gen:
         self.emit(d, kind)
         return u
 
-    def user_line(self, content: Any, kind: str, extra: dict | None = None,
-                  meta: bool = False) -> str:
+    def user_line(self, content: Any, kind: str, extra: dict | None = None, meta: bool = False) -> str:
         u = self.uuid()
         d = {"parentUuid": self.parent, "isSidechain": self.side}
         if self.agent_id:
@@ -918,10 +1292,17 @@ class _Gen:
         d = {"parentUuid": self.parent, "isSidechain": self.side}
         if self.agent_id:
             d["agentId"] = self.agent_id
-        d["message"] = {"id": self.msg_id, "type": "message", "role": "assistant",
-                        "model": self.model, "stop_reason": self.stop_reason,
-                        "stop_sequence": None, "usage": self.usage, "content": [block],
-                        "stop_details": None}
+        d["message"] = {
+            "id": self.msg_id,
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "stop_reason": self.stop_reason,
+            "stop_sequence": None,
+            "usage": self.usage,
+            "content": [block],
+            "stop_details": None,
+        }
         d["requestId"] = self.req_id
         d["type"] = "assistant"
         d["uuid"] = u
@@ -937,51 +1318,109 @@ class _Gen:
         self.stop_reason = stop_reason
         ri = self.randint
         cr = ri(0, 4000)
-        self.usage = {"input_tokens": ri(1, 60), "cache_creation_input_tokens": cr,
-                      "cache_read_input_tokens": ri(8000, 160000), "output_tokens": ri(5, 2500),
-                      "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
-                      "service_tier": "standard",
-                      "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": cr},
-                      "inference_geo": "", "iterations": [], "speed": "standard"}
+        self.usage = {
+            "input_tokens": ri(1, 60),
+            "cache_creation_input_tokens": cr,
+            "cache_read_input_tokens": ri(8000, 160000),
+            "output_tokens": ri(5, 2500),
+            "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+            "service_tier": "standard",
+            "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": cr},
+            "inference_geo": "",
+            "iterations": [],
+            "speed": "standard",
+        }
 
     def attachment(self, att: dict) -> None:
         self.envelope_line({"attachment": att, "type": "attachment"}, "attachment:" + att["type"], 0, 3)
 
     def progress(self, tool_id: str, tool: str) -> None:
         if self.r() < 0.5:
-            data = {"type": "hook_progress", "hookEvent": "PostToolUse", "hookName": f"PostToolUse:{tool}",
-                    "command": self.choice(("npx prettier --write \"$CLAUDE_FILE_PATHS\"", "ruff format",
-                                            "~/.claude/hooks/log-tool.sh", "recall hook post-tool"))}
+            data = {
+                "type": "hook_progress",
+                "hookEvent": "PostToolUse",
+                "hookName": f"PostToolUse:{tool}",
+                "command": self.choice(
+                    (
+                        "npx prettier --write \"$CLAUDE_FILE_PATHS\"",
+                        "ruff format",
+                        "~/.claude/hooks/log-tool.sh",
+                        "recall hook post-tool",
+                    )
+                ),
+            }
         else:
             out = self.logs("generic", 200)
-            data = {"type": "bash_progress", "output": out, "fullOutput": out,
-                    "elapsedTimeSeconds": self.randint(1, 60), "totalLines": out.count("\n") + 1}
+            data = {
+                "type": "bash_progress",
+                "output": out,
+                "fullOutput": out,
+                "elapsedTimeSeconds": self.randint(1, 60),
+                "totalLines": out.count("\n") + 1,
+            }
         u = self.uuid()
-        d = {"parentUuid": self.parent, "isSidechain": self.side, "userType": "external",
-             "cwd": self.cwd, "sessionId": self.sid, "version": self.version,
-             "gitBranch": self.branch, "type": "progress", "data": data,
-             "toolUseID": tool_id, "parentToolUseID": tool_id, "uuid": u,
-             "timestamp": self.tick(50, 900)}
+        d = {
+            "parentUuid": self.parent,
+            "isSidechain": self.side,
+            "userType": "external",
+            "cwd": self.cwd,
+            "sessionId": self.sid,
+            "version": self.version,
+            "gitBranch": self.branch,
+            "type": "progress",
+            "data": data,
+            "toolUseID": tool_id,
+            "parentToolUseID": tool_id,
+            "uuid": u,
+            "timestamp": self.tick(50, 900),
+        }
         self.parent = u
         self.emit(d, "progress")
 
     def system(self, subtype: str) -> None:
-        d = {"parentUuid": self.parent, "isSidechain": self.side, "userType": "external",
-             "cwd": self.cwd, "sessionId": self.sid, "version": self.version,
-             "gitBranch": self.branch, "type": "system", "subtype": subtype}
+        d = {
+            "parentUuid": self.parent,
+            "isSidechain": self.side,
+            "userType": "external",
+            "cwd": self.cwd,
+            "sessionId": self.sid,
+            "version": self.version,
+            "gitBranch": self.branch,
+            "type": "system",
+            "subtype": subtype,
+        }
         if subtype == "turn_duration":
             d["durationMs"] = self.randint(2000, 600000)
             d["isMeta"] = False
         elif subtype == "stop_hook_summary":
-            d.update({"hookCount": 1, "hookInfos": [{"command": "recall hook stop"}], "hookErrors": [],
-                      "preventedContinuation": False, "stopReason": "", "hasOutput": False,
-                      "level": "suggestion"})
+            d.update(
+                {
+                    "hookCount": 1,
+                    "hookInfos": [{"command": "recall hook stop"}],
+                    "hookErrors": [],
+                    "preventedContinuation": False,
+                    "stopReason": "",
+                    "hasOutput": False,
+                    "level": "suggestion",
+                }
+            )
         elif subtype == "compact_boundary":
-            d.update({"content": "Conversation compacted", "isMeta": False, "level": "info",
-                      "compactMetadata": {"trigger": "auto", "preTokens": self.randint(150000, 190000)}})
+            d.update(
+                {
+                    "content": "Conversation compacted",
+                    "isMeta": False,
+                    "level": "info",
+                    "compactMetadata": {"trigger": "auto", "preTokens": self.randint(150000, 190000)},
+                }
+            )
         else:
-            d.update({"content": f"API Error: {self.choice(('529 Overloaded', 'Request timed out', '500 Internal server error'))}",
-                      "level": "error", "isMeta": False})
+            d.update(
+                {
+                    "content": f"API Error: {self.choice(('529 Overloaded', 'Request timed out', '500 Internal server error'))}",
+                    "level": "error",
+                    "isMeta": False,
+                }
+            )
         u = self.uuid()
         d["uuid"] = u
         d["timestamp"] = self.tick(10, 500)
@@ -1009,13 +1448,25 @@ class _Gen:
         if x < 0.70:
             old = self.code(self.randint(1, 6))
             new = self.code(self.randint(1, 10))
-            return "Edit", {"file_path": self.abspath(), "old_string": old, "new_string": new,
-                            "replace_all": self.r() < 0.05}, ("edit",)
+            return (
+                "Edit",
+                {"file_path": self.abspath(), "old_string": old, "new_string": new, "replace_all": self.r() < 0.05},
+                ("edit",),
+            )
         if x < 0.75:
             return "Write", {"file_path": self.abspath(), "content": self.code(self.randint(5, 120))}, ("write",)
         if x < 0.85:
-            inp = {"pattern": self.choice((self.ident(), f"def {self.ident()}", f"{self.ident()}\\(",
-                                           f"class \\w+{self.ident()}", self.word()))}
+            inp = {
+                "pattern": self.choice(
+                    (
+                        self.ident(),
+                        f"def {self.ident()}",
+                        f"{self.ident()}\\(",
+                        f"class \\w+{self.ident()}",
+                        self.word(),
+                    )
+                )
+            }
             if self.r() < 0.6:
                 inp["path"] = f"{P.root}/{self.choice(('src', 'tests', 'lib', 'app', 'internal'))}"
             inp["output_mode"] = self.choice(("files_with_matches", "content", "content", "count"))
@@ -1023,16 +1474,25 @@ class _Gen:
                 inp["glob"] = f"*.{_EXT[P.lang]}"
             return "Grep", inp, ("grep",)
         if x < 0.91:
-            inp = {"pattern": self.choice((f"**/*.{_EXT[P.lang]}", f"src/**/*{self.word()}*",
-                                           "**/test_*.py", "**/*.test.ts", "**/Dockerfile"))}
+            inp = {
+                "pattern": self.choice(
+                    (f"**/*.{_EXT[P.lang]}", f"src/**/*{self.word()}*", "**/test_*.py", "**/*.test.ts", "**/Dockerfile")
+                )
+            }
             if self.r() < 0.5:
                 inp["path"] = P.root
             return "Glob", inp, ("glob",)
         if x < 0.95:
             return "WebFetch", {"url": self.url(), "prompt": self.prose(self.randint(6, 20))}, ("web",)
-        return "Task", {"description": " ".join(self.vtbl[self.bits(18)] for _ in range(3)).capitalize(),
-                        "prompt": self.prose(self.randint(20, 160)),
-                        "subagent_type": self.choice(SUBAGENT_TYPES)}, ("task",)
+        return (
+            "Task",
+            {
+                "description": " ".join(self.vtbl[self.bits(18)] for _ in range(3)).capitalize(),
+                "prompt": self.prose(self.randint(20, 160)),
+                "subagent_type": self.choice(SUBAGENT_TYPES),
+            },
+            ("task",),
+        )
 
     def tool_result(self, tool_id: str, name: str, inp: dict, how: tuple, src_uuid: str) -> None:
         kind = how[0]
@@ -1040,12 +1500,16 @@ class _Gen:
         P = self.P
         tur: Any
         if err and kind != "task":
-            text = self.choice((
-                f"<tool_use_error>File does not exist. Current working directory: {self.cwd}</tool_use_error>",
-                f"Exit code 1\n{self.traceback()}",
-                f"Exit code {self.randint(1, 2)}\n{self.logs(how[1] if kind == 'bash' else 'generic', self.result_size())}",
-                "<tool_use_error>String to replace not found in file.\nString: " + inp.get("old_string", "")[:400] + "</tool_use_error>",
-            ))
+            text = self.choice(
+                (
+                    f"<tool_use_error>File does not exist. Current working directory: {self.cwd}</tool_use_error>",
+                    f"Exit code 1\n{self.traceback()}",
+                    f"Exit code {self.randint(1, 2)}\n{self.logs(how[1] if kind == 'bash' else 'generic', self.result_size())}",
+                    "<tool_use_error>String to replace not found in file.\nString: "
+                    + inp.get("old_string", "")[:400]
+                    + "</tool_use_error>",
+                )
+            )
             tur = "Error: " + text[:300]
             block = {"tool_use_id": tool_id, "type": "tool_result", "content": text, "is_error": True}
         elif kind == "bash":
@@ -1054,8 +1518,7 @@ class _Gen:
             if how[1] in ("pytest", "npm") and self.r() < 0.25:
                 out += "\n" + self.traceback()
             text = out
-            tur = {"stdout": out, "stderr": "", "interrupted": False, "isImage": False,
-                   "noOutputExpected": False}
+            tur = {"stdout": out, "stderr": "", "interrupted": False, "isImage": False, "noOutputExpected": False}
             block = {"tool_use_id": tool_id, "type": "tool_result", "content": text, "is_error": False}
         elif kind == "read":
             n = max(3, self.result_size() // 45)
@@ -1063,28 +1526,59 @@ class _Gen:
             lines = self.runs(self.u.code[P.lang], n)
             body = "\n".join(f"{i + start:>6}→{ln}" for i, ln in enumerate(lines))
             text = body
-            tur = {"type": "text", "file": {"filePath": inp["file_path"], "content": "\n".join(lines),
-                                            "numLines": n, "startLine": start, "totalLines": n + start + self.randint(0, 300)}}
+            tur = {
+                "type": "text",
+                "file": {
+                    "filePath": inp["file_path"],
+                    "content": "\n".join(lines),
+                    "numLines": n,
+                    "startLine": start,
+                    "totalLines": n + start + self.randint(0, 300),
+                },
+            }
             block = {"tool_use_id": tool_id, "type": "tool_result", "content": text}
         elif kind == "edit":
             text = f"The file {inp['file_path']} has been updated successfully."
-            tur = {"filePath": inp["file_path"], "oldString": inp["old_string"], "newString": inp["new_string"],
-                   "originalFile": self.code(self.randint(10, 80)),
-                   "structuredPatch": [{"oldStart": self.randint(1, 300), "oldLines": 3, "newStart": 1, "newLines": 4,
-                                        "lines": ["-" + inp["old_string"][:200], "+" + inp["new_string"][:200]]}],
-                   "userModified": False, "replaceAll": inp["replace_all"]}
+            tur = {
+                "filePath": inp["file_path"],
+                "oldString": inp["old_string"],
+                "newString": inp["new_string"],
+                "originalFile": self.code(self.randint(10, 80)),
+                "structuredPatch": [
+                    {
+                        "oldStart": self.randint(1, 300),
+                        "oldLines": 3,
+                        "newStart": 1,
+                        "newLines": 4,
+                        "lines": ["-" + inp["old_string"][:200], "+" + inp["new_string"][:200]],
+                    }
+                ],
+                "userModified": False,
+                "replaceAll": inp["replace_all"],
+            }
             block = {"tool_use_id": tool_id, "type": "tool_result", "content": text}
         elif kind == "write":
-            text = (f"File created successfully at: {inp['file_path']} (file state is current in your "
-                    "context — no need to Read it back)")
-            tur = {"type": "create", "filePath": inp["file_path"], "content": inp["content"],
-                   "structuredPatch": [], "originalFile": None, "userModified": False}
+            text = (
+                f"File created successfully at: {inp['file_path']} (file state is current in your "
+                "context — no need to Read it back)"
+            )
+            tur = {
+                "type": "create",
+                "filePath": inp["file_path"],
+                "content": inp["content"],
+                "structuredPatch": [],
+                "originalFile": None,
+                "userModified": False,
+            }
             block = {"tool_use_id": tool_id, "type": "tool_result", "content": text}
         elif kind == "grep":
             files = list(dict.fromkeys(self.abspath() for _ in range(self.randint(0, 14))))
             if inp.get("output_mode") == "content" and files:
-                lines = [f"{f}:{self.randint(1, 800)}:{self.choice(self.u.code[P.lang])}" for f in files
-                         for _ in range(self.randint(1, 4))]
+                lines = [
+                    f"{f}:{self.randint(1, 800)}:{self.choice(self.u.code[P.lang])}"
+                    for f in files
+                    for _ in range(self.randint(1, 4))
+                ]
                 text = "\n".join(lines)
                 tur = {"mode": "content", "numFiles": 0, "filenames": [], "content": text, "numLines": len(lines)}
             elif inp.get("output_mode") == "count":
@@ -1108,15 +1602,27 @@ class _Gen:
                 paras.append(p)
                 n += len(p)
             text = "\n\n".join(paras)
-            tur = {"bytes": len(text) * 3, "code": 200, "codeText": "OK", "result": text,
-                   "durationMs": self.randint(300, 9000), "url": inp["url"]}
+            tur = {
+                "bytes": len(text) * 3,
+                "code": 200,
+                "codeText": "OK",
+                "result": text,
+                "durationMs": self.randint(300, 9000),
+                "url": inp["url"],
+            }
             block = {"tool_use_id": tool_id, "type": "tool_result", "content": text}
         else:  # task: run a subagent, then return its report
             agent_id, answer = self.subagent(inp)
             content = [{"type": "text", "text": answer}]
-            tur = {"status": "completed", "prompt": inp["prompt"], "agentId": agent_id,
-                   "content": content, "totalDurationMs": self.randint(5000, 400000),
-                   "totalTokens": self.randint(5000, 90000), "totalToolUseCount": self.randint(1, 40)}
+            tur = {
+                "status": "completed",
+                "prompt": inp["prompt"],
+                "agentId": agent_id,
+                "content": content,
+                "totalDurationMs": self.randint(5000, 400000),
+                "totalTokens": self.randint(5000, 90000),
+                "totalToolUseCount": self.randint(1, 40),
+            }
             block = {"tool_use_id": tool_id, "type": "tool_result", "content": content}
         self.user_line([block], "tool_result", {"toolUseResult": tur, "sourceToolAssistantUUID": src_uuid})
 
@@ -1131,8 +1637,7 @@ class _Gen:
                 break
             self.new_response("tool_use")
             if self.r() < 0.12:
-                self.assistant_line({"type": "thinking", "thinking": "", "signature": _b62(self.bits, 80)},
-                                    "thinking")
+                self.assistant_line({"type": "thinking", "thinking": "", "signature": _b62(self.bits, 80)}, "thinking")
             if self.r() < 0.55:
                 self.msg()
                 self.assistant_line({"type": "text", "text": self.assistant_text(False)}, "assistant_text")
@@ -1144,7 +1649,11 @@ class _Gen:
             for _ in range(ntools):
                 name, inp, how = self.tool_call()
                 if name == "Task" and (self.side or self.left < 12):
-                    name, inp, how = "Bash", {"command": "git status", "description": "Show working tree status"}, ("bash", "git")
+                    name, inp, how = (
+                        "Bash",
+                        {"command": "git status", "description": "Show working tree status"},
+                        ("bash", "git"),
+                    )
                 tid = "toolu_01" + _b62(self.bits, 22)
                 self.msg()
                 src = self.assistant_line({"type": "tool_use", "id": tid, "name": name, "input": inp}, "tool_use")
@@ -1155,9 +1664,11 @@ class _Gen:
                 self.msg()
                 if rejected or self.r() < 0.012:  # the user rejects the call (and the rest)
                     rejected = True
-                    self.user_line([{"type": "tool_result", "content": REJECT, "is_error": True, "tool_use_id": tid}],
-                                   "tool_result", {"toolUseResult": "User rejected tool use",
-                                                   "sourceToolAssistantUUID": src})
+                    self.user_line(
+                        [{"type": "tool_result", "content": REJECT, "is_error": True, "tool_use_id": tid}],
+                        "tool_result",
+                        {"toolUseResult": "User rejected tool use", "sourceToolAssistantUUID": src},
+                    )
                     continue
                 self.tool_result(tid, name, inp, how, src)
                 if not self.side and self.r() < 0.08:
@@ -1192,48 +1703,91 @@ class _Gen:
             cmd = self.choice(SLASH)
             self.prompt_id = None
             self.user_line(META_CAVEAT, "user_meta", meta=True)
-            self.user_line(f"<command-name>/{cmd}</command-name>\n            <command-message>{cmd}"
-                           f"</command-message>\n            <command-args></command-args>", "user_command")
-            self.user_line(f"<local-command-stdout>{self.prose(self.randint(3, 12)) if r() < 0.5 else ''}"
-                           "</local-command-stdout>", "user_command")
+            self.user_line(
+                f"<command-name>/{cmd}</command-name>\n            <command-message>{cmd}"
+                f"</command-message>\n            <command-args></command-args>",
+                "user_command",
+            )
+            self.user_line(
+                f"<local-command-stdout>{self.prose(self.randint(3, 12)) if r() < 0.5 else ''}</local-command-stdout>",
+                "user_command",
+            )
             return
         if r() < 0.02 and not first:
             self.perm = self.choice(("default", "acceptEdits", "plan", "bypassPermissions"))
-            self.emit({"type": "permission-mode", "permissionMode": self.perm, "sessionId": self.sid},
-                      "permission-mode")
+            self.emit(
+                {"type": "permission-mode", "permissionMode": self.perm, "sessionId": self.sid}, "permission-mode"
+            )
         text = self.user_prompt_text()
         self.t += self.randint(5_000, 900_000)
         if r() < 0.3:
             ts = _iso(self.t)
-            self.emit({"type": "queue-operation", "operation": "enqueue", "timestamp": ts,
-                       "sessionId": self.sid, "content": text}, "queue-operation")
-            self.emit({"type": "queue-operation", "operation": "dequeue", "timestamp": ts,
-                       "sessionId": self.sid}, "queue-operation")
+            self.emit(
+                {
+                    "type": "queue-operation",
+                    "operation": "enqueue",
+                    "timestamp": ts,
+                    "sessionId": self.sid,
+                    "content": text,
+                },
+                "queue-operation",
+            )
+            self.emit(
+                {"type": "queue-operation", "operation": "dequeue", "timestamp": ts, "sessionId": self.sid},
+                "queue-operation",
+            )
         self.prompt_id = self.uuid()
         self.msg()
         self.last_prompt = text
         content: Any = text if r() < 0.93 else [{"type": "text", "text": text}]
         prompt_uuid = self.user_line(content, "user_prompt")
         if r() < 0.85:
-            self.emit({"type": "file-history-snapshot", "messageId": prompt_uuid,
-                       "snapshot": {"messageId": prompt_uuid, "trackedFileBackups": {},
-                                    "timestamp": _iso(self.t)}, "isSnapshotUpdate": False},
-                      "file-history-snapshot")
+            self.emit(
+                {
+                    "type": "file-history-snapshot",
+                    "messageId": prompt_uuid,
+                    "snapshot": {"messageId": prompt_uuid, "trackedFileBackups": {}, "timestamp": _iso(self.t)},
+                    "isSnapshotUpdate": False,
+                },
+                "file-history-snapshot",
+            )
         if first:
-            self.attachment({"type": "agent_listing_delta", "addedTypes": AGENT_TYPES, "addedLines": AGENT_LINES,
-                             "removedTypes": [], "isInitial": True, "showConcurrencyNote": True})
-            self.attachment({"type": "skill_listing", "content": SKILL_LISTING, "skillCount": len(SKILL_NAMES),
-                             "isInitial": True, "names": SKILL_NAMES})
+            self.attachment(
+                {
+                    "type": "agent_listing_delta",
+                    "addedTypes": AGENT_TYPES,
+                    "addedLines": AGENT_LINES,
+                    "removedTypes": [],
+                    "isInitial": True,
+                    "showConcurrencyNote": True,
+                }
+            )
+            self.attachment(
+                {
+                    "type": "skill_listing",
+                    "content": SKILL_LISTING,
+                    "skillCount": len(SKILL_NAMES),
+                    "isInitial": True,
+                    "names": SKILL_NAMES,
+                }
+            )
         if r() < 0.45:  # recall's own UserPromptSubmit hook injecting context
-            self.attachment({"type": "hook_additional_context", "content": [self.recalled_context()],
-                             "hookName": "UserPromptSubmit", "toolUseID": self.uuid(),
-                             "hookEvent": "UserPromptSubmit"})
+            self.attachment(
+                {
+                    "type": "hook_additional_context",
+                    "content": [self.recalled_context()],
+                    "hookName": "UserPromptSubmit",
+                    "toolUseID": self.uuid(),
+                    "hookEvent": "UserPromptSubmit",
+                }
+            )
         x = r()
         if x < 0.06:
             self.attachment({"type": "opened_file_in_ide", "filename": self.abspath()})
         elif x < 0.09:
-            self.attachment({"type": "edited_text_file", "filename": self.abspath(),
-                             "snippet": self.code(self.randint(2, 8))})
+            self.attachment(
+                {"type": "edited_text_file", "filename": self.abspath(), "snippet": self.code(self.randint(2, 8))}
+            )
         if len(self.recent_texts) < 64:
             self.recent_texts.append(text[:400])
         else:
@@ -1246,8 +1800,9 @@ class _Gen:
         if r() < 0.004:
             self.system("api_error")
 
-    def setup_session(self, P: Project, sid: str, start_ms: int, side: bool = False,
-                      agent_id: str | None = None) -> None:
+    def setup_session(
+        self, P: Project, sid: str, start_ms: int, side: bool = False, agent_id: str | None = None
+    ) -> None:
         self.P = P
         self.sid = sid
         self.t = start_ms
@@ -1259,8 +1814,14 @@ class _Gen:
         self.perm = "default" if self.r() < 0.8 else "acceptEdits"
         age_days = max(0, (self.end_ms - start_ms) // DAY_MS)
         self.version = f"2.1.{max(100, 197 - int(age_days))}"
-        self.tail = {"userType": "external", "entrypoint": self.entrypoint, "cwd": self.cwd,
-                     "sessionId": sid, "version": self.version, "gitBranch": self.branch}
+        self.tail = {
+            "userType": "external",
+            "entrypoint": self.entrypoint,
+            "cwd": self.cwd,
+            "sessionId": sid,
+            "version": self.version,
+            "gitBranch": self.branch,
+        }
 
     def write_file(self, path: Path) -> None:
         data = b"\n".join(self.out) + b"\n"
@@ -1282,8 +1843,21 @@ class _Gen:
         if budget < 3:  # no room left for a subagent conversation: it "failed" quickly
             return agent_id, self.prose(self.randint(10, 40))
         self.left -= budget
-        saved = (self.P, self.sid, self.t, self.side, self.agent_id, self.parent, self.prompt_id,
-                 self.out, self.perm, self.version, self.tail, self.left, self.last_prompt)
+        saved = (
+            self.P,
+            self.sid,
+            self.t,
+            self.side,
+            self.agent_id,
+            self.parent,
+            self.prompt_id,
+            self.out,
+            self.perm,
+            self.version,
+            self.tail,
+            self.left,
+            self.last_prompt,
+        )
         self.setup_session(self.P, self.sid, self.t + 500, side=True, agent_id=agent_id)
         self.left = budget
         self.prompt_id = None
@@ -1301,8 +1875,21 @@ class _Gen:
         self.stats.subagent_files += 1
         answer = self.last_text or self.prose(40)
         end_t = self.t
-        (self.P, self.sid, self.t, self.side, self.agent_id, self.parent, self.prompt_id,
-         self.out, self.perm, self.version, self.tail, self.left, self.last_prompt) = saved
+        (
+            self.P,
+            self.sid,
+            self.t,
+            self.side,
+            self.agent_id,
+            self.parent,
+            self.prompt_id,
+            self.out,
+            self.perm,
+            self.version,
+            self.tail,
+            self.left,
+            self.last_prompt,
+        ) = saved
         self.left += leftover
         self.t = max(self.t, end_t)
         return agent_id, answer
@@ -1325,8 +1912,7 @@ class _Gen:
             if n > 8 and self.r() < 0.12:  # leading summaries (resumed/continued sessions)
                 for _ in range(self.randint(1, 3)):
                     self.msg()
-                    self.emit({"type": "summary", "summary": self.summary_text(), "leafUuid": self.uuid()},
-                              "summary")
+                    self.emit({"type": "summary", "summary": self.summary_text(), "leafUuid": self.uuid()}, "summary")
             first = True
             while True:
                 self.turn(first)
@@ -1335,16 +1921,24 @@ class _Gen:
                     self.system("compact_boundary")
         except _Stop:
             pass
-        self.emit({"type": "last-prompt", "lastPrompt": self.last_prompt[:200],
-                   "leafUuid": self.parent, "sessionId": sid}, "last-prompt")
+        self.emit(
+            {"type": "last-prompt", "lastPrompt": self.last_prompt[:200], "leafUuid": self.parent, "sessionId": sid},
+            "last-prompt",
+        )
         self.write_file(self.root / encode_cwd(self.cwd) / f"{sid}.jsonl")
         self.stats.sessions += 1
 
     def summary_text(self) -> str:
         words = " ".join(self.choices(self.u.content_words[:800], k=self.randint(2, 4)))
-        return self.choice((f"Fix {self.phrase()} in {self.relpath()}", f"Refactor {self.ident()} {words}",
-                            f"Add {self.phrase()} support", f"Debug {self.phrase()} {words}",
-                            f"{words.capitalize()} for {self.ident()}"))
+        return self.choice(
+            (
+                f"Fix {self.phrase()} in {self.relpath()}",
+                f"Refactor {self.ident()} {words}",
+                f"Add {self.phrase()} support",
+                f"Debug {self.phrase()} {words}",
+                f"{words.capitalize()} for {self.ident()}",
+            )
+        )
 
     def run(self, messages: int) -> GenStats:
         remaining = messages
@@ -1369,8 +1963,9 @@ def default_projects(messages: int) -> int:
     return max(3, messages // 5000)
 
 
-def generate(root: Path, messages: int, seed: int = 0, projects: int | None = None,
-             end: datetime | None = None) -> GenStats:
+def generate(
+    root: Path, messages: int, seed: int = 0, projects: int | None = None, end: datetime | None = None
+) -> GenStats:
     """Write a corpus of ``messages`` indexable messages under ``root``; see module doc."""
     t0 = time.perf_counter()
     root = Path(root)
@@ -1429,10 +2024,12 @@ def query_set(seed: int = 0) -> list[dict]:
     for p in rng.sample(u.phrases.head(60), 10):
         out.append({"kind": "phrase", "text": f'"{p}"'})
     heads = u.idents.head(150)
-    styles = {"snake": [i for i in heads if "_" in i and i.islower()],
-              "camel": [i for i in heads if i[:1].islower() and any(c.isupper() for c in i)],
-              "dotted": [i for i in heads if "." in i],
-              "pascal": [i for i in heads if i[:1].isupper() and "_" not in i]}
+    styles = {
+        "snake": [i for i in heads if "_" in i and i.islower()],
+        "camel": [i for i in heads if i[:1].islower() and any(c.isupper() for c in i)],
+        "dotted": [i for i in heads if "." in i],
+        "pascal": [i for i in heads if i[:1].isupper() and "_" not in i],
+    }
     for style, n in (("snake", 4), ("camel", 4), ("dotted", 2), ("pascal", 2)):
         pool = styles[style] or heads
         for x in rng.sample(pool, min(n, len(pool))):
@@ -1452,8 +2049,7 @@ def query_set(seed: int = 0) -> list[dict]:
         body = g.traceback()
         while len(body) < 900:
             body += "\n" + g.traceback()
-        text = (f"{g.prose(rng.randint(10, 40))}\n\n```\n{body[:2600]}\n```\n\n"
-                f"{g.prose(rng.randint(10, 60))}")
+        text = f"{g.prose(rng.randint(10, 40))}\n\n```\n{body[:2600]}\n```\n\n{g.prose(rng.randint(10, 60))}"
         out.append({"kind": "long", "text": text})
     return out
 
@@ -1462,16 +2058,31 @@ def query_set(seed: int = 0) -> list[dict]:
 # Reference extraction (the counting rules of the module doc)
 # --------------------------------------------------------------------------------------
 
-_SALIENT = ("command", "description", "file_path", "pattern", "path", "url", "prompt",
-            "old_string", "new_string", "content", "glob")
+_SALIENT = (
+    "command",
+    "description",
+    "file_path",
+    "pattern",
+    "path",
+    "url",
+    "prompt",
+    "old_string",
+    "new_string",
+    "content",
+    "glob",
+)
 _FILE_KEYS = ("file_path", "path", "pattern", "glob", "url")
 
 
 def _is_noise_prompt(text: str) -> bool:
     s = text.lstrip()
-    return (s.startswith("<command-name>") or s.startswith("<command-message>")
-            or s.startswith("<local-command-stdout>") or s.startswith("<local-command-stderr>")
-            or s.startswith("[Request interrupted by user"))
+    return (
+        s.startswith("<command-name>")
+        or s.startswith("<command-message>")
+        or s.startswith("<local-command-stdout>")
+        or s.startswith("<local-command-stderr>")
+        or s.startswith("[Request interrupted by user")
+    )
 
 
 def _tool_result_text(content: Any) -> str:
@@ -1499,21 +2110,43 @@ def iter_file_messages(path: Path) -> Iterator[dict]:
             t = d.get("type")
             cwd = cwd or d.get("cwd", "")
             if t == "summary":
-                rows.append({"uuid": f"summary:{d.get('leafUuid')}", "session_id": sid, "project": None,
-                             "role": "summary", "timestamp": "", "content": d.get("summary", ""),
-                             "tools": "", "files": "", "kind": "summary"})
+                rows.append(
+                    {
+                        "uuid": f"summary:{d.get('leafUuid')}",
+                        "session_id": sid,
+                        "project": None,
+                        "role": "summary",
+                        "timestamp": "",
+                        "content": d.get("summary", ""),
+                        "tools": "",
+                        "files": "",
+                        "kind": "summary",
+                    }
+                )
                 continue
             if t not in ("user", "assistant") or d.get("isMeta"):
                 continue
             msg = d.get("message") or {}
             content = msg.get("content")
-            base = {"session_id": d.get("sessionId", sid), "project": d.get("cwd", ""),
-                    "timestamp": d.get("timestamp", "")}
+            base = {
+                "session_id": d.get("sessionId", sid),
+                "project": d.get("cwd", ""),
+                "timestamp": d.get("timestamp", ""),
+            }
             uid = d.get("uuid", "")
             if isinstance(content, str):
                 if t == "user" and not _is_noise_prompt(content):
-                    rows.append({**base, "uuid": uid, "role": "user", "content": content,
-                                 "tools": "", "files": "", "kind": "user_prompt"})
+                    rows.append(
+                        {
+                            **base,
+                            "uuid": uid,
+                            "role": "user",
+                            "content": content,
+                            "tools": "",
+                            "files": "",
+                            "kind": "user_prompt",
+                        }
+                    )
                 continue
             if not isinstance(content, list):
                 continue
@@ -1526,21 +2159,47 @@ def iter_file_messages(path: Path) -> Iterator[dict]:
                     text = b.get("text", "")
                     if not text or (t == "user" and _is_noise_prompt(text)):
                         continue
-                    rows.append({**base, "uuid": u2, "role": msg.get("role", t), "content": text,
-                                 "tools": "", "files": "",
-                                 "kind": "user_prompt" if t == "user" else "assistant_text"})
+                    rows.append(
+                        {
+                            **base,
+                            "uuid": u2,
+                            "role": msg.get("role", t),
+                            "content": text,
+                            "tools": "",
+                            "files": "",
+                            "kind": "user_prompt" if t == "user" else "assistant_text",
+                        }
+                    )
                 elif bt == "tool_use":
                     inp = b.get("input") or {}
                     name = b.get("name", "")
                     files = " ".join(str(inp[k]) for k in _FILE_KEYS if k in inp)
                     tools[b.get("id", "")] = (name, files)
                     text = "\n".join(str(inp[k]) for k in _SALIENT if k in inp)
-                    rows.append({**base, "uuid": u2, "role": "assistant", "content": text,
-                                 "tools": name, "files": files, "kind": "tool_use"})
+                    rows.append(
+                        {
+                            **base,
+                            "uuid": u2,
+                            "role": "assistant",
+                            "content": text,
+                            "tools": name,
+                            "files": files,
+                            "kind": "tool_use",
+                        }
+                    )
                 elif bt == "tool_result":
                     name, files = tools.get(b.get("tool_use_id", ""), ("", ""))
-                    rows.append({**base, "uuid": u2, "role": "tool", "content": _tool_result_text(b.get("content")),
-                                 "tools": name, "files": files, "kind": "tool_result"})
+                    rows.append(
+                        {
+                            **base,
+                            "uuid": u2,
+                            "role": "tool",
+                            "content": _tool_result_text(b.get("content")),
+                            "tools": name,
+                            "files": files,
+                            "kind": "tool_result",
+                        }
+                    )
     for r in rows:
         if not r["project"]:
             r["project"] = cwd

@@ -51,9 +51,13 @@ def spread_ms(seconds: list[float], digits: int = 1) -> dict:
     """p50, p95, p99, max and mean of ``seconds`` in rounded milliseconds (None when empty)."""
     if not seconds:
         return {"p50": None, "p95": None, "p99": None, "max": None, "mean": None}
-    return {"p50": ms(percentile(seconds, 0.5), digits), "p95": ms(percentile(seconds, 0.95), digits),
-            "p99": ms(percentile(seconds, 0.99), digits), "max": ms(max(seconds), digits),
-            "mean": ms(sum(seconds) / len(seconds), digits)}
+    return {
+        "p50": ms(percentile(seconds, 0.5), digits),
+        "p95": ms(percentile(seconds, 0.95), digits),
+        "p99": ms(percentile(seconds, 0.99), digits),
+        "max": ms(max(seconds), digits),
+        "mean": ms(sum(seconds) / len(seconds), digits),
+    }
 
 
 # ---------------------------------------------------------------------------- one process, timed
@@ -65,8 +69,14 @@ def recall_exe(python: str | None = None) -> list[str]:
     return [str(here)] if here.is_file() else [str(py), "-m", "recall.entry"]
 
 
-def time_process(argv: list[str], env: dict, stdin: bytes | None = None, cwd=None, stderr=subprocess.DEVNULL,
-                 timeout: float | None = None) -> tuple[float, float, bytes, int]:
+def time_process(
+    argv: list[str],
+    env: dict,
+    stdin: bytes | None = None,
+    cwd=None,
+    stderr=subprocess.DEVNULL,
+    timeout: float | None = None,
+) -> tuple[float, float, bytes, int]:
     """Run ``argv`` once: (wall seconds from start until its stdout closed, CPU seconds of the
     process and what it exec'd, its stdout, its exit code). ``stdin`` is written then closed
     (a process that does not read it is fine); ``stderr`` goes nowhere unless a file is given;
@@ -105,21 +115,33 @@ def state_env(home: Path, claude: Path, service: bool = True) -> dict:
     return env
 
 
-_STATUS = ("import json; from recall.core import service_client as client; "
-           "print(json.dumps(client.call('status', {}, timeout=5)))")
+_STATUS = (
+    "import json; from recall.core import service_client as client; "
+    "print(json.dumps(client.call('status', {}, timeout=5)))"
+)
 _PING = "from recall.core import service_client as c; import sys; sys.exit(0 if c.ping(1) else 1)"
 
 
 def service_status(env: dict, python: str | None = None, cwd=None) -> dict:
     """The running service's ``status`` answer, asked from another process ({} when none answers)."""
-    out = subprocess.run([python or sys.executable, "-c", _STATUS], capture_output=True, text=True, env=env,
-                         timeout=60, cwd=cwd)
+    out = subprocess.run(
+        [python or sys.executable, "-c", _STATUS], capture_output=True, text=True, env=env, timeout=60, cwd=cwd
+    )
     return json.loads(out.stdout) if out.returncode == 0 and out.stdout.strip() else {}
 
 
-def start_service(env: dict, *, until: str = "answers", argv: list[str] | None = None, python: str | None = None,
-                  log: Path | None = None, cwd=None, timeout: float = 600, poll: float = 0.5,
-                  name: str = "`recall serve`") -> subprocess.Popen:
+def start_service(
+    env: dict,
+    *,
+    until: str = "answers",
+    argv: list[str] | None = None,
+    python: str | None = None,
+    log: Path | None = None,
+    cwd=None,
+    timeout: float = 600,
+    poll: float = 0.5,
+    name: str = "`recall serve`",
+) -> subprocess.Popen:
     """Start ``recall serve`` (``argv``, by default this interpreter's) in ``env`` and return
     once it is ready: ``until="answers"`` when it answers a ping, ``"watching"`` when its status
     says it watches (its start-up backfill handed over), ``"started"`` at once. Its output goes
@@ -127,8 +149,9 @@ def start_service(env: dict, *, until: str = "answers", argv: list[str] | None =
     the log's tail."""
     argv = argv or [*recall_exe(python), "serve"]
     out = open(log, "wb") if log else subprocess.DEVNULL
-    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                            start_new_session=True, cwd=cwd)
+    proc = subprocess.Popen(
+        argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=cwd
+    )
     if log:
         out.close()  # the child holds its own copy
     if until == "started":

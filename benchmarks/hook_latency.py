@@ -37,8 +37,11 @@ OUT = REPO / "benchmarks" / "out" / "hook_latency.json"
 
 def bench_env(home: Path, claude_dir: Path) -> dict[str, str]:
     """An environment with no API key anywhere (the raw path) and the given state."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "RECALL_"))
-           and k != "PYTHONDONTWRITEBYTECODE"}  # an installed recall has its bytecode cached
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "RECALL_")) and k != "PYTHONDONTWRITEBYTECODE"
+    }  # an installed recall has its bytecode cached
     env["RECALL_HOME"] = str(home)
     env["CLAUDE_CONFIG_DIR"] = str(claude_dir)
     env["HOME"] = str(claude_dir.parent)  # no ~/.config/anthropic/api_key either
@@ -55,10 +58,14 @@ def build(home: Path, messages: int, seed: int) -> dict:
     gen_s = time.perf_counter() - t0
     env = bench_env(home, home / "claude" / ".claude")
     t0 = time.perf_counter()
-    subprocess.run([*recall_exe(), "index", "--source", str(corpus), "--json"], env=env, check=True,
-                   stdout=subprocess.DEVNULL)
-    return {"generated": getattr(stats, "messages", messages), "generate_seconds": round(gen_s, 1),
-            "index_seconds": round(time.perf_counter() - t0, 1)}
+    subprocess.run(
+        [*recall_exe(), "index", "--source", str(corpus), "--json"], env=env, check=True, stdout=subprocess.DEVNULL
+    )
+    return {
+        "generated": getattr(stats, "messages", messages),
+        "generate_seconds": round(gen_s, 1),
+        "index_seconds": round(time.perf_counter() - t0, 1),
+    }
 
 
 def biggest_project(home: Path) -> str:
@@ -81,10 +88,12 @@ def project_prompts(home: Path, project: str, seed: int, n: int) -> list[str]:
 
     s = Searcher(home / "index")
     q = tantivy.Query
-    query = q.boolean_query([
-        (tantivy.Occur.Must, q.term_query(s.schema, "project", project, index_option="basic")),
-        (tantivy.Occur.Must, q.term_query(s.schema, "role", "user", index_option="basic")),
-    ])
+    query = q.boolean_query(
+        [
+            (tantivy.Occur.Must, q.term_query(s.schema, "project", project, index_option="basic")),
+            (tantivy.Occur.Must, q.term_query(s.schema, "role", "user", index_option="basic")),
+        ]
+    )
     searcher = s.index.searcher()
     texts = []
     for _score, address in searcher.search(query, 3000).hits:
@@ -121,8 +130,15 @@ def measure(label: str, texts: list[str], cwd: str, env: dict, warmup: int = 3) 
     hook, base, hook_cpu, base_cpu, injected = [], [], [], [], 0
     argv = [*recall_exe(), "hook", "user-prompt-submit"]
     for i, text in enumerate([*texts[:warmup], *texts]):
-        payload = json.dumps({"session_id": f"bench-{i}", "transcript_path": "", "cwd": cwd,
-                              "hook_event_name": "UserPromptSubmit", "prompt": text}).encode()
+        payload = json.dumps(
+            {
+                "session_id": f"bench-{i}",
+                "transcript_path": "",
+                "cwd": cwd,
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": text,
+            }
+        ).encode()
         b, bc, _, _ = time_process([sys.executable, "-c", "pass"], env)
         h, hc, out, _ = time_process(argv, env, payload)
         if i < warmup:
@@ -132,9 +148,15 @@ def measure(label: str, texts: list[str], cwd: str, env: dict, warmup: int = 3) 
         base_cpu.append(bc)
         hook_cpu.append(hc)
         injected += bool(out.strip())
-    row = {"mode": label, "runs": len(hook), "injected": injected,
-           "p50_ms": ms(percentile(hook, 0.5)), "p95_ms": ms(percentile(hook, 0.95)),
-           "python_pass_p50_ms": ms(percentile(base, 0.5)), "python_pass_p95_ms": ms(percentile(base, 0.95))}
+    row = {
+        "mode": label,
+        "runs": len(hook),
+        "injected": injected,
+        "p50_ms": ms(percentile(hook, 0.5)),
+        "p95_ms": ms(percentile(hook, 0.95)),
+        "python_pass_p50_ms": ms(percentile(base, 0.5)),
+        "python_pass_p95_ms": ms(percentile(base, 0.95)),
+    }
     row["over_python_p50_ms"] = round(row["p50_ms"] - row["python_pass_p50_ms"], 1)
     # CPU time of the hook process itself: far less sensitive to a busy machine than wall time
     # (on the service path the service's own CPU is not in it)
@@ -173,8 +195,12 @@ def main(argv: list[str] | None = None) -> int:
     env = bench_env(home, claude_dir)
     cwd = biggest_project(home)
     # as after `pip install`: bytecode compiled (a dev shell may set PYTHONDONTWRITEBYTECODE)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", *(str(REPO / d) for d in ("recall", "indexer", "hooks"))],
-                   env=env, check=False, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", *(str(REPO / d) for d in ("recall", "indexer", "hooks"))],
+        env=env,
+        check=False,
+        stdout=subprocess.DEVNULL,
+    )
     half = args.runs // 2
     texts = [*project_prompts(home, cwd, args.seed, args.runs - half), *prompts(args.seed, half)]
     random.Random(args.seed).shuffle(texts)
@@ -187,27 +213,40 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     env_local = {**env, "RECALL_NO_SERVICE": "1"}
     rows.append(measure("raw, no service", texts, cwd, env_local))
-    rows.append(measure("trivial prompt", trivial[:args.runs], cwd, env_local))
+    rows.append(measure("trivial prompt", trivial[: args.runs], cwd, env_local))
     if not args.no_service:
         service = start_service(env)
         try:
             rows.append(measure("raw, service", texts, cwd, env))
         finally:
             stop_service(service)
-    result = {"index_documents": docs, "project": cwd, "built": built, "python": sys.version.split()[0],
-              "cpus": os.cpu_count(), "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rows": rows}
+    result = {
+        "index_documents": docs,
+        "project": cwd,
+        "built": built,
+        "python": sys.version.split()[0],
+        "cpus": os.cpu_count(),
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "rows": rows,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"\nHook latency, process start to output, on an index of {docs:,} documents "
-          f"({os.cpu_count()} CPUs), {args.runs} prompts per mode (half about things said in the "
-          f"project before, half from the generator's query set):\n")
-    print("| mode | p50 ms | p95 ms | python -c pass p50 ms | hook − python p50 ms | CPU p50 ms "
-          "(python -c pass) | prompts injected |")
+    print(
+        f"\nHook latency, process start to output, on an index of {docs:,} documents "
+        f"({os.cpu_count()} CPUs), {args.runs} prompts per mode (half about things said in the "
+        f"project before, half from the generator's query set):\n"
+    )
+    print(
+        "| mode | p50 ms | p95 ms | python -c pass p50 ms | hook − python p50 ms | CPU p50 ms "
+        "(python -c pass) | prompts injected |"
+    )
     print("|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['mode']} | {r['p50_ms']} | {r['p95_ms']} | {r['python_pass_p50_ms']} | "
-              f"{r['over_python_p50_ms']} | {r['cpu_p50_ms']} ({r['python_pass_cpu_p50_ms']}) | "
-              f"{r['injected']}/{r['runs']} |")
+        print(
+            f"| {r['mode']} | {r['p50_ms']} | {r['p95_ms']} | {r['python_pass_p50_ms']} | "
+            f"{r['over_python_p50_ms']} | {r['cpu_p50_ms']} ({r['python_pass_cpu_p50_ms']}) | "
+            f"{r['injected']}/{r['runs']} |"
+        )
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"\nload average during the run: {load:.1f} on {os.cpu_count()} CPUs")
     result["load_average"] = round(load, 2)

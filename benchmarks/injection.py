@@ -128,12 +128,19 @@ def load_pools(path: Path, new_tasks: tuple[str, ...] | None = None) -> dict[str
         for sess in longmemeval_haystack(item, sessions):
             sessions[sess.source_id] = sess
         if qid and str(item.get("question") or "").strip():
-            questions.append((qid, str(item["question"]), str(item.get("question_type") or ""),
-                              [str(a) for a in item.get("answer_session_ids") or []]))
+            questions.append(
+                (
+                    qid,
+                    str(item["question"]),
+                    str(item.get("question_type") or ""),
+                    [str(a) for a in item.get("answer_session_ids") or []],
+                )
+            )
     pools = {}
     for name in POOLS:
-        left_out = {a for qid, _, _, answers in questions if not qid.endswith("_abs") and group_of(qid) == name
-                    for a in answers}
+        left_out = {
+            a for qid, _, _, answers in questions if not qid.endswith("_abs") and group_of(qid) == name for a in answers
+        }
         kept = [s for src, s in sessions.items() if src not in left_out and s.turns]
         present = {s.source_id for s in kept}
         pool = Pool(name, kept)
@@ -145,8 +152,9 @@ def load_pools(path: Path, new_tasks: tuple[str, ...] | None = None) -> dict[str
                 kind = "left-out"
             else:
                 kind = "answerable"
-            pool.prompts.append(Prompt(qid, text, kind, split_of(qid),
-                                       evidence if kind == "answerable" else frozenset(), category))
+            pool.prompts.append(
+                Prompt(qid, text, kind, split_of(qid), evidence if kind == "answerable" else frozenset(), category)
+            )
         for i, text in enumerate(new_tasks):
             pool.prompts.append(Prompt(f"task-{i}", text, "new-task", split_of(text)))
         pools[name] = pool
@@ -182,8 +190,11 @@ def ensure_main(path: Path | None, commit: str = MAIN_COMMIT) -> Codebase:
     if path is None:
         path = Path(tempfile.gettempdir()) / f"recall-injection-main-{commit}"
         if not (path / "pyproject.toml").exists():
-            subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(path), commit], check=True,
-                           stdout=subprocess.DEVNULL)
+            subprocess.run(
+                ["git", "-C", str(REPO), "worktree", "add", "--detach", str(path), commit],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
     if not Path(path, ".venv", "bin", "recall").exists():
         subprocess.run([sys.executable, "-m", "venv", str(path / ".venv")], check=True)
         subprocess.run([str(path / ".venv" / "bin" / "pip"), "install", "-q", "-e", f"{path}[test]"], check=True)
@@ -193,8 +204,12 @@ def ensure_main(path: Path | None, commit: str = MAIN_COMMIT) -> Codebase:
 def bench_env(home: Path, scratch: Path, service: bool = False) -> dict:
     """A process environment that sees only ``home``: no key, no model backend, no user's files."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "RECALL_", "CLAUDE"))}
-    env.update(RECALL_HOME=str(home), HOME=str(scratch), CLAUDE_CONFIG_DIR=str(scratch / ".claude"),
-               PYTHONDONTWRITEBYTECODE="1")
+    env.update(
+        RECALL_HOME=str(home),
+        HOME=str(scratch),
+        CLAUDE_CONFIG_DIR=str(scratch / ".claude"),
+        PYTHONDONTWRITEBYTECODE="1",
+    )
     if not service:
         env["RECALL_NO_SERVICE"] = "1"
     return env
@@ -209,8 +224,10 @@ def prepare_home(home: Path, config: dict | None = None) -> None:
 
 def index_pool(code: Codebase, root: Path, home: Path, scratch: Path) -> None:
     """Index the transcripts below ``root`` into ``home`` with ``code``'s own indexer."""
-    script = ("import sys; from pathlib import Path; from indexer.ingest import Indexer\n"
-              "with Indexer() as ix: ix.run([Path(sys.argv[1])])")
+    script = (
+        "import sys; from pathlib import Path; from indexer.ingest import Indexer\n"
+        "with Indexer() as ix: ix.run([Path(sys.argv[1])])"
+    )
     subprocess.run([code.python, "-c", script, str(root)], cwd=code.repo, env=bench_env(home, scratch), check=True)
 
 
@@ -224,10 +241,18 @@ def cited_sessions(text: str, by_prefix: dict[str, str]) -> list[str]:
 
 def run_hook(code: Codebase, env: dict, prompt: str, session_id: str) -> tuple[str, float]:
     """The real hook in a process of its own: (the injected text, wall ms)."""
-    payload = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt, "cwd": POOL_CWD,
-                          "session_id": session_id, "transcript_path": ""})
-    wall, _, out, _ = harness.time_process([code.recall, "hook", "user-prompt-submit"], env, payload.encode(),
-                                           cwd=env["HOME"], timeout=60)
+    payload = json.dumps(
+        {
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": prompt,
+            "cwd": POOL_CWD,
+            "session_id": session_id,
+            "transcript_path": "",
+        }
+    )
+    wall, _, out, _ = harness.time_process(
+        [code.recall, "hook", "user-prompt-submit"], env, payload.encode(), cwd=env["HOME"], timeout=60
+    )
     text = ""
     if out.strip():
         try:
@@ -240,8 +265,9 @@ def run_hook(code: Codebase, env: dict, prompt: str, session_id: str) -> tuple[s
 def run_raw(code: Codebase, env: dict, text: str, limit: int = FETCH) -> tuple[list[str], float]:
     """``recall --json --limit N TEXT`` (the same search and order as ``--raw``): the hits'
     sessions in order, and the wall ms."""
-    wall, _, out, _ = harness.time_process([code.recall, "--json", "--limit", str(limit), "--", text], env,
-                                           cwd=env["HOME"], timeout=60)
+    wall, _, out, _ = harness.time_process(
+        [code.recall, "--json", "--limit", str(limit), "--", text], env, cwd=env["HOME"], timeout=60
+    )
     try:
         hits = json.loads(out)["hits"]
     except (ValueError, KeyError, TypeError):
@@ -260,9 +286,17 @@ def ask(code: Codebase, pool: Pool, env: dict, by_prefix: dict[str, str], raw: b
         sid = str(uuidlib.uuid4())
         text, ms = run_hook(code, env, p.text, sid)
         cited = cited_sessions(text, by_prefix)
-        rec = {"pool": pool.name, "pid": p.pid, "kind": p.kind, "split": p.split, "category": p.category,
-               "chars": len(text), "cited": cited, "evidence_cited": bool(p.evidence & set(cited)),
-               "hook_ms": round(ms, 1)}
+        rec = {
+            "pool": pool.name,
+            "pid": p.pid,
+            "kind": p.kind,
+            "split": p.split,
+            "category": p.category,
+            "chars": len(text),
+            "cited": cited,
+            "evidence_cited": bool(p.evidence & set(cited)),
+            "hook_ms": round(ms, 1),
+        }
         if raw and p.kind == "answerable":
             ranked, ms = run_raw(code, env, p.text)
             rec["rank"] = first_rank(ranked, p.evidence)
@@ -279,8 +313,7 @@ class BM25Pool:
         from rank_bm25 import BM25Okapi
 
         self.ids = [s.session_id for s in pool.sessions]
-        self.model = BM25Okapi([("\n".join(t.text for t in s.turns)).lower().split() or [""]
-                                for s in pool.sessions])
+        self.model = BM25Okapi([("\n".join(t.text for t in s.turns)).lower().split() or [""] for s in pool.sessions])
 
     def rank(self, text: str, k: int = FETCH) -> tuple[list[str], float]:
         got = self.model.get_scores(text.lower().split())
@@ -293,9 +326,18 @@ def ask_bm25(pool: Pool) -> list[dict]:
     out = []
     for p in pool.prompts:
         ranked, best = model.rank(p.text)
-        out.append({"pool": pool.name, "pid": p.pid, "kind": p.kind, "split": p.split, "best": best,
-                    "top": ranked[:BM25_TOP], "rank": first_rank(ranked, p.evidence) if p.evidence else None,
-                    "evidence": sorted(p.evidence)})
+        out.append(
+            {
+                "pool": pool.name,
+                "pid": p.pid,
+                "kind": p.kind,
+                "split": p.split,
+                "best": best,
+                "top": ranked[:BM25_TOP],
+                "rank": first_rank(ranked, p.evidence) if p.evidence else None,
+                "evidence": sorted(p.evidence),
+            }
+        )
     return out
 
 
@@ -345,7 +387,9 @@ def prepare(pools: dict[str, Pool], workdir: Path, codes: list[Codebase], config
 # fitting the confidence model (recall.search.confidence) on the tune half
 
 
-def candidate_rows(pools: dict[str, Pool], homes: dict, code_name: str = "ours", split: str | None = None) -> list[dict]:
+def candidate_rows(
+    pools: dict[str, Pool], homes: dict, code_name: str = "ours", split: str | None = None
+) -> list[dict]:
     """Every hook candidate of every prompt (in-process, the hook's own ``candidates``), with
     its features and its label: 1 when its session is an evidence session of the prompt."""
     from benchmarks.retrieval import recall_home
@@ -370,8 +414,18 @@ def candidate_rows(pools: dict[str, Pool], homes: dict, code_name: str = "ours",
                 hits = candidates(s, text, CANDIDATES, POOL_CWD, None)
                 for rank, h in enumerate(hits):
                     f = conf.features(q, h.text, h.score, conf.hit_context(h))
-                    rows.append({"pool": pool.name, "pid": p.pid, "kind": p.kind, "split": p.split, "rank": rank,
-                                 "session": h.session_id, "label": int(h.session_id in p.evidence), "f": f})
+                    rows.append(
+                        {
+                            "pool": pool.name,
+                            "pid": p.pid,
+                            "kind": p.kind,
+                            "split": p.split,
+                            "rank": rank,
+                            "session": h.session_id,
+                            "label": int(h.session_id in p.evidence),
+                            "f": f,
+                        }
+                    )
     return rows
 
 
@@ -388,8 +442,9 @@ def gate_figures(rows: list[dict], pools: dict[str, Pool], model, threshold: flo
                 continue
             cands = sorted(by_prompt.get((pool.name, p.pid), []), reverse=True)
             cited = list(dict.fromkeys(s for c, s in cands if c >= threshold))
-            recs.append({"kind": p.kind, "split": p.split, "cited": cited,
-                         "evidence_cited": bool(set(cited) & p.evidence)})
+            recs.append(
+                {"kind": p.kind, "split": p.split, "cited": cited, "evidence_cited": bool(set(cited) & p.evidence)}
+            )
     return figures(recs)
 
 
@@ -406,7 +461,9 @@ def choose_threshold(rows: list[dict], pools: dict[str, Pool], model) -> float:
     issue's floors: of the gates that keep quiet enough, the one that injects the most."""
     for t in [x / 100 for x in range(2, 96)]:
         f = gate_figures(rows, pools, model, t, "tune")
-        if (f["silent_new_task"] or 0) >= SILENT_NEW_FLOOR and (f["silent_unanswerable"] or 0) >= SILENT_UNANSWERABLE_FLOOR:
+        if (f["silent_new_task"] or 0) >= SILENT_NEW_FLOOR and (
+            f["silent_unanswerable"] or 0
+        ) >= SILENT_UNANSWERABLE_FLOOR:
             return t
     return 0.95
 
@@ -420,10 +477,15 @@ def fit(pools: dict[str, Pool], homes: dict) -> dict:
     use = [r for r in rows if r["split"] == "tune"]
     bias, weights = fit_logistic(use, names)
     threshold = choose_threshold(rows, pools, (bias, weights))
-    return {"bias": round(bias, 3), "weights": {k: round(v, 3) for k, v in weights.items()},
-            "min_confidence": threshold, "candidates": len(rows), "positives": sum(r["label"] for r in use),
-            "tune": gate_figures(rows, pools, (bias, weights), threshold, "tune"),
-            "report": gate_figures(rows, pools, (bias, weights), threshold, "report")}
+    return {
+        "bias": round(bias, 3),
+        "weights": {k: round(v, 3) for k, v in weights.items()},
+        "min_confidence": threshold,
+        "candidates": len(rows),
+        "positives": sum(r["label"] for r in use),
+        "tune": gate_figures(rows, pools, (bias, weights), threshold, "tune"),
+        "report": gate_figures(rows, pools, (bias, weights), threshold, "report"),
+    }
 
 
 # ------------------------------------------------------------------------------------
@@ -432,8 +494,15 @@ def fit(pools: dict[str, Pool], homes: dict) -> dict:
 
 def start_service(code: Codebase, env: dict) -> subprocess.Popen:
     """``code``'s ``recall serve`` in ``env``, once it answers."""
-    return harness.start_service(env, argv=[code.recall, "serve"], python=code.python, cwd=env["HOME"], timeout=300,
-                                 poll=0.3, name=f"`recall serve` of {code.name}")
+    return harness.start_service(
+        env,
+        argv=[code.recall, "serve"],
+        python=code.python,
+        cwd=env["HOME"],
+        timeout=300,
+        poll=0.3,
+        name=f"`recall serve` of {code.name}",
+    )
 
 
 def budgets(codes: list[Codebase], homes: dict, pool: Pool, runs: int = 40) -> dict:
@@ -459,8 +528,13 @@ def budgets(codes: list[Codebase], homes: dict, pool: Pool, runs: int = 40) -> d
             env = bench_env(*homes[(c.name, pool.name)])
             times[c.name]["raw_no_service"].append(run_raw(c, env, text, 5)[1])
 
-    return {c: {mode: {"p50": round(harness.median(xs), 1), "p95": round(harness.percentile(xs, 0.95), 1), "n": len(xs)}
-                for mode, xs in modes.items()} for c, modes in times.items()}
+    return {
+        c: {
+            mode: {"p50": round(harness.median(xs), 1), "p95": round(harness.percentile(xs, 0.95), 1), "n": len(xs)}
+            for mode, xs in modes.items()
+        }
+        for c, modes in times.items()
+    }
 
 
 # ------------------------------------------------------------------------------------
@@ -484,12 +558,15 @@ def run(data: Path, main_dir: Path | None, workdir: Path, budget_runs: int = 40,
     threshold = tune_bm25_threshold(records["bm25"])
     bm25 = bm25_gate(records["bm25"], threshold)
     out = {
-        "data": data.name, "main": MAIN_COMMIT, "commit": _commit(REPO),
+        "data": data.name,
+        "main": MAIN_COMMIT,
+        "commit": _commit(REPO),
         "pools": {p.name: {"sessions": len(p.sessions), "messages": p.messages} for p in pools.values()},
         "bm25_threshold": threshold,
-        "figures": {name: {split: figures(recs if name != "bm25" else bm25, split)
-                           for split in ("tune", "report")}
-                    for name, recs in records.items()},
+        "figures": {
+            name: {split: figures(recs if name != "bm25" else bm25, split) for split in ("tune", "report")}
+            for name, recs in records.items()
+        },
         "budgets": budgets(timed, homes, pools["a"], budget_runs),
         **extra,
     }
@@ -502,8 +579,9 @@ def run(data: Path, main_dir: Path | None, workdir: Path, budget_runs: int = 40,
 
 def _commit(repo: Path) -> str:
     try:
-        return subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
     except OSError:
         return ""
 
@@ -512,8 +590,13 @@ def _retrieval(code: Codebase, workdir: Path) -> dict:
     """The scoped LongMemEval and LoCoMo figures of ``benchmarks.retrieval`` for ``code``."""
     out = workdir / f"retrieval-{code.name}.json"
     env = {**os.environ, "RECALL_BENCH_DATA": str(find_data_dir() or "")}
-    subprocess.run([code.python, "-m", "benchmarks.retrieval", "--no-analyzed-baseline", "--out", str(out)],
-                   cwd=code.repo, env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [code.python, "-m", "benchmarks.retrieval", "--no-analyzed-baseline", "--out", str(out)],
+        cwd=code.repo,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     return json.loads(out.read_text())["summary"]
 
 
@@ -521,14 +604,18 @@ def _retrieval(code: Codebase, workdir: Path) -> dict:
 # docs/benchmarks.md: this benchmark's section, from the committed results
 
 
-ROWS = (("useful", "useful (answerable prompts whose injection holds an evidence session)", "≥ 0.70"),
-        ("false_share", "false share (injections holding no evidence session)", "≤ 0.25"),
-        ("silent_new_task", "silent on new-task prompts", "≥ 0.90"),
-        ("silent_unanswerable", "silent on unanswerable questions (abstention + evidence left out)", "≥ 0.50"),
-        ("R@1", "`recall --raw` R@1", ""), ("R@5", "`recall --raw` R@5", "≥ main + 0.08"),
-        ("R@10", "`recall --raw` R@10", ""), ("MRR", "`recall --raw` MRR (10 hits)", ""),
-        ("chars_per_prompt", "injected characters per prompt", ""),
-        ("injected_share", "prompts with an injection", ""))
+ROWS = (
+    ("useful", "useful (answerable prompts whose injection holds an evidence session)", "≥ 0.70"),
+    ("false_share", "false share (injections holding no evidence session)", "≤ 0.25"),
+    ("silent_new_task", "silent on new-task prompts", "≥ 0.90"),
+    ("silent_unanswerable", "silent on unanswerable questions (abstention + evidence left out)", "≥ 0.50"),
+    ("R@1", "`recall --raw` R@1", ""),
+    ("R@5", "`recall --raw` R@5", "≥ main + 0.08"),
+    ("R@10", "`recall --raw` R@10", ""),
+    ("MRR", "`recall --raw` MRR (10 hits)", ""),
+    ("chars_per_prompt", "injected characters per prompt", ""),
+    ("injected_share", "prompts with an injection", ""),
+)
 
 
 def _num(x) -> str:
@@ -551,52 +638,91 @@ def sections(res: dict | None = None) -> list[str]:
     pools = res["pools"]
     n = fig["ours"]["report"]["prompts"]
     sem = "ours+semantic" in fig
-    out = [prose("injection", a_sessions=f"{pools['a']['sessions']:,}", b_sessions=f"{pools['b']['sessions']:,}",
-                 a_messages=f"{pools['a']['messages']:,}", b_messages=f"{pools['b']['messages']:,}",
-                 main=res.get("main"), bm25_top=BM25_TOP, bm25_threshold=f"{res['bm25_threshold']:.1f}",
-                 semantic_columns=" " + prose("injection-semantic-columns").rstrip("\n") if sem else "",
-                 answerable=n["answerable"], left_out=n["left-out"], abstention=n["abstention"],
-                 new_task=n["new-task"])]
+    out = [
+        prose(
+            "injection",
+            a_sessions=f"{pools['a']['sessions']:,}",
+            b_sessions=f"{pools['b']['sessions']:,}",
+            a_messages=f"{pools['a']['messages']:,}",
+            b_messages=f"{pools['b']['messages']:,}",
+            main=res.get("main"),
+            bm25_top=BM25_TOP,
+            bm25_threshold=f"{res['bm25_threshold']:.1f}",
+            semantic_columns=" " + prose("injection-semantic-columns").rstrip("\n") if sem else "",
+            answerable=n["answerable"],
+            left_out=n["left-out"],
+            abstention=n["abstention"],
+            new_task=n["new-task"],
+        )
+    ]
     study = res.get("semantic_study") or {}
     dense = None
     if study:  # the dense-only baseline: its gate and its ranking (benchmarks.semantic_study)
-        dense = {sp: {**study["dense_gate"][sp], **study["retrieval"]["dense"][sp]["prompt"]} for sp in ("tune", "report")}
+        dense = {
+            sp: {**study["dense_gate"][sp], **study["retrieval"]["dense"][sp]["prompt"]} for sp in ("tune", "report")
+        }
     for split in ("report", "tune"):
-        rows = ["| figure | recall, lexical (no service) | " + ("recall + semantic stage (service) | " if sem else "")
-                + "main | BM25 | " + ("dense only | " if dense else "") + "target |",
-                "|---|---:|" + ("---:|" if sem else "") + "---:|---:|" + ("---:|" if dense else "") + "---|"]
+        rows = [
+            "| figure | recall, lexical (no service) | "
+            + ("recall + semantic stage (service) | " if sem else "")
+            + "main | BM25 | "
+            + ("dense only | " if dense else "")
+            + "target |",
+            "|---|---:|" + ("---:|" if sem else "") + "---:|---:|" + ("---:|" if dense else "") + "---|",
+        ]
         for key, label, target in ROWS:
             mid = f" {_num(fig['ours+semantic'][split].get(key))} |" if sem else ""
             tail = f" {_num(dense[split].get(key))} |" if dense else ""
-            rows.append(f"| {label} | {_num(fig['ours'][split].get(key))} |{mid} {_num(fig['main'][split].get(key))} | "
-                        f"{_num(fig['bm25'][split].get(key))} |{tail} {target} |")
+            rows.append(
+                f"| {label} | {_num(fig['ours'][split].get(key))} |{mid} {_num(fig['main'][split].get(key))} | "
+                f"{_num(fig['bm25'][split].get(key))} |{tail} {target} |"
+            )
         out.append(prose("injection-half", half=split.capitalize(), table="\n".join(rows)))
     o, m = fig["ours"]["report"], fig["main"]["report"]
 
     def pct(x):
         return f"{100 * (x or 0):.0f}%"
-    out.append(prose("injection-reading", main_injected=pct(m["injected_share"]),
-                     main_chars=f"{m.get('chars_per_prompt') or 0:,.0f}",
-                     main_new_task=pct(1 - (m["silent_new_task"] or 0)),
-                     main_unanswerable=pct(1 - (m["silent_unanswerable"] or 0)),
-                     silent_new_task=pct(o["silent_new_task"]), silent_unanswerable=pct(o["silent_unanswerable"]),
-                     chars=f"{o.get('chars_per_prompt') or 0:,.0f}", useful=f"{o['useful']:.3f}",
-                     main_useful=f"{m['useful']:.3f}", r5=f"{o.get('R@5') or 0:.3f}",
-                     main_r5=f"{m.get('R@5') or 0:.3f}"))
+
+    out.append(
+        prose(
+            "injection-reading",
+            main_injected=pct(m["injected_share"]),
+            main_chars=f"{m.get('chars_per_prompt') or 0:,.0f}",
+            main_new_task=pct(1 - (m["silent_new_task"] or 0)),
+            main_unanswerable=pct(1 - (m["silent_unanswerable"] or 0)),
+            silent_new_task=pct(o["silent_new_task"]),
+            silent_unanswerable=pct(o["silent_unanswerable"]),
+            chars=f"{o.get('chars_per_prompt') or 0:,.0f}",
+            useful=f"{o['useful']:.3f}",
+            main_useful=f"{m['useful']:.3f}",
+            r5=f"{o.get('R@5') or 0:.3f}",
+            main_r5=f"{m.get('R@5') or 0:.3f}",
+        )
+    )
     if sem:
         from benchmarks import semantic_study
 
         out += semantic_study.section(res)
     b = res.get("budgets")
     if b:
-        labels = {"ours": "recall" + (" with the semantic stage" if "ours-lexical" in b else ""),
-                  "ours-lexical": "recall without it (as shipped)", "main": "main"}
-        rows = ["| process | " + " | ".join(labels[c] for c in b) + " | " +
-                " | ".join(f"{labels[c]} − main" for c in b if c != "main") + " | budget |",
-                "|---|" + "---:|" * (2 * len(b) - 1) + "---|"]
-        for mode, label, budget in (("hook_service", "prompt hook, with the service", "≤ +15 ms"),
-                                    ("raw_service", "`recall --raw --limit 5`, with the service", "≤ +20 ms"),
-                                    ("raw_no_service", "`recall --raw --limit 5`, no service", "≤ +20 ms")):
+        labels = {
+            "ours": "recall" + (" with the semantic stage" if "ours-lexical" in b else ""),
+            "ours-lexical": "recall without it (as shipped)",
+            "main": "main",
+        }
+        rows = [
+            "| process | "
+            + " | ".join(labels[c] for c in b)
+            + " | "
+            + " | ".join(f"{labels[c]} − main" for c in b if c != "main")
+            + " | budget |",
+            "|---|" + "---:|" * (2 * len(b) - 1) + "---|",
+        ]
+        for mode, label, budget in (
+            ("hook_service", "prompt hook, with the service", "≤ +15 ms"),
+            ("raw_service", "`recall --raw --limit 5`, with the service", "≤ +20 ms"),
+            ("raw_no_service", "`recall --raw --limit 5`, no service", "≤ +20 ms"),
+        ):
             cells = [f"{b[c][mode]['p50']} / {b[c][mode]['p95']}" for c in b]
             diffs = [f"{b[c][mode]['p50'] - b['main'][mode]['p50']:+.1f}" for c in b if c != "main"]
             rows.append(f"| {label} | " + " | ".join(cells + diffs) + f" | {budget} |")
@@ -604,10 +730,15 @@ def sections(res: dict | None = None) -> list[str]:
     r = res.get("retrieval")
     if r:
         rows = ["| figure | recall | main |", "|---|---:|---:|"]
-        for ds, level, metric in (("longmemeval", "session", "recall@5"), ("longmemeval", "session", "recall_all@5"),
-                                  ("longmemeval", "session", "ndcg@10"), ("longmemeval", "message", "recall@10"),
-                                  ("longmemeval", "message", "ndcg@10"), ("locomo", "message", "recall@10"),
-                                  ("locomo", "message", "ndcg@10")):
+        for ds, level, metric in (
+            ("longmemeval", "session", "recall@5"),
+            ("longmemeval", "session", "recall_all@5"),
+            ("longmemeval", "session", "ndcg@10"),
+            ("longmemeval", "message", "recall@10"),
+            ("longmemeval", "message", "ndcg@10"),
+            ("locomo", "message", "recall@10"),
+            ("locomo", "message", "ndcg@10"),
+        ):
             try:
                 o = r["ours"][ds][level][metric]["ours"]
                 m = r["main"][ds][level][metric]["ours"]
@@ -620,10 +751,19 @@ def sections(res: dict | None = None) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.injection", description=__doc__.split("\n")[0])
-    ap.add_argument("--data", type=Path, default=None, help=f"a LongMemEval-S file (default: {DATA_FILE} in "
-                    "$RECALL_BENCH_DATA or shared/data)")
-    ap.add_argument("--main", type=Path, default=None, help="a checkout of today's main with its own .venv "
-                    f"(default: a git worktree at {MAIN_COMMIT} made under the temp directory)")
+    ap.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help=f"a LongMemEval-S file (default: {DATA_FILE} in $RECALL_BENCH_DATA or shared/data)",
+    )
+    ap.add_argument(
+        "--main",
+        type=Path,
+        default=None,
+        help="a checkout of today's main with its own .venv "
+        f"(default: a git worktree at {MAIN_COMMIT} made under the temp directory)",
+    )
     ap.add_argument("--work", type=Path, default=None, help="keep transcripts and indexes here (reused)")
     ap.add_argument("--budget-runs", type=int, default=40)
     ap.add_argument("--no-retrieval", action="store_true", help="skip the scoped retrieval figures")
@@ -634,8 +774,9 @@ def main(argv: list[str] | None = None) -> int:
     if not data.exists():
         print(f"error: no {data}: pass --data or set RECALL_BENCH_DATA", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory(prefix="recall-injection-", dir="/dev/shm" if os.path.isdir("/dev/shm")
-                                     else None) as tmp:
+    with tempfile.TemporaryDirectory(
+        prefix="recall-injection-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None
+    ) as tmp:
         work = args.work or Path(tmp)
         if args.fit:
             pools = load_pools(data)

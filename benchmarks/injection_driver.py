@@ -53,8 +53,13 @@ def main() -> int:
             else:
                 searcher.refresh()
             prompt, cwd = req["prompt"], req["cwd"]
-            payload = {"prompt": prompt, "cwd": cwd, "session_id": str(uuid.uuid4()),
-                       "hook_event_name": "UserPromptSubmit", "transcript_path": ""}
+            payload = {
+                "prompt": prompt,
+                "cwd": cwd,
+                "session_id": str(uuid.uuid4()),
+                "hook_event_name": "UserPromptSubmit",
+                "transcript_path": "",
+            }
             trace: dict = {}
             t0 = time.perf_counter()
             hook = rc.build_context(payload, time.time() + 30, searcher=searcher, trace=trace)
@@ -62,8 +67,13 @@ def main() -> int:
             text = hook["hookSpecificOutput"]["additionalContext"] if hook else ""
             project = canonical_project(os.path.abspath(cwd))
             ranked = [h.session_id for h in searcher.search(prompt, limit=10, project=project)]
-            res = {"text": text, "ms": round(ms, 1), "ranked": list(dict.fromkeys(ranked)),
-                   "outcome": trace.get("outcome"), "best": trace.get("best")}
+            res = {
+                "text": text,
+                "ms": round(ms, 1),
+                "ranked": list(dict.fromkeys(ranked)),
+                "outcome": trace.get("outcome"),
+                "best": trace.get("best"),
+            }
             if cand is not None and hasattr(cand, "judged_candidates"):
                 from recall.prompt.settings import hook_settings
 
@@ -80,13 +90,22 @@ def main() -> int:
                     scoped = None
                     if hasattr(searcher, "doc_freqs"):
                         scoped = searcher.doc_freqs(terms, project)
-                    q = conf.query_stats(idx, text_q, terms, scoped) if scoped is not None else \
-                        conf.query_stats(idx, text_q, terms)
+                    q = (
+                        conf.query_stats(idx, text_q, terms, scoped)
+                        if scoped is not None
+                        else conf.query_stats(idx, text_q, terms)
+                    )
                     engine = sorted(judged, key=lambda h: -h.score)  # margins read the engine's order
                     feats = conf.hit_features(q, engine) if q is not None else []
-                    res["rows"] = [{"session": h.session_id, "f": {k: round(v, 4) for k, v in f.items()},
-                                    "echo": bool(h.echo), "kind": h.kind}
-                                   for h, f in zip(engine, feats)]
+                    res["rows"] = [
+                        {
+                            "session": h.session_id,
+                            "f": {k: round(v, 4) for k, v in f.items()},
+                            "echo": bool(h.echo),
+                            "kind": h.kind,
+                        }
+                        for h, f in zip(engine, feats)
+                    ]
         else:
             res = {"error": f"unknown op {op!r}"}
         out.write(json.dumps(res) + "\n")

@@ -10,7 +10,7 @@ KINDS = ("answerable", "abstention", "left-out", "new-task")
 KS = (1, 5, 10)
 BM25_TOP = 3  # sessions the BM25 baseline injects
 
-SILENT_NEW_FLOOR = 0.90      # the silence targets: the threshold is the lowest that
+SILENT_NEW_FLOOR = 0.90  # the silence targets: the threshold is the lowest that
 SILENT_UNANSWERABLE_FLOOR = 0.50  # meets both on the tune half (the most useful such gate)
 
 

@@ -86,8 +86,15 @@ class Driver:
         if not (home / "config.json").exists():
             prepare_home(home, config)
         self.code = code
-        self.proc = subprocess.Popen([code.python, str(DRIVER)], cwd=str(code.repo), env=bench_env(home, scratch),
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.proc = subprocess.Popen(
+            [code.python, str(DRIVER)],
+            cwd=str(code.repo),
+            env=bench_env(home, scratch),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
 
     def call(self, req: dict) -> dict:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -114,15 +121,36 @@ class Driver:
             self.proc.wait()
 
 
-def record(code: str, corpus: str, size: str, pid: str, kind: str, split: str, evidence: frozenset, res: dict,
-           by_prefix: dict[str, str], sessions_seen: int, extra: dict | None = None) -> dict:
+def record(
+    code: str,
+    corpus: str,
+    size: str,
+    pid: str,
+    kind: str,
+    split: str,
+    evidence: frozenset,
+    res: dict,
+    by_prefix: dict[str, str],
+    sessions_seen: int,
+    extra: dict | None = None,
+) -> dict:
     """One prompt's record from a driver's answer."""
     text = res.get("text") or ""
     cited = cited_sessions(text, by_prefix)
-    rec = {"code": code, "corpus": corpus, "size": size, "pid": pid, "kind": kind, "split": split,
-           "chars": len(text), "cited": cited, "evidence_cited": bool(evidence & set(cited)),
-           "rank": first_rank(res.get("ranked") or [], evidence) if evidence else None,
-           "sessions": sessions_seen, "ms": res.get("ms")}
+    rec = {
+        "code": code,
+        "corpus": corpus,
+        "size": size,
+        "pid": pid,
+        "kind": kind,
+        "split": split,
+        "chars": len(text),
+        "cited": cited,
+        "evidence_cited": bool(evidence & set(cited)),
+        "rank": first_rank(res.get("ranked") or [], evidence) if evidence else None,
+        "sessions": sessions_seen,
+        "ms": res.get("ms"),
+    }
     if "model" in res:
         rec["model_candidates"] = len(res["model"])
         rec["model_has_evidence"] = bool(evidence & set(res["model"]))
@@ -158,8 +186,10 @@ def write_filler(root: Path, count: int, data: Path) -> int:
         return int((root / ".done").read_text())
     sessions, _ = lme_sessions(data)
     chat = list(sessions.values())[:count]
-    cases = [Case("filler", f"chat-{i}", f"/home/dev/chat-notes-{i}", chat[i * 200:(i + 1) * 200], [])
-             for i in range((len(chat) + 199) // 200)]
+    cases = [
+        Case("filler", f"chat-{i}", f"/home/dev/chat-notes-{i}", chat[i * 200 : (i + 1) * 200], [])
+        for i in range((len(chat) + 199) // 200)
+    ]
     write_transcripts(cases, root)
     written = len(chat)
     left = count - written
@@ -198,8 +228,9 @@ def coding_events(projects: list[ch.CodingProject]) -> list[Event]:
     return events
 
 
-def run_coding(size: str, projects: list[ch.CodingProject], codes: list[Codebase], work: Path, data: Path,
-               log=print) -> list[dict]:
+def run_coding(
+    size: str, projects: list[ch.CodingProject], codes: list[Codebase], work: Path, data: Path, log=print
+) -> list[dict]:
     """Every coding prompt at ``size`` through each code base (and BM25 over the project's sessions)."""
     groups = [[p] for p in projects] if size == "project" else [projects]
     out: list[dict] = []
@@ -249,11 +280,35 @@ def run_coding(size: str, projects: list[ch.CodingProject], codes: list[Codebase
                 visible = seen.get(p.project, [])
                 for code in codes:
                     res = drivers[code.name].ask(p.text, cwd, rows=code.name == "ours")
-                    out.append(record(code.name, "coding", size, p.pid, p.kind, p.split, p.answers, res, by_prefix,
-                                      len(visible), {"project": p.project}))
-                out.append(bm25_record("coding", size, p.pid, p.kind, p.split, p.answers, p.text,
-                                       [(s.session_id, session_text(s)) for s in visible], len(visible),
-                                       {"project": p.project}))
+                    out.append(
+                        record(
+                            code.name,
+                            "coding",
+                            size,
+                            p.pid,
+                            p.kind,
+                            p.split,
+                            p.answers,
+                            res,
+                            by_prefix,
+                            len(visible),
+                            {"project": p.project},
+                        )
+                    )
+                out.append(
+                    bm25_record(
+                        "coding",
+                        size,
+                        p.pid,
+                        p.kind,
+                        p.split,
+                        p.answers,
+                        p.text,
+                        [(s.session_id, session_text(s)) for s in visible],
+                        len(visible),
+                        {"project": p.project},
+                    )
+                )
         finally:
             for d in drivers.values():
                 d.close()
@@ -286,9 +341,20 @@ def bm25_record(corpus, size, pid, kind, split, evidence, prompt, docs, sessions
         got = model.get_scores(prompt.lower().split())
         order = sorted(range(len(docs)), key=lambda i: (-got[i], i))[:10]
         ranked, best = [docs[i][0] for i in order], float(got[order[0]])
-    rec = {"code": "bm25", "corpus": corpus, "size": size, "pid": pid, "kind": kind, "split": split,
-           "best": best, "top": ranked[:BM25_TOP], "rank": first_rank(ranked, evidence) if evidence else None,
-           "evidence": sorted(evidence), "sessions": sessions_seen, "chars": None}
+    rec = {
+        "code": "bm25",
+        "corpus": corpus,
+        "size": size,
+        "pid": pid,
+        "kind": kind,
+        "split": split,
+        "best": best,
+        "top": ranked[:BM25_TOP],
+        "rank": first_rank(ranked, evidence) if evidence else None,
+        "evidence": sorted(evidence),
+        "sessions": sessions_seen,
+        "chars": None,
+    }
     rec.update(extra or {})
     return rec
 
@@ -322,7 +388,9 @@ class Draw:
     name: str
     size: str
     sessions: list
-    prompts: list[tuple[str, str, str, str, frozenset]] = field(default_factory=list)  # pid, text, kind, split, evidence
+    prompts: list[tuple[str, str, str, str, frozenset]] = field(
+        default_factory=list
+    )  # pid, text, kind, split, evidence
 
 
 def lme_draws(data: Path, sizes: dict[str, int], new_tasks: tuple[str, ...]) -> list[Draw]:
@@ -333,8 +401,10 @@ def lme_draws(data: Path, sizes: dict[str, int], new_tasks: tuple[str, ...]) -> 
 
     sessions, questions = lme_sessions(data)
     rng = random.Random(SEED)
-    qs = [(str(q["question_id"]), str(q["question"]), [str(a) for a in q.get("answer_session_ids") or []])
-          for q in questions]
+    qs = [
+        (str(q["question_id"]), str(q["question"]), [str(a) for a in q.get("answer_session_ids") or []])
+        for q in questions
+    ]
     answerable = [q for q in qs if not q[0].endswith("_abs") and q[2] and all(a in sessions for a in q[2])]
     abstention = [q for q in qs if q[0].endswith("_abs")]
     evidence_all = {a for q in qs for a in q[2]}
@@ -353,7 +423,7 @@ def lme_draws(data: Path, sizes: dict[str, int], new_tasks: tuple[str, ...]) -> 
         per = max(1, min(len(order) // count, n // 6 or 1))
         for k in range(count):
             chosen, ev = [], set()
-            for q in order[k * per:(k + 1) * per]:
+            for q in order[k * per : (k + 1) * per]:
                 if len(ev | set(q[2])) > max(1, n // 2) and chosen:
                     break
                 chosen.append(q)
@@ -398,8 +468,21 @@ def run_lme(draw: Draw, codes: list[Codebase], work: Path, log=print) -> list[di
                 log(f"  {draw.name} {code.name}: indexed {len(draw.sessions)} sessions in {t:.0f} s")
             for pid, text, kind, split, ev in draw.prompts:
                 res = d.ask(text, POOL_CWD, rows=code.name == "ours")
-                out.append(record(code.name, "longmemeval", draw.size, pid, kind, split, ev, res, by_prefix,
-                                  len(draw.sessions), {"draw": draw.name}))
+                out.append(
+                    record(
+                        code.name,
+                        "longmemeval",
+                        draw.size,
+                        pid,
+                        kind,
+                        split,
+                        ev,
+                        res,
+                        by_prefix,
+                        len(draw.sessions),
+                        {"draw": draw.name},
+                    )
+                )
         finally:
             d.close()
     from rank_bm25 import BM25Okapi
@@ -409,10 +492,23 @@ def run_lme(draw: Draw, codes: list[Codebase], work: Path, log=print) -> list[di
         got = model.get_scores(text.lower().split())
         order = sorted(range(len(docs)), key=lambda i: (-got[i], i))[:10]
         ranked = [docs[i][0] for i in order]
-        out.append({"code": "bm25", "corpus": "longmemeval", "size": draw.size, "pid": pid, "kind": kind,
-                    "split": split, "best": float(got[order[0]]) if order else 0.0, "top": ranked[:BM25_TOP],
-                    "rank": first_rank(ranked, ev) if ev else None, "evidence": sorted(ev),
-                    "sessions": len(draw.sessions), "chars": None, "draw": draw.name})
+        out.append(
+            {
+                "code": "bm25",
+                "corpus": "longmemeval",
+                "size": draw.size,
+                "pid": pid,
+                "kind": kind,
+                "split": split,
+                "best": float(got[order[0]]) if order else 0.0,
+                "top": ranked[:BM25_TOP],
+                "rank": first_rank(ranked, ev) if ev else None,
+                "evidence": sorted(ev),
+                "sessions": len(draw.sessions),
+                "chars": None,
+                "draw": draw.name,
+            }
+        )
     return out
 
 
@@ -430,12 +526,15 @@ def figures(recs: list[dict]) -> dict:
 
     answerable = [r for r in recs if r["kind"] in ANSWERABLE]
     inj = [r for r in recs if injected(r)]
-    out = {"prompts": len(recs), "answerable": len(answerable),
-           "useful": share(r["evidence_cited"] for r in answerable),
-           "false_share": share(not r["evidence_cited"] for r in inj),
-           "injected_share": share(injected(r) for r in recs),
-           "silent_new_task": share(not injected(r) for r in recs if r["kind"] == "new-task"),
-           "silent_unanswerable": share(not injected(r) for r in recs if r["kind"] in ("abstention", "left-out"))}
+    out = {
+        "prompts": len(recs),
+        "answerable": len(answerable),
+        "useful": share(r["evidence_cited"] for r in answerable),
+        "false_share": share(not r["evidence_cited"] for r in inj),
+        "injected_share": share(injected(r) for r in recs),
+        "silent_new_task": share(not injected(r) for r in recs if r["kind"] == "new-task"),
+        "silent_unanswerable": share(not injected(r) for r in recs if r["kind"] in ("abstention", "left-out")),
+    }
     for kind in ("question", "task", "paraphrase"):
         ks = [r for r in answerable if r["kind"] == kind]
         if ks:
@@ -450,8 +549,9 @@ def figures(recs: list[dict]) -> dict:
         out["model_candidate_recall"] = share(r["model_has_evidence"] for r in model)
         new = [r for r in recs if r["kind"] == "new-task" and "model_candidates" in r]
         out["model_silent_new_task"] = share(r["model_candidates"] == 0 for r in new)
-        out["model_candidates_per_prompt"] = round(sum(r["model_candidates"] for r in recs if "model_candidates" in r)
-                                                   / max(1, len(recs)), 2)
+        out["model_candidates_per_prompt"] = round(
+            sum(r["model_candidates"] for r in recs if "model_candidates" in r) / max(1, len(recs)), 2
+        )
     return out
 
 
@@ -474,7 +574,8 @@ def table(records: list[dict], bm25_thresholds: dict[str, float]) -> dict:
     for corpus, size, code in keys:
         rs = [r for r in gated if r["corpus"] == corpus and size_bucket(r) == size and r["code"] == code]
         out.setdefault(corpus, {}).setdefault(size, {})[code] = {
-            split: figures([r for r in rs if r["split"] == split]) for split in ("tune", "report")}
+            split: figures([r for r in rs if r["split"] == split]) for split in ("tune", "report")
+        }
     return out
 
 
@@ -526,8 +627,13 @@ def fit(records: list[dict]) -> dict:
     gates = [g / 100 for g in range(5, 96)]
     raw = next((g for g in gates if silent_enough(g)), 0.95)
     model = next((g for g in gates if few_enough(g)), raw)
-    return {"bias": round(bias, 3), "weights": {k: round(v, 3) for k, v in weights.items()}, "rows": len(rows),
-            "min_confidence": raw, "model_min_confidence": model}
+    return {
+        "bias": round(bias, 3),
+        "weights": {k: round(v, 3) for k, v in weights.items()},
+        "rows": len(rows),
+        "min_confidence": raw,
+        "model_min_confidence": model,
+    }
 
 
 def simulate(records: list[dict], bias: float, weights: dict, gate: float, limit: int = 3) -> list[dict]:
@@ -598,20 +704,43 @@ def run(args) -> dict:
         from benchmarks import injection as inj
 
         print("budgets: the hook with the service, this tree and main alternated", flush=True)
-        homes = {(c.name, timed.name): (work / "lme" / timed.name / c.name / "home",
-                                        work / "lme" / timed.name / c.name / "scratch") for c in codes}
-        pool = inj.Pool(timed.name, [], [inj.Prompt(pid, text, "answerable" if kind == "answerable" else kind, split)
-                                         for pid, text, kind, split, _ in timed.prompts])
+        homes = {
+            (c.name, timed.name): (
+                work / "lme" / timed.name / c.name / "home",
+                work / "lme" / timed.name / c.name / "scratch",
+            )
+            for c in codes
+        }
+        pool = inj.Pool(
+            timed.name,
+            [],
+            [
+                inj.Prompt(pid, text, "answerable" if kind == "answerable" else kind, split)
+                for pid, text, kind, split, _ in timed.prompts
+            ],
+        )
         budgets = inj.budgets(codes, homes, pool, args.budget_runs)
-    thresholds = {c: tune_bm25([r for r in records if r["code"] == "bm25" and r["corpus"] == c])
-                  for c in {r["corpus"] for r in records}}
+    thresholds = {
+        c: tune_bm25([r for r in records if r["code"] == "bm25" and r["corpus"] == c])
+        for c in {r["corpus"] for r in records}
+    }
     held_out = len({p.pid.split("@")[0] for proj in projects for p in proj.prompts if "@" in p.pid})
-    filler = {size: int((work / "filler" / size.replace("+", "plus") / ".done").read_text())
-              for size in FILLER if (work / "filler" / size.replace("+", "plus") / ".done").exists()}
-    out = {"main": MAIN_COMMIT, "commit": _commit(), "coding_projects": [p.slug for p in projects],
-           "held_out_new_tasks": held_out, "filler": filler,
-           "bm25_thresholds": thresholds, "table": table(records, thresholds), "budgets": budgets,
-           "seconds": round(time.perf_counter() - t0, 1)}
+    filler = {
+        size: int((work / "filler" / size.replace("+", "plus") / ".done").read_text())
+        for size in FILLER
+        if (work / "filler" / size.replace("+", "plus") / ".done").exists()
+    }
+    out = {
+        "main": MAIN_COMMIT,
+        "commit": _commit(),
+        "coding_projects": [p.slug for p in projects],
+        "held_out_new_tasks": held_out,
+        "filler": filler,
+        "bm25_thresholds": thresholds,
+        "table": table(records, thresholds),
+        "budgets": budgets,
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
     return out, records
 
 
@@ -623,8 +752,9 @@ def _save_partial(args, records) -> None:
 
 def _commit() -> str:
     try:
-        return subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
     except OSError:
         return ""
 
@@ -638,8 +768,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--projects", nargs="*", default=None, help="coding projects (default: every complete one)")
     ap.add_argument("--coding-sizes", nargs="*", default=list(CODING_SIZES))
     ap.add_argument("--lme-sizes", nargs="*", default=list(LME_SIZES))
-    ap.add_argument("--records", type=Path, default=None, help="write every prompt's record (with its candidates' "
-                    "features) here, for --fit")
+    ap.add_argument(
+        "--records",
+        type=Path,
+        default=None,
+        help="write every prompt's record (with its candidates' features) here, for --fit",
+    )
     ap.add_argument("--fit", type=Path, default=None, help="fit the model on the tune half of these records")
     ap.add_argument("--write-json", action="store_true")
     ap.add_argument("--out", type=Path, default=RESULTS, help="where --write-json writes")
@@ -666,10 +800,18 @@ if __name__ == "__main__":
 # docs/benchmarks.md: this benchmark's section, from the committed results
 
 SIZE_ORDER = ("≤10", "11–36", "3 projects", "+1k", "+4k", "5", "30", "100", "1000", "full")
-SIZE_LABELS = {"≤10": "one project, ≤10 sessions", "11–36": "one project, 11–36 sessions",
-               "3 projects": "3 projects (~100 sessions)", "+1k": "3 projects + 1,000 others",
-               "+4k": "3 projects + 4,000 others", "5": "5", "30": "30", "100": "100", "1000": "1,000",
-               "full": "~3,800 (issue 25's pools)"}
+SIZE_LABELS = {
+    "≤10": "one project, ≤10 sessions",
+    "11–36": "one project, 11–36 sessions",
+    "3 projects": "3 projects (~100 sessions)",
+    "+1k": "3 projects + 1,000 others",
+    "+4k": "3 projects + 4,000 others",
+    "5": "5",
+    "30": "30",
+    "100": "100",
+    "1000": "1,000",
+    "full": "~3,800 (issue 25's pools)",
+}
 CODES = ("ours", "main", "bm25")
 
 
@@ -677,6 +819,7 @@ def _cell(figs: dict, key: str, codes=CODES) -> str:
     def one(code):
         x = (figs.get(code) or {}).get(key)
         return "—" if x is None else (f"{x:,.0f}" if abs(x) >= 10 else f"{x:.2f}")
+
     return " / ".join(one(c) for c in codes)
 
 
@@ -695,22 +838,27 @@ def labels(res: dict | None) -> dict:
 
 def corpus_table(tab: dict, split: str, coding: bool, names: dict | None = None) -> str:
     names = names or SIZE_LABELS
-    head = ("| history | prompts (answerable + other) | useful | false share | silent on new tasks | "
-            + ("" if coding else "silent on unanswerable | ") + "`--raw` R@1 | `--raw` R@5 | characters per injection "
-            "| model path: answering session among its candidates | model path: new tasks with no candidate |")
+    head = (
+        "| history | prompts (answerable + other) | useful | false share | silent on new tasks | "
+        + ("" if coding else "silent on unanswerable | ")
+        + "`--raw` R@1 | `--raw` R@5 | characters per injection "
+        "| model path: answering session among its candidates | model path: new tasks with no candidate |"
+    )
     rule = "|---|---:|---:|---:|---:|" + ("" if coding else "---:|") + "---:|---:|---:|---:|---:|"
     lines = []
     for size in SIZE_ORDER:
         if size not in tab:
             continue
         figs = {c: (tab[size].get(c) or {}).get(split) or {} for c in CODES}
-        lines.append(f"| {names[size]} | {_prompts(figs)} | {_cell(figs, 'useful')} | "
-                     f"{_cell(figs, 'false_share')} | {_cell(figs, 'silent_new_task')} | "
-                     + ("" if coding else f"{_cell(figs, 'silent_unanswerable')} | ")
-                     + f"{_cell(figs, 'R@1')} | {_cell(figs, 'R@5')} | "
-                     f"{_cell(figs, 'chars_per_injection', ('ours', 'main'))} | "
-                     f"{_cell(figs, 'model_candidate_recall', ('ours',))} | "
-                     f"{_cell(figs, 'model_silent_new_task', ('ours',))} |")
+        lines.append(
+            f"| {names[size]} | {_prompts(figs)} | {_cell(figs, 'useful')} | "
+            f"{_cell(figs, 'false_share')} | {_cell(figs, 'silent_new_task')} | "
+            + ("" if coding else f"{_cell(figs, 'silent_unanswerable')} | ")
+            + f"{_cell(figs, 'R@1')} | {_cell(figs, 'R@5')} | "
+            f"{_cell(figs, 'chars_per_injection', ('ours', 'main'))} | "
+            f"{_cell(figs, 'model_candidate_recall', ('ours',))} | "
+            f"{_cell(figs, 'model_silent_new_task', ('ours',))} |"
+        )
     return "\n".join([head, rule, *lines])
 
 
@@ -722,8 +870,10 @@ def kinds_table(tab: dict, split: str, names: dict | None = None) -> str:
         if size not in tab:
             continue
         figs = {c: (tab[size].get(c) or {}).get(split) or {} for c in CODES}
-        lines.append(f"| {names[size]} | {_cell(figs, 'useful_question')} | {_cell(figs, 'useful_task')} | "
-                     f"{_cell(figs, 'useful_paraphrase')} |")
+        lines.append(
+            f"| {names[size]} | {_cell(figs, 'useful_question')} | {_cell(figs, 'useful_task')} | "
+            f"{_cell(figs, 'useful_paraphrase')} |"
+        )
     return "\n".join(lines)
 
 
@@ -738,7 +888,7 @@ def clopper_pearson_upper(k: int, n: int, alpha: float = 0.05) -> float:
         return 1.0
 
     def cdf(p: float) -> float:
-        return sum(comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k + 1))
+        return sum(comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k + 1))
 
     lo, hi = k / n, 1.0
     for _ in range(60):
@@ -780,35 +930,60 @@ def sections(res: dict | None = None) -> list[str]:
         except (OSError, ValueError):
             return [prose("sizes-missing")]
     tab = res["table"]
-    out = [prose("sizes", main=res["main"], projects=", ".join(res.get("coding_projects") or []),
-                 bm25_coding=f"{res['bm25_thresholds'].get('coding', 0):.1f}",
-                 bm25_lme=f"{res['bm25_thresholds'].get('longmemeval', 0):.1f}",
-                 new_tasks=res.get("held_out_new_tasks", 0))]
+    out = [
+        prose(
+            "sizes",
+            main=res["main"],
+            projects=", ".join(res.get("coding_projects") or []),
+            bm25_coding=f"{res['bm25_thresholds'].get('coding', 0):.1f}",
+            bm25_lme=f"{res['bm25_thresholds'].get('longmemeval', 0):.1f}",
+            new_tasks=res.get("held_out_new_tasks", 0),
+        )
+    ]
     for split in ("report", "tune"):
         if "coding" in tab:
-            out.append(prose("sizes-half", corpus="Coding history", half=split,
-                             table=corpus_table(tab["coding"], split, True, labels(res))))
+            out.append(
+                prose(
+                    "sizes-half",
+                    corpus="Coding history",
+                    half=split,
+                    table=corpus_table(tab["coding"], split, True, labels(res)),
+                )
+            )
             out.append(prose("sizes-kinds", half=split, table=kinds_table(tab["coding"], split, labels(res))))
         if "longmemeval" in tab:
-            out.append(prose("sizes-half", corpus="LongMemEval pools", half=split,
-                             table=corpus_table(tab["longmemeval"], split, False)))
+            out.append(
+                prose(
+                    "sizes-half",
+                    corpus="LongMemEval pools",
+                    half=split,
+                    table=corpus_table(tab["longmemeval"], split, False),
+                )
+            )
     b = res.get("budgets")
     if b:
         rows = ["| process | recall | main | recall − main | budget |", "|---|---:|---:|---:|---|"]
-        for mode, label, budget in (("hook_service", "prompt hook, with the service", "≤ +10 ms"),
-                                    ("raw_service", "`recall --raw --limit 5`, with the service", ""),
-                                    ("raw_no_service", "`recall --raw --limit 5`, no service", "")):
+        for mode, label, budget in (
+            ("hook_service", "prompt hook, with the service", "≤ +10 ms"),
+            ("raw_service", "`recall --raw --limit 5`, with the service", ""),
+            ("raw_no_service", "`recall --raw --limit 5`, no service", ""),
+        ):
             o, m = b["ours"][mode], b["main"][mode]
-            rows.append(f"| {label} | {o['p50']} / {o['p95']} | {m['p50']} / {m['p95']} | "
-                        f"{o['p50'] - m['p50']:+.1f} | {budget} |")
+            rows.append(
+                f"| {label} | {o['p50']} / {o['p95']} | {m['p50']} / {m['p95']} | "
+                f"{o['p50'] - m['p50']:+.1f} | {budget} |"
+            )
         out.append(prose("sizes-budgets", table="\n".join(rows)))
     k, n, bound = false_bound(tab, "coding", "report")
 
     def span(corpus: str, code: str, key: str, split: str = "report", least: int = 10) -> str:
         """The range of ``key`` over the sizes whose cell counts at least ``least`` answerable
         prompts (a row of 4 says little)."""
-        cells = [((tab.get(corpus, {}).get(size) or {}).get(code) or {}).get(split, {})
-                 for size in SIZE_ORDER if size in tab.get(corpus, {})]
+        cells = [
+            ((tab.get(corpus, {}).get(size) or {}).get(code) or {}).get(split, {})
+            for size in SIZE_ORDER
+            if size in tab.get(corpus, {})
+        ]
         xs = [c.get(key) for c in cells if (c.get("answerable") or 0) >= least]
         xs = [x for x in xs if x is not None]
         if not xs:
@@ -833,23 +1008,48 @@ def sections(res: dict | None = None) -> list[str]:
             x = (sem.get(kind) or {}).get(f"R@{k}")
             return "—" if x is None else f"{x:.2f}"
 
-        lex = [((tab.get("coding", {}).get(size) or {}).get("ours") or {}).get("report", {}).get("R@1")
-               for size in ("11–36", "3 projects")]
-        out.append(prose("sizes-semantic", all_r1=r("all", 1), all_r3=r("all", 3), para_r1=r("paraphrase", 1),
-                         para_r3=r("paraphrase", 3), task_r1=r("task", 1), task_r3=r("task", 3),
-                         question_r1=r("question", 1),
-                         lex_r1="–".join(f"{x:.2f}" for x in sorted(set(x for x in lex if x is not None)))))
-    out.insert(reading_at, prose(
-        "sizes-reading", false_k=k, false_n=n, false_bound=f"{bound:.2f}",
-        coding_useful=span("coding", "ours", "useful"), coding_useful_main=span("coding", "main", "useful"),
-        coding_useful_bm25=span("coding", "bm25", "useful"), coding_false=span("coding", "ours", "false_share"),
-        coding_silent=span("coding", "ours", "silent_new_task"), coding_question=span("coding", "ours", "useful_question"),
-        coding_task=span("coding", "ours", "useful_task"), coding_paraphrase=span("coding", "ours", "useful_paraphrase"),
-        coding_model=span("coding", "ours", "model_candidate_recall"),
-        coding_chars=span("coding", "ours", "chars_per_injection"), coding_max=span("coding", "ours", "max_chars"),
-        lme_silent=span("longmemeval", "ours", "silent_new_task"),
-        lme_full_useful=at("longmemeval", "full", "ours", "useful"),
-        lme_full_useful_main=at("longmemeval", "full", "main", "useful"),
-        lme_useful=span("longmemeval", "ours", "useful"), lme_useful_main=span("longmemeval", "main", "useful"),
-        lme_model=span("longmemeval", "ours", "model_candidate_recall"), latency=lat or "not measured"))
+        lex = [
+            ((tab.get("coding", {}).get(size) or {}).get("ours") or {}).get("report", {}).get("R@1")
+            for size in ("11–36", "3 projects")
+        ]
+        out.append(
+            prose(
+                "sizes-semantic",
+                all_r1=r("all", 1),
+                all_r3=r("all", 3),
+                para_r1=r("paraphrase", 1),
+                para_r3=r("paraphrase", 3),
+                task_r1=r("task", 1),
+                task_r3=r("task", 3),
+                question_r1=r("question", 1),
+                lex_r1="–".join(f"{x:.2f}" for x in sorted(set(x for x in lex if x is not None))),
+            )
+        )
+    out.insert(
+        reading_at,
+        prose(
+            "sizes-reading",
+            false_k=k,
+            false_n=n,
+            false_bound=f"{bound:.2f}",
+            coding_useful=span("coding", "ours", "useful"),
+            coding_useful_main=span("coding", "main", "useful"),
+            coding_useful_bm25=span("coding", "bm25", "useful"),
+            coding_false=span("coding", "ours", "false_share"),
+            coding_silent=span("coding", "ours", "silent_new_task"),
+            coding_question=span("coding", "ours", "useful_question"),
+            coding_task=span("coding", "ours", "useful_task"),
+            coding_paraphrase=span("coding", "ours", "useful_paraphrase"),
+            coding_model=span("coding", "ours", "model_candidate_recall"),
+            coding_chars=span("coding", "ours", "chars_per_injection"),
+            coding_max=span("coding", "ours", "max_chars"),
+            lme_silent=span("longmemeval", "ours", "silent_new_task"),
+            lme_full_useful=at("longmemeval", "full", "ours", "useful"),
+            lme_full_useful_main=at("longmemeval", "full", "main", "useful"),
+            lme_useful=span("longmemeval", "ours", "useful"),
+            lme_useful_main=span("longmemeval", "main", "useful"),
+            lme_model=span("longmemeval", "ours", "model_candidate_recall"),
+            latency=lat or "not measured",
+        ),
+    )
     return out

@@ -33,16 +33,32 @@ class MiniLM:
 
             def g(n, p=p):
                 return W[p + n]
-            self.layers.append(dict(
-                qkv_w=np.concatenate([g("attention.self.query.weight"), g("attention.self.key.weight"),
-                                      g("attention.self.value.weight")], 0).T.copy(),
-                qkv_b=np.concatenate([g("attention.self.query.bias"), g("attention.self.key.bias"),
-                                      g("attention.self.value.bias")]),
-                ao_w=g("attention.output.dense.weight").T.copy(), ao_b=g("attention.output.dense.bias"),
-                ln1_g=g("attention.output.LayerNorm.weight"), ln1_b=g("attention.output.LayerNorm.bias"),
-                i_w=g("intermediate.dense.weight").T.copy(), i_b=g("intermediate.dense.bias"),
-                o_w=g("output.dense.weight").T.copy(), o_b=g("output.dense.bias"),
-                ln2_g=g("output.LayerNorm.weight"), ln2_b=g("output.LayerNorm.bias")))
+
+            self.layers.append(
+                dict(
+                    qkv_w=np.concatenate(
+                        [
+                            g("attention.self.query.weight"),
+                            g("attention.self.key.weight"),
+                            g("attention.self.value.weight"),
+                        ],
+                        0,
+                    ).T.copy(),
+                    qkv_b=np.concatenate(
+                        [g("attention.self.query.bias"), g("attention.self.key.bias"), g("attention.self.value.bias")]
+                    ),
+                    ao_w=g("attention.output.dense.weight").T.copy(),
+                    ao_b=g("attention.output.dense.bias"),
+                    ln1_g=g("attention.output.LayerNorm.weight"),
+                    ln1_b=g("attention.output.LayerNorm.bias"),
+                    i_w=g("intermediate.dense.weight").T.copy(),
+                    i_b=g("intermediate.dense.bias"),
+                    o_w=g("output.dense.weight").T.copy(),
+                    o_b=g("output.dense.bias"),
+                    ln2_g=g("output.LayerNorm.weight"),
+                    ln2_b=g("output.LayerNorm.bias"),
+                )
+            )
         self.we = W["embeddings.word_embeddings.weight"]
         self.pe = W["embeddings.position_embeddings.weight"]
         self.te = W["embeddings.token_type_embeddings.weight"]
@@ -78,14 +94,14 @@ class MiniLM:
         i = 0
         while i < len(order):
             bs = max(1, batch_tokens // max(int(lens[order[i]]), 1))
-            idx = order[i:i + bs]
+            idx = order[i : i + bs]
             T = int(lens[idx].max())
             ids = np.zeros((len(idx), T), np.int64)
             mask = np.zeros((len(idx), T), np.float32)
             for r, j in enumerate(idx):
                 e = encs[j].ids
-                ids[r, :len(e)] = e
-                mask[r, :len(e)] = 1
+                ids[r, : len(e)] = e
+                mask[r, : len(e)] = 1
             out[idx] = self.forward(ids, mask)
             i += len(idx)
         return out
@@ -101,7 +117,9 @@ def _erf(x):  # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7)
     s = np.sign(x)
     a = np.abs(x)
     t = 1.0 / (1.0 + 0.3275911 * a)
-    y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * np.exp(-a * a)
+    y = 1.0 - (
+        ((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592
+    ) * t * np.exp(-a * a)
     return s * y
 
 

@@ -40,8 +40,15 @@ from benchmarks.harness import REPO, median, percentile, time_process
 
 OUT = Path(__file__).with_name("plugin_launcher.json")
 LAUNCHER = REPO / "hooks" / "recall"
-PAYLOAD = json.dumps({"session_id": "bench", "hook_event_name": "UserPromptSubmit", "prompt": "ok, continue",
-                      "cwd": str(REPO), "transcript_path": "/nowhere.jsonl"})
+PAYLOAD = json.dumps(
+    {
+        "session_id": "bench",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "ok, continue",
+        "cwd": str(REPO),
+        "transcript_path": "/nowhere.jsonl",
+    }
+)
 
 
 def _runtime(data: Path, version: str, recall: str) -> None:
@@ -72,8 +79,15 @@ def measure(runs: int) -> dict:
         _runtime(to_true, version, true)
         missing.mkdir()
         base = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "RECALL_PLUGIN"))}
-        base.update({"RECALL_HOME": str(tmp / "home"), "CLAUDE_CONFIG_DIR": str(tmp / "claude"),
-                     "RECALL_NO_SERVICE": "1", "CLAUDE_PLUGIN_ROOT": str(REPO), "CLAUDE_PROJECT_DIR": str(REPO)})
+        base.update(
+            {
+                "RECALL_HOME": str(tmp / "home"),
+                "CLAUDE_CONFIG_DIR": str(tmp / "claude"),
+                "RECALL_NO_SERVICE": "1",
+                "CLAUDE_PLUGIN_ROOT": str(REPO),
+                "CLAUDE_PROJECT_DIR": str(REPO),
+            }
+        )
         hook = ["hook", "user-prompt-submit"]
         modes = {
             "true": ([true], base),
@@ -95,15 +109,20 @@ def measure(runs: int) -> dict:
     med = {name: round(median(v), 2) for name, v in samples.items()}
     cpu_med = {name: round(median(v), 2) for name, v in cpu.items()}
     return {
-        "runs": runs, "medians_ms": med, "cpu_medians_ms": cpu_med,
+        "runs": runs,
+        "medians_ms": med,
+        "cpu_medians_ms": cpu_med,
         "p90_ms": {name: round(percentile(v, 0.9), 2) for name, v in samples.items()},
         "launcher_own_ms": round(med["launcher -> true"] - med["true"], 2),
         "launcher_own_cpu_ms": round(cpu_med["launcher -> true"] - cpu_med["true"], 2),
         "plugin_over_recall_hook_ms": round(med["launcher -> recall hook"] - med["recall hook"], 2),
         "plugin_over_recall_hook_cpu_ms": round(cpu_med["launcher -> recall hook"] - cpu_med["recall hook"], 2),
         "plugin_over_recall_hook_ratio": round(med["launcher -> recall hook"] / med["recall hook"], 3),
-        "machine": {"python": platform.python_version(), "cores": os.cpu_count(),
-                    "load": [round(x, 2) for x in os.getloadavg()]},
+        "machine": {
+            "python": platform.python_version(),
+            "cores": os.cpu_count(),
+            "load": [round(x, 2) for x in os.getloadavg()],
+        },
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
     }
 
@@ -124,13 +143,20 @@ def sections(_res: dict | None = None) -> list[str]:
         res = json.loads(OUT.read_text())
     except (OSError, ValueError):
         return [prose("plugin-launcher", figures="Not measured yet.")]
-    figures = prose("plugin-launcher-figures", table=markdown(res), runs=res["runs"], date=res["date"],
-                    python=res["machine"]["python"], load=", ".join(map(str, res["machine"]["load"])),
-                    own_ms=f"{res['launcher_own_ms']:.1f}", own_cpu_ms=f"{res['launcher_own_cpu_ms']:.1f}",
-                    over_ms=f"{res['plugin_over_recall_hook_ms']:+.1f}",
-                    over_ratio=f"{res['plugin_over_recall_hook_ratio']:.2f}",
-                    over_cpu_ms=f"{res['plugin_over_recall_hook_cpu_ms']:+.1f}",
-                    not_ready_ms=f"{res['medians_ms']['launcher, not ready']:.1f}")
+    figures = prose(
+        "plugin-launcher-figures",
+        table=markdown(res),
+        runs=res["runs"],
+        date=res["date"],
+        python=res["machine"]["python"],
+        load=", ".join(map(str, res["machine"]["load"])),
+        own_ms=f"{res['launcher_own_ms']:.1f}",
+        own_cpu_ms=f"{res['launcher_own_cpu_ms']:.1f}",
+        over_ms=f"{res['plugin_over_recall_hook_ms']:+.1f}",
+        over_ratio=f"{res['plugin_over_recall_hook_ratio']:.2f}",
+        over_cpu_ms=f"{res['plugin_over_recall_hook_cpu_ms']:+.1f}",
+        not_ready_ms=f"{res['medians_ms']['launcher, not ready']:.1f}",
+    )
     return [prose("plugin-launcher", figures=figures.rstrip("\n"))]
 
 
@@ -142,9 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     res = measure(args.runs)
     args.out.write_text(json.dumps(res, indent=2) + "\n")
     print(markdown(res))
-    print(f"\nlauncher's own: {res['launcher_own_ms']} ms wall, {res['launcher_own_cpu_ms']} ms CPU; plugin over "
-          f"recall hook: {res['plugin_over_recall_hook_ms']} ms wall ({res['plugin_over_recall_hook_ratio']}x), "
-          f"{res['plugin_over_recall_hook_cpu_ms']} ms CPU")
+    print(
+        f"\nlauncher's own: {res['launcher_own_ms']} ms wall, {res['launcher_own_cpu_ms']} ms CPU; plugin over "
+        f"recall hook: {res['plugin_over_recall_hook_ms']} ms wall ({res['plugin_over_recall_hook_ratio']}x), "
+        f"{res['plugin_over_recall_hook_cpu_ms']} ms CPU"
+    )
     return 0
 
 

@@ -29,8 +29,12 @@ from benchmarks.harness import REPO, ms, percentile, recall_exe, time_process
 
 
 def summary(samples: list[float]) -> dict:
-    return {"n": len(samples), "p50_ms": ms(percentile(samples, 0.5), 2), "p95_ms": ms(percentile(samples, 0.95), 2),
-            "mean_ms": ms(sum(samples) / len(samples), 2) if samples else None}
+    return {
+        "n": len(samples),
+        "p50_ms": ms(percentile(samples, 0.5), 2),
+        "p95_ms": ms(percentile(samples, 0.95), 2),
+        "mean_ms": ms(sum(samples) / len(samples), 2) if samples else None,
+    }
 
 
 def in_process(home: Path, fts5_db: Path, seed: int = 0, reps: int = 5, limit: int = 10) -> dict:
@@ -68,10 +72,17 @@ def in_process(home: Path, fts5_db: Path, seed: int = 0, reps: int = 5, limit: i
         rows = store.count()
     finally:
         store.close()
-    return {"queries": len(queries), "reps": reps, "limit": limit, "index_documents": docs, "fts5_rows": rows,
-            "recall": summary(rec), "fts5": summary(base),
-            "answered": {"recall": hits_recall, "fts5": hits_fts5, "of": len(queries) * reps},
-            "by_kind": {k: {"recall": summary(v["recall"]), "fts5": summary(v["fts5"])} for k, v in kinds.items()}}
+    return {
+        "queries": len(queries),
+        "reps": reps,
+        "limit": limit,
+        "index_documents": docs,
+        "fts5_rows": rows,
+        "recall": summary(rec),
+        "fts5": summary(base),
+        "answered": {"recall": hits_recall, "fts5": hits_fts5, "of": len(queries) * reps},
+        "by_kind": {k: {"recall": summary(v["recall"]), "fts5": summary(v["fts5"])} for k, v in kinds.items()},
+    }
 
 
 def cli(env: dict, seed: int = 0, runs: int = 20, warmup: int = 2) -> dict:
@@ -79,7 +90,7 @@ def cli(env: dict, seed: int = 0, runs: int = 20, warmup: int = 2) -> dict:
     from benchmarks.generate import query_set
 
     texts = [q["text"] for q in query_set(seed) if q["kind"] != "long"]
-    texts = (texts * (runs // max(1, len(texts)) + 2))[:runs + warmup]
+    texts = (texts * (runs // max(1, len(texts)) + 2))[: runs + warmup]
     rec: list[float] = []
     base: list[float] = []
     failed = 0
@@ -113,7 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     print("| query kind | recall p50 ms | recall p95 ms | FTS5 p50 ms | FTS5 p95 ms |")
     print("|---|---:|---:|---:|---:|")
     for k, v in [("all", ip), *ip["by_kind"].items()]:
-        print(f"| {k} | {v['recall']['p50_ms']} | {v['recall']['p95_ms']} | {v['fts5']['p50_ms']} | {v['fts5']['p95_ms']} |")
+        print(
+            f"| {k} | {v['recall']['p50_ms']} | {v['recall']['p95_ms']} | {v['fts5']['p50_ms']} | {v['fts5']['p95_ms']} |"
+        )
     c = res["cli_no_service"]
     print(f"\nrecall --raw p50 {c['recall']['p50_ms']} ms (python -c pass {c['python_pass']['p50_ms']} ms)")
     return 0

@@ -33,8 +33,12 @@ from pathlib import Path
 
 from benchmarks import retrieval as R
 
-FIGURES = (("locomo", "message", "recall@10"), ("locomo", "message", "ndcg@10"),
-           ("longmemeval", "message", "recall_all@10"), ("longmemeval", "session", "recall_all@5"))
+FIGURES = (
+    ("locomo", "message", "recall@10"),
+    ("locomo", "message", "ndcg@10"),
+    ("longmemeval", "message", "recall_all@10"),
+    ("longmemeval", "session", "recall_all@5"),
+)
 
 
 class _Hit:
@@ -67,6 +71,7 @@ def reply_variant(lexical, following: dict[str, str], session_of: dict[str, str]
         for u, v in brought.items():
             scores[u] = max(scores.get(u, 0.0), v)
         return _ranked_hits(scores, session_of, limit, messages)
+
     return search
 
 
@@ -95,6 +100,7 @@ def static_embedder():
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         norms[norms == 0] = 1
         return out / norms
+
     return embed
 
 
@@ -119,9 +125,11 @@ def static_variants(lexical, cases, embed, session_of):
             ids, mat, pos = vectors[project]
             qv = embed([q])[0]
             top = hits[0].score or 1.0
-            scores = {h.uuid: h.score / top + alpha * (float(mat[pos[h.uuid]] @ qv) if h.uuid in pos else 0.0)
-                      for h in hits}
+            scores = {
+                h.uuid: h.score / top + alpha * (float(mat[pos[h.uuid]] @ qv) if h.uuid in pos else 0.0) for h in hits
+            }
             return _ranked_hits(scores, session_of, limit, messages)
+
         return search
 
     def fused(w: float, depth: int = 50, k: int = 60):
@@ -135,6 +143,7 @@ def static_variants(lexical, cases, embed, session_of):
             for r, i in enumerate(order):
                 scores[ids[i]] = scores.get(ids[i], 0.0) + w / (k + r + 1)
             return _ranked_hits(scores, session_of, limit, messages)
+
         return search
 
     out = {}
@@ -179,6 +188,7 @@ def dense_variants(lexical, cases, encoder, session_of, split: str):
                 for u, v in zip((ids[i] for i in order), (float(sims[i]) for i in order)):
                     scores[u] = scores.get(u, 0.0) + b * max(0.0, (v - lo) / ((hi - lo) or 1.0))
             return _ranked_hits(scores, session_of, limit, messages)
+
         return search
 
     return {f"MiniLM dense + lexical (min-max), b {b}": fused(b) for b in (0.4, 0.5, 0.7, 1.0)}
@@ -209,12 +219,16 @@ def measure(split: str, ideas: set[str], model_dir: str | None = None) -> dict:
                         following[a.uuid] = b.uuid
                     for t in s.turns:
                         session_of[t.uuid] = s.session_id
-            variants = {"shipped search": lambda q, limit, messages, project, **kw: searcher.search(
-                q, limit=limit, messages=messages, project=project)}
+            variants = {
+                "shipped search": lambda q, limit, messages, project, **kw: searcher.search(
+                    q, limit=limit, messages=messages, project=project
+                )
+            }
             if ideas & {"reply", "all"}:
                 for w in (0.3, 0.5, 0.7, 0.9):
-                    variants[f"the answer follows: next message at {w} of its question's score"] = \
-                        reply_variant(lexical, following, session_of, w)
+                    variants[f"the answer follows: next message at {w} of its question's score"] = reply_variant(
+                        lexical, following, session_of, w
+                    )
             if ideas & {"static", "all"}:
                 try:
                     embed = static_embedder()
@@ -238,10 +252,13 @@ def measure(split: str, ideas: set[str], model_dir: str | None = None) -> dict:
                 records = R.evaluate(cases, search=fn, baseline=False, split=split)
                 agg, cat = R.aggregate(records), R.aggregate(records, by="category")
                 results[name] = {
-                    "figures": {f"{ds} {lvl} {m}": agg[ds][lvl][m]["ours"] for ds, lvl, m in FIGURES
-                                if lvl in agg.get(ds, {})},
-                    "locomo_recall@10_by_category": {k: v["recall@10"]["ours"] for k, v in
-                                                     cat.get("locomo", {}).get("message", {}).items()}}
+                    "figures": {
+                        f"{ds} {lvl} {m}": agg[ds][lvl][m]["ours"] for ds, lvl, m in FIGURES if lvl in agg.get(ds, {})
+                    },
+                    "locomo_recall@10_by_category": {
+                        k: v["recall@10"]["ours"] for k, v in cat.get("locomo", {}).get("message", {}).items()
+                    },
+                }
                 print(f"{name}: {json.dumps(results[name]['figures'])}", file=sys.stderr, flush=True)
     return results
 

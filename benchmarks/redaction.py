@@ -36,14 +36,17 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-HELD_OUT_WORDS = re.compile(r"(?i)secret|token|passw|pwd|api.?key|private.?key|credential|auth|_key|Key\b"
-                            r"|login|machine")
+HELD_OUT_WORDS = re.compile(
+    r"(?i)secret|token|passw|pwd|api.?key|private.?key|credential|auth|_key|Key\b"
+    r"|login|machine"
+)
 
 
 def _rules_at(rev: str):
     """``indexer/redact.py`` as it was at ``rev``, loaded as a module of its own."""
-    src = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:indexer/redact.py"], check=True,
-                         capture_output=True, text=True).stdout
+    src = subprocess.run(
+        ["git", "-C", str(REPO), "show", f"{rev}:indexer/redact.py"], check=True, capture_output=True, text=True
+    ).stdout
     tmp = Path(tempfile.mkdtemp(prefix="recall-redact-")) / "redact_at.py"
     tmp.write_text(src, encoding="utf-8")
     spec = importlib.util.spec_from_file_location(f"redact_at_{rev}", tmp)
@@ -85,10 +88,16 @@ def score(redact, held_out: list[str]) -> dict:
     plain = ordinary()
     changed = [t for t in plain if redact(t) != t]
     held = sum(1 for line in held_out if redact(line) != line)
-    return {"forms": forms, "leaked": sum(f["leaked"] for f in forms.values()),
-            "values": sum(f["values"] for f in forms.values()),
-            "ordinary": len(plain), "false_positives": len(changed), "false_positive_examples": changed[:20],
-            "held_out_lines": len(held_out), "held_out_changed": held}
+    return {
+        "forms": forms,
+        "leaked": sum(f["leaked"] for f in forms.values()),
+        "values": sum(f["values"] for f in forms.values()),
+        "ordinary": len(plain),
+        "false_positives": len(changed),
+        "false_positive_examples": changed[:20],
+        "held_out_lines": len(held_out),
+        "held_out_changed": held,
+    }
 
 
 def speed(n: int, rules: dict) -> dict:
@@ -105,7 +114,7 @@ def speed(n: int, rules: dict) -> dict:
     runs: dict[str, list[float]] = {name: [] for name in rules}
     names = list(rules)
     for r in range(11):
-        for name in (names if r % 2 == 0 else names[::-1]):
+        for name in names if r % 2 == 0 else names[::-1]:
             t0 = time.process_time()
             for t in texts:
                 rules[name](t)
@@ -116,24 +125,33 @@ def speed(n: int, rules: dict) -> dict:
 def table(results: dict[str, dict]) -> str:
     names = list(results)
     first = results[names[0]]
-    lines = ["| form | " + " | ".join(f"leaked ({n})" for n in names) + " |",
-             "| --- | " + " | ".join("---:" for _ in names) + " |"]
+    lines = [
+        "| form | " + " | ".join(f"leaked ({n})" for n in names) + " |",
+        "| --- | " + " | ".join("---:" for _ in names) + " |",
+    ]
     for form in first["forms"]:
         cells = [f"{r['forms'][form]['leaked']}/{r['forms'][form]['values']}" for r in results.values()]
         lines.append(f"| {form} | " + " | ".join(cells) + " |")
     lines.append("| **all forms** | " + " | ".join(f"**{r['leaked']}/{r['values']}**" for r in results.values()) + " |")
-    lines.append("| ordinary strings changed (written corpus) | "
-                 + " | ".join(f"{r['false_positives']}/{r['ordinary']}" for r in results.values()) + " |")
-    lines.append("| held-out code lines changed (stdlib + packages) | "
-                 + " | ".join(f"{r['held_out_changed']}/{r['held_out_lines']}" for r in results.values()) + " |")
+    lines.append(
+        "| ordinary strings changed (written corpus) | "
+        + " | ".join(f"{r['false_positives']}/{r['ordinary']}" for r in results.values())
+        + " |"
+    )
+    lines.append(
+        "| held-out code lines changed (stdlib + packages) | "
+        + " | ".join(f"{r['held_out_changed']}/{r['held_out_lines']}" for r in results.values())
+        + " |"
+    )
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--against", help="also score indexer/redact.py at this git revision (e.g. f920def)")
-    ap.add_argument("--speed", type=int, default=0, metavar="N",
-                    help="with --against: also time both on N generated messages")
+    ap.add_argument(
+        "--speed", type=int, default=0, metavar="N", help="with --against: also time both on N generated messages"
+    )
     ap.add_argument("--out", help="write the results as JSON here")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(REPO))
@@ -150,9 +168,11 @@ def main(argv=None) -> int:
     if args.against and args.speed:
         timing = speed(args.speed, {args.against: old, current: redact})
         results["speed_us_per_message"] = timing
-        print(f"\nredact() CPU per message, {timing['messages']:,} generated messages (medians of 11): "
-              f"{args.against} {timing[args.against]} us, {current} {timing[current]} us "
-              f"({timing[current] / timing[args.against]:.2f}x)")
+        print(
+            f"\nredact() CPU per message, {timing['messages']:,} generated messages (medians of 11): "
+            f"{args.against} {timing[args.against]} us, {current} {timing[current]} us "
+            f"({timing[current] / timing[args.against]:.2f}x)"
+        )
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     return 0

@@ -28,8 +28,14 @@ def _b64(s: str) -> str:
 
 
 PLACEMENTS = {  # form -> (text, the secret as it stands in the text)
-    "basic-auth, curl -H lower case": lambda v, h: (f"curl -H 'authorization: basic {_b64('ops:' + v)}' https://ci", _b64("ops:" + v)),
-    "basic-auth, Proxy-Authorization": lambda v, h: (f"Proxy-Authorization: Basic {_b64('squid:' + v)}", _b64("squid:" + v)),
+    "basic-auth, curl -H lower case": lambda v, h: (
+        f"curl -H 'authorization: basic {_b64('ops:' + v)}' https://ci",
+        _b64("ops:" + v),
+    ),
+    "basic-auth, Proxy-Authorization": lambda v, h: (
+        f"Proxy-Authorization: Basic {_b64('squid:' + v)}",
+        _b64("squid:" + v),
+    ),
     "curl -u quoted": lambda v, h: (f'curl -fsS -u "robot:{v}" https://nexus.acme.io/repo', v),
     "curl --user=": lambda v, h: (f"curl --user=robot:{v} https://nexus.acme.io/repo", v),
     ".env POSTGRES_PASSWORD": lambda v, h: (f"POSTGRES_USER=app\nPOSTGRES_PASSWORD={v}\n", v),
@@ -49,16 +55,28 @@ PLACEMENTS = {  # form -> (text, the secret as it stands in the text)
     "password was prose": lambda v, h: (f"the old admin password was {v} before the reset", v),
 }
 SHAPES = {"twilio yaml": "hex", "twilio json": "hex"}
-FORBIDDEN = {"curl -u quoted": '":', "curl --user=": ":", "jdbc sqlserver": ";", "jdbc userinfo": "@/:",
-             "mysql -p quoted": "'", "sshpass -p quoted": "'", "pgpass star in prose": ":\\",
-             "yaml password quoted": '"\\'}
+FORBIDDEN = {
+    "curl -u quoted": '":',
+    "curl --user=": ":",
+    "jdbc sqlserver": ";",
+    "jdbc userinfo": "@/:",
+    "mysql -p quoted": "'",
+    "sshpass -p quoted": "'",
+    "pgpass star in prose": ":\\",
+    "yaml password quoted": '"\\',
+}
 
 
 def _human(rng: random.Random) -> str:
     words = "orchid basalt granite lantern velvet harbor pepper maple falcon comet".split()
     w1, w2 = rng.choice(words), rng.choice(words)
-    return rng.choice([w1.capitalize() + str(rng.randint(1970, 2026)) + "!", w1.capitalize() + w2.capitalize() + str(rng.randint(1, 99)),
-                       f"{w1}.{w2}.{rng.randint(10, 99)}"])
+    return rng.choice(
+        [
+            w1.capitalize() + str(rng.randint(1970, 2026)) + "!",
+            w1.capitalize() + w2.capitalize() + str(rng.randint(1, 99)),
+            f"{w1}.{w2}.{rng.randint(10, 99)}",
+        ]
+    )
 
 
 def cases():
@@ -82,8 +100,11 @@ def cases():
 
 def strong(n: int = 600):
     rng = random.Random(SEED + 1)
-    forms = (lambda p: f"APP_DB_PASSWORD={p}\n", lambda p: f"app:\n  db_password: {p}\n",
-             lambda p: f"$ migrate --db-password {p} --yes")
+    forms = (
+        lambda p: f"APP_DB_PASSWORD={p}\n",
+        lambda p: f"app:\n  db_password: {p}\n",
+        lambda p: f"$ migrate --db-password {p} --yes",
+    )
     out = []
     for i in range(n):
         while True:
@@ -119,8 +140,10 @@ def main(argv=None) -> int:
         runs = {args.against: _rules_at(args.against).redact, **runs}
     for name, fn in runs.items():
         r = score(fn)
-        print(f"{name}: {r['leaked']}/{r['placements']} placements leak {r['by_form']}; "
-              f"{r['strong_leaked']}/{r['strong']} strong passwords leak")
+        print(
+            f"{name}: {r['leaked']}/{r['placements']} placements leak {r['by_form']}; "
+            f"{r['strong_leaked']}/{r['strong']} strong passwords leak"
+        )
     return 0
 
 

@@ -85,8 +85,14 @@ def measure(pristine: Path, run_dir: Path) -> dict:
     seconds = time.perf_counter() - t0
     leaked = sum(SECRET.encode() in p.read_bytes() for p in Archive(paths.archive_dir()).session_files())
     shutil.rmtree(run_dir)
-    return {"messages": n, "replay_seconds": replay, "pass_seconds": seconds, "rewritten": done["rewritten"],
-            "files": done["files_done"], "leaked_files": leaked}
+    return {
+        "messages": n,
+        "replay_seconds": replay,
+        "pass_seconds": seconds,
+        "rewritten": done["rewritten"],
+        "files": done["files_done"],
+        "leaked_files": leaked,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,18 +109,27 @@ def main(argv: list[str] | None = None) -> int:
     runs = [measure(pristine, args.work / f"reredact-{args.messages}-run") for _ in range(args.repeat)]
     shutil.rmtree(pristine)
     med = {k: statistics.median(r[k] for r in runs) for k in ("replay_seconds", "pass_seconds")}
-    res = {"messages": archived, "secret_messages": planted, "runs": runs,
-           "replay_msgs_per_s": archived / med["replay_seconds"], "pass_msgs_per_s": archived / med["pass_seconds"],
-           "ratio": med["pass_seconds"] / med["replay_seconds"],
-           "leaked_files": max(r["leaked_files"] for r in runs)}
+    res = {
+        "messages": archived,
+        "secret_messages": planted,
+        "runs": runs,
+        "replay_msgs_per_s": archived / med["replay_seconds"],
+        "pass_msgs_per_s": archived / med["pass_seconds"],
+        "ratio": med["pass_seconds"] / med["replay_seconds"],
+        "leaked_files": max(r["leaked_files"] for r in runs),
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(res, indent=1))
     print(f"| {archived:,} archived messages, {planted:,} holding a secret | median s | messages/s |")
     print("| --- | ---: | ---: |")
-    print(f"| baseline: read + parse every archived message | {med['replay_seconds']:.2f} | {res['replay_msgs_per_s']:,.0f} |")
+    print(
+        f"| baseline: read + parse every archived message | {med['replay_seconds']:.2f} | {res['replay_msgs_per_s']:,.0f} |"
+    )
     print(f"| re-redaction pass | {med['pass_seconds']:.2f} | {res['pass_msgs_per_s']:,.0f} |")
-    print(f"\npass / read + parse: {res['ratio']:.1f}x; messages rewritten: {runs[0]['rewritten']}; "
-          f"files still holding the secret: {res['leaked_files']}")
+    print(
+        f"\npass / read + parse: {res['ratio']:.1f}x; messages rewritten: {runs[0]['rewritten']}; "
+        f"files still holding the secret: {res['leaked_files']}"
+    )
     return 0 if res["leaked_files"] == 0 else 1
 
 

@@ -163,8 +163,9 @@ def longmemeval_haystack(item: dict, skip: Container[str] = ()) -> Iterator[Sess
         source = str(ids[n]) if n < len(ids) else f"{qid}-session-{n}"
         if source in skip:
             continue
-        start = parse_longmemeval_date(dates[n] if n < len(dates) else None) or \
-            datetime(2023, 1, 1, 12, tzinfo=timezone.utc)
+        start = parse_longmemeval_date(dates[n] if n < len(dates) else None) or datetime(
+            2023, 1, 1, 12, tzinfo=timezone.utc
+        )
         sess = Session(uid("pool", source), source)
         for i, turn in enumerate(turns or []):
             text = str(turn.get("content") or "").strip()
@@ -185,8 +186,13 @@ def locomo_evidence(raw: Iterable) -> list[str]:
     return out
 
 
-def load_locomo(path: Path, *, conversations: int | None = None, per_conversation: int | None = None,
-                limit_questions: int | None = None) -> list[Case]:
+def load_locomo(
+    path: Path,
+    *,
+    conversations: int | None = None,
+    per_conversation: int | None = None,
+    limit_questions: int | None = None,
+) -> list[Case]:
     data = json.loads(path.read_text(encoding="utf-8"))
     cases: list[Case] = []
     budget = limit_questions
@@ -216,8 +222,9 @@ def load_locomo(path: Path, *, conversations: int | None = None, per_conversatio
                 dia = str(turn.get("dia_id") or f"D{n}:{i + 1}")
                 speaker = str(turn.get("speaker") or "")
                 role = "user" if speaker == speaker_a else "assistant"
-                t = Turn(uid("locomo", name, dia), role, f"{speaker}: {text}" if speaker else text,
-                         start + TURN_STEP * i)
+                t = Turn(
+                    uid("locomo", name, dia), role, f"{speaker}: {text}" if speaker else text, start + TURN_STEP * i
+                )
                 sess.turns.append(t)
                 dia_to_uuid[dia] = t.uuid
                 dia_to_session[dia] = sess.session_id
@@ -237,9 +244,16 @@ def load_locomo(path: Path, *, conversations: int | None = None, per_conversatio
             dias = [d for d in locomo_evidence(qa.get("evidence")) if d in dia_to_uuid]
             if not dias or not str(qa.get("question") or "").strip():
                 continue
-            questions.append(Question(
-                f"{name}#{i}", str(qa["question"]), str(category),
-                {dia_to_uuid[d] for d in dias}, {dia_to_session[d] for d in dias}, asked_at))
+            questions.append(
+                Question(
+                    f"{name}#{i}",
+                    str(qa["question"]),
+                    str(category),
+                    {dia_to_uuid[d] for d in dias},
+                    {dia_to_session[d] for d in dias},
+                    asked_at,
+                )
+            )
         if budget is not None:
             budget -= len(questions)
         if questions:
@@ -289,9 +303,14 @@ def load_longmemeval(path: Path, *, limit_questions: int | None = None) -> list[
             continue
         asked = parse_longmemeval_date(item.get("question_date"))
         last = max(t.ts for s in sessions for t in s.turns)
-        question = Question(qid, str(item.get("question") or ""), str(item.get("question_type") or ""),
-                            evidence_messages, evidence_sessions,
-                            (asked or last + timedelta(days=1)).timestamp())
+        question = Question(
+            qid,
+            str(item.get("question") or ""),
+            str(item.get("question_type") or ""),
+            evidence_messages,
+            evidence_sessions,
+            (asked or last + timedelta(days=1)).timestamp(),
+        )
         cases.append(Case("longmemeval", qid, cwd, sessions, [question]))
     return cases
 
@@ -307,22 +326,45 @@ def _iso(ts: datetime) -> str:
 def transcript_lines(case: Case, sess: Session) -> Iterator[dict]:
     """The transcript of one session, line by line, in Claude Code 2.1.x's envelope."""
     parent = None
-    common = {"isSidechain": False, "userType": "external", "entrypoint": "cli", "cwd": case.cwd,
-              "sessionId": sess.session_id, "version": VERSION, "gitBranch": BRANCH}
+    common = {
+        "isSidechain": False,
+        "userType": "external",
+        "entrypoint": "cli",
+        "cwd": case.cwd,
+        "sessionId": sess.session_id,
+        "version": VERSION,
+        "gitBranch": BRANCH,
+    }
     for n, t in enumerate(sess.turns):
         if t.role == "user":
-            line = {"parentUuid": parent, **common, "type": "user",
-                    "message": {"role": "user", "content": t.text},
-                    "uuid": t.uuid, "timestamp": _iso(t.ts), "permissionMode": "default"}
+            line = {
+                "parentUuid": parent,
+                **common,
+                "type": "user",
+                "message": {"role": "user", "content": t.text},
+                "uuid": t.uuid,
+                "timestamp": _iso(t.ts),
+                "permissionMode": "default",
+            }
         else:
-            line = {"parentUuid": parent, **common, "type": "assistant",
-                    "message": {"id": "msg_" + t.uuid.replace("-", "")[:24], "type": "message",
-                                "role": "assistant", "model": "claude-sonnet-4-5",
-                                "content": [{"type": "text", "text": t.text}],
-                                "stop_reason": "end_turn", "stop_sequence": None,
-                                "usage": {"input_tokens": 10, "output_tokens": 10}},
-                    "requestId": "req_" + t.uuid.replace("-", "")[:24],
-                    "uuid": t.uuid, "timestamp": _iso(t.ts)}
+            line = {
+                "parentUuid": parent,
+                **common,
+                "type": "assistant",
+                "message": {
+                    "id": "msg_" + t.uuid.replace("-", "")[:24],
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "content": [{"type": "text", "text": t.text}],
+                    "stop_reason": "end_turn",
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 10, "output_tokens": 10},
+                },
+                "requestId": "req_" + t.uuid.replace("-", "")[:24],
+                "uuid": t.uuid,
+                "timestamp": _iso(t.ts),
+            }
         parent = t.uuid
         yield line
 
@@ -432,8 +474,7 @@ class Baseline:
         self.sessions = None
         if session_level:
             self.session_ids = [s.session_id for s in case.sessions]
-            self.sessions = BM25Okapi([tokenize("\n".join(t.text for t in s.turns)) or [""]
-                                       for s in case.sessions])
+            self.sessions = BM25Okapi([tokenize("\n".join(t.text for t in s.turns)) or [""] for s in case.sessions])
 
     def _top(self, model, ids: list[str], query: str, k: int) -> list[str]:
         got = model.get_scores(self.tokenize(query))
@@ -465,9 +506,17 @@ def split_of(qid: str) -> str:
     return SPLITS[hashlib.sha256(qid.encode("utf-8")).digest()[0] & 1]
 
 
-def evaluate(cases: list[Case], searcher=None, *, baseline: bool = True, analyzed_baseline: bool = False,
-             session_level: dict[str, bool] | None = None, as_of_question: bool = False,
-             search: Callable[..., list] | None = None, split: str | None = None) -> list[dict]:
+def evaluate(
+    cases: list[Case],
+    searcher=None,
+    *,
+    baseline: bool = True,
+    analyzed_baseline: bool = False,
+    session_level: dict[str, bool] | None = None,
+    as_of_question: bool = False,
+    search: Callable[..., list] | None = None,
+    split: str | None = None,
+) -> list[dict]:
     """Ask every question; return one record per question and level with every ranking's scores.
 
     ``search(question, limit=, messages=, project=[, now=])`` defaults to ``searcher.search``
@@ -505,9 +554,16 @@ def evaluate(cases: list[Case], searcher=None, *, baseline: bool = True, analyze
                 hits = search(q.text, limit=FETCH, messages=messages, project=project, **extra)
                 ranked = _dedup([h.uuid if messages else h.session_id for h in hits])
                 relevant = q.evidence_messages if messages else q.evidence_sessions
-                rec = {"dataset": case.dataset, "level": level, "qid": q.qid, "category": q.category,
-                       "question": q.text, "relevant": len(relevant), "ours": scores(ranked, relevant),
-                       "found": [i + 1 for i, x in enumerate(ranked) if x in relevant]}
+                rec = {
+                    "dataset": case.dataset,
+                    "level": level,
+                    "qid": q.qid,
+                    "category": q.category,
+                    "question": q.text,
+                    "relevant": len(relevant),
+                    "ours": scores(ranked, relevant),
+                    "found": [i + 1 for i, x in enumerate(ranked) if x in relevant],
+                }
                 for name, b in (("baseline", base), ("baseline_analyzed", base2)):
                     if b is not None:
                         branked = b.rank_messages(q.text) if messages else b.rank_sessions(q.text)
@@ -560,8 +616,10 @@ def markdown_table(summary: dict) -> str:
         for level, entry in levels.items():
             for m in METRICS:
                 row = entry[m]
-                line = (f"| {dataset} (n={entry['questions']}) | {level} | {m} | {row['ours']:.3f} | "
-                        f"{num(row.get('baseline'))} | {num(row.get('ratio'), '{:.2f}x')} |")
+                line = (
+                    f"| {dataset} (n={entry['questions']}) | {level} | {m} | {row['ours']:.3f} | "
+                    f"{num(row.get('baseline'))} | {num(row.get('ratio'), '{:.2f}x')} |"
+                )
                 if analyzed:
                     line += f" {num(row.get('baseline_analyzed'))} |"
                 lines.append(line)
@@ -581,36 +639,62 @@ def find_data_dir() -> Path | None:
     return None
 
 
-def load(data_dir: Path, datasets: Iterable[str], *, limit_questions: int | None = None,
-         locomo_conversations: int | None = None, locomo_per_conversation: int | None = None,
-         longmemeval_questions: int | None = None) -> list[Case]:
+def load(
+    data_dir: Path,
+    datasets: Iterable[str],
+    *,
+    limit_questions: int | None = None,
+    locomo_conversations: int | None = None,
+    locomo_per_conversation: int | None = None,
+    longmemeval_questions: int | None = None,
+) -> list[Case]:
     cases: list[Case] = []
     for ds in datasets:
         if ds == "locomo":
-            cases += load_locomo(data_dir / LOCOMO_FILE, conversations=locomo_conversations,
-                                 per_conversation=locomo_per_conversation, limit_questions=limit_questions)
+            cases += load_locomo(
+                data_dir / LOCOMO_FILE,
+                conversations=locomo_conversations,
+                per_conversation=locomo_per_conversation,
+                limit_questions=limit_questions,
+            )
         elif ds == "longmemeval":
-            cases += load_longmemeval(data_dir / LONGMEMEVAL_FILE, limit_questions=longmemeval_questions
-                                      if longmemeval_questions is not None else limit_questions)
+            cases += load_longmemeval(
+                data_dir / LONGMEMEVAL_FILE,
+                limit_questions=longmemeval_questions if longmemeval_questions is not None else limit_questions,
+            )
         else:
             raise ValueError(f"unknown dataset {ds!r}")
     return cases
 
 
-def run(datasets: Iterable[str] = DATASETS, *, data_dir: Path | None = None, limit_questions: int | None = None,
-        locomo_conversations: int | None = None, locomo_per_conversation: int | None = None,
-        longmemeval_questions: int | None = None, workdir: Path | None = None,
-        per_question: bool = False, analyzed_baseline: bool = True, as_of_question: bool = False,
-        split: str | None = None) -> dict:
+def run(
+    datasets: Iterable[str] = DATASETS,
+    *,
+    data_dir: Path | None = None,
+    limit_questions: int | None = None,
+    locomo_conversations: int | None = None,
+    locomo_per_conversation: int | None = None,
+    longmemeval_questions: int | None = None,
+    workdir: Path | None = None,
+    per_question: bool = False,
+    analyzed_baseline: bool = True,
+    as_of_question: bool = False,
+    split: str | None = None,
+) -> dict:
     """Convert, index, ask, score. Returns the JSON report (``summary`` holds the table)."""
     t0 = time.perf_counter()
     data_dir = data_dir or find_data_dir()
     if data_dir is None:
         raise FileNotFoundError("no benchmark data: set RECALL_BENCH_DATA or put shared/data beside the repo")
     datasets = list(datasets)
-    cases = load(data_dir, datasets, limit_questions=limit_questions,
-                 locomo_conversations=locomo_conversations, locomo_per_conversation=locomo_per_conversation,
-                 longmemeval_questions=longmemeval_questions)
+    cases = load(
+        data_dir,
+        datasets,
+        limit_questions=limit_questions,
+        locomo_conversations=locomo_conversations,
+        locomo_per_conversation=locomo_per_conversation,
+        longmemeval_questions=longmemeval_questions,
+    )
     t_load = time.perf_counter()
     with contextlib.ExitStack() as stack:
         if workdir is None:
@@ -624,8 +708,9 @@ def run(datasets: Iterable[str] = DATASETS, *, data_dir: Path | None = None, lim
         t_index = time.perf_counter()
         from recall.search.searcher import Searcher
 
-        records = evaluate(cases, Searcher(), analyzed_baseline=analyzed_baseline,
-                           as_of_question=as_of_question, split=split)
+        records = evaluate(
+            cases, Searcher(), analyzed_baseline=analyzed_baseline, as_of_question=as_of_question, split=split
+        )
         t_eval = time.perf_counter()
     report = {
         "datasets": datasets,
@@ -636,14 +721,19 @@ def run(datasets: Iterable[str] = DATASETS, *, data_dir: Path | None = None, lim
         "messages_indexed": indexed["messages"],
         "questions": {ds: sum(len(c.questions) for c in cases if c.dataset == ds) for ds in datasets},
         "baseline": "rank_bm25.BM25Okapi over the project's messages, lowercase whitespace tokens "
-                    "(LongMemEval's protocol); session level: each session's messages as one document",
+        "(LongMemEval's protocol); session level: each session's messages as one document",
         "baseline_analyzed": "the same BM25Okapi on recall's analyzer's terms (words, lowercased, stemmed)"
-                             if analyzed_baseline else None,
+        if analyzed_baseline
+        else None,
         "now": "question time" if as_of_question else "wall clock",
         "split": split or "all",
-        "seconds": {"load": round(t_load - t0, 2), "write": round(t_write - t_load, 2),
-                    "index": round(t_index - t_write, 2), "search_and_score": round(t_eval - t_index, 2),
-                    "total": round(t_eval - t0, 2)},
+        "seconds": {
+            "load": round(t_load - t0, 2),
+            "write": round(t_write - t_load, 2),
+            "index": round(t_index - t_write, 2),
+            "search_and_score": round(t_eval - t_index, 2),
+            "total": round(t_eval - t0, 2),
+        },
         "summary": aggregate(records),
         "by_category": aggregate(records, by="category"),
     }
@@ -655,42 +745,73 @@ def run(datasets: Iterable[str] = DATASETS, *, data_dir: Path | None = None, lim
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.retrieval", description=__doc__.split("\n")[0])
     ap.add_argument("--dataset", choices=["locomo", "longmemeval", "both"], default="both")
-    ap.add_argument("--limit-questions", type=int, default=None, metavar="N",
-                    help="at most N questions per dataset (in file order)")
-    ap.add_argument("--locomo-conversations", type=int, default=None, metavar="K",
-                    help="only the first K LoCoMo conversations")
-    ap.add_argument("--locomo-per-conversation", type=int, default=None, metavar="M",
-                    help="at most M questions per LoCoMo conversation")
-    ap.add_argument("--longmemeval-questions", type=int, default=None, metavar="N",
-                    help="at most N LongMemEval questions (overrides --limit-questions for it)")
+    ap.add_argument(
+        "--limit-questions", type=int, default=None, metavar="N", help="at most N questions per dataset (in file order)"
+    )
+    ap.add_argument(
+        "--locomo-conversations", type=int, default=None, metavar="K", help="only the first K LoCoMo conversations"
+    )
+    ap.add_argument(
+        "--locomo-per-conversation",
+        type=int,
+        default=None,
+        metavar="M",
+        help="at most M questions per LoCoMo conversation",
+    )
+    ap.add_argument(
+        "--longmemeval-questions",
+        type=int,
+        default=None,
+        metavar="N",
+        help="at most N LongMemEval questions (overrides --limit-questions for it)",
+    )
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out" / "retrieval.json")
     ap.add_argument("--per-question", action="store_true", help="also write every question's scores")
-    ap.add_argument("--as-of-question", action="store_true",
-                    help="search 'at' each question's dataset time (now=) instead of the wall clock")
-    ap.add_argument("--no-analyzed-baseline", action="store_true",
-                    help="skip the second reference (BM25 on recall's analyzed terms)")
-    ap.add_argument("--split", choices=SPLITS, default=None,
-                    help="only the tune or the report half of the questions (split_of: by question id hash)")
-    ap.add_argument("--keep", type=Path, default=None, metavar="DIR",
-                    help="build the transcripts and index in DIR and keep them")
+    ap.add_argument(
+        "--as-of-question",
+        action="store_true",
+        help="search 'at' each question's dataset time (now=) instead of the wall clock",
+    )
+    ap.add_argument(
+        "--no-analyzed-baseline",
+        action="store_true",
+        help="skip the second reference (BM25 on recall's analyzed terms)",
+    )
+    ap.add_argument(
+        "--split",
+        choices=SPLITS,
+        default=None,
+        help="only the tune or the report half of the questions (split_of: by question id hash)",
+    )
+    ap.add_argument(
+        "--keep", type=Path, default=None, metavar="DIR", help="build the transcripts and index in DIR and keep them"
+    )
     args = ap.parse_args(argv)
     datasets = list(DATASETS) if args.dataset == "both" else [args.dataset]
     try:
-        report = run(datasets, limit_questions=args.limit_questions,
-                     locomo_conversations=args.locomo_conversations,
-                     locomo_per_conversation=args.locomo_per_conversation,
-                     longmemeval_questions=args.longmemeval_questions, workdir=args.keep,
-                     per_question=args.per_question, analyzed_baseline=not args.no_analyzed_baseline,
-                     as_of_question=args.as_of_question, split=args.split)
+        report = run(
+            datasets,
+            limit_questions=args.limit_questions,
+            locomo_conversations=args.locomo_conversations,
+            locomo_per_conversation=args.locomo_per_conversation,
+            longmemeval_questions=args.longmemeval_questions,
+            workdir=args.keep,
+            per_question=args.per_question,
+            analyzed_baseline=not args.no_analyzed_baseline,
+            as_of_question=args.as_of_question,
+            split=args.split,
+        )
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(markdown_table(report["summary"]))
     s = report["seconds"]
-    print(f"\n{report['projects']} projects, {report['messages_indexed']} messages indexed, "
-          f"questions {report['questions']}; {s['total']:.1f}s total "
-          f"(load {s['load']:.1f}, write {s['write']:.1f}, index {s['index']:.1f}, "
-          f"search+score {s['search_and_score']:.1f})")
+    print(
+        f"\n{report['projects']} projects, {report['messages_indexed']} messages indexed, "
+        f"questions {report['questions']}; {s['total']:.1f}s total "
+        f"(load {s['load']:.1f}, write {s['write']:.1f}, index {s['index']:.1f}, "
+        f"search+score {s['search_and_score']:.1f})"
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")

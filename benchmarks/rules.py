@@ -33,21 +33,57 @@ from benchmarks.harness import percentile
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "benchmarks" / "out" / "rules.json"
 
-WORDS = ("migration schema index orders billing stripe webhook deploy release docker kubernetes redis "
-         "cache queue worker celery auth token session login payment invoice refund email template "
-         "frontend backend api endpoint graphql database postgres sqlite test fixture lint format ci "
-         "pipeline terraform secret config feature flag metrics logging tracing retry timeout").split()
+WORDS = (
+    "migration schema index orders billing stripe webhook deploy release docker kubernetes redis "
+    "cache queue worker celery auth token session login payment invoice refund email template "
+    "frontend backend api endpoint graphql database postgres sqlite test fixture lint format ci "
+    "pipeline terraform secret config feature flag metrics logging tracing retry timeout"
+).split()
 # Rules are written about a project's own vocabulary: ~1,500 distinct words, so a prompt fires a
 # handful of rules, as in real use (every rule firing on every prompt would be a broken rule set).
-VOCAB = list(WORDS) + [f"{a}{b}" for a in WORDS for b in ("er", "ing", "s", "ed", "ment", "ity", "ize",
-                                                           "al", "ism", "ist", "or", "ure", "ance", "ive",
-                                                           "ful", "less", "ship", "hood", "dom", "ward",
-                                                           "ly", "ish", "ous", "ant", "ent", "ic", "ary",
-                                                           "ify", "ible", "ion")]
-FILLER = ("please can you look at the and fix why does this fail when we run it again after update "
-          "make sure that all of them still work check what happened yesterday").split()
-DIRS = ("migrations src/api src/billing web/components infra/terraform tests/integration docs scripts "
-        "deploy charts").split()
+VOCAB = list(WORDS) + [
+    f"{a}{b}"
+    for a in WORDS
+    for b in (
+        "er",
+        "ing",
+        "s",
+        "ed",
+        "ment",
+        "ity",
+        "ize",
+        "al",
+        "ism",
+        "ist",
+        "or",
+        "ure",
+        "ance",
+        "ive",
+        "ful",
+        "less",
+        "ship",
+        "hood",
+        "dom",
+        "ward",
+        "ly",
+        "ish",
+        "ous",
+        "ant",
+        "ent",
+        "ic",
+        "ary",
+        "ify",
+        "ible",
+        "ion",
+    )
+]
+FILLER = (
+    "please can you look at the and fix why does this fail when we run it again after update "
+    "make sure that all of them still work check what happened yesterday"
+).split()
+DIRS = (
+    "migrations src/api src/billing web/components infra/terraform tests/integration docs scripts deploy charts"
+).split()
 EXTS = ("py sql ts tsx go tf yaml md sh").split()
 TOOLS = ("Bash Edit Write Read Grep Glob WebFetch mcp__github__create_pr mcp__k8s__apply").split()
 
@@ -81,13 +117,13 @@ def make_rules(n: int, rng: random.Random) -> list[dict]:
 def make_prompts(n: int, rng: random.Random, root: str) -> list[tuple[str, list[str], list[str]]]:
     out = []
     for _ in range(n):
-        words = [rng.choice(VOCAB) if rng.random() < 0.3 else rng.choice(FILLER)
-                 for _ in range(rng.randint(6, 60))]
+        words = [rng.choice(VOCAB) if rng.random() < 0.3 else rng.choice(FILLER) for _ in range(rng.randint(6, 60))]
         if rng.random() < 0.4:
-            words.insert(rng.randrange(len(words)), f"{rng.choice(DIRS)}/{rng.choice(WORDS)}_{rng.randint(1, 99)}."
-                                                    f"{rng.choice(EXTS)}")
-        files = [f"{root}/{rng.choice(DIRS)}/{rng.choice(WORDS)}.{rng.choice(EXTS)}"
-                 for _ in range(rng.randint(0, 6))]
+            words.insert(
+                rng.randrange(len(words)),
+                f"{rng.choice(DIRS)}/{rng.choice(WORDS)}_{rng.randint(1, 99)}.{rng.choice(EXTS)}",
+            )
+        files = [f"{root}/{rng.choice(DIRS)}/{rng.choice(WORDS)}.{rng.choice(EXTS)}" for _ in range(rng.randint(0, 6))]
         tools = rng.sample(TOOLS, rng.randint(0, 3))
         out.append((" ".join(words).capitalize() + "?", files, tools))
     return out
@@ -135,8 +171,11 @@ def measure(n_rules: int, n_prompts: int, seed: int = 7) -> dict:
             match_ms.append((t2 - t1) * 1000)
             fired.append(len(hits))
     return {
-        "rules": n_rules, "prompts": n_prompts, "compiled": len(compiled),
-        "match_p50_ms": round(statistics.median(match_ms), 3), "match_p95_ms": round(percentile(match_ms, 0.95), 3),
+        "rules": n_rules,
+        "prompts": n_prompts,
+        "compiled": len(compiled),
+        "match_p50_ms": round(statistics.median(match_ms), 3),
+        "match_p95_ms": round(percentile(match_ms, 0.95), 3),
         "baseline_p50_ms": round(statistics.median(base_ms), 3),
         "ratio_p50": round(statistics.median(match_ms) / max(1e-9, statistics.median(base_ms)), 1),
         "load_median_ms": round(statistics.median(loads) * 1000, 1),
@@ -158,8 +197,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print("| rules | matching p50 | matching p95 | baseline (prompt terms) p50 | ratio | first load of the file |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: |")
-    print(f"| {res['rules']:,} | {res['match_p50_ms']} ms | {res['match_p95_ms']} ms | {res['baseline_p50_ms']} ms "
-          f"| {res['ratio_p50']}× | {res['load_median_ms']} ms |")
+    print(
+        f"| {res['rules']:,} | {res['match_p50_ms']} ms | {res['match_p95_ms']} ms | {res['baseline_p50_ms']} ms "
+        f"| {res['ratio_p50']}× | {res['load_median_ms']} ms |"
+    )
     print(f"\n{res['prompts']} prompts × 3, median {res['fired_median']} rules fired per prompt.")
     return 0
 

@@ -61,6 +61,7 @@ OUT_DIR = REPO / "benchmarks" / "out"
 SCALING_RECORD = REPO / "benchmarks" / "scaling.json"  # the scaling rows behind the docs, kept
 BYTES_PER_MESSAGE = 2600  # generated JSONL per indexable message (measured: 2.52 KB)
 
+
 # ---------------------------------------------------------------------------- the machine
 def _read(path: str) -> str:
     try:
@@ -86,13 +87,20 @@ def machine() -> dict:
     except Exception:  # noqa: BLE001 - informational only
         tantivy_version = "?"
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                                text=True, timeout=10).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         commit = ""
-    return {"cpu": cpu or platform.processor() or "?", "cores": os.cpu_count(), "ram_gb": mem_gb,
-            "python": platform.python_version(), "tantivy": tantivy_version,
-            "os": f"{platform.system()} {platform.release()}", "commit": commit}
+    return {
+        "cpu": cpu or platform.processor() or "?",
+        "cores": os.cpu_count(),
+        "ram_gb": mem_gb,
+        "python": platform.python_version(),
+        "tantivy": tantivy_version,
+        "os": f"{platform.system()} {platform.release()}",
+        "commit": commit,
+    }
 
 
 def load() -> list[float]:
@@ -142,16 +150,17 @@ def part_backfill(claude: Path, work: Path, serve: bool = True, order_pairs: int
     _log("backfill: SQLite FTS5 baseline …")
     fts5 = _measure_cpu(backfill.run_fts5, claude, work)
     _log(f"  {fts5['messages']:,} messages in {fts5['seconds']} s")
-    out = {"index": index, "fts5": fts5, "fts5_db": str(work / "baseline-fts5.db"),
-           "home": str(work / "home-index")}
+    out = {"index": index, "fts5": fts5, "fts5_db": str(work / "baseline-fts5.db"), "home": str(work / "home-index")}
     if serve:
         from benchmarks import catchup
 
         _log("backfill: recall serve, newest files first …")
         out["serve"] = catchup.newest_first(claude, work)
-        _log(f"  {out['serve']['messages']:,} messages in {out['serve']['seconds']} s; newest session "
-             f"searchable at {out['serve']['newest_searchable_s']} s, the last 7 days at "
-             f"{out['serve']['week_searchable_s']} s")
+        _log(
+            f"  {out['serve']['messages']:,} messages in {out['serve']['seconds']} s; newest session "
+            f"searchable at {out['serve']['newest_searchable_s']} s, the last 7 days at "
+            f"{out['serve']['week_searchable_s']} s"
+        )
         _log("backfill: recall serve, files in path order (the baseline) …")
         out["serve_path_order"] = catchup.newest_first(claude, work, order="path")
         shutil.rmtree(work / "home-serve", ignore_errors=True)
@@ -169,10 +178,13 @@ def part_typing(claude: Path, work: Path, processes: dict, seed: int, runs: int)
     from benchmarks import catchup, hook_latency
 
     _log(f"typing during a full backfill: hook and CLI latency ({runs} runs each) …")
-    out = catchup.typing_during_backfill(claude, work, hook_latency.prompts(seed, runs), processes["project"],
-                                         seed, runs)
-    _log(f"  hook p50 {out['hook']['p50_ms']} ms, p95 {out['hook']['p95_ms']} ms; still backfilling at the end: "
-         f"{out['still_backfilling']}")
+    out = catchup.typing_during_backfill(
+        claude, work, hook_latency.prompts(seed, runs), processes["project"], seed, runs
+    )
+    _log(
+        f"  hook p50 {out['hook']['p50_ms']} ms, p95 {out['hook']['p95_ms']} ms; still backfilling at the end: "
+        f"{out['still_backfilling']}"
+    )
     return out
 
 
@@ -181,8 +193,10 @@ def part_big_session(work: Path, mb: int, seed: int) -> dict:
 
     _log(f"one {mb} MB transcript landing in a running service …")
     out = catchup.big_session(work, mb, seed)
-    _log(f"  read in {out['ingest_seconds']} s, peak RSS {out['peak_rss_mb']} MB, other files' freshness "
-         f"max {out['fresh_max']} ms")
+    _log(
+        f"  read in {out['ingest_seconds']} s, peak RSS {out['peak_rss_mb']} MB, other files' freshness "
+        f"max {out['fresh_max']} ms"
+    )
     return out
 
 
@@ -198,9 +212,26 @@ def part_floor(claude: Path, home: Path, messages: int, seed: int, reps: int) ->
     the process): the backfill steps on the first ``messages`` of the corpus, the search
     phases on the run's index."""
     _log(f"the floor: backfill steps alone on {messages:,} messages, search phases …")
-    out = subprocess.run([sys.executable, "-m", "benchmarks.floor", "--claude", str(claude), "--messages",
-                          str(messages), "--home", str(home), "--seed", str(seed), "--reps", str(reps)],
-                         capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.floor",
+            "--claude",
+            str(claude),
+            "--messages",
+            str(messages),
+            "--home",
+            str(home),
+            "--seed",
+            str(seed),
+            "--reps",
+            str(reps),
+        ],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+    )
     if out.returncode != 0:
         raise SystemExit(f"benchmarks.floor failed ({out.returncode}): {out.stderr[-2000:]}")
     return json.loads(out.stdout)
@@ -252,8 +283,7 @@ def part_freshness(work: Path, seed: int, seconds: float, corpus: int, rate: flo
     args.corpus_indexed = int(0.99 * (recall.get("indexed_messages") or 0))
     baseline = freshness.run_baseline(fw, args)
     shutil.rmtree(fw, ignore_errors=True)
-    return {"rate": rate, "files": files, "seconds": seconds, "corpus": corpus, "recall": recall,
-            "fts5": baseline}
+    return {"rate": rate, "files": files, "seconds": seconds, "corpus": corpus, "recall": recall, "fts5": baseline}
 
 
 def part_retrieval(work: Path, quick: bool) -> dict:
@@ -312,9 +342,15 @@ def run(args) -> dict:
     from benchmarks.backfill import corpus
 
     t0 = time.perf_counter()
-    res: dict = {"started": time.strftime("%Y-%m-%d %H:%M", time.gmtime()), "load_start": load(),
-                 "machine": machine(), "seed": args.seed, "command": args.command, "messages": args.messages,
-                 "note": args.note}
+    res: dict = {
+        "started": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "load_start": load(),
+        "machine": machine(),
+        "seed": args.seed,
+        "command": args.command,
+        "messages": args.messages,
+        "note": args.note,
+    }
     work = args.work or pick_workdir(args.messages)
     work.mkdir(parents=True, exist_ok=True)
     res["workdir_kind"] = "/dev/shm" if str(work).startswith("/dev/shm") else "a temp dir on disk"
@@ -325,14 +361,18 @@ def run(args) -> dict:
         claude, info = corpus(work, args.messages, args.seed)
         res["corpus"] = {k: info.get(k) for k in ("messages", "lines", "files", "sessions", "bytes", "bytes_on_disk")}
         res["corpus"]["generate_seconds"] = round(time.perf_counter() - g0, 1)
-        res["backfill"] = part_backfill(claude, work, serve=not args.no_serve,
-                                       order_pairs=args.order_pairs if args.order_pairs is not None
-                                       else (1 if args.quick else 3))
+        res["backfill"] = part_backfill(
+            claude,
+            work,
+            serve=not args.no_serve,
+            order_pairs=args.order_pairs if args.order_pairs is not None else (1 if args.quick else 3),
+        )
         home, db = Path(res["backfill"]["home"]), Path(res["backfill"]["fts5_db"])
         res["queries"] = part_queries(home, db, args.seed, args.reps)
         res["processes"] = part_processes(home, args.seed, args.runs)
-        res["freshness"] = part_freshness(work, args.seed, args.freshness_seconds, args.freshness_corpus,
-                                          args.freshness_rate, args.freshness_files)
+        res["freshness"] = part_freshness(
+            work, args.seed, args.freshness_seconds, args.freshness_corpus, args.freshness_rate, args.freshness_files
+        )
         if not args.no_serve:
             res["typing"] = part_typing(claude, work, res["processes"], args.seed, args.runs)
         if args.big_mb:
@@ -359,9 +399,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=None, help="work directory (default: /dev/shm or tmp)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     ap.add_argument("--no-serve", action="store_true", help="skip the `recall serve` backfill")
-    ap.add_argument("--order-pairs", type=int, default=None, metavar="N",
-                    help="alternating pairs of whole backfills (newest first, path order) timed for "
-                         "their ratio (default 3, 1 with --quick; 0 takes the two polled runs' times)")
+    ap.add_argument(
+        "--order-pairs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="alternating pairs of whole backfills (newest first, path order) timed for "
+        "their ratio (default 3, 1 with --quick; 0 takes the two polled runs' times)",
+    )
     ap.add_argument("--reps", type=int, default=None, help="in-process repetitions per query")
     ap.add_argument("--runs", type=int, default=None, help="process runs per mode (hook, CLI)")
     ap.add_argument("--freshness-seconds", type=float, default=None)
@@ -370,14 +415,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--freshness-files", type=int, default=20)
     ap.add_argument("--big-mb", type=int, default=None, help="size of the one huge transcript (default 200; 0 skips)")
     ap.add_argument("--note", default="", help="what else ran on the machine meanwhile (shown in the docs)")
-    ap.add_argument("--scaling-record", type=Path, default=SCALING_RECORD, metavar="JSON",
-                    help="the committed scaling rows read for sizes this machine has not run, and "
-                         "rewritten with --write-docs (default benchmarks/scaling.json)")
-    ap.add_argument("--results", type=Path, default=None, metavar="JSON",
-                    help="where --write-docs keeps this run's results, the page's source "
-                         "(default: run.json beside the scaling record, benchmarks/run.json)")
-    ap.add_argument("--render", type=Path, default=None, metavar="RUN_JSON",
-                    help="only print the table of an earlier run.json (and rewrite the docs from it with --write-docs)")
+    ap.add_argument(
+        "--scaling-record",
+        type=Path,
+        default=SCALING_RECORD,
+        metavar="JSON",
+        help="the committed scaling rows read for sizes this machine has not run, and "
+        "rewritten with --write-docs (default benchmarks/scaling.json)",
+    )
+    ap.add_argument(
+        "--results",
+        type=Path,
+        default=None,
+        metavar="JSON",
+        help="where --write-docs keeps this run's results, the page's source "
+        "(default: run.json beside the scaling record, benchmarks/run.json)",
+    )
+    ap.add_argument(
+        "--render",
+        type=Path,
+        default=None,
+        metavar="RUN_JSON",
+        help="only print the table of an earlier run.json (and rewrite the docs from it with --write-docs)",
+    )
     args = ap.parse_args(argv)
     if args.render:
         res = json.loads(args.render.read_text())
@@ -394,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.big_mb is None:
         args.big_mb = 20 if q else 200
     shown, skip = [], False
-    for a in (argv if argv is not None else sys.argv[1:]):  # the command, less private paths
+    for a in argv if argv is not None else sys.argv[1:]:  # the command, less private paths
         if skip or a.startswith(("--docs=", "--work=", "--out-dir=", "--note=")):
             skip = False
             continue
@@ -411,8 +471,10 @@ def main(argv: list[str] | None = None) -> int:
     (args.out_dir / "run.json").write_text(json.dumps(res, indent=1, default=str) + "\n")
     (args.out_dir / f"run-{args.messages}.json").write_text(json.dumps(res, indent=1, default=str) + "\n")
     print(table(rows))
-    print(f"\n{res['corpus']['messages']:,} messages; run took {res['seconds'] / 60:.1f} min; "
-          f"load {res['load_start']} → {res['load_end']}; JSON: {args.out_dir / 'run.json'}")
+    print(
+        f"\n{res['corpus']['messages']:,} messages; run took {res['seconds'] / 60:.1f} min; "
+        f"load {res['load_start']} → {res['load_end']}; JSON: {args.out_dir / 'run.json'}"
+    )
     if args.write_docs:
         kept = args.results or args.scaling_record.with_name("run.json")
         kept.write_text(json.dumps(res, indent=1, default=str) + "\n")

@@ -85,9 +85,14 @@ def measure(home: Path, reps: int = 5, seed: int = 0, limit: int = 10) -> dict:
     finally:
         configure()
 
-    return {name: {"cpu_p50_ms": ms(percentile(cpu[name], 0.5), 3), "wall_p50_ms": ms(percentile(wall[name], 0.5), 3),
-                   "n": len(cpu[name])}
-            for name in configs}
+    return {
+        name: {
+            "cpu_p50_ms": ms(percentile(cpu[name], 0.5), 3),
+            "wall_p50_ms": ms(percentile(wall[name], 0.5), 3),
+            "n": len(cpu[name]),
+        }
+        for name in configs
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,10 +40,10 @@ import math
 import re
 import statistics
 
-LEX_DEPTH = 60       # lexical candidates collected per prompt (the hook judges the first 24)
+LEX_DEPTH = 60  # lexical candidates collected per prompt (the hook judges the first 24)
 HOOK_CANDIDATES = 24
-DENSE_DEPTH = 400    # nearest stored messages collected per prompt
-RAW_DEPTH = 50       # sessions of Searcher.search collected per prompt
+DENSE_DEPTH = 400  # nearest stored messages collected per prompt
+RAW_DEPTH = 50  # sessions of Searcher.search collected per prompt
 INJECT_SESSIONS = 4  # sessions a gate injects at most (hook.limit 8 hits, at most 3 of a session)
 QUERIES = ("prompt", "no-framing", "query-text")
 
@@ -80,10 +80,15 @@ def collect(pools: dict, homes: dict, code_name: str = "ours") -> list[dict]:
             for p in pool.prompts:
                 qt = query_text(p.text)
                 terms = informative_terms(qt)
-                qvs = {"prompt": enc.encode(p.text), "no-framing": enc.encode(_noframe(p.text)),
-                       "query-text": enc.encode(qt or p.text)}
-                dense = {name: [(session_of.get(k), round(c, 4)) for k, c in store.top(project, qv, DENSE_DEPTH)]
-                         for name, qv in qvs.items()}
+                qvs = {
+                    "prompt": enc.encode(p.text),
+                    "no-framing": enc.encode(_noframe(p.text)),
+                    "query-text": enc.encode(qt or p.text),
+                }
+                dense = {
+                    name: [(session_of.get(k), round(c, 4)) for k, c in store.top(project, qv, DENSE_DEPTH)]
+                    for name, qv in qvs.items()
+                }
                 lex = []
                 if terms:
                     q = conf.query_stats(idx, qt, terms)
@@ -91,16 +96,31 @@ def collect(pools: dict, homes: dict, code_name: str = "ours") -> list[dict]:
                     rows = store.rows_of([f"m:{h.uuid}" for h in hits if h.kind == "message"])
                     for h in hits:
                         r = rows.get(f"m:{h.uuid}")
-                        lex.append({"session": h.session_id, "f": conf.features(q, h.text, h.score, conf.hit_context(h)),
-                                    "echo": bool(h.echo),
-                                    "cos": {n: float(r[0].astype(np.float32) @ v) / r[1] for n, v in qvs.items()}
-                                    if r else None})
+                        lex.append(
+                            {
+                                "session": h.session_id,
+                                "f": conf.features(q, h.text, h.score, conf.hit_context(h)),
+                                "echo": bool(h.echo),
+                                "cos": {n: float(r[0].astype(np.float32) @ v) / r[1] for n, v in qvs.items()}
+                                if r
+                                else None,
+                            }
+                        )
                 raw = [h.session_id for h in s.search(p.text, limit=RAW_DEPTH)]
                 shown = [h.session_id for h in s.search(p.text, limit=10)]  # `recall --raw --limit 10`
-                out.append({"pool": pool.name, "pid": p.pid, "kind": p.kind, "split": p.split,
-                            "evidence": sorted(p.evidence), "lex": lex, "raw": list(dict.fromkeys(raw)),
-                            "raw10": list(dict.fromkeys(shown)),
-                            "dense": dense})
+                out.append(
+                    {
+                        "pool": pool.name,
+                        "pid": p.pid,
+                        "kind": p.kind,
+                        "split": p.split,
+                        "evidence": sorted(p.evidence),
+                        "lex": lex,
+                        "raw": list(dict.fromkeys(raw)),
+                        "raw10": list(dict.fromkeys(shown)),
+                        "dense": dense,
+                    }
+                )
             store.close()
     return out
 
@@ -145,9 +165,15 @@ def ranking_figures(orders: list[list[str]], recs: list[dict]) -> dict:
     return out
 
 
-FUSION_GRID = [dict(query=q, depth=d, agg=a, lex_depth=ld, k=k, w=w)
-               for q in QUERIES for d in (20, 50, 100, 400) for a in ("max", "top2", "sum")
-               for ld in (10, 20, 50) for k in (1, 5, 10, 30, 60) for w in (0.1, 0.2, 0.3, 0.5, 0.7, 1.0)]
+FUSION_GRID = [
+    dict(query=q, depth=d, agg=a, lex_depth=ld, k=k, w=w)
+    for q in QUERIES
+    for d in (20, 50, 100, 400)
+    for a in ("max", "top2", "sum")
+    for ld in (10, 20, 50)
+    for k in (1, 5, 10, 30, 60)
+    for w in (0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
+]
 
 
 def lexical_order(rec: dict, depth: int) -> list[str]:
@@ -156,8 +182,11 @@ def lexical_order(rec: dict, depth: int) -> list[str]:
 
 
 def fused(rec: dict, p: dict) -> list[str]:
-    return rrf([lexical_order(rec, p["lex_depth"]), [s for s, _ in dense_sessions(rec, p["query"], p["depth"], p["agg"])]],
-               [1.0, p["w"]], p["k"])
+    return rrf(
+        [lexical_order(rec, p["lex_depth"]), [s for s, _ in dense_sessions(rec, p["query"], p["depth"], p["agg"])]],
+        [1.0, p["w"]],
+        p["k"],
+    )
 
 
 def retrieval(records: list[dict]) -> dict:
@@ -168,8 +197,9 @@ def retrieval(records: list[dict]) -> dict:
     out: dict = {"lexical": {}, "dense": {}, "fused": {}}
     for sp, recs in ans.items():
         out["lexical"][sp] = ranking_figures([r["raw10"] for r in recs], recs)
-        out["dense"][sp] = {q: ranking_figures([[s for s, _ in dense_sessions(r, q)] for r in recs], recs)
-                            for q in QUERIES}
+        out["dense"][sp] = {
+            q: ranking_figures([[s for s, _ in dense_sessions(r, q)] for r in recs], recs) for q in QUERIES
+        }
         both = collections.Counter()
         for r in recs:
             ev = set(r["evidence"])
@@ -184,9 +214,14 @@ def retrieval(records: list[dict]) -> dict:
         scored.append((t["R@5"], t["MRR"], p, t, rep))
     scored.sort(key=lambda x: (-x[0], -x[1]))
     best = scored[0]
-    out["fused"] = {"params": best[2], "tune": best[3], "report": best[4], "grid": len(FUSION_GRID),
-                    "report_ceiling_R@5": max(x[4]["R@5"] for x in scored),
-                    "report_above_lexical": sum(x[4]["R@5"] > out["lexical"]["report"]["R@5"] for x in scored)}
+    out["fused"] = {
+        "params": best[2],
+        "tune": best[3],
+        "report": best[4],
+        "grid": len(FUSION_GRID),
+        "report_ceiling_R@5": max(x[4]["R@5"] for x in scored),
+        "report_above_lexical": sum(x[4]["R@5"] > out["lexical"]["report"]["R@5"] for x in scored),
+    }
     return out
 
 
@@ -201,10 +236,17 @@ FEATURE_SETS = {
     "lexical + cosine": ("lexconf", "cos"),
     "lexical + margin + agreement": ("lexconf", "margin", "agree"),
     "lexical features + cosine + margin + agreement": ("rare", "proximity", "score", "cos", "margin", "agree"),
-    "lexical features + margin + agreement + reciprocal ranks": ("rare", "proximity", "score", "margin", "agree",
-                                                                 "lexrrf", "denrrf"),
+    "lexical features + margin + agreement + reciprocal ranks": (
+        "rare",
+        "proximity",
+        "score",
+        "margin",
+        "agree",
+        "lexrrf",
+        "denrrf",
+    ),
 }
-MARGIN_RANK = 20      # the margin is over the cosine of the prompt's 20th-nearest session
+MARGIN_RANK = 20  # the margin is over the cosine of the prompt's 20th-nearest session
 DENSE_CANDIDATES = 50  # nearest messages whose sessions become candidates
 
 
@@ -216,8 +258,19 @@ def session_candidates(rec: dict, query: str = "prompt") -> list[tuple[str, dict
     S: dict = {}
 
     def entry(s):
-        return S.setdefault(s, {"lexconf": 0.0, "rare": 0.0, "proximity": 0.0, "score": 0.0, "cos": None,
-                                "lexrank": None, "denrank": None})
+        return S.setdefault(
+            s,
+            {
+                "lexconf": 0.0,
+                "rare": 0.0,
+                "proximity": 0.0,
+                "score": 0.0,
+                "cos": None,
+                "lexrank": None,
+                "denrank": None,
+            },
+        )
+
     lexrank = 0
     for x in rec["lex"][:HOOK_CANDIDATES]:
         e = entry(x["session"])
@@ -241,11 +294,22 @@ def session_candidates(rec: dict, query: str = "prompt") -> list[tuple[str, dict
     out = []
     for s, e in S.items():
         cos = e["cos"] if e["cos"] is not None else ref  # not among the nearest: at most the reference
-        out.append((s, {"lexconf": e["lexconf"], "rare": e["rare"], "proximity": e["proximity"],
-                        "score": e["score"], "cos": cos, "margin": cos - ref,
-                        "agree": float(e["lexrank"] is not None and e["denrank"] is not None),
-                        "lexrrf": 1.0 / (10 + e["lexrank"]) if e["lexrank"] else 0.0,
-                        "denrrf": 1.0 / (10 + e["denrank"]) if e["denrank"] else 0.0}))
+        out.append(
+            (
+                s,
+                {
+                    "lexconf": e["lexconf"],
+                    "rare": e["rare"],
+                    "proximity": e["proximity"],
+                    "score": e["score"],
+                    "cos": cos,
+                    "margin": cos - ref,
+                    "agree": float(e["lexrank"] is not None and e["denrank"] is not None),
+                    "lexrrf": 1.0 / (10 + e["lexrank"]) if e["lexrank"] else 0.0,
+                    "denrrf": 1.0 / (10 + e["denrank"]) if e["denrank"] else 0.0,
+                },
+            )
+        )
     return out
 
 
@@ -278,8 +342,12 @@ def gate(records: list[dict], scored: dict, threshold: float) -> dict:
         ss = scored[(r["pool"], r["pid"])]
         cited = [s for c, s in ss if c >= threshold][:INJECT_SESSIONS]
         rank = next((i + 1 for i, (_, s) in enumerate(ss) if s in r["evidence"]), None) if r["evidence"] else None
-        rec = {"kind": r["kind"], "split": r["split"], "cited": cited,
-               "evidence_cited": bool(set(cited) & set(r["evidence"]))}
+        rec = {
+            "kind": r["kind"],
+            "split": r["split"],
+            "cited": cited,
+            "evidence_cited": bool(set(cited) & set(r["evidence"])),
+        }
         if r["kind"] == "answerable":
             rec["rank"] = rank
         recs.append(rec)
@@ -294,7 +362,9 @@ def choose(records: list[dict], scored: dict) -> float:
     values = sorted({round(c, 4) for r in tune for c, _ in scored[(r["pool"], r["pid"])]})
     for t in values:
         f = gate(tune, scored, t)
-        if (f["silent_new_task"] or 0) >= SILENT_NEW_FLOOR and (f["silent_unanswerable"] or 0) >= SILENT_UNANSWERABLE_FLOOR:
+        if (f["silent_new_task"] or 0) >= SILENT_NEW_FLOOR and (
+            f["silent_unanswerable"] or 0
+        ) >= SILENT_UNANSWERABLE_FLOOR:
             return t
     return 1.0
 
@@ -327,11 +397,14 @@ def separability(records: list[dict], scored: dict) -> dict:
         cuts = sorted({e for e, _ in pairs} | {x for _, x in pairs})
         one_gate = max((sum(e >= t > x for e, x in pairs) for t in cuts), default=0)
         n = len(pairs)
-        out[sp] = {"auc_answerable_vs_left_out": _auc(best["answerable"], best["left-out"]),
-                   "auc_answerable_vs_new_task": _auc(best["answerable"], best["new-task"]),
-                   "questions": n, "evidence_above_twin": sum(e > x for e, x in pairs),
-                   "one_gate_answers_and_silences": one_gate,
-                   "needed": math.ceil(2 / 3 * math.ceil(0.70 * n - 1e-9) - 1e-9)}
+        out[sp] = {
+            "auc_answerable_vs_left_out": _auc(best["answerable"], best["left-out"]),
+            "auc_answerable_vs_new_task": _auc(best["answerable"], best["new-task"]),
+            "questions": n,
+            "evidence_above_twin": sum(e > x for e, x in pairs),
+            "one_gate_answers_and_silences": one_gate,
+            "needed": math.ceil(2 / 3 * math.ceil(0.70 * n - 1e-9) - 1e-9),
+        }
     return out
 
 
@@ -342,12 +415,25 @@ def frontier(records: list[dict], scored: dict, split: str = "tune") -> list[dic
     points = []
     for t in values[:: max(1, len(values) // 60)]:
         f = gate(recs, scored, t)
-        points.append({"gate": t, "useful": f["useful"], "false_share": f["false_share"],
-                       "silent_new_task": f["silent_new_task"], "silent_unanswerable": f["silent_unanswerable"]})
+        points.append(
+            {
+                "gate": t,
+                "useful": f["useful"],
+                "false_share": f["false_share"],
+                "silent_new_task": f["silent_new_task"],
+                "silent_unanswerable": f["silent_unanswerable"],
+            }
+        )
+
     def dominated(p) -> bool:
         u, f = p["useful"] or 0, p["false_share"] or 0
-        return any((q["useful"] or 0) >= u and (q["false_share"] or 0) <= f
-                   and ((q["useful"] or 0) > u or (q["false_share"] or 0) < f) for q in points)
+        return any(
+            (q["useful"] or 0) >= u
+            and (q["false_share"] or 0) <= f
+            and ((q["useful"] or 0) > u or (q["false_share"] or 0) < f)
+            for q in points
+        )
+
     pareto = {(p["useful"], p["false_share"]): p for p in points if not dominated(p)}
     return sorted(pareto.values(), key=lambda p: p["useful"] or 0)
 
@@ -364,9 +450,11 @@ def outlier_rule(records: list[dict]) -> dict:
         for r in records:
             if r["split"] != sp:
                 continue
-            lexical = any(conf.confidence(x["f"]) * (conf.ECHO_FACTOR if x["echo"] else 1.0)
-                          >= conf.DEFAULT_MIN_CONFIDENCE for x in r["lex"][:HOOK_CANDIDATES])
-            near = [(s, c) for s, c in r["dense"]["prompt"][:hc.SEMANTIC_K]]
+            lexical = any(
+                conf.confidence(x["f"]) * (conf.ECHO_FACTOR if x["echo"] else 1.0) >= conf.DEFAULT_MIN_CONFIDENCE
+                for x in r["lex"][:HOOK_CANDIDATES]
+            )
+            near = [(s, c) for s, c in r["dense"]["prompt"][: hc.SEMANTIC_K]]
             if lexical or not near or near[0][1] < hc.SEMANTIC_MIN_COSINE:
                 continue
             others = [c for s, c in near if s != near[0][0]]
@@ -389,11 +477,20 @@ def dense_gate(records: list[dict]) -> dict:
                 continue
             ds = dense_sessions(r)
             cited = [s for s, _ in ds[:BM25_TOP]] if ds and ds[0][1] >= t else []
-            out.append({"kind": r["kind"], "split": split, "cited": cited,
-                        "evidence_cited": bool(set(cited) & set(r["evidence"]))})
+            out.append(
+                {
+                    "kind": r["kind"],
+                    "split": split,
+                    "cited": cited,
+                    "evidence_cited": bool(set(cited) & set(r["evidence"])),
+                }
+            )
         return out
+
     best, best_t = -1.0, 1.0
-    for t in sorted({round(dense_sessions(r)[0][1], 3) for r in records if r["split"] == "tune" and r["dense"]["prompt"]}):
+    for t in sorted(
+        {round(dense_sessions(r)[0][1], 3) for r in records if r["split"] == "tune" and r["dense"]["prompt"]}
+    ):
         f = figures(recs_at(t, "tune"))
         j = (f["useful"] or 0) + (f["silent_new_task"] or 0) + (f["silent_unanswerable"] or 0)
         if j > best:
@@ -403,15 +500,27 @@ def dense_gate(records: list[dict]) -> dict:
 
 # The issue's small history (tests/search/test_confidence.py): the session a paraphrase should find,
 # and what two new tasks that must stay silent come nearest to.
-PARAPHRASE = ("what's our convention for money amounts?",
-              ["the invoice totals are off by a cent",
-               "Floats caused the rounding errors on invoices: prices are stored as integer cents (price_cents) "
-               "and only formatted as dollars on display."])
-NEW_TASKS = (("add a dark mode toggle to the settings page",
-              ["add a toggle for email notifications", "Added the notifications toggle, stored in user_prefs."]),
-             ("why is the build slow on CI?",
-              ["last time the deploy took ages, can we cache the docker layers?",
-               "Cached the layers; the deploy takes 3 minutes."]))
+PARAPHRASE = (
+    "what's our convention for money amounts?",
+    [
+        "the invoice totals are off by a cent",
+        "Floats caused the rounding errors on invoices: prices are stored as integer cents (price_cents) "
+        "and only formatted as dollars on display.",
+    ],
+)
+NEW_TASKS = (
+    (
+        "add a dark mode toggle to the settings page",
+        ["add a toggle for email notifications", "Added the notifications toggle, stored in user_prefs."],
+    ),
+    (
+        "why is the build slow on CI?",
+        [
+            "last time the deploy took ages, can we cache the docker layers?",
+            "Cached the layers; the deploy takes 3 minutes.",
+        ],
+    ),
+)
 
 
 def issue_examples() -> dict:
@@ -419,29 +528,44 @@ def issue_examples() -> dict:
     from indexer import encoder
 
     enc = encoder.shared()
-    return {prompt: round(max(float(enc.encode(prompt) @ enc.encode(t)) for t in texts), 3)
-            for prompt, texts in (PARAPHRASE, *NEW_TASKS)}
+    return {
+        prompt: round(max(float(enc.encode(prompt) @ enc.encode(t)) for t in texts), 3)
+        for prompt, texts in (PARAPHRASE, *NEW_TASKS)
+    }
 
 
 def study(records: list[dict]) -> dict:
     """Everything the docs section quotes, from ``collect``'s records."""
-    tune_rows = [(f, int(s in r["evidence"])) for r in records if r["split"] == "tune"
-                 for s, f in session_candidates(r)]
+    tune_rows = [
+        (f, int(s in r["evidence"])) for r in records if r["split"] == "tune" for s, f in session_candidates(r)
+    ]
     models = {}
     for label, names in FEATURE_SETS.items():
         model = SessionModel(names, tune_rows)
         scored = {(r["pool"], r["pid"]): scored_sessions(r, model) for r in records}
         t = choose(records, scored)
-        models[label] = {"weights": {k: round(v, 3) for k, v in model.weights.items()}, "bias": round(model.bias, 3),
-                         "gate": t,
-                         "tune": gate([r for r in records if r["split"] == "tune"], scored, t),
-                         "report": gate([r for r in records if r["split"] == "report"], scored, t),
-                         "separability": separability(records, scored),
-                         "frontier_tune": frontier(records, scored, "tune")}
-    return {"retrieval": retrieval(records), "dense_gate": dense_gate(records), "models": models,
-            "outlier": outlier_rule(records), "examples": issue_examples(),
-            "new_task_best_cosine_median": round(statistics.median(
-                dense_sessions(r)[0][1] for r in records if r["kind"] == "new-task" and r["dense"]["prompt"]), 3)}
+        models[label] = {
+            "weights": {k: round(v, 3) for k, v in model.weights.items()},
+            "bias": round(model.bias, 3),
+            "gate": t,
+            "tune": gate([r for r in records if r["split"] == "tune"], scored, t),
+            "report": gate([r for r in records if r["split"] == "report"], scored, t),
+            "separability": separability(records, scored),
+            "frontier_tune": frontier(records, scored, "tune"),
+        }
+    return {
+        "retrieval": retrieval(records),
+        "dense_gate": dense_gate(records),
+        "models": models,
+        "outlier": outlier_rule(records),
+        "examples": issue_examples(),
+        "new_task_best_cosine_median": round(
+            statistics.median(
+                dense_sessions(r)[0][1] for r in records if r["kind"] == "new-task" and r["dense"]["prompt"]
+            ),
+            3,
+        ),
+    }
 
 
 def run(pools: dict, homes: dict) -> dict:
@@ -474,12 +598,20 @@ def section(res: dict) -> list[str]:
     fz = ret["fused"]
     p = fz["params"]
     pv = res.get("pool_vectors", {})
-    rows = ["| ranking | tune R@1 | R@5 | R@10 | MRR | report R@1 | R@5 | R@10 | MRR |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    rows = [
+        "| ranking | tune R@1 | R@5 | R@10 | MRR | report R@1 | R@5 | R@10 | MRR |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
 
     def row(label, t, r):
-        rows.append(f"| {label} | " + " | ".join(_f(t[k]) for k in ("R@1", "R@5", "R@10", "MRR")) + " | "
-                    + " | ".join(_f(r[k]) for k in ("R@1", "R@5", "R@10", "MRR")) + " |")
+        rows.append(
+            f"| {label} | "
+            + " | ".join(_f(t[k]) for k in ("R@1", "R@5", "R@10", "MRR"))
+            + " | "
+            + " | ".join(_f(r[k]) for k in ("R@1", "R@5", "R@10", "MRR"))
+            + " |"
+        )
+
     for name in ("main", "bm25"):
         t, r = fig[name]["tune"], fig[name]["report"]
         if "R@1" in t:
@@ -487,61 +619,119 @@ def section(res: dict) -> list[str]:
     row("recall, lexical (`--raw --limit 10`, in-process)", ret["lexical"]["tune"], ret["lexical"]["report"])
     for q in QUERIES:
         row(f"dense only ({q}; a session by its best message)", ret["dense"]["tune"][q], ret["dense"]["report"][q])
-    row(f"fused (RRF k={p['k']}, dense weight {p['w']}, lexical top {p['lex_depth']}, dense top {p['depth']} "
-        f"messages by {p['agg']}, {p['query']}; best of {fz['grid']:,} on tune)", fz["tune"], fz["report"])
-    out = [prose("semantic-intro", union=f"{pv.get('union', 0):,}", cpu_seconds=f"{pv.get('cpu_seconds', 0):,.0f}",
-                 cpu_per_1000=f"{1000 * pv.get('cpu_seconds', 0) / max(1, pv.get('union', 1)):.1f}",
-                 table="\n".join(rows))]
+    row(
+        f"fused (RRF k={p['k']}, dense weight {p['w']}, lexical top {p['lex_depth']}, dense top {p['depth']} "
+        f"messages by {p['agg']}, {p['query']}; best of {fz['grid']:,} on tune)",
+        fz["tune"],
+        fz["report"],
+    )
+    out = [
+        prose(
+            "semantic-intro",
+            union=f"{pv.get('union', 0):,}",
+            cpu_seconds=f"{pv.get('cpu_seconds', 0):,.0f}",
+            cpu_per_1000=f"{1000 * pv.get('cpu_seconds', 0) / max(1, pv.get('union', 1)):.1f}",
+            table="\n".join(rows),
+        )
+    ]
     lt, lr = ret["lexical"]["tune"], ret["lexical"]["report"]
-    n_rep = sum(1 for r in res.get("per_prompt", {}).get("ours", []) if r.get("kind") == "answerable"
-                and r.get("split") == "report") or 42
+    n_rep = (
+        sum(
+            1
+            for r in res.get("per_prompt", {}).get("ours", [])
+            if r.get("kind") == "answerable" and r.get("split") == "report"
+        )
+        or 42
+    )
     moved = round((fz["report"]["R@5"] - lr["R@5"]) * n_rep)
     questions = "question" if abs(moved) == 1 else "questions"
-    out.append(prose("semantic-fusion", grid=f"{fz['grid']:,}", moved=abs(moved),
-                     more_or_fewer="more" if moved >= 0 else "fewer", questions=questions,
-                     fused_r5=f"{fz['report']['R@5']:.3f}", lexical_r5=f"{lr['R@5']:.3f}",
-                     fused_tune_r5=f"{fz['tune']['R@5']:.3f}", lexical_tune_r5=f"{lt['R@5']:.3f}",
-                     above_lexical=f"{fz['report_above_lexical']:,}", ceiling_r5=f"{fz['report_ceiling_R@5']:.3f}",
-                     goal_r5=f"{(fig['main']['report'].get('R@5') or 0) + 0.08:.3f}",
-                     top5_tune=_top5(ret, "tune"), top5_report=_top5(ret, "report")))
-    rows = ["| features | gate | report useful | false share | silent new-task | silent unanswerable | R@5 | "
-            "tune useful | false share | AUC answerable vs left-out (report) | vs new-task (report) |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    out.append(
+        prose(
+            "semantic-fusion",
+            grid=f"{fz['grid']:,}",
+            moved=abs(moved),
+            more_or_fewer="more" if moved >= 0 else "fewer",
+            questions=questions,
+            fused_r5=f"{fz['report']['R@5']:.3f}",
+            lexical_r5=f"{lr['R@5']:.3f}",
+            fused_tune_r5=f"{fz['tune']['R@5']:.3f}",
+            lexical_tune_r5=f"{lt['R@5']:.3f}",
+            above_lexical=f"{fz['report_above_lexical']:,}",
+            ceiling_r5=f"{fz['report_ceiling_R@5']:.3f}",
+            goal_r5=f"{(fig['main']['report'].get('R@5') or 0) + 0.08:.3f}",
+            top5_tune=_top5(ret, "tune"),
+            top5_report=_top5(ret, "report"),
+        )
+    )
+    rows = [
+        "| features | gate | report useful | false share | silent new-task | silent unanswerable | R@5 | "
+        "tune useful | false share | AUC answerable vs left-out (report) | vs new-task (report) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for label, m in sem["models"].items():
         r, t, s = m["report"], m["tune"], m["separability"]["report"]
-        rows.append(f"| {label} | {m['gate']:.3f} | {_f(r['useful'])} | {_f(r['false_share'])} | "
-                    f"{_f(r['silent_new_task'])} | {_f(r['silent_unanswerable'])} | {_f(r.get('R@5'))} | "
-                    f"{_f(t['useful'])} | {_f(t['false_share'])} | {_f(s['auc_answerable_vs_left_out'])} | "
-                    f"{_f(s['auc_answerable_vs_new_task'])} |")
+        rows.append(
+            f"| {label} | {m['gate']:.3f} | {_f(r['useful'])} | {_f(r['false_share'])} | "
+            f"{_f(r['silent_new_task'])} | {_f(r['silent_unanswerable'])} | {_f(r.get('R@5'))} | "
+            f"{_f(t['useful'])} | {_f(t['false_share'])} | {_f(s['auc_answerable_vs_left_out'])} | "
+            f"{_f(s['auc_answerable_vs_new_task'])} |"
+        )
     out.append(prose("semantic-confidence", table="\n".join(rows)))
     lex = sem["models"]["lexical (the shipped model, per session)"]["separability"]["report"]
     hyb = sem["models"]["lexical features + cosine + margin + agreement"]["separability"]["report"]
-    rows = ["| features | half | questions | needed | evidence above the twin's best | with one gate for all |",
-            "|---|---|---:|---:|---:|---:|"]
+    rows = [
+        "| features | half | questions | needed | evidence above the twin's best | with one gate for all |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
     for label, m in sem["models"].items():
         for sp in ("tune", "report"):
             s = m["separability"][sp]
-            rows.append(f"| {label} | {sp} | {s['questions']} | {s['needed']} | {s['evidence_above_twin']} | "
-                        f"{s['one_gate_answers_and_silences']} |")
-    out.append(prose("semantic-separability", lexical_new_task=_f(lex["auc_answerable_vs_new_task"]),
-                     hybrid_new_task=_f(hyb["auc_answerable_vs_new_task"]),
-                     lexical_left_out=_f(lex["auc_answerable_vs_left_out"]),
-                     hybrid_left_out=_f(hyb["auc_answerable_vs_left_out"]), table="\n".join(rows)))
+            rows.append(
+                f"| {label} | {sp} | {s['questions']} | {s['needed']} | {s['evidence_above_twin']} | "
+                f"{s['one_gate_answers_and_silences']} |"
+            )
+    out.append(
+        prose(
+            "semantic-separability",
+            lexical_new_task=_f(lex["auc_answerable_vs_new_task"]),
+            hybrid_new_task=_f(hyb["auc_answerable_vs_new_task"]),
+            lexical_left_out=_f(lex["auc_answerable_vs_left_out"]),
+            hybrid_left_out=_f(hyb["auc_answerable_vs_left_out"]),
+            table="\n".join(rows),
+        )
+    )
     rows = ["| features | (useful, false share) on the tune half, every gate on the Pareto front |", "|---|---|"]
     for label in ("lexical (the shipped model, per session)", "lexical features + cosine + margin + agreement"):
         pts = sem["models"][label]["frontier_tune"]
         rows.append(f"| {label} | " + ", ".join(f"({_f(x['useful'])}, {_f(x['false_share'])})" for x in pts) + " |")
     out.append(prose("semantic-frontier", table="\n".join(rows)))
     dg = sem["dense_gate"]
-    out.append(prose("semantic-dense-gate", threshold=f"{dg['threshold']:.3f}",
-                     **{f"{sp}_{k}": _f(dg[sp][k]) for sp in ("report", "tune")
-                        for k in ("useful", "false_share", "silent_new_task", "silent_unanswerable")}))
+    out.append(
+        prose(
+            "semantic-dense-gate",
+            threshold=f"{dg['threshold']:.3f}",
+            **{
+                f"{sp}_{k}": _f(dg[sp][k])
+                for sp in ("report", "tune")
+                for k in ("useful", "false_share", "silent_new_task", "silent_unanswerable")
+            },
+        )
+    )
     o = sem["outlier"]
     ex = sem["examples"]
-    out.append(prose("semantic-paraphrases", paraphrase=PARAPHRASE[0], paraphrase_cosine=f"{ex[PARAPHRASE[0]]:.3f}",
-                     new_task=NEW_TASKS[0][0], new_task_cosine=f"{ex[NEW_TASKS[0][0]]:.3f}",
-                     build=NEW_TASKS[1][0], build_cosine=f"{ex[NEW_TASKS[1][0]]:.3f}",
-                     new_task_median=f"{sem.get('new_task_best_cosine_median', 0):.3f}",
-                     tune_fired=o["tune"] or "no prompt", report_fired=o["report"] or "no prompt"))
+    out.append(
+        prose(
+            "semantic-paraphrases",
+            paraphrase=PARAPHRASE[0],
+            paraphrase_cosine=f"{ex[PARAPHRASE[0]]:.3f}",
+            new_task=NEW_TASKS[0][0],
+            new_task_cosine=f"{ex[NEW_TASKS[0][0]]:.3f}",
+            build=NEW_TASKS[1][0],
+            build_cosine=f"{ex[NEW_TASKS[1][0]]:.3f}",
+            new_task_median=f"{sem.get('new_task_best_cosine_median', 0):.3f}",
+            tune_fired=o["tune"] or "no prompt",
+            report_fired=o["report"] or "no prompt",
+        )
+    )
     out.append(prose("semantic-decision", moved=abs(moved), questions=questions, report_questions=n_rep))
     return out

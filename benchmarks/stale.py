@@ -121,24 +121,47 @@ class Transcript:
     def _line(self, kind: str, message: dict) -> None:
         self.n += 1
         self.clock += timedelta(seconds=20)
-        self.lines.append({"parentUuid": None, "isSidechain": False, "type": kind, "message": message,
-                           "uuid": uid("fixture", self.session_id, self.n), "timestamp": _iso(self.clock),
-                           "userType": "external", "entrypoint": "cli", "cwd": self.cwd,
-                           "sessionId": self.session_id, "version": "2.1.197", "gitBranch": "main"})
+        self.lines.append(
+            {
+                "parentUuid": None,
+                "isSidechain": False,
+                "type": kind,
+                "message": message,
+                "uuid": uid("fixture", self.session_id, self.n),
+                "timestamp": _iso(self.clock),
+                "userType": "external",
+                "entrypoint": "cli",
+                "cwd": self.cwd,
+                "sessionId": self.session_id,
+                "version": "2.1.197",
+                "gitBranch": "main",
+            }
+        )
 
     def user(self, text: str) -> None:
         self._line("user", {"role": "user", "content": text})
 
     def assistant(self, text: str) -> None:
-        self._line("assistant", {"id": f"msg_{self.session_id[:8]}{self.n}", "role": "assistant",
-                                 "content": [{"type": "text", "text": text}]})
+        self._line(
+            "assistant",
+            {
+                "id": f"msg_{self.session_id[:8]}{self.n}",
+                "role": "assistant",
+                "content": [{"type": "text", "text": text}],
+            },
+        )
 
     def tool(self, name: str, inp: dict) -> None:
         tid = f"toolu_{self.session_id[:8]}{self.n}"
-        self._line("assistant", {"id": f"msg_{self.session_id[:8]}{self.n}", "role": "assistant",
-                                 "content": [{"type": "tool_use", "id": tid, "name": name, "input": inp}]})
-        self._line("user", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid,
-                                                         "content": "ok"}]})
+        self._line(
+            "assistant",
+            {
+                "id": f"msg_{self.session_id[:8]}{self.n}",
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": tid, "name": name, "input": inp}],
+            },
+        )
+        self._line("user", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid, "content": "ok"}]})
 
     def write(self, root: Path) -> None:
         from benchmarks.retrieval import encode_cwd
@@ -166,7 +189,8 @@ def fixtures(project: Path, root: Path) -> tuple[list[dict], dict[str, set]]:
         dec = Transcript(str(project), uid("fixture-decision", i), start)
         dec.user(f"how should we handle {words}?")
         content = f"// {words}\nexport const rule = {json.dumps(decision)}\n" + "".join(
-            f"export const step{k} = {k}\n" for k in range(12))
+            f"export const step{k} = {k}\n" for k in range(12)
+        )
         dec.tool("Write", {"file_path": str(project / path), "content": content})
         dec.assistant(f"We decided that {decision}; it lives in {path}, and the tests cover it.")
         dec.write(root)
@@ -219,9 +243,17 @@ def build(workdir: Path, questions_limit: int | None) -> dict:
     t0 = time.perf_counter()
     with Indexer() as ix:
         summary = ix.run([root])
-    return {"project": project, "root": root, "topics": topics, "expected": expected, "questions": questions,
-            "pool_sessions": len(sessions), "pool_lines": lines, "messages": summary.messages,
-            "index_seconds": round(time.perf_counter() - t0, 1)}
+    return {
+        "project": project,
+        "root": root,
+        "topics": topics,
+        "expected": expected,
+        "questions": questions,
+        "pool_sessions": len(sessions),
+        "pool_lines": lines,
+        "messages": summary.messages,
+        "index_seconds": round(time.perf_counter() - t0, 1),
+    }
 
 
 # ------------------------------------------------------------------------------------ marks
@@ -273,12 +305,17 @@ def marks(built: dict) -> dict:
 # ------------------------------------------------------------------------------------ latency
 def _row(label: str, on: list[float], off: list[float], extra: dict | None = None) -> dict:
     diffs = [a - b for a, b in zip(on, off)]
-    row = {"mode": label, "runs": len(on),
-           "off_p50_ms": round(percentile(off, 0.5) * 1000, 2), "off_p95_ms": round(percentile(off, 0.95) * 1000, 2),
-           "on_p50_ms": round(percentile(on, 0.5) * 1000, 2), "on_p95_ms": round(percentile(on, 0.95) * 1000, 2),
-           "added_p50_ms": round((percentile(on, 0.5) - percentile(off, 0.5)) * 1000, 2),
-           "added_p95_ms": round((percentile(on, 0.95) - percentile(off, 0.95)) * 1000, 2),
-           "paired_diff_median_ms": round(statistics.median(diffs) * 1000, 2) if diffs else None}
+    row = {
+        "mode": label,
+        "runs": len(on),
+        "off_p50_ms": round(percentile(off, 0.5) * 1000, 2),
+        "off_p95_ms": round(percentile(off, 0.95) * 1000, 2),
+        "on_p50_ms": round(percentile(on, 0.5) * 1000, 2),
+        "on_p95_ms": round(percentile(on, 0.95) * 1000, 2),
+        "added_p50_ms": round((percentile(on, 0.5) - percentile(off, 0.5)) * 1000, 2),
+        "added_p95_ms": round((percentile(on, 0.95) - percentile(off, 0.95)) * 1000, 2),
+        "paired_diff_median_ms": round(statistics.median(diffs) * 1000, 2) if diffs else None,
+    }
     row.update(extra or {})
     return row
 
@@ -325,8 +362,13 @@ def in_process(built: dict, texts: list[str], rounds: int = 3) -> dict:
             alone.append(time.perf_counter() - t0)
             marked += sum(bool(h.stale) for h in hits)
     row = _row("pipeline in a warm process (the service's work)", on, off)
-    row.update({"mark_hits_p50_ms": round(percentile(alone, 0.5) * 1000, 3),
-                "mark_hits_p95_ms": round(percentile(alone, 0.95) * 1000, 3), "marked_hits": marked})
+    row.update(
+        {
+            "mark_hits_p50_ms": round(percentile(alone, 0.5) * 1000, 3),
+            "mark_hits_p95_ms": round(percentile(alone, 0.95) * 1000, 3),
+            "marked_hits": marked,
+        }
+    )
     return row
 
 
@@ -352,8 +394,15 @@ def processes(built: dict, texts: list[str], service: bool) -> dict:
     on, off, on_cpu, off_cpu = [], [], [], []
     try:
         for i, text in enumerate([*texts[:3], *texts]):
-            payload = json.dumps({"session_id": f"bench-{i}", "transcript_path": "", "cwd": project,
-                                  "hook_event_name": "UserPromptSubmit", "prompt": text}).encode()
+            payload = json.dumps(
+                {
+                    "session_id": f"bench-{i}",
+                    "transcript_path": "",
+                    "cwd": project,
+                    "hook_event_name": "UserPromptSubmit",
+                    "prompt": text,
+                }
+            ).encode()
             order = (True, False) if i % 2 == 0 else (False, True)
             for flag in order:
                 setting(flag)
@@ -366,13 +415,19 @@ def processes(built: dict, texts: list[str], service: bool) -> dict:
             stop_service(proc)
         config.save({})
     label = "hook process, service" if service else "hook process, no service"
-    return _row(label, on, off, {"on_cpu_p50_ms": round(percentile(on_cpu, 0.5) * 1000, 1),
-                                 "off_cpu_p50_ms": round(percentile(off_cpu, 0.5) * 1000, 1)})
+    return _row(
+        label,
+        on,
+        off,
+        {
+            "on_cpu_p50_ms": round(percentile(on_cpu, 0.5) * 1000, 1),
+            "off_cpu_p50_ms": round(percentile(off_cpu, 0.5) * 1000, 1),
+        },
+    )
 
 
 # ------------------------------------------------------------------------------------ run
-def run(runs: int = 40, with_processes: bool = True, questions: int | None = None,
-        workdir: Path | None = None) -> dict:
+def run(runs: int = 40, with_processes: bool = True, questions: int | None = None, workdir: Path | None = None) -> dict:
     tmp = None
     if workdir is None:
         tmp = tempfile.TemporaryDirectory(prefix="recall-stale-bench-")
@@ -381,11 +436,16 @@ def run(runs: int = 40, with_processes: bool = True, questions: int | None = Non
         with recall_home(workdir / "home"):
             os.environ["RECALL_NO_SERVICE"] = "1"
             built = build(workdir, questions)
-            res = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cpus": os.cpu_count(),
-                   "pool_sessions": built["pool_sessions"], "messages": built["messages"],
-                   "fixture_topics": len(built["topics"]),
-                   "kinds": {k: sum(t["kind"] == k for t in built["topics"]) for k in KINDS},
-                   "dev_questions": len(built["questions"]), "index_seconds": built["index_seconds"]}
+            res = {
+                "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "cpus": os.cpu_count(),
+                "pool_sessions": built["pool_sessions"],
+                "messages": built["messages"],
+                "fixture_topics": len(built["topics"]),
+                "kinds": {k: sum(t["kind"] == k for t in built["topics"]) for k in KINDS},
+                "dev_questions": len(built["questions"]),
+                "index_seconds": built["index_seconds"],
+            }
             res["marks"] = marks(built)
             texts = prompts_for_latency(built, runs)
             res["latency"] = [in_process(built, texts)]
@@ -402,21 +462,31 @@ def run(runs: int = 40, with_processes: bool = True, questions: int | None = Non
 
 
 def markdown(res: dict) -> str:
-    lines = ["| path | prompts | hits | hits expecting marks | marked exactly as expected | "
-             "hits expecting none | spurious marks |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| path | prompts | hits | hits expecting marks | marked exactly as expected | "
+        "hits expecting none | spurious marks |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for path, label in (("hook", "prompt hook"), ("raw", "`recall --raw` (10 sessions)")):
         for kind, what in (("fixture", "fixture topics"), ("pool", "dev questions (pooled history)")):
             t = res["marks"][path]["by_prompts"][kind]
-            lines.append(f"| {label}: {what} | {t['prompts']} | {t['hits']} | {t['expect']} | {t['exact']} | "
-                         f"{t['clean']} | {t['spurious']} |")
-    lines += ["", "| hook latency | runs | without marks p50 / p95 ms | with marks p50 / p95 ms | "
-              "added p50 / p95 ms | median paired difference ms | process CPU p50 ms without / with |",
-              "|---|---|---|---|---|---|---|"]
+            lines.append(
+                f"| {label}: {what} | {t['prompts']} | {t['hits']} | {t['expect']} | {t['exact']} | "
+                f"{t['clean']} | {t['spurious']} |"
+            )
+    lines += [
+        "",
+        "| hook latency | runs | without marks p50 / p95 ms | with marks p50 / p95 ms | "
+        "added p50 / p95 ms | median paired difference ms | process CPU p50 ms without / with |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in res["latency"]:
         cpu = f"{r['off_cpu_p50_ms']} / {r['on_cpu_p50_ms']}" if "on_cpu_p50_ms" in r else "-"
-        lines.append(f"| {r['mode']} | {r['runs']} | {r['off_p50_ms']} / {r['off_p95_ms']} | "
-                     f"{r['on_p50_ms']} / {r['on_p95_ms']} | {r['added_p50_ms']} / {r['added_p95_ms']} | "
-                     f"{r['paired_diff_median_ms']} | {cpu} |")
+        lines.append(
+            f"| {r['mode']} | {r['runs']} | {r['off_p50_ms']} / {r['off_p95_ms']} | "
+            f"{r['on_p50_ms']} / {r['on_p95_ms']} | {r['added_p50_ms']} / {r['added_p95_ms']} | "
+            f"{r['paired_diff_median_ms']} | {cpu} |"
+        )
     return "\n".join(lines)
 
 
@@ -431,9 +501,20 @@ def sections(res: dict | None = None) -> list[str]:
         except (OSError, ValueError):
             return []
     ip = res["latency"][0]
-    return [prose("stale", pool_sessions=f"{res['pool_sessions']:,}", fixture_topics=res["fixture_topics"],
-                  dev_questions=res["dev_questions"], table=markdown(res), mark_p50=ip["mark_hits_p50_ms"],
-                  mark_p95=ip["mark_hits_p95_ms"], when=res["when"], cpus=res["cpus"], load=res.get("load_average"))]
+    return [
+        prose(
+            "stale",
+            pool_sessions=f"{res['pool_sessions']:,}",
+            fixture_topics=res["fixture_topics"],
+            dev_questions=res["dev_questions"],
+            table=markdown(res),
+            mark_p50=ip["mark_hits_p50_ms"],
+            mark_p95=ip["mark_hits_p95_ms"],
+            when=res["when"],
+            cpus=res["cpus"],
+            load=res.get("load_average"),
+        )
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

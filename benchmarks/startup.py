@@ -49,10 +49,19 @@ def _history(root: Path, sessions: int = 200) -> str:
                 role = "user" if j % 2 == 0 else "assistant"
                 text = " ".join(rng.choice(words) for _ in range(12))
                 content = text if role == "user" else [{"type": "text", "text": text}]
-                fh.write(json.dumps({"type": role, "uuid": str(uuid.UUID(int=rng.getrandbits(128))),
-                                     "sessionId": sid, "cwd": cwd,
-                                     "timestamp": f"2026-11-{1 + i % 28:02d}T10:{j:02d}:00Z",
-                                     "message": {"role": role, "content": content}}) + "\n")
+                fh.write(
+                    json.dumps(
+                        {
+                            "type": role,
+                            "uuid": str(uuid.UUID(int=rng.getrandbits(128))),
+                            "sessionId": sid,
+                            "cwd": cwd,
+                            "timestamp": f"2026-11-{1 + i % 28:02d}T10:{j:02d}:00Z",
+                            "message": {"role": role, "content": content},
+                        }
+                    )
+                    + "\n"
+                )
     return sid
 
 
@@ -61,8 +70,12 @@ def measure(rounds: int = 15) -> dict:
     with tempfile.TemporaryDirectory(prefix="recall-startup-") as tmp:
         tmp_p = Path(tmp)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "RECALL_"))}
-        env.update(HOME=str(tmp_p / "home"), RECALL_HOME=str(tmp_p / "recall"),
-                   CLAUDE_CONFIG_DIR=str(tmp_p / "claude"), RECALL_NO_SERVICE="1")
+        env.update(
+            HOME=str(tmp_p / "home"),
+            RECALL_HOME=str(tmp_p / "recall"),
+            CLAUDE_CONFIG_DIR=str(tmp_p / "claude"),
+            RECALL_NO_SERVICE="1",
+        )
         (tmp_p / "home").mkdir()
         sid = _history(tmp_p / "claude" / "projects")
         subprocess.run([*exe_argv, "index"], env=env, check=True, capture_output=True, cwd=tmp)
@@ -93,11 +106,23 @@ def measure(rounds: int = 15) -> dict:
     rows = []
     for name, ts in times.items():
         med = median(ts)
-        rows.append({"command": name, "median_ms": round(med * 1000, 1), "p90_ms": ms(percentile(ts, 0.9)),
-                     "vs_python": round(med / base, 2), "over_python_ms": round((med - base) * 1000, 1)})
-    return {"rounds": rounds, "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
-            "load": [round(x, 2) for x in os.getloadavg()], "python": sys.version.split()[0],
-            "rows": rows, "target_ms": TARGET_MS}
+        rows.append(
+            {
+                "command": name,
+                "median_ms": round(med * 1000, 1),
+                "p90_ms": ms(percentile(ts, 0.9)),
+                "vs_python": round(med / base, 2),
+                "over_python_ms": round((med - base) * 1000, 1),
+            }
+        )
+    return {
+        "rounds": rounds,
+        "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "load": [round(x, 2) for x in os.getloadavg()],
+        "python": sys.version.split()[0],
+        "rows": rows,
+        "target_ms": TARGET_MS,
+    }
 
 
 def sections(res: dict | None = None) -> list[str]:
@@ -110,15 +135,35 @@ def sections(res: dict | None = None) -> list[str]:
             res = json.loads(RESULTS.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return []
-    rows = [f"| `{r['command']}` | {r['median_ms']:.0f} ms | {r['p90_ms']:.0f} ms | {r['vs_python']:.2f} | "
-            f"{r['over_python_ms']:+.0f} ms |" for r in res["rows"]]
-    slow = [r["command"] for r in res["rows"] if r["command"].startswith("recall ") and "typer" not in r["command"]
-            and r["median_ms"] > res["target_ms"]]
-    table = "\n".join(["| command | median | p90 | × `python -c pass` | over `python -c pass` |",
-                       "| --- | ---: | ---: | ---: | ---: |", *rows])
-    return [prose("startup", rounds=res["rounds"], load=res["load"], date=res["date"], python=res["python"],
-                  table=table, target=f"{res['target_ms']:.0f}",
-                  verdict="met." if not slow else f"missed by {', '.join(slow)} in this run.")]
+    rows = [
+        f"| `{r['command']}` | {r['median_ms']:.0f} ms | {r['p90_ms']:.0f} ms | {r['vs_python']:.2f} | "
+        f"{r['over_python_ms']:+.0f} ms |"
+        for r in res["rows"]
+    ]
+    slow = [
+        r["command"]
+        for r in res["rows"]
+        if r["command"].startswith("recall ") and "typer" not in r["command"] and r["median_ms"] > res["target_ms"]
+    ]
+    table = "\n".join(
+        [
+            "| command | median | p90 | × `python -c pass` | over `python -c pass` |",
+            "| --- | ---: | ---: | ---: | ---: |",
+            *rows,
+        ]
+    )
+    return [
+        prose(
+            "startup",
+            rounds=res["rounds"],
+            load=res["load"],
+            date=res["date"],
+            python=res["python"],
+            table=table,
+            target=f"{res['target_ms']:.0f}",
+            verdict="met." if not slow else f"missed by {', '.join(slow)} in this run.",
+        )
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -54,8 +54,12 @@ LAG_REMOTE = "github.com/acme/lag"
 def _vocab(rng: random.Random) -> tuple[list[str], list[str], list[str]]:
     from benchmarks.generate import _CODAS, _ONSETS, _VOWELS, ENGLISH, TECH
 
-    coined = sorted({rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS) + rng.choice(_VOWELS)
-                     + rng.choice(_CODAS) for _ in range(30_000)})
+    coined = sorted(
+        {
+            rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS) + rng.choice(_VOWELS) + rng.choice(_CODAS)
+            for _ in range(30_000)
+        }
+    )
     rng.shuffle(coined)  # frequency by rank: not alphabetical
     return ENGLISH, TECH, coined
 
@@ -104,8 +108,7 @@ class Texts:
             return self._coined()[0]
         if kind < 0.7:
             return f"{self._tech()[0]} {self._coined()[0]}"
-        return " ".join([self._tech()[0], r.choice(self.english),
-                         self._coined()[0]])
+        return " ".join([self._tech()[0], r.choice(self.english), self._coined()[0]])
 
 
 # set-up --------------------------------------------------------------------------------------------------
@@ -129,8 +132,10 @@ class Bench:
         self.owner_url = self.pg.url(ADMIN, self.db)
         self.checkouts, self.lag_checkouts = {}, {}
         for role in ("alice", "bob"):
-            for name, remote, into in (("shop-0", REMOTE.format(i=0), self.checkouts),
-                                       ("lag", LAG_REMOTE, self.lag_checkouts)):
+            for name, remote, into in (
+                ("shop-0", REMOTE.format(i=0), self.checkouts),
+                ("lag", LAG_REMOTE, self.lag_checkouts),
+            ):
                 ck = work / role / name
                 (ck / ".git").mkdir(parents=True)
                 host, _, path = remote.partition("/")
@@ -145,8 +150,13 @@ class Bench:
         os.environ["RECALL_HOME"] = self.env(role)["RECALL_HOME"]
 
     def recall(self, role: str | None, *args: str, env: dict | None = None) -> str:
-        proc = subprocess.run([sys.executable, "-m", "recall.entry", *args], capture_output=True, text=True,
-                              env={**self.env(role), **(env or {})}, timeout=600)
+        proc = subprocess.run(
+            [sys.executable, "-m", "recall.entry", *args],
+            capture_output=True,
+            text=True,
+            env={**self.env(role), **(env or {})},
+            timeout=600,
+        )
         if proc.returncode != 0:
             raise RuntimeError(f"recall {' '.join(args)}: {proc.stdout} {proc.stderr}")
         return proc.stdout
@@ -177,8 +187,16 @@ def _add_memories(project: Path, texts: Texts, n: int, start: int) -> None:
     with store.transaction(str(project)) as state:
         now = time.time()
         for i in range(start, start + n):
-            state.memories.append(store.Memory(id=f"b{i:07d}", type=texts.rng.choice(Texts.TYPES),
-                                               content=texts.sentence(), tags=["bench"], created=now, updated=now))
+            state.memories.append(
+                store.Memory(
+                    id=f"b{i:07d}",
+                    type=texts.rng.choice(Texts.TYPES),
+                    content=texts.sentence(),
+                    tags=["bench"],
+                    created=now,
+                    updated=now,
+                )
+            )
         state.dirty = True
 
 
@@ -214,14 +232,16 @@ def push_pull(b: Bench, total: int, rounds: int = 3) -> dict:
         sent = team_sync.Sync(join).push(alice)["sent"]
         push_t.append((time.perf_counter() - t) / max(1, sent))
         # baseline: the same rows, a plain INSERT (no trigger, no policies, no text index)
-        rows = [i.row(join.origin) for i in collect(join.origin, REMOTE.format(i=0), [str(b.checkouts["alice"])],
-                                                     Keeper()).values()]
+        rows = [
+            i.row(join.origin)
+            for i in collect(join.origin, REMOTE.format(i=0), [str(b.checkouts["alice"])], Keeper()).values()
+        ]
         rows = [dict(row, id=f"r{r}-{row['id']}") for row in rows][-per:]
         t = time.perf_counter()
         for i in range(0, len(rows), team_sync.BATCH):
             with owner.transaction():
                 with owner.cursor() as cur:
-                    cur.executemany(PLAIN_INSERT, rows[i:i + team_sync.BATCH])
+                    cur.executemany(PLAIN_INSERT, rows[i : i + team_sync.BATCH])
         plain_t.append((time.perf_counter() - t) / max(1, len(rows)))
         alice.close()
         # pull: bob takes them into his index
@@ -242,10 +262,16 @@ def push_pull(b: Bench, total: int, rounds: int = 3) -> dict:
     owner.execute("DROP TABLE bench_plain")
     owner.close()
     push, plain, pull, select = (median(x) for x in (push_t, plain_t, pull_t, select_t))
-    return {"items": per * rounds, "rounds": rounds,
-            "push_per_s": round(1 / push), "plain_insert_per_s": round(1 / plain), "push_cost_ratio": round(push / plain, 2),
-            "pull_per_s": round(1 / pull), "plain_select_per_s": round(1 / select),
-            "pull_cost_ratio": round(pull / select, 1)}
+    return {
+        "items": per * rounds,
+        "rounds": rounds,
+        "push_per_s": round(1 / push),
+        "plain_insert_per_s": round(1 / plain),
+        "push_cost_ratio": round(push / plain, 2),
+        "pull_per_s": round(1 / pull),
+        "plain_select_per_s": round(1 / select),
+        "pull_cost_ratio": round(pull / select, 1),
+    }
 
 
 # 3: bulk load and size -------------------------------------------------------------------------------------
@@ -259,27 +285,48 @@ def bulk_load(b: Bench, n: int) -> dict:
     while i < n:
         k = min(BULK_BATCH, n - i)
         with owner.transaction():
-            with owner.cursor().copy("COPY recall_team.items (id, project, origin, kind, mtype, content, tags, "
-                                     "created, updated, digest) FROM STDIN") as cp:
+            with owner.cursor().copy(
+                "COPY recall_team.items (id, project, origin, kind, mtype, content, tags, "
+                "created, updated, digest) FROM STDIN"
+            ) as cp:
                 for j in range(i, i + k):
                     ts = now - texts.rng.random() * 180 * 86400
-                    cp.write_row((f"bulk{j:08d}", REMOTE.format(i=1 + j % (PROJECTS - 1)), "bulk", "memory",
-                                  texts.rng.choice(Texts.TYPES), texts.sentence(), ["bench"],
-                                  _ts(ts), _ts(ts), "d"))
+                    cp.write_row(
+                        (
+                            f"bulk{j:08d}",
+                            REMOTE.format(i=1 + j % (PROJECTS - 1)),
+                            "bulk",
+                            "memory",
+                            texts.rng.choice(Texts.TYPES),
+                            texts.sentence(),
+                            ["bench"],
+                            _ts(ts),
+                            _ts(ts),
+                            "d",
+                        )
+                    )
         i += k
     load_s = time.perf_counter() - t
     owner.execute("ANALYZE recall_team.items")
     count = owner.execute("SELECT count(*) FROM recall_team.items").fetchone()[0]
-    sizes = owner.execute("SELECT pg_total_relation_size('recall_team.items'), pg_relation_size('recall_team.items'), "
-                          "pg_indexes_size('recall_team.items')").fetchone()
+    sizes = owner.execute(
+        "SELECT pg_total_relation_size('recall_team.items'), pg_relation_size('recall_team.items'), "
+        "pg_indexes_size('recall_team.items')"
+    ).fetchone()
     owner.close()
     total, heap, indexes = sizes
     per = 100_000 / max(1, count)
-    return {"items": count, "loaded": n, "already": have, "load_seconds": round(load_s, 1),
-            "load_per_s": round(n / load_s) if load_s else None,
-            "mb_per_100k": round(total * per / 1e6, 1), "heap_mb_per_100k": round(heap * per / 1e6, 1),
-            "index_mb_per_100k": round(indexes * per / 1e6, 1),
-            "toast_mb_per_100k": round((total - heap - indexes) * per / 1e6, 1)}
+    return {
+        "items": count,
+        "loaded": n,
+        "already": have,
+        "load_seconds": round(load_s, 1),
+        "load_per_s": round(n / load_s) if load_s else None,
+        "mb_per_100k": round(total * per / 1e6, 1),
+        "heap_mb_per_100k": round(heap * per / 1e6, 1),
+        "index_mb_per_100k": round(indexes * per / 1e6, 1),
+        "toast_mb_per_100k": round((total - heap - indexes) * per / 1e6, 1),
+    }
 
 
 def _ts(epoch: float) -> str:
@@ -311,11 +358,18 @@ def search_latency(b: Bench, n_queries: int = 60, limit: int = 10) -> dict:
                 hits.append(len(found))
     bob.close()
     owner.close()
-    return {"queries": n_queries, "limit": limit, "p50_ms": round(percentile(member, 0.5), 1),
-            "p95_ms": round(percentile(member, 0.95), 1), "max_ms": round(max(member), 1),
-            "owner_p50_ms": round(percentile(unpoliced, 0.5), 1), "owner_p95_ms": round(percentile(unpoliced, 0.95), 1),
-            "rls_ratio_p50": round(percentile(member, 0.5) / max(1e-9, percentile(unpoliced, 0.5)), 2),
-            "queries_with_hits": sum(1 for h in hits if h), "examples": queries[:6]}
+    return {
+        "queries": n_queries,
+        "limit": limit,
+        "p50_ms": round(percentile(member, 0.5), 1),
+        "p95_ms": round(percentile(member, 0.95), 1),
+        "max_ms": round(max(member), 1),
+        "owner_p50_ms": round(percentile(unpoliced, 0.5), 1),
+        "owner_p95_ms": round(percentile(unpoliced, 0.95), 1),
+        "rls_ratio_p50": round(percentile(member, 0.5) / max(1e-9, percentile(unpoliced, 0.5)), 2),
+        "queries_with_hits": sum(1 for h in hits if h),
+        "examples": queries[:6],
+    }
 
 
 # 5: lag ---------------------------------------------------------------------------------------------------
@@ -352,11 +406,21 @@ def lag(b: Bench, runs: int) -> dict:
             from recall.core import config
 
             config.save({"memory": {"idle_seconds": 0, "timeout_seconds": 10}})
-            procs.append(start_service({**b.env(role), **(model_env if role == "alice" else {})}, until="started",
-                                       argv=[sys.executable, "-m", "recall.entry", "serve"]))
+            procs.append(
+                start_service(
+                    {**b.env(role), **(model_env if role == "alice" else {})},
+                    until="started",
+                    argv=[sys.executable, "-m", "recall.entry", "serve"],
+                )
+            )
         for role in ("alice", "bob"):
-            _until(lambda: json.loads(b.recall(role, "team", "status", "--json")).get("service", {}) and
-                   json.loads(b.recall(role, "team", "status", "--json"))["service"].get("connected"), 120)
+            _until(
+                lambda: (
+                    json.loads(b.recall(role, "team", "status", "--json")).get("service", {})
+                    and json.loads(b.recall(role, "team", "status", "--json"))["service"].get("connected")
+                ),
+                120,
+            )
         from recall.core import paths
         from recall.search.searcher import Searcher
 
@@ -370,8 +434,14 @@ def lag(b: Bench, runs: int) -> dict:
             tr.assistant("Added it to the runbook.")
             payload = json.dumps(tr.payload(hook_event_name="SessionEnd", reason="exit"))
             t0 = time.time()
-            subprocess.run([sys.executable, "-m", "recall.entry", "hook", "session-end"], input=payload, text=True,
-                           env={**b.env("alice"), **model_env}, capture_output=True, timeout=60)
+            subprocess.run(
+                [sys.executable, "-m", "recall.entry", "hook", "session-end"],
+                input=payload,
+                text=True,
+                env={**b.env("alice"), **model_env},
+                capture_output=True,
+                timeout=60,
+            )
             state = b.lag_checkouts["alice"] / ".memory" / "state.json"
             try:
                 t_mem = _until(lambda: state.exists() and f"gizmo{k} " in state.read_text(), 60)
@@ -388,8 +458,9 @@ def lag(b: Bench, runs: int) -> dict:
                     searcher.refresh()
                 except Exception:  # noqa: BLE001 - the index is being opened
                     return False
-                return any(f"gizmo{k} " in h.text for h in searcher.search(f"quantum gizmo{k}", doctypes=("team",),
-                                                                            limit=50))
+                return any(
+                    f"gizmo{k} " in h.text for h in searcher.search(f"quantum gizmo{k}", doctypes=("team",), limit=50)
+                )
 
             try:
                 t_found = _until(found, 60, interval=0.02)
@@ -398,9 +469,14 @@ def lag(b: Bench, runs: int) -> dict:
                 raise
             extract.append(t_mem - t0)
             total.append(t_found - t0)
-        return {"runs": runs, "p50_s": round(median(total), 2), "max_s": round(max(total), 2),
-                "extraction_p50_s": round(median(extract), 2),
-                "sync_p50_s": round(median([t - e for t, e in zip(total, extract)]), 2), "target_s": 5.0}
+        return {
+            "runs": runs,
+            "p50_s": round(median(total), 2),
+            "max_s": round(max(total), 2),
+            "extraction_p50_s": round(median(extract), 2),
+            "sync_p50_s": round(median([t - e for t, e in zip(total, extract)]), 2),
+            "target_s": 5.0,
+        }
     finally:
         for p in procs:
             stop_service(p, 30)
@@ -411,8 +487,12 @@ def _logs(b: Bench) -> None:
     """What the two services said (a run that timed out)."""
     for role in ("alice", "bob"):
         log = Path(b.env(role)["RECALL_HOME"]) / "logs" / "recall.log"
-        print(f"--- {role}'s log:", log.read_text(errors="replace")[-3000:] if log.exists() else "none",
-              b.recall(role, "team", "status"), file=sys.stderr)
+        print(
+            f"--- {role}'s log:",
+            log.read_text(errors="replace")[-3000:] if log.exists() else "none",
+            b.recall(role, "team", "status"),
+            file=sys.stderr,
+        )
 
 
 def _until(pred, timeout: float, interval: float = 0.05) -> float:
@@ -431,8 +511,11 @@ def run(items: int = 1_000_000, push: int = 20_000, lag_runs: int = 8, queries: 
     b = Bench(work)
     try:
         b.setup()
-        res: dict = {"when": time.strftime("%Y-%m-%d"), "machine": f"{os.cpu_count()} cores, shared",
-                     "postgres": b.pg.admin().execute("SHOW server_version").fetchone()[0]}
+        res: dict = {
+            "when": time.strftime("%Y-%m-%d"),
+            "machine": f"{os.cpu_count()} cores, shared",
+            "postgres": b.pg.admin().execute("SHOW server_version").fetchone()[0],
+        }
         res["push_pull"] = push_pull(b, push)
         print(json.dumps(res["push_pull"]), file=sys.stderr)
         res["size"] = bulk_load(b, items)
@@ -465,26 +548,38 @@ def sections(res: dict | None = None) -> list[str]:
     if not data:
         return [prose("team", figures="Not measured yet.")]
     pp, size, s, lag_ = data["push_pull"], data["size"], data["search"], data["lag"]
-    table = "\n".join([
-        "| figure | recall | baseline | ratio | target |",
-        "|---|---:|---:|---:|---:|",
-        f"| push, items/s (collect, redact again, upsert through the trigger and policies; {pp['items']:,} items) "
-        f"| {pp['push_per_s']:,} | {pp['plain_insert_per_s']:,} (plain INSERT, no trigger/policies/text index) "
-        f"| {pp['push_cost_ratio']}× the time | |",
-        f"| pull, items/s (fetch by cursor, store, write into the local index) | {pp['pull_per_s']:,} "
-        f"| {pp['plain_select_per_s']:,} (bare SELECT of the same rows) | {pp['pull_cost_ratio']}× the time | |",
-        f"| `recall team search` p50 / p95 at {size['items']:,} items, ms (as a member: only granted projects) "
-        f"| {s['p50_ms']} / {s['p95_ms']} | {s['owner_p50_ms']} / {s['owner_p95_ms']} (the owner: every project) "
-        f"| {s['rls_ratio_p50']}× at p50 | |",
-        f"| session end -> searchable on a teammate's machine, s (p50 / max of {lag_['runs']}) "
-        f"| {lag_['p50_s']} / {lag_['max_s']} | | | ≤ {lag_['target_s']:.0f} |",
-        f"| of which the model's extraction (stand-in) / the sync (push, NOTIFY, pull, index), s p50 "
-        f"| {lag_['extraction_p50_s']} / {lag_['sync_p50_s']} | | | |",
-        f"| server size per 100K items, MB (heap {size['heap_mb_per_100k']}, text and other indexes "
-        f"{size['index_mb_per_100k']}, TOAST {size['toast_mb_per_100k']}) | {size['mb_per_100k']} | | | |"])
-    figures = prose("team-figures", when=data["when"], machine=data["machine"], postgres=data["postgres"],
-                    table=table, queries=s["queries"], examples=", ".join("`" + q + "`" for q in s["examples"][:3]),
-                    with_hits=s["queries_with_hits"], limit=s["limit"], load_per_s=f"{size['load_per_s']:,}")
+    table = "\n".join(
+        [
+            "| figure | recall | baseline | ratio | target |",
+            "|---|---:|---:|---:|---:|",
+            f"| push, items/s (collect, redact again, upsert through the trigger and policies; {pp['items']:,} items) "
+            f"| {pp['push_per_s']:,} | {pp['plain_insert_per_s']:,} (plain INSERT, no trigger/policies/text index) "
+            f"| {pp['push_cost_ratio']}× the time | |",
+            f"| pull, items/s (fetch by cursor, store, write into the local index) | {pp['pull_per_s']:,} "
+            f"| {pp['plain_select_per_s']:,} (bare SELECT of the same rows) | {pp['pull_cost_ratio']}× the time | |",
+            f"| `recall team search` p50 / p95 at {size['items']:,} items, ms (as a member: only granted projects) "
+            f"| {s['p50_ms']} / {s['p95_ms']} | {s['owner_p50_ms']} / {s['owner_p95_ms']} (the owner: every project) "
+            f"| {s['rls_ratio_p50']}× at p50 | |",
+            f"| session end -> searchable on a teammate's machine, s (p50 / max of {lag_['runs']}) "
+            f"| {lag_['p50_s']} / {lag_['max_s']} | | | ≤ {lag_['target_s']:.0f} |",
+            f"| of which the model's extraction (stand-in) / the sync (push, NOTIFY, pull, index), s p50 "
+            f"| {lag_['extraction_p50_s']} / {lag_['sync_p50_s']} | | | |",
+            f"| server size per 100K items, MB (heap {size['heap_mb_per_100k']}, text and other indexes "
+            f"{size['index_mb_per_100k']}, TOAST {size['toast_mb_per_100k']}) | {size['mb_per_100k']} | | | |",
+        ]
+    )
+    figures = prose(
+        "team-figures",
+        when=data["when"],
+        machine=data["machine"],
+        postgres=data["postgres"],
+        table=table,
+        queries=s["queries"],
+        examples=", ".join("`" + q + "`" for q in s["examples"][:3]),
+        with_hits=s["queries_with_hits"],
+        limit=s["limit"],
+        load_per_s=f"{size['load_per_s']:,}",
+    )
     return [prose("team", figures=figures.rstrip("\n"))]
 
 

@@ -92,18 +92,40 @@ def fill_injection_log(home: Path, projects: list[str], sessions: list[str], see
         lines, size, t = [], 0, time.time() - (86400 * 30 if name.endswith(".1") else 86400 * 10)
         while size < injections.MAX_BYTES - 2048:
             t += rng.uniform(20, 400)
-            text = "<recalled-context>\n" + "\n".join(
-                f"- [2026-11-{rng.randint(1, 28):02d} session {rng.choice(sessions)[:8]}] "
-                + " ".join(rng.choice(words) for _ in range(24)) for _ in range(5)) + "\n</recalled-context>"
+            text = (
+                "<recalled-context>\n"
+                + "\n".join(
+                    f"- [2026-11-{rng.randint(1, 28):02d} session {rng.choice(sessions)[:8]}] "
+                    + " ".join(rng.choice(words) for _ in range(24))
+                    for _ in range(5)
+                )
+                + "\n</recalled-context>"
+            )
             outcome = rng.choice(("raw", "synthesized", "nothing", "trivial", "raw"))
-            rec = {"t": round(min(t, time.time() - 60), 3), "project": rng.choice(projects), "session": rng.choice(sessions),
-                   "outcome": outcome, "why": "" if outcome == "synthesized" else "no backend",
-                   "hits": [{"session": rng.choice(sessions), "score": round(rng.uniform(5, 60), 3),
-                             "confidence": round(rng.uniform(0.3, 0.9), 3)} for _ in range(3)]
-                   if outcome in ("raw", "synthesized") else [],
-                   "backend": "api" if outcome == "synthesized" else "", "via": "service", "service": "",
-                   "chars": len(text), "tokens": len(text) // 4, "latency_ms": round(rng.uniform(20, 900), 1),
-                   "text": text if outcome in ("raw", "synthesized") else ""}
+            rec = {
+                "t": round(min(t, time.time() - 60), 3),
+                "project": rng.choice(projects),
+                "session": rng.choice(sessions),
+                "outcome": outcome,
+                "why": "" if outcome == "synthesized" else "no backend",
+                "hits": [
+                    {
+                        "session": rng.choice(sessions),
+                        "score": round(rng.uniform(5, 60), 3),
+                        "confidence": round(rng.uniform(0.3, 0.9), 3),
+                    }
+                    for _ in range(3)
+                ]
+                if outcome in ("raw", "synthesized")
+                else [],
+                "backend": "api" if outcome == "synthesized" else "",
+                "via": "service",
+                "service": "",
+                "chars": len(text),
+                "tokens": len(text) // 4,
+                "latency_ms": round(rng.uniform(20, 900), 1),
+                "text": text if outcome in ("raw", "synthesized") else "",
+            }
             line = json.dumps(rec, separators=(",", ":")) + "\n"
             lines.append(line)
             size += len(line)
@@ -198,8 +220,7 @@ def static_copy(pages: dict[str, bytes], static: dict[str, bytes]):
 
 
 # ---------------------------------------------------------------------------- the browser
-FCP_JS = ("const e = performance.getEntriesByName('first-contentful-paint')[0];"
-          "return e ? e.startTime : null;")
+FCP_JS = "const e = performance.getEntriesByName('first-contentful-paint')[0];return e ? e.startTime : null;"
 
 
 @contextlib.contextmanager
@@ -261,10 +282,16 @@ def hook_runs(env: dict, prompts: list[str], cwd: str, n: int, between=None) -> 
         if between is not None:
             between(i)
         time.sleep(0.3)
-        payload = {"session_id": f"bench-ui-{i}", "transcript_path": "/nowhere.jsonl", "cwd": cwd,
-                   "hook_event_name": "UserPromptSubmit", "prompt": prompts[i % len(prompts)]}
-        wall, _cpu, _out, rc = time_process([*recall_exe(), "hook", "user-prompt-submit"], env,
-                                            stdin=json.dumps(payload).encode(), timeout=120)
+        payload = {
+            "session_id": f"bench-ui-{i}",
+            "transcript_path": "/nowhere.jsonl",
+            "cwd": cwd,
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": prompts[i % len(prompts)],
+        }
+        wall, _cpu, _out, rc = time_process(
+            [*recall_exe(), "hook", "user-prompt-submit"], env, stdin=json.dumps(payload).encode(), timeout=120
+        )
         if rc == 0:
             out.append(wall)
     return out
@@ -291,15 +318,22 @@ def run(args) -> dict:
     projects = sorted({r.project for r in rows if r.project})
     sessions = [r.session_id for r in rows]
     records = fill_injection_log(home, projects, sessions, args.seed)
-    queries = [q["text"] for q in query_set(args.seed) if len(q["text"]) >= 6][:args.queries]
-    prefixes = [q[:i] for q in queries for i in range(3, len(q) + 1) if q[i - 1] != " "][:args.max_prefixes]
+    queries = [q["text"] for q in query_set(args.seed) if len(q["text"]) >= 6][: args.queries]
+    prefixes = [q[:i] for q in queries for i in range(3, len(q) + 1) if q[i - 1] != " "][: args.max_prefixes]
     hook_prompts = [f"what did we decide about {q}?" for q in queries]
     cwd = rows[0].cwd or rows[0].project
 
     proc = start_service(env, until="watching", log=work / "serve.log", timeout=1800)
-    res: dict = {"when": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-                 "messages": args.messages, "sessions": len(list_sessions()), "injection_records": records,
-                 "queries": len(queries), "prefixes": len(prefixes), "history": info}
+    res: dict = {
+        "when": time.strftime("%Y-%m-%d"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "messages": args.messages,
+        "sessions": len(list_sessions()),
+        "injection_records": records,
+        "queries": len(queries),
+        "prefixes": len(prefixes),
+        "history": info,
+    }
     started = client.call("status", {}, timeout=10).get("started")
     try:
         # warm: every baseline search once, then the service's RSS before the page exists
@@ -345,8 +379,10 @@ def run(args) -> dict:
                             base.append(first_paint(d, f"http://127.0.0.1:{sport}{names[p]}"))
                         ui = [v for v in ui if v is not None]
                         base = [v for v in base if v is not None]
-                        paint[p] = {"ui_ms": round(percentile(ui, 0.5), 1) if ui else None,
-                                    "static_ms": round(percentile(base, 0.5), 1) if base else None}
+                        paint[p] = {
+                            "ui_ms": round(percentile(ui, 0.5), 1) if ui else None,
+                            "static_ms": round(percentile(base, 0.5), 1) if base else None,
+                        }
                     res["first_paint"] = paint
                     res["after_paints"] = memory(proc.pid)
                     d.get(f"http://127.0.0.1:{page.port}/prompts")  # a tab left open on Prompts
@@ -363,9 +399,12 @@ def run(args) -> dict:
                                 t0 = time.perf_counter()
                                 client.call("search", {"text": p, "limit": 20}, timeout=60)
                                 sock_t.append(time.perf_counter() - t0)
-                    res["search"] = {"ui_p50_ms": ms(percentile(ui_t, 0.5)), "ui_p95_ms": ms(percentile(ui_t, 0.95)),
-                                     "socket_p50_ms": ms(percentile(sock_t, 0.5)),
-                                     "socket_p95_ms": ms(percentile(sock_t, 0.95))}
+                    res["search"] = {
+                        "ui_p50_ms": ms(percentile(ui_t, 0.5)),
+                        "ui_p95_ms": ms(percentile(ui_t, 0.95)),
+                        "socket_p50_ms": ms(percentile(sock_t, 0.5)),
+                        "socket_p95_ms": ms(percentile(sock_t, 0.95)),
+                    }
                     res["after"] = memory(proc.pid)
                     # the hook with a tab open on Prompts, alternated with the tab on a blank page
                     opened, blank = [], []
@@ -385,14 +424,19 @@ def run(args) -> dict:
                     t0 = time.perf_counter()
                     client.call("search", {"text": p, "limit": 20}, timeout=60)
                     sock_t.append(time.perf_counter() - t0)
-                res["search"] = {"ui_p50_ms": ms(percentile(ui_t, 0.5)), "ui_p95_ms": ms(percentile(ui_t, 0.95)),
-                                 "socket_p50_ms": ms(percentile(sock_t, 0.5)),
-                                 "socket_p95_ms": ms(percentile(sock_t, 0.95))}
+                res["search"] = {
+                    "ui_p50_ms": ms(percentile(ui_t, 0.5)),
+                    "ui_p95_ms": ms(percentile(ui_t, 0.95)),
+                    "socket_p50_ms": ms(percentile(sock_t, 0.5)),
+                    "socket_p95_ms": ms(percentile(sock_t, 0.95)),
+                }
                 res["after"] = memory(proc.pid)
                 res["hook_after_s"] = hook_runs(env, hook_prompts, cwd, args.hook_runs)
         if client.call("status", {}, timeout=10).get("started") != started:
-            raise SystemExit("the service restarted during the run (the installed code changed under it): "
-                             "run the benchmark again without touching recall/ or indexer/ meanwhile")
+            raise SystemExit(
+                "the service restarted during the run (the installed code changed under it): "
+                "run the benchmark again without touching recall/ or indexer/ meanwhile"
+            )
     finally:
         stop_service(proc)
     for k in ("hook_before_s", "hook_after_s", "hook_blank_s"):
@@ -414,47 +458,67 @@ def sections() -> list[str]:
     except (OSError, ValueError):
         return [prose("ui", figures="Not measured yet.")]
     paint = data.get("first_paint") or {}
-    lines = ["| page | first paint, recall ui | first paint, the same HTML as a static file | ratio "
-             "| server's time to the document |", "|---|---:|---:|---:|---:|"]
+    lines = [
+        "| page | first paint, recall ui | first paint, the same HTML as a static file | ratio "
+        "| server's time to the document |",
+        "|---|---:|---:|---:|---:|",
+    ]
     worst = None
     for p, doc in data["document_ms"].items():
         f = paint.get(p) or {}
         ui, base = f.get("ui_ms"), f.get("static_ms")
         ratio = f"{ui / base:.2f}×" if ui and base else "—"
         label = "a session (`/sessions/ID`)" if p.startswith("/sessions/") else f"`{p}`"
-        lines.append(f"| {label} | {ui if ui is not None else '—'} ms | {base if base is not None else '—'} ms "
-                     f"| {ratio} | {doc} ms |")
+        lines.append(
+            f"| {label} | {ui if ui is not None else '—'} ms | {base if base is not None else '—'} ms "
+            f"| {ratio} | {doc} ms |"
+        )
         if ui is not None:
             worst = max(worst or 0.0, ui)
     s = data["search"]
     target_ok = lambda v, t: "pass" if v is not None and v <= t else "MISS"  # noqa: E731
-    figures = "\n".join([
-        *lines, "",
-        "| figure | recall ui | baseline | ratio | target |", "|---|---:|---:|---:|---:|",
-        f"| first paint, slowest page | {worst} ms | | | ≤ {TARGETS['first_paint_ms']:.0f} ms "
-        f"({target_ok(worst, TARGETS['first_paint_ms'])}) |",
-        f"| search as you type p50 ({data['prefixes']:,} prefixes of {data['queries']} queries) | {s['ui_p50_ms']} ms "
-        f"| {s['socket_p50_ms']} ms (the socket's `search` op) | {s['ui_p50_ms'] / s['socket_p50_ms']:.2f}× | |",
-        f"| search as you type p95 | {s['ui_p95_ms']} ms | {s['socket_p95_ms']} ms | "
-        f"{s['ui_p95_ms'] / s['socket_p95_ms']:.2f}× | ≤ {TARGETS['search_p95_ms']:.0f} ms "
-        f"({target_ok(s['ui_p95_ms'], TARGETS['search_p95_ms'])}) |",
-        f"| the service's anonymous RSS (its heap), page open and used | {data['after']['anon_mb']} MB "
-        f"| {data['before']['anon_mb']} MB (before the page was asked for) | {data['anon_growth_mb']:+} MB "
-        f"| ≤ +{TARGETS['rss_growth_mb']:.0f} MB ({target_ok(data['anon_growth_mb'], TARGETS['rss_growth_mb'])}) |",
-        f"| the service's whole RSS (with the index's mapped files), page open and used | {data['after']['rss_mb']} MB "
-        f"| {data['before']['rss_mb']} MB | {data['rss_growth_mb']:+} MB | |",
-        f"| prompt hook p50 (a process per prompt, through the service), a tab open on Prompts "
-        f"| {data['hook_after_p50_ms']} ms | {data['hook_blank_p50_ms']} ms (the tab on a blank page, alternated) "
-        f"| {data['hook_after_p50_ms'] / data['hook_blank_p50_ms']:.2f}× | |",
-        f"| prompt hook p50, the page's server started | {data['hook_blank_p50_ms']} ms "
-        f"| {data['hook_before_p50_ms']} ms (before `recall ui`, the same service) "
-        f"| {data['hook_blank_p50_ms'] / data['hook_before_p50_ms']:.2f}× | |",
-    ])
+    figures = "\n".join(
+        [
+            *lines,
+            "",
+            "| figure | recall ui | baseline | ratio | target |",
+            "|---|---:|---:|---:|---:|",
+            f"| first paint, slowest page | {worst} ms | | | ≤ {TARGETS['first_paint_ms']:.0f} ms "
+            f"({target_ok(worst, TARGETS['first_paint_ms'])}) |",
+            f"| search as you type p50 ({data['prefixes']:,} prefixes of {data['queries']} queries) | {s['ui_p50_ms']} ms "
+            f"| {s['socket_p50_ms']} ms (the socket's `search` op) | {s['ui_p50_ms'] / s['socket_p50_ms']:.2f}× | |",
+            f"| search as you type p95 | {s['ui_p95_ms']} ms | {s['socket_p95_ms']} ms | "
+            f"{s['ui_p95_ms'] / s['socket_p95_ms']:.2f}× | ≤ {TARGETS['search_p95_ms']:.0f} ms "
+            f"({target_ok(s['ui_p95_ms'], TARGETS['search_p95_ms'])}) |",
+            f"| the service's anonymous RSS (its heap), page open and used | {data['after']['anon_mb']} MB "
+            f"| {data['before']['anon_mb']} MB (before the page was asked for) | {data['anon_growth_mb']:+} MB "
+            f"| ≤ +{TARGETS['rss_growth_mb']:.0f} MB ({target_ok(data['anon_growth_mb'], TARGETS['rss_growth_mb'])}) |",
+            f"| the service's whole RSS (with the index's mapped files), page open and used | {data['after']['rss_mb']} MB "
+            f"| {data['before']['rss_mb']} MB | {data['rss_growth_mb']:+} MB | |",
+            f"| prompt hook p50 (a process per prompt, through the service), a tab open on Prompts "
+            f"| {data['hook_after_p50_ms']} ms | {data['hook_blank_p50_ms']} ms (the tab on a blank page, alternated) "
+            f"| {data['hook_after_p50_ms'] / data['hook_blank_p50_ms']:.2f}× | |",
+            f"| prompt hook p50, the page's server started | {data['hook_blank_p50_ms']} ms "
+            f"| {data['hook_before_p50_ms']} ms (before `recall ui`, the same service) "
+            f"| {data['hook_blank_p50_ms'] / data['hook_before_p50_ms']:.2f}× | |",
+        ]
+    )
     why = "" if data.get("first_paint") is not None else f" First paint not measured: {data.get('first_paint_why')}."
-    return [prose("ui", figures=prose("ui-figures", when=data["when"], machine=data["machine"],
-                                      messages=f"{data['messages']:,}", sessions=f"{data['sessions']:,}",
-                                      records=f"{data['injection_records']:,}", table=figures,
-                                      why=why).rstrip("\n"))]
+    return [
+        prose(
+            "ui",
+            figures=prose(
+                "ui-figures",
+                when=data["when"],
+                machine=data["machine"],
+                messages=f"{data['messages']:,}",
+                sessions=f"{data['sessions']:,}",
+                records=f"{data['injection_records']:,}",
+                table=figures,
+                why=why,
+            ).rstrip("\n"),
+        )
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,28 +1,28 @@
 """The ingest side: transcripts read, redacted, archived and written into the Tantivy index.
 
-  ``transcripts``      a Claude Code JSONL entry -> a ``Message``
-  ``sources/``         each agent's folders and parser, one module each, and the registry of
-                       which are on (``indexer.sources``)
-  ``redact``           secrets -> ``[redacted:<kind>]``, ``<private>`` dropped
-  ``archive``          the redacted record appended to the durable archive
-  ``archive_files``    an archived line read back at its position
-  ``schema``           the Tantivy schema, analyzers, opening the index
-  ``documents``        the documents the index holds: message, session, memory and team documents
-  ``state``            offsets and session facts (state.db)
-  ``project``          canonical projects (a cwd -> its main git root; worktrees share it)
-  ``native_memory``    Claude Code's own memory files (MEMORY.md, CLAUDE.md)
-  ``touches``          the files each tool call wrote and what they hold now: the touches,
-                       state.db's lookups, fingerprints, the paths a text names, the marks' wording
-  ``ingest``           the writer: the ``Indexer``
-  ``ledger``           what the user keeps out, the one check ingest makes and the one gate
-                       every reader's hits pass: exclusions, the pause, ``recall: off``
-                       sessions, tombstones; ``admit``, ``shown``
-  ``forgetting``       forgetting from the archive, index and offsets, with the intent that
-                       makes a forget resumable
-  ``forget_rules``     a ``--match``/``--secret`` forget standing for the lines archived after
-                       it, held as a salted digest, never the text
-  ``purge``            making deleted documents' bytes leave the index's segments
-  ``reredact_archive`` re-redacting what older rules stored: the rules version on record, one
-                       archive file re-redacted
-  ``reredact_stages``  the writer's stages of that pass
+``transcripts``      a Claude Code JSONL entry -> a ``Message``
+``sources/``         each agent's folders and parser, one module each, and the registry of
+                     which are on (``indexer.sources``)
+``redact``           secrets -> ``[redacted:<kind>]``, ``<private>`` dropped
+``archive``          the redacted record appended to the durable archive
+``archive_files``    an archived line read back at its position
+``schema``           the Tantivy schema, analyzers, opening the index
+``documents``        the documents the index holds: message, session, memory and team documents
+``state``            offsets and session facts (state.db)
+``project``          canonical projects (a cwd -> its main git root; worktrees share it)
+``native_memory``    Claude Code's own memory files (MEMORY.md, CLAUDE.md)
+``touches``          the files each tool call wrote and what they hold now: the touches,
+                     state.db's lookups, fingerprints, the paths a text names, the marks' wording
+``ingest``           the writer: the ``Indexer``
+``ledger``           what the user keeps out, the one check ingest makes and the one gate
+                     every reader's hits pass: exclusions, the pause, ``recall: off``
+                     sessions, tombstones; ``admit``, ``shown``
+``forgetting``       forgetting from the archive, index and offsets, with the intent that
+                     makes a forget resumable
+``forget_rules``     a ``--match``/``--secret`` forget standing for the lines archived after
+                     it, held as a salted digest, never the text
+``purge``            making deleted documents' bytes leave the index's segments
+``reredact_archive`` re-redacting what older rules stored: the rules version on record, one
+                     archive file re-redacted
+``reredact_stages``  the writer's stages of that pass
 """

@@ -66,14 +66,16 @@ try:
         (``Message.from_record`` reads both)."""
         raw = orjson.dumps(m)
         if raw.endswith(_CLAUDE_CODE):
-            raw = raw[:-len(_CLAUDE_CODE)] + b"}"
-        return raw[:-len(_NO_TOUCHES)] + b"}" if raw.endswith(_NO_TOUCHES) else raw
+            raw = raw[: -len(_CLAUDE_CODE)] + b"}"
+        return raw[: -len(_NO_TOUCHES)] + b"}" if raw.endswith(_NO_TOUCHES) else raw
 except ImportError:  # pragma: no cover
+
     def _dumps(obj) -> bytes:
         return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
     def dump_message(m) -> bytes:
         return _dumps(m.to_record())
+
 
 from indexer.archive_files import iter_lines, project_slug, session_filename
 from indexer.reredact_archive import mark_version, redact_file
@@ -84,8 +86,8 @@ from recall.core.paths import atomic_write, ensure_dir
 __all__ = ["Archive", "Tombstones", "project_slug", "session_filename"]
 
 FORMAT = 1
-UUID_CACHE = 100_000      # uuids kept in memory for de-duplication, over all cached files
-REPLAY_BATCH = 2_000      # messages per replayed batch
+UUID_CACHE = 100_000  # uuids kept in memory for de-duplication, over all cached files
+REPLAY_BATCH = 2_000  # messages per replayed batch
 
 
 SYNC_FILES = 32
@@ -185,8 +187,18 @@ class Tombstones:
     def covers_doc(self, project: str) -> bool:
         return project in self.projects
 
-    def add(self, session: str | None = None, project: str | None = None, *, before: float | None = None,
-            before_project: str | None = None, messages=(), rewritten=(), dropped=(), rules=()) -> None:
+    def add(
+        self,
+        session: str | None = None,
+        project: str | None = None,
+        *,
+        before: float | None = None,
+        before_project: str | None = None,
+        messages=(),
+        rewritten=(),
+        dropped=(),
+        rules=(),
+    ) -> None:
         now = time.time()
         if session:
             self.sessions[session] = now
@@ -199,10 +211,21 @@ class Tombstones:
         self.rewritten.update(str(u) for u in rewritten if u)
         self.dropped.update(str(s) for s in dropped if s)
         self.rules.extend(rules)
-        atomic_write(self.path, json.dumps({
-            "sessions": self.sessions, "projects": self.projects, "before": self.before,
-            "messages": sorted(self.messages), "rewritten": sorted(self.rewritten),
-            "dropped": sorted(self.dropped), "rules": [r.as_json() for r in self.rules]}, indent=1))
+        atomic_write(
+            self.path,
+            json.dumps(
+                {
+                    "sessions": self.sessions,
+                    "projects": self.projects,
+                    "before": self.before,
+                    "messages": sorted(self.messages),
+                    "rewritten": sorted(self.rewritten),
+                    "dropped": sorted(self.dropped),
+                    "rules": [r.as_json() for r in self.rules],
+                },
+                indent=1,
+            ),
+        )
 
 
 def _last_timestamp(path: Path) -> float:

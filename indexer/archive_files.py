@@ -87,13 +87,14 @@ def _line_at(fd: int, pos: int) -> bytes:
             return b""  # no newline before the end: not a whole line
         i = chunk.find(b"\n")
         if i >= 0:
-            return out + chunk[:i + 1]
+            return out + chunk[: i + 1]
         out += chunk
         size = min(size * 2, 1 << 20)
 
 
-def record_at(root: Path, project: str, session_id: str, pos: int, fd: int | None = None,
-              max_bytes: int | None = None) -> dict | None:
+def record_at(
+    root: Path, project: str, session_id: str, pos: int, fd: int | None = None, max_bytes: int | None = None
+) -> dict | None:
     """The archived record whose line starts at ``pos`` (through ``fd`` when the caller has the
     file open), or None (no file, no whole line there, or, with ``max_bytes``, a line longer
     than that: one read, nothing parsed)."""
@@ -109,7 +110,7 @@ def record_at(root: Path, project: str, session_id: str, pos: int, fd: int | Non
         if max_bytes is not None:
             head = os.pread(fd, max_bytes, pos)
             end = head.find(b"\n")
-            return parse_record(head[:end + 1]) if end >= 0 else None
+            return parse_record(head[: end + 1]) if end >= 0 else None
         return parse_record(_line_at(fd, pos))
     except OSError:
         return None
@@ -118,8 +119,7 @@ def record_at(root: Path, project: str, session_id: str, pos: int, fd: int | Non
             os.close(fd)
 
 
-def read_message(root: Path, project: str, session_id: str, pos: int, uuid: str,
-                 fd: int | None = None) -> dict | None:
+def read_message(root: Path, project: str, session_id: str, pos: int, uuid: str, fd: int | None = None) -> dict | None:
     """The archived record of message ``uuid`` (a ``Message.to_record()`` dict), read at
     ``pos`` in its session file (through ``fd`` when the caller has it open: see
     ``open_session``); None when the file or the message is gone (forgotten). A position
@@ -156,8 +156,9 @@ def open_session(root: Path, project: str, session_id: str) -> int | None:
         return None
 
 
-def lines_after(root: Path, project: str, session_id: str, pos: int, *, max_bytes: int = 1 << 18,
-                fd: int | None = None):
+def lines_after(
+    root: Path, project: str, session_id: str, pos: int, *, max_bytes: int = 1 << 18, fd: int | None = None
+):
     """The raw lines (JSON, no newline) written after the line at ``pos`` in a session's
     archive file, in order, from at most ``max_bytes``: what followed a message. Read in
     growing chunks (8 KB first: a reply is usually near) as the caller consumes them."""
@@ -188,8 +189,16 @@ def lines_after(root: Path, project: str, session_id: str, pos: int, *, max_byte
             os.close(fd)
 
 
-def last_line_before(root: Path, project: str, session_id: str, pos: int, needle: bytes, *,
-                     max_bytes: int = 1 << 16, fd: int | None = None):
+def last_line_before(
+    root: Path,
+    project: str,
+    session_id: str,
+    pos: int,
+    needle: bytes,
+    *,
+    max_bytes: int = 1 << 16,
+    fd: int | None = None,
+):
     """The raw lines holding ``needle`` written before the line at ``pos`` in a session's
     archive file, nearest first, from at most ``max_bytes`` before it: found with
     ``bytes.rfind`` over chunks read backwards (the lines between are never split or parsed)."""
@@ -207,7 +216,7 @@ def last_line_before(root: Path, project: str, session_id: str, pos: int, needle
                 line_start = buf.rfind(b"\n", 0, p) + 1
                 if line_start > 0 or start == 0:  # the whole line is in buf
                     end = buf.find(b"\n", p)
-                    yield buf[line_start:end if end >= 0 else len(buf)]
+                    yield buf[line_start : end if end >= 0 else len(buf)]
                     limit = line_start
                     continue
                 limit = p + len(needle)  # that line starts further back: read on, search up to it

@@ -46,9 +46,15 @@ def message_document(m: Message, pos: int | None = None) -> tantivy.Document:
 def session_document(s: SessionInfo) -> tantivy.Document:
     body = "\n".join([s.first_prompt, *s.summaries])
     doc = tantivy.Document(
-        key="s:" + s.session_id, doctype="session", session_id=s.session_id, project=s.project,
-        role="session", ts=int(s.ended or s.started), text=body.encode("utf-8", "replace"),
-        cwd=s.cwd.encode("utf-8", "replace"), branch=b"",
+        key="s:" + s.session_id,
+        doctype="session",
+        session_id=s.session_id,
+        project=s.project,
+        role="session",
+        ts=int(s.ended or s.started),
+        text=body.encode("utf-8", "replace"),
+        cwd=s.cwd.encode("utf-8", "replace"),
+        branch=b"",
         content=prepare_content(body + "\n" + " ".join(s.files)),
     )
     doc.add_unsigned("group", group_hash(s.session_id))
@@ -65,9 +71,15 @@ def memory_document(d: dict) -> tantivy.Document:
     content = str(d.get("content") or "")
     sids = [str(s) for s in (d.get("session_ids") or []) if s]
     doc = tantivy.Document(
-        key="mem:" + str(d["id"]), doctype="memory", session_id=sids[0] if sids else "",
-        project=str(d.get("project") or ""), role="memory", ts=int(float(d.get("updated") or 0)),
-        text=content.encode("utf-8", "replace"), cwd=b"", branch=b"",
+        key="mem:" + str(d["id"]),
+        doctype="memory",
+        session_id=sids[0] if sids else "",
+        project=str(d.get("project") or ""),
+        role="memory",
+        ts=int(float(d.get("updated") or 0)),
+        text=content.encode("utf-8", "replace"),
+        cwd=b"",
+        branch=b"",
         content=prepare_content(content + " " + " ".join(tags)),
     )
     doc.add_unsigned("group", group_hash("mem:" + str(d["id"])))
@@ -128,17 +140,23 @@ def team_document(item: dict, project: str, n: int = 0) -> tantivy.Document:
 def team_from_document(doc: tantivy.Document) -> tuple[dict, str, int]:
     """A stored team document's item, checkout and copy number: what ``team_document`` was given."""
     key, sid = str(stored_value(doc, "key")), str(stored_value(doc, "session_id"))
-    item_id = sid[len("team:"):]
-    rest, kind, n = key[len("team:"):], "", 0
+    item_id = sid[len("team:") :]
+    rest, kind, n = key[len("team:") :], "", 0
     for k, prefix in [("memory", ""), *TEAM_KEY_PREFIX.items()]:
         if rest == prefix + item_id or rest.startswith(prefix + item_id + "@"):
-            kind, copy = k, rest[len(prefix + item_id) + 1:]
+            kind, copy = k, rest[len(prefix + item_id) + 1 :]
             n = int(copy) if copy.isdigit() else 0
             break
     tags = str(stored_value(doc, "tags"))
-    item = {"id": item_id, "kind": kind, "author": str(stored_value(doc, "author")),
-            "content": str(stored_value(doc, "text")), "tags": tags.split() if tags else [],
-            "mtype": str(stored_value(doc, "mtype")), "updated": int(stored_value(doc, "ts", 0) or 0)}
+    item = {
+        "id": item_id,
+        "kind": kind,
+        "author": str(stored_value(doc, "author")),
+        "content": str(stored_value(doc, "text")),
+        "tags": tags.split() if tags else [],
+        "mtype": str(stored_value(doc, "mtype")),
+        "updated": int(stored_value(doc, "ts", 0) or 0),
+    }
     return item, str(stored_value(doc, "project")), n
 
 
@@ -147,8 +165,10 @@ def check_memory_doc(d) -> dict:
     from indexer.redact import redact
 
     if not isinstance(d, dict) or not isinstance(d.get("id"), str) or not d["id"]:
-        raise UsageError("A memory document needs a non-empty string 'id': "
-                         "pass {'id', 'project', 'type', 'content', 'tags', 'updated', 'session_ids'}.")
+        raise UsageError(
+            "A memory document needs a non-empty string 'id': "
+            "pass {'id', 'project', 'type', 'content', 'tags', 'updated', 'session_ids'}."
+        )
     tags = d.get("tags") or []
     if isinstance(tags, str):
         tags = tags.split()
@@ -159,9 +179,15 @@ def check_memory_doc(d) -> dict:
         updated = float(d.get("updated") or 0.0)
     except (TypeError, ValueError):
         raise UsageError(f"Memory {d['id']!r}: 'updated' must be seconds since the epoch.") from None
-    return {"id": d["id"], "project": str(d.get("project") or ""), "type": str(d.get("type") or ""),
-            "content": redact(str(d.get("content") or "")), "tags": [str(t) for t in tags],
-            "updated": updated, "session_ids": [str(s) for s in sids]}
+    return {
+        "id": d["id"],
+        "project": str(d.get("project") or ""),
+        "type": str(d.get("type") or ""),
+        "content": redact(str(d.get("content") or "")),
+        "tags": [str(t) for t in tags],
+        "updated": updated,
+        "session_ids": [str(s) for s in sids],
+    }
 
 
 def message_from_document(doc: tantivy.Document) -> Message:
@@ -169,7 +195,16 @@ def message_from_document(doc: tantivy.Document) -> Message:
         return stored_value(doc, name, default)
 
     key = first("key")
-    return Message(uuid=key[2:], session_id=first("session_id"), project=first("project"), cwd=first("cwd"),
-                   branch=first("branch"), role=first("role"), timestamp=float(first("ts", 0) or 0),
-                   text=first("text"), tools=first("tools").split(),
-                   files=[f for f in first("files").split("\n") if f], agent=first("agent") or "claude-code")
+    return Message(
+        uuid=key[2:],
+        session_id=first("session_id"),
+        project=first("project"),
+        cwd=first("cwd"),
+        branch=first("branch"),
+        role=first("role"),
+        timestamp=float(first("ts", 0) or 0),
+        text=first("text"),
+        tools=first("tools").split(),
+        files=[f for f in first("files").split("\n") if f],
+        agent=first("agent") or "claude-code",
+    )

@@ -36,7 +36,7 @@ def _roll(text: str, base: int) -> int:
 
 @dataclass
 class Rule:
-    kind: str               # "match" | "secret"
+    kind: str  # "match" | "secret"
     length: int
     base: int
     rolling: int
@@ -46,27 +46,43 @@ class Rule:
     project: str | None = None
     before: float | None = None
     at: float = 0.0
-    ends: str = ""          # the text's first and last characters (what the search looks for)
+    ends: str = ""  # the text's first and last characters (what the search looks for)
 
     @classmethod
-    def of(cls, kind: str, text: str, sessions=(), project: str | None = None,
-           before: float | None = None) -> "Rule":
+    def of(cls, kind: str, text: str, sessions=(), project: str | None = None, before: float | None = None) -> "Rule":
         text = text.casefold() if kind == "match" else text
         salt = _random.token_bytes(16)
         base = 256 + _random.randbelow(_P - 512)
-        return cls(kind=kind, length=len(text), base=base, rolling=_roll(text, base), salt=salt.hex(),
-                   digest=_digest(salt, text), sessions=tuple(sorted(str(s) for s in sessions)), project=project,
-                   before=before, at=time.time(), ends=text[0] + text[-1])
+        return cls(
+            kind=kind,
+            length=len(text),
+            base=base,
+            rolling=_roll(text, base),
+            salt=salt.hex(),
+            digest=_digest(salt, text),
+            sessions=tuple(sorted(str(s) for s in sessions)),
+            project=project,
+            before=before,
+            at=time.time(),
+            ends=text[0] + text[-1],
+        )
 
     @classmethod
     def from_json(cls, d) -> "Rule | None":
         try:
-            rule = cls(kind=str(d["kind"]), length=int(d["length"]), base=int(d["base"]), rolling=int(d["rolling"]),
-                       salt=str(d["salt"]), digest=str(d["digest"]),
-                       sessions=tuple(str(s) for s in d.get("sessions") or ()),
-                       project=str(d["project"]) if d.get("project") else None,
-                       before=float(d["before"]) if d.get("before") is not None else None,
-                       at=float(d.get("at") or 0.0), ends=str(d.get("ends") or ""))
+            rule = cls(
+                kind=str(d["kind"]),
+                length=int(d["length"]),
+                base=int(d["base"]),
+                rolling=int(d["rolling"]),
+                salt=str(d["salt"]),
+                digest=str(d["digest"]),
+                sessions=tuple(str(s) for s in d.get("sessions") or ()),
+                project=str(d["project"]) if d.get("project") else None,
+                before=float(d["before"]) if d.get("before") is not None else None,
+                at=float(d.get("at") or 0.0),
+                ends=str(d.get("ends") or ""),
+            )
             bytes.fromhex(rule.salt)
             if rule.ends and len(rule.ends) != 2:
                 rule.ends = ""
@@ -75,17 +91,30 @@ class Rule:
         return rule if rule.kind in ("match", "secret") and rule.length > 0 else None
 
     def as_json(self) -> dict:
-        return {"kind": self.kind, "length": self.length, "base": self.base, "rolling": self.rolling,
-                "salt": self.salt, "digest": self.digest, "sessions": list(self.sessions), "project": self.project,
-                "before": self.before, "at": self.at, "ends": self.ends}
+        return {
+            "kind": self.kind,
+            "length": self.length,
+            "base": self.base,
+            "rolling": self.rolling,
+            "salt": self.salt,
+            "digest": self.digest,
+            "sessions": list(self.sessions),
+            "project": self.project,
+            "before": self.before,
+            "at": self.at,
+            "ends": self.ends,
+        }
 
-    def is_of(self, kind: str, text: str, sessions=(), project: str | None = None,
-              before: float | None = None) -> bool:
+    def is_of(self, kind: str, text: str, sessions=(), project: str | None = None, before: float | None = None) -> bool:
         """Whether this rule stands for ``text`` with this scope (a forget run twice keeps one)."""
         text = text.casefold() if kind == "match" else text
-        return (self.kind, self.length, self.sessions, self.project, self.before) == \
-            (kind, len(text), tuple(sorted(str(s) for s in sessions)), project, before) and \
-            _digest(bytes.fromhex(self.salt), text) == self.digest
+        return (self.kind, self.length, self.sessions, self.project, self.before) == (
+            kind,
+            len(text),
+            tuple(sorted(str(s) for s in sessions)),
+            project,
+            before,
+        ) and _digest(bytes.fromhex(self.salt), text) == self.digest
 
     # matching ---------------------------------------------------------------------------------
     def in_scope(self, m) -> bool:
@@ -137,7 +166,7 @@ class Rule:
         i = 0
         last = -1
         while True:
-            if h == target and i >= last and _digest(salt, text[i:i + n]) == self.digest:
+            if h == target and i >= last and _digest(salt, text[i : i + n]) == self.digest:
                 out.append((i, i + n))
                 last = i + n
             if i + n >= len(text):
@@ -164,8 +193,7 @@ _PATTERNS: dict = {}
 
 
 def load(data: dict) -> list[Rule]:
-    return [r for r in (Rule.from_json(d) for d in (data.get("rules") or []) if isinstance(d, dict))
-            if r is not None]
+    return [r for r in (Rule.from_json(d) for d in (data.get("rules") or []) if isinstance(d, dict)) if r is not None]
 
 
 def apply(rules: list[Rule], m):
@@ -184,7 +212,12 @@ def apply(rules: list[Rule], m):
         fields = [out.text, out.cwd, out.branch, *out.files, *(x for t in out.touched for x in t)]
         if not any(rule.spans(f) for f in fields if f):
             continue
-        out = dataclasses.replace(out, cwd=rule.cut(out.cwd), branch=rule.cut(out.branch), text=rule.cut(out.text),
-                                  files=[rule.cut(f) for f in out.files],
-                                  touched=[[rule.cut(x) for x in t] for t in out.touched])
+        out = dataclasses.replace(
+            out,
+            cwd=rule.cut(out.cwd),
+            branch=rule.cut(out.branch),
+            text=rule.cut(out.text),
+            files=[rule.cut(f) for f in out.files],
+            touched=[[rule.cut(x) for x in t] for t in out.touched],
+        )
     return out

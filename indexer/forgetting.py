@@ -50,22 +50,36 @@ class Selection:
 
     def check(self) -> "Selection":
         if self.whole and not self.sessions and not self.project:
-            raise UsageError("Say what to forget: --session ID, --project PATH, --before DATE, "
-                             "--match TEXT or --secret VALUE (see `recall forget --help`).")
+            raise UsageError(
+                "Say what to forget: --session ID, --project PATH, --before DATE, "
+                "--match TEXT or --secret VALUE (see `recall forget --help`)."
+            )
         if self.secret is not None and (self.before is not None or self.match is not None):
-            raise UsageError("--secret cuts a value out of every message and keeps the rest: "
-                             "run it on its own, not with --before or --match.")
+            raise UsageError(
+                "--secret cuts a value out of every message and keeps the rest: "
+                "run it on its own, not with --before or --match."
+            )
         if self.secret is not None and len(self.secret.strip()) < MIN_SECRET:
-            raise UsageError(f"--secret needs the value itself ({MIN_SECRET} characters or more): "
-                             "a shorter one would cut ordinary words out of your history.")
+            raise UsageError(
+                f"--secret needs the value itself ({MIN_SECRET} characters or more): "
+                "a shorter one would cut ordinary words out of your history."
+            )
         if self.match is not None and len(self.match.strip()) < MIN_MATCH:
             raise UsageError(f"--match needs a text of {MIN_MATCH} characters or more.")
         return self
 
     def as_args(self) -> dict:
-        return {k: v for k, v in (("sessions", self.sessions), ("project", self.project),
-                                   ("before", self.before), ("match", self.match),
-                                   ("secret", self.secret)) if v}
+        return {
+            k: v
+            for k, v in (
+                ("sessions", self.sessions),
+                ("project", self.project),
+                ("before", self.before),
+                ("match", self.match),
+                ("secret", self.secret),
+            )
+            if v
+        }
 
     @classmethod
     def from_args(cls, args: dict) -> "Selection":
@@ -75,8 +89,13 @@ class Selection:
             before = float(before) if before is not None else None
         except (TypeError, ValueError):
             raise UsageError("'before' must be seconds since the epoch.") from None
-        return cls(sessions=[str(s) for s in sessions], project=args.get("project") or None, before=before,
-                   match=args.get("match") or None, secret=args.get("secret") or None).check()
+        return cls(
+            sessions=[str(s) for s in sessions],
+            project=args.get("project") or None,
+            before=before,
+            match=args.get("match") or None,
+            secret=args.get("secret") or None,
+        ).check()
 
     # what a message is to this selection --------------------------------------------------------
     def drops(self, m: Message) -> bool:
@@ -93,14 +112,24 @@ class Selection:
     def rewrite(self, m: Message) -> Message | None:
         """``m`` with the secret cut out, or None when it does not hold it."""
         s = self.secret
-        if s is None or not (s in m.text or s in m.cwd or any(s in f for f in m.files)
-                             or any(s in x for t in m.touched for x in t)):
+        if s is None or not (
+            s in m.text or s in m.cwd or any(s in f for f in m.files) or any(s in x for t in m.touched for x in t)
+        ):
             return None
-        return Message(uuid=m.uuid, session_id=m.session_id, project=m.project,
-                       cwd=m.cwd.replace(s, SECRET_MARK), branch=m.branch.replace(s, SECRET_MARK), role=m.role,
-                       timestamp=m.timestamp, text=m.text.replace(s, SECRET_MARK), tools=list(m.tools),
-                       files=[f.replace(s, SECRET_MARK) for f in m.files], source=m.source,
-                       touched=[[x.replace(s, SECRET_MARK) for x in t] for t in m.touched])
+        return Message(
+            uuid=m.uuid,
+            session_id=m.session_id,
+            project=m.project,
+            cwd=m.cwd.replace(s, SECRET_MARK),
+            branch=m.branch.replace(s, SECRET_MARK),
+            role=m.role,
+            timestamp=m.timestamp,
+            text=m.text.replace(s, SECRET_MARK),
+            tools=list(m.tools),
+            files=[f.replace(s, SECRET_MARK) for f in m.files],
+            source=m.source,
+            touched=[[x.replace(s, SECRET_MARK) for x in t] for t in m.touched],
+        )
 
 
 @dataclass
@@ -203,8 +232,13 @@ class _Totals:
             self.rewritten_uuids += [m.uuid for m in o.rewritten]
 
     def summary(self) -> dict:
-        return {"sessions": sorted(self.sessions), "emptied": sorted(self.emptied),
-                "projects": sorted(self.projects), "messages": self.messages, "rewritten": self.rewritten}
+        return {
+            "sessions": sorted(self.sessions),
+            "emptied": sorted(self.emptied),
+            "projects": sorted(self.projects),
+            "messages": self.messages,
+            "rewritten": self.rewritten,
+        }
 
 
 def _write_records(path: Path, messages: list[Message]) -> list[int]:
@@ -241,8 +275,11 @@ def intent_path(root: Path) -> Path:
 
 def intents(root: Path) -> list[dict]:
     """The forgets under way (oldest first); [] when none."""
-    return [d for d in read_json(intent_path(root), [], list)
-            if isinstance(d, dict) and isinstance(d.get("selection"), dict)]
+    return [
+        d
+        for d in read_json(intent_path(root), [], list)
+        if isinstance(d, dict) and isinstance(d.get("selection"), dict)
+    ]
 
 
 def _save_intents(root: Path, items: list[dict]) -> None:
@@ -319,15 +356,27 @@ def begin(ix, sel: Selection, kind: str = "forget", memory_projects: list[str] |
         sessions |= set(sel.sessions)
         if sel.project and not sel.sessions:
             sessions |= set(ix.state.sessions_of_project(sel.project))
-    intent = {"id": uuid.uuid4().hex, "kind": kind, "selection": sel.as_args(), "started": time.time(),
-              "files": totals.files, "sessions": sorted(sessions), "emptied": sorted(totals.emptied),
-              "projects": sorted(totals.projects),
-              "memory_projects": sorted(memory_projects if memory_projects is not None
-                                        else projects_reached(ix.archive, sel)),
-              "messages": totals.messages, "rewritten": totals.rewritten, "done": [], "result": {}}
+    intent = {
+        "id": uuid.uuid4().hex,
+        "kind": kind,
+        "selection": sel.as_args(),
+        "started": time.time(),
+        "files": totals.files,
+        "sessions": sorted(sessions),
+        "emptied": sorted(totals.emptied),
+        "projects": sorted(totals.projects),
+        "memory_projects": sorted(
+            memory_projects if memory_projects is not None else projects_reached(ix.archive, sel)
+        ),
+        "messages": totals.messages,
+        "rewritten": totals.rewritten,
+        "done": [],
+        "result": {},
+    }
     if sel.whole:
-        intent["emptied"] = sorted(set(intent["emptied"]) | set(sel.sessions)
-                                   | (sessions if sel.project and not sel.sessions else set()))
+        intent["emptied"] = sorted(
+            set(intent["emptied"]) | set(sel.sessions) | (sessions if sel.project and not sel.sessions else set())
+        )
     save_intent(root, intent)
     faults.point("forget:intent")
     record_tombstones(ix, sel, intent, totals)
@@ -416,15 +465,18 @@ def remove_from_index(ix, intent: dict) -> int:
     before = _count_messages(ix)
     if sel.whole and sel.project and not sel.sessions:
         ix.writer.delete_documents_by_query(
-            tantivy.Query.term_query(schema, "project", sel.project, index_option="basic"))
+            tantivy.Query.term_query(schema, "project", sel.project, index_option="basic")
+        )
         for sid in [s for s, info in ix.sessions.items() if info.project == sel.project]:
             ix.sessions.pop(sid, None)
             ix.dirty_sessions.discard(sid)
     for sid in intent.get("sessions") or []:
-        q = tantivy.Query.boolean_query([
-            (tantivy.Occur.Must, tantivy.Query.term_query(schema, "session_id", sid, index_option="basic")),
-            (tantivy.Occur.Must, tantivy.Query.term_set_query(schema, "doctype", ["message", "session"])),
-        ])
+        q = tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Must, tantivy.Query.term_query(schema, "session_id", sid, index_option="basic")),
+                (tantivy.Occur.Must, tantivy.Query.term_set_query(schema, "doctype", ["message", "session"])),
+            ]
+        )
         ix.writer.delete_documents_by_query(q)
         ix.sessions.pop(sid, None)
         ix.dirty_sessions.discard(sid)
@@ -483,10 +535,15 @@ def outcome(intent: dict) -> dict:
     """What an intent removed, in the shape ``recall forget`` reports."""
     res = dict(intent.get("result") or {})
     sessions = intent.get("sessions") or []
-    return {"sessions": sessions, "emptied": intent.get("emptied") or [],
-            "projects": intent.get("projects") or [], "messages": intent.get("messages", 0),
-            "index": res.get("index", intent.get("messages", 0)), "rewritten": intent.get("rewritten", 0),
-            **{k: v for k, v in res.items() if k != "index"}}
+    return {
+        "sessions": sessions,
+        "emptied": intent.get("emptied") or [],
+        "projects": intent.get("projects") or [],
+        "messages": intent.get("messages", 0),
+        "index": res.get("index", intent.get("messages", 0)),
+        "rewritten": intent.get("rewritten", 0),
+        **{k: v for k, v in res.items() if k != "index"},
+    }
 
 
 # session ids --------------------------------------------------------------------------------------
@@ -529,8 +586,10 @@ def resolve_session(prefix: str) -> str:
     if not found:
         raise UsageError(f"No session starts with {prefix!r}: copy an id from `recall --json QUERY` output.")
     if len(found) > 1:
-        raise UsageError(f"{prefix!r} matches {len(found)} sessions ({', '.join(f[:13] for f in found[:3])}"
-                         f"{', ...' if len(found) > 3 else ''}): give more characters of the id.")
+        raise UsageError(
+            f"{prefix!r} matches {len(found)} sessions ({', '.join(f[:13] for f in found[:3])}"
+            f"{', ...' if len(found) > 3 else ''}): give more characters of the id."
+        )
     return found[0]
 
 

@@ -97,14 +97,14 @@ def _json_loads(raw: bytes):
 
 @dataclass
 class Summary:
-    files: int = 0           # transcript files seen
-    changed: int = 0         # files that had new lines
-    messages: int = 0        # messages indexed
+    files: int = 0  # transcript files seen
+    changed: int = 0  # files that had new lines
+    messages: int = 0  # messages indexed
     skipped: Counter = field(default_factory=Counter)
     seconds: float = 0.0
-    rebuilt: str = ""        # why the index was rebuilt, if it was
+    rebuilt: str = ""  # why the index was rebuilt, if it was
     errors: list[str] = field(default_factory=list)
-    replayed: int = 0        # messages restored from the archive (rebuilds)
+    replayed: int = 0  # messages restored from the archive (rebuilds)
     bad_lines: list[str] = field(default_factory=list)  # "<file> line N: why" (the first ones)
 
     @property
@@ -112,24 +112,38 @@ class Summary:
         return self.changed == 0 and self.replayed == 0
 
     def as_dict(self) -> dict:
-        return {"files": self.files, "changed": self.changed, "messages": self.messages,
-                "skipped": dict(self.skipped), "seconds": round(self.seconds, 3),
-                "rebuilt": self.rebuilt, "errors": self.errors, "replayed": self.replayed,
-                "bad_lines": self.bad_lines}
+        return {
+            "files": self.files,
+            "changed": self.changed,
+            "messages": self.messages,
+            "skipped": dict(self.skipped),
+            "seconds": round(self.seconds, 3),
+            "rebuilt": self.rebuilt,
+            "errors": self.errors,
+            "replayed": self.replayed,
+            "bad_lines": self.bad_lines,
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> "Summary":
-        return cls(files=int(d.get("files") or 0), changed=int(d.get("changed") or 0),
-                   messages=int(d.get("messages") or 0), skipped=Counter(d.get("skipped") or {}),
-                   seconds=float(d.get("seconds") or 0.0), rebuilt=str(d.get("rebuilt") or ""),
-                   errors=list(d.get("errors") or []), replayed=int(d.get("replayed") or 0),
-                   bad_lines=list(d.get("bad_lines") or []))
+        return cls(
+            files=int(d.get("files") or 0),
+            changed=int(d.get("changed") or 0),
+            messages=int(d.get("messages") or 0),
+            skipped=Counter(d.get("skipped") or {}),
+            seconds=float(d.get("seconds") or 0.0),
+            rebuilt=str(d.get("rebuilt") or ""),
+            errors=list(d.get("errors") or []),
+            replayed=int(d.get("replayed") or 0),
+            bad_lines=list(d.get("bad_lines") or []),
+        )
 
 
 @dataclass
 class Progress:
     """How far a backfill is: files and bytes (newest file first) and messages done, the rate and
     the time left (from the bytes read so far). ``recall index``'s bar and ``recall status``."""
+
     files_total: int = 0
     files_done: int = 0
     bytes_total: int = 0
@@ -141,10 +155,16 @@ class Progress:
         elapsed = max(time.monotonic() - self.started, 1e-6)
         left = max(self.bytes_total - self.bytes_done, 0)
         eta = round(left * elapsed / self.bytes_done, 1) if self.bytes_done else None
-        return {"files_done": self.files_done, "files_total": self.files_total, "bytes_done": self.bytes_done,
-                "bytes_total": self.bytes_total, "messages": self.messages,
-                "rate": round(self.messages / elapsed), "elapsed_seconds": round(elapsed, 1),
-                "eta_seconds": eta}
+        return {
+            "files_done": self.files_done,
+            "files_total": self.files_total,
+            "bytes_done": self.bytes_done,
+            "bytes_total": self.bytes_total,
+            "messages": self.messages,
+            "rate": round(self.messages / elapsed),
+            "elapsed_seconds": round(elapsed, 1),
+            "eta_seconds": eta,
+        }
 
 
 def _replay_key(m: Message, pos: int) -> int:
@@ -215,10 +235,17 @@ def _seed(archive: Archive, index: tantivy.Index) -> None:
         for _, addr in searcher.search(mem, n).hits:
             d = searcher.doc(addr)
             m = message_from_document(d)
-            docs.append({"id": str(d.get_first("key"))[4:], "project": m.project,
-                         "type": d.get_first("mtype") or "", "content": m.text,
-                         "tags": (d.get_first("tags") or "").split(), "updated": m.timestamp,
-                         "session_ids": [m.session_id] if m.session_id else []})
+            docs.append(
+                {
+                    "id": str(d.get_first("key"))[4:],
+                    "project": m.project,
+                    "type": d.get_first("mtype") or "",
+                    "content": m.text,
+                    "tags": (d.get_first("tags") or "").split(),
+                    "updated": m.timestamp,
+                    "session_ids": [m.session_id] if m.session_id else [],
+                }
+            )
         archive.log_memory(upserts=docs)
     archive.sync()
 
@@ -338,7 +365,7 @@ class Indexer:
         self.sessions: dict[str, SessionInfo] = {}
         self.dirty_sessions: set[str] = set()
         self.pending_touches: list[tuple] = []  # state.db rows of the batch's touches (indexer.touches)
-        self.pending_undo: list[tuple] = []     # (uuid, op, path) of touches failed calls take back
+        self.pending_undo: list[tuple] = []  # (uuid, op, path) of touches failed calls take back
         self.pending_messages = 0
         self.listeners: list[Callable[[list[Message]], None]] = []
         self.stats: Counter = Counter()
@@ -512,11 +539,21 @@ class Indexer:
                     raise storage_error(exc, paths.archive_dir(), "the archive") from None
                 except ValueError as exc:  # the index writer failed (a full disk killed it...)
                     raise storage_error(exc, self.index_path) from None
-                head = known.head if known is not None and offset and fingerprint_length(known.head) >= HEAD_BYTES else b""
+                head = (
+                    known.head if known is not None and offset and fingerprint_length(known.head) >= HEAD_BYTES else b""
+                )
                 if fingerprint_length(head) < HEAD_BYTES:
                     head = fingerprint(_head(path, min(HEAD_BYTES, new_offset)))
-                self.pending_files[key] = FileState(key, new_offset, st.st_size, st.st_ino, head,
-                                                    _tail(path, new_offset), ctx.line, int(ctx.private_open))
+                self.pending_files[key] = FileState(
+                    key,
+                    new_offset,
+                    st.st_size,
+                    st.st_ino,
+                    head,
+                    _tail(path, new_offset),
+                    ctx.line,
+                    int(ctx.private_open),
+                )
                 self._read_since_trim += new_offset - last
                 last = new_offset
                 if self.pending_messages >= COMMIT_EVERY or self.commit_due():
@@ -612,8 +649,14 @@ class Indexer:
         """Index ``messages``: archived first (``archive``), or already archived at
         ``positions``; with neither, their text is stored in the index. Returns how many
         were indexed (not those the replay before it already indexed)."""
-        keep, switched_off = admit(messages, self.gate, self.archive.tombstones, self.stats, replay=not archive,
-                                   session_facts=self._session_facts)
+        keep, switched_off = admit(
+            messages,
+            self.gate,
+            self.archive.tombstones,
+            self.stats,
+            replay=not archive,
+            session_facts=self._session_facts,
+        )
         if len(keep) < len(messages):
             messages = [messages[i] for i in keep]
             positions = [positions[i] for i in keep] if positions is not None else None
@@ -663,8 +706,7 @@ class Indexer:
         """The live transcripts have been re-read after a replay: drop what it indexed."""
         self._replayed = None
 
-    def add_messages(self, messages: list[Message], archive: bool = True,
-                     positions: list[int] | None = None) -> None:
+    def add_messages(self, messages: list[Message], archive: bool = True, positions: list[int] | None = None) -> None:
         """Index already-parsed messages (the archive replay and tests use this)."""
         self._add(messages, archive=archive, positions=positions)
         if self.pending_messages >= COMMIT_EVERY or self.commit_due():
@@ -736,8 +778,10 @@ class Indexer:
                     m = Message.from_record(_json_loads(raw))
                 except (ValueError, TypeError, AttributeError):
                     continue
-                found.extend((m.uuid, m.session_id, m.project, p_, op, m.timestamp, fp, dest)
-                             for op, p_, fp, dest in rows(m.touched))
+                found.extend(
+                    (m.uuid, m.session_id, m.project, p_, op, m.timestamp, fp, dest)
+                    for op, p_, fp, dest in rows(m.touched)
+                )
                 back.extend(undone(m.touched))
             if back:
                 gone = set(back)
@@ -797,8 +841,7 @@ class Indexer:
         from indexer import forgetting
 
         res = self._forget_ingest(forgetting.Selection(project=project))
-        return {"project": project, "index": res["index"], "archive": res["messages"],
-                "sessions": len(res["sessions"])}
+        return {"project": project, "index": res["index"], "archive": res["messages"], "sessions": len(res["sessions"])}
 
     def _forget_ingest(self, sel) -> dict:
         from indexer import forgetting
@@ -846,8 +889,10 @@ class Indexer:
         if m.touched:
             from indexer.touches import rows, undone
 
-            self.pending_touches.extend((m.uuid, m.session_id, m.project, path, op, m.timestamp, fp, dest)
-                                        for op, path, fp, dest in rows(m.touched))
+            self.pending_touches.extend(
+                (m.uuid, m.session_id, m.project, path, op, m.timestamp, fp, dest)
+                for op, path, fp, dest in rows(m.touched)
+            )
             back = undone(m.touched)
             if back:  # the calls failed: what they would have written is taken back
                 gone = set(back)
@@ -907,8 +952,10 @@ class Indexer:
         return True
 
     def _no_writer(self) -> StorageError:
-        return StorageError(f"The index writer at {self.index_path} was lost to a failed write: nothing is lost; "
-                            "restart the service (`recall service restart`) or run `recall index` again.")
+        return StorageError(
+            f"The index writer at {self.index_path} was lost to a failed write: nothing is lost; "
+            "restart the service (`recall service restart`) or run `recall index` again."
+        )
 
     def _commit_writer(self) -> None:
         self.writer.commit()
@@ -1068,10 +1115,13 @@ def read_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc)[:160]}"
 
 
-def index_all(extra_sources: Iterable[Path] = (), rebuild: bool = False,
-              progress: Callable[[Progress], None] | None = None,
-              on_open: Callable[[Indexer], None] | None = None,
-              after: Callable[[Indexer], None] | None = None) -> Summary:
+def index_all(
+    extra_sources: Iterable[Path] = (),
+    rebuild: bool = False,
+    progress: Callable[[Progress], None] | None = None,
+    on_open: Callable[[Indexer], None] | None = None,
+    after: Callable[[Indexer], None] | None = None,
+) -> Summary:
     """``recall index``: backfill every transcript root incrementally. ``on_open(ix)``: the
     caller's set-up of the writer (e.g. ``recall.privacy.forget.attach``); ``after(ix)``:
     its work once the transcripts are in (e.g. ``recall.privacy.redaction_pass.run``)."""
@@ -1083,4 +1133,3 @@ def index_all(extra_sources: Iterable[Path] = (), rebuild: bool = False,
         if after is not None:
             after(ix)
         return summary
-

@@ -44,7 +44,7 @@ from recall.core import config, paths
 from recall.core.jsonio import read_json
 
 OFF_MARKER = "recall: off"
-MAX_WINDOWS = 500        # closed pause windows kept (oldest dropped)
+MAX_WINDOWS = 500  # closed pause windows kept (oldest dropped)
 MAX_OFF_SESSIONS = 5000  # sessions switched off kept (oldest dropped)
 GLOB_CHARS = "*?["
 
@@ -166,7 +166,8 @@ def _project_covers(t, forgotten_project: str, project: str, cwd: str) -> bool:
             cache.clear()
         hit = same(project, forgotten_project) or (
             within(cwd, forgotten_project)
-            and not (within(project, forgotten_project) and not same(project, forgotten_project)))
+            and not (within(project, forgotten_project) and not same(project, forgotten_project))
+        )
         cache[key] = hit
     return hit
 
@@ -381,8 +382,9 @@ class Gate:
     def __bool__(self) -> bool:
         return bool(self.patterns or self.windows or self.off)
 
-    def hides(self, project: str, cwd: str, session_id: str, uuid: str = "", ts: float | None = None,
-              kind: str = "message") -> str | None:
+    def hides(
+        self, project: str, cwd: str, session_id: str, uuid: str = "", ts: float | None = None, kind: str = "message"
+    ) -> str | None:
         """Why a hit must not be shown to anyone ("off", "excluded", "forgotten", "paused"),
         or None: the readers' side of ``refuses``, with what ``recall forget`` removed (the
         index may still hold it while a forget is under way)."""
@@ -417,8 +419,9 @@ class Gate:
         return None
 
 
-def admit(messages: list, gate: Gate, tombstones=None, stats=None, replay: bool = False,
-          session_facts=None) -> tuple[list[int], list[str]]:
+def admit(
+    messages: list, gate: Gate, tombstones=None, stats=None, replay: bool = False, session_facts=None
+) -> tuple[list[int], list[str]]:
     """The ingest filter: (indices of the messages to keep, sessions switched off that the
     archive and the index must now be rid of); a message a standing ``--secret`` rule
     rewrites is replaced in ``messages``. A ``recall: off`` prompt among the messages
@@ -426,8 +429,9 @@ def admit(messages: list, gate: Gate, tombstones=None, stats=None, replay: bool 
     ``session_facts(session_id)``: what is known of a session (``by_session``)."""
     gate.refresh()
     judged = by_session(messages, session_facts, assign=not replay)
-    marked = {m.session_id for m in messages
-              if m.role == "user" and m.session_id not in gate.off and is_off_marker(m.text)}
+    marked = {
+        m.session_id for m in messages if m.role == "user" and m.session_id not in gate.off and is_off_marker(m.text)
+    }
     if marked:
         switch_off(sorted(marked))
         gate.invalidate()
@@ -534,8 +538,14 @@ def shown(hits: list, gate: Gate | None = None) -> list:
     gate = (gate or reader_gate()).refresh()
     if not hits or gate.readers_see_all():
         return hits
-    return [h for h in hits if gate.hides(h.project, h.cwd, h.session_id, h.uuid, _epoch(h.timestamp),
-                                          getattr(h, "kind", "message") or "message") is None]
+    return [
+        h
+        for h in hits
+        if gate.hides(
+            h.project, h.cwd, h.session_id, h.uuid, _epoch(h.timestamp), getattr(h, "kind", "message") or "message"
+        )
+        is None
+    ]
 
 
 def _epoch(ts) -> float:

@@ -57,8 +57,8 @@ def auto_memory_dir(project: str) -> Path:
 @dataclass
 class Source:
     path: str
-    kind: str        # AUTO_TYPE | CLAUDE_MD_TYPE
-    project: str     # "" for the user's ~/.claude/CLAUDE.md (every project)
+    kind: str  # AUTO_TYPE | CLAUDE_MD_TYPE
+    project: str  # "" for the user's ~/.claude/CLAUDE.md (every project)
 
 
 # reading ----------------------------------------------------------------------------------------
@@ -242,9 +242,17 @@ def docs_for(source: Source, mtime: float) -> list[dict]:
     key = _file_key(source.path)
     out = []
     for i, chunk in enumerate(chunks(text)):
-        out.append({"id": f"cc-{key}-{i}", "project": source.project, "type": source.kind,
-                    "content": f"{label(source)}: {chunk}", "tags": ["claude-code", os.path.basename(source.path)],
-                    "updated": mtime, "session_ids": []})
+        out.append(
+            {
+                "id": f"cc-{key}-{i}",
+                "project": source.project,
+                "type": source.kind,
+                "content": f"{label(source)}: {chunk}",
+                "tags": ["claude-code", os.path.basename(source.path)],
+                "updated": mtime,
+                "session_ids": [],
+            }
+        )
     return out
 
 

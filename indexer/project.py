@@ -48,7 +48,7 @@ def _main_root_from_gitfile(top: str, gitfile: str) -> str:
     content = _read(gitfile) or ""
     if not content.startswith("gitdir:"):
         return top
-    gitdir = _abs(top, content[len("gitdir:"):].strip())
+    gitdir = _abs(top, content[len("gitdir:") :].strip())
     common = _read(os.path.join(gitdir, "commondir"))
     if common is None:  # a submodule: its own project
         return top

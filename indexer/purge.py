@@ -34,7 +34,7 @@ from indexer.state import SessionInfo
 from indexer.transcripts import Message
 from recall.core.jsonio import read_json
 
-PAGE = 50_000           # live documents listed per search
+PAGE = 50_000  # live documents listed per search
 COMMIT_EVERY = 100_000  # documents rewritten between two commits
 ROUNDS = 4
 
@@ -130,6 +130,7 @@ class _Files:
 def document_from_stored(ix, d: tantivy.Document, files: _Files | None = None) -> tantivy.Document | None:
     """The document ``d`` (as the index stores it) built again, as its builder makes it;
     None when it must not come back (its message left the archive, or is forgotten)."""
+
     def get(name: str, default=""):
         return stored_value(d, name, default)
 
@@ -144,10 +145,18 @@ def document_from_stored(ix, d: tantivy.Document, files: _Files | None = None) -
             m, pos = found
         else:
             files = str(get("files"))
-            m = Message(uuid=key[2:], session_id=sid, project=project, cwd=str(get("cwd")),
-                        branch=str(get("branch")), role=str(get("role")), timestamp=float(get("ts", 0) or 0),
-                        text=str(get("text")), tools=str(get("tools")).split(),
-                        files=files.split("\n") if files else [])
+            m = Message(
+                uuid=key[2:],
+                session_id=sid,
+                project=project,
+                cwd=str(get("cwd")),
+                branch=str(get("branch")),
+                role=str(get("role")),
+                timestamp=float(get("ts", 0) or 0),
+                text=str(get("text")),
+                tools=str(get("tools")).split(),
+                files=files.split("\n") if files else [],
+            )
             pos = None
         if ix.archive.tombstones and ix.archive.tombstones.covers(m, replay=pos is not None):
             return None
@@ -157,14 +166,29 @@ def document_from_stored(ix, d: tantivy.Document, files: _Files | None = None) -
         if s is None:
             files = str(get("files"))
             ts = float(get("ts", 0) or 0)
-            s = SessionInfo(session_id=sid, project=project, cwd=str(get("cwd")), first_prompt=str(get("text")),
-                            files=files.split("\n") if files else [], started=ts, ended=ts)
+            s = SessionInfo(
+                session_id=sid,
+                project=project,
+                cwd=str(get("cwd")),
+                first_prompt=str(get("text")),
+                files=files.split("\n") if files else [],
+                started=ts,
+                ended=ts,
+            )
         return session_document(s)
     if doctype == "memory":
         tags = str(get("tags"))
-        return memory_document({"id": key[4:], "project": project, "type": str(get("mtype")),
-                                "content": str(get("text")), "tags": tags.split() if tags else [],
-                                "updated": float(get("ts", 0) or 0), "session_ids": [sid] if sid else []})
+        return memory_document(
+            {
+                "id": key[4:],
+                "project": project,
+                "type": str(get("mtype")),
+                "content": str(get("text")),
+                "tags": tags.split() if tags else [],
+                "updated": float(get("ts", 0) or 0),
+                "session_ids": [sid] if sid else [],
+            }
+        )
     if doctype == "team":  # a teammate's item: everything it is made of is stored
         return team_document(*team_from_document(d))
     return None
@@ -189,8 +213,11 @@ def purge_deleted_documents(ix, only: set[str] | None = None) -> dict:
         if [m for m, _ in full] != [m for m, _ in meta]:
             continue  # a merge finished meanwhile: look again
         live = _live(searcher)
-        if live is None or searcher.num_segments != len(meta) \
-                or any(len(live.get(i, ())) != m - dl for i, (m, dl) in enumerate(full)):
+        if (
+            live is None
+            or searcher.num_segments != len(meta)
+            or any(len(live.get(i, ())) != m - dl for i, (m, dl) in enumerate(full))
+        ):
             continue
         if ix.writer is None:
             raise ix._no_writer()

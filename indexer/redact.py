@@ -328,9 +328,7 @@ def _remove_private(text: str) -> tuple[str, int]:
 # lower-case runs (paths, snake_case, kebab-case) in C: every vendor token
 # except Slack's hex ``xoxp-`` ones and every high-entropy candidate has one
 # (a random 20-char base62 string lacks upper case with p < 0.00002).
-_RUN_FIND = re.compile(
-    r"[^A-Za-z0-9+/_\-](?=[A-Za-z0-9+/_\-]{20})([a-z0-9+/_\-]*+[A-Z][A-Za-z0-9+/_\-]*+)"
-)
+_RUN_FIND = re.compile(r"[^A-Za-z0-9+/_\-](?=[A-Za-z0-9+/_\-]{20})([a-z0-9+/_\-]*+[A-Z][A-Za-z0-9+/_\-]*+)")
 _RUN_HEAD = re.compile(r"(?=[A-Za-z0-9+/_\-]{20})[a-z0-9+/_\-]*+[A-Z][A-Za-z0-9+/_\-]*+")
 _SLACK_XOX = re.compile(r"x(?<![A-Za-z0-9].)ox[abposre]-[A-Za-z0-9\-]{10,}", re.S)
 
@@ -560,15 +558,26 @@ def _vendor_at(text: str, s: int):
 _VENDOR_HEADS = frozenset(p[:2] for p in _VENDOR_STARTS)
 # the formats whose token can have no upper-case letter (hex bodies): only runs starting
 # with one of these are worth a look among the (many) lower-case runs
-_LOWER_VENDOR_STARTS = tuple(p for p, _k, rx in _VENDOR_TABLE
-                             if p.islower() and re.fullmatch(r"[a-z0-9_\-]+", p) and "A-Z" not in rx)
+_LOWER_VENDOR_STARTS = tuple(
+    p for p, _k, rx in _VENDOR_TABLE if p.islower() and re.fullmatch(r"[a-z0-9_\-]+", p) and "A-Z" not in rx
+)
 _LOWER_VENDOR_BYTES = tuple(p.encode("ascii") for p in _LOWER_VENDOR_STARTS)
 
 
 # ids that look random but are not secrets, told by what comes before them: Google
 # Docs/Drive/Sheets ids and IPFS content ids are what users search for.
-_PUBLIC_ID_HOSTS = ("docs.google.", "drive.google.", "sheets.google.", "slides.google.",
-                    "forms.google.", "script.google.", "/ipfs/", "/ipns/", "ipfs://", "ipns://")
+_PUBLIC_ID_HOSTS = (
+    "docs.google.",
+    "drive.google.",
+    "sheets.google.",
+    "slides.google.",
+    "forms.google.",
+    "script.google.",
+    "/ipfs/",
+    "/ipns/",
+    "ipfs://",
+    "ipns://",
+)
 _IPFS_CID = re.compile(r"Qm[1-9A-HJ-NP-Za-km-z]{44}|b[a-z2-7]{58,}|z[1-9A-HJ-NP-Za-km-z]{46,}")
 
 
@@ -712,9 +721,7 @@ _PEM_BODY = re.compile(
 _BEARER = re.compile(r"bearer[ \t]+(?!\[redacted:)([a-z0-9\-._~+/]+=*)")
 _BEARER_I = re.compile(_BEARER.pattern, re.I)
 
-_URL_PW = re.compile(
-    r"://([^\s:@/?#\[\]\"'<>]*):(?!\[redacted:)([^\s@/?\"']+)@(?=[A-Za-z0-9\[])"
-)
+_URL_PW = re.compile(r"://([^\s:@/?#\[\]\"'<>]*):(?!\[redacted:)([^\s@/?\"']+)@(?=[A-Za-z0-9\[])")
 
 
 def _scan_pem(text: str, spans: list) -> None:
@@ -774,25 +781,31 @@ _BASIC = re.compile(r"basic[ \t]+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])", r
 # mysql-family -pPW (no space: "-p" alone prompts)
 _CLI_USER = re.compile(
     r"(?<![A-Za-z0-9_\-])(?:-u|--user|--proxy-user)(?:[ \t]+|=)?(?:\\{0,2}(?P<q>[\"']))?[^\s:\"'@/]{1,64}:"
-    r"(?P<v>(?(q)[^\n\"']{1,256}|[^\s\"']{1,256}))")
+    r"(?P<v>(?(q)[^\n\"']{1,256}|[^\s\"']{1,256}))"
+)
 _SSHPASS = re.compile(
-    r"sshpass(?:[ \t]+-[^p\s]\S{0,64}){0,8}[ \t]+-p[ \t]*(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))")
+    r"sshpass(?:[ \t]+-[^p\s]\S{0,64}){0,8}[ \t]+-p[ \t]*(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))"
+)
 # registry logins: docker/podman/buildah/skopeo/nerdctl/oras/helm login -p PW (--password: _FLAG)
 _REGISTRY_LOGIN = re.compile(
     r"(?:docker|podman|buildah|skopeo|nerdctl|oras|crane|helm(?:[ \t]+registry)?)[ \t]+login\b"
     r"[^\n|;&]{0,300}?[ \t](?:-p|--password)(?:[ \t]+|=)"
-    r"(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))")
+    r"(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))"
+)
 # echo PW | docker login --password-stdin
 _ECHO_LOGIN = re.compile(
     r"(?:echo|printf)[ \t]+(?:-n[ \t]+)?(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"'|]{1,256}))"
-    r"[ \t]*\|[ \t]*(?:sudo[ \t]+)?[\w\-]+(?:[ \t]+registry)?[ \t]+login\b[^\n]{0,200}--password-stdin")
+    r"[ \t]*\|[ \t]*(?:sudo[ \t]+)?[\w\-]+(?:[ \t]+registry)?[ \t]+login\b[^\n]{0,200}--password-stdin"
+)
 # redis-cli -a PW
 _REDIS_CLI = re.compile(
-    r"redis-cli\b[^\n|;&]{0,300}?[ \t]-a[ \t]+(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))")
+    r"redis-cli\b[^\n|;&]{0,300}?[ \t]-a[ \t]+(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))"
+)
 _MYSQL = re.compile(
     r"(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b"
     r"[^\n|;&]{0,300}?[ \t]-p(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))",
-    re.I)
+    re.I,
+)
 
 
 def _scan_literals(text: str, low: str, spans: list) -> None:
@@ -995,7 +1008,8 @@ _SECRET_HEADS = _PASSWORD_HEADS | frozenset("token apikey credential credentials
 _KEY_QUALIFIERS = frozenset(
     """api secret private access auth signing encryption encrypt decryption master client app account
     service license licence webhook session consumer shared deploy admin root hmac jwt cookie
-    crypto cipher aes sign signature storage""".split())
+    crypto cipher aes sign signature storage""".split()
+)
 
 
 def _strength(name: str) -> int:
@@ -1045,15 +1059,34 @@ class _Context:
 
 
 _INI_SECTION = re.compile(r"(?m)^[ \t]*\[[A-Za-z0-9_. \-\"]{1,80}\][ \t]*$")
-_CODE_MARKS = ("def ", "class ", "import ", "function ", "interface ", "struct ", "=>", "();", "self.",
-               "this.", "const ", "let ", "var ", "func ", "return ", "fn ", "public ", "private ")
+_CODE_MARKS = (
+    "def ",
+    "class ",
+    "import ",
+    "function ",
+    "interface ",
+    "struct ",
+    "=>",
+    "();",
+    "self.",
+    "this.",
+    "const ",
+    "let ",
+    "var ",
+    "func ",
+    "return ",
+    "fn ",
+    "public ",
+    "private ",
+)
 _WORD_RUN = re.compile(r"[A-Za-z0-9_$]+")
 # a CamelCase word that names a type (``token: AccessToken`` in a class body), by its ending
 _TYPE_SUFFIX = re.compile(
     r".*(?:Str|String|Type|Field|Model|Config|Settings|Info|Data|Schema|Response|Request|Results?|Provider"
     r"|Manager|Client|Session|Handler|Store|Object|Params?|Spec|Ref|Id|Base|Bytes|Value|Dict|List|Set|Map"
     r"|Enum|Literal|Callable|Protocol|Interface|Builder|Factory|Service|Context|Options|Headers?|Pair"
-    r"|Tuple|Array|Sequence|Mapping|Token|Secret|Password|Key|Credentials?|Auth)")
+    r"|Tuple|Array|Sequence|Mapping|Token|Secret|Password|Key|Credentials?|Auth)"
+)
 
 
 def _keyword_positions(low: str) -> list[int]:
@@ -1097,7 +1130,7 @@ def _scan_assign(text: str, low: str | None, starts: list[int], spans: list) -> 
         sep = m.group("sep")
         scheme = m.group("scheme") is not None
         ns = ns_of(text, k)
-        if text[ns - 2 if ns > 1 else 0:ns] == "${":
+        if text[ns - 2 if ns > 1 else 0 : ns] == "${":
             continue  # ${TOKEN:-default}, ${PASSWORD:?unset}: a shell expansion, not an assignment
         name = text[ns:ne].lower().lstrip("-.")
         if name in ("pwd", "oldpwd") or _meta_name(name):
@@ -1134,12 +1167,12 @@ def ns_of(text: str, k: int) -> int:
 def _wrapped(text: str, m, ns: int, spans: list) -> None:
     """A quoted value wrapped onto two lines (``API_TOKEN="Xk9m\\nP2vL"``): each part,
     under a name that is a secret's."""
-    name = text[ns:m.end("rest")]
+    name = text[ns : m.end("rest")]
     if not _strength(name.rsplit(".", 1)[-1]) or _meta_name(name.lower()):
         return
     vs, ve = m.span("wv")
     cut = text.index("\n", vs, ve)
-    first, second = text[vs:cut].strip(), text[cut + 1:ve].strip()
+    first, second = text[vs:cut].strip(), text[cut + 1 : ve].strip()
     if _placeholder(first + second, 2) or len(first + second) < 3:
         return
     for a, b in ((vs, cut), (cut + 1, ve)):
@@ -1170,8 +1203,14 @@ def _continued(text: str, ve: int, spans: list) -> None:
     run = m.group(1)
     if text[ve - 1] != "\\":
         ls = text.rfind("\n", 0, ve) + 1
-        if ve - ls < 60 or run.isalpha() and (run.islower() or run.isupper()) or run.isdigit() \
-                or "=" in run[:-2] or ":" in run:
+        if (
+            ve - ls < 60
+            or run.isalpha()
+            and (run.islower() or run.isupper())
+            or run.isdigit()
+            or "=" in run[:-2]
+            or ":" in run
+        ):
             return
     spans.append((m.start(1), m.end(1), _P_ASSIGN, "secret-assignment"))
 
@@ -1187,8 +1226,9 @@ _PASCAL = re.compile(r"[A-Z][A-Za-z]*[a-z][A-Za-z]*")
 _YAML_TAG = re.compile(r"![A-Za-z][\w.\-!]*")
 
 
-def _code_not_value(text: str, ctx: "_Context", m, ns: int, vs: int, ve: int, sep: str, scheme: bool,
-                    spaced: bool, strength: int) -> bool:
+def _code_not_value(
+    text: str, ctx: "_Context", m, ns: int, vs: int, ve: int, sep: str, scheme: bool, spaced: bool, strength: int
+) -> bool:
     """Whether the unquoted value text[vs:ve] is code (a variable, a type, prose) rather than
     the value of the name. Under a name that is a secret (``strength``) only what code
     could not be: an identifier in code (``token = tok``, ``password: hashedPassword,``)
@@ -1205,27 +1245,51 @@ def _code_not_value(text: str, ctx: "_Context", m, ns: int, vs: int, ve: int, se
     if sep == ":" and not scheme and vs > m.end("sep") and _ANNOTATION_TAIL.match(text, ve):
         return True  # password: str = ..., private_key: RSAKey | None
     if strength:
-        if _DOTTED.fullmatch(value) and (not value[0].isupper() or ctx.code()) \
-                and (not _DIGIT.search(value) or all(map(_CODE_IDENT.fullmatch, value.split(".")))):
+        if (
+            _DOTTED.fullmatch(value)
+            and (not value[0].isupper() or ctx.code())
+            and (not _DIGIT.search(value) or all(map(_CODE_IDENT.fullmatch, value.split("."))))
+        ):
             return True  # private_key: rsa.RSAPrivateKey, secret = cfg.Secret (not a password)
         if not _VARIABLE.fullmatch(value):
             return False
-        name = text[ns:m.end("rest")].lower().rsplit(".", 1)[-1]
+        name = text[ns : m.end("rest")].lower().rsplit(".", 1)[-1]
         v = value.lower()
-        if v == name or name.endswith(("_" + v, "-" + v)) or (_OPERATOR_NEXT.match(text, ve) and not _DIGIT.search(value)):
+        if (
+            v == name
+            or name.endswith(("_" + v, "-" + v))
+            or (_OPERATOR_NEXT.match(text, ve) and not _DIGIT.search(value))
+        ):
             return True  # password=password, credentials=credentials or self.credentials
         if ctx.ini() and (spaced or line_value):
             return False  # [database]\npassword = letmein
-        code = (spaced or sep in (":=", "=>") or bool(m.group("nq")) or after in (",", ")")
-                or (after == ";" and sep != "=")
-                or (sep == ":" and not line_value) or (line_value and ctx.code()))
+        code = (
+            spaced
+            or sep in (":=", "=>")
+            or bool(m.group("nq"))
+            or after in (",", ")")
+            or (after == ";" and sep != "=")
+            or (sep == ":" and not line_value)
+            or (line_value and ctx.code())
+        )
         if not code:
-            if line_value and _PASCAL.fullmatch(value) \
-                    and (_KEYWORD.search(value.lower()) or _TYPE_SUFFIX.fullmatch(value)):
+            if (
+                line_value
+                and _PASCAL.fullmatch(value)
+                and (_KEYWORD.search(value.lower()) or _TYPE_SUFFIX.fullmatch(value))
+            ):
                 return True  # token: AccessToken, settings: AppSettings (a class body)
             return False
-        if spaced and sep == "=" and strength == 2 and value.isalpha() and len(value) >= 6 \
-                and not ctx.code() and not ctx.elsewhere(value) and _whole_line(text, ns, ve):
+        if (
+            spaced
+            and sep == "="
+            and strength == 2
+            and value.isalpha()
+            and len(value) >= 6
+            and not ctx.code()
+            and not ctx.elsewhere(value)
+            and _whole_line(text, ns, ve)
+        ):
             return False  # "secret = summermonkey" alone on its line, in no code: a config value
         return "_" in value or not _DIGIT.search(value) or ctx.elsewhere(value)
     if m.group("nq") and _IDENT.fullmatch(value):
@@ -1295,8 +1359,11 @@ def _value_span(
         return None
     if _NUMBER.fullmatch(value) and not (strength == 2 and value.isdigit() and len(value) >= 4):
         return None  # max_tokens: 4096 -- but a PIN or password of digits is one
-    if _NAMEISH.fullmatch(value) and _KEYWORD.search(value.lower()) and not (
-            strength and (bare or _ONE_WORD.fullmatch(value))):
+    if (
+        _NAMEISH.fullmatch(value)
+        and _KEYWORD.search(value.lower())
+        and not (strength and (bare or _ONE_WORD.fullmatch(value)))
+    ):
         return None  # ENV_API_KEY = "ANTHROPIC_API_KEY", grant_type="refresh_token" (not "supersecret")
     if _SNAKE_WORDS.fullmatch(value):
         return None  # AUTH_TYPE_OIDC = "oidc_federation": an enum value
@@ -1305,8 +1372,7 @@ def _value_span(
     if bare:
         if value[0] in "/~.-$" and _NOT_A_VALUE.fullmatch(value) and not (strength and _looks_set(value)):
             return None  # path, variable or another flag
-        if (_CALLISH.fullmatch(value) and not (strength and _password_callee(value))) \
-                or _STRUCTURE.fullmatch(value):
+        if (_CALLISH.fullmatch(value) and not (strength and _password_callee(value))) or _STRUCTURE.fullmatch(value):
             return None  # call / subscript / type / the start of a literal: code
         if "://" in value or (_DOTTED.fullmatch(value) and all(map(_CODE_IDENT.fullmatch, value.split(".")))):
             return None  # URL (see url-password) or attribute access (self.password)
@@ -1324,8 +1390,12 @@ def _looks_set(value: str) -> bool:
     """A value that starts like a flag, a hidden file or a home path but is one (``-Xk9mP2v``,
     ``.Ab3~x``, ``~vUEwt6w``): a digit and a letter in it, and no path separator, or a
     character no flag or path holds (``-Az=Uv|8t/0o``)."""
-    if value[:2] == "--" or value[0] not in "-.~" or _DIGIT.search(value) is None \
-            or not any(c.isalpha() for c in value):
+    if (
+        value[:2] == "--"
+        or value[0] not in "-.~"
+        or _DIGIT.search(value) is None
+        or not any(c.isalpha() for c in value)
+    ):
         return False
     return "/" not in value or any(c in _ODD for c in value)
 
@@ -1338,17 +1408,25 @@ def _password_callee(value: str) -> bool:
     mixes cases and digits as no function's does, and whose bracket is never closed."""
     i = min((value.find(c) for c in "([" if c in value), default=-1)
     head = value[:i] if i > 0 else value
-    return ")" not in value and "]" not in value and "." not in head and "_" not in head \
-        and _DIGIT.search(head) is not None and any(c.isupper() for c in head) \
+    return (
+        ")" not in value
+        and "]" not in value
+        and "." not in head
+        and "_" not in head
+        and _DIGIT.search(head) is not None
+        and any(c.isupper() for c in head)
         and any(c.islower() for c in head)
+    )
 
 
 # An unquoted value runs to the next whitespace or quote: a strong password may hold
 # any of & ; , ( ) { } [ ] < > \ and a value cut at the first one leaks the rest.
 # These tell code and structure from such a value:
 # get_token(), os.environ.get(, config[, Optional[str], dict[str,  (a call, subscript, type)
-_CALLISH = re.compile(r"[A-Za-z_$][\w.$]*(?:::[\w$]+)*[(\[]+[\w.$,:]*[)\]]*(?:\.[A-Za-z_$][\w$]*(?:\([\w.$,:]*\))?)*"
-                      r"[.,;)\]\[(]*")
+_CALLISH = re.compile(
+    r"[A-Za-z_$][\w.$]*(?:::[\w$]+)*[(\[]+[\w.$,:]*[)\]]*(?:\.[A-Za-z_$][\w$]*(?:\([\w.$,:]*\))?)*"
+    r"[.,;)\]\[(]*"
+)
 # {user:  (a:  [a,  <<  : the start of a literal, not a value
 _STRUCTURE = re.compile(r"[\[{(<]+[A-Za-z_ .]*[:,)\]}>]*")
 # in JSON-escaped text a value ends at an escaped newline, tab or quote
@@ -1357,7 +1435,8 @@ _CLOSERS = {")": "(", "]": "[", "}": "{", ">": "<"}
 # values that start like a path, a shell variable or the next flag (and are nothing else)
 _NOT_A_VALUE = re.compile(
     r"[~.]{0,2}/[\w.\-~/@+:%=,]*|\.[\w.\-/]*|~[\w.\-/]*|--?[A-Za-z][\w\-]*(?:=\S*)?"
-    r"|\$(?:[A-Za-z_]\w*|\{.*|\(.*|[0-9@*#?$!])")
+    r"|\$(?:[A-Za-z_]\w*|\{.*|\(.*|[0-9@*#?$!])"
+)
 
 
 def _trim_tail(text: str, vs: int, ve: int) -> int:
@@ -1425,7 +1504,8 @@ def _line_start(text: str, ns: int, ve: int) -> bool:
 # a YAML block scalar (``password: >-`` then the value on the lines below)
 _BLOCK_SCALAR = re.compile(
     r"(?m)^([ \t]*)(?:-[ \t]+)?([A-Za-z0-9_.\-]{1,64})[ \t]*:[ \t]*(?:![^\s]*[ \t]+)?[|>][+\-]?[1-9]?[ \t]*"
-    r"(?:#[^\n]*)?$")
+    r"(?:#[^\n]*)?$"
+)
 
 
 _BLOCK_HINT = re.compile(r":[ \t]+(?:![^\s]*[ \t]+)?[|>]")
@@ -1457,13 +1537,15 @@ def _scan_blocks(text: str, spans: list) -> None:
 # ~/.netrc: "machine HOST login USER password PW", on one line or several
 _NETRC_LINE = re.compile(
     r"(?m)^[ \t]*+(?:(?:machine|login|account|port|macdef)[ \t]++\S++[ \t]*+|default[ \t]*+"
-    r"|(?:password|passwd)[ \t]++\S++[ \t]*+)++$")
+    r"|(?:password|passwd)[ \t]++\S++[ \t]*+)++$"
+)
 _NETRC_PW = re.compile(r"(?:^|[ \t])(?:password|passwd)[ \t]+(\S+)")
 _NETRC_MACHINE = re.compile(r"(?:^|\s)(?:machine[ \t]+\S|default\s)")
 # ~/.pgpass: "host:port:database:user:password", a whole line
 _PGPASS = re.compile(
     r"(?m)^[ \t]*+(?:\*|(?=[0-9\-_\[\]]*+[A-Za-z.])[A-Za-z0-9.\-_\[\]]++):(?:[0-9]{1,5}|\*):[^:\s]++:[^:\s]++:"
-    r"((?:\\.|[^\n\\])++)")
+    r"((?:\\.|[^\n\\])++)"
+)
 _PGPASS_HINT = re.compile(r":(?:[0-9]{1,5}|\*):[^:\s]++:[^:\s]++:[^\s]")
 # redis.conf "requirepass PW" / "masterauth PW"
 _REDIS_CONF = re.compile(r"(?m)^[ \t]*(?:requirepass|masterauth)[ \t]+(?:\"([^\"\n]+)\"|(\S+))")
@@ -1497,8 +1579,7 @@ def _scan_config(text: str, low: str, spans: list, starts: list[int] = ()) -> No
         for line in _NETRC_LINE.finditer(text):
             for m in _NETRC_PW.finditer(line.group()):
                 if not _placeholder(m.group(1), 2):
-                    spans.append((line.start() + m.start(1), line.start() + m.end(1), _P_ASSIGN,
-                                  "secret-assignment"))
+                    spans.append((line.start() + m.start(1), line.start() + m.end(1), _P_ASSIGN, "secret-assignment"))
     if ":" in text and text.count(":") >= 4 and _PGPASS_HINT.search(text):
         for m in _PGPASS.finditer(text):
             value = m.group(1).rstrip()
@@ -1553,12 +1634,12 @@ def _yaml_documents(text: str):
 
 # NAME_KEY=<key material>: a key by its name (``ENCRYPTION_KEY``, ``signingKey``) holding
 # what a key looks like (32+ hex, or a long run of letters and digits)
-_KEY_VALUE = re.compile(
-    r"[\"']?[ \t]*(?:=|:)[ \t]*(?:base64:)?[\"']?([A-Za-z0-9+/=_\-]{16,512})(?![A-Za-z0-9+/=_\-])")
+_KEY_VALUE = re.compile(r"[\"']?[ \t]*(?:=|:)[ \t]*(?:base64:)?[\"']?([A-Za-z0-9+/=_\-]{16,512})(?![A-Za-z0-9+/=_\-])")
 _NOT_KEY_NAMES = frozenset(
     """cache sort primary partition foreign idempotency routing shard hash range dedup dedupe lookup map
     dict row object s3 gcs blob file bucket public pub publishable ssh gpg pgp fingerprint foreign join
-    index unique composite natural surrogate sequence group order redis memcache etag""".split())
+    index unique composite natural surrogate sequence group order redis memcache etag""".split()
+)
 _HEX_KEY = re.compile(r"[0-9a-fA-F]{32,}")
 
 
@@ -1568,16 +1649,28 @@ def _scan_key_names(text: str, low: str, spans: list) -> None:
     i = low.find("key")
     while i >= 0:
         e = i + 3
-        ok = i > 0 and (low[i - 1] in "_.-" or (text[i] == "K" and text[i - 1].isalnum())) \
+        ok = (
+            i > 0
+            and (low[i - 1] in "_.-" or (text[i] == "K" and text[i - 1].isalnum()))
             and (e >= len(text) or text[e] not in _NAME_CHARS)
+        )
         m = _KEY_VALUE.match(text, e) if ok else None
         if m is not None:
-            words = _NAME_WORDS.findall(text[ns_of(text, i):e])
+            words = _NAME_WORDS.findall(text[ns_of(text, i) : e])
             v = m.group(1)
-            if len(words) >= 2 and not any(w.lower() in _NOT_KEY_NAMES for w in words[:-1]) and (
-                    _HEX_KEY.fullmatch(v) or _random_looking(v, 16)
-                    or (_DIGIT.search(v) and _mixed(v.replace("-", "").replace("_", ""))
-                        and not _CODE_IDENT.fullmatch(v))):
+            if (
+                len(words) >= 2
+                and not any(w.lower() in _NOT_KEY_NAMES for w in words[:-1])
+                and (
+                    _HEX_KEY.fullmatch(v)
+                    or _random_looking(v, 16)
+                    or (
+                        _DIGIT.search(v)
+                        and _mixed(v.replace("-", "").replace("_", ""))
+                        and not _CODE_IDENT.fullmatch(v)
+                    )
+                )
+            ):
                 spans.append((m.start(1), m.end(1), _P_ASSIGN, "secret-assignment"))
         i = low.find("key", e)
 
@@ -1610,32 +1703,47 @@ def _resolve(spans: list) -> list:
 # a .pgpass line quoted inside a sentence ("add db:5432:shop:app:PW to your ~/.pgpass")
 _PGPASS_INLINE = re.compile(
     r"(?<![\w.:\-])(?:\*|(?=[0-9\-_\[\]]*+[A-Za-z.])[A-Za-z0-9.\-_\[\]]++):(?:[0-9]{1,5}|\*):[^:\s]++:[^:\s]++:"
-    r"((?:\\.|[^\s\\])++)")
+    r"((?:\\.|[^\s\\])++)"
+)
 # jdbc:oracle:thin:USER/PASSWORD@host
 _ORACLE_THIN = re.compile(r"jdbc:oracle:(?:thin|oci)[^:\s]*:([^/\s@:\"']{1,64})/([^@\s\"']{1,256})@", re.I)
 # SSHPASS=PW sshpass -e / export SSHPASS=PW
-_SSHPASS_ENV = re.compile(r"(?<![A-Za-z0-9_])SSHPASS=(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))")
+_SSHPASS_ENV = re.compile(
+    r"(?<![A-Za-z0-9_])SSHPASS=(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))"
+)
 # twilio.rest.Client(account_sid, "<auth token>")
 _TWILIO_CLIENT = re.compile(r"Client\([^()\n]{1,120},[ \t]*[\"']([0-9a-f]{32})[\"']")
 # "the deploy pw is <value>", "the staging password was <value>" in prose
-_SAID = re.compile(r"(?<![A-Za-z0-9_\-])(?:pw|pwd|passwd|password|passphrase|passcode)"
-                   r"[ \t]+(?:is|was|is[ \t]+now|now[ \t]+is|became)[ \t]+"
-                   r"(?:[\"'`](?P<qv>[^\n\"'`]{3,256})[\"'`]|(?P<v>[^\s\"'`]{3,256}))", re.I)
-_SAID_NOT = frozenset("""a an the this that these those not now no still also too very only just being
+_SAID = re.compile(
+    r"(?<![A-Za-z0-9_\-])(?:pw|pwd|passwd|password|passphrase|passcode)"
+    r"[ \t]+(?:is|was|is[ \t]+now|now[ \t]+is|became)[ \t]+"
+    r"(?:[\"'`](?P<qv>[^\n\"'`]{3,256})[\"'`]|(?P<v>[^\s\"'`]{3,256}))",
+    re.I,
+)
+_SAID_NOT = frozenset(
+    """a an the this that these those not now no still also too very only just being
     correct incorrect wrong right invalid valid required optional empty missing blank unset set stored
     hashed encrypted hidden secret same different long short weak strong secure insecure case sensitive
     expired reset changed rotated saved there here in on at of for from to with without by as it its
     your my our their his her unknown known given shown printed masked redacted ignored never always
     null none nil undefined true false ok fine good bad enough mandatory needed necessary accepted
-    rejected checked compared sent used generated random visible plain plaintext what which""".split())
+    rejected checked compared sent used generated random visible plain plaintext what which""".split()
+)
 _SAID_WORDISH = re.compile(r"[a-z]+(?:ed|ing|ly|able|ible)")
 
 
 def _said_value(v: str) -> bool:
     """Whether ``v`` after "pw is" reads as a password rather than a word of the sentence."""
     core = v.rstrip(",;.:!?)")
-    if len(core) < 4 or core.lower() in _SAID_NOT or _placeholder(core) or core.startswith(_MARK) \
-            or (core[0] in "{<[(" and core[-1] in "}>])") or core[0] in "$%" or set(core) <= set("*#x.-_?X"):
+    if (
+        len(core) < 4
+        or core.lower() in _SAID_NOT
+        or _placeholder(core)
+        or core.startswith(_MARK)
+        or (core[0] in "{<[(" and core[-1] in "}>])")
+        or core[0] in "$%"
+        or set(core) <= set("*#x.-_?X")
+    ):
         return False  # {####}, <password>, $PW, %s, ****: a template or a mask, not a value
     return not (core.isalpha() and core.islower() and _SAID_WORDISH.fullmatch(core))
 
@@ -1663,8 +1771,11 @@ def _scan_said(text: str, low: str, starts: list[int], aligned: bool, spans: lis
             g = "qv" if m.group("qv") is not None else "v"
             if not _placeholder(m.group(g)):
                 spans.append((m.start(g), m.end(g), _P_ASSIGN, "cli-password"))
-    found = (m for m in (_SAID.match(text, i) for i in starts if low.startswith(("pw", "pass"), i)) if m) \
-        if aligned else _SAID.finditer(text)
+    found = (
+        (m for m in (_SAID.match(text, i) for i in starts if low.startswith(("pw", "pass"), i)) if m)
+        if aligned
+        else _SAID.finditer(text)
+    )
     for m in found:
         g = "qv" if m.group("qv") is not None else "v"
         s, e = m.span(g)

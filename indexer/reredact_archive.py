@@ -56,11 +56,13 @@ try:
     def _dumps(obj) -> bytes:
         return orjson.dumps(obj)
 except ImportError:  # pragma: no cover
+
     def _dumps(obj) -> bytes:
         return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
+
 STATE_NAME = "REDACTION"
-STEP_SECONDS = 0.2   # the service's slice of the pass between its other work
+STEP_SECONDS = 0.2  # the service's slice of the pass between its other work
 
 
 # the recorded version ------------------------------------------------------------------------------
@@ -127,9 +129,17 @@ def begin(root: Path) -> dict | None:
         return None
     p = st.get("pass")
     if not isinstance(p, dict) or p.get("to") != REDACTION_VERSION:
-        st["pass"] = {"to": REDACTION_VERSION, "stage": "messages", "after": "", "working": [],
-                      "files_done": 0, "files_total": 0, "messages": 0, "rewritten": 0,
-                      "started": time.time()}
+        st["pass"] = {
+            "to": REDACTION_VERSION,
+            "stage": "messages",
+            "after": "",
+            "working": [],
+            "files_done": 0,
+            "files_total": 0,
+            "messages": 0,
+            "rewritten": 0,
+            "started": time.time(),
+        }
         _write_state(root, st, durable=True)
     return st
 
@@ -142,8 +152,14 @@ def finish(root: Path, st: dict) -> dict:
     """The pass is done: the stored history is current. Returns its figures."""
     p = dict(st.get("pass") or {})
     done = {k: p.get(k, 0) for k in ("files_done", "messages", "rewritten", "sessions", "memories")}
-    done.update({"from": st.get("version"), "to": REDACTION_VERSION, "finished": time.time(),
-                 "seconds": round(time.time() - float(p.get("started") or time.time()), 1)})
+    done.update(
+        {
+            "from": st.get("version"),
+            "to": REDACTION_VERSION,
+            "finished": time.time(),
+            "seconds": round(time.time() - float(p.get("started") or time.time()), 1),
+        }
+    )
     _write_state(root, {"version": REDACTION_VERSION, "last_pass": done}, durable=True)
     return done
 
@@ -153,8 +169,9 @@ def redact_message(m: Message) -> Message | None:
     """``m`` under the current rules, or None when they change nothing (text and files)."""
     text = redact(m.text)
     files = [redact(f) for f in m.files]
-    touched = [[t[0], redact(t[1]), *t[2:3], *[redact(x) if x and t[0] != "undo" else x for x in t[3:4]]]
-               for t in m.touched]
+    touched = [
+        [t[0], redact(t[1]), *t[2:3], *[redact(x) if x and t[0] != "undo" else x for x in t[3:4]]] for t in m.touched
+    ]
     if text is m.text and all(a is b for a, b in zip(files, m.files)) and touched == m.touched:
         return None
     return dataclasses.replace(m, text=text, files=list(dict.fromkeys(files)), touched=touched)
@@ -162,9 +179,9 @@ def redact_message(m: Message) -> Message | None:
 
 @dataclasses.dataclass
 class FileResult:
-    messages: list[Message]                    # every message of the file (current form)
-    positions: list[int]                       # their positions after the rewrite
-    changed: list[tuple[Message, Message]]     # (as it was stored, as it is now)
+    messages: list[Message]  # every message of the file (current form)
+    positions: list[int]  # their positions after the rewrite
+    changed: list[tuple[Message, Message]]  # (as it was stored, as it is now)
 
 
 def redact_file(path: Path, before_rewrite=None) -> FileResult:
@@ -192,8 +209,17 @@ def redact_file(path: Path, before_rewrite=None) -> FileResult:
         if m is not None and m.uuid:
             new = redact_message(m)
             if new is not None:
-                raw = _dumps(dict(rec, text=new.text, files=new.files,
-                                  **({"touched": new.touched} if "touched" in rec else {}))) + b"\n"
+                raw = (
+                    _dumps(
+                        dict(
+                            rec,
+                            text=new.text,
+                            files=new.files,
+                            **({"touched": new.touched} if "touched" in rec else {}),
+                        )
+                    )
+                    + b"\n"
+                )
                 changed.append((m, new))
                 m = new
             messages.append(m)

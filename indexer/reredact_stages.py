@@ -109,8 +109,12 @@ def facts_step(ix, st: dict) -> None:
         summaries = [redact(x) for x in s.summaries]
         files = [redact(f) for f in s.files]
         cwd = redact(s.cwd)
-        if first is s.first_prompt and cwd is s.cwd and all(a is b for a, b in zip(summaries, s.summaries)) \
-                and all(a is b for a, b in zip(files, s.files)):
+        if (
+            first is s.first_prompt
+            and cwd is s.cwd
+            and all(a is b for a, b in zip(summaries, s.summaries))
+            and all(a is b for a, b in zip(files, s.files))
+        ):
             continue
         s.first_prompt, s.summaries, s.files, s.cwd = first, summaries, list(dict.fromkeys(files)), cwd
         ix.sessions[s.session_id] = s

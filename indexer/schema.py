@@ -83,8 +83,16 @@ _CJK_RUN = re.compile(_CJK.pattern + "+")
 # boundary is then an ``aA`` found by ``bytes.find`` (C speed), where the regex above costs
 # ~3x more on the backfill path (long tool results).
 # In UTF-8, lead bytes 0xE3-0xEF (U+3000-U+FFFF, every CJK range of _CJK) map to "C".
-_CASE_MAP = bytes(0x61 if (0x61 <= b <= 0x7A or 0x30 <= b <= 0x39) else 0x41 if 0x41 <= b <= 0x5A
-                  else 0x43 if 0xE3 <= b <= 0xEF else 0x20 for b in range(256))
+_CASE_MAP = bytes(
+    0x61
+    if (0x61 <= b <= 0x7A or 0x30 <= b <= 0x39)
+    else 0x41
+    if 0x41 <= b <= 0x5A
+    else 0x43
+    if 0xE3 <= b <= 0xEF
+    else 0x20
+    for b in range(256)
+)
 
 
 def prepare_content(text: str) -> str:
@@ -107,7 +115,7 @@ def prepare_content(text: str) -> str:
         parts = []
         last = 0
         while i >= 0:
-            parts.append(data[last:i + 1])
+            parts.append(data[last : i + 1])
             last = i + 1
             i = mapped.find(b"aA", last)
         parts.append(data[last:])
@@ -121,14 +129,13 @@ def _bigrams(m: re.Match) -> str:
     run = m.group(0)
     if len(run) < 3:
         return f" {run} "
-    return " " + " ".join(run[i:i + 2] for i in range(len(run) - 1)) + " "
+    return " " + " ".join(run[i : i + 2] for i in range(len(run) - 1)) + " "
 
 
 @lru_cache(maxsize=8192)  # a backfill asks for the same session's hash line after line
 def group_hash(key: str) -> int:
     """A stable 64-bit hash (not Python's per-process ``hash``) for the ``group`` field."""
-    return int.from_bytes(hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
-                          "little")
+    return int.from_bytes(hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
 
 
 def stored_value(doc: tantivy.Document, name: str, default=""):

@@ -47,7 +47,7 @@ class FileState:
     inode: int = 0
     head: bytes = b""
     tail: bytes = b""  # tail_fingerprint at offset (b"": not known, a state from before it)
-    lines: int = 0     # lines before offset (to name a skipped line by its number)
+    lines: int = 0  # lines before offset (to name a skipped line by its number)
     private_open: int = 0  # 1: a <private> block a prompt opened is still open at offset
 
 
@@ -83,12 +83,27 @@ _SESSION_COLS = "session_id, project, cwd, first_prompt, summaries, files, start
 
 
 def _session_info(row) -> SessionInfo:
-    return SessionInfo(row[0], row[1] or "", row[2] or "", row[3] or "", json.loads(row[4] or "[]"),
-                       json.loads(row[5] or "[]"), row[6] or 0.0, row[7] or 0.0, row[8] or 0)
+    return SessionInfo(
+        row[0],
+        row[1] or "",
+        row[2] or "",
+        row[3] or "",
+        json.loads(row[4] or "[]"),
+        json.loads(row[5] or "[]"),
+        row[6] or 0.0,
+        row[7] or 0.0,
+        row[8] or 0,
+    )
 
 
-def list_sessions(path: Path | None = None, *, project: str | None = None, since: float | None = None,
-                  limit: int | None = None, prefix: str | None = None) -> list[SessionInfo]:
+def list_sessions(
+    path: Path | None = None,
+    *,
+    project: str | None = None,
+    since: float | None = None,
+    limit: int | None = None,
+    prefix: str | None = None,
+) -> list[SessionInfo]:
     """Indexed sessions, newest first (by their last message), read without taking any lock:
     of one ``project``, active after ``since``, whose id starts with ``prefix``."""
     from recall.core import paths as _paths
@@ -131,8 +146,10 @@ def session_facts(path: Path | None = None) -> list[tuple[str, str, str, float, 
     path = path or _paths.state_db_path()
     if not path.exists():
         return []
-    sql = ("SELECT session_id, COALESCE(project, ''), COALESCE(cwd, ''), COALESCE(started, 0), COALESCE(ended, 0), "
-           "COALESCE(messages, 0) FROM sessions")
+    sql = (
+        "SELECT session_id, COALESCE(project, ''), COALESCE(cwd, ''), COALESCE(started, 0), COALESCE(ended, 0), "
+        "COALESCE(messages, 0) FROM sessions"
+    )
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
         try:
@@ -151,8 +168,10 @@ def project_activity(path: Path | None = None) -> list[tuple[str, float]]:
     path = path or _paths.state_db_path()
     if not path.exists():
         return []
-    sql = ("SELECT project, MAX(MAX(COALESCE(ended, 0), COALESCE(started, 0))) AS last FROM sessions "
-           "WHERE project IS NOT NULL AND project != '' GROUP BY project ORDER BY last DESC")
+    sql = (
+        "SELECT project, MAX(MAX(COALESCE(ended, 0), COALESCE(started, 0))) AS last FROM sessions "
+        "WHERE project IS NOT NULL AND project != '' GROUP BY project ORDER BY last DESC"
+    )
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
         try:
@@ -170,8 +189,15 @@ def session_row(session_id: str) -> dict | None:
     if not exact:
         return None
     s = exact[0]
-    return {"session_id": s.session_id, "project": s.project, "cwd": s.cwd, "first_prompt": s.first_prompt,
-            "started": s.started, "ended": s.ended, "messages": s.messages}
+    return {
+        "session_id": s.session_id,
+        "project": s.project,
+        "cwd": s.cwd,
+        "first_prompt": s.first_prompt,
+        "started": s.started,
+        "ended": s.ended,
+        "messages": s.messages,
+    }
 
 
 class StateDB:
@@ -202,8 +228,11 @@ class StateDB:
             """
         )
         cols = {r[1] for r in self.conn.execute("PRAGMA table_info(files)")}
-        for col, decl in (("tail", "BLOB NOT NULL DEFAULT x''"), ("lines", "INTEGER NOT NULL DEFAULT 0"),
-                          ("private_open", "INTEGER NOT NULL DEFAULT 0")):
+        for col, decl in (
+            ("tail", "BLOB NOT NULL DEFAULT x''"),
+            ("lines", "INTEGER NOT NULL DEFAULT 0"),
+            ("private_open", "INTEGER NOT NULL DEFAULT 0"),
+        ):
             if col not in cols:  # a state.db from before these columns
                 self.conn.execute(f"ALTER TABLE files ADD COLUMN {col} {decl}")
 
@@ -230,8 +259,17 @@ class StateDB:
         ).fetchone()
         if not row:
             return None
-        return SessionInfo(row[0], row[1] or "", row[2] or "", row[3] or "", json.loads(row[4] or "[]"),
-                           json.loads(row[5] or "[]"), row[6] or 0.0, row[7] or 0.0, row[8] or 0)
+        return SessionInfo(
+            row[0],
+            row[1] or "",
+            row[2] or "",
+            row[3] or "",
+            json.loads(row[4] or "[]"),
+            json.loads(row[5] or "[]"),
+            row[6] or 0.0,
+            row[7] or 0.0,
+            row[8] or 0,
+        )
 
     def save(self, files: list[FileState], sessions: list[SessionInfo], touches=(), undo=()) -> None:
         """Persist offsets, session facts and the files the batch's tool calls touched
@@ -243,18 +281,34 @@ class StateDB:
             self.conn.executemany(
                 "INSERT OR REPLACE INTO files(path, offset, size, inode, head, tail, lines, private_open)"
                 " VALUES(?,?,?,?,?,?,?,?)",
-                [(f.path, f.offset, f.size, f.inode, f.head, f.tail, f.lines, int(bool(f.private_open)))
-                 for f in files],
+                [
+                    (f.path, f.offset, f.size, f.inode, f.head, f.tail, f.lines, int(bool(f.private_open)))
+                    for f in files
+                ],
             )
             self.conn.executemany(
                 "INSERT OR REPLACE INTO sessions VALUES(?,?,?,?,?,?,?,?,?)",
-                [(s.session_id, s.project, s.cwd, s.first_prompt, json.dumps(s.summaries),
-                  json.dumps(s.files), s.started, s.ended, s.messages) for s in sessions],
+                [
+                    (
+                        s.session_id,
+                        s.project,
+                        s.cwd,
+                        s.first_prompt,
+                        json.dumps(s.summaries),
+                        json.dumps(s.files),
+                        s.started,
+                        s.ended,
+                        s.messages,
+                    )
+                    for s in sessions
+                ],
             )
             if touches:
                 self.conn.executemany(
                     "INSERT OR REPLACE INTO touches(uuid, session_id, project, path, op, ts, fp, dest)"
-                    " VALUES(?,?,?,?,?,?,?,?)", touches)
+                    " VALUES(?,?,?,?,?,?,?,?)",
+                    touches,
+                )
             if undo:
                 self.conn.executemany("DELETE FROM touches WHERE uuid=? AND op=? AND path=?", undo)
 
@@ -282,8 +336,10 @@ class StateDB:
             with self.conn:
                 self.conn.execute("BEGIN")
                 for uuid, op, path, new_path, new_dest in changed:
-                    self.conn.execute("UPDATE OR REPLACE touches SET path=?, dest=? WHERE uuid=? AND op=? AND path=?",
-                                      (new_path, new_dest, uuid, op, path))
+                    self.conn.execute(
+                        "UPDATE OR REPLACE touches SET path=?, dest=? WHERE uuid=? AND op=? AND path=?",
+                        (new_path, new_dest, uuid, op, path),
+                    )
         return len(changed)
 
     def sessions_of_project(self, project: str) -> list[str]:

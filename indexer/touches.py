@@ -35,7 +35,7 @@ from indexer.project import worktree_top
 
 OPS = ("write", "edit", "move", "delete")
 TOUCH_TOOLS = {"Write": "write", "Edit": "edit", "MultiEdit": "edit", "NotebookEdit": "edit"}
-MAX_TOUCHES = 64           # per message (a `rm` of a long file list)
+MAX_TOUCHES = 64  # per message (a `rm` of a long file list)
 _BASH_HINT = r"(?:^|[\s;&|(`])(?:mv|rm|unlink)\s"
 _GLOB = r"[*?\[\]{}$`]"
 _SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", ";;", "|&"}
@@ -59,7 +59,7 @@ def relative(path: str, cwd: str, project: str) -> str | None:
     for base in bases:
         base = os.path.normpath(base)
         if path.startswith(base + os.sep):
-            rel = path[len(base) + 1:]
+            rel = path[len(base) + 1 :]
             if rel and not rel.startswith(".."):
                 return rel.replace(os.sep, "/")
     return None
@@ -130,11 +130,14 @@ class Touches:
         ends: dict[str, float] = {}
         try:
             for sid, path, op, ts, fp, dest in self.conn.execute(
-                    f"SELECT session_id, path, op, MAX(ts), fp, dest FROM touches WHERE session_id IN "
-                    f"({_in(len(sessions))}) GROUP BY session_id, path", sessions):
+                f"SELECT session_id, path, op, MAX(ts), fp, dest FROM touches WHERE session_id IN "
+                f"({_in(len(sessions))}) GROUP BY session_id, path",
+                sessions,
+            ):
                 own.setdefault(sid, {})[path] = (op, ts or 0.0, fp or "", dest or "")
             for sid, ended in self.conn.execute(
-                    f"SELECT session_id, ended FROM sessions WHERE session_id IN ({_in(len(sessions))})", sessions):
+                f"SELECT session_id, ended FROM sessions WHERE session_id IN ({_in(len(sessions))})", sessions
+            ):
                 ends[sid] = float(ended or 0.0)
         except sqlite3.Error:
             return {}, {}
@@ -151,12 +154,15 @@ class Touches:
         try:
             args = [self.project, *paths]
             for (path,) in self.conn.execute(
-                    f"SELECT DISTINCT path FROM touches WHERE project=? AND path IN ({_in(len(paths))})", args):
+                f"SELECT DISTINCT path FROM touches WHERE project=? AND path IN ({_in(len(paths))})", args
+            ):
                 known.add(path)
             if known:
                 for path, ts, sid, op, dest in self.conn.execute(
-                        f"SELECT path, ts, session_id, op, dest FROM touches WHERE project=? AND path IN "
-                        f"({_in(len(paths))}) AND ts > ? ORDER BY ts LIMIT 5000", [*args, after]):
+                    f"SELECT path, ts, session_id, op, dest FROM touches WHERE project=? AND path IN "
+                    f"({_in(len(paths))}) AND ts > ? ORDER BY ts LIMIT 5000",
+                    [*args, after],
+                ):
                     later.setdefault(path, []).append((ts, sid, op, dest))
         except sqlite3.Error:
             return set(), {}
@@ -203,7 +209,7 @@ def sketch_similarity(a: str, b: str) -> float | None:
     if not a or not b or len(a) != len(b):
         return None
     n = len(a) // 8
-    same = sum(a[i * 8:(i + 1) * 8] == b[i * 8:(i + 1) * 8] for i in range(n))
+    same = sum(a[i * 8 : (i + 1) * 8] == b[i * 8 : (i + 1) * 8] for i in range(n))
     return same / n
 
 
@@ -259,8 +265,12 @@ def _segments(command: str):
 
 def _strip_prefix(words: list[str]) -> list[str]:
     i = 0
-    while i < len(words) and ("=" in words[i] and not words[i].startswith("-") and words[i].split("=")[0].isidentifier()
-                              or words[i] in _PREFIX_WORDS):
+    while i < len(words) and (
+        "=" in words[i]
+        and not words[i].startswith("-")
+        and words[i].split("=")[0].isidentifier()
+        or words[i] in _PREFIX_WORDS
+    ):
         i += 1
     return words[i:]
 
@@ -323,8 +333,11 @@ def bash_touches(command: str, cwd: str, project: str) -> list[list[str]]:
             if len(operands) < 2:
                 continue
             target, sources = operands[-1], operands[:-1]
-            into = len(sources) > 1 or target.endswith("/") or (
-                "." not in os.path.basename(target.rstrip("/")) and "." in os.path.basename(sources[0]))
+            into = (
+                len(sources) > 1
+                or target.endswith("/")
+                or ("." not in os.path.basename(target.rstrip("/")) and "." in os.path.basename(sources[0]))
+            )
         else:
             sources, into = operands, True
         for src in sources:
@@ -369,8 +382,11 @@ def derive(rec: dict) -> list[list[str]]:
 def undone(touched) -> list[tuple[str, str, str]]:
     """``(uuid, op, path)`` of the touches a message takes back: its tool results say the
     calls failed or were refused (``["undo", path, op, uuid of the call's message]``)."""
-    return [(t[3], t[2], t[1]) for t in touched or ()
-            if isinstance(t, (list, tuple)) and len(t) >= 4 and t[0] == "undo" and all(isinstance(x, str) for x in t)]
+    return [
+        (t[3], t[2], t[1])
+        for t in touched or ()
+        if isinstance(t, (list, tuple)) and len(t) >= 4 and t[0] == "undo" and all(isinstance(x, str) for x in t)
+    ]
 
 
 def rows(touched) -> list[tuple[str, str, str, str]]:
@@ -401,7 +417,7 @@ def paths_in_text(text: str, limit: int = MAX_NAMED) -> list[str]:
     seen: set[str] = set()
     for m in _CANDIDATE.finditer(text[:40_000]):
         tok = m.group().rstrip(".-/")
-        if m.start() >= 3 and text[m.start() - 3:m.start()] == "://" or "//" in tok:
+        if m.start() >= 3 and text[m.start() - 3 : m.start()] == "://" or "//" in tok:
             continue
         if tok.startswith("./"):
             tok = tok[2:]
@@ -423,8 +439,13 @@ def paths_in_text(text: str, limit: int = MAX_NAMED) -> list[str]:
 def later(seconds: float) -> str:
     """``3 days later``, ``2 hours later``, ``minutes later``."""
     s = max(0.0, seconds)
-    for unit, size in (("year", 365 * 86400), ("month", 30 * 86400), ("week", 7 * 86400), ("day", 86400),
-                       ("hour", 3600)):
+    for unit, size in (
+        ("year", 365 * 86400),
+        ("month", 30 * 86400),
+        ("week", 7 * 86400),
+        ("day", 86400),
+        ("hour", 3600),
+    ):
         if s >= size * (2 if unit in ("month", "week") else 1):
             n = max(1, round(s / size))
             return f"{n} {unit}{'s' if n != 1 else ''} later"

@@ -74,6 +74,7 @@ def tool_result_chars() -> int:
         _tool_result_chars = (where, now, max(0, chars))
     return _tool_result_chars[2]
 
+
 # What one message stores at most (a 47 MB pasted prompt is indexed by its first 100K
 # characters, with a note of how much was cut). Text is cut to this plus a margin before the
 # regexes and redaction run, so a secret straddling the cut is still seen whole enough to match.
@@ -141,7 +142,7 @@ def _cut_recalled(text: str) -> str:
             break
         close = _RECALLED_CLOSE.search(text, m.end()) if closers else None
         if close is not None:
-            out.append(text[last:m.start()])
+            out.append(text[last : m.start()])
             last = pos = close.end()
             continue
         closers = False  # no closer after this opener, so none after any later one (linear)
@@ -152,7 +153,7 @@ def _cut_recalled(text: str) -> str:
         while j < len(text) and text[j] in " \t":
             j += 1
         if i == 0 or text[i - 1] == "\n" or text.startswith(("\n", "\r\n"), j):
-            out.append(text[last:m.start()])
+            out.append(text[last : m.start()])
             last = len(text)
             break
         pos = m.end()
@@ -160,6 +161,8 @@ def _cut_recalled(text: str) -> str:
         return text
     out.append(text[last:])
     return "".join(out)
+
+
 _REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
 _COMMAND_WRAPPER = re.compile(
     r"^\s*<(command-name|command-message|command-args|local-command-stdout|local-command-stderr|"
@@ -167,8 +170,19 @@ _COMMAND_WRAPPER = re.compile(
 )
 _INTERRUPTED = re.compile(r"^\s*\[Request interrupted by user[^\]]*\]\s*$")
 
-SALIENT_INPUT_KEYS = ("command", "file_path", "path", "notebook_path", "pattern", "url", "query",
-                      "description", "prompt", "skill", "subagent_type")
+SALIENT_INPUT_KEYS = (
+    "command",
+    "file_path",
+    "path",
+    "notebook_path",
+    "pattern",
+    "url",
+    "query",
+    "description",
+    "prompt",
+    "skill",
+    "subagent_type",
+)
 FILE_INPUT_KEYS = ("file_path", "notebook_path", "path")
 _TOUCH_NAMES = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"})  # indexer.touches
 
@@ -193,9 +207,17 @@ class Message:
 
     def to_record(self) -> dict:
         return {
-            "uuid": self.uuid, "session_id": self.session_id, "project": self.project,
-            "cwd": self.cwd, "branch": self.branch, "role": self.role, "timestamp": self.timestamp,
-            "text": self.text, "tools": self.tools, "files": self.files, "source": self.source,
+            "uuid": self.uuid,
+            "session_id": self.session_id,
+            "project": self.project,
+            "cwd": self.cwd,
+            "branch": self.branch,
+            "role": self.role,
+            "timestamp": self.timestamp,
+            "text": self.text,
+            "tools": self.tools,
+            "files": self.files,
+            "source": self.source,
             **({"echo": True} if self.echo else {}),  # left out when false: most records stay as they were
             **({"touched": self.touched} if self.touched else {}),
             **({"agent": self.agent} if self.agent != "claude-code" else {}),  # Claude Code's: as before
@@ -204,12 +226,19 @@ class Message:
     @classmethod
     def from_record(cls, rec: dict) -> "Message":
         return cls(
-            uuid=str(rec.get("uuid") or ""), session_id=str(rec.get("session_id") or ""),
-            project=str(rec.get("project") or ""), cwd=str(rec.get("cwd") or ""),
-            branch=str(rec.get("branch") or ""), role=str(rec.get("role") or "user"),
-            timestamp=float(rec.get("timestamp") or 0.0), text=str(rec.get("text") or ""),
-            tools=list(rec.get("tools") or []), files=list(rec.get("files") or []),
-            source=str(rec.get("source") or ""), echo=bool(rec.get("echo")), touched=_touched_of(rec),
+            uuid=str(rec.get("uuid") or ""),
+            session_id=str(rec.get("session_id") or ""),
+            project=str(rec.get("project") or ""),
+            cwd=str(rec.get("cwd") or ""),
+            branch=str(rec.get("branch") or ""),
+            role=str(rec.get("role") or "user"),
+            timestamp=float(rec.get("timestamp") or 0.0),
+            text=str(rec.get("text") or ""),
+            tools=list(rec.get("tools") or []),
+            files=list(rec.get("files") or []),
+            source=str(rec.get("source") or ""),
+            echo=bool(rec.get("echo")),
+            touched=_touched_of(rec),
             agent=str(rec.get("agent") or "claude-code"),
         )
 
@@ -314,9 +343,24 @@ def decode_project_dir(name: str) -> str:
 class FileContext:
     """Per-file parsing state: remembers tool ids and assistant blocks already seen."""
 
-    __slots__ = ("path", "session_id", "cwd", "tool_names", "seen_blocks", "subagent", "source", "dir_project",
-                 "line", "bad", "private_open", "recalled", "echo_turn", "recall_tools",
-                 "touch_calls", "tool_result_chars")
+    __slots__ = (
+        "path",
+        "session_id",
+        "cwd",
+        "tool_names",
+        "seen_blocks",
+        "subagent",
+        "source",
+        "dir_project",
+        "line",
+        "bad",
+        "private_open",
+        "recalled",
+        "echo_turn",
+        "recall_tools",
+        "touch_calls",
+        "tool_result_chars",
+    )
 
     MAX_BAD = 20  # skipped lines named per read (the rest are counted)
 
@@ -326,8 +370,9 @@ class FileContext:
         # per file, not per line: pathlib properties cost ~1 us each on the backfill path
         self.subagent = path.parent.name == "subagents"
         self.source = path_text(path)
-        self.dir_project = path_text(decode_project_dir(path.parent.parent.parent.name if self.subagent
-                                                        else path.parent.name))
+        self.dir_project = path_text(
+            decode_project_dir(path.parent.parent.parent.name if self.subagent else path.parent.name)
+        )
         self.line = 0  # complete lines before the read position
         self.bad: list[tuple[int, str]] = []  # (line number, why) of lines that could not be read
         # a <private> block a prompt left open: every message up to the prompt that closes it
@@ -388,9 +433,7 @@ def _tool_result_text(block: dict, limit: int) -> str:
     if isinstance(content, str):
         text = content
     elif isinstance(content, list):
-        text = "\n".join(
-            str(b.get("text") or "") for b in content if isinstance(b, dict) and b.get("type") == "text"
-        )
+        text = "\n".join(str(b.get("text") or "") for b in content if isinstance(b, dict) and b.get("type") == "text")
     else:
         text = ""
     if len(text) > limit:
@@ -520,8 +563,12 @@ class _Body:
     texts: list[str] = field(default_factory=list)
     tools: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
-    calls: list[tuple[str, str, dict]] = field(default_factory=list)  # (id, name, input) of calls that may write files (indexer.touches)
-    undone: list[list[str]] = field(default_factory=list)  # the touches of calls that failed (their error result is this message)
+    calls: list[tuple[str, str, dict]] = field(
+        default_factory=list
+    )  # (id, name, input) of calls that may write files (indexer.touches)
+    undone: list[list[str]] = field(
+        default_factory=list
+    )  # the touches of calls that failed (their error result is this message)
     dropped: int = 0  # characters cut off huge text blocks before they were cleaned and redacted
     reason: str = "empty"  # why nothing is left, when nothing is
     n_text: int = 0
@@ -564,7 +611,13 @@ def _text_block(body: _Body, block: dict, kind: str, msg_id, ctx: FileContext) -
     body.dropped += cut
     cleaned = clean_text(raw)
     if not cleaned:
-        body.reason = "recalled-context" if "recalled-context" in raw else "system-reminder" if "<system-reminder>" in raw else "empty"
+        body.reason = (
+            "recalled-context"
+            if "recalled-context" in raw
+            else "system-reminder"
+            if "<system-reminder>" in raw
+            else "empty"
+        )
         return
     if msg_id and ctx.seen(f"{msg_id}\0t\0{cleaned[:200]}"):
         body.reason = "duplicate-block"
@@ -624,9 +677,13 @@ def _role(kind: str, message: dict, obj: dict, body: _Body) -> str:
 
 
 ECHO_SHARE = 0.5  # a reply with this share of its words in the block recall injected restates it
-_RECALL_COMMAND = re.compile(r"<command-name>\s*/?(?:[\w-]+:)?(?:recall|recall-search|remember)\s*</command-name>", re.I)
+_RECALL_COMMAND = re.compile(
+    r"<command-name>\s*/?(?:[\w-]+:)?(?:recall|recall-search|remember)\s*</command-name>", re.I
+)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
-_RECALL_CLI = re.compile(r"(?:^|[;&|(]\s*|\s)(?:\S*/)?recall(?:\s+(?:--raw|--json|ask|search|show|log|memories)\b|\s+[\"'])")
+_RECALL_CLI = re.compile(
+    r"(?:^|[;&|(]\s*|\s)(?:\S*/)?recall(?:\s+(?:--raw|--json|ask|search|show|log|memories)\b|\s+[\"'])"
+)
 
 
 def _recall_tool(name: str, inp) -> bool:
@@ -701,8 +758,10 @@ def _message(origin: _Origin, role: str, text: str, body: _Body | None = None) -
         from indexer.touches import MAX_TOUCHES, tool_touches
 
         for tid, name, inp in calls:
-            mine = [[op, redact(path), fp, redact(dest) if dest else ""]
-                    for op, path, fp, dest in tool_touches(name, inp, cwd, project)]
+            mine = [
+                [op, redact(path), fp, redact(dest) if dest else ""]
+                for op, path, fp, dest in tool_touches(name, inp, cwd, project)
+            ]
             mine = [t for t in mine if t not in touched]
             if mine and tid:
                 ctx.remember_touches(tid, uid, mine)
@@ -748,15 +807,21 @@ def open_regular(path: Path):
 def _kind(mode: int) -> str:
     import stat as _stat
 
-    for test, name in ((_stat.S_ISFIFO, "a FIFO"), (_stat.S_ISSOCK, "a socket"), (_stat.S_ISCHR, "a character device"),
-                       (_stat.S_ISBLK, "a block device"), (_stat.S_ISDIR, "a directory")):
+    for test, name in (
+        (_stat.S_ISFIFO, "a FIFO"),
+        (_stat.S_ISSOCK, "a socket"),
+        (_stat.S_ISCHR, "a character device"),
+        (_stat.S_ISBLK, "a block device"),
+        (_stat.S_ISDIR, "a directory"),
+    ):
         if test(mode):
             return name
     return "not a file"
 
 
-def read_lines(path: Path, offset: int, ctx: FileContext, stats: Counter,
-               max_bytes: int = 8 << 20) -> Iterator[tuple[list[Message], int]]:
+def read_lines(
+    path: Path, offset: int, ctx: FileContext, stats: Counter, max_bytes: int = 8 << 20
+) -> Iterator[tuple[list[Message], int]]:
     """Stream complete lines from ``offset``; yields (messages, new_offset) every ~``max_bytes``.
 
     A partial last line (no newline yet) is left for the next read: the offset stops

@@ -25,9 +25,11 @@ def _plugin_command_stands_down() -> str | None:
     where = setup_commands(session_project() or os.getcwd())
     if where is None:
         return None
-    return (f"recall setup's /recall, /recall-search and /remember ({where.parent}) serve recall here; the "
-            "plugin's /recall:... commands stand down so that one install answers. Use /recall, /recall-search "
-            "or /remember (`recall doctor` says which install is active).")
+    return (
+        f"recall setup's /recall, /recall-search and /remember ({where.parent}) serve recall here; the "
+        "plugin's /recall:... commands stand down so that one install answers. Use /recall, /recall-search "
+        "or /remember (`recall doctor` says which install is active)."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,8 +38,12 @@ def main(argv: list[str] | None = None) -> int:
         from recall.hooks.dispatch import run_hook
 
         return run_hook(args[1], args[2:])
-    if args and args[0] in SLASH_VERBS and os.environ.get("RECALL_PLUGIN_DATA") and \
-            not os.environ.get("RECALL_PLUGIN_SHELL"):
+    if (
+        args
+        and args[0] in SLASH_VERBS
+        and os.environ.get("RECALL_PLUGIN_DATA")
+        and not os.environ.get("RECALL_PLUGIN_SHELL")
+    ):
         said = _plugin_command_stands_down()
         if said:
             print(said)
@@ -45,8 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     bad = next((a for a in args if any("\udc80" <= c <= "\udcff" for c in a)), None)
     if bad is not None:  # bytes that are not UTF-8 (a Latin-1 terminal): say so, never a traceback
         shown = os.fsencode(bad).decode("utf-8", "backslashreplace")
-        sys.stderr.write(f"recall: the argument '{shown}' is not valid UTF-8: set your terminal to UTF-8 "
-                         "(LANG=C.UTF-8, say) and type it again.\n")
+        sys.stderr.write(
+            f"recall: the argument '{shown}' is not valid UTF-8: set your terminal to UTF-8 "
+            "(LANG=C.UTF-8, say) and type it again.\n"
+        )
         return 2
     _say_config_problem(args)
     from recall.cli import fast_search
@@ -70,7 +78,7 @@ _SAYS_CONFIG = (("config", "set"), ("config", "unset"), ("exclude", "add"), ("ex
 
 
 def _say_config_problem(args: list[str]) -> None:
-    if any(tuple(args[:len(c)]) == c for c in _SAYS_CONFIG) or args[:1] in (["serve"], ["--help"], ["-h"]):
+    if any(tuple(args[: len(c)]) == c for c in _SAYS_CONFIG) or args[:1] in (["serve"], ["--help"], ["-h"]):
         return
     try:
         from recall.core import config

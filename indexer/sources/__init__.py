@@ -35,8 +35,11 @@ from typing import Iterable
 
 NAMES = ("claude-code", "codex", "gemini")
 DEFAULT = "claude-code"
-_MODULES = {"claude-code": "indexer.sources.claude_code", "codex": "indexer.sources.codex",
-            "gemini": "indexer.sources.gemini"}
+_MODULES = {
+    "claude-code": "indexer.sources.claude_code",
+    "codex": "indexer.sources.codex",
+    "gemini": "indexer.sources.gemini",
+}
 
 
 def module(name: str) -> ModuleType:
@@ -66,7 +69,7 @@ def enabled(cfg: dict | None = None) -> list[str]:
 def agent_roots(names: Iterable[str] | None = None) -> list[tuple[str, Path]]:
     """(agent, folder) of the other agents' sources that are on (``names``: these instead)."""
     out: list[tuple[str, Path]] = []
-    for name in (enabled() if names is None else names):
+    for name in enabled() if names is None else names:
         if name == DEFAULT:
             continue
         out.extend((name, Path(os.path.abspath(r))) for r in module(name).roots())

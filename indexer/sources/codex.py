@@ -36,8 +36,10 @@ LABEL = "Codex CLI"
 
 _SKIP = {"event_msg": "event", "world_state": "system", "token_usage_record": "system"}
 # what Codex itself puts in a "user" message (the user's own words are in another one)
-_INJECTED = re.compile(r"^\s*(?:<environment_context>|<user_instructions>|<INSTRUCTIONS>|# AGENTS\.md instructions|"
-                       r"<skills_instructions>|<user_shell_command>|<turn_aborted>|<subagent_notification>)")
+_INJECTED = re.compile(
+    r"^\s*(?:<environment_context>|<user_instructions>|<INSTRUCTIONS>|# AGENTS\.md instructions|"
+    r"<skills_instructions>|<user_shell_command>|<turn_aborted>|<subagent_notification>)"
+)
 _SESSION_ID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl(?:\.zst)?$")
 _SALIENT = ("cmd", "command", "path", "file_path", "query", "pattern", "url")
 
@@ -137,8 +139,16 @@ def parse(obj, ctx: AgentContext, stats: Counter) -> list[Message]:
     return []
 
 
-_ITEM_TYPES = {"message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
-               "local_shell_call", "reasoning", "web_search_call"}
+_ITEM_TYPES = {
+    "message",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "local_shell_call",
+    "reasoning",
+    "web_search_call",
+}
 
 
 def _item(p, ctx: AgentContext, stats: Counter, when) -> list[Message]:
@@ -149,8 +159,13 @@ def _item(p, ctx: AgentContext, stats: Counter, when) -> list[Message]:
     key = str(p.get("id") or p.get("call_id") or "") or f"line\0{ctx.line}"
     if t == "message":
         role = p.get("role")
-        texts = [str(c.get("text")) for c in (p.get("content") or []) if isinstance(c, dict)
-                 and c.get("type") in ("input_text", "output_text", "text") and isinstance(c.get("text"), str)]
+        texts = [
+            str(c.get("text"))
+            for c in (p.get("content") or [])
+            if isinstance(c, dict)
+            and c.get("type") in ("input_text", "output_text", "text")
+            and isinstance(c.get("text"), str)
+        ]
         if role == "user":
             mine = [t for t in texts if not _INJECTED.match(t)]
             if not mine:
@@ -165,8 +180,13 @@ def _item(p, ctx: AgentContext, stats: Counter, when) -> list[Message]:
         return [m] if m else []
     if t in ("function_call", "custom_tool_call", "local_shell_call"):
         name = str(p.get("name") or ("shell" if t == "local_shell_call" else "tool"))
-        args = p.get("arguments") if t == "function_call" else p.get("input") if t == "custom_tool_call" \
+        args = (
+            p.get("arguments")
+            if t == "function_call"
+            else p.get("input")
+            if t == "custom_tool_call"
             else p.get("action")
+        )
         described, files, calls = _describe(name, args)
         call_id = p.get("call_id")
         if isinstance(call_id, str):
@@ -186,8 +206,15 @@ def _item(p, ctx: AgentContext, stats: Counter, when) -> list[Message]:
             return []
         call_id = p.get("call_id")
         name = ctx.tool_names.get(call_id, "") if isinstance(call_id, str) else ""
-        m = make(ctx, stats, f"{key}\0out", "tool_result", [clip(out, ctx.tool_result_chars)], when,
-                 tools=[name] if name else None)
+        m = make(
+            ctx,
+            stats,
+            f"{key}\0out",
+            "tool_result",
+            [clip(out, ctx.tool_result_chars)],
+            when,
+            tools=[name] if name else None,
+        )
         if m and call_id in ctx.recall_calls:
             m.echo = True  # recall's own output, quoted back: ranked below what it came from
         return [m] if m else []

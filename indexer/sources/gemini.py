@@ -63,7 +63,9 @@ def context(path: Path) -> AgentContext:
     folder = path.parent if path.name == LOGS else path.parent.parent  # tmp/<project>/[chats/]<file>
     # the project when nothing names its folder: the session's own folder of Gemini's (never mixed with another)
     ctx = AgentContext(path, NAME, session_id=path.stem, project=path_text(folder))
-    ctx.cwd = project_folder(folder)  # where the session ran: its project is that folder's (a worktree's is its repository's)
+    ctx.cwd = project_folder(
+        folder
+    )  # where the session ran: its project is that folder's (a worktree's is its repository's)
     ctx.hash_dir = folder.name  # type: ignore[attr-defined]
     if path.name.endswith(".jsonl"):  # a read that starts past the header still knows the session
         try:
@@ -162,8 +164,15 @@ def _read_logs(path: Path, ctx: AgentContext, stats: Counter):
             stats["duplicate-block"] += 1
             continue
         ctx.session_id = sid
-        m = make(ctx, stats, f"log\0{e.get('messageId')}\0{e.get('timestamp')}", "user", [e["message"]],
-                 e.get("timestamp"), typed=True)
+        m = make(
+            ctx,
+            stats,
+            f"log\0{e.get('messageId')}\0{e.get('timestamp')}",
+            "user",
+            [e["message"]],
+            e.get("timestamp"),
+            typed=True,
+        )
         if m:
             out.append(m)
     yield out, len(data)
@@ -263,8 +272,11 @@ def _workspace(text: str, ctx: AgentContext) -> None:
 
 def _reply(rid: str, obj: dict, ctx: AgentContext, stats: Counter, when) -> list[Message]:
     out: list[Message] = []
-    texts = [p["text"] for p in _parts(obj.get("content")) if isinstance(p, dict) and isinstance(p.get("text"), str)
-             and not p.get("thought")]
+    texts = [
+        p["text"]
+        for p in _parts(obj.get("content"))
+        if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")
+    ]
     if any(t.strip() for t in texts):
         m = make(ctx, stats, f"{rid}\0text", "assistant", texts, when)
         if m:
@@ -301,8 +313,15 @@ def _acts(name: str, args) -> list[tuple[str, dict]]:
     if not isinstance(args, dict):
         return []
     if name in _WRITES and isinstance(args.get("file_path") or args.get("absolute_path"), str):
-        return [(_WRITES[name], {"file_path": args.get("file_path") or args.get("absolute_path"),
-                                 **({"content": args["content"]} if isinstance(args.get("content"), str) else {})})]
+        return [
+            (
+                _WRITES[name],
+                {
+                    "file_path": args.get("file_path") or args.get("absolute_path"),
+                    **({"content": args["content"]} if isinstance(args.get("content"), str) else {}),
+                },
+            )
+        ]
     if name in ("run_shell_command", "shell") and isinstance(args.get("command"), str):
         return [("Bash", {"command": args["command"]})]
     return []

@@ -113,8 +113,14 @@ def _zstd_lines(fh, state: dict):
         yield rest
 
 
-def read_jsonl(path: Path, offset: int, ctx: AgentContext, stats: Counter, max_bytes: int,
-               parse: Callable[[object, AgentContext, Counter], list[Message]]) -> Iterator[tuple[list[Message], int]]:
+def read_jsonl(
+    path: Path,
+    offset: int,
+    ctx: AgentContext,
+    stats: Counter,
+    max_bytes: int,
+    parse: Callable[[object, AgentContext, Counter], list[Message]],
+) -> Iterator[tuple[list[Message], int]]:
     """Stream ``path``'s complete lines from ``offset`` through ``parse``; yields (messages,
     offset after them) every ~``max_bytes``. A last line without its newline is left for the
     next read. A ``.zst`` file (immutable: its writer compressed a finished one) is read whole
@@ -127,7 +133,7 @@ def read_jsonl(path: Path, offset: int, ctx: AgentContext, stats: Counter, max_b
             if offset >= size and offset:
                 yield [], offset
                 return
-            plain = path.with_name(path.name[:-len(ZST)])
+            plain = path.with_name(path.name[: -len(ZST)])
             if plain.exists():  # the plain file wins (the client's own rule): read that one
                 yield [], size
                 return
@@ -144,15 +150,20 @@ def read_jsonl(path: Path, offset: int, ctx: AgentContext, stats: Counter, max_b
                     _one(raw, ctx, stats, parse, batch)
                     consumed += len(raw)
                     if consumed >= max_bytes:  # memory stays bounded; offset 0 until the end: an
-                        yield batch, 0         # interrupted read starts again (uuids: no duplicates)
+                        yield batch, 0  # interrupted read starts again (uuids: no duplicates)
                         batch, consumed = [], 0
             except OSError:
                 raise
             except Exception as exc:  # zstandard.ZstdError: not zstd, or damaged inside
                 raise OSError(0, f"not a readable zstd file ({exc})", path_text(path)) from None
             if not state.get("whole"):
-                ctx.bad.append((ctx.line + 1, "cut short: the compressed file ends inside a frame "
-                                              "(what it held past the last whole block is lost)"))
+                ctx.bad.append(
+                    (
+                        ctx.line + 1,
+                        "cut short: the compressed file ends inside a frame "
+                        "(what it held past the last whole block is lost)",
+                    )
+                )
             yield batch, size
             return
         fh.seek(offset)
@@ -200,9 +211,19 @@ def uid(ctx: AgentContext, key: str) -> str:
     return f"{ctx.agent}-" + hashlib.sha1(f"{ctx.session_id}\0{key}".encode("utf-8", "replace")).hexdigest()[:24]
 
 
-def make(ctx: AgentContext, stats: Counter, key: str, role: str, texts: list[str], when, *,
-         tools: list[str] | None = None, files: list[str] | None = None, typed: bool = False,
-         calls: list[tuple[str, dict]] | None = None) -> Message | None:
+def make(
+    ctx: AgentContext,
+    stats: Counter,
+    key: str,
+    role: str,
+    texts: list[str],
+    when,
+    *,
+    tools: list[str] | None = None,
+    files: list[str] | None = None,
+    typed: bool = False,
+    calls: list[tuple[str, dict]] | None = None,
+) -> Message | None:
     """A redacted ``Message`` of ``texts`` (None, counted, when nothing is left). ``typed``: the
     texts are what the user typed (only they open or close a ``<private>`` block). ``calls``: its
     tool calls as Claude Code's equivalents (``("Write", {"file_path", "content"})``, ``("Edit",
@@ -237,15 +258,30 @@ def make(ctx: AgentContext, stats: Counter, key: str, role: str, texts: list[str
         from indexer.touches import MAX_TOUCHES, tool_touches
 
         for name, inp in calls:
-            touched.extend(t for t in ([op, redact(path), fp, redact(dest) if dest else ""]
-                                       for op, path, fp, dest in tool_touches(name, inp, cwd, project))
-                           if t not in touched)
+            touched.extend(
+                t
+                for t in (
+                    [op, redact(path), fp, redact(dest) if dest else ""]
+                    for op, path, fp, dest in tool_touches(name, inp, cwd, project)
+                )
+                if t not in touched
+            )
         touched = touched[:MAX_TOUCHES]
-    return Message(uuid=uid(ctx, key), session_id=ctx.session_id, project=project, cwd=cwd or ctx.project,
-                   branch=ctx.branch, role=role, timestamp=parse_timestamp(when), text=text,
-                   tools=list(dict.fromkeys(tools or ())),
-                   files=list(dict.fromkeys(redact(f) for f in files)) if files else [],
-                   source=ctx.source, agent=ctx.agent, touched=touched)
+    return Message(
+        uuid=uid(ctx, key),
+        session_id=ctx.session_id,
+        project=project,
+        cwd=cwd or ctx.project,
+        branch=ctx.branch,
+        role=role,
+        timestamp=parse_timestamp(when),
+        text=text,
+        tools=list(dict.fromkeys(tools or ())),
+        files=list(dict.fromkeys(redact(f) for f in files)) if files else [],
+        source=ctx.source,
+        agent=ctx.agent,
+        touched=touched,
+    )
 
 
 # recall's own MCP tools (recall/mcp/server.py), however an agent prefixes them ("mcp__recall__",

@@ -47,8 +47,10 @@ class DefaultSearchGroup(TyperGroup):
             if len(args) == 1:
                 typo = near_command(args[0], [c for c in self.commands if c != "hook"])
                 if typo:
-                    raise UsageError(f"no command `{args[0]}`: did you mean `{typo}`? (To search for the word: "
-                                     f"`recall search {args[0]}`.)")
+                    raise UsageError(
+                        f"no command `{args[0]}`: did you mean `{typo}`? (To search for the word: "
+                        f"`recall search {args[0]}`.)"
+                    )
             args = ["search", *args]
         return super().parse_args(ctx, args)
 
@@ -70,10 +72,31 @@ def near_command(word: str, commands: list[str]) -> str | None:
 
 
 #: metavars by option name where typer would print a Python type (``<list[Path]>``)
-METAVARS = {"source": "DIR", "project": "PATH", "since": "SPAN", "before": "DATE", "limit": "N", "show": "N", "weeks": "N",
-            "session": "ID", "mtype": "TYPE", "type_": "TYPE", "tags": "A,B", "expires": "DATE", "path": "GLOB",
-            "tool": "NAME", "regex": "RE", "any_": "WORDS", "all_": "WORDS", "match": "TEXT", "secret": "VALUE",
-            "text": "TEXT", "clear": "FIELD", "for_": "DURATION", "duration": "DURATION"}
+METAVARS = {
+    "source": "DIR",
+    "project": "PATH",
+    "since": "SPAN",
+    "before": "DATE",
+    "limit": "N",
+    "show": "N",
+    "weeks": "N",
+    "session": "ID",
+    "mtype": "TYPE",
+    "type_": "TYPE",
+    "tags": "A,B",
+    "expires": "DATE",
+    "path": "GLOB",
+    "tool": "NAME",
+    "regex": "RE",
+    "any_": "WORDS",
+    "all_": "WORDS",
+    "match": "TEXT",
+    "secret": "VALUE",
+    "text": "TEXT",
+    "clear": "FIELD",
+    "for_": "DURATION",
+    "duration": "DURATION",
+}
 
 
 def plain_metavars(command: click.Command) -> click.Command:
@@ -125,15 +148,22 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version and exit.")) -> None:
+def _main(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
     pass
 
 
 def _click_errors():
     """typer vendors its own copy of click; catch both its exceptions and real click's."""
-    usage, other, exits, aborts = [click.UsageError], [click.ClickException], [click.exceptions.Exit], \
-        [click.exceptions.Abort]
+    usage, other, exits, aborts = (
+        [click.UsageError],
+        [click.ClickException],
+        [click.exceptions.Exit],
+        [click.exceptions.Abort],
+    )
     try:
         from typer._click import exceptions as tce
 
@@ -150,11 +180,13 @@ _USAGE, _CLICK, _EXIT, _ABORT = _click_errors()
 
 
 #: pydantic's wording of a value typer could not convert, and ours (issue 36)
-_CONVERSIONS = ((r"Input should be a valid integer", "takes a whole number"),
-                (r"Input should be a valid number", "takes a number"),
-                (r"Input should be a valid boolean", "takes true or false"),
-                (r"Input should be greater than or equal to (\S+)", r"takes a number of at least \1"),
-                (r"Input should be less than or equal to (\S+)", r"takes a number of at most \1"))
+_CONVERSIONS = (
+    (r"Input should be a valid integer", "takes a whole number"),
+    (r"Input should be a valid number", "takes a number"),
+    (r"Input should be a valid boolean", "takes true or false"),
+    (r"Input should be greater than or equal to (\S+)", r"takes a number of at least \1"),
+    (r"Input should be less than or equal to (\S+)", r"takes a number of at most \1"),
+)
 
 
 def _usage_line(exc) -> str:
@@ -204,8 +236,29 @@ def main() -> None:  # pragma: no cover
 
 # The commands: each module of recall.cli.commands holds its own ``commands``; they are merged
 # here in this order (`recall --help` lists them so); none imports this module or another command module.
-COMMAND_MODULES = (search, index, mcp, setup, doctor, config, service, status, sources, forget, exclude, pause,
-                   memories, remember, rules, sessions, ask, log, stats, team, ui)
+COMMAND_MODULES = (
+    search,
+    index,
+    mcp,
+    setup,
+    doctor,
+    config,
+    service,
+    status,
+    sources,
+    forget,
+    exclude,
+    pause,
+    memories,
+    remember,
+    rules,
+    sessions,
+    ask,
+    log,
+    stats,
+    team,
+    ui,
+)
 for _module in COMMAND_MODULES:
     app.registered_commands.extend(_module.commands.registered_commands)
 for _module in COMMAND_MODULES:

@@ -60,8 +60,13 @@ def check_hooks(root: Path) -> list[Check]:
     if missing:
         checks.append(Check("hooks", False, f"missing in Claude Code's settings for {root}: {', '.join(missing)}", fix))
     else:
-        checks.append(Check("hooks", True, "all five hooks are registered ("
-                            + ", ".join(sorted({str(p) for p, _ in found.values()})) + ")"))
+        checks.append(
+            Check(
+                "hooks",
+                True,
+                "all five hooks are registered (" + ", ".join(sorted({str(p) for p, _ in found.values()})) + ")",
+            )
+        )
     for event, (path, h) in found.items():
         why = _runnable(str(h.get("command")))
         if why:
@@ -70,23 +75,43 @@ def check_hooks(root: Path) -> list[Check]:
             checks.append(Check(f"{event} hook", False, f"has no timeout ({path})", fix))
     if "UserPromptSubmit" in found and not _runnable(str(found["UserPromptSubmit"][1].get("command"))):
         command = str(found["UserPromptSubmit"][1]["command"])
-        payload = json.dumps({"prompt": "ok", "cwd": str(root), "session_id": "recall-doctor",
-                              "hook_event_name": "UserPromptSubmit"})
+        payload = json.dumps(
+            {"prompt": "ok", "cwd": str(root), "session_id": "recall-doctor", "hook_event_name": "UserPromptSubmit"}
+        )
         started = time.monotonic()
         try:
-            proc = subprocess.run(command, shell=True, input=payload, capture_output=True, text=True,
-                                  timeout=30, cwd=str(root), env={**os.environ, "RECALL_HOOK_PROBE": "1"})
+            proc = subprocess.run(
+                command,
+                shell=True,
+                input=payload,
+                capture_output=True,
+                text=True,
+                timeout=30,
+                cwd=str(root),
+                env={**os.environ, "RECALL_HOOK_PROBE": "1"},
+            )
             took = time.monotonic() - started
             bad_out = proc.stdout.strip() and not proc.stdout.strip().startswith("{")
             if proc.returncode != 0 or bad_out:
-                checks.append(Check("UserPromptSubmit hook run", False,
-                                    f"exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[:200]}",
-                                    f"see {paths.log_dir() / 'recall.log'}, then {fix}"))
+                checks.append(
+                    Check(
+                        "UserPromptSubmit hook run",
+                        False,
+                        f"exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[:200]}",
+                        f"see {paths.log_dir() / 'recall.log'}, then {fix}",
+                    )
+                )
             else:
                 checks.append(Check("UserPromptSubmit hook run", True, f"ran in {took * 1000:.0f} ms"))
         except subprocess.TimeoutExpired:
-            checks.append(Check("UserPromptSubmit hook run", False, "did not finish within 30 s",
-                                f"see {paths.log_dir() / 'recall.log'}"))
+            checks.append(
+                Check(
+                    "UserPromptSubmit hook run",
+                    False,
+                    "did not finish within 30 s",
+                    f"see {paths.log_dir() / 'recall.log'}",
+                )
+            )
         except OSError as exc:
             checks.append(Check("UserPromptSubmit hook run", False, f"could not start: {exc}", fix))
     return checks
@@ -100,13 +125,22 @@ def check_service() -> Check:
         from recall.core import code_version
 
         if info.get("code") and info["code"] != code_version.fingerprint():
-            return Check("service", False, f"running (pid {info.get('pid', '?')}), but on the code from before the "
-                         "last install or upgrade (or from another install than this `recall`): it restarts itself "
-                         "once the new code holds still and imports, and has not",
-                         f"run `recall service restart`; {paths.log_dir() / 'recall.log'} says why it did not")
+            return Check(
+                "service",
+                False,
+                f"running (pid {info.get('pid', '?')}), but on the code from before the "
+                "last install or upgrade (or from another install than this `recall`): it restarts itself "
+                "once the new code holds still and imports, and has not",
+                f"run `recall service restart`; {paths.log_dir() / 'recall.log'} says why it did not",
+            )
         return Check("service", True, f"running (pid {info.get('pid', '?')}, version {info.get('version', '?')})")
-    return Check("service", False, "not running: prompts are served in-process (slower) and new "
-                 "transcript lines wait for `recall index`", "run `recall service start`", warn=True)
+    return Check(
+        "service",
+        False,
+        "not running: prompts are served in-process (slower) and new transcript lines wait for `recall index`",
+        "run `recall service start`",
+        warn=True,
+    )
 
 
 def check_index() -> Check:
@@ -115,9 +149,12 @@ def check_index() -> Check:
     index = paths.index_dir()
     if not index_exists(index):
         if paths.state_db_path().exists():
-            return Check("index", False, f"no index at {index}, though offsets say transcripts were indexed "
-                         "(the index was deleted or lost)",
-                         "run `recall index`: it rebuilds the index from the archive")
+            return Check(
+                "index",
+                False,
+                f"no index at {index}, though offsets say transcripts were indexed (the index was deleted or lost)",
+                "run `recall index`: it rebuilds the index from the archive",
+            )
         return Check("index", False, f"no index at {index}", "run `recall index`")
     try:
         from indexer.archive import Archive
@@ -155,28 +192,54 @@ def check_index() -> Check:
         return Check("index", False, f"cannot be read ({type(exc).__name__}: {exc})", "run `recall index --rebuild`")
     service = _service_status()
     if service.get("write_error"):
-        return Check("index", False, f"the service cannot write: {service['write_error']}",
-                     "free space (or fix the filesystem); the service then reads again by itself")
+        return Check(
+            "index",
+            False,
+            f"the service cannot write: {service['write_error']}",
+            "free space (or fix the filesystem); the service then reads again by itself",
+        )
     if saved_id and ident and saved_id != ident:
-        return Check("index", False, f"{index} is not the index the saved offsets describe (it was lost or "
-                     "replaced): transcripts marked done may be missing from it",
-                     "run `recall index`: it rebuilds the index from the archive")
+        return Check(
+            "index",
+            False,
+            f"{index} is not the index the saved offsets describe (it was lost or "
+            "replaced): transcripts marked done may be missing from it",
+            "run `recall index`: it rebuilds the index from the archive",
+        )
     if lost:
-        return Check("index", False, f"{lost} of the {checked} newest messages have no text: their lines in the "
-                     f"archive ({paths.archive_dir()}) are gone (session {session})",
-                     f"restore {paths.archive_dir()} from a backup; `recall index --rebuild` would keep only "
-                     "what the archive and the live transcripts still hold")
+        return Check(
+            "index",
+            False,
+            f"{lost} of the {checked} newest messages have no text: their lines in the "
+            f"archive ({paths.archive_dir()}) are gone (session {session})",
+            f"restore {paths.archive_dir()} from a backup; `recall index --rebuild` would keep only "
+            "what the archive and the live transcripts still hold",
+        )
     if missing:
         gap, archived = missing
         if service.get("state") in ("starting", "backfilling", "rebuilding", "retrying"):
-            return Check("index", False, f"{gap} of the {archived} archived messages are not in the index yet "
-                         f"(the service is {service['state']})", "wait for the service to finish", warn=True)
-        return Check("index", False, f"{gap} of the {archived} archived messages are not in the index "
-                     "(a write that failed, or an index replaced behind recall's back)",
-                     "run `recall index --rebuild`: it replays the archive (nothing is lost)")
+            return Check(
+                "index",
+                False,
+                f"{gap} of the {archived} archived messages are not in the index yet "
+                f"(the service is {service['state']})",
+                "wait for the service to finish",
+                warn=True,
+            )
+        return Check(
+            "index",
+            False,
+            f"{gap} of the {archived} archived messages are not in the index "
+            "(a write that failed, or an index replaced behind recall's back)",
+            "run `recall index --rebuild`: it replays the archive (nothing is lost)",
+        )
     if behind:
-        return Check("index", False, f"{docs} documents; {behind} transcript file(s) have lines not indexed yet",
-                     "run `recall index` (or `recall service start` to keep it fresh)")
+        return Check(
+            "index",
+            False,
+            f"{docs} documents; {behind} transcript file(s) have lines not indexed yet",
+            "run `recall index` (or `recall service start` to keep it fresh)",
+        )
     from recall.cli.output import counted
 
     return Check("index", True, f"{counted(docs, 'document')}, up to date with every transcript")
@@ -192,17 +255,27 @@ def check_redaction(service_up: bool = False) -> Check:
         return Check("redaction", True, f"stored history redacted by the current rules (version {REDACTION_VERSION})")
     if p.get("stage") in ("messages", "facts", "memories", "purge"):
         done, total = int(p.get("files_done") or 0), int(p.get("files_total") or 0)
-        return Check("redaction", False, f"stored history is being re-redacted under the current rules "
-                     f"(version {p['from']} -> {p['to']}: {done:,} of {total:,} archive files done); until it "
-                     "finishes, older messages may still hold secrets the current rules redact",
-                     "wait for the service to finish (`recall status` shows how far)" if service_up else
-                     "run `recall index` (or `recall service start`): the pass resumes where it stopped",
-                     warn=True)
-    return Check("redaction", False, f"stored history was redacted by older rules (version {p['from']}, current "
-                 f"{p['to']}): the archive, the index, session facts and memories may still hold secrets the "
-                 "current rules redact",
-                 "start the service (`recall service restart`) or run `recall index`: it re-redacts everything "
-                 "once (nothing else is changed)", warn=True)
+        return Check(
+            "redaction",
+            False,
+            f"stored history is being re-redacted under the current rules "
+            f"(version {p['from']} -> {p['to']}: {done:,} of {total:,} archive files done); until it "
+            "finishes, older messages may still hold secrets the current rules redact",
+            "wait for the service to finish (`recall status` shows how far)"
+            if service_up
+            else "run `recall index` (or `recall service start`): the pass resumes where it stopped",
+            warn=True,
+        )
+    return Check(
+        "redaction",
+        False,
+        f"stored history was redacted by older rules (version {p['from']}, current "
+        f"{p['to']}): the archive, the index, session facts and memories may still hold secrets the "
+        "current rules redact",
+        "start the service (`recall service restart`) or run `recall index`: it re-redacts everything "
+        "once (nothing else is changed)",
+        warn=True,
+    )
 
 
 def check_forget() -> Check:
@@ -218,11 +291,15 @@ def check_forget() -> Check:
     left = [s for s in STEPS if s not in done]
     what = describe_selection(first.get("selection") or {}, reveal=False)
     more = f" (and {len(items) - 1} more)" if len(items) > 1 else ""
-    return Check("forget", False, f"a forget of {what}{more} was interrupted and is not finished: "
-                 f"{', '.join(left)} still to do; nothing it removes comes back meanwhile, but until it "
-                 "finishes those stores may still hold it",
-                 "run the same `recall forget` again, `recall index`, or start the service: each finishes "
-                 "it where it stopped", warn=True)
+    return Check(
+        "forget",
+        False,
+        f"a forget of {what}{more} was interrupted and is not finished: "
+        f"{', '.join(left)} still to do; nothing it removes comes back meanwhile, but until it "
+        "finishes those stores may still hold it",
+        "run the same `recall forget` again, `recall index`, or start the service: each finishes it where it stopped",
+        warn=True,
+    )
 
 
 def _message_count(searcher) -> int:
@@ -271,9 +348,13 @@ def check_key(service_up: bool = False) -> Check:
     key, where = find_api_key()
     if key:
         return Check("API key", True, f"found in {where}")
-    return Check("API key", False, "none found: the model backend is Claude Code's own login if it can be used "
-                 "(see the backend line)", "export ANTHROPIC_API_KEY, or run `recall config set api_key KEY`",
-                 warn=True)
+    return Check(
+        "API key",
+        False,
+        "none found: the model backend is Claude Code's own login if it can be used (see the backend line)",
+        "export ANTHROPIC_API_KEY, or run `recall config set api_key KEY`",
+        warn=True,
+    )
 
 
 def _claude_code_calls_today() -> int:
@@ -296,28 +377,49 @@ def check_backend(service_up: bool = False) -> Check:
     detail = "; ".join(f"{name}: {f['backend']}" for name, f in here["features"].items())
     detail = f"model.backend = {here['setting']}: {detail} ({here['why']})"
     if here["backend"] == "off":
-        return Check("model backend", False, f"{detail}; the hook injects raw snippets",
-                     "export ANTHROPIC_API_KEY, `recall config set api_key KEY`, or install and log in to Claude Code",
-                     warn=True)
+        return Check(
+            "model backend",
+            False,
+            f"{detail}; the hook injects raw snippets",
+            "export ANTHROPIC_API_KEY, `recall config set api_key KEY`, or install and log in to Claude Code",
+            warn=True,
+        )
     if here["backend"] == "claude-code":
         from recall.llm import claude_code
 
         choice = backend.choose()
         logged_in, said = claude_code.login_status(choice.source)
         if logged_in is False:
-            fix = ("run `claude` and log in (/login), or give recall an API key: export ANTHROPIC_API_KEY or "
-                   "`recall config set api_key KEY`")
+            fix = (
+                "run `claude` and log in (/login), or give recall an API key: export ANTHROPIC_API_KEY or "
+                "`recall config set api_key KEY`"
+            )
             worked = _claude_code_calls_today()
             if worked:  # the hooks run it in Claude Code's environment, which may hold a login this shell lacks
-                return Check("model backend", False,
-                             f"{detail}; Claude Code at {choice.source} says it is not logged in in this shell "
-                             f"({said}), but {worked} of today's model calls through it succeeded (from the "
-                             "hooks and the service); a call from this shell (`recall ask`) fails", fix, warn=True)
-            return Check("model backend", False, f"{detail}; but Claude Code at {choice.source} is not logged in "
-                         f"({said}): its model calls fail (none succeeded today)", fix)
+                return Check(
+                    "model backend",
+                    False,
+                    f"{detail}; Claude Code at {choice.source} says it is not logged in in this shell "
+                    f"({said}), but {worked} of today's model calls through it succeeded (from the "
+                    "hooks and the service); a call from this shell (`recall ask`) fails",
+                    fix,
+                    warn=True,
+                )
+            return Check(
+                "model backend",
+                False,
+                f"{detail}; but Claude Code at {choice.source} is not logged in "
+                f"({said}): its model calls fail (none succeeded today)",
+                fix,
+            )
         if logged_in is None:
-            return Check("model backend", False, f"{detail}; whether Claude Code is logged in could not be told "
-                         f"({said})", "run `claude auth status`", warn=True)
+            return Check(
+                "model backend",
+                False,
+                f"{detail}; whether Claude Code is logged in could not be told ({said})",
+                "run `claude auth status`",
+                warn=True,
+            )
         detail += f"; Claude Code is logged in ({said})"
     if service_up:
         from recall.core import service_client as client
@@ -325,30 +427,46 @@ def check_backend(service_up: bool = False) -> Check:
         try:
             remote = client.call("backend", {}, timeout=30.0, credentials=True)
         except client.Unavailable as exc:
-            return Check("model backend", False, f"{detail}; the service cannot say which it would use ({exc})",
-                         "run `recall service restart`")
+            return Check(
+                "model backend",
+                False,
+                f"{detail}; the service cannot say which it would use ({exc})",
+                "run `recall service restart`",
+            )
         theirs = (remote or {}).get("caller") or {}
         if theirs.get("backend") != here["backend"]:
-            return Check("model backend", False,
-                         f"{detail}; but the service, given the hook's credentials, would use "
-                         f"{theirs.get('backend', '?')} ({theirs.get('why', 'no answer')})",
-                         "run `recall service restart` from a shell that has your key and Claude Code on PATH, "
-                         "or `recall config set api_key KEY`")
+            return Check(
+                "model backend",
+                False,
+                f"{detail}; but the service, given the hook's credentials, would use "
+                f"{theirs.get('backend', '?')} ({theirs.get('why', 'no answer')})",
+                "run `recall service restart` from a shell that has your key and Claude Code on PATH, "
+                "or `recall config set api_key KEY`",
+            )
     return Check("model backend", True, detail)
 
 
 def check_mcp(root: Path) -> Check:
     fix = f"run `recall setup --project {shlex.quote(str(root))}`"
-    for path, getter in ((root / ".mcp.json", lambda d: (d.get("mcpServers") or {}).get(MCP_NAME)),
-                         (mcp_file(None, True), lambda d: (d.get("mcpServers") or {}).get(MCP_NAME)
-                          or ((d.get("projects") or {}).get(str(root)) or {}).get("mcpServers", {}).get(MCP_NAME))):
+    for path, getter in (
+        (root / ".mcp.json", lambda d: (d.get("mcpServers") or {}).get(MCP_NAME)),
+        (
+            mcp_file(None, True),
+            lambda d: (
+                (d.get("mcpServers") or {}).get(MCP_NAME)
+                or ((d.get("projects") or {}).get(str(root)) or {}).get("mcpServers", {}).get(MCP_NAME)
+            ),
+        ),
+    ):
         try:
             data = load_json(path) or {}
             entry = getter(data)
         except (SetupError, AttributeError):
             continue
         if isinstance(entry, dict):
-            why = _runnable(" ".join(shlex.quote(str(p)) for p in [entry.get("command") or "", *(entry.get("args") or [])]))
+            why = _runnable(
+                " ".join(shlex.quote(str(p)) for p in [entry.get("command") or "", *(entry.get("args") or [])])
+            )
             if why:
                 return Check("MCP server", False, f"registered in {path}, but {why}", fix)
             return Check("MCP server", True, f"registered in {path}")
@@ -371,15 +489,25 @@ def check_folder_modes(root: Path) -> Check | None:
         return None
     s = found[0]
     if s.restore_to is not None:
-        again = "recall setup --global" if s.folder in folder_modes.candidates(None, True) else \
-            f"recall setup --project {shlex.quote(str(root))}"
+        again = (
+            "recall setup --global"
+            if s.folder in folder_modes.candidates(None, True)
+            else f"recall setup --project {shlex.quote(str(root))}"
+        )
         fix = f"run `{again}`: it puts back {s.restore_to:o} ({s.evidence})"
     else:
-        fix = (f"if you did not choose 0700 yourself, `chmod {folder_modes.usual_mode(s.folder):o} "
-               f"{shlex.quote(str(s.folder))}` ({s.evidence}, so recall leaves it)")
+        fix = (
+            f"if you did not choose 0700 yourself, `chmod {folder_modes.usual_mode(s.folder):o} "
+            f"{shlex.quote(str(s.folder))}` ({s.evidence}, so recall leaves it)"
+        )
     more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-    return Check("folder modes", False, f"{s.folder} is 0700, as an earlier `recall setup` left it when it wrote "
-                 f"{s.why}{more}", fix, warn=True)
+    return Check(
+        "folder modes",
+        False,
+        f"{s.folder} is 0700, as an earlier `recall setup` left it when it wrote {s.why}{more}",
+        fix,
+        warn=True,
+    )
 
 
 LOAD_CHECK = "Claude Code loads recall"
@@ -400,32 +528,67 @@ def check_claude_loads(root: Path, by_plugin: bool, mcp_expected: bool) -> Check
 
     found = claude_code.find()
     if found.path is None:
-        return Check(LOAD_CHECK, False, f"not checked: {found.problem or claude_code.NOT_FOUND}",
-                     "install Claude Code (or set model.claude_path), then `recall doctor` again", warn=True)
+        return Check(
+            LOAD_CHECK,
+            False,
+            f"not checked: {found.problem or claude_code.NOT_FOUND}",
+            "install Claude Code (or set model.claude_path), then `recall doctor` again",
+            warn=True,
+        )
     if by_plugin:
         from recall.core import wiring
         from recall.setup import plugin_runtime
 
         plugin = wiring.plugin(root)
         if plugin is not None and not plugin_runtime.ready(plugin.data_dir, plugin.version or ""):
-            return Check(LOAD_CHECK, False, "not checked: the plugin's runtime is not built yet (its hooks exit "
-                         "at once until then)", "start a Claude Code session, then `recall doctor` again", warn=True)
+            return Check(
+                LOAD_CHECK,
+                False,
+                "not checked: the plugin's runtime is not built yet (its hooks exit at once until then)",
+                "start a Claude Code session, then `recall doctor` again",
+                warn=True,
+            )
     with tempfile.TemporaryDirectory(prefix="recall-doctor-") as tmp:
         probe = os.path.join(tmp, "hooks-run")
         env = {k: v for k, v in os.environ.items() if k not in ("RECALL_CHILD", "CLAUDECODE")}
-        env.update(RECALL_DOCTOR_PROBE=probe, ANTHROPIC_BASE_URL="http://127.0.0.1:9", CLAUDE_CODE_MAX_RETRIES="0",
-                   MCP_CONNECTION_NONBLOCKING="0", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-                   DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1")
-        argv = [found.path, "-p", "recall doctor checks that Claude Code loads recall (no model is called)",
-                "--output-format", "stream-json", "--verbose"]
+        env.update(
+            RECALL_DOCTOR_PROBE=probe,
+            ANTHROPIC_BASE_URL="http://127.0.0.1:9",
+            CLAUDE_CODE_MAX_RETRIES="0",
+            MCP_CONNECTION_NONBLOCKING="0",
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            DISABLE_AUTOUPDATER="1",
+            DISABLE_TELEMETRY="1",
+            DISABLE_ERROR_REPORTING="1",
+        )
+        argv = [
+            found.path,
+            "-p",
+            "recall doctor checks that Claude Code loads recall (no model is called)",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ]
         if "--no-session-persistence" in found.flags:
             argv.append("--no-session-persistence")
         try:
-            proc = subprocess.run(argv, cwd=str(root), env=env, capture_output=True, text=True, timeout=LOAD_TIMEOUT,
-                                  stdin=subprocess.DEVNULL)
+            proc = subprocess.run(
+                argv,
+                cwd=str(root),
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=LOAD_TIMEOUT,
+                stdin=subprocess.DEVNULL,
+            )
         except (OSError, subprocess.SubprocessError) as exc:
-            return Check(LOAD_CHECK, False, f"not checked: a headless run of {found.path} did not finish "
-                         f"({type(exc).__name__})", "run `claude -p hi` to see what it does", warn=True)
+            return Check(
+                LOAD_CHECK,
+                False,
+                f"not checked: a headless run of {found.path} did not finish ({type(exc).__name__})",
+                "run `claude -p hi` to see what it does",
+                warn=True,
+            )
         try:
             ran = set(Path(probe).read_text(encoding="utf-8").split())
         except OSError:
@@ -441,15 +604,23 @@ def check_claude_loads(root: Path, by_plugin: bool, mcp_expected: bool) -> Check
             break
     if init is None:
         said = (proc.stderr.strip() or proc.stdout.strip() or f"exit status {proc.returncode}").splitlines()[-1][:160]
-        return Check(LOAD_CHECK, False, f"not checked: Claude Code at {found.path} started no session ({said})",
-                     "run `claude -p hi` to see why", warn=True)
+        return Check(
+            LOAD_CHECK,
+            False,
+            f"not checked: Claude Code at {found.path} started no session ({said})",
+            "run `claude -p hi` to see why",
+            warn=True,
+        )
     who = f"Claude Code {found.version}".strip()
     problems = []
     missing = [LOAD_EVENTS[e] for e in LOAD_EVENTS if e not in ran]
     if missing:
         problems.append(f"did not run recall's {' and '.join(missing)} hook{'s' if len(missing) > 1 else ''}")
-    servers = [s for s in init.get("mcp_servers") or [] if isinstance(s, dict)
-               and (s.get("name") == MCP_NAME or str(s.get("name", "")).endswith(f":{MCP_NAME}"))]
+    servers = [
+        s
+        for s in init.get("mcp_servers") or []
+        if isinstance(s, dict) and (s.get("name") == MCP_NAME or str(s.get("name", "")).endswith(f":{MCP_NAME}"))
+    ]
     if mcp_expected or by_plugin:
         if not servers:
             problems.append("does not list recall's MCP server")
@@ -457,10 +628,15 @@ def check_claude_loads(root: Path, by_plugin: bool, mcp_expected: bool) -> Check
             problems.append(f"could not connect recall's MCP server ({servers[0].get('status')})")
     where = f"a headless run in {root}, no model called"
     if problems:
-        return Check(LOAD_CHECK, False, f"{who} {'; '.join(problems)} ({where})",
-                     "run `recall setup` again (it rewrites recall's entries in the format this Claude Code reads); "
-                     "`claude --debug` shows what it skipped" if not by_plugin else
-                     "update the plugin (`claude plugin update recall@recall`); `claude --debug` shows what it skipped")
+        return Check(
+            LOAD_CHECK,
+            False,
+            f"{who} {'; '.join(problems)} ({where})",
+            "run `recall setup` again (it rewrites recall's entries in the format this Claude Code reads); "
+            "`claude --debug` shows what it skipped"
+            if not by_plugin
+            else "update the plugin (`claude plugin update recall@recall`); `claude --debug` shows what it skipped",
+        )
     mcp = " and connected its MCP server" if servers else ""
     return Check(LOAD_CHECK, True, f"{who} ran recall's SessionStart and UserPromptSubmit hooks{mcp} ({where})")
 
@@ -475,25 +651,38 @@ def check_command() -> Check:
     this_exe = this[0] if len(this) == 1 else " ".join(this)
     found = shutil.which("recall")
     if not found:
-        return Check("recall command", False, "no `recall` on your PATH",
-                     f"`recall setup` links one in {bin_dir()} (then put that folder on PATH), or run {this_exe}",
-                     warn=True)
+        return Check(
+            "recall command",
+            False,
+            "no `recall` on your PATH",
+            f"`recall setup` links one in {bin_dir()} (then put that folder on PATH), or run {this_exe}",
+            warn=True,
+        )
     real = os.path.realpath(found)
     kind = command_kind(real)
     plugin_data = os.environ.get("RECALL_PLUGIN_DATA")
-    if real == os.path.realpath(this[0]) or (kind == "plugin" and plugin_data and
-                                              real == os.path.realpath(os.path.join(plugin_data, "bin", "recall"))):
+    if real == os.path.realpath(this[0]) or (
+        kind == "plugin" and plugin_data and real == os.path.realpath(os.path.join(plugin_data, "bin", "recall"))
+    ):
         return Check("recall command", True, f"`recall` on your PATH is this install ({found})")
     if kind == "other":
-        return Check("recall command", False, f"`recall` on your PATH ({found}) is another program, not this "
-                     f"install ({this_exe}): typing `recall` runs that one",
-                     f"run this recall as {this_exe} (or `alias recall={shlex.quote(this_exe)}`), or remove the "
-                     "other program", warn=True)
+        return Check(
+            "recall command",
+            False,
+            f"`recall` on your PATH ({found}) is another program, not this "
+            f"install ({this_exe}): typing `recall` runs that one",
+            f"run this recall as {this_exe} (or `alias recall={shlex.quote(this_exe)}`), or remove the other program",
+            warn=True,
+        )
     which = "recall's Claude Code plugin" if kind == "plugin" else "another install of recall"
-    return Check("recall command", False, f"`recall` on your PATH ({found}) is {which}, not this install "
-                 f"({this_exe}): its version and settings may differ",
-                 f"keep one install (`recall doctor` from each says which wires Claude Code), or run this one as "
-                 f"{this_exe}", warn=True)
+    return Check(
+        "recall command",
+        False,
+        f"`recall` on your PATH ({found}) is {which}, not this install "
+        f"({this_exe}): its version and settings may differ",
+        f"keep one install (`recall doctor` from each says which wires Claude Code), or run this one as {this_exe}",
+        warn=True,
+    )
 
 
 def doctor(project: Path | str | None = None) -> list[Check]:
@@ -502,10 +691,23 @@ def doctor(project: Path | str | None = None) -> list[Check]:
     service = check_service()
     hooks = [] if by_plugin else check_hooks(root)
     mcp = [] if by_plugin else [check_mcp(root)]
-    loads = [check_claude_loads(root, by_plugin, bool(mcp) and mcp[0].ok)] if by_plugin or \
-        any(c.ok for c in hooks) else []
-    checks = [check_config(), check_command(), *wiring, *hooks, *loads, service, check_index(),
-              check_redaction(service.ok), check_forget(), check_key(service.ok), check_backend(service.ok), *mcp]
+    loads = (
+        [check_claude_loads(root, by_plugin, bool(mcp) and mcp[0].ok)] if by_plugin or any(c.ok for c in hooks) else []
+    )
+    checks = [
+        check_config(),
+        check_command(),
+        *wiring,
+        *hooks,
+        *loads,
+        service,
+        check_index(),
+        check_redaction(service.ok),
+        check_forget(),
+        check_key(service.ok),
+        check_backend(service.ok),
+        *mcp,
+    ]
     modes = check_folder_modes(root)
     return [*checks, *check_agents(), *check_memory(root), *check_rules(root), *([modes] if modes else [])]
 
@@ -524,14 +726,23 @@ def check_agents() -> list[Check]:
         if entry is not None:
             why = agent_wiring.entry_problem(entry)
             if why:
-                out.append(Check(name, False, f"registered in {path}, but {why}", f"run `recall setup --{agent}` again"))
+                out.append(
+                    Check(name, False, f"registered in {path}, but {why}", f"run `recall setup --{agent}` again")
+                )
             else:
                 out.append(Check(name, True, f"registered in {path}"))
             continue
         roots = agent_sources.module(agent).roots()
         if agent_sources.setting()[agent] and any(r.is_dir() for r in roots):
-            out.append(Check(name, False, f"{label}'s sessions are indexed, but it cannot call recall's tools",
-                             f"`recall setup --{agent}` registers the MCP server in {path}", warn=True))
+            out.append(
+                Check(
+                    name,
+                    False,
+                    f"{label}'s sessions are indexed, but it cannot call recall's tools",
+                    f"`recall setup --{agent}` registers the MCP server in {path}",
+                    warn=True,
+                )
+            )
     return out
 
 
@@ -540,10 +751,13 @@ def check_rules(root: Path) -> list[Check]:
     clone or a pull brought them): a warning each, naming the fix. Nothing when all is well."""
     from recall.rules import store
 
-    problems = store.problems(store.project_file(str(root)), "project", str(root)) \
-        + store.problems(store.global_file(), "global")
-    return [Check("rules", False, p, "`recall rules list` shows them (`recall rules trust` accepts a project's)",
-                  warn=True) for p in problems]
+    problems = store.problems(store.project_file(str(root)), "project", str(root)) + store.problems(
+        store.global_file(), "global"
+    )
+    return [
+        Check("rules", False, p, "`recall rules list` shows them (`recall rules trust` accepts a project's)", warn=True)
+        for p in problems
+    ]
 
 
 def check_memory(project=None) -> list[Check]:
@@ -553,17 +767,36 @@ def check_memory(project=None) -> list[Check]:
     s = memory_status(str(project) if project else None)
     checks = []
     if not s["key"]:
-        checks.append(Check("memory", False, NO_KEY.format(why=s["backend_why"]),
-                            "export ANTHROPIC_API_KEY, run `recall config set api_key KEY`, or install and log in "
-                            "to Claude Code", warn=True))
+        checks.append(
+            Check(
+                "memory",
+                False,
+                NO_KEY.format(why=s["backend_why"]),
+                "export ANTHROPIC_API_KEY, run `recall config set api_key KEY`, or install and log in to Claude Code",
+                warn=True,
+            )
+        )
     elif not s["configured"]:
         checks.append(Check("memory", False, DISABLED, "recall config set memory.enabled true", warn=True))
     elif s["cap_reached"]:
-        checks.append(Check("memory", False, f"the daily cap of {s['daily_call_cap']} model calls is reached",
-                            "wait for midnight UTC, or `recall config set memory.daily_call_cap N`", warn=True))
+        checks.append(
+            Check(
+                "memory",
+                False,
+                f"the daily cap of {s['daily_call_cap']} model calls is reached",
+                "wait for midnight UTC, or `recall config set memory.daily_call_cap N`",
+                warn=True,
+            )
+        )
     else:
-        checks.append(Check("memory", True, f"extraction on; {s['active']} active memories in {s['project']}; "
-                                            f"{s['calls_today']} call{'' if s['calls_today'] == 1 else 's'} today, est. ${s['cost_total']:.2f} in all"))
+        checks.append(
+            Check(
+                "memory",
+                True,
+                f"extraction on; {s['active']} active memories in {s['project']}; "
+                f"{s['calls_today']} call{'' if s['calls_today'] == 1 else 's'} today, est. ${s['cost_total']:.2f} in all",
+            )
+        )
     if s["problem"]:
         checks.append(Check("memory state", False, s["problem"], "fix or move the file aside"))
     return checks
@@ -578,22 +811,44 @@ def _runtime_check(found) -> Check:
     where = f"recall's Claude Code plugin {found.id} {found.version or ''} ({found.scope} settings)".replace("  ", " ")
     state = st["state"]
     if state == "ready":
-        return Check("wiring", True, f"{where}: its hooks, MCP server and slash commands; runtime ready in "
-                                     f"{st['runtime']} (Python {st.get('python_version', '?')})")
+        return Check(
+            "wiring",
+            True,
+            f"{where}: its hooks, MCP server and slash commands; runtime ready in "
+            f"{st['runtime']} (Python {st.get('python_version', '?')})",
+        )
     since = time.strftime("%H:%M:%S", time.localtime(st["started"])) if st.get("started") else "?"
     if state == "building":
-        return Check("wiring", False, f"{where}: its runtime is being built since {since} (log: {st['log']}); "
-                                      "until it is ready its hooks do nothing",
-                     "wait a minute or two", warn=True)
+        return Check(
+            "wiring",
+            False,
+            f"{where}: its runtime is being built since {since} (log: {st['log']}); "
+            "until it is ready its hooks do nothing",
+            "wait a minute or two",
+            warn=True,
+        )
     if state == "interrupted":
-        return Check("wiring", False, f"{where}: building its runtime was interrupted (log: {st['log']})",
-                     "start a new Claude Code session: it builds the runtime again in the background", warn=True)
+        return Check(
+            "wiring",
+            False,
+            f"{where}: building its runtime was interrupted (log: {st['log']})",
+            "start a new Claude Code session: it builds the runtime again in the background",
+            warn=True,
+        )
     if state == "failed":
-        return Check("wiring", False, f"{where}: building its runtime failed: {st.get('error', '?')} "
-                                      f"(log: {st['log']})",
-                     st.get("fix") or "start a new Claude Code session to try again")
-    return Check("wiring", False, f"{where}: its runtime is not built yet",
-                 "start a Claude Code session: its SessionStart builds it in the background", warn=True)
+        return Check(
+            "wiring",
+            False,
+            f"{where}: building its runtime failed: {st.get('error', '?')} (log: {st['log']})",
+            st.get("fix") or "start a new Claude Code session to try again",
+        )
+    return Check(
+        "wiring",
+        False,
+        f"{where}: its runtime is not built yet",
+        "start a Claude Code session: its SessionStart builds it in the background",
+        warn=True,
+    )
 
 
 def check_wiring(root: Path) -> tuple[list[Check], bool]:
@@ -608,16 +863,24 @@ def check_wiring(root: Path) -> tuple[list[Check], bool]:
     if found is None:
         if hooks:
             files = ", ".join(sorted({str(p) for p, _ in hooks.values()}))
-            return [Check("wiring", True, f"recall setup ({files}); recall's Claude Code plugin is not installed")], False
+            return [
+                Check("wiring", True, f"recall setup ({files}); recall's Claude Code plugin is not installed")
+            ], False
         return [], False  # the hooks check says what to do
     if not hooks:
         return [_runtime_check(found)], True
     files = sorted({str(p) for p, _ in hooks.values()})
     scope = " --global" if str(wiring.user_settings()) in files else f" --project {shlex.quote(str(root))}"
-    return [Check("wiring", False, f"both: recall setup is the active install (hooks in {', '.join(files)}); recall's "
-                                   f"Claude Code plugin {found.id} is installed too and stands down everywhere: its "
-                                   "hooks for the events setup's handle (one injection per prompt, one service), its "
-                                   "MCP server (no tools where setup registered one), its /recall:... commands "
-                                   "(they point to /recall...)",
-                  f"keep one: `recall setup --uninstall{scope}`, or `claude plugin uninstall {found.id}`",
-                  warn=True)], False
+    return [
+        Check(
+            "wiring",
+            False,
+            f"both: recall setup is the active install (hooks in {', '.join(files)}); recall's "
+            f"Claude Code plugin {found.id} is installed too and stands down everywhere: its "
+            "hooks for the events setup's handle (one injection per prompt, one service), its "
+            "MCP server (no tools where setup registered one), its /recall:... commands "
+            "(they point to /recall...)",
+            f"keep one: `recall setup --uninstall{scope}`, or `claude plugin uninstall {found.id}`",
+            warn=True,
+        )
+    ], False

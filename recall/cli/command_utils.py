@@ -60,8 +60,10 @@ def confirm_or_stop(what: str, plan_lines: list[str], yes: bool, command: str) -
     if yes:
         return True
     if not interactive():
-        raise UsageError(f"Nothing removed: {what} ({'; '.join(plan_lines)}). There is no terminal to "
-                         f"ask: run the same `{command}` again with --yes to confirm.")
+        raise UsageError(
+            f"Nothing removed: {what} ({'; '.join(plan_lines)}). There is no terminal to "
+            f"ask: run the same `{command}` again with --yes to confirm."
+        )
     import typer
 
     typer.echo(f"This removes {what}:")
@@ -126,10 +128,12 @@ def index_through_service(sources: list[Path], rebuild: bool, quiet: bool = Fals
         def started(info: dict) -> None:
             if not quiet:
                 verb = "rebuilding the index" if rebuild else "indexing"
-                sys.stderr.write(f"The recall service (pid {info.get('pid')}) keeps the index current; it is "
-                                 f"{verb} now…\n")
+                sys.stderr.write(
+                    f"The recall service (pid {info.get('pid')}) keeps the index current; it is {verb} now…\n"
+                )
                 sys.stderr.flush()
             bar.append(stack.enter_context(fmt.progress("Indexing", enabled=not quiet)))
 
-        return index_via_service(sources, rebuild, on_start=started,
-                                 on_progress=None if quiet else (lambda bf: bar[0](bf)))
+        return index_via_service(
+            sources, rebuild, on_start=started, on_progress=None if quiet else (lambda bf: bar[0](bf))
+        )

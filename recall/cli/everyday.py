@@ -73,8 +73,10 @@ def collect_status() -> dict:
         svc["running"] = True
     else:
         pid = lock_holder()
-        svc = {k: saved.get(k) for k in ("pid", "started", "stopped", "roots", "errors", "last_commit",
-                                          "commits", "version", "state")}
+        svc = {
+            k: saved.get(k)
+            for k in ("pid", "started", "stopped", "roots", "errors", "last_commit", "commits", "version", "state")
+        }
         svc["running"] = False
         if pid is not None and saved.get("pid") == pid and saved.get("running"):
             svc["running"] = True
@@ -94,8 +96,7 @@ def collect_status() -> dict:
     if not svc.get("roots"):
         from indexer.sources import all_roots
 
-        out["service"]["roots"] = [{"path": str(r), "watched": False, "exists": r.is_dir()}
-                                   for r in all_roots()]
+        out["service"]["roots"] = [{"path": str(r), "watched": False, "exists": r.is_dir()} for r in all_roots()]
     out["sources"] = source_rows()
     out["capture"] = capture_status()
     try:
@@ -113,16 +114,23 @@ def capture_status() -> dict:
 
     data = read_controls()
     p = current_pause(data)
-    return {"paused": p is not None, "since": p["since"] if p else None, "until": p["until"] if p else None,
-            "excluded": exclusions(), "sessions_off": len(off_sessions(data))}
+    return {
+        "paused": p is not None,
+        "since": p["since"] if p else None,
+        "until": p["until"] if p else None,
+        "excluded": exclusions(),
+        "sessions_off": len(off_sessions(data)),
+    }
 
 
 def capture_line(cap: dict, now: float) -> str:
     if cap.get("paused"):
         from recall.cli.command_utils import until_text
 
-        return (f"Capture: paused since {_ago(now - cap['since'])}, {until_text(cap.get('until'), now)} "
-                "(nothing is captured or injected; `recall resume` ends it)")
+        return (
+            f"Capture: paused since {_ago(now - cap['since'])}, {until_text(cap.get('until'), now)} "
+            "(nothing is captured or injected; `recall resume` ends it)"
+        )
     bits = []
     if cap.get("excluded"):
         bits.append(f"{len(cap['excluded'])} exclusions (`recall exclude list`)")
@@ -177,10 +185,16 @@ def source_rows() -> list[dict]:
     rows = []
     for name in sources.NAMES:
         folders = [str(r) for r in sources.module(name).roots()]
-        rows.append({"name": name, "label": sources.label(name), "enabled": on[name],
-                     "folders": [{"path": f, "exists": os.path.isdir(f)} for f in folders],
-                     "found": any(os.path.isdir(f) for f in folders),
-                     **counts.get(name, {"messages": 0, "sessions": 0})})
+        rows.append(
+            {
+                "name": name,
+                "label": sources.label(name),
+                "enabled": on[name],
+                "folders": [{"path": f, "exists": os.path.isdir(f)} for f in folders],
+                "found": any(os.path.isdir(f) for f in folders),
+                **counts.get(name, {"messages": 0, "sessions": 0}),
+            }
+        )
     return rows
 
 
@@ -198,9 +212,12 @@ def _agent_counts() -> dict:
         for name in sources.NAMES:
             row = {}
             for dt, key in (("message", "messages"), ("session", "sessions")):
-                q = tantivy.Query.boolean_query([
-                    (tantivy.Occur.Must, tantivy.Query.term_query(s.schema, "doctype", dt, index_option="basic")),
-                    (tantivy.Occur.Must, tantivy.Query.term_query(s.schema, "agent", name, index_option="basic"))])
+                q = tantivy.Query.boolean_query(
+                    [
+                        (tantivy.Occur.Must, tantivy.Query.term_query(s.schema, "doctype", dt, index_option="basic")),
+                        (tantivy.Occur.Must, tantivy.Query.term_query(s.schema, "agent", name, index_option="basic")),
+                    ]
+                )
                 row[key] = searcher.search(q, 1, count=True).count
             out[name] = row
     except Exception:  # noqa: BLE001 - no index yet, or one being rebuilt: counts say 0
@@ -256,7 +273,6 @@ def print_service_line(info: dict) -> None:
         echo(f"Service: not running{last}; `recall service start` starts it")
 
 
-
 def _service_memory_backend(info: dict) -> None:
     """Memory extraction runs in the service, with the credentials of the last hook that reached
     it, not this shell's: when the service runs, the memory feature names the backend it uses
@@ -275,15 +291,21 @@ def _service_memory_backend(info: dict) -> None:
         if isinstance(mem, dict) and mem.get("backend"):
             info["backends"]["features"]["memory"] = {
                 "backend": mem["backend"],
-                "why": f"in the service, with the last hook's credentials: {mem.get('why', '')}"}
+                "why": f"in the service, with the last hook's credentials: {mem.get('why', '')}",
+            }
             return
     # no service to ask: what today's extraction calls went to, when that is not this shell's pick
-    used = [name for name, b in ((info.get("model_usage") or {}).get("today_by_backend") or {}).items()
-            if (b.get("purposes") or {}).get("extraction") and b.get("calls", 0) > b.get("failed", 0)]
+    used = [
+        name
+        for name, b in ((info.get("model_usage") or {}).get("today_by_backend") or {}).items()
+        if (b.get("purposes") or {}).get("extraction") and b.get("calls", 0) > b.get("failed", 0)
+    ]
     if used and feature.get("backend") not in used:
         info["backends"]["features"]["memory"] = {
-            "backend": used[0], "why": f"today's extraction calls went to {used[0]} (the hooks' credentials); "
-                                       f"this shell would use {feature.get('backend')}"}
+            "backend": used[0],
+            "why": f"today's extraction calls went to {used[0]} (the hooks' credentials); "
+            f"this shell would use {feature.get('backend')}",
+        }
 
 
 def status(as_json: bool = False) -> int:
@@ -329,8 +351,10 @@ def _print_index_lines(info: dict, now: float) -> None:
     if idx.get("problem"):
         echo(f"Index:   {idx['problem']}")
     else:
-        parts = [counted(idx.get("messages", 0), "message"),
-                 counted(idx.get("sessions_indexed", idx.get("sessions", 0)), "session")]
+        parts = [
+            counted(idx.get("messages", 0), "message"),
+            counted(idx.get("sessions_indexed", idx.get("sessions", 0)), "session"),
+        ]
         if idx.get("memories"):
             parts.append(counted(idx["memories"], "memory"))
         if idx.get("files") is not None:
@@ -347,8 +371,9 @@ def _print_index_lines(info: dict, now: float) -> None:
 
         echo(f"Backfill: {backfill_text(svc['backfill'])}, newest sessions first")
     arch = info["archive"]
-    echo(f"Archive: {counted(arch['sessions'], 'session')}, {arch['bytes'] / 1e6:.1f} MB "
-         f"({short_project(arch['path'])})")
+    echo(
+        f"Archive: {counted(arch['sessions'], 'session')}, {arch['bytes'] / 1e6:.1f} MB ({short_project(arch['path'])})"
+    )
     if info.get("redaction"):
         from recall.cli.output import redaction_status_line
 
@@ -361,8 +386,10 @@ def _print_model_lines(info: dict) -> None:
 
     usage = info.get("model_usage")
     if usage and usage.get("calls"):
-        echo(f"Model:   {counted(usage['today_calls'], 'call')} today (${usage['today_cost']:.2f}), "
-             f"{usage['calls']:,} in all (${usage['cost']:.2f})")
+        echo(
+            f"Model:   {counted(usage['today_calls'], 'call')} today (${usage['today_cost']:.2f}), "
+            f"{usage['calls']:,} in all (${usage['cost']:.2f})"
+        )
         for name, b in sorted((usage.get("today_by_backend") or {}).items(), key=lambda kv: -kv[1]["calls"]):
             what = ", ".join(f"{p} {n}" for p, n in sorted(b["purposes"].items(), key=lambda kv: -kv[1]))
             failed = f"; {b['failed']} failed: {b['last_error']}" if b.get("failed") else ""
@@ -382,9 +409,11 @@ def _print_prompts_line(p: dict) -> None:
     if p["prompts"]:
         o = p["outcomes"]
         why = ", ".join(f"{n} {k}" for k, n in sorted(p["raw_why"].items(), key=lambda kv: -kv[1]))
-        echo(f"Prompts: last 24 h: {o['synthesized']} synthesized, {o['raw']} raw"
-                   f"{f' ({why})' if why else ''}, {o['nothing']} nothing found, {o['trivial']} trivial; "
-                   f"~{p['injected_tokens']:,} tokens injected (`recall log` lists them)")
+        echo(
+            f"Prompts: last 24 h: {o['synthesized']} synthesized, {o['raw']} raw"
+            f"{f' ({why})' if why else ''}, {o['nothing']} nothing found, {o['trivial']} trivial; "
+            f"~{p['injected_tokens']:,} tokens injected (`recall log` lists them)"
+        )
     else:
         echo("Prompts: none in the last 24 h")
 
@@ -440,8 +469,10 @@ def log(limit: int = 20, show: int | None = None, as_json: bool = False) -> int:
         if not records:
             raise UsageError("The injection log is empty: it fills as you send prompts in Claude Code.")
         if not 1 <= show <= len(records):
-            raise UsageError(f"No prompt #{show} in the log (it holds {len(records)}): `recall log` numbers them, "
-                             "1 being the newest.")
+            raise UsageError(
+                f"No prompt #{show} in the log (it holds {len(records)}): `recall log` numbers them, "
+                "1 being the newest."
+            )
         rec = records[show - 1]
         if as_json:
             echo(json.dumps({"n": show, **rec}, ensure_ascii=False))
@@ -466,8 +497,10 @@ def log(limit: int = 20, show: int | None = None, as_json: bool = False) -> int:
         size = f"{rec.get('chars', 0)} chars ~{rec.get('tokens', 0)} tokens" if rec.get("chars") else "nothing injected"
         via = f" via {rec['via']}" if rec.get("via") else ""
         wrong = "  [marked wrong]" if rec.get("wrong") is True else ""
-        echo(f"#{i:<3} {_when(rec.get('t'))}  {project}  {_outcome(rec)}{via}{_path(rec)}  {size}  "
-                   f"{float(rec.get('latency_ms') or 0):.0f} ms{wrong}")
+        echo(
+            f"#{i:<3} {_when(rec.get('t'))}  {project}  {_outcome(rec)}{via}{_path(rec)}  {size}  "
+            f"{float(rec.get('latency_ms') or 0):.0f} ms{wrong}"
+        )
         if rec.get("hits"):
             echo(f"     hits: {_hits(rec)}")
         if "used" in rec:
@@ -517,11 +550,15 @@ def stats(weeks: int = 8, as_json: bool = False) -> int:
             more.append(f"{r['unknown']} not known yet")
         if r["misses"]:
             more.append(f"misses: {r['repeated']} asked again, {r['told']} said it was told before")
-        echo(f"{r['week']:<11} {r['prompts']:>7} {r['injections']:>8} {used:>6} {silent:>6} {r['misses']:>6}"
-             + (f"  ({'; '.join(more)})" if more else ""))
-    echo("used: share of injections the next reply used; silent: share of prompts (not trivial) that got nothing; "
-         "misses: a question an earlier session answered asked again while recall stayed silent, or "
-         "\"I already told you\". `recall log` shows each injection.")
+        echo(
+            f"{r['week']:<11} {r['prompts']:>7} {r['injections']:>8} {used:>6} {silent:>6} {r['misses']:>6}"
+            + (f"  ({'; '.join(more)})" if more else "")
+        )
+    echo(
+        "used: share of injections the next reply used; silent: share of prompts (not trivial) that got nothing; "
+        "misses: a question an earlier session answered asked again while recall stayed silent, or "
+        "\"I already told you\". `recall log` shows each injection."
+    )
     return 0
 
 
@@ -536,8 +573,10 @@ def sessions(project=None, since: str | None = None, limit: int = 20, as_json: b
     if after is not None and after > time.time() + 60:
         from datetime import datetime
 
-        raise UsageError(f"--since {since} is in the future ({datetime.fromtimestamp(after):%Y-%m-%d %H:%M}): "
-                         "give a past date or a span back, like 3d.")
+        raise UsageError(
+            f"--since {since} is in the future ({datetime.fromtimestamp(after):%Y-%m-%d %H:%M}): "
+            "give a past date or a span back, like 3d."
+        )
     if limit < 1:
         raise UsageError(f"--limit takes a number of sessions >= 1, not {limit}.")
     rows = sessions.recent(root, after, limit)
@@ -550,9 +589,11 @@ def sessions(project=None, since: str | None = None, limit: int = 20, as_json: b
     if not rows:
         everything = sessions.recent(root, None, 1) if (after is not None) else []
         if everything:
-            echo(f"No sessions{' of this project' if root else ''} active since {since}; the last one was "
-                 f"{(everything[0]['ended'] or everything[0]['started'] or '?')[:16].replace('T', ' ')} "
-                 "(widen --since).")
+            echo(
+                f"No sessions{' of this project' if root else ''} active since {since}; the last one was "
+                f"{(everything[0]['ended'] or everything[0]['started'] or '?')[:16].replace('T', ' ')} "
+                "(widen --since)."
+            )
         else:
             echo("No sessions indexed yet" + (" for this project" if root else "") + ": run `recall index`.")
         return 0
@@ -567,8 +608,9 @@ def sessions(project=None, since: str | None = None, limit: int = 20, as_json: b
         echo(head + one_line(text, max(30, width - len(head))))
         if r["stale"]:
             n = len(r["stale"])
-            line = (f"{' ' * 18}! {n} file{'s' if n != 1 else ''} it wrote changed since: "
-                    + ", ".join(f"{m['path']} ({m['state']})" for m in r["stale"]))
+            line = f"{' ' * 18}! {n} file{'s' if n != 1 else ''} it wrote changed since: " + ", ".join(
+                f"{m['path']} ({m['state']})" for m in r["stale"]
+            )
             echo(one_line(line, max(40, width)))
     return 0
 
@@ -585,8 +627,10 @@ def _session_marks(rows: list[dict]) -> dict:
     from indexer.state import SessionInfo
     from recall.search.stale import epoch, session_marks
 
-    infos = [SessionInfo(r["session_id"], project=r["project"] or "", ended=epoch(r["ended"]),
-                         started=epoch(r["started"])) for r in rows]
+    infos = [
+        SessionInfo(r["session_id"], project=r["project"] or "", ended=epoch(r["ended"]), started=epoch(r["started"]))
+        for r in rows
+    ]
     return session_marks(infos, _cwd())
 
 
@@ -602,8 +646,12 @@ def _file_lines(rows: list[dict]) -> list[str]:
     """``recall show``'s lines about the files a session wrote."""
     lines = []
     for r in rows:
-        what = {"unchanged": "unchanged", "changed": "changed since", "deleted": "deleted",
-                "renamed": f"renamed to {r.get('to')}"}.get(r["state"], r["state"])
+        what = {
+            "unchanged": "unchanged",
+            "changed": "changed since",
+            "deleted": "deleted",
+            "renamed": f"renamed to {r.get('to')}",
+        }.get(r["state"], r["state"])
         if r["op"] == "move" and r.get("to") and r["state"] == "unchanged":
             what = f"moved to {r['to']}"
         when = f" ({r['since'][:10]})" if r.get("since") and r["state"] != "unchanged" else ""
@@ -611,8 +659,10 @@ def _file_lines(rows: list[dict]) -> list[str]:
         commits = r.get("commits") or []
         if commits:
             who = sorted({c["author"] for c in commits})
-            line += (f"; {len(commits)} commit{'s' if len(commits) != 1 else ''} since by {', '.join(who)}"
-                     f" (latest {commits[0]['commit']})")
+            line += (
+                f"; {len(commits)} commit{'s' if len(commits) != 1 else ''} since by {', '.join(who)}"
+                f" (latest {commits[0]['commit']})"
+            )
         lines.append(line)
     return lines
 
@@ -638,8 +688,9 @@ def show(session: str, pager: bool = True, as_json: bool = False) -> int:
 
 
 # memories ----------------------------------------------------------------------------------
-def memories(mtype: str | None = None, project=None, all_: bool = False, as_json: bool = False,
-             stale: bool = False) -> int:
+def memories(
+    mtype: str | None = None, project=None, all_: bool = False, as_json: bool = False, stale: bool = False
+) -> int:
     """``recall memories`` (the list; ``stale``: only those whose files changed since)."""
     from recall.cli.command_utils import check_type, project_root
     from recall.memory import TYPES, store
@@ -651,8 +702,7 @@ def memories(mtype: str | None = None, project=None, all_: bool = False, as_json
     state = store.load(root)
     store.refresh_stale(root, state)
     now = time.time()
-    mems = [m for m in state.memories if (all_ or m.active) and (t is None or m.type == t)
-            and (not stale or m.stale)]
+    mems = [m for m in state.memories if (all_ or m.active) and (t is None or m.type == t) and (not stale or m.stale)]
     mems.sort(key=lambda m: (TYPES.index(m.type), not m.active, -store.rank(m, now)))
     if as_json:
         out = []
@@ -665,12 +715,16 @@ def memories(mtype: str | None = None, project=None, all_: bool = False, as_json
     if not mems:
         what = f"{t} memories" if t else "memories"
         if stale:
-            echo(f"No {what} of {root} name a file that changed substantially, moved or was deleted "
-                 "since they were written.")
+            echo(
+                f"No {what} of {root} name a file that changed substantially, moved or was deleted "
+                "since they were written."
+            )
             return 0
-        echo(f"No {what} for {root} yet. They are extracted when a session goes idle or ends "
-                   "(with a model backend); sessions from before recall was set up: `recall memories --backfill`; "
-                   "add one by hand with `recall memories add TYPE TEXT`.")
+        echo(
+            f"No {what} for {root} yet. They are extracted when a session goes idle or ends "
+            "(with a model backend); sessions from before recall was set up: `recall memories --backfill`; "
+            "add one by hand with `recall memories add TYPE TEXT`."
+        )
         return 0
     width = max(len(m.id) for m in mems)
     current = None
@@ -687,6 +741,8 @@ def memories(mtype: str | None = None, project=None, all_: bool = False, as_json
         echo(f"  {m.id:<{width}}  {conf:.2f}  {m.access_count:>4}  {one_line(m.content, 110)}{flag}{faded}")
         if m.stale:
             echo(f"  {'':<{width}}              ! {mark_text(m)}")
-    echo("CONF: confidence now (it fades with age unless used); USED: times shown in a prompt or search. "
-         "`recall memories show ID` tells the rest.")
+    echo(
+        "CONF: confidence now (it fades with age unless used); USED: times shown in a prompt or search. "
+        "`recall memories show ID` tells the rest."
+    )
     return 0

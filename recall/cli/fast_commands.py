@@ -12,15 +12,32 @@ from __future__ import annotations
 #: command -> (flags: option -> (name, value), options taking a value: option -> (name, int?), positionals)
 SPECS: dict[str, tuple[dict, dict, tuple[str, ...]]] = {
     "status": ({"--json": ("as_json", True)}, {}, ()),
-    "log": ({"--json": ("as_json", True)}, {"--limit": ("limit", True), "-n": ("limit", True),
-                                           "--show": ("show", True)}, ()),
+    "log": (
+        {"--json": ("as_json", True)},
+        {"--limit": ("limit", True), "-n": ("limit", True), "--show": ("show", True)},
+        (),
+    ),
     "stats": ({"--json": ("as_json", True)}, {"--weeks": ("weeks", True)}, ()),
-    "sessions": ({"--json": ("as_json", True)}, {"--project": ("project", False), "--since": ("since", False),
-                                                "--limit": ("limit", True), "-n": ("limit", True)}, ()),
-    "show": ({"--json": ("as_json", True), "--pager": ("pager", True), "--no-pager": ("pager", False)}, {},
-             ("session",)),
-    "memories": ({"--json": ("as_json", True), "--all": ("all_", True), "--stale": ("stale", True)},
-                 {"--type": ("mtype", False), "-t": ("mtype", False), "--project": ("project", False)}, ()),
+    "sessions": (
+        {"--json": ("as_json", True)},
+        {
+            "--project": ("project", False),
+            "--since": ("since", False),
+            "--limit": ("limit", True),
+            "-n": ("limit", True),
+        },
+        (),
+    ),
+    "show": (
+        {"--json": ("as_json", True), "--pager": ("pager", True), "--no-pager": ("pager", False)},
+        {},
+        ("session",),
+    ),
+    "memories": (
+        {"--json": ("as_json", True), "--all": ("all_", True), "--stale": ("stale", True)},
+        {"--type": ("mtype", False), "-t": ("mtype", False), "--project": ("project", False)},
+        (),
+    ),
 }
 
 

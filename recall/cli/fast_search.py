@@ -13,9 +13,35 @@ from __future__ import annotations
 import sys
 
 # The typer app's top-level command names (a test keeps this in step with recall.cli.app).
-COMMANDS = frozenset({"ask", "config", "consolidate", "doctor", "exclude", "forget", "hook", "index", "log", "mcp",
-                      "memories", "pause", "remember", "resume", "rules", "serve", "service", "sessions", "setup",
-                      "show", "sources", "stats", "status", "team", "ui"})
+COMMANDS = frozenset(
+    {
+        "ask",
+        "config",
+        "consolidate",
+        "doctor",
+        "exclude",
+        "forget",
+        "hook",
+        "index",
+        "log",
+        "mcp",
+        "memories",
+        "pause",
+        "remember",
+        "resume",
+        "rules",
+        "serve",
+        "service",
+        "sessions",
+        "setup",
+        "show",
+        "sources",
+        "stats",
+        "status",
+        "team",
+        "ui",
+    }
+)
 _FLAGS = {"--raw": "raw", "--json": "as_json", "--messages": "messages", "--team": "team"}
 _VALUES = {"--limit": "limit", "-n": "limit", "--since": "since", "--project": "project", "--agent": "agent"}
 MAX_LIMIT = 1000
@@ -29,8 +55,16 @@ def parse(args: list[str]) -> dict | None:
         args = args[1:]
     elif args[0] in COMMANDS or args[0] in ("--help", "-h", "--version"):
         return None
-    opts: dict = {"raw": False, "as_json": False, "messages": False, "team": False, "limit": "10", "since": None,
-                  "project": None, "agent": None}
+    opts: dict = {
+        "raw": False,
+        "as_json": False,
+        "messages": False,
+        "team": False,
+        "limit": "10",
+        "since": None,
+        "project": None,
+        "agent": None,
+    }
     words: list[str] = []
     i, only_words = 0, False
     while i < len(args):
@@ -81,9 +115,16 @@ def run(opts: dict) -> int:
 
     text = query_text([opts["text"]])
     project = Path(opts["project"]) if opts["project"] is not None else None
-    hits = run_search(text, limit=opts["limit"], since=opts["since"], project=project,
-                      messages=opts["messages"], strict_project=True, doctypes=("team",) if opts["team"] else None,
-                      agent=opts["agent"])
+    hits = run_search(
+        text,
+        limit=opts["limit"],
+        since=opts["since"],
+        project=project,
+        messages=opts["messages"],
+        strict_project=True,
+        doctypes=("team",) if opts["team"] else None,
+        agent=opts["agent"],
+    )
     from recall.cli import output as fmt
 
     if opts["as_json"]:

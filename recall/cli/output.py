@@ -29,7 +29,7 @@ def short_project(project: str) -> str:
     """A path with the home folder as ``~`` (``?`` for none)."""
     home = os.path.expanduser("~")
     if project.startswith(home + os.sep):
-        return "~" + project[len(home):]
+        return "~" + project[len(home) :]
     return project or "?"
 
 
@@ -39,12 +39,18 @@ _AGENT_LABELS = {"codex": "Codex CLI", "gemini": "Gemini CLI"}  # indexer.source
 def print_hits(hits, query: str, team: bool = False) -> None:
     out = sys.stdout
     if not hits and team:
-        print(f"No team items match {query!r} here. `recall team status` shows what is shared and pulled; "
-              "`recall team search` asks the server itself.", file=out)
+        print(
+            f"No team items match {query!r} here. `recall team status` shows what is shared and pulled; "
+            "`recall team search` asks the server itself.",
+            file=out,
+        )
         return
     if not hits:
-        print(f"No matches for {query!r}. Try fewer or other words, drop --since/--project, "
-              "or run `recall index` if you have not yet.", file=out)
+        print(
+            f"No matches for {query!r}. Try fewer or other words, drop --since/--project, "
+            "or run `recall index` if you have not yet.",
+            file=out,
+        )
         return
     tty = out.isatty()
     if tty:
@@ -67,7 +73,7 @@ def print_hits(hits, query: str, team: bool = False) -> None:
             body = Text("  ")
             pos = 0
             for m in _BOLD.finditer(h.snippet):
-                body.append(h.snippet[pos:m.start()])
+                body.append(h.snippet[pos : m.start()])
                 body.append(m.group(1), style="bold yellow")
                 pos = m.end()
             body.append(h.snippet[pos:])
@@ -104,7 +110,7 @@ def exchange_lines(hit) -> list[str]:
     if getattr(hit, "reply", None):
         lines = hit.reply.splitlines()
         if len(lines) > REPLY_LINES:
-            lines = lines[:REPLY_LINES - 1] + ["…"] + lines[-1:]
+            lines = lines[: REPLY_LINES - 1] + ["…"] + lines[-1:]
         return ["  ↳ " + line for line in lines]
     if getattr(hit, "question", None):
         return ["  ↪ asked: " + hit.question]
@@ -120,9 +126,11 @@ def print_hits_json(query: str, hits) -> None:
 
 def reredact_line(done: dict) -> str:
     """What the re-redaction pass did (``recall index``)."""
-    return (f"Re-redacted stored history under the current rules (version {done.get('from')} -> "
-            f"{done.get('to')}): {done.get('rewritten', 0):,} of {done.get('messages', 0):,} archived messages "
-            f"changed, {done.get('sessions', 0):,} sessions' facts, {done.get('memories', 0):,} memories.")
+    return (
+        f"Re-redacted stored history under the current rules (version {done.get('from')} -> "
+        f"{done.get('to')}): {done.get('rewritten', 0):,} of {done.get('messages', 0):,} archived messages "
+        f"changed, {done.get('sessions', 0):,} sessions' facts, {done.get('memories', 0):,} memories."
+    )
 
 
 def redaction_status_line(p: dict) -> str:
@@ -132,8 +140,10 @@ def redaction_status_line(p: dict) -> str:
         total = int(p.get("files_total") or 0)
         done = int(p.get("files_done") or 0)
         pct = f" ({100 * done // total}%)" if total else ""
-        how = (f"{done:,} of {total:,} archive files{pct}, {int(p.get('messages') or 0):,} messages checked, "
-               f"{int(p.get('rewritten') or 0):,} rewritten")
+        how = (
+            f"{done:,} of {total:,} archive files{pct}, {int(p.get('messages') or 0):,} messages checked, "
+            f"{int(p.get('rewritten') or 0):,} rewritten"
+        )
     elif stage in ("facts", "memories"):
         how = f"archive done ({int(p.get('rewritten') or 0):,} messages rewritten); now the {stage}"
     else:
@@ -146,15 +156,18 @@ def print_index_summary(summary) -> None:
         restored = f": {counted(summary.replayed, 'message')} restored from the archive" if summary.replayed else ""
         print(f"Rebuilt the index ({summary.rebuilt}){restored}.")
     if summary.nothing_new:
-        print(f"Nothing new: {summary.files} transcript files already indexed "
-              f"({summary.seconds:.2f} s).")
+        print(f"Nothing new: {summary.files} transcript files already indexed ({summary.seconds:.2f} s).")
     elif summary.replayed:
-        print(f"Re-read {summary.changed} of {summary.files} transcript files: {summary.messages} "
-              f"messages not in the archive ({summary.seconds:.2f} s in all).")
+        print(
+            f"Re-read {summary.changed} of {summary.files} transcript files: {summary.messages} "
+            f"messages not in the archive ({summary.seconds:.2f} s in all)."
+        )
     else:
         rate = summary.messages / summary.seconds if summary.seconds else 0
-        print(f"Indexed {counted(summary.messages, 'message')} from {summary.changed} of {counted(summary.files, 'file')} "
-              f"in {summary.seconds:.2f} s ({rate:,.0f} messages/s).")
+        print(
+            f"Indexed {counted(summary.messages, 'message')} from {summary.changed} of {counted(summary.files, 'file')} "
+            f"in {summary.seconds:.2f} s ({rate:,.0f} messages/s)."
+        )
     from indexer.transcripts import SKIP_REASONS
 
     skipped = {k: v for k, v in summary.skipped.items() if k in SKIP_REASONS and v}
@@ -181,23 +194,30 @@ def progress(label: str, enabled: bool = True) -> Iterator[Callable[[Any], None]
         return
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
-    with Progress("[progress.description]{task.description}", BarColumn(), TaskProgressColumn(),
-                  TextColumn("{task.fields[detail]}"), TimeRemainingColumn(), console=_console(stderr=True),
-                  transient=True) as bar:
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        TaskProgressColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeRemainingColumn(),
+        console=_console(stderr=True),
+        transient=True,
+    ) as bar:
         task = bar.add_task(label, total=None, detail="")
 
         def update(p) -> None:
             d = p if isinstance(p, dict) else p.as_dict()  # the service's status gives the dict
-            bar.update(task, completed=d["bytes_done"], total=d["bytes_total"] or None,
-                       detail=progress_detail(d))
+            bar.update(task, completed=d["bytes_done"], total=d["bytes_total"] or None, detail=progress_detail(d))
 
         yield update
 
 
 def progress_detail(d: dict) -> str:
     """'1,204/19,900 files, 61,000 messages, 11,800 msg/s' from a backfill progress dict."""
-    return (f"{d.get('files_done', 0):,}/{d.get('files_total', 0):,} files, {d.get('messages', 0):,} messages, "
-            f"{d.get('rate', 0):,} msg/s")
+    return (
+        f"{d.get('files_done', 0):,}/{d.get('files_total', 0):,} files, {d.get('messages', 0):,} messages, "
+        f"{d.get('rate', 0):,} msg/s"
+    )
 
 
 def backfill_text(bf: dict) -> str:
@@ -216,10 +236,14 @@ def backfill_text(bf: dict) -> str:
 def catching_up_line(bf: dict) -> str:
     """The one line a search prints (stderr) while the service is still indexing the history."""
     if bf.get("starting") and not bf.get("bytes_total") and not bf.get("replayed"):
-        return ("recall: the service has only started indexing your history: these results cover what is indexed "
-                "so far (newest sessions first); `recall status` shows how far it is.")
-    return (f"recall: the index is still catching up, {backfill_text(bf)}: these results cover what is "
-            "indexed so far (newest sessions first).")
+        return (
+            "recall: the service has only started indexing your history: these results cover what is indexed "
+            "so far (newest sessions first); `recall status` shows how far it is."
+        )
+    return (
+        f"recall: the index is still catching up, {backfill_text(bf)}: these results cover what is "
+        "indexed so far (newest sessions first)."
+    )
 
 
 def note_catching_up() -> None:

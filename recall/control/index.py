@@ -11,8 +11,12 @@ from typing import Callable
 from recall.core.errors import RecallError
 
 
-def index_via_service(sources: list[Path], rebuild: bool, on_start: Callable[[dict], None] | None = None,
-                      on_progress: Callable[[dict], None] | None = None):
+def index_via_service(
+    sources: list[Path],
+    rebuild: bool,
+    on_start: Callable[[dict], None] | None = None,
+    on_progress: Callable[[dict], None] | None = None,
+):
     """Ask the running service to index (``rebuild``: from scratch). ``on_start(info)`` is called
     once the service answers (its ping: pid, version); ``on_progress(backfill)`` every half second
     while it works. Returns the ``indexer.ingest.Summary``, or None when no service answers."""

@@ -63,8 +63,10 @@ def terminate(pid: int, timeout: float = STOP_TIMEOUT) -> bool:
 
 
 def _did_not_stop(pid: int) -> RecallError:
-    return RecallError(f"The service (pid {pid}) did not stop within {STOP_TIMEOUT:.0f} s: "
-                       f"`kill -9 {pid}` is safe (nothing indexed is lost).")
+    return RecallError(
+        f"The service (pid {pid}) did not stop within {STOP_TIMEOUT:.0f} s: "
+        f"`kill -9 {pid}` is safe (nothing indexed is lost)."
+    )
 
 
 def install_service(sources: list[Path], start: bool = True) -> str:
@@ -73,8 +75,9 @@ def install_service(sources: list[Path], start: bool = True) -> str:
     path = units.unit_path(platform)
     paths.ensure_dir(paths.log_dir())
     path.parent.mkdir(parents=True, exist_ok=True)
-    paths.atomic_write(path, units.unit_text(sources, platform), mode=0o644,
-                       private_dir=False)  # ~/.config/systemd/user is not ours
+    paths.atomic_write(
+        path, units.unit_text(sources, platform), mode=0o644, private_dir=False
+    )  # ~/.config/systemd/user is not ours
     cmds = units.manager_commands(platform, path)
     if not start:
         return f"Wrote {path}. To start it: {units.one_line(cmds['enable'])}"
@@ -84,8 +87,10 @@ def install_service(sources: list[Path], start: bool = True) -> str:
     if ok is None:
         return f"Wrote {path}; {cmds['tool'][0][0]} is not available here. Run: {detail}"
     if not ok:
-        return (f"Wrote {path}, but the service manager refused ({detail}). "
-                f"Run: {units.one_line(cmds['enable'])}  (or `recall service start` to run it without a manager)")
+        return (
+            f"Wrote {path}, but the service manager refused ({detail}). "
+            f"Run: {units.one_line(cmds['enable'])}  (or `recall service start` to run it without a manager)"
+        )
     info = wait_until_up(START_TIMEOUT)
     state = f" (pid {info['pid']})" if info else " (still starting: `recall status` shows it)"
     return f"Installed and started the recall service{state}: {path}"
@@ -112,8 +117,11 @@ def remove_service() -> str:
     if pid is not None and not terminate(pid):
         raise _did_not_stop(pid)
     if not removed and pid is None:
-        return f"No service installed ({path} does not exist) and none running; nothing to do." if path else \
-            "No service running; nothing to do."
+        return (
+            f"No service installed ({path} does not exist) and none running; nothing to do."
+            if path
+            else "No service running; nothing to do."
+        )
     stopped = f"the service is stopped{f' (pid {pid})' if pid else ''}."
     return (removed + stopped if removed else stopped[0].upper() + stopped[1:]) + note
 
@@ -132,15 +140,23 @@ def start_service(sources: list[Path] = ()) -> tuple[str, int | None]:
         log_path = paths.log_dir()
         paths.ensure_dir(log_path)
         with open(os.devnull, "rb") as devnull_in, open(os.devnull, "wb") as devnull_out:
-            subprocess.Popen(units.serve_argv(list(sources)), stdin=devnull_in, stdout=devnull_out,
-                             stderr=devnull_out, start_new_session=True, close_fds=True,
-                             env={**os.environ, "RECALL_HOME": str(paths.recall_home())})
+            subprocess.Popen(
+                units.serve_argv(list(sources)),
+                stdin=devnull_in,
+                stdout=devnull_out,
+                stderr=devnull_out,
+                start_new_session=True,
+                close_fds=True,
+                env={**os.environ, "RECALL_HOME": str(paths.recall_home())},
+            )
     info = wait_until_up(START_TIMEOUT)
     if not info:
         from recall.core import log
 
-        raise RecallError(f"The service did not come up within {START_TIMEOUT:.0f} s: "
-                          f"see {log.log_file()} (or run `recall serve` to watch it start).")
+        raise RecallError(
+            f"The service did not come up within {START_TIMEOUT:.0f} s: "
+            f"see {log.log_file()} (or run `recall serve` to watch it start)."
+        )
     return f"Started the recall service (pid {info.get('pid')}).", info.get("pid")
 
 

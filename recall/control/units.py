@@ -42,8 +42,10 @@ def platform() -> str:
         return "linux"
     if sys.platform == "darwin":
         return "darwin"
-    raise RecallError(f"`recall service` supports Linux (systemd) and macOS (launchd), not {sys.platform}: "
-                      "run `recall serve` under your own supervisor instead.")
+    raise RecallError(
+        f"`recall service` supports Linux (systemd) and macOS (launchd), not {sys.platform}: "
+        "run `recall serve` under your own supervisor instead."
+    )
 
 
 def _suffix() -> str:
@@ -123,17 +125,19 @@ WantedBy=default.target
 
 def launchd_plist(sources: list[Path]) -> bytes:
     logs = paths.log_dir()
-    return plistlib.dumps({
-        "Label": launchd_label(),
-        "ProgramArguments": serve_argv(sources),
-        "EnvironmentVariables": _service_env(),
-        "RunAtLoad": True,
-        "KeepAlive": {"SuccessfulExit": False},
-        "ProcessType": "Background",
-        "Nice": 5,
-        "StandardOutPath": str(logs / "launchd.out.log"),
-        "StandardErrorPath": str(logs / "launchd.err.log"),
-    })
+    return plistlib.dumps(
+        {
+            "Label": launchd_label(),
+            "ProgramArguments": serve_argv(sources),
+            "EnvironmentVariables": _service_env(),
+            "RunAtLoad": True,
+            "KeepAlive": {"SuccessfulExit": False},
+            "ProcessType": "Background",
+            "Nice": 5,
+            "StandardOutPath": str(logs / "launchd.out.log"),
+            "StandardErrorPath": str(logs / "launchd.err.log"),
+        }
+    )
 
 
 def unit_text(sources: list[Path], platform_: str) -> str | bytes:

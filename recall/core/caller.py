@@ -22,8 +22,7 @@ from contextlib import contextmanager
 
 # What decides the model backend and its credentials. The ANTHROPIC_* ones are secrets or
 # point at them: they are never logged, cached to disk or put in an error message.
-KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "PATH", "HOME",
-        "CLAUDE_CONFIG_DIR")
+KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "PATH", "HOME", "CLAUDE_CONFIG_DIR")
 REMEMBER_SECONDS = 24 * 3600
 
 _current: contextvars.ContextVar[dict | None] = contextvars.ContextVar("recall_caller_env", default=None)

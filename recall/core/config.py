@@ -27,42 +27,77 @@ BACKENDS = ("auto", "api", "claude-code", "off")
 PRICES = {"haiku": (1.0, 5.0), "sonnet": (3.0, 15.0), "opus": (5.0, 25.0)}
 
 ACKNOWLEDGEMENTS = [
-    "yes", "y", "yep", "yeah", "yup", "no", "nope", "ok", "okay", "k", "kk", "sure", "continue",
-    "go on", "go ahead", "proceed", "do it", "thanks", "thank you", "thx", "ty", "lgtm",
-    "looks good", "sounds good", "perfect", "great", "nice", "cool", "done", "next", "retry",
-    "try again", "again", "good", "fine", "approved", "ship it", "keep going", "carry on",
+    "yes",
+    "y",
+    "yep",
+    "yeah",
+    "yup",
+    "no",
+    "nope",
+    "ok",
+    "okay",
+    "k",
+    "kk",
+    "sure",
+    "continue",
+    "go on",
+    "go ahead",
+    "proceed",
+    "do it",
+    "thanks",
+    "thank you",
+    "thx",
+    "ty",
+    "lgtm",
+    "looks good",
+    "sounds good",
+    "perfect",
+    "great",
+    "nice",
+    "cool",
+    "done",
+    "next",
+    "retry",
+    "try again",
+    "again",
+    "good",
+    "fine",
+    "approved",
+    "ship it",
+    "keep going",
+    "carry on",
 ]
 
 DEFAULTS: dict = {
     "api_key": None,
     "model": {
-        "name": DEFAULT_MODEL,      # the model id (a plain string here means this: older files)
-        "backend": "auto",          # auto | api | claude-code | off (see recall.llm.backend)
-        "claude_path": None,        # the Claude Code binary for the claude-code backend (PATH when unset)
+        "name": DEFAULT_MODEL,  # the model id (a plain string here means this: older files)
+        "backend": "auto",  # auto | api | claude-code | off (see recall.llm.backend)
+        "claude_path": None,  # the Claude Code binary for the claude-code backend (PATH when unset)
     },
     "tool_result_chars": 2000,
     "hook": {
-        "budget_seconds": 5.0,      # the whole hook, process start to output
-        "max_chars": 3000,          # size of the injected block
-        "min_chars": 15,            # shorter prompts are trivial
-        "skip": ACKNOWLEDGEMENTS,   # whole-prompt acknowledgements (case/punctuation-insensitive)
-        "scope": "project",         # project | all
-        "limit": 8,                 # hits handed to synthesis
-        "min_confidence": 0.6,     # raw path: inject only hits this sure to bear on the prompt (recall.search.confidence)
+        "budget_seconds": 5.0,  # the whole hook, process start to output
+        "max_chars": 3000,  # size of the injected block
+        "min_chars": 15,  # shorter prompts are trivial
+        "skip": ACKNOWLEDGEMENTS,  # whole-prompt acknowledgements (case/punctuation-insensitive)
+        "scope": "project",  # project | all
+        "limit": 8,  # hits handed to synthesis
+        "min_confidence": 0.6,  # raw path: inject only hits this sure to bear on the prompt (recall.search.confidence)
         "model_min_confidence": 0.25,  # model path: hand the synthesis hits this sure; it answers NONE for the rest
-        "raw_limit": 3,             # raw path: at most this many hits, one per past session
-        "raw_max_chars": 1500,      # raw path: size of the injected block
-        "synthesize": True,         # False: always inject raw snippets
-        "max_rules": 5,             # triggered rules injected per prompt (recall rules); 0: none
-        "stale_marks": True,        # mark hits whose files changed since (recall.search.stale)
+        "raw_limit": 3,  # raw path: at most this many hits, one per past session
+        "raw_max_chars": 1500,  # raw path: size of the injected block
+        "synthesize": True,  # False: always inject raw snippets
+        "max_rules": 5,  # triggered rules injected per prompt (recall rules); 0: none
+        "stale_marks": True,  # mark hits whose files changed since (recall.search.stale)
     },
-    "exclude": [],                  # projects (paths, globs) never captured: `recall exclude`
+    "exclude": [],  # projects (paths, globs) never captured: `recall exclude`
     "memory": {
-        "enabled": True,            # False: the capture hooks queue nothing
-        "daily_call_cap": 200,      # extraction + consolidation calls per day
-        "claude_md": "claude_md",   # claude_md | local | none (inject at SessionStart instead)
-        "idle_seconds": 60,         # a Stop is extracted once the transcript was quiet this long
-        "timeout_seconds": 60,      # one extraction / consolidation call
+        "enabled": True,  # False: the capture hooks queue nothing
+        "daily_call_cap": 200,  # extraction + consolidation calls per day
+        "claude_md": "claude_md",  # claude_md | local | none (inject at SessionStart instead)
+        "idle_seconds": 60,  # a Stop is extracted once the transcript was quiet this long
+        "timeout_seconds": 60,  # one extraction / consolidation call
     },
 }
 
@@ -180,8 +215,10 @@ def problem() -> str | None:
     if _problem is None:
         return None
     kept = "the last good settings, its exclusions too," if last_good_path().exists() else "the defaults"
-    return (f"{_problem}: recall uses {kept} until you fix it; fix the file (`recall doctor` checks it) "
-            "and recall reads it again by itself.")
+    return (
+        f"{_problem}: recall uses {kept} until you fix it; fix the file (`recall doctor` checks it) "
+        "and recall reads it again by itself."
+    )
 
 
 def problems() -> list[str]:
@@ -191,8 +228,10 @@ def problems() -> list[str]:
     node = cfg.get("model")
     value = node.get("backend") if isinstance(node, dict) else None
     if value not in BACKENDS:
-        return [f"model.backend in {paths.config_path()} is {value!r}, not one of {', '.join(BACKENDS)} (auto is "
-                f"used): run `recall config set model.backend auto`."]
+        return [
+            f"model.backend in {paths.config_path()} is {value!r}, not one of {', '.join(BACKENDS)} (auto is "
+            f"used): run `recall config set model.backend auto`."
+        ]
     return []
 
 
@@ -210,8 +249,10 @@ def _user_data() -> dict:
 
     data, why = _read_user()
     if why:
-        raise UsageError(f"{why}: recall will not write over a file it cannot read; fix it (or move it away) and "
-                         "run the command again.")
+        raise UsageError(
+            f"{why}: recall will not write over a file it cannot read; fix it (or move it away) and "
+            "run the command again."
+        )
     return _legacy(data or {})
 
 

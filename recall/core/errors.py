@@ -45,8 +45,10 @@ def report(exc: BaseException) -> int:
         from recall.core import log
 
         log.get("cli").exception("unexpected error")
-        message, code = (f"recall: unexpected error ({type(exc).__name__}: {exc}); details in "
-                         f"{log.log_file()}. Please report it."), 1
+        message, code = (
+            (f"recall: unexpected error ({type(exc).__name__}: {exc}); details in {log.log_file()}. Please report it."),
+            1,
+        )
     print(message, file=sys.stderr)
     return code
 
@@ -113,13 +115,16 @@ def storage_error(exc: BaseException, path, what: str = "the index") -> StorageE
         return StorageError(
             f"Cannot write {what}: the filesystem at {mount} is full (holding {path}{free}). Free some "
             "space there; nothing is lost: what was not saved is read again once space returns "
-            "(the service retries by itself, or run `recall index`).")
+            "(the service retries by itself, or run `recall index`)."
+        )
     if not os.path.exists(path):
         return StorageError(
             f"Cannot write {what} at {path}: it was deleted. Nothing is lost: recall rebuilds it from the "
-            "archive and reads again what was not saved (the service by itself, or run `recall index`).")
+            "archive and reads again what was not saved (the service by itself, or run `recall index`)."
+        )
     detail = getattr(exc, "strerror", None) or (str(exc).splitlines() or [type(exc).__name__])[0][:200]
     return StorageError(
         f"Cannot write {what} at {path} ({detail}): check that the filesystem is mounted and writable; "
         "nothing is lost: what was not saved is read again (the service retries by itself, or run "
-        "`recall index`).")
+        "`recall index`)."
+    )

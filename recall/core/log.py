@@ -49,10 +49,10 @@ def setup(stderr: bool = False, level: int = logging.INFO) -> logging.Logger:
         _file_path = target
         try:
             paths.ensure_dir(paths.log_dir())
-            handler = PrivateRotatingFileHandler(target, maxBytes=2_000_000, backupCount=3, encoding="utf-8",
-                                                 errors="backslashreplace")
-            handler.setFormatter(logging.Formatter(
-                "%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+            handler = PrivateRotatingFileHandler(
+                target, maxBytes=2_000_000, backupCount=3, encoding="utf-8", errors="backslashreplace"
+            )
+            handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
             logger.addHandler(handler)
             _file_handler = handler
         except OSError:

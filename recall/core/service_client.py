@@ -109,17 +109,23 @@ def check_dir(path: str, create: bool = False) -> None:
         st = os.lstat(path)
     uid = os.geteuid()
     if not stat.S_ISDIR(st.st_mode):
-        raise Untrusted(f"{path} is not a directory (a symlink or a file put there by someone else): "
-                        f"recall will not use it; remove it, then run `recall service restart`")
+        raise Untrusted(
+            f"{path} is not a directory (a symlink or a file put there by someone else): "
+            f"recall will not use it; remove it, then run `recall service restart`"
+        )
     if st.st_uid != uid:
-        raise Untrusted(f"the socket directory {path} belongs to uid {st.st_uid}, not to you (uid {uid}): "
-                        f"recall will not use it; have it removed, or set RECALL_HOME to a shorter path")
+        raise Untrusted(
+            f"the socket directory {path} belongs to uid {st.st_uid}, not to you (uid {uid}): "
+            f"recall will not use it; have it removed, or set RECALL_HOME to a shorter path"
+        )
     if stat.S_IMODE(st.st_mode) & 0o022:
         if create:
             os.chmod(path, 0o700)
             return
-        raise Untrusted(f"the socket directory {path} is writable by other users: recall will not use "
-                        f"it; run `chmod 700 {path}` and `recall service restart`")
+        raise Untrusted(
+            f"the socket directory {path} is writable by other users: recall will not use "
+            f"it; run `chmod 700 {path}` and `recall service restart`"
+        )
 
 
 def _peer_uid(sock) -> int | None:
@@ -147,15 +153,19 @@ def verify(sock, addr: str) -> None:
     except OSError as exc:
         raise Unavailable(f"the recall service socket vanished: {exc}") from None
     if not stat.S_ISSOCK(st.st_mode) or st.st_uid != uid:
-        raise Untrusted(f"the socket {addr} belongs to uid {st.st_uid}, not to you (uid {uid}): nothing "
-                        f"was sent to it; remove it and run `recall service restart`")
+        raise Untrusted(
+            f"the socket {addr} belongs to uid {st.st_uid}, not to you (uid {uid}): nothing "
+            f"was sent to it; remove it and run `recall service restart`"
+        )
     try:
         peer = _peer_uid(sock)
     except OSError:
         peer = None
     if peer is not None and peer != uid:
-        raise Untrusted(f"the process behind {addr} runs as uid {peer}, not as you (uid {uid}): nothing "
-                        f"was sent to it; remove the socket and run `recall service restart`")
+        raise Untrusted(
+            f"the process behind {addr} runs as uid {peer}, not as you (uid {uid}): nothing "
+            f"was sent to it; remove the socket and run `recall service restart`"
+        )
 
 
 def disabled() -> bool:

@@ -33,7 +33,7 @@ def storable(text: str) -> str:
 def cut(text: str, limit: int) -> str:
     """``text`` when it fits in ``limit`` characters, else its first ``limit - 1`` (trailing
     whitespace dropped) and ``…``."""
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + ELLIPSIS
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + ELLIPSIS
 
 
 def one_line(text: str, limit: int) -> str:
@@ -46,15 +46,15 @@ def clip(text: str, limit: int) -> str:
     in the last 40% of the room). Only the start of a long text is read (a pasted log's prompt
     is long), unless that start is nearly all whitespace."""
     text = text or ""
-    head = text[:4 * limit + 64]
+    head = text[: 4 * limit + 64]
     flat = " ".join(head.split())
     if len(flat) <= limit and len(head) < len(text):
         flat = " ".join(text.split())
     if len(flat) <= limit:
         return flat
     if limit <= 1:
-        return ELLIPSIS[:max(0, limit)]
-    kept = flat[:limit - 1]
+        return ELLIPSIS[: max(0, limit)]
+    kept = flat[: limit - 1]
     space = kept.rfind(" ")
     if space > limit * 0.6:
         kept = kept[:space]
@@ -67,7 +67,7 @@ def clip_block(text: str, limit: int) -> str:
     text = (text or "").strip()
     if len(text) <= limit:
         return text
-    kept = text[:limit - 1]
+    kept = text[: limit - 1]
     space = max(kept.rfind(" "), kept.rfind("\n"))
     if space > limit * 0.8:
         kept = kept[:space]

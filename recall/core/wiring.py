@@ -83,7 +83,7 @@ def setup_hooks(project: Path | str | None) -> dict[str, tuple[Path, dict]]:
     found: dict[str, tuple[Path, dict]] = {}
     for path in settings_files(project):
         hooks = read_json(path, {}, dict).get("hooks")
-        for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
+        for event, groups in hooks.items() if isinstance(hooks, dict) else ():
             for group in groups if isinstance(groups, list) and event not in found else ():
                 for h in (group.get("hooks") if isinstance(group, dict) else None) or ():
                     if ours(h) == hook_name(event) and event not in found:
@@ -163,14 +163,15 @@ class Plugin:
 
     __slots__ = ("id", "scope", "settings", "install_path", "version", "data_dir")
 
-    def __init__(self, id: str, scope: str, settings: Path, install_path: Path | None, version: str | None,
-                 data_dir: Path) -> None:
-        self.id = id                      # "recall@<marketplace>"
-        self.scope = scope                # the settings that enable it: user, project or local
-        self.settings = settings          # that settings file
+    def __init__(
+        self, id: str, scope: str, settings: Path, install_path: Path | None, version: str | None, data_dir: Path
+    ) -> None:
+        self.id = id  # "recall@<marketplace>"
+        self.scope = scope  # the settings that enable it: user, project or local
+        self.settings = settings  # that settings file
         self.install_path = install_path
         self.version = version
-        self.data_dir = data_dir          # ${CLAUDE_PLUGIN_DATA}: the runtime, its build log and status
+        self.data_dir = data_dir  # ${CLAUDE_PLUGIN_DATA}: the runtime, its build log and status
 
     def __repr__(self) -> str:
         return f"Plugin({self.id!r}, scope={self.scope!r}, version={self.version!r}, data_dir={str(self.data_dir)!r})"
@@ -182,7 +183,7 @@ def plugin(project: Path | str | None = None) -> Plugin | None:
     enabled: dict[str, tuple[bool, str, Path]] = {}
     for path, scope in zip(settings_files(project), ("local", "project", "user") if project else ("user",)):
         entries = read_json(path, {}, dict).get("enabledPlugins")
-        for key, on in (entries.items() if isinstance(entries, dict) else ()):
+        for key, on in entries.items() if isinstance(entries, dict) else ():
             if isinstance(key, str) and key.split("@", 1)[0] == PLUGIN_NAME and "@" in key and key not in enabled:
                 enabled[key] = (on is True, scope, path)
     installed = read_json(plugins_dir() / "installed_plugins.json", {}, dict).get("plugins")
@@ -191,13 +192,19 @@ def plugin(project: Path | str | None = None) -> Plugin | None:
         if not on:
             continue
         records = installed.get(key) if isinstance(installed.get(key), list) else []
-        record = next((r for r in records if isinstance(r, dict) and r.get("scope") == scope),
-                      records[0] if records and isinstance(records[0], dict) else None)
+        record = next(
+            (r for r in records if isinstance(r, dict) and r.get("scope") == scope),
+            records[0] if records and isinstance(records[0], dict) else None,
+        )
         if record is None:
             continue  # enabled but not installed: Claude Code loads nothing
         install = record.get("installPath")
-        return Plugin(id=key, scope=scope, settings=path,
-                      install_path=Path(install) if isinstance(install, str) and install else None,
-                      version=record.get("version") if isinstance(record.get("version"), str) else None,
-                      data_dir=plugin_data_dir(key))
+        return Plugin(
+            id=key,
+            scope=scope,
+            settings=path,
+            install_path=Path(install) if isinstance(install, str) and install else None,
+            version=record.get("version") if isinstance(record.get("version"), str) else None,
+            data_dir=plugin_data_dir(key),
+        )
     return None

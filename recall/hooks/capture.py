@@ -83,6 +83,9 @@ def session_start(payload: dict) -> dict | None:
     text = briefing.session_context(cwd, cfg=cfg)
     if not text:
         return None
-    return {"hookSpecificOutput": {"hookEventName": "SessionStart",
-                                   "additionalContext": f'<recalled-context source="memory">\n{QUOTED}\n'
-                                                        f"{clean(text)}\n</recalled-context>"}}
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "SessionStart",
+            "additionalContext": f'<recalled-context source="memory">\n{QUOTED}\n{clean(text)}\n</recalled-context>',
+        }
+    }

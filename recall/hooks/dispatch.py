@@ -223,8 +223,10 @@ def run_hook(name: str, args: list[str] | None = None) -> int:
         return 0  # a headless Claude Code that recall itself started (recall.llm.claude_code)
     try:
         if name not in HANDLERS:
-            sys.stderr.write(f"recall: unknown hook {name!r} (known: {', '.join(HANDLERS)}); "
-                             "run `recall setup` to rewrite the hook entries.\n")
+            sys.stderr.write(
+                f"recall: unknown hook {name!r} (known: {', '.join(HANDLERS)}); "
+                "run `recall setup` to rewrite the hook entries.\n"
+            )
             return 0
         payload = read_payload(deadline=input_deadline(name, process_start()))
         if os.environ.get("RECALL_PLUGIN_DATA"):  # run by recall's Claude Code plugin (hooks/recall)

@@ -40,8 +40,16 @@ def spawn_service() -> None:
 
     env = {**os.environ, "RECALL_HOME": str(paths.recall_home())}
     with open(os.devnull, "rb") as devnull_in, open(os.devnull, "wb") as devnull_out:
-        subprocess.Popen([sys.executable, "-m", "recall.entry", "serve"], stdin=devnull_in, stdout=devnull_out,
-                         stderr=devnull_out, start_new_session=True, close_fds=True, env=env, cwd="/")
+        subprocess.Popen(
+            [sys.executable, "-m", "recall.entry", "serve"],
+            stdin=devnull_in,
+            stdout=devnull_out,
+            stderr=devnull_out,
+            start_new_session=True,
+            close_fds=True,
+            env=env,
+            cwd="/",
+        )
 
 
 def ensure_service() -> bool:

@@ -31,10 +31,10 @@ FEATURES = {
 
 @dataclass
 class Choice:
-    name: str            # api | claude-code | off
-    why: str             # one line: why this one
-    setting: str         # model.backend as configured
-    source: str = ""     # where the key came from, or the claude binary
+    name: str  # api | claude-code | off
+    why: str  # one line: why this one
+    setting: str  # model.backend as configured
+    source: str = ""  # where the key came from, or the claude binary
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -50,15 +50,18 @@ def choose(cfg: dict | None = None, env: dict | None = None) -> Choice:
     env = env if env is not None else caller.current()
     setting = config.backend_setting(cfg)
     if setting == "off":
-        return Choice("off", "model.backend is off (turn it on with `recall config set model.backend auto`)",
-                      setting)
+        return Choice("off", "model.backend is off (turn it on with `recall config set model.backend auto`)", setting)
     if setting in ("auto", "api"):
         creds = find_credentials(cfg, env)
         if creds:
             return Choice("api", f"an Anthropic key from {creds['where']}", setting, creds["where"])
         if setting == "api":
-            return Choice("off", "model.backend is api but no Anthropic key was found (set ANTHROPIC_API_KEY "
-                                 "or run `recall config set api_key KEY`)", setting)
+            return Choice(
+                "off",
+                "model.backend is api but no Anthropic key was found (set ANTHROPIC_API_KEY "
+                "or run `recall config set api_key KEY`)",
+                setting,
+            )
     found = claude_code.find(cfg, env)
     if found.path and not found.problem:
         why = "Claude Code's own login" + (" (no Anthropic key found)" if setting == "auto" else "")
@@ -66,8 +69,12 @@ def choose(cfg: dict | None = None, env: dict | None = None) -> Choice:
     if setting == "claude-code":
         return Choice("off", f"model.backend is claude-code but {found.problem}", setting)
     if found.problem == claude_code.NOT_FOUND:
-        return Choice("off", "no Anthropic key and no Claude Code found: set ANTHROPIC_API_KEY, run "
-                             "`recall config set api_key KEY`, or install and log in to Claude Code", setting)
+        return Choice(
+            "off",
+            "no Anthropic key and no Claude Code found: set ANTHROPIC_API_KEY, run "
+            "`recall config set api_key KEY`, or install and log in to Claude Code",
+            setting,
+        )
     return Choice("off", f"no Anthropic key found, and {found.problem}", setting)
 
 
@@ -85,8 +92,16 @@ def require(cfg: dict | None = None) -> Choice:
     return choice
 
 
-def complete(system: str, prompt: str, *, purpose: str, max_tokens: int = 1024, timeout: float = 30.0,
-             model: str | None = None, cap: int | None = None) -> str:
+def complete(
+    system: str,
+    prompt: str,
+    *,
+    purpose: str,
+    max_tokens: int = 1024,
+    timeout: float = 30.0,
+    model: str | None = None,
+    cap: int | None = None,
+) -> str:
     """One model call on the backend ``choose()`` picks (``model.backend``); returns the text.
     Raises NoKey, CapReached (``cap`` counts every backend's calls today), ModelError."""
     from recall.llm.errors import CapReached
@@ -98,12 +113,12 @@ def complete(system: str, prompt: str, *, purpose: str, max_tokens: int = 1024, 
     if choice.name == "claude-code":
         from recall.llm import claude_code
 
-        return claude_code.complete(system, prompt, purpose=purpose, timeout=timeout, model=model,
-                                    path=choice.source)
+        return claude_code.complete(system, prompt, purpose=purpose, timeout=timeout, model=model, path=choice.source)
     from recall.llm import messages_api
 
-    return messages_api.api_complete(system, prompt, purpose=purpose, max_tokens=max_tokens, timeout=timeout,
-                                     model=model)
+    return messages_api.api_complete(
+        system, prompt, purpose=purpose, max_tokens=max_tokens, timeout=timeout, model=model
+    )
 
 
 def describe(cfg: dict | None = None, env: dict | None = None) -> dict:
@@ -120,7 +135,9 @@ def describe(cfg: dict | None = None, env: dict | None = None) -> dict:
         elif feature == "memory" and mem.get("enabled", True) in (False, "false", "off", 0):
             name, why = "off", "memory.enabled is false"
         elif feature == "synthesis" and name == "claude-code":
-            why = (f"{why}; used when at least {CLAUDE_CODE_HOOK_SECONDS:g} s of the hook budget are left, "
-                   "else raw snippets")
+            why = (
+                f"{why}; used when at least {CLAUDE_CODE_HOOK_SECONDS:g} s of the hook budget are left, "
+                "else raw snippets"
+            )
         out["features"][feature] = {"backend": name, "why": why}
     return out

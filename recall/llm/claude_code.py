@@ -29,8 +29,15 @@ from dataclasses import dataclass
 from recall.core import caller, config, paths
 from recall.core.jsonio import read_json
 
-REQUIRED = ("--print", "--safe-mode", "--no-session-persistence", "--tools", "--output-format", "--model",
-            "--system-prompt")
+REQUIRED = (
+    "--print",
+    "--safe-mode",
+    "--no-session-persistence",
+    "--tools",
+    "--output-format",
+    "--model",
+    "--system-prompt",
+)
 PROBE_TIMEOUT = 15.0
 NOT_FOUND = "no Claude Code found (`claude` on PATH, or `recall config set model.claude_path PATH`)"
 # variables of the Claude Code session the hook runs in that must not reach the child
@@ -42,7 +49,7 @@ class Found:
     path: str | None
     version: str = ""
     flags: tuple = ()
-    problem: str = ""   # why it cannot be used ("" when it can)
+    problem: str = ""  # why it cannot be used ("" when it can)
 
 
 def _candidates(cfg: dict, env: dict) -> list[str]:
@@ -80,14 +87,20 @@ def probe(path: str) -> Found:
     key = f"{path}\0{st.st_size}\0{int(st.st_mtime)}"
     cached = read_json(_cache_path(), {}, dict).get(key)
     if isinstance(cached, dict):
-        found = Found(None if cached.get("problem") else path, str(cached.get("version", "")),
-                      tuple(cached.get("flags", ())), str(cached.get("problem") or ""))
+        found = Found(
+            None if cached.get("problem") else path,
+            str(cached.get("version", "")),
+            tuple(cached.get("flags", ())),
+            str(cached.get("problem") or ""),
+        )
     else:
         found = _run_probe(path)  # a binary that hangs or is not Claude Code is not probed again
         try:
             paths.ensure_dir(paths.recall_home())
-            paths.atomic_write(_cache_path(), json.dumps({key: {"version": found.version, "flags": list(found.flags),
-                                                                "problem": found.problem}}))
+            paths.atomic_write(
+                _cache_path(),
+                json.dumps({key: {"version": found.version, "flags": list(found.flags), "problem": found.problem}}),
+            )
         except OSError:
             pass
     if found.problem:
@@ -95,8 +108,10 @@ def probe(path: str) -> Found:
         return found
     missing = [f for f in REQUIRED if f not in found.flags]
     if missing:
-        found.problem = (f"Claude Code {found.version or ''} at {path} lacks {', '.join(missing)}: update it "
-                         "(`claude update`) or give recall an API key").replace("  ", " ")
+        found.problem = (
+            f"Claude Code {found.version or ''} at {path} lacks {', '.join(missing)}: update it "
+            "(`claude update`) or give recall an API key"
+        ).replace("  ", " ")
     _probed[ident] = found
     return found
 
@@ -106,10 +121,17 @@ def _run_probe(path: str) -> Found:
 
     env = _child_env(caller.current())
     try:
-        version = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=PROBE_TIMEOUT,
-                                 env=env, stdin=subprocess.DEVNULL)
-        helptext = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=PROBE_TIMEOUT,
-                                  env=env, stdin=subprocess.DEVNULL)
+        version = subprocess.run(
+            [path, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
+        helptext = subprocess.run(
+            [path, "--help"], capture_output=True, text=True, timeout=PROBE_TIMEOUT, env=env, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         return Found(None, problem=f"Claude Code at {path} cannot be run ({type(exc).__name__})")
     if "Claude Code" not in version.stdout:
@@ -140,8 +162,15 @@ def login_status(path: str | None = None, timeout: float = PROBE_TIMEOUT) -> tup
     if not path:
         return None, NOT_FOUND
     try:
-        proc = subprocess.run([path, "auth", "status"], capture_output=True, text=True, timeout=timeout,
-                              env=_child_env(caller.current()), stdin=subprocess.DEVNULL, cwd=str(paths.home_dir()))
+        proc = subprocess.run(
+            [path, "auth", "status"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=_child_env(caller.current()),
+            stdin=subprocess.DEVNULL,
+            cwd=str(paths.home_dir()),
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         return None, f"`claude auth status` did not answer ({type(exc).__name__})"
     try:
@@ -166,15 +195,28 @@ def _child_env(env: dict) -> dict:
 
 
 def command(path: str, system: str, model: str, flags: tuple = ()) -> list[str]:
-    argv = [path, "-p", "--safe-mode", "--model", model, "--tools", "", "--no-session-persistence",
-            "--output-format", "json", "--system-prompt", system]
+    argv = [
+        path,
+        "-p",
+        "--safe-mode",
+        "--model",
+        model,
+        "--tools",
+        "",
+        "--no-session-persistence",
+        "--output-format",
+        "json",
+        "--system-prompt",
+        system,
+    ]
     if "--strict-mcp-config" in flags:
         argv.append("--strict-mcp-config")  # no --mcp-config: no MCP server at all
     return argv
 
 
-def complete(system: str, prompt: str, *, purpose: str, timeout: float = 60.0, model: str | None = None,
-             path: str | None = None) -> str:
+def complete(
+    system: str, prompt: str, *, purpose: str, timeout: float = 60.0, model: str | None = None, path: str | None = None
+) -> str:
     """One headless Claude Code call (prompt on stdin, never on the command line); returns the
     text. Raises ModelError (NoKey when no usable binary is found)."""
     from recall.llm.errors import ModelError, NoKey, scrub
@@ -187,9 +229,15 @@ def complete(system: str, prompt: str, *, purpose: str, timeout: float = 60.0, m
     env = _child_env(caller.current())
     cwd = str(paths.home_dir())  # not a project: no project settings, CLAUDE.md or hooks
     try:
-        proc = subprocess.Popen(command(found.path, system, model_id, found.flags), stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            command(found.path, system, model_id, found.flags),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
     except OSError as exc:
         raise ModelError(f"Claude Code at {found.path} could not start ({exc.strerror})") from None
     _live.add(proc)
@@ -213,13 +261,20 @@ def complete(system: str, prompt: str, *, purpose: str, timeout: float = 60.0, m
     usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
     models = reply.get("modelUsage") if isinstance(reply.get("modelUsage"), dict) else {}
     used_model = next(iter(models), model_id)
-    tokens_in = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens",
-                                                      "cache_read_input_tokens"))
+    tokens_in = sum(
+        int(usage.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    )
     text = reply.get("result") if isinstance(reply.get("result"), str) else ""
     failed = bool(reply.get("is_error") or reply.get("subtype") not in (None, "success"))
     said = scrub(" ".join(text.split())[:200] or str(reply.get("subtype")))
-    record_usage(used_model, tokens_in, int(usage.get("output_tokens") or 0), purpose, backend="claude-code",
-                 error=said if failed else "")
+    record_usage(
+        used_model,
+        tokens_in,
+        int(usage.get("output_tokens") or 0),
+        purpose,
+        backend="claude-code",
+        error=said if failed else "",
+    )
     if failed:
         raise ModelError(f"Claude Code answered with an error: {said}")
     if not text.strip():
@@ -249,4 +304,3 @@ def _kill(proc: subprocess.Popen) -> None:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
         pass
-

@@ -12,10 +12,13 @@ class NoKey(RecallError):
     """No model backend can run (no key, no usable Claude Code, or ``model.backend off``)."""
 
     def __init__(self, why: str | None = None) -> None:
-        super().__init__(why or (
-            "No Anthropic API key found: set ANTHROPIC_API_KEY, or run `recall config set api_key KEY` "
-            "(synthesis and memory extraction stay off until then; search works without one)."
-        ))
+        super().__init__(
+            why
+            or (
+                "No Anthropic API key found: set ANTHROPIC_API_KEY, or run `recall config set api_key KEY` "
+                "(synthesis and memory extraction stay off until then; search works without one)."
+            )
+        )
 
 
 class ModelError(RecallError):

@@ -36,17 +36,19 @@ def client(timeout: float = 30.0, max_retries: int = 0, cfg: dict | None = None)
     return c
 
 
-def api_complete(system: str, prompt: str, *, purpose: str, max_tokens: int = 1024, timeout: float = 30.0,
-                 model: str | None = None) -> str:
+def api_complete(
+    system: str, prompt: str, *, purpose: str, max_tokens: int = 1024, timeout: float = 30.0, model: str | None = None
+) -> str:
     """One non-streaming Messages call with the caller's credentials."""
     model_id = model or config.model()
     c = client(timeout=timeout)
     try:
-        resp = c.messages.create(model=model_id, max_tokens=max_tokens, system=system,
-                                 messages=[{"role": "user", "content": prompt}])
+        resp = c.messages.create(
+            model=model_id, max_tokens=max_tokens, system=system, messages=[{"role": "user", "content": prompt}]
+        )
     except Exception as exc:  # the SDK's APIError family, timeouts, connection errors
         err = ModelError(f"model call failed: {type(exc).__name__}: {str(exc)[:400]}")
-        record_usage(model_id, 0, 0, purpose, error=str(err)[len("model call failed: "):][:150])
+        record_usage(model_id, 0, 0, purpose, error=str(err)[len("model call failed: ") :][:150])
         # not chained: the SDK's error holds the endpoint's reply, which may echo the key
         raise err from None
     usage = getattr(resp, "usage", None)

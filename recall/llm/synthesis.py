@@ -27,7 +27,7 @@ from recall.llm import backend
 
 CACHE_TTL_SECONDS = 14 * 86400
 CACHE_MAX_FILES = 2000
-HIT_CHARS = 1500          # of one hit's text sent to the model
+HIT_CHARS = 1500  # of one hit's text sent to the model
 NONE_ANSWER = "NONE"
 
 RECALL_SYSTEM = """You are the memory of a software project. A developer is about to send a \
@@ -120,8 +120,9 @@ def cache_dir() -> Path:
 def cache_key(kind: str, model: str, hits: list, extra: str = "") -> str:
     h = hashlib.sha256()
     h.update(f"{kind}\0{model}\0{extra}\0".encode())
-    for uid, digest in sorted((str(x.uuid), hashlib.sha1(_cached_text(x).encode("utf-8", "replace")).hexdigest())
-                              for x in hits):
+    for uid, digest in sorted(
+        (str(x.uuid), hashlib.sha1(_cached_text(x).encode("utf-8", "replace")).hexdigest()) for x in hits
+    ):
         h.update(f"{uid}\0{digest}\0".encode())
     return h.hexdigest()
 
@@ -177,7 +178,7 @@ def _prune(directory: Path, now: float | None = None) -> int:
             alive.append((mtime, e.path))
     if len(alive) > CACHE_MAX_FILES:
         alive.sort()
-        for _, path in alive[:len(alive) - CACHE_MAX_FILES // 2]:
+        for _, path in alive[: len(alive) - CACHE_MAX_FILES // 2]:
             gone += _unlink(path)
     return gone
 
@@ -216,8 +217,14 @@ def synthesize_recall(prompt: str, hits: list, timeout: float, max_chars: int = 
         return cached
     backend.require(cfg)
     user = _redact(f"New prompt:\n{prompt[:4000]}\n\nExcerpts of past sessions:\n\n{_excerpts(hits)}")
-    text = backend.complete(RECALL_SYSTEM.format(chars=chars), user, purpose="recall",
-                        max_tokens=max(200, min(1500, chars // 3 + 100)), timeout=timeout, model=model)
+    text = backend.complete(
+        RECALL_SYSTEM.format(chars=chars),
+        user,
+        purpose="recall",
+        max_tokens=max(200, min(1500, chars // 3 + 100)),
+        timeout=timeout,
+        model=model,
+    )
     text = text.strip()
     if text.strip().strip(".").upper() == NONE_ANSWER:
         text = ""
@@ -237,7 +244,8 @@ def answer_question(question: str, hits: list, timeout: float = 30) -> str:
     if cached is not None:
         return cached
     user = _redact(f"Question:\n{question[:4000]}\n\nExcerpts of past sessions:\n\n{_excerpts(hits)}")
-    text = backend.complete(ANSWER_SYSTEM, user, purpose="answer", max_tokens=1024, timeout=timeout,
-                        model=model).strip()
+    text = backend.complete(
+        ANSWER_SYSTEM, user, purpose="answer", max_tokens=1024, timeout=timeout, model=model
+    ).strip()
     cache_put(key, text)
     return text

@@ -39,12 +39,19 @@ def _usage_lock(kind: int):
     return fd
 
 
-def record_usage(model: str, input_tokens: int, output_tokens: int, purpose: str,
-                 backend: str = "api", error: str = "") -> None:
+def record_usage(
+    model: str, input_tokens: int, output_tokens: int, purpose: str, backend: str = "api", error: str = ""
+) -> None:
     import fcntl
 
-    rec = {"t": time.time(), "model": model, "in": input_tokens, "out": output_tokens, "purpose": purpose,
-           "backend": backend}
+    rec = {
+        "t": time.time(),
+        "model": model,
+        "in": input_tokens,
+        "out": output_tokens,
+        "purpose": purpose,
+        "backend": backend,
+    }
     if error:  # the backend answered, with an error ("Not logged in"): `recall status` says so
         rec["error"] = error[:200]
     line = json.dumps(rec) + "\n"
@@ -87,10 +94,10 @@ def compact_usage() -> int:
         for rec in filter(None, map(loads_object, lines)):
             t = float(rec.get("t", 0) or 0)
             day = datetime.fromtimestamp(t, tz=timezone.utc).date().isoformat()
-            key = (day, str(rec.get("model", "")), str(rec.get("purpose", "other")),
-                   str(rec.get("backend", "api")))
-            g = groups.setdefault(key, {"t": t, "model": key[1], "in": 0, "out": 0, "purpose": key[2],
-                                        "backend": key[3], "n": 0})
+            key = (day, str(rec.get("model", "")), str(rec.get("purpose", "other")), str(rec.get("backend", "api")))
+            g = groups.setdefault(
+                key, {"t": t, "model": key[1], "in": 0, "out": 0, "purpose": key[2], "backend": key[3], "n": 0}
+            )
             g["t"] = max(g["t"], t)
             g["in"] += int(rec.get("in", 0) or 0)
             g["out"] += int(rec.get("out", 0) or 0)
@@ -109,8 +116,17 @@ def compact_usage() -> int:
 def usage_summary(days: int | None = None) -> dict:
     """Calls, tokens and estimated dollars: today, and all time (or the last ``days``)."""
     today = datetime.now(timezone.utc).date()
-    out = {"today_calls": 0, "today_cost": 0.0, "calls": 0, "input_tokens": 0, "output_tokens": 0,
-           "cost": 0.0, "by_purpose": {}, "by_backend": {}, "today_by_backend": {}}
+    out = {
+        "today_calls": 0,
+        "today_cost": 0.0,
+        "calls": 0,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cost": 0.0,
+        "by_purpose": {},
+        "by_backend": {},
+        "today_by_backend": {},
+    }
     cutoff = time.time() - days * 86400 if days else 0
     for rec in read_jsonl(usage_path()):
         if rec.get("t", 0) < cutoff:
@@ -129,8 +145,7 @@ def usage_summary(days: int | None = None) -> dict:
         if datetime.fromtimestamp(rec.get("t", 0), tz=timezone.utc).date() == today:
             out["today_calls"] += n
             out["today_cost"] += cost
-            tb = out["today_by_backend"].setdefault(b, {"calls": 0, "failed": 0, "purposes": {},
-                                                        "last_error": ""})
+            tb = out["today_by_backend"].setdefault(b, {"calls": 0, "failed": 0, "purposes": {}, "last_error": ""})
             tb["calls"] += n
             tb["purposes"][p] = tb["purposes"].get(p, 0) + n
             failed = int(rec.get("failed", 1 if rec.get("error") else 0) or 0)
@@ -144,7 +159,6 @@ def calls_today(purposes: tuple[str, ...] = ("extraction", "consolidation", "sum
     today = datetime.now(timezone.utc).date()
     n = 0
     for rec in read_jsonl(usage_path()):
-        if rec.get("purpose") in purposes and \
-                datetime.fromtimestamp(rec.get("t", 0), tz=timezone.utc).date() == today:
+        if rec.get("purpose") in purposes and datetime.fromtimestamp(rec.get("t", 0), tz=timezone.utc).date() == today:
             n += int(rec.get("n", 1) or 1)
     return n

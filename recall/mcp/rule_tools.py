@@ -35,8 +35,15 @@ class RuleFields:
 
     def given(self) -> dict:
         """The fields given, under the names ``recall.rules.store`` takes."""
-        named = {"text": self.text, "paths": self.paths, "any": self.any_words, "all": self.all_words,
-                 "regex": self.regex, "tools": self.tools, "expires": self.expires}
+        named = {
+            "text": self.text,
+            "paths": self.paths,
+            "any": self.any_words,
+            "all": self.all_words,
+            "regex": self.regex,
+            "tools": self.tools,
+            "expires": self.expires,
+        }
         return {k: v for k, v in named.items() if v is not None}
 
 
@@ -61,8 +68,10 @@ def rule_update(rule_id: str, fields: RuleFields, *, remove: bool = False, proje
         return {"rule": rule.public(), "removed": True, "when": rule.condition()}
     fields = fields.given()
     if not fields:
-        raise UsageError("Nothing to change: pass text, paths, any_words, all_words, regex, tools or expires "
-                         "(an empty value clears that condition), or remove=true.")
+        raise UsageError(
+            "Nothing to change: pass text, paths, any_words, all_words, regex, tools or expires "
+            "(an empty value clears that condition), or remove=true."
+        )
     rule = store.update(rule_id, fields, root, accept=False)  # accepting a rule is the user's step
     index_docs.sync([rule])
     return {"rule": rule.public(), "removed": False, "when": rule.condition()}

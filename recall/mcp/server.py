@@ -69,10 +69,12 @@ that may have been solved before.
   situation comes up (words, a regex, file paths, tools), in every later session.
 Results default to the current project; pass project="all" for every project."""
 
-PROJECT_DESC = ('Project to search: a path (absolute, ~, or relative to the working directory; '
-                'any folder of a repository means its root), the name of an indexed project, or "all" '
-                'for every project. Default: the current working directory\'s project (every project '
-                'when nothing of it is indexed yet).')
+PROJECT_DESC = (
+    'Project to search: a path (absolute, ~, or relative to the working directory; '
+    'any folder of a repository means its root), the name of an indexed project, or "all" '
+    'for every project. Default: the current working directory\'s project (every project '
+    'when nothing of it is indexed yet).'
+)
 
 
 # structured output --------------------------------------------------------------------------
@@ -92,7 +94,8 @@ class MatchOut(BaseModel):
     kind: Literal["memory", "team", "message", "session"] = Field(
         description="memory: a curated typed memory; team: a teammate's memory, session summary or rule "
         "(shared through the team database); message: one transcript message; "
-        "session: a session matched as a whole (first prompt and summaries).")
+        "session: a session matched as a whole (first prompt and summaries)."
+    )
     id: str = Field(description="Memory id, message uuid, or session id.")
     type: str | None = Field(None, description="Memory type (memories only).")
     tags: list[str] = Field(default_factory=list, description="Memory tags (memories only).")
@@ -103,14 +106,22 @@ class MatchOut(BaseModel):
     role: str = Field(description="user, assistant, tool, summary or session for transcript hits.")
     snippet: str = Field(description="Passage around the query words, matches in **bold**.")
     text: str | None = Field(None, description="Fuller text, cut to fit the size cap (… marks a cut).")
-    reply: str | None = Field(None, description=(
-        "A user prompt's match: the reply it got in that session (the assistant's text, the tool "
-        "calls between as one line each), cut to fit the size cap."))
+    reply: str | None = Field(
+        None,
+        description=(
+            "A user prompt's match: the reply it got in that session (the assistant's text, the tool "
+            "calls between as one line each), cut to fit the size cap."
+        ),
+    )
     question: str | None = Field(None, description="An assistant message's match: the prompt it answered.")
     score: float = Field(description="Relevance (higher is better; memory_related: tags matched).")
-    stale: list[StaleOut] = Field(default_factory=list, description=(
-        "Files it names or its session wrote that changed, moved or were deleted since: check them "
-        "before relying on it. Empty when nothing changed."))
+    stale: list[StaleOut] = Field(
+        default_factory=list,
+        description=(
+            "Files it names or its session wrote that changed, moved or were deleted since: check them "
+            "before relying on it. Empty when nothing changed."
+        ),
+    )
     author: str | None = Field(None, description="Who shared it (team items only).")
 
 
@@ -169,8 +180,9 @@ class RuleResult(BaseModel):
 def _rule_result(out: dict) -> CallToolResult:
     verb = "Removed" if out.get("removed") else "Saved"
     text = f"{verb} rule {out['rule']['id']} ({out['rule']['scope']}): when {out['when']}: {out['rule']['text']}"
-    return CallToolResult(content=[TextContent(type="text", text=text)],
-                          structured_content=RuleResult(**out).model_dump(mode="json"))
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=RuleResult(**out).model_dump(mode="json")
+    )
 
 
 def _rule_call(tool: str, fn: Callable[..., dict], **kwargs) -> dict:
@@ -181,19 +193,25 @@ def _rule_call(tool: str, fn: Callable[..., dict], **kwargs) -> dict:
         raise ToolError(str(exc)) from exc
     except Exception as exc:
         _log.exception("%s failed", tool)
-        raise ToolError(f"recall failed unexpectedly ({type(exc).__name__}: {str(exc)[:200]}); details in "
-                        f"{log.log_file()}. Try again, or use `recall rules add` in a shell.") from exc
+        raise ToolError(
+            f"recall failed unexpectedly ({type(exc).__name__}: {str(exc)[:200]}); details in "
+            f"{log.log_file()}. Try again, or use `recall rules add` in a shell."
+        ) from exc
 
 
 # fitting results into the cap ---------------------------------------------------------------
 _LEVELS = [  # (text chars, snippet chars, reply chars) tried in order until the result fits
-    (1200, 240, 1200), (700, 240, 900), (400, 240, 700), (200, 200, 500), (0, 200, 400), (0, 140, 240),
+    (1200, 240, 1200),
+    (700, 240, 900),
+    (400, 240, 700),
+    (200, 200, 500),
+    (0, 200, 400),
+    (0, 140, 240),
     (0, 100, 120),
 ]
 
 
-def _shape(m: dict, n: int, text_chars: int, snippet_chars: int, reply_chars: int,
-           text_kinds: tuple[str, ...]) -> dict:
+def _shape(m: dict, n: int, text_chars: int, snippet_chars: int, reply_chars: int, text_kinds: tuple[str, ...]) -> dict:
     d = dict(m)
     d["n"] = n
     text = d.get("text") or ""
@@ -204,8 +222,14 @@ def _shape(m: dict, n: int, text_chars: int, snippet_chars: int, reply_chars: in
     return d
 
 
-def fit(payload: dict, model: type[_Page], render: Callable[[Any], str], *,
-        text_kinds: tuple[str, ...] = ("memory", "team", "message", "session"), cap: int = RESULT_CHARS) -> _Page:
+def fit(
+    payload: dict,
+    model: type[_Page],
+    render: Callable[[Any], str],
+    *,
+    text_kinds: tuple[str, ...] = ("memory", "team", "message", "session"),
+    cap: int = RESULT_CHARS,
+) -> _Page:
     """The richest rendering of ``payload`` whose JSON and text both stay within ``cap``.
 
     As many matches as fit at the most compact level are kept (the rest are counted in
@@ -322,8 +346,10 @@ def render_search(page: SearchOut) -> str:
 
 
 def render_related(page: RelatedOut) -> str:
-    lines = [f"memory_related {', '.join(page.tags)}: {page.total} memories carry any of the tags; "
-             f"{page.shown} shown (current project first)."]
+    lines = [
+        f"memory_related {', '.join(page.tags)}: {page.total} memories carry any of the tags; "
+        f"{page.shown} shown (current project first)."
+    ]
     if page.note:
         lines.append(page.note)
     return "\n".join(lines + _render_matches(page))
@@ -351,8 +377,7 @@ def render_recall(page: RecallSearchOut) -> str:
 
 
 def _result(page: _Page, render: Callable[[Any], str]) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=render(page))],
-                          structured_content=wire(page))
+    return CallToolResult(content=[TextContent(type="text", text=render(page))], structured_content=wire(page))
 
 
 # running an operation: the service when it runs, else here -------------------------------------
@@ -431,10 +456,11 @@ def _call(tool: str, backend: Backend, op: str, args: dict, timeout: float = SER
         raise ToolError(str(exc)) from exc
     except Exception as exc:  # never let one call take the server down
         _log.exception("%s failed", tool)
-        raise ToolError(f"recall failed unexpectedly ({type(exc).__name__}: {str(exc)[:200]}); details in "
-                        f"{log.log_file()}. Try again, or use another recall tool.") from exc
-    _log.info("%s: %d match(es) in %.0f ms", tool, len(out.get("matches") or []),
-              (time.perf_counter() - t0) * 1000)
+        raise ToolError(
+            f"recall failed unexpectedly ({type(exc).__name__}: {str(exc)[:200]}); details in "
+            f"{log.log_file()}. Try again, or use another recall tool."
+        ) from exc
+    _log.info("%s: %d match(es) in %.0f ms", tool, len(out.get("matches") or []), (time.perf_counter() - t0) * 1000)
     return out
 
 
@@ -489,18 +515,38 @@ def _memory_search_tool(server: MCPServer, backend: Backend) -> None:
 
     @_tool(server, "memory_search", "Search memories and past sessions", READ_ONLY)
     def memory_search(
-        query: Annotated[str, Field(min_length=1, max_length=2000, description=(
-            "Keywords, identifiers, file names or an error message to look for, e.g. "
-            "'stripe webhook signature' or 'AuthMiddleware.refresh'."))],
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=2000,
+                description=(
+                    "Keywords, identifiers, file names or an error message to look for, e.g. "
+                    "'stripe webhook signature' or 'AuthMiddleware.refresh'."
+                ),
+            ),
+        ],
         limit: Annotated[int, Field(ge=1, le=50, description="Most results to return (1-50).")] = 10,
-        type: Annotated[MemoryType | None, Field(description=(
-            "Only memories of this type (then no transcript hits): architecture = how the system "
-            "is built, decision = a choice and its reason, pattern = how things are done here, "
-            "gotcha = a trap and its fix, progress = where work stands, context = background."))] = None,
+        type: Annotated[
+            MemoryType | None,
+            Field(
+                description=(
+                    "Only memories of this type (then no transcript hits): architecture = how the system "
+                    "is built, decision = a choice and its reason, pattern = how things are done here, "
+                    "gotcha = a trap and its fix, progress = where work stands, context = background."
+                )
+            ),
+        ] = None,
         project: Annotated[str | None, Field(description=PROJECT_DESC)] = None,
-        team: Annotated[bool, Field(description=(
-            "Only the team's items: memories, session summaries and rules teammates shared "
-            "(each with its author). Default: yours and the team's, with transcript hits."))] = False,
+        team: Annotated[
+            bool,
+            Field(
+                description=(
+                    "Only the team's items: memories, session summaries and rules teammates shared "
+                    "(each with its author). Default: yours and the team's, with transcript hits."
+                )
+            ),
+        ] = False,
     ) -> Annotated[CallToolResult, SearchOut]:
         """Search recall's memory of past Claude Code sessions: curated typed memories
         (decisions, gotchas, patterns, architecture, progress, context) and raw transcript
@@ -510,12 +556,20 @@ def _memory_search_tool(server: MCPServer, backend: Backend) -> None:
         work, a past decision or bug, or you are about to solve something that may have been
         solved before. Use memory_ask instead for a prose answer to a question, recall_search
         for raw transcripts with time filters, memory_related to widen by tags."""
-        out = _call("memory_search", backend, "mcp.memory_search",
-                    {"text": query, "limit": limit, "mtype": type, "project": project,
-                     **({"team": True} if team else {})})
+        out = _call(
+            "memory_search",
+            backend,
+            "mcp.memory_search",
+            {"text": query, "limit": limit, "mtype": type, "project": project, **({"team": True} if team else {})},
+        )
         if not out.get("matches"):
-            out = with_hint(out, "Nothing matched: try other words" + (", another type" if type else "")
-                            + (', or project="all"' if out.get("project") else "") + ".")
+            out = with_hint(
+                out,
+                "Nothing matched: try other words"
+                + (", another type" if type else "")
+                + (', or project="all"' if out.get("project") else "")
+                + ".",
+            )
         return _result(fit(out, SearchOut, render_search), render_search)
 
 
@@ -524,10 +578,15 @@ def _memory_related_tool(server: MCPServer, backend: Backend) -> None:
 
     @_tool(server, "memory_related", "Memories by tag", READ_ONLY)
     def memory_related(
-        tags: Annotated[list[Annotated[str, Field(min_length=1, max_length=100)]], Field(
-            min_length=1, max_length=tools.MAX_TAGS,
-            description='Tags to look for, e.g. ["stripe", "webhooks"]; a memory carrying any of them '
-                        "matches (words are matched case-insensitively, plurals too).")],
+        tags: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=100)]],
+            Field(
+                min_length=1,
+                max_length=tools.MAX_TAGS,
+                description='Tags to look for, e.g. ["stripe", "webhooks"]; a memory carrying any of them '
+                "matches (words are matched case-insensitively, plurals too).",
+            ),
+        ],
         limit: Annotated[int, Field(ge=1, le=100, description="Most memories to return (1-100).")] = 20,
     ) -> Annotated[CallToolResult, RelatedOut]:
         """List the memories carrying any of the given tags, across all projects, those with
@@ -546,9 +605,17 @@ def _memory_ask_tool(server: MCPServer, backend: Backend) -> None:
 
     @_tool(server, "memory_ask", "Ask recall a question", READ_ONLY)
     def memory_ask(
-        question: Annotated[str, Field(min_length=1, max_length=2000, description=(
-            "A question about past work, e.g. 'Why did we switch the queue to SQS?' or "
-            "'How is the staging database reset?'"))],
+        question: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=2000,
+                description=(
+                    "A question about past work, e.g. 'Why did we switch the queue to SQS?' or "
+                    "'How is the staging database reset?'"
+                ),
+            ),
+        ],
         project: Annotated[str | None, Field(description=PROJECT_DESC)] = None,
     ) -> Annotated[CallToolResult, AskOut]:
         """Answer a question about past sessions: the top 30 memories and transcript hits are
@@ -558,8 +625,9 @@ def _memory_ask_tool(server: MCPServer, backend: Backend) -> None:
 
         Use it for "why"/"how did we" questions whose answer is spread over several sessions;
         it takes a few seconds. For quick lookups use memory_search."""
-        out = _call("memory_ask", backend, "mcp.memory_ask", {"question": question, "project": project},
-                    timeout=ASK_TIMEOUT)
+        out = _call(
+            "memory_ask", backend, "mcp.memory_ask", {"question": question, "project": project}, timeout=ASK_TIMEOUT
+        )
         if out.get("answer"):
             out["answer"] = clip_block(out["answer"], ANSWER_CHARS)
         text_kinds = () if out.get("synthesized") else ("memory", "team", "message", "session")
@@ -571,15 +639,34 @@ def _recall_search_tool(server: MCPServer, backend: Backend) -> None:
 
     @_tool(server, "recall_search", "Search raw transcripts", READ_ONLY)
     def recall_search(
-        query: Annotated[str, Field(min_length=1, max_length=2000, description=(
-            "Any text: words, identifiers, paths, a quoted \"exact phrase\", or a pasted error."))],
-        since: Annotated[str | None, Field(max_length=40, description=(
-            "Only hits after this: a span back from now like 30m, 2h, 3d, 1w, or a date like "
-            "2026-11-01. Default: any time."))] = None,
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=2000,
+                description=("Any text: words, identifiers, paths, a quoted \"exact phrase\", or a pasted error."),
+            ),
+        ],
+        since: Annotated[
+            str | None,
+            Field(
+                max_length=40,
+                description=(
+                    "Only hits after this: a span back from now like 30m, 2h, 3d, 1w, or a date like "
+                    "2026-11-01. Default: any time."
+                ),
+            ),
+        ] = None,
         limit: Annotated[int, Field(ge=1, le=50, description="Most hits to return (1-50).")] = 5,
-        messages: Annotated[bool, Field(description=(
-            "true: rank single messages (several per session possible); false: one hit per "
-            "session, its best message."))] = False,
+        messages: Annotated[
+            bool,
+            Field(
+                description=(
+                    "true: rank single messages (several per session possible); false: one hit per "
+                    "session, its best message."
+                )
+            ),
+        ] = False,
         project: Annotated[str | None, Field(description=PROJECT_DESC)] = None,
     ) -> Annotated[CallToolResult, RecallSearchOut]:
         """Search the raw transcripts of past Claude Code sessions, exactly like the
@@ -588,44 +675,83 @@ def _recall_search_tool(server: MCPServer, backend: Backend) -> None:
 
         Use it for what memories do not hold: exact commands, error messages, file names, or
         what happened in a time window (since). For curated knowledge use memory_search."""
-        out = _call("recall_search", backend, "mcp.recall_search",
-                    {"text": query, "since": since, "limit": limit, "messages": messages,
-                     "project": project})
+        out = _call(
+            "recall_search",
+            backend,
+            "mcp.recall_search",
+            {"text": query, "since": since, "limit": limit, "messages": messages, "project": project},
+        )
         if not out.get("matches"):
-            out = with_hint(out, "Nothing matched: try other words" + (", a longer since" if since else "")
-                            + (', or project="all"' if out.get("project") else "") + ".")
+            out = with_hint(
+                out,
+                "Nothing matched: try other words"
+                + (", a longer since" if since else "")
+                + (', or project="all"' if out.get("project") else "")
+                + ".",
+            )
         return _result(fit(out, RecallSearchOut, render_recall), render_recall)
 
 
-_WORDS = Annotated[str | None, Field(max_length=500, description=(
-    "Space-separated words; matched on their stems, so plurals and case match."))]
-_GLOBS = Annotated[list[Annotated[str, Field(min_length=1, max_length=300)]] | None, Field(
-    max_length=20, description="File-path globs relative to the project, e.g. [\"migrations/**\", \"*.sql\"]: "
-    "fires when the prompt mentions, or a recent turn used, a matching file.")]
-_TOOLS = Annotated[list[Annotated[str, Field(min_length=1, max_length=100)]] | None, Field(
-    max_length=20, description="Tool names, e.g. [\"Bash\"] or [\"mcp__github__*\"]: fires when a recent turn used one.")]
-_REGEX = Annotated[str | None, Field(max_length=500, description=(
-    "An RE2 regular expression tested on the prompt (no backreferences or lookaround)."))]
-_EXPIRES = Annotated[str | None, Field(max_length=40, description=(
-    "When the rule stops firing: a date like 2026-12-31, or a span like 30d or 2w."))]
-_RULE_PROJECT = Annotated[str | None, Field(max_length=1000, description=(
-    "The project's folder (default: the current working directory's project)."))]
+_WORDS = Annotated[
+    str | None,
+    Field(max_length=500, description=("Space-separated words; matched on their stems, so plurals and case match.")),
+]
+_GLOBS = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=300)]] | None,
+    Field(
+        max_length=20,
+        description="File-path globs relative to the project, e.g. [\"migrations/**\", \"*.sql\"]: "
+        "fires when the prompt mentions, or a recent turn used, a matching file.",
+    ),
+]
+_TOOLS = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=100)]] | None,
+    Field(
+        max_length=20,
+        description="Tool names, e.g. [\"Bash\"] or [\"mcp__github__*\"]: fires when a recent turn used one.",
+    ),
+]
+_REGEX = Annotated[
+    str | None,
+    Field(
+        max_length=500,
+        description=("An RE2 regular expression tested on the prompt (no backreferences or lookaround)."),
+    ),
+]
+_EXPIRES = Annotated[
+    str | None,
+    Field(max_length=40, description=("When the rule stops firing: a date like 2026-12-31, or a span like 30d or 2w.")),
+]
+_RULE_PROJECT = Annotated[
+    str | None,
+    Field(max_length=1000, description=("The project's folder (default: the current working directory's project).")),
+]
 WRITES = dict(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 
 
 def _rule_tools(server: RecallServer, backend: Backend) -> None:
     @_tool(server, "rule_add", "Add a triggered rule", WRITES)
     def rule_add(
-        text: Annotated[str, Field(min_length=1, max_length=1000, description=(
-            "What Claude must be told when the rule fires, as an instruction, e.g. "
-            "'Run `sqitch verify` before changing anything under migrations/.'"))],
+        text: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=1000,
+                description=(
+                    "What Claude must be told when the rule fires, as an instruction, e.g. "
+                    "'Run `sqitch verify` before changing anything under migrations/.'"
+                ),
+            ),
+        ],
         any_words: _WORDS = None,
         all_words: _WORDS = None,
         regex: _REGEX = None,
         paths: _GLOBS = None,
         tools: _TOOLS = None,
-        scope: Annotated[Literal["project", "global"], Field(description=(
-            "project: this project only (kept in its .memory/rules.json); global: every project."))] = "project",
+        scope: Annotated[
+            Literal["project", "global"],
+            Field(description=("project: this project only (kept in its .memory/rules.json); global: every project.")),
+        ] = "project",
         expires: _EXPIRES = None,
         project: _RULE_PROJECT = None,
     ) -> Annotated[CallToolResult, RuleResult]:
@@ -637,15 +763,25 @@ def _rule_tools(server: RecallServer, backend: Backend) -> None:
 
         Use it when the user says "always remember to …", "whenever you touch X, do Y",
         "never …": rules reach Claude from the prompt, before any file is read."""
-        fields = rule_tools.RuleFields(text=text, paths=paths, any_words=any_words, all_words=all_words,
-                                       regex=regex, tools=tools, expires=expires)
-        return _rule_result(_rule_call("rule_add", rule_tools.rule_add, fields=fields, scope=scope,
-                                       project=project, cwd=backend.cwd))
+        fields = rule_tools.RuleFields(
+            text=text, paths=paths, any_words=any_words, all_words=all_words, regex=regex, tools=tools, expires=expires
+        )
+        return _rule_result(
+            _rule_call("rule_add", rule_tools.rule_add, fields=fields, scope=scope, project=project, cwd=backend.cwd)
+        )
 
     @_tool(server, "rule_update", "Change or remove a triggered rule", WRITES)
     def rule_update(
-        id: Annotated[str, Field(min_length=1, max_length=40, description=(
-            "The rule's id (a unique prefix is enough), as rule_add returned it or `recall rules list` shows."))],
+        id: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=40,
+                description=(
+                    "The rule's id (a unique prefix is enough), as rule_add returned it or `recall rules list` shows."
+                ),
+            ),
+        ],
         text: Annotated[str | None, Field(max_length=1000, description="New text.")] = None,
         any_words: _WORDS = None,
         all_words: _WORDS = None,
@@ -660,10 +796,20 @@ def _rule_tools(server: RecallServer, backend: Backend) -> None:
         string or list clears that condition); remove=true deletes the rule.
 
         Use it when the user corrects or retracts something they asked you to always remember."""
-        fields = rule_tools.RuleFields(text=text, paths=paths, any_words=any_words, all_words=all_words,
-                                       regex=regex, tools=tools, expires=expires)
-        return _rule_result(_rule_call("rule_update", rule_tools.rule_update, rule_id=id, fields=fields,
-                                       remove=remove, project=project, cwd=backend.cwd))
+        fields = rule_tools.RuleFields(
+            text=text, paths=paths, any_words=any_words, all_words=all_words, regex=regex, tools=tools, expires=expires
+        )
+        return _rule_result(
+            _rule_call(
+                "rule_update",
+                rule_tools.rule_update,
+                rule_id=id,
+                fields=fields,
+                remove=remove,
+                project=project,
+                cwd=backend.cwd,
+            )
+        )
 
 
 def default_cwd() -> str:

@@ -76,8 +76,9 @@ def known_projects(limit: int = 8) -> list[str]:
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2)
         try:
             rows = conn.execute(
-                "SELECT project FROM sessions WHERE project != '' GROUP BY project "
-                "ORDER BY MAX(ended) DESC LIMIT ?", (limit,)).fetchall()
+                "SELECT project FROM sessions WHERE project != '' GROUP BY project ORDER BY MAX(ended) DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
         finally:
             conn.close()
     except sqlite3.Error:
@@ -122,8 +123,7 @@ def resolve_scope(searcher: Searcher, project: str | None, cwd: str | None) -> S
                 return Scope(cand)
         if not os.path.exists(path) and len(candidates) == 1:
             raise UsageError(f"Project {raw!r} does not exist ({path}). {_projects_hint()}")
-        raise UsageError(f"Nothing of project {candidates[0]} is indexed (no sessions or memories). "
-                         f"{_projects_hint()}")
+        raise UsageError(f"Nothing of project {candidates[0]} is indexed (no sessions or memories). {_projects_hint()}")
     if cwd:
         root = canonical_project(os.path.abspath(cwd))
         if project_doc_count(searcher, root):
@@ -143,9 +143,17 @@ class Match:
     def as_json(self) -> dict:
         h = self.hit
         d = {
-            "kind": h.kind, "id": h.uuid, "type": self.mtype or None, "tags": list(self.tags),
-            "date": h.timestamp, "project": h.project, "session_id": h.session_id, "role": h.role,
-            "snippet": h.snippet, "text": clip(h.text, TEXT_CHARS), "score": round(h.score, 4),
+            "kind": h.kind,
+            "id": h.uuid,
+            "type": self.mtype or None,
+            "tags": list(self.tags),
+            "date": h.timestamp,
+            "project": h.project,
+            "session_id": h.session_id,
+            "role": h.role,
+            "snippet": h.snippet,
+            "text": clip(h.text, TEXT_CHARS),
+            "score": round(h.score, 4),
             "stale": list(h.stale or []),
         }
         if self.matched_tags:
@@ -207,13 +215,23 @@ def _check_type(mtype: str | None) -> str | None:
         return None
     t = mtype.strip().lower()
     if t not in MEMORY_TYPES:
-        raise UsageError(f"type {mtype!r} is not a memory type: use one of {', '.join(MEMORY_TYPES)} "
-                         "(or leave it out for every type and transcript hits).")
+        raise UsageError(
+            f"type {mtype!r} is not a memory type: use one of {', '.join(MEMORY_TYPES)} "
+            "(or leave it out for every type and transcript hits)."
+        )
     return t
 
 
-def merged_matches(searcher: Searcher, text: str, *, limit: int, mtype: str | None = None,
-                   project: str | None = None, cwd: str | None = None, team: bool = False) -> list[Match]:
+def merged_matches(
+    searcher: Searcher,
+    text: str,
+    *,
+    limit: int,
+    mtype: str | None = None,
+    project: str | None = None,
+    cwd: str | None = None,
+    team: bool = False,
+) -> list[Match]:
     """Typed memories (this machine's and the team's) and transcript hits for ``text``, ranked
     together (``recall.search.merged``), with their stale marks (files judged in the working
     tree ``cwd`` is in) and the memories' types and tags. With ``mtype`` only memories of that
@@ -236,8 +254,16 @@ def merged_matches(searcher: Searcher, text: str, *, limit: int, mtype: str | No
 
 
 # the operations ------------------------------------------------------------------------
-def memory_search(text: str, *, limit: int = 10, mtype: str | None = None, project: str | None = None,
-                  cwd: str | None = None, searcher: Searcher | None = None, team: bool = False) -> dict:
+def memory_search(
+    text: str,
+    *,
+    limit: int = 10,
+    mtype: str | None = None,
+    project: str | None = None,
+    cwd: str | None = None,
+    searcher: Searcher | None = None,
+    team: bool = False,
+) -> dict:
     """Typed memories and transcript hits for ``text`` (see ``merged_matches``); ``team``:
     only the team's items."""
     text = _check_text(text)
@@ -251,14 +277,14 @@ def memory_search(text: str, *, limit: int = 10, mtype: str | None = None, proje
 
 
 def _tag_clause(schema, terms: list[str]):
-    parts = [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "tags", t, index_option="freq"))
-             for t in terms]
+    parts = [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "tags", t, index_option="freq")) for t in terms]
     q = parts[0][1] if len(parts) == 1 else tantivy.Query.boolean_query(parts)
     return tantivy.Query.const_score_query(q, 1.0)
 
 
-def memory_related(tags: list[str], *, limit: int = 20, cwd: str | None = None,
-                   searcher: Searcher | None = None) -> dict:
+def memory_related(
+    tags: list[str], *, limit: int = 20, cwd: str | None = None, searcher: Searcher | None = None
+) -> dict:
     """Memories carrying any of ``tags``, in every project.
 
     Ranked by how many of the tags a memory carries, then the caller's project first, then
@@ -279,11 +305,17 @@ def memory_related(tags: list[str], *, limit: int = 20, cwd: str | None = None,
     clauses = [_tag_clause(schema, terms) for terms in tag_terms.values() if terms]
     if not clauses:
         raise UsageError(f"tags {wanted!r} have no searchable words: use words like \"auth\" or \"stripe\".")
-    query = tantivy.Query.boolean_query([
-        (tantivy.Occur.Must, tantivy.Query.boolean_query([(tantivy.Occur.Should, c) for c in clauses])),
-        (tantivy.Occur.Must, tantivy.Query.const_score_query(
-            tantivy.Query.term_query(schema, "doctype", "memory", index_option="basic"), 0.0)),
-    ])
+    query = tantivy.Query.boolean_query(
+        [
+            (tantivy.Occur.Must, tantivy.Query.boolean_query([(tantivy.Occur.Should, c) for c in clauses])),
+            (
+                tantivy.Occur.Must,
+                tantivy.Query.const_score_query(
+                    tantivy.Query.term_query(schema, "doctype", "memory", index_option="basic"), 0.0
+                ),
+            ),
+        ]
+    )
     here = canonical_project(os.path.abspath(cwd)) if cwd else ""
     ts = s.index.searcher()
     rows = []
@@ -295,9 +327,18 @@ def memory_related(tags: list[str], *, limit: int = 20, cwd: str | None = None,
         ts_val = int(doc.get_first("ts") or 0)
         key = _stored(doc, "key")
         text = _stored(doc, "text")
-        hit = Hit(session_id=_stored(doc, "session_id"), uuid=key.split(":", 1)[1] if ":" in key else key,
-                  project=project, cwd=_stored(doc, "cwd"), timestamp=iso(ts_val), role=_stored(doc, "role"),
-                  text=text, snippet=clip(text, 240), score=float(len(matched) or score), kind="memory")
+        hit = Hit(
+            session_id=_stored(doc, "session_id"),
+            uuid=key.split(":", 1)[1] if ":" in key else key,
+            project=project,
+            cwd=_stored(doc, "cwd"),
+            timestamp=iso(ts_val),
+            role=_stored(doc, "role"),
+            text=text,
+            snippet=clip(text, 240),
+            score=float(len(matched) or score),
+            kind="memory",
+        )
         rows.append((len(matched) or score, project == here, ts_val, hit, doc, matched))
     visible = {id(h) for h in s.shown([r[3] for r in rows])}  # excluded, switched off, forgotten: never
     rows = [r for r in rows if id(r[3]) in visible]
@@ -305,8 +346,9 @@ def memory_related(tags: list[str], *, limit: int = 20, cwd: str | None = None,
     rows.sort(key=lambda r: (r[0], r[1], r[2]), reverse=True)
     matches = []
     for _n, _here, _ts, hit, doc, matched in rows[:limit]:
-        matches.append(Match(hit, mtype=_stored(doc, "mtype"), tags=_split_tags(_stored(doc, "tags")),
-                             matched_tags=matched))
+        matches.append(
+            Match(hit, mtype=_stored(doc, "mtype"), tags=_split_tags(_stored(doc, "tags")), matched_tags=matched)
+        )
     mark_hits([m.hit for m in matches], cwd)
     matches = [m.as_json() for m in matches]
     note_access([(m["project"], m["id"]) for m in matches])
@@ -317,13 +359,21 @@ def _unique(seq):
     return list(dict.fromkeys(seq))
 
 
-SYNTHESIS_OFF = ("Synthesis is off: recall has no model backend ({why}), so these are the raw matches. "
-                 "To get synthesized answers, run `recall config set api_key KEY` (takes effect at once), "
-                 "set ANTHROPIC_API_KEY where Claude Code is started, or log in to Claude Code.")
+SYNTHESIS_OFF = (
+    "Synthesis is off: recall has no model backend ({why}), so these are the raw matches. "
+    "To get synthesized answers, run `recall config set api_key KEY` (takes effect at once), "
+    "set ANTHROPIC_API_KEY where Claude Code is started, or log in to Claude Code."
+)
 
 
-def memory_ask(question: str, *, project: str | None = None, cwd: str | None = None,
-               searcher: Searcher | None = None, timeout: float = 30.0) -> dict:
+def memory_ask(
+    question: str,
+    *,
+    project: str | None = None,
+    cwd: str | None = None,
+    searcher: Searcher | None = None,
+    timeout: float = 30.0,
+) -> dict:
     """The top ``ASK_MATCHES`` matches for ``question``, synthesized by the model into an
     answer with citations; without a key (or when the call fails) the raw matches and a note."""
     from recall.llm.errors import NoKey
@@ -332,11 +382,19 @@ def memory_ask(question: str, *, project: str | None = None, cwd: str | None = N
     s = searcher or Searcher()
     scope = resolve_scope(s, project, cwd)
     found = merged_matches(s, question, limit=ASK_MATCHES, project=scope.project, cwd=cwd)
-    out = {"question": question, **scope.as_json(), "answer": None, "synthesized": False,
-           "matches": [m.as_json() for m in found]}
+    out = {
+        "question": question,
+        **scope.as_json(),
+        "answer": None,
+        "synthesized": False,
+        "matches": [m.as_json() for m in found],
+    }
     if not found:
-        out["note"] = _join(scope.note, "Nothing indexed matches the question; try other words, "
-                                        "or memory_search / recall_search with a narrower query.")
+        out["note"] = _join(
+            scope.note,
+            "Nothing indexed matches the question; try other words, "
+            "or memory_search / recall_search with a narrower query.",
+        )
         return out
     from recall.llm.synthesis import answer_question
 
@@ -355,9 +413,16 @@ def _join(*parts: str) -> str:
     return " ".join(p for p in parts if p)
 
 
-def recall_search(text: str, *, since: str | None = None, limit: int = 5, messages: bool = False,
-                  project: str | None = None, cwd: str | None = None,
-                  searcher: Searcher | None = None) -> dict:
+def recall_search(
+    text: str,
+    *,
+    since: str | None = None,
+    limit: int = 5,
+    messages: bool = False,
+    project: str | None = None,
+    cwd: str | None = None,
+    searcher: Searcher | None = None,
+) -> dict:
     """``recall QUERY`` over raw transcripts: the CLI's engine and options (``--since``,
     ``--limit``, ``--messages``, ``--project``), scoped like the other tools."""
     from recall.search.run import run_search
@@ -370,11 +435,25 @@ def recall_search(text: str, *, since: str | None = None, limit: int = 5, messag
         try:
             parse_since(since)
         except UsageError:
-            raise UsageError(f"since takes a span back from now like 2h, 3d or 1w, or a date like "
-                             f"2026-11-01; got {since!r}.") from None
+            raise UsageError(
+                f"since takes a span back from now like 2h, 3d or 1w, or a date like 2026-11-01; got {since!r}."
+            ) from None
     s = searcher or Searcher()
     scope = resolve_scope(s, project, cwd)
-    hits = run_search(text, limit=limit, since=since, project=scope.project, messages=messages,
-                      doctypes=None if messages else TRANSCRIPTS, searcher=s, cwd=cwd)
-    return {"query": text, **scope.as_json(), "since": since, "messages": messages,
-            "matches": [Match(h).as_json() for h in hits]}
+    hits = run_search(
+        text,
+        limit=limit,
+        since=since,
+        project=scope.project,
+        messages=messages,
+        doctypes=None if messages else TRANSCRIPTS,
+        searcher=s,
+        cwd=cwd,
+    )
+    return {
+        "query": text,
+        **scope.as_json(),
+        "since": since,
+        "messages": messages,
+        "matches": [Match(h).as_json() for h in hits],
+    }

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 
 from recall.core import config
 
-SYSTEM_TOKENS = 1_500     # the extraction prompt's instructions and the existing memories shown with each chunk
+SYSTEM_TOKENS = 1_500  # the extraction prompt's instructions and the existing memories shown with each chunk
 EXTRACT_OUT_TOKENS = 300  # a typical answer: a few memories as JSON
 SUMMARY_OUT_TOKENS = 200
 
@@ -37,9 +37,9 @@ class Item:
     session_id: str
     project: str
     ended: float
-    transcript: str          # "" when Claude Code deleted it (summary from the archive only)
-    extract_calls: int       # 0: nothing new to extract
-    summary: bool            # a summary to write
+    transcript: str  # "" when Claude Code deleted it (summary from the archive only)
+    extract_calls: int  # 0: nothing new to extract
+    summary: bool  # a summary to write
     input_chars: int
 
     @property
@@ -72,7 +72,9 @@ def plan(since: float, project: str | None = None, cfg: dict | None = None, now:
         if path is not None:
             cur = extract.load_cursor(sid)
             start = cur.offset if cur.transcript == str(path) and cur.offset <= path.stat().st_size else 0
-            entries, _end, _cwd = extract.read_new(path, start, info.project or "", cur.private_open if start else False)
+            entries, _end, _cwd = extract.read_new(
+                path, start, info.project or "", cur.private_open if start else False
+            )
             if len(entries) >= extract.MIN_LINES["session-end"]:
                 chars = sum(len(e.text) + 1 for e in entries)
                 step = extract.CHUNK_CHARS - extract.OVERLAP_CHARS
@@ -84,22 +86,39 @@ def plan(since: float, project: str | None = None, cfg: dict | None = None, now:
             if want_summary and not chars:
                 chars = min(sum(len(s) + 1 for s in lines), summarize.MAX_INPUT_CHARS)
         if calls or want_summary:
-            items.append(Item(sid, info.project or "", info.ended or info.started or 0.0,
-                              str(path) if path else "", calls, want_summary, chars))
+            items.append(
+                Item(
+                    sid,
+                    info.project or "",
+                    info.ended or info.started or 0.0,
+                    str(path) if path else "",
+                    calls,
+                    want_summary,
+                    chars,
+                )
+            )
     model = config.model(cfg)
     pin, pout = config.price_per_mtok(model)
     tokens_in = sum(it.input_chars // 4 + it.calls * SYSTEM_TOKENS for it in items)
-    tokens_out = sum(it.extract_calls * EXTRACT_OUT_TOKENS + (SUMMARY_OUT_TOKENS if it.summary else 0)
-                     for it in items)
+    tokens_out = sum(it.extract_calls * EXTRACT_OUT_TOKENS + (SUMMARY_OUT_TOKENS if it.summary else 0) for it in items)
     cap = (cfg.get("memory") or {}).get("daily_call_cap")
     calls_today = _calls_today()
-    return {"since": since, "items": items, "sessions": len(items), "calls": sum(it.calls for it in items),
-            "extract_calls": sum(it.extract_calls for it in items),
-            "summaries": sum(1 for it in items if it.summary), "active": active,
-            "input_tokens": tokens_in, "output_tokens": tokens_out, "model": model,
-            "cost": round((tokens_in * pin + tokens_out * pout) / 1e6, 4),
-            "daily_call_cap": cap, "calls_today": calls_today,
-            "cap_left": None if cap is None else max(0, int(cap) - calls_today)}
+    return {
+        "since": since,
+        "items": items,
+        "sessions": len(items),
+        "calls": sum(it.calls for it in items),
+        "extract_calls": sum(it.extract_calls for it in items),
+        "summaries": sum(1 for it in items if it.summary),
+        "active": active,
+        "input_tokens": tokens_in,
+        "output_tokens": tokens_out,
+        "model": model,
+        "cost": round((tokens_in * pin + tokens_out * pout) / 1e6, 4),
+        "daily_call_cap": cap,
+        "calls_today": calls_today,
+        "cap_left": None if cap is None else max(0, int(cap) - calls_today),
+    }
 
 
 def plan_json(p: dict) -> dict:
@@ -120,21 +139,31 @@ def run(p: dict, cfg: dict | None = None, on_item=None) -> dict:
         fd = q.try_lock()
         if fd is None:
             if time.monotonic() >= deadline:
-                raise RecallError(f"The memory worker (pid {q.holder() or '?'}) is busy: run the backfill again "
-                                  "in a minute (it resumes where it stopped).")
+                raise RecallError(
+                    f"The memory worker (pid {q.holder() or '?'}) is busy: run the backfill again "
+                    "in a minute (it resumes where it stopped)."
+                )
             time.sleep(0.5)
     out = {"done": 0, "total": len(p["items"]), "memories": 0, "summaries": 0, "stopped": ""}
     try:
         for i, it in enumerate(p["items"], 1):
-            group = {"session_id": it.session_id, "event": "session-end", "transcript_path": it.transcript,
-                     "cwd": it.project, "files": []}
+            group = {
+                "session_id": it.session_id,
+                "event": "session-end",
+                "transcript_path": it.transcript,
+                "cwd": it.project,
+                "files": [],
+            }
             rep = worker.run_session(group, cfg)
             out["memories"] += int(rep.get("added") or 0) + int(rep.get("superseded") or 0)
             summary = rep.get("summary") or {}
             if summary.get("status") == "written":
                 out["summaries"] += 1
-            stopped = rep.get("stopped") or rep.get("problem") or (
-                summary.get("problem") if summary.get("status") == "pending" else "")
+            stopped = (
+                rep.get("stopped")
+                or rep.get("problem")
+                or (summary.get("problem") if summary.get("status") == "pending" else "")
+            )
             if on_item is not None:
                 on_item(i, it, rep)
             if stopped:

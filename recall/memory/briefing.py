@@ -44,15 +44,25 @@ START = "<!-- MEMORY:START -->"
 END = "<!-- MEMORY:END -->"
 BUDGETS = {"architecture": 25, "decision": 25, "pattern": 25, "gotcha": 20, "progress": 30, "context": 15}
 TOTAL = sum(BUDGETS.values())
-TITLES = {"architecture": "Architecture", "decision": "Decisions", "pattern": "Patterns",
-          "gotcha": "Gotchas", "progress": "Progress", "context": "Context"}
+TITLES = {
+    "architecture": "Architecture",
+    "decision": "Decisions",
+    "pattern": "Patterns",
+    "gotcha": "Gotchas",
+    "progress": "Progress",
+    "context": "Context",
+}
 LINE_CHARS = 300
-MARKS_NOTE = ("A mark like (src/app.ts changed 3 days later) means a file the memory names changed "
-              "substantially, moved or was deleted since it was written: check the code before relying on it.")
+MARKS_NOTE = (
+    "A mark like (src/app.ts changed 3 days later) means a file the memory names changed "
+    "substantially, moved or was deleted since it was written: check the code before relying on it."
+)
 MODES = ("claude_md", "local", "none")
 FILES = {"claude_md": "CLAUDE.md", "local": "CLAUDE.local.md"}
-INTRO = ("What past sessions established about this project, kept current by recall. "
-         "Edits between these markers are replaced: use `recall memories add|forget` instead.")
+INTRO = (
+    "What past sessions established about this project, kept current by recall. "
+    "Edits between these markers are replaced: use `recall memories add|forget` instead."
+)
 
 
 def mode(cfg: dict | None = None) -> str:
@@ -95,8 +105,7 @@ def said_elsewhere(state: State) -> set[str]:
     from recall.memory.store import DEDUP_JACCARD, jaccard, tokens
 
     note_tokens = [t for t in (tokens(n) for n in notes) if t]
-    return {m.id for m in state.active()
-            if any(jaccard(m.tokens, nt) >= DEDUP_JACCARD for nt in note_tokens)}
+    return {m.id for m in state.active() if any(jaccard(m.tokens, nt) >= DEDUP_JACCARD for nt in note_tokens)}
 
 
 def select(state: State, now: float | None = None) -> dict[str, tuple[list[Memory], int]]:
@@ -123,7 +132,7 @@ def select(state: State, now: float | None = None) -> dict[str, tuple[list[Memor
         if not mems:
             continue
         if len(mems) > n:  # the overflow line takes the section's last line
-            shown = mems[:max(0, n - 1)]
+            shown = mems[: max(0, n - 1)]
             out[t] = (shown, len(mems) - len(shown))
         else:
             out[t] = (mems, 0)
@@ -179,7 +188,7 @@ def splice(existing: bytes | None, block: str | None) -> bytes | None:
     if block is None:
         if s < 0:
             return None
-        tail = data[e + len(end_b):]
+        tail = data[e + len(end_b) :]
         head = data[:s]
         if tail.startswith(b"\n") and (not head or head.endswith(b"\n")):
             tail = tail[1:]  # the newline we added after the block
@@ -188,7 +197,7 @@ def splice(existing: bytes | None, block: str | None) -> bytes | None:
         return head + tail
     new = block.encode("utf-8")
     if s >= 0:
-        return data[:s] + new + data[e + len(end_b):]
+        return data[:s] + new + data[e + len(end_b) :]
     if not data:
         return new + b"\n"
     sep = b"\n" if data.endswith(b"\n") else b"\n\n"
@@ -224,8 +233,9 @@ def _write_file(path: Path, block: str | None) -> bool:
     new = splice(existing, block)
     if new is None:
         if block is not None:
-            _log().warning("%s has malformed %s / %s markers: fix them so recall can update its block",
-                           path, START, END)
+            _log().warning(
+                "%s has malformed %s / %s markers: fix them so recall can update its block", path, START, END
+            )
         return False
     if new == existing:
         return False
@@ -262,8 +272,16 @@ def _tracked(root: Path, name: str) -> bool:
     import subprocess
 
     try:
-        return subprocess.run(["git", "ls-files", "--error-unmatch", "--", name], cwd=root, capture_output=True,
-                              timeout=10, stdin=subprocess.DEVNULL).returncode == 0
+        return (
+            subprocess.run(
+                ["git", "ls-files", "--error-unmatch", "--", name],
+                cwd=root,
+                capture_output=True,
+                timeout=10,
+                stdin=subprocess.DEVNULL,
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.SubprocessError):
         return True  # cannot tell: leave the user's git alone
 
@@ -274,8 +292,14 @@ def _log():
     return log.get("memory")
 
 
-def write_briefing(project: str | Path, state: State | None = None, *, cfg: dict | None = None,
-                   now: float | None = None, refreshed: bool = False) -> Path | None:
+def write_briefing(
+    project: str | Path,
+    state: State | None = None,
+    *,
+    cfg: dict | None = None,
+    now: float | None = None,
+    refreshed: bool = False,
+) -> Path | None:
     """Bring the project's briefing file up to date; returns the file written, or None.
     The memories' stale marks are refreshed first (``recall.memory.stale``) unless
     ``refreshed``.
@@ -306,8 +330,7 @@ def write_briefing(project: str | Path, state: State | None = None, *, cfg: dict
         created = not path.exists() and not path.is_symlink()
         if _write_file(path, render_block(state, now)):
             written = path
-        if m == "claude_md" and (created or _only_ours(path) and not _named(root, name) and
-                                 not _tracked(root, name)):
+        if m == "claude_md" and (created or _only_ours(path) and not _named(root, name) and not _tracked(root, name)):
             # a CLAUDE.md recall made for its memories stays out of `git status` (issue 36): a
             # file the user had, wrote into, or tracks (`git add -f` shares it) is theirs
             git_exclude(root, name, note=CLAUDE_MD_EXCLUDE_NOTE)

@@ -52,8 +52,8 @@ Answer with JSON only, no prose:
 {"keep": ["id", ...], "merge": [{"ids": ["id", "id"], "content": "...", "tags": ["..."]}], "drop": ["id", ...]}"""
 
 
-RECHECK_MAX = 10          # stale memories re-checked per consolidation
-RECHECK_SESSIONS = 3      # newer sessions shown per memory
+RECHECK_MAX = 10  # stale memories re-checked per consolidation
+RECHECK_SESSIONS = 3  # newer sessions shown per memory
 RECHECK_SESSION_CHARS = 1500
 
 RECHECK_SYSTEM = """You keep the long-term memory of one software project for Claude Code accurate. \
@@ -73,16 +73,16 @@ Answer with JSON only, no prose:
 @dataclass
 class Result:
     project: str
-    types: list[str] = field(default_factory=list)   # types reviewed by the model
+    types: list[str] = field(default_factory=list)  # types reviewed by the model
     calls: int = 0
-    merged: int = 0        # new memories written by merges
-    merged_away: int = 0   # memories folded into them
+    merged: int = 0  # new memories written by merges
+    merged_away: int = 0  # memories folded into them
     dropped: int = 0
     archived_faded: int = 0
     pruned: int = 0
     stopped: str = ""
     skipped: list[str] = field(default_factory=list)  # types whose answer was unusable
-    rechecked: int = 0     # stale memories the model re-checked against newer sessions
+    rechecked: int = 0  # stale memories the model re-checked against newer sessions
     recheck_kept: int = 0
     recheck_updated: int = 0
     recheck_dropped: int = 0
@@ -90,11 +90,22 @@ class Result:
     removed: set[str] = field(default_factory=set)
 
     def as_dict(self) -> dict:
-        return {"project": self.project, "types": self.types, "calls": self.calls, "merged": self.merged,
-                "merged_away": self.merged_away, "dropped": self.dropped,
-                "archived_faded": self.archived_faded, "pruned": self.pruned, "stopped": self.stopped,
-                "skipped": self.skipped, "rechecked": self.rechecked, "recheck_kept": self.recheck_kept,
-                "recheck_updated": self.recheck_updated, "recheck_dropped": self.recheck_dropped}
+        return {
+            "project": self.project,
+            "types": self.types,
+            "calls": self.calls,
+            "merged": self.merged,
+            "merged_away": self.merged_away,
+            "dropped": self.dropped,
+            "archived_faded": self.archived_faded,
+            "pruned": self.pruned,
+            "stopped": self.stopped,
+            "skipped": self.skipped,
+            "rechecked": self.rechecked,
+            "recheck_kept": self.recheck_kept,
+            "recheck_updated": self.recheck_updated,
+            "recheck_dropped": self.recheck_dropped,
+        }
 
 
 def due(state: store.State, event: str = "") -> bool:
@@ -127,14 +138,19 @@ def ask_model(mtype: str, mems: list[store.Memory], now: float, cfg: dict):
     prompt = build_prompt(mtype, mems, now)
     problem = None
     for attempt in (1, 2):
-        reply = backend.complete(SYSTEM, prompt, purpose="consolidation", max_tokens=MAX_TOKENS, timeout=timeout,
-                             cap=int(cap) if cap is not None else None)
+        reply = backend.complete(
+            SYSTEM,
+            prompt,
+            purpose="consolidation",
+            max_tokens=MAX_TOKENS,
+            timeout=timeout,
+            cap=int(cap) if cap is not None else None,
+        )
         try:
             return parse_consolidation(reply)
         except BadAnswer as exc:
             problem = exc
-            log.get("memory").warning("consolidation answer for %s malformed (attempt %d): %s",
-                                      mtype, attempt, exc)
+            log.get("memory").warning("consolidation answer for %s malformed (attempt %d): %s", mtype, attempt, exc)
     raise BadAnswer(str(problem))
 
 
@@ -151,11 +167,16 @@ def apply(state: store.State, mtype: str, answer, now: float, result: Result) ->
 
         sources = [live[i] for i in ids]
         new = store.Memory(
-            id=store.new_id({m.id for m in state.memories}), type=mtype, content=store.clean_content(redact(content)),
+            id=store.new_id({m.id for m in state.memories}),
+            type=mtype,
+            content=store.clean_content(redact(content)),
             tags=store.clean_tags(merge.tags) or store.merge_list(*(m.tags for m in sources), limit=store.MAX_TAGS),
-            created=min(m.created for m in sources), updated=max(m.updated for m in sources),
-            confidence=max(m.confidence for m in sources), access_count=sum(m.access_count for m in sources),
-            merged_from=ids, sessions=store.merge_list(*(m.sessions for m in sources), limit=store.MAX_SESSIONS),
+            created=min(m.created for m in sources),
+            updated=max(m.updated for m in sources),
+            confidence=max(m.confidence for m in sources),
+            access_count=sum(m.access_count for m in sources),
+            merged_from=ids,
+            sessions=store.merge_list(*(m.sessions for m in sources), limit=store.MAX_SESSIONS),
             origin="consolidation",
         )
         new.files, new.stale = _merged_files(sources)
@@ -262,9 +283,14 @@ def recheck(project: str, cfg: dict, now: float, result: Result) -> None:
     prompt = redact(build_recheck_prompt(items))
     answer = None
     for attempt in (1, 2):
-        reply = backend.complete(RECHECK_SYSTEM, prompt, purpose="consolidation", max_tokens=MAX_TOKENS,
-                                 timeout=float(settings.get("timeout_seconds") or 60.0),
-                                 cap=int(cap) if cap is not None else None)
+        reply = backend.complete(
+            RECHECK_SYSTEM,
+            prompt,
+            purpose="consolidation",
+            max_tokens=MAX_TOKENS,
+            timeout=float(settings.get("timeout_seconds") or 60.0),
+            cap=int(cap) if cap is not None else None,
+        )
         try:
             answer = parse_recheck(reply)
             break
@@ -288,11 +314,18 @@ def recheck(project: str, cfg: dict, now: float, result: Result) -> None:
                 result.recheck_kept += 1
             elif v.verdict == "update" and v.content and store.clean_content(v.content):
                 new = store.Memory(
-                    id=store.new_id({x.id for x in st.memories}), type=m.type,
-                    content=store.clean_content(redact(v.content)), tags=list(m.tags), created=now, updated=now,
-                    confidence=1.0, access_count=m.access_count, supersedes=m.id,
+                    id=store.new_id({x.id for x in st.memories}),
+                    type=m.type,
+                    content=store.clean_content(redact(v.content)),
+                    tags=list(m.tags),
+                    created=now,
+                    updated=now,
+                    confidence=1.0,
+                    access_count=m.access_count,
+                    supersedes=m.id,
                     sessions=store.merge_list(m.sessions, [s for s, _t, _f in asked[v.id]], limit=store.MAX_SESSIONS),
-                    origin="consolidation")
+                    origin="consolidation",
+                )
                 new.files = snapshot(new.content, project, now)
                 st.memories.append(new)
                 st.touch(new)
@@ -305,8 +338,9 @@ def recheck(project: str, cfg: dict, now: float, result: Result) -> None:
         result.removed |= st.removed
 
 
-def consolidate(project: str, *, force: bool = False, event: str = "", cfg: dict | None = None,
-                now: float | None = None) -> Result:
+def consolidate(
+    project: str, *, force: bool = False, event: str = "", cfg: dict | None = None, now: float | None = None
+) -> Result:
     """Review the project's memories with the model (see module docstring)."""
     from recall.memory.model import BadAnswer
 

@@ -40,7 +40,7 @@ OVERLAP_CHARS = 500
 MIN_LINES = {"stop": 3, "pre-compact": 1, "session-end": 1, "manual": 1}
 MESSAGE_CHARS = 1500
 TOOL_CHARS = 200
-EXISTING_LIMIT = 120      # active memories shown to the model with each chunk
+EXISTING_LIMIT = 120  # active memories shown to the model with each chunk
 EXTRACT_MAX_TOKENS = 2048
 DEFAULT_TIMEOUT = 60.0
 
@@ -132,8 +132,8 @@ class Report:
     added: int = 0
     superseded: int = 0
     refreshed: int = 0
-    stopped: str = ""          # why the run stopped early (no key, cap, model error)
-    note: str = ""             # why nothing ran (no transcript, below threshold...)
+    stopped: str = ""  # why the run stopped early (no key, cap, model error)
+    note: str = ""  # why nothing ran (no transcript, below threshold...)
     changed: set[str] = field(default_factory=set)
     removed: set[str] = field(default_factory=set)
 
@@ -142,10 +142,20 @@ class Report:
         return self.calls_ok > 0
 
     def as_dict(self) -> dict:
-        return {"session_id": self.session_id, "event": self.event, "project": self.project,
-                "lines": self.lines, "chunks": self.chunks, "calls_ok": self.calls_ok,
-                "skipped_chunks": self.skipped_chunks, "added": self.added, "superseded": self.superseded,
-                "refreshed": self.refreshed, "stopped": self.stopped, "note": self.note}
+        return {
+            "session_id": self.session_id,
+            "event": self.event,
+            "project": self.project,
+            "lines": self.lines,
+            "chunks": self.chunks,
+            "calls_ok": self.calls_ok,
+            "skipped_chunks": self.skipped_chunks,
+            "added": self.added,
+            "superseded": self.superseded,
+            "refreshed": self.refreshed,
+            "stopped": self.stopped,
+            "note": self.note,
+        }
 
 
 # cursors -------------------------------------------------------------------------------
@@ -162,20 +172,37 @@ def cursor_path(session_id: str) -> Path:
 def load_cursor(session_id: str) -> Cursor:
     d = read_json(cursor_path(session_id), {}, dict)
     try:
-        return Cursor(session_id=session_id, transcript=str(d.get("transcript") or ""),
-                      offset=int(d.get("offset") or 0), inode=int(d.get("inode") or 0),
-                      project=str(d.get("project") or ""), cwd=str(d.get("cwd") or ""),
-                      updated=float(d.get("updated") or 0.0), private_open=bool(d.get("private_open")))
+        return Cursor(
+            session_id=session_id,
+            transcript=str(d.get("transcript") or ""),
+            offset=int(d.get("offset") or 0),
+            inode=int(d.get("inode") or 0),
+            project=str(d.get("project") or ""),
+            cwd=str(d.get("cwd") or ""),
+            updated=float(d.get("updated") or 0.0),
+            private_open=bool(d.get("private_open")),
+        )
     except (ValueError, TypeError):
         return Cursor(session_id=session_id)
 
 
 def save_cursor(c: Cursor) -> None:
     c.updated = time.time()
-    paths.atomic_write(cursor_path(c.session_id), json.dumps({
-        "session_id": c.session_id, "transcript": c.transcript, "offset": c.offset, "inode": c.inode,
-        "private_open": c.private_open,
-        "project": c.project, "cwd": c.cwd, "updated": c.updated}))
+    paths.atomic_write(
+        cursor_path(c.session_id),
+        json.dumps(
+            {
+                "session_id": c.session_id,
+                "transcript": c.transcript,
+                "offset": c.offset,
+                "inode": c.inode,
+                "private_open": c.private_open,
+                "project": c.project,
+                "cwd": c.cwd,
+                "updated": c.updated,
+            }
+        ),
+    )
 
 
 def find_transcript(session_id: str, hint: str | None = None) -> Path | None:
@@ -227,8 +254,9 @@ def render(m, root: str = "") -> str | None:
     return None  # tool results: too long, and what matters shows up in Claude's reply
 
 
-def read_new(path: Path, offset: int, root_hint: str = "", private_open: bool = False,
-             carry: dict[int, bool] | None = None) -> tuple[list[Entry], int, str]:
+def read_new(
+    path: Path, offset: int, root_hint: str = "", private_open: bool = False, carry: dict[int, bool] | None = None
+) -> tuple[list[Entry], int, str]:
     """Summary entries of the lines after ``offset``; (entries, new offset, a cwd seen).
     ``private_open``: a ``<private>`` block was open at ``offset``; ``carry`` is filled with
     whether one is open after each line (by its end offset), for the cursor."""
@@ -260,8 +288,9 @@ def read_new(path: Path, offset: int, root_hint: str = "", private_open: bool = 
     return entries, end, cwd
 
 
-def chunk(entries: list[Entry], start_offset: int, size: int = CHUNK_CHARS,
-          overlap: int = OVERLAP_CHARS) -> list[Chunk]:
+def chunk(
+    entries: list[Entry], start_offset: int, size: int = CHUNK_CHARS, overlap: int = OVERLAP_CHARS
+) -> list[Chunk]:
     """Split the summary into windows of at most ``size`` characters (cut at a line end when
     one is in the second half), each starting ``overlap`` characters before the last one ended."""
     if not entries:
@@ -314,8 +343,7 @@ def build_prompt(existing: list[store.Memory], text: str, part: int, parts: int)
     return "\n".join(lines)
 
 
-def ask_model(existing: list[store.Memory], text: str, *, part: int = 1, parts: int = 1,
-              cfg: dict | None = None):
+def ask_model(existing: list[store.Memory], text: str, *, part: int = 1, parts: int = 1, cfg: dict | None = None):
     """One chunk -> validated memories. Malformed answers are retried once, then raise
     ``model.BadAnswer``; NoKey / CapReached / ModelError pass through."""
     from recall.memory.model import BadAnswer, parse_extraction
@@ -326,8 +354,14 @@ def ask_model(existing: list[store.Memory], text: str, *, part: int = 1, parts: 
     prompt = build_prompt(existing, text, part, parts)
     problem = None
     for attempt in (1, 2):
-        reply = backend.complete(SYSTEM, prompt, purpose="extraction", max_tokens=EXTRACT_MAX_TOKENS,
-                             timeout=timeout, cap=int(cap) if cap is not None else None)
+        reply = backend.complete(
+            SYSTEM,
+            prompt,
+            purpose="extraction",
+            max_tokens=EXTRACT_MAX_TOKENS,
+            timeout=timeout,
+            cap=int(cap) if cap is not None else None,
+        )
         try:
             return parse_extraction(reply).memories
         except BadAnswer as exc:
@@ -346,8 +380,15 @@ def _existing(project: str, now: float) -> list[store.Memory]:
 
 
 # one session -----------------------------------------------------------------------------
-def process(session_id: str, event: str, transcript_path: str | None = None, cwd: str | None = None, *,
-            cfg: dict | None = None, now: float | None = None) -> Report:
+def process(
+    session_id: str,
+    event: str,
+    transcript_path: str | None = None,
+    cwd: str | None = None,
+    *,
+    cfg: dict | None = None,
+    now: float | None = None,
+) -> Report:
     """Extract the new part of one session's transcript into its project's state.json."""
     cfg = cfg or config.load()
     report = Report(session_id=session_id, event=event)
@@ -359,9 +400,18 @@ def process(session_id: str, event: str, transcript_path: str | None = None, cwd
     if not _worth_a_call(cur.project, event, len(entries), cfg, report, logger):
         return report
     _extract_chunks(cur, entries, carry, report, cfg, (lambda: now) if now is not None else time.time, logger)
-    logger.info("session %s (%s): %d lines, %d chunks, %d calls, +%d new, %d superseded, %d refreshed%s",
-                session_id, event, report.lines, report.chunks, report.calls_ok, report.added,
-                report.superseded, report.refreshed, f", stopped: {report.stopped}" if report.stopped else "")
+    logger.info(
+        "session %s (%s): %d lines, %d chunks, %d calls, +%d new, %d superseded, %d refreshed%s",
+        session_id,
+        event,
+        report.lines,
+        report.chunks,
+        report.calls_ok,
+        report.added,
+        report.superseded,
+        report.refreshed,
+        f", stopped: {report.stopped}" if report.stopped else "",
+    )
     return report
 
 
@@ -381,8 +431,7 @@ def _new_entries(session_id: str, transcript_path: str | None, cwd: str | None, 
         report.note = "no transcript"
         return None
     if cur.transcript != str(path) or cur.inode != st.st_ino or st.st_size < cur.offset:
-        cur = Cursor(session_id=session_id, transcript=str(path), inode=st.st_ino, cwd=cur.cwd,
-                     project=cur.project)
+        cur = Cursor(session_id=session_id, transcript=str(path), inode=st.st_ino, cwd=cur.cwd, project=cur.project)
     root_hint = canonical_project(os.path.abspath(cwd)) if cwd else cur.project
     carry: dict[int, bool] = {}
     entries, end, seen_cwd = read_new(path, cur.offset, root_hint, cur.private_open, carry)
@@ -434,8 +483,13 @@ def _extract_chunks(cur: Cursor, entries: list, carry: dict, report: Report, cfg
         try:
             items = ask_model(existing, ch.text, part=i, parts=len(chunks), cfg=cfg)
         except BadAnswer as exc:
-            logger.warning("session %s: chunk %d/%d skipped, the model's answer was malformed twice (%s)",
-                           session_id, i, len(chunks), exc)
+            logger.warning(
+                "session %s: chunk %d/%d skipped, the model's answer was malformed twice (%s)",
+                session_id,
+                i,
+                len(chunks),
+                exc,
+            )
             report.skipped_chunks += 1
             cur.offset, cur.private_open = ch.end, carry.get(ch.end, cur.private_open)
             save_cursor(cur)
@@ -448,13 +502,15 @@ def _extract_chunks(cur: Cursor, entries: list, carry: dict, report: Report, cfg
             report.stopped = "daily cap reached"
             break
         except ModelError as exc:
-            logger.warning("session %s: extraction stopped at chunk %d/%d, will resume there: %s",
-                           session_id, i, len(chunks), exc)
+            logger.warning(
+                "session %s: extraction stopped at chunk %d/%d, will resume there: %s", session_id, i, len(chunks), exc
+            )
             report.stopped = f"model error: {exc}"
             break
         report.calls_ok += 1
-        why = _store_items(project, session_id, items, [e.message for e in entries if e.end <= ch.end],
-                           now_fn(), report)
+        why = _store_items(
+            project, session_id, items, [e.message for e in entries if e.end <= ch.end], now_fn(), report
+        )
         if why:
             logger.info("session %s: extraction not written: %s", session_id, why)
             report.stopped = why
@@ -471,8 +527,15 @@ def _store_items(project: str, session_id: str, items: list, read: list, t: floa
         if why:
             return why
         for item in items:
-            out = store.add_memory(state, item.type, item.content, item.tags, session_id=session_id,
-                                   supersedes_content=item.supersedes_content, now=t)
+            out = store.add_memory(
+                state,
+                item.type,
+                item.content,
+                item.tags,
+                session_id=session_id,
+                supersedes_content=item.supersedes_content,
+                now=t,
+            )
             if out.action in ("added", "superseded", "refreshed"):
                 setattr(report, out.action, getattr(report, out.action) + 1)
         state.extractions += 1

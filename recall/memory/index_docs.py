@@ -31,8 +31,15 @@ def pending_path() -> Path:
 
 def doc(m: store.Memory, project: str) -> dict:
     """The index document of a memory, in the form ``Indexer.upsert_memory_docs`` takes."""
-    return {"id": m.id, "project": project, "type": m.type, "content": m.content, "tags": list(m.tags),
-            "updated": float(m.updated or m.created or time.time()), "session_ids": list(m.sessions)}
+    return {
+        "id": m.id,
+        "project": project,
+        "type": m.type,
+        "content": m.content,
+        "tags": list(m.tags),
+        "updated": float(m.updated or m.created or time.time()),
+        "session_ids": list(m.sessions),
+    }
 
 
 def changes(project: str, changed, removed, state: store.State | None = None) -> tuple[list[dict], list[str]]:

@@ -40,16 +40,32 @@ def worker_lock_path() -> Path:
     return memory_home() / "worker.lock"
 
 
-def enqueue(event: str, session_id: str, transcript_path: str = "", cwd: str = "",
-            now: float | None = None, retry: dict | None = None) -> Path:
+def enqueue(
+    event: str,
+    session_id: str,
+    transcript_path: str = "",
+    cwd: str = "",
+    now: float | None = None,
+    retry: dict | None = None,
+) -> Path:
     """Write one trigger file; returns its path. ``retry`` (``{"attempts", "retry_at",
     "error"}``) marks work that failed and waits for its next try (``recall.memory.worker``)."""
     now = time.time() if now is None else now
-    rec = {"event": event if event in EVENTS else "stop", "session_id": str(session_id or ""),
-           "transcript_path": str(transcript_path or ""), "cwd": str(cwd or ""), "time": now}
+    rec = {
+        "event": event if event in EVENTS else "stop",
+        "session_id": str(session_id or ""),
+        "transcript_path": str(transcript_path or ""),
+        "cwd": str(cwd or ""),
+        "time": now,
+    }
     if retry:
-        rec.update({"attempts": int(retry.get("attempts") or 1), "retry_at": float(retry.get("retry_at") or 0),
-                    "error": str(retry.get("error") or "")[:300]})
+        rec.update(
+            {
+                "attempts": int(retry.get("attempts") or 1),
+                "retry_at": float(retry.get("retry_at") or 0),
+                "error": str(retry.get("error") or "")[:300],
+            }
+        )
     name = f"{time.time_ns():020d}-{os.getpid()}-{rec['event']}.json"
     path = queue_dir() / name
     paths.atomic_write(path, json.dumps(rec))
@@ -127,8 +143,12 @@ def spawn_worker() -> bool:
     try:
         subprocess.Popen(
             [sys.executable, "-m", "recall.memory.worker"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True, close_fds=True, cwd="/",
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+            cwd="/",
         )
     except OSError:
         return False

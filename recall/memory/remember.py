@@ -11,22 +11,54 @@ from recall.memory import store
 
 # the first matching type wins; "pattern" (conventions) when nothing matches
 _TYPE_WORDS: tuple[tuple[str, re.Pattern], ...] = (
-    ("gotcha", re.compile(r"\b(bug|breaks?|broke|fails?|failing|crash\w*|careful|beware|gotcha|pitfall|"
-                          r"workaround|flaky|watch out|doesn'?t work|does not work|error)\b", re.I)),
-    ("decision", re.compile(r"\b(decided|decision|we chose|chose|picked|instead of|rather than|ruled out|"
-                            r"went with|trade-?off)\b", re.I)),
-    ("progress", re.compile(r"\b(done|finished|in progress|wip|next step|todo|to do|remaining|blocked|"
-                            r"shipped|merged)\b", re.I)),
-    ("context", re.compile(r"\b(deadline|due|customer|client|team|owner|meeting|release date|by (monday|"
-                           r"tuesday|wednesday|thursday|friday)|this (week|month|quarter))\b", re.I)),
-    ("architecture", re.compile(r"\b(architecture|component|module|service|lives in|data flow|schema|"
-                                r"database|queue|endpoint|layer)\b", re.I)),
+    (
+        "gotcha",
+        re.compile(
+            r"\b(bug|breaks?|broke|fails?|failing|crash\w*|careful|beware|gotcha|pitfall|"
+            r"workaround|flaky|watch out|doesn'?t work|does not work|error)\b",
+            re.I,
+        ),
+    ),
+    (
+        "decision",
+        re.compile(
+            r"\b(decided|decision|we chose|chose|picked|instead of|rather than|ruled out|"
+            r"went with|trade-?off)\b",
+            re.I,
+        ),
+    ),
+    (
+        "progress",
+        re.compile(
+            r"\b(done|finished|in progress|wip|next step|todo|to do|remaining|blocked|"
+            r"shipped|merged)\b",
+            re.I,
+        ),
+    ),
+    (
+        "context",
+        re.compile(
+            r"\b(deadline|due|customer|client|team|owner|meeting|release date|by (monday|"
+            r"tuesday|wednesday|thursday|friday)|this (week|month|quarter))\b",
+            re.I,
+        ),
+    ),
+    (
+        "architecture",
+        re.compile(
+            r"\b(architecture|component|module|service|lives in|data flow|schema|"
+            r"database|queue|endpoint|layer)\b",
+            re.I,
+        ),
+    ),
 )
 
 _INSTRUCTION = re.compile(
     r"^\s*(always|never|don'?t|do not|please (always|never|don'?t|do not|use|prefer)|prefer|avoid|make sure|"
     r"use\b|run\b|keep\b|from now on|when(ever)? you|before (you )?(commit|push|merge)|you (must|should))"
-    r"|\b(must always|must never|should always|should never|from now on)\b", re.I)
+    r"|\b(must always|must never|should always|should never|from now on)\b",
+    re.I,
+)
 
 
 def is_standing_instruction(text: str) -> bool:

@@ -21,9 +21,15 @@ def _iso(ts: float) -> str | None:
 
 
 def as_dict(info, summary: dict | None) -> dict:
-    return {"session_id": info.session_id, "project": info.project, "started": _iso(info.started),
-            "ended": _iso(info.ended), "messages": info.messages, "first_prompt": info.first_prompt or None,
-            "summary": summary["summary"] if summary else None}
+    return {
+        "session_id": info.session_id,
+        "project": info.project,
+        "started": _iso(info.started),
+        "ended": _iso(info.ended),
+        "messages": info.messages,
+        "first_prompt": info.first_prompt or None,
+        "summary": summary["summary"] if summary else None,
+    }
 
 
 def recent(project: str | None = None, since: float | None = None, limit: int = 20) -> list[dict]:
@@ -33,8 +39,9 @@ def recent(project: str | None = None, since: float | None = None, limit: int = 
 
     gate = reader_gate().refresh()
     everyone = gate.readers_see_all()  # nothing kept from readers: no per-session check
-    rows = [r for r in list_sessions(project=project, since=since, limit=limit + 200)
-            if everyone or not hidden(r, gate)][:limit]
+    rows = [
+        r for r in list_sessions(project=project, since=since, limit=limit + 200) if everyone or not hidden(r, gate)
+    ][:limit]
     sums = summaries.get_many(r.session_id for r in rows)
     return [as_dict(r, sums.get(r.session_id)) for r in rows]
 
@@ -45,8 +52,9 @@ def hidden(info, gate=None) -> str | None:
     from indexer.ledger import reader_gate
 
     gate = gate if gate is not None else reader_gate().refresh()
-    return gate.hides(info.project, info.cwd, info.session_id, info.session_id, info.ended or info.started or 0.0,
-                      "session")
+    return gate.hides(
+        info.project, info.cwd, info.session_id, info.session_id, info.ended or info.started or 0.0, "session"
+    )
 
 
 def resolve(ref: str):
@@ -63,11 +71,14 @@ def resolve(ref: str):
     if exact:
         return exact[0]
     if not found:
-        raise UsageError(f"No indexed session starts with {ref!r}: `recall sessions` lists them "
-                         "(run `recall index` if it is new).")
+        raise UsageError(
+            f"No indexed session starts with {ref!r}: `recall sessions` lists them (run `recall index` if it is new)."
+        )
     if len(found) > 1:
-        raise UsageError(f"{ref!r} matches several sessions ({', '.join(s.session_id[:12] for s in found[:4])}…): "
-                         "give more of the id.")
+        raise UsageError(
+            f"{ref!r} matches several sessions ({', '.join(s.session_id[:12] for s in found[:4])}…): "
+            "give more of the id."
+        )
     return found[0]
 
 
@@ -118,9 +129,12 @@ def show_text(info, files: list[str] | None = None) -> str:
     became of the files it wrote), the transcript."""
     rec = summaries.get(info.session_id)
     started = _iso(info.started) or "?"
-    head = [f"session {info.session_id}",
-            f"project {info.project or '?'}",
-            f"{started} → {_iso(info.ended) or '?'}, {info.messages} message{'' if info.messages == 1 else 's'}", ""]
+    head = [
+        f"session {info.session_id}",
+        f"project {info.project or '?'}",
+        f"{started} → {_iso(info.ended) or '?'}, {info.messages} message{'' if info.messages == 1 else 's'}",
+        "",
+    ]
     if rec:
         head += ["Summary:", _indent(rec["summary"]), ""]
     else:
@@ -150,9 +164,16 @@ def show_json(info) -> dict:
     rec = _summaries.get(info.session_id)
     out = as_dict(info, rec)
     out["no_summary"] = None if rec else no_summary_line(info)
-    out["transcript"] = [{"uuid": getattr(m, "uuid", ""), "role": m.role, "timestamp": _iso(m.timestamp),
-                          "text": m.text, "tools": list(getattr(m, "tools", []) or [])}
-                         for m in archived_messages(info.session_id)]
+    out["transcript"] = [
+        {
+            "uuid": getattr(m, "uuid", ""),
+            "role": m.role,
+            "timestamp": _iso(m.timestamp),
+            "text": m.text,
+            "tools": list(getattr(m, "tools", []) or []),
+        }
+        for m in archived_messages(info.session_id)
+    ]
     return out
 
 
@@ -174,15 +195,21 @@ def no_summary_line(info) -> str:
     last = info.ended or info.started or 0.0
     pending = next((p for p in summaries.pending() if p.get("session_id") == info.session_id), None)
     if pending and pending.get("problem"):
-        return (f"No summary yet: the last try failed ({pending['problem'][:160]}); it is tried again "
-                "(`recall status` shows the model backend).")
+        return (
+            f"No summary yet: the last try failed ({pending['problem'][:160]}); it is tried again "
+            "(`recall status` shows the model backend)."
+        )
     if summaries.forgotten(info.session_id):
-        return ("No summary: `recall forget` removed it with what was forgotten (`recall memories --backfill` "
-                "writes a new one from what is left).")
+        return (
+            "No summary: `recall forget` removed it with what was forgotten (`recall memories --backfill` "
+            "writes a new one from what is left)."
+        )
     if installed is None or last < installed:
         return "No summary (before recall was installed: `recall memories --backfill`)."
-    return ("No summary yet: it is written when the session ends, with a model backend "
-            "(`recall memories --backfill` makes the missing ones).")
+    return (
+        "No summary yet: it is written when the session ends, with a model backend "
+        "(`recall memories --backfill` makes the missing ones)."
+    )
 
 
 def project_root(project) -> str | None:

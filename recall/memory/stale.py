@@ -40,9 +40,9 @@ from indexer.touches import (
     sketch_similarity,
 )
 
-SUBSTANTIAL = 0.5          # line-sketch similarity below this: changed substantially
-MAX_FILES = 8              # files fingerprinted per memory
-MAX_BYTES = 2 << 20        # a larger file is fingerprinted by its first 2 MB
+SUBSTANTIAL = 0.5  # line-sketch similarity below this: changed substantially
+MAX_FILES = 8  # files fingerprinted per memory
+MAX_BYTES = 2 << 20  # a larger file is fingerprinted by its first 2 MB
 
 _verdicts: dict[tuple[str, float, int], tuple[str, float | None]] = {}  # (path, mtime, size) -> (fp, similarity)
 

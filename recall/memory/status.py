@@ -11,8 +11,7 @@ from recall.core import config
 from recall.llm.usage import calls_today, usage_summary
 
 NO_KEY = "memory extraction is off: {why}"
-DISABLED = ("memory extraction is off: memory.enabled is false "
-            "(turn it on with `recall config set memory.enabled true`)")
+DISABLED = "memory extraction is off: memory.enabled is false (turn it on with `recall config set memory.enabled true`)"
 
 
 def memory_status(cwd: str | None = None, cfg: dict | None = None) -> dict:
@@ -31,13 +30,24 @@ def memory_status(cwd: str | None = None, cfg: dict | None = None) -> dict:
     calls = calls_today()
     project = canonical_project(os.path.abspath(cwd or os.getcwd()))
     out = {
-        "enabled": bool(key) and enabled, "key": bool(key), "key_source": where, "configured": enabled,
-        "backend": choice.name, "backend_why": choice.why,
-        "calls_today": calls, "daily_call_cap": cap,
+        "enabled": bool(key) and enabled,
+        "key": bool(key),
+        "key_source": where,
+        "configured": enabled,
+        "backend": choice.name,
+        "backend_why": choice.why,
+        "calls_today": calls,
+        "daily_call_cap": cap,
         "cap_reached": cap is not None and calls >= int(cap),
-        "cost_today": round(usage.get("today_cost", 0.0), 4), "cost_total": round(usage.get("cost", 0.0), 4),
-        "briefing": briefing.mode(cfg), "project": project, "active": 0, "total": 0, "problem": "",
-        "queued": len(queue.pending()), "worker": queue.holder() if not queue.lock_free() else "",
+        "cost_today": round(usage.get("today_cost", 0.0), 4),
+        "cost_total": round(usage.get("cost", 0.0), 4),
+        "briefing": briefing.mode(cfg),
+        "project": project,
+        "active": 0,
+        "total": 0,
+        "problem": "",
+        "queued": len(queue.pending()),
+        "worker": queue.holder() if not queue.lock_free() else "",
         "retrying": [],
     }
     if out["queued"]:
@@ -78,11 +88,15 @@ def status_lines(cwd: str | None = None, cfg: dict | None = None, s: dict | None
     cap = s["daily_call_cap"]
     lines = [f"Memory:  {head}"]
     if s["key"] and s["configured"] or s["calls_today"] or s["cost_total"]:
-        lines[0] += (f"; {s['calls_today']}/{cap if cap is not None else '∞'} extraction calls today; "
-                     f"est. cost ${s['cost_today']:.2f} today, ${s['cost_total']:.2f} in all")
+        lines[0] += (
+            f"; {s['calls_today']}/{cap if cap is not None else '∞'} extraction calls today; "
+            f"est. cost ${s['cost_today']:.2f} today, ${s['cost_total']:.2f} in all"
+        )
     if s["cap_reached"]:
-        lines.append(f"{pad}the daily cap is reached: extraction resumes at midnight UTC "
-                     "(raise it with `recall config set memory.daily_call_cap N`)")
+        lines.append(
+            f"{pad}the daily cap is reached: extraction resumes at midnight UTC "
+            "(raise it with `recall config set memory.daily_call_cap N`)"
+        )
     where = {"claude_md": "CLAUDE.md", "local": "CLAUDE.local.md", "none": "SessionStart context"}[s["briefing"]]
     lines.append(f"{pad}{s['active']} active memories in {s['project']} (briefing: {where})")
     if s["problem"]:
@@ -92,8 +106,10 @@ def status_lines(cwd: str | None = None, cfg: dict | None = None, s: dict | None
     if s["retrying"]:
         first = min(s["retrying"], key=lambda r: r["retry_at"])
         wait = max(0, int(first["retry_at"] - time.time()))
-        lines.append(f"{pad}{len(s['retrying'])} session(s) kept for another try after an error (next in "
-                     f"{wait // 60} min: {first['error'][:120]})")
+        lines.append(
+            f"{pad}{len(s['retrying'])} session(s) kept for another try after an error (next in "
+            f"{wait // 60} min: {first['error'][:120]})"
+        )
     if s["last_problem"] and s["last_run"] and time.time() - float(s["last_run"]) < 86400:
         lines.append(f"{pad}last run: {s['last_problem']}")
     return lines

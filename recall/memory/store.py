@@ -169,8 +169,25 @@ def new_id(taken) -> str:
             return mid
 
 
-_KNOWN_KEYS = {"id", "type", "content", "tags", "created", "updated", "confidence", "accessCount", "status",
-               "supersedes", "supersededBy", "mergedFrom", "sessions", "origin", "retired", "files", "stale"}
+_KNOWN_KEYS = {
+    "id",
+    "type",
+    "content",
+    "tags",
+    "created",
+    "updated",
+    "confidence",
+    "accessCount",
+    "status",
+    "supersedes",
+    "supersededBy",
+    "mergedFrom",
+    "sessions",
+    "origin",
+    "retired",
+    "files",
+    "stale",
+}
 
 
 @dataclass
@@ -213,15 +230,27 @@ class Memory:
 
     def to_json(self) -> dict:
         d = dict(self.extra)
-        d.update({
-            "id": self.id, "type": self.type, "content": self.content, "tags": list(self.tags),
-            "created": iso(self.created), "updated": iso(self.updated),
-            "confidence": round(float(self.confidence), 4), "accessCount": int(self.access_count),
-            "status": self.status, "supersedes": self.supersedes, "supersededBy": self.superseded_by,
-            "mergedFrom": list(self.merged_from), "sessions": list(self.sessions), "origin": self.origin,
-            "retired": iso(self.retired), "files": [dict(f) for f in self.files],
-            "stale": [dict(m) for m in self.stale],
-        })
+        d.update(
+            {
+                "id": self.id,
+                "type": self.type,
+                "content": self.content,
+                "tags": list(self.tags),
+                "created": iso(self.created),
+                "updated": iso(self.updated),
+                "confidence": round(float(self.confidence), 4),
+                "accessCount": int(self.access_count),
+                "status": self.status,
+                "supersedes": self.supersedes,
+                "supersededBy": self.superseded_by,
+                "mergedFrom": list(self.merged_from),
+                "sessions": list(self.sessions),
+                "origin": self.origin,
+                "retired": iso(self.retired),
+                "files": [dict(f) for f in self.files],
+                "stale": [dict(m) for m in self.stale],
+            }
+        )
         return d
 
     @classmethod
@@ -229,8 +258,14 @@ class Memory:
         if not isinstance(d, dict):
             return None
         mid, mtype, content = d.get("id"), d.get("type"), d.get("content")
-        if not (isinstance(mid, str) and mid and isinstance(mtype, str) and mtype in TYPES
-                and isinstance(content, str) and content.strip()):
+        if not (
+            isinstance(mid, str)
+            and mid
+            and isinstance(mtype, str)
+            and mtype in TYPES
+            and isinstance(content, str)
+            and content.strip()
+        ):
             return None
         status = d.get("status") if d.get("status") in STATUSES else "active"
         try:
@@ -248,13 +283,23 @@ class Memory:
             return [str(x) for x in v if isinstance(x, (str, int))] if isinstance(v, list) else []
 
         return cls(
-            id=mid, type=mtype, content=storable(content), tags=clean_tags(strs(d.get("tags"))), created=created,
-            updated=updated, confidence=confidence, access_count=access, status=status,
+            id=mid,
+            type=mtype,
+            content=storable(content),
+            tags=clean_tags(strs(d.get("tags"))),
+            created=created,
+            updated=updated,
+            confidence=confidence,
+            access_count=access,
+            status=status,
             supersedes=d.get("supersedes") if isinstance(d.get("supersedes"), str) else None,
             superseded_by=d.get("supersededBy") if isinstance(d.get("supersededBy"), str) else None,
-            merged_from=strs(d.get("mergedFrom")), sessions=strs(d.get("sessions")),
-            origin=str(d.get("origin") or "extraction"), retired=parse_time(d.get("retired")),
-            files=_dicts(d.get("files"), "path"), stale=_dicts(d.get("stale"), "path"),
+            merged_from=strs(d.get("mergedFrom")),
+            sessions=strs(d.get("sessions")),
+            origin=str(d.get("origin") or "extraction"),
+            retired=parse_time(d.get("retired")),
+            files=_dicts(d.get("files"), "path"),
+            stale=_dicts(d.get("stale"), "path"),
             extra={k: v for k, v in d.items() if k not in _KNOWN_KEYS},
         )
 
@@ -341,7 +386,7 @@ def lock_path(project: str | Path) -> Path:
 class State:
     project: str
     memories: list[Memory] = field(default_factory=list)
-    extractions: int = 0                 # extractions since the last consolidation
+    extractions: int = 0  # extractions since the last consolidation
     last_consolidation: float | None = None
     last_extraction: float | None = None
     extra: dict = field(default_factory=dict)
@@ -387,20 +432,26 @@ class State:
     # serialising
     def to_json(self) -> dict:
         d = dict(self.extra)
-        d.update({
-            "schema": SCHEMA_VERSION, "project": self.project,
-            "extractionsSinceConsolidation": self.extractions,
-            "lastConsolidation": iso(self.last_consolidation), "lastExtraction": iso(self.last_extraction),
-            "memories": [m.to_json() for m in self.memories] + list(self.invalid),
-        })
+        d.update(
+            {
+                "schema": SCHEMA_VERSION,
+                "project": self.project,
+                "extractionsSinceConsolidation": self.extractions,
+                "lastConsolidation": iso(self.last_consolidation),
+                "lastExtraction": iso(self.last_extraction),
+                "memories": [m.to_json() for m in self.memories] + list(self.invalid),
+            }
+        )
         return d
 
     @classmethod
     def from_json(cls, project: str, data: dict, path: Path) -> "State":
         version = data.get("schema", SCHEMA_VERSION)
         if not isinstance(version, int) or version > SCHEMA_VERSION:
-            raise StateError(f"{path} was written by a newer recall (schema {version}): upgrade recall "
-                             "(pip install -U recall-memory) before it touches this project's memories.")
+            raise StateError(
+                f"{path} was written by a newer recall (schema {version}): upgrade recall "
+                "(pip install -U recall-memory) before it touches this project's memories."
+            )
         mems, invalid, seen = [], [], set()
         for raw in data.get("memories") or []:
             m = Memory.from_json(raw)
@@ -413,12 +464,23 @@ class State:
             extractions = max(0, int(data.get("extractionsSinceConsolidation") or 0))
         except (TypeError, ValueError):
             extractions = 0
-        known = {"schema", "project", "extractionsSinceConsolidation", "lastConsolidation",
-                 "lastExtraction", "memories"}
-        return cls(project=project, memories=mems, extractions=extractions,
-                   last_consolidation=parse_time(data.get("lastConsolidation")),
-                   last_extraction=parse_time(data.get("lastExtraction")),
-                   extra={k: v for k, v in data.items() if k not in known}, invalid=invalid)
+        known = {
+            "schema",
+            "project",
+            "extractionsSinceConsolidation",
+            "lastConsolidation",
+            "lastExtraction",
+            "memories",
+        }
+        return cls(
+            project=project,
+            memories=mems,
+            extractions=extractions,
+            last_consolidation=parse_time(data.get("lastConsolidation")),
+            last_extraction=parse_time(data.get("lastExtraction")),
+            extra={k: v for k, v in data.items() if k not in known},
+            invalid=invalid,
+        )
 
 
 def load(project: str | Path) -> State:
@@ -436,8 +498,9 @@ def load(project: str | Path) -> State:
         if not isinstance(data, dict):
             raise ValueError("top level is not an object")
     except ValueError as exc:
-        raise StateError(f"{path} is not valid JSON ({exc}): fix it, or move it aside to start "
-                         "this project's memories afresh.") from None
+        raise StateError(
+            f"{path} is not valid JSON ({exc}): fix it, or move it aside to start this project's memories afresh."
+        ) from None
     return State.from_json(project, data, path)
 
 
@@ -475,8 +538,9 @@ def transaction(project: str | Path, timeout: float = LOCK_TIMEOUT) -> Iterator[
             if state.dirty:
                 save(state)
     except OSError as exc:
-        raise StateError(f"cannot write {state_path(project)} ({exc.strerror or exc}): "
-                         "check that the project directory is writable.") from None
+        raise StateError(
+            f"cannot write {state_path(project)} ({exc.strerror or exc}): check that the project directory is writable."
+        ) from None
 
 
 # changing memories ------------------------------------------------------------------------
@@ -505,9 +569,17 @@ def merge_list(*lists, limit: int) -> list[str]:
     return out[-limit:] if len(out) > limit else out
 
 
-def add_memory(state: State, mtype: str, content: str, tags=(), *, session_id: str | None = None,
-               supersedes_content: str | None = None, now: float | None = None,
-               origin: str = "extraction") -> Outcome:
+def add_memory(
+    state: State,
+    mtype: str,
+    content: str,
+    tags=(),
+    *,
+    session_id: str | None = None,
+    supersedes_content: str | None = None,
+    now: float | None = None,
+    origin: str = "extraction",
+) -> Outcome:
     """Write one memory with dedup: supersede a near-duplicate, refresh an identical one."""
     from indexer.redact import redact
 
@@ -533,8 +605,17 @@ def add_memory(state: State, mtype: str, content: str, tags=(), *, session_id: s
         _snapshot(state, target, now)  # said again: true of the files as they are now
         state.touch(target)
         return Outcome("refreshed", target)
-    mem = Memory(id=new_id({m.id for m in state.memories}), type=mtype, content=content, tags=tags,
-                 created=now, updated=now, confidence=1.0, sessions=sessions, origin=origin)
+    mem = Memory(
+        id=new_id({m.id for m in state.memories}),
+        type=mtype,
+        content=content,
+        tags=tags,
+        created=now,
+        updated=now,
+        confidence=1.0,
+        sessions=sessions,
+        origin=origin,
+    )
     _snapshot(state, mem, now)
     mem._tokens = toks
     if target is not None:

@@ -72,22 +72,33 @@ def doc_id(session_id: str) -> str:
 def index_doc(rec: dict) -> dict:
     from indexer.schema import ECHO_TAG
 
-    return {"id": doc_id(rec["session_id"]), "project": rec.get("project") or "", "type": SUMMARY_TYPE,
-            "content": f"Session summary: {rec['summary']}",
-            "tags": ["session-summary", *([ECHO_TAG] if rec.get("echo") else [])],
-            "updated": float(rec.get("created") or time.time()), "session_ids": [rec["session_id"]]}
+    return {
+        "id": doc_id(rec["session_id"]),
+        "project": rec.get("project") or "",
+        "type": SUMMARY_TYPE,
+        "content": f"Session summary: {rec['summary']}",
+        "tags": ["session-summary", *([ECHO_TAG] if rec.get("echo") else [])],
+        "updated": float(rec.get("created") or time.time()),
+        "session_ids": [rec["session_id"]],
+    }
 
 
-def put(session_id: str, project: str, summary: str, *, model: str = "", messages: int = 0,
-        echo: bool = False) -> dict:
+def put(session_id: str, project: str, summary: str, *, model: str = "", messages: int = 0, echo: bool = False) -> dict:
     """Store a session's summary (replacing any), clear its pending marker, index it.
     ``echo``: the session mostly restated recall's own output (its summary is tagged so,
     and ranks below the sessions it came from)."""
     path = _file(session_id)
     if path is None:
         raise ValueError(f"not a session id: {session_id!r}")
-    rec = {"session_id": session_id, "project": project, "summary": summary.strip(), "model": model,
-           "created": time.time(), "messages": int(messages), **({"echo": True} if echo else {})}
+    rec = {
+        "session_id": session_id,
+        "project": project,
+        "summary": summary.strip(),
+        "model": model,
+        "created": time.time(),
+        "messages": int(messages),
+        **({"echo": True} if echo else {}),
+    }
     paths.atomic_write(path, json.dumps(rec, ensure_ascii=False))
     clear_pending(session_id)
     from recall.memory import index_docs
@@ -149,8 +160,13 @@ def mark_pending(session_id: str, transcript_path: str = "", cwd: str = "", prob
     if path is None:
         return None
     rec = read_record(path) or {"session_id": session_id, "attempts": 0}
-    rec.update({"transcript_path": transcript_path or rec.get("transcript_path", ""),
-                "cwd": cwd or rec.get("cwd", ""), "problem": problem})
+    rec.update(
+        {
+            "transcript_path": transcript_path or rec.get("transcript_path", ""),
+            "cwd": cwd or rec.get("cwd", ""),
+            "problem": problem,
+        }
+    )
     if problem:
         rec["attempts"] = int(rec.get("attempts") or 0) + 1
         rec["last_attempt"] = time.time()

@@ -24,11 +24,11 @@ from recall.llm import backend
 from recall.llm.errors import CapReached, ModelError, NoKey
 from recall.memory import summaries
 
-MAX_INPUT_CHARS = 24_000    # rendered session sent to the model: the start and the end kept
+MAX_INPUT_CHARS = 24_000  # rendered session sent to the model: the start and the end kept
 HEAD_CHARS = 8_000
 SUMMARY_MAX_TOKENS = 500
 MAX_SUMMARY_CHARS = 1_500
-RETRY_SECONDS = 300.0       # first retry after a failure; doubled after each further one
+RETRY_SECONDS = 300.0  # first retry after a failure; doubled after each further one
 MAX_ATTEMPTS = 6
 
 SYSTEM = """You write the summary of one finished Claude Code session (an AI coding assistant \
@@ -51,8 +51,14 @@ def ask_model(system: str, prompt: str, *, cfg: dict | None = None) -> tuple[str
     settings = memory_settings(cfg)
     cap = settings.get("daily_call_cap")
     timeout = float(settings.get("timeout_seconds") or 60)
-    text = backend.complete(system, prompt, purpose="summary", max_tokens=SUMMARY_MAX_TOKENS, timeout=timeout,
-                        cap=int(cap) if cap is not None else None)
+    text = backend.complete(
+        system,
+        prompt,
+        purpose="summary",
+        max_tokens=SUMMARY_MAX_TOKENS,
+        timeout=timeout,
+        cap=int(cap) if cap is not None else None,
+    )
     return text, config.model(cfg)
 
 
@@ -96,8 +102,9 @@ def session_echo(session_id: str) -> bool:
     return echo > 0 and echo >= other
 
 
-def session_lines(session_id: str, transcript_path: str | None = None, cwd: str | None = None,
-                  read: list | None = None) -> tuple[list[str], str]:
+def session_lines(
+    session_id: str, transcript_path: str | None = None, cwd: str | None = None, read: list | None = None
+) -> tuple[list[str], str]:
     """(the session's rendered lines, its project); ``read`` gets the messages rendered."""
     from indexer.project import canonical_project
     from recall.memory.extract import find_transcript, read_new
@@ -133,8 +140,14 @@ def clean(reply: str) -> str:
     return cut(text, MAX_SUMMARY_CHARS)
 
 
-def summarize(session_id: str, transcript_path: str | None = None, cwd: str | None = None, *,
-              cfg: dict | None = None, force: bool = False) -> dict:
+def summarize(
+    session_id: str,
+    transcript_path: str | None = None,
+    cwd: str | None = None,
+    *,
+    cfg: dict | None = None,
+    force: bool = False,
+) -> dict:
     """Summarize one session unless it has a summary. Returns {"status": "written" | "exists"
     | "empty" | "pending", ...}; never raises for a model failure (the session stays pending)."""
     cfg = cfg if cfg is not None else config.load()
@@ -164,8 +177,7 @@ def summarize(session_id: str, transcript_path: str | None = None, cwd: str | No
         summaries.clear_pending(session_id)
         log.get("memory").info("session %s: summary not written: %s", session_id, why)
         return {"status": "refused", "problem": why}
-    rec = summaries.put(session_id, project, text, model=model, messages=len(lines),
-                      echo=session_echo(session_id))
+    rec = summaries.put(session_id, project, text, model=model, messages=len(lines), echo=session_echo(session_id))
     why = refused(session_id, read, summary=True)  # a forget that began while it was written: take it back
     if why:
         summaries.remove([session_id])

@@ -59,8 +59,20 @@ def coalesce(items) -> dict[str, dict]:
         if rec is None:
             continue
         sid = str(rec["session_id"])
-        g = groups.setdefault(sid, {"session_id": sid, "event": "stop", "transcript_path": "", "cwd": "",
-                                    "time": 0.0, "files": [], "attempts": 0, "retry_at": 0.0, "error": ""})
+        g = groups.setdefault(
+            sid,
+            {
+                "session_id": sid,
+                "event": "stop",
+                "transcript_path": "",
+                "cwd": "",
+                "time": 0.0,
+                "files": [],
+                "attempts": 0,
+                "retry_at": 0.0,
+                "error": "",
+            },
+        )
         try:
             if int(rec.get("attempts") or 0) >= g["attempts"]:
                 g["attempts"], g["error"] = int(rec.get("attempts") or 0), str(rec.get("error") or "")
@@ -103,15 +115,23 @@ def keep_for_retry(group: dict, error: str) -> None:
     """Failed work stays queued: one trigger for the session carrying its attempts and the
     time of its next try (``recall status`` shows it); never dropped."""
     attempts = int(group.get("attempts") or 0) + 1
-    q.enqueue(group["event"], group["session_id"], group["transcript_path"], group["cwd"], now=group["time"],
-              retry={"attempts": attempts, "retry_at": time.time() + retry_delay(attempts, error),
-                     "error": error})
+    q.enqueue(
+        group["event"],
+        group["session_id"],
+        group["transcript_path"],
+        group["cwd"],
+        now=group["time"],
+        retry={"attempts": attempts, "retry_at": time.time() + retry_delay(attempts, error), "error": error},
+    )
 
 
 def retrying() -> list[dict]:
     """Queued work waiting for its next try after an error: [{session_id, attempts, retry_at, error}]."""
-    return [{"session_id": g["session_id"], "attempts": g["attempts"], "retry_at": g["retry_at"], "error": g["error"]}
-            for g in coalesce(q.pending()).values() if g["attempts"]]
+    return [
+        {"session_id": g["session_id"], "attempts": g["attempts"], "retry_at": g["retry_at"], "error": g["error"]}
+        for g in coalesce(q.pending()).values()
+        if g["attempts"]
+    ]
 
 
 def _due_at(group: dict, cfg: dict) -> float:
@@ -137,8 +157,9 @@ def run_session(group: dict, cfg: dict) -> dict:
     from recall.memory import briefing, consolidate, extract, index_docs, store
 
     logger = log.get("memory")
-    report = extract.process(group["session_id"], group["event"], group["transcript_path"] or None,
-                             group["cwd"] or None, cfg=cfg)
+    report = extract.process(
+        group["session_id"], group["event"], group["transcript_path"] or None, group["cwd"] or None, cfg=cfg
+    )
     out = report.as_dict()
     if group["event"] == "session-end":
         out["summary"] = summarize_session(group, cfg)
@@ -168,8 +189,7 @@ def summarize_session(group: dict, cfg: dict) -> dict:
     try:
         from recall.memory import summarize
 
-        return summarize.summarize(group["session_id"], group["transcript_path"] or None, group["cwd"] or None,
-                                   cfg=cfg)
+        return summarize.summarize(group["session_id"], group["transcript_path"] or None, group["cwd"] or None, cfg=cfg)
     except Exception as exc:  # noqa: BLE001 - a summary must not stop the memory queue
         log.get("memory").exception("summary of session %s failed", group["session_id"])
         return {"status": "failed", "problem": f"{type(exc).__name__}: {exc}"}
@@ -277,8 +297,7 @@ def _unlink(path) -> None:
 
 def _worth_waiting(cfg: dict) -> bool:
     now = time.time()
-    return any(not (g["attempts"] and due_at(g, cfg) - now > RETRY_WAIT_WITHIN)
-               for g in coalesce(q.pending()).values())
+    return any(not (g["attempts"] and due_at(g, cfg) - now > RETRY_WAIT_WITHIN) for g in coalesce(q.pending()).values())
 
 
 def _any_due(cfg: dict) -> bool:

@@ -42,8 +42,7 @@ from recall.core import log, paths
 from recall.memory import store
 from recall.memory.store import Memory, State
 
-STEPS = (*forgetting.INGEST_STEPS, "memories", "claude_md", "summaries", "injection_log", "synthesis_cache",
-         "purge")
+STEPS = (*forgetting.INGEST_STEPS, "memories", "claude_md", "summaries", "injection_log", "synthesis_cache", "purge")
 
 
 def known_projects(archive: Archive, sel: Selection) -> list[str]:
@@ -62,12 +61,17 @@ def memories_to_change(state: State, sel: Selection, gone_sessions: set[str]) ->
     for m in state.memories:
         if gone_sessions and set(m.sessions) & gone_sessions:
             drop.append(m)
-        elif needle is not None and (needle in m.content.casefold()
-                                     or any(needle in t.casefold() for t in m.tags)):
+        elif needle is not None and (needle in m.content.casefold() or any(needle in t.casefold() for t in m.tags)):
             if sel.before is None or (m.created and m.created < sel.before):
                 drop.append(m)
-        elif sel.before is not None and needle is None and not sel.sessions and m.origin != "manual" \
-                and m.created and m.created < sel.before:
+        elif (
+            sel.before is not None
+            and needle is None
+            and not sel.sessions
+            and m.origin != "manual"
+            and m.created
+            and m.created < sel.before
+        ):
             drop.append(m)
         elif sel.secret is not None and (sel.secret in m.content or any(sel.secret in t for t in m.tags)):
             rewrite.append(m)
@@ -197,19 +201,34 @@ def run(ix, intent: dict) -> dict:
     touched = set(intent.get("sessions") or []) | gone
     if "memories" not in done:
         deleted, rewritten, changed, briefed = remove_from_memories(ix, sel, gone, intent.get("memory_projects") or [])
-        forgetting.step_done(root, intent, "memories", memories=deleted, memories_rewritten=rewritten,
-                             changed_projects=changed, briefings=briefed)
+        forgetting.step_done(
+            root,
+            intent,
+            "memories",
+            memories=deleted,
+            memories_rewritten=rewritten,
+            changed_projects=changed,
+            briefings=briefed,
+        )
     if "claude_md" not in done:
         # every project whose memories the forget may have changed: a run cut short after the
         # memories step changed them cannot tell which it did (an unchanged block is not rewritten)
-        projects = intent.get("memory_projects") if intent.get("resumed") \
-            else intent["result"].get("changed_projects")
-        forgetting.step_done(root, intent, "claude_md", briefings=int(intent["result"].get("briefings") or 0)
-                             + refresh_briefings(projects or []))
+        projects = intent.get("memory_projects") if intent.get("resumed") else intent["result"].get("changed_projects")
+        forgetting.step_done(
+            root,
+            intent,
+            "claude_md",
+            briefings=int(intent["result"].get("briefings") or 0) + refresh_briefings(projects or []),
+        )
     if "summaries" not in done:
         if sel.secret:  # a secret is cut out of the summaries that hold it; the others stay as they are
-            forgetting.step_done(root, intent, "summaries", summaries=remove_summaries(ix, gone, gone),
-                                 summaries_rewritten=cut_secret_from_summaries(ix, touched - gone, sel.secret))
+            forgetting.step_done(
+                root,
+                intent,
+                "summaries",
+                summaries=remove_summaries(ix, gone, gone),
+                summaries_rewritten=cut_secret_from_summaries(ix, touched - gone, sel.secret),
+            )
         else:
             forgetting.step_done(root, intent, "summaries", summaries=remove_summaries(ix, touched, gone))
     if "injection_log" not in done:
@@ -236,8 +255,11 @@ def resume(ix) -> list[dict]:
     for intent in forgetting.intents(ix.archive.root):
         intent.setdefault("done", [])
         intent["resumed"] = True
-        log.get("cli").info("finishing an interrupted forget (%s) left after step %s",
-                            describe_selection(intent["selection"], reveal=False), (intent["done"] or ["intent"])[-1])
+        log.get("cli").info(
+            "finishing an interrupted forget (%s) left after step %s",
+            describe_selection(intent["selection"], reveal=False),
+            (intent["done"] or ["intent"])[-1],
+        )
         res = run(ix, intent)
         out.append(dict(res, selection=intent["selection"], kind=intent.get("kind", "forget")))
     return out
@@ -329,8 +351,13 @@ def clean_injection_log(sel: Selection, sessions: set[str]) -> int:
         hit_sessions = {str(h.get("session")) for h in rec.get("hits") or [] if isinstance(h, dict)}
         if rec.get("session") in sessions or hit_sessions & sessions:
             return None
-        if sel.before is not None and isinstance(rec.get("t"), (int, float)) and rec["t"] < sel.before \
-                and not sel.sessions and not sel.project:
+        if (
+            sel.before is not None
+            and isinstance(rec.get("t"), (int, float))
+            and rec["t"] < sel.before
+            and not sel.sessions
+            and not sel.project
+        ):
             return None
         text = str(rec.get("text") or "")
         if needle and needle in text.lower():
@@ -387,5 +414,9 @@ def attach(ix, finish: bool = True) -> None:
         except StorageError:
             raise
         except Exception as exc:  # noqa: BLE001 - indexing goes on; the intent is kept for the next try
-            log.get("service").error("an interrupted forget could not be finished (%s: %s); it is tried "
-                                      "again at the next start or `recall forget`", type(exc).__name__, exc)
+            log.get("service").error(
+                "an interrupted forget could not be finished (%s: %s); it is tried "
+                "again at the next start or `recall forget`",
+                type(exc).__name__,
+                exc,
+            )

@@ -120,10 +120,16 @@ def step(ix, budget: float | None = ingest_side.STEP_SECONDS) -> str:
 
     p["purged"] = purge(ix).get("documents", 0)  # the replaced documents' bytes leave the index
     done = ingest_side.finish(root, st)
-    log.get("service").info("re-redaction done: %d of %d archived messages changed, %d sessions, %d memories "
-                            "(rules %s -> %s) in %.1f s", done["rewritten"], done["messages"],
-                            done.get("sessions") or 0, done.get("memories") or 0, done["from"], done["to"],
-                            done["seconds"])
+    log.get("service").info(
+        "re-redaction done: %d of %d archived messages changed, %d sessions, %d memories (rules %s -> %s) in %.1f s",
+        done["rewritten"],
+        done["messages"],
+        done.get("sessions") or 0,
+        done.get("memories") or 0,
+        done["from"],
+        done["to"],
+        done["seconds"],
+    )
     return "done"
 
 

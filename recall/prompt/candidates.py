@@ -15,9 +15,9 @@ from recall.prompt.settings import hook_settings
 from recall.prompt.trivial import STOP_WORDS, normalize
 from recall.search.words import CODING_FRAMING, FRAMING
 
-MAX_PROMPT_CHARS = 4000    # of the prompt used as the search query
-PER_SESSION = 3            # at most this many hits from one past session
-CANDIDATES = 24            # candidates judged per prompt (the engine's best, messages and memories)
+MAX_PROMPT_CHARS = 4000  # of the prompt used as the search query
+PER_SESSION = 3  # at most this many hits from one past session
+CANDIDATES = 24  # candidates judged per prompt (the engine's best, messages and memories)
 _FRAMING = frozenset(FRAMING) | frozenset(CODING_FRAMING)
 
 
@@ -102,8 +102,9 @@ def candidates(searcher, text: str, limit: int, project: str | None, exclude_ses
     return searcher.candidates(text, CandidateFilter(project=project, exclude_session=exclude_session), limit)
 
 
-def judged_candidates(prompt: str, cwd: str | None = None, session_id: str | None = None,
-                      hook: dict | None = None, searcher=None) -> tuple[list, object]:
+def judged_candidates(
+    prompt: str, cwd: str | None = None, session_id: str | None = None, hook: dict | None = None, searcher=None
+) -> tuple[list, object]:
     """The current project's (or every project's, by ``hook.scope``) candidates for ``prompt``,
     not of the current session, each with its confidence, best first; and the searcher."""
     from indexer.project import canonical_project
@@ -140,8 +141,15 @@ def raw_decision(judged: list, hook: dict, skip_sessions=frozenset()):
     one per past session, at most ``hook.raw_limit``."""
     from recall.search.confidence import DEFAULT_MIN_CONFIDENCE, decide
 
-    return decide(judged, float(hook.get("min_confidence", DEFAULT_MIN_CONFIDENCE)), "hook.min_confidence",
-                  int(hook.get("raw_limit", 3)), 1, skip_sessions, _text_key)
+    return decide(
+        judged,
+        float(hook.get("min_confidence", DEFAULT_MIN_CONFIDENCE)),
+        "hook.min_confidence",
+        int(hook.get("raw_limit", 3)),
+        1,
+        skip_sessions,
+        _text_key,
+    )
 
 
 def model_decision(judged: list, hook: dict, skip_sessions=frozenset()):
@@ -151,12 +159,20 @@ def model_decision(judged: list, hook: dict, skip_sessions=frozenset()):
     from recall.search.confidence import DEFAULT_MODEL_MIN_CONFIDENCE, decide
 
     gate = float(hook.get("model_min_confidence", DEFAULT_MODEL_MIN_CONFIDENCE))
-    return decide(judged, gate, "hook.model_min_confidence", int(hook.get("limit", 8)), PER_SESSION,
-                  skip_sessions, _text_key)
+    return decide(
+        judged, gate, "hook.model_min_confidence", int(hook.get("limit", 8)), PER_SESSION, skip_sessions, _text_key
+    )
 
 
-def find_hits(prompt: str, cwd: str | None = None, session_id: str | None = None, hook: dict | None = None,
-              searcher=None, trace: dict | None = None, path: str = "raw") -> list:
+def find_hits(
+    prompt: str,
+    cwd: str | None = None,
+    session_id: str | None = None,
+    hook: dict | None = None,
+    searcher=None,
+    trace: dict | None = None,
+    path: str = "raw",
+) -> list:
     """Hits worth injecting for ``prompt`` on ``path`` (``raw``: ``raw_decision``; ``model``:
     ``model_decision``, with the replies to recalled prompts attached). ``trace`` gets
     ``best``: the best candidate's confidence, which says why a prompt got nothing."""

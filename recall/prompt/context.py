@@ -27,11 +27,11 @@ from recall.core import config
 from recall.prompt.settings import hook_settings
 from recall.prompt.trivial import trivial_reason
 
-SAFETY_SECONDS = 0.35      # the pipeline's own deadline: this long before the budget runs out
-WATCHDOG_SECONDS = 0.1     # the watchdog's: this long before it
-MIN_SYNTH_SECONDS = 0.6    # below this much time left, inject raw snippets right away
-SERVICE_SLACK = 0.35       # time kept back from the service for an in-process fallback
-BREAKER_SECONDS = 120.0    # after the service hung, prompts skip it this long (then try again)
+SAFETY_SECONDS = 0.35  # the pipeline's own deadline: this long before the budget runs out
+WATCHDOG_SECONDS = 0.1  # the watchdog's: this long before it
+MIN_SYNTH_SECONDS = 0.6  # below this much time left, inject raw snippets right away
+SERVICE_SLACK = 0.35  # time kept back from the service for an in-process fallback
+BREAKER_SECONDS = 120.0  # after the service hung, prompts skip it this long (then try again)
 
 
 _log_lock = threading.Lock()
@@ -58,8 +58,7 @@ def _synthesize_within(prompt: str, hits: list, seconds: float, max_chars: int):
 
     import contextvars  # the worker sees the caller's environment (recall.core.caller)
 
-    worker = threading.Thread(target=contextvars.copy_context().run, args=(work,), name="recall-synthesis",
-                              daemon=True)
+    worker = threading.Thread(target=contextvars.copy_context().run, args=(work,), name="recall-synthesis", daemon=True)
     worker.start()
     worker.join(max(0.0, seconds))
     if worker.is_alive():
@@ -108,11 +107,17 @@ def without_rule_docs(hits: list) -> list:
     tools that an older version indexed: never injected, the session they point to is."""
     from recall.search.exchange import adds_nothing
 
-    return [h for h in hits if not (getattr(h, "kind", "") in ("memory", "team")
-                                    and str(h.uuid).startswith(("rule-", "sum-")))
-            and not getattr(h, "echo", False) and not adds_nothing(str(getattr(h, "text", "") or ""))
-            and not (getattr(h, "role", "") == "tool_use"
-                     and str(getattr(h, "text", "")).startswith(("mcp__recall__", "mcp__plugin_recall_")))]
+    return [
+        h
+        for h in hits
+        if not (getattr(h, "kind", "") in ("memory", "team") and str(h.uuid).startswith(("rule-", "sum-")))
+        and not getattr(h, "echo", False)
+        and not adds_nothing(str(getattr(h, "text", "") or ""))
+        and not (
+            getattr(h, "role", "") == "tool_use"
+            and str(getattr(h, "text", "")).startswith(("mcp__recall__", "mcp__plugin_recall_"))
+        )
+    ]
 
 
 def nothing_why(best: float | None, hook: dict, path: str = "raw", gate: float | None = None) -> str:
@@ -136,8 +141,16 @@ def choose_path(hook: dict, cfg: dict) -> tuple[str, str]:
     return ("raw", "off") if choice.name == "off" else ("model", choice.name)
 
 
-def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, searcher=None,
-                  on_fallback=None, trace: dict | None = None, screened: bool = False) -> dict | None:
+def build_context(
+    payload: dict,
+    deadline: float,
+    *,
+    cfg: dict | None = None,
+    searcher=None,
+    on_fallback=None,
+    trace: dict | None = None,
+    screened: bool = False,
+) -> dict | None:
     """The hook's output for ``payload`` (or None: nothing to inject), ready by ``deadline``
     (``time.time()`` seconds). ``on_fallback(output)`` is told the raw-snippet output as soon as
     it exists, so a watchdog can emit it if the synthesis overruns. ``trace`` (a dict) is
@@ -192,9 +205,14 @@ def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, se
         from recall.search.stale import mark_hits  # stat calls and state.db: no subprocess
 
         mark_hits(hits, cwd)
-    trace["hits"] = [{"session": h.session_id, "score": round(float(h.score), 3),
-                      **({"confidence": round(h.confidence, 3)} if h.confidence is not None else {})}
-                     for h in hits]
+    trace["hits"] = [
+        {
+            "session": h.session_id,
+            "score": round(float(h.score), 3),
+            **({"confidence": round(h.confidence, 3)} if h.confidence is not None else {}),
+        }
+        for h in hits
+    ]
     if not hits:
         if chosen.repeated and chosen.best is not None and chosen.best >= chosen.gate:
             why = "every confident hit is of a session injected earlier in this conversation"
@@ -206,8 +224,18 @@ def build_context(payload: dict, deadline: float, *, cfg: dict | None = None, se
         trace.update(outcome="rules", why=why)
         out = only_rules
     else:
-        out = _deliver(prompt, hits, raw.hits if path == "model" else hits, hook, cfg, deadline, on_fallback,
-                       trace, rules, only_rules)
+        out = _deliver(
+            prompt,
+            hits,
+            raw.hits if path == "model" else hits,
+            hook,
+            cfg,
+            deadline,
+            on_fallback,
+            trace,
+            rules,
+            only_rules,
+        )
     if out is not None:
         trace["text"] = _redacted(out["hookSpecificOutput"]["additionalContext"])
     return out
@@ -231,15 +259,22 @@ def _deliver(prompt, hits, raw_hits, hook, cfg, deadline, on_fallback, trace, ru
     def raw_because(why: str) -> dict | None:
         if raw is None:  # nothing passes the raw path's gate: nothing rather than a loose guess
             trace["hits"] = []
-            trace.update(outcome="rules" if only_rules is not None else "nothing",
-                         why=f"{why}; no hit reached hook.min_confidence {float(hook['min_confidence']):.2f}")
+            trace.update(
+                outcome="rules" if only_rules is not None else "nothing",
+                why=f"{why}; no hit reached hook.min_confidence {float(hook['min_confidence']):.2f}",
+            )
             return only_rules
         trace.update(outcome="raw", why=why)
         trace["injected"] = list(dict.fromkeys(h.session_id for h in raw_hits))
         if trace.get("path") == "model":
-            trace["hits"] = [{"session": h.session_id, "score": round(float(h.score), 3),
-                              **({"confidence": round(h.confidence, 3)} if h.confidence is not None else {})}
-                             for h in raw_hits]
+            trace["hits"] = [
+                {
+                    "session": h.session_id,
+                    "score": round(float(h.score), 3),
+                    **({"confidence": round(h.confidence, 3)} if h.confidence is not None else {}),
+                }
+                for h in raw_hits
+            ]
         return raw
 
     if any(getattr(h, "kind", "") == "memory" for h in hits):
@@ -248,8 +283,7 @@ def _deliver(prompt, hits, raw_hits, hook, cfg, deadline, on_fallback, trace, ru
         note_access(hits)
     scope_all = hook.get("scope") == "all"
     max_chars = hook["max_chars"]
-    raw = hook_output(format_raw(raw_hits, prompt, hook["raw_max_chars"], scope_all, rules=rules)) \
-        if raw_hits else None
+    raw = hook_output(format_raw(raw_hits, prompt, hook["raw_max_chars"], scope_all, rules=rules)) if raw_hits else None
     if raw is not None and on_fallback is not None:
         on_fallback(raw)
     if trace.get("path") != "model":
@@ -273,15 +307,19 @@ def _deliver(prompt, hits, raw_hits, hook, cfg, deadline, on_fallback, trace, ru
         _log().warning("synthesis failed (%s); injected raw snippets", str(result)[:300])
         return raw_because("error")
     if not result.strip():
-        trace.update(outcome="rules" if only_rules is not None else "nothing",
-                     why=f"the model found nothing relevant in the {len(hits)} hits above "
-                         f"hook.model_min_confidence {float(hook['model_min_confidence']):.2f}")
+        trace.update(
+            outcome="rules" if only_rules is not None else "nothing",
+            why=f"the model found nothing relevant in the {len(hits)} hits above "
+            f"hook.model_min_confidence {float(hook['model_min_confidence']):.2f}",
+        )
         return only_rules  # the model found nothing in the hits that bears on the prompt
     trace.update(outcome="synthesized", why="")
-    trace["injected"] = list(dict.fromkeys(h.session_id for h in hits if h.session_id[:8] in result)) or \
-        list(dict.fromkeys(h.session_id for h in hits))
-    return hook_output(format_synthesis(result, max_chars, scope_all, rules=rules,
-                                        marks=any(getattr(h, "stale", None) for h in hits)))
+    trace["injected"] = list(dict.fromkeys(h.session_id for h in hits if h.session_id[:8] in result)) or list(
+        dict.fromkeys(h.session_id for h in hits)
+    )
+    return hook_output(
+        format_synthesis(result, max_chars, scope_all, rules=rules, marks=any(getattr(h, "stale", None) for h in hits))
+    )
 
 
 def _service_may_run() -> bool:
@@ -364,8 +402,9 @@ def service_context(payload: dict, deadline: float, trace: dict | None = None):
     except client.Unavailable:
         return False, None
     except Exception as exc:
-        _log().warning("service hook_context failed (%s: %s); working it out in-process",
-                       type(exc).__name__, str(exc)[:200])
+        _log().warning(
+            "service hook_context failed (%s: %s); working it out in-process", type(exc).__name__, str(exc)[:200]
+        )
         return False, None
     if breaker_open() is not None:
         _reset_breaker()

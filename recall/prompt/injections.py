@@ -72,7 +72,7 @@ def record(payload: dict, trace: dict, output: dict | None, started: float) -> d
     output that was printed."""
     text = ""
     if isinstance(output, dict):
-        text = ((output.get("hookSpecificOutput") or {}).get("additionalContext") or "")
+        text = (output.get("hookSpecificOutput") or {}).get("additionalContext") or ""
     outcome = trace.get("outcome") or ("raw" if text else "nothing")
     rec = {
         "t": round(time.time(), 3),
@@ -87,8 +87,16 @@ def record(payload: dict, trace: dict, output: dict | None, started: float) -> d
         "path": trace.get("path", ""),
         "gate": trace.get("gate", {}),
         "best": trace.get("best"),
-        "injected": (trace.get("injected") or list(dict.fromkeys(
-            h.get("session") for h in trace.get("hits", []) if isinstance(h, dict) and h.get("session")))) if text else [],
+        "injected": (
+            trace.get("injected")
+            or list(
+                dict.fromkeys(
+                    h.get("session") for h in trace.get("hits", []) if isinstance(h, dict) and h.get("session")
+                )
+            )
+        )
+        if text
+        else [],
         "chars": len(text),
         "tokens": estimate_tokens(len(text)),
         "latency_ms": round((time.time() - started) * 1000, 1),

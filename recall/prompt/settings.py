@@ -21,8 +21,7 @@ def hook_settings(cfg: dict | None = None) -> dict:
             if isinstance(value, bool):
                 out[key] = value
         elif isinstance(default, (int, float)):
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
-                    and value >= 0:
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
                 out[key] = value
         elif isinstance(default, list):
             if isinstance(value, list):

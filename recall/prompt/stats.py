@@ -31,8 +31,10 @@ TOLD = re.compile(
     r"|we(?:'ve| have)? (?:already )?(?:discussed|talked about|been over|been through|went over|covered|decided) "
     r"(?:this|that|it)"
     r"|(?:did|do)(?:n't| not)? you (?:not )?remember|you forgot|you(?:'ve| have)? forgotten"
-    r"|(?:remember|recall) (?:what|when) (?:we|i) (?:said|decided|discussed|talked))\b", re.I)
-REPEAT_OVERLAP = 0.6   # share of the two questions' informative words they have in common
+    r"|(?:remember|recall) (?:what|when) (?:we|i) (?:said|decided|discussed|talked))\b",
+    re.I,
+)
+REPEAT_OVERLAP = 0.6  # share of the two questions' informative words they have in common
 MIN_SHARED = 2
 
 
@@ -71,8 +73,15 @@ def answered_before(searcher, prompt: str, rec: dict, ts: float) -> str | None:
         return None
     project = canonical_project(str(rec.get("project") or "")) or None
     try:
-        hits = searcher.search(prompt, messages=True, limit=10, project=project, until=ts - 1,
-                               exclude_session=str(rec.get("session") or "") or None, roles=("user",))
+        hits = searcher.search(
+            prompt,
+            messages=True,
+            limit=10,
+            project=project,
+            until=ts - 1,
+            exclude_session=str(rec.get("session") or "") or None,
+            roles=("user",),
+        )
     except Exception:  # noqa: BLE001 - a query the engine refuses is no miss
         return None
     for h in hits:
@@ -92,9 +101,22 @@ def weekly(records: list[dict], weeks: int = 8, now: float | None = None, search
     for i, rec in enumerate(mine):
         annotate([rec], cache)
         w = week_of(rec["t"])
-        row = rows.setdefault(w, {"week": w.isoformat(), "prompts": 0, "trivial": 0, "injections": 0, "used": 0,
-                                  "unknown": 0, "silent": 0, "misses": 0, "repeated": 0, "told": 0,
-                                  "miss_examples": []})
+        row = rows.setdefault(
+            w,
+            {
+                "week": w.isoformat(),
+                "prompts": 0,
+                "trivial": 0,
+                "injections": 0,
+                "used": 0,
+                "unknown": 0,
+                "silent": 0,
+                "misses": 0,
+                "repeated": 0,
+                "told": 0,
+                "miss_examples": [],
+            },
+        )
         row["prompts"] += 1
         if injected(rec):
             row["injections"] += 1

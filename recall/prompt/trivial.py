@@ -15,13 +15,36 @@ from recall.search.words import PROMPT_STOPWORDS as STOPWORDS  # stdlib only
 
 STOP_WORDS = frozenset(STOPWORDS)
 
-_FILLER = {"please", "pls", "and", "then", "now", "just", "so", "you", "it", "that", "very", "much",
-           "a", "lot", "all", "again", "for", "the", "this", "yes", "sir", "mate", "ahead", "on"}
+_FILLER = {
+    "please",
+    "pls",
+    "and",
+    "then",
+    "now",
+    "just",
+    "so",
+    "you",
+    "it",
+    "that",
+    "very",
+    "much",
+    "a",
+    "lot",
+    "all",
+    "again",
+    "for",
+    "the",
+    "this",
+    "yes",
+    "sir",
+    "mate",
+    "ahead",
+    "on",
+}
 
 _SLASH = re.compile(r"^/[A-Za-z][\w:.\-]*(?:\s|$)")
 _NUMBER = re.compile(r"^[\s\d.,:;+\-#%()/*=x]+$")
-_PATH_TOKEN = re.compile(
-    r"^(?:file://)?(?:[A-Za-z]:)?[~.]{0,2}[/\\]?[\w.@+~%\-]*(?:[/\\][\w.@+~%\-]*)+(?::\d+)*$")
+_PATH_TOKEN = re.compile(r"^(?:file://)?(?:[A-Za-z]:)?[~.]{0,2}[/\\]?[\w.@+~%\-]*(?:[/\\][\w.@+~%\-]*)+(?::\d+)*$")
 _PUNCT = re.compile(r"[^\w\s]+")
 _SPACES = re.compile(r"\s+")
 
@@ -39,7 +62,7 @@ def _is_acknowledgement(prompt: str, skip: list[str]) -> bool:
     matched = False
     while i < len(words):
         for ph in phrases:
-            if tuple(words[i:i + len(ph)]) == ph:
+            if tuple(words[i : i + len(ph)]) == ph:
                 i += len(ph)
                 matched = True
                 break
@@ -64,8 +87,11 @@ def trivial_reason(prompt, hook: dict | None = None) -> str | None:
     if _NUMBER.match(p):
         return "number"
     tokens = p.strip("'\"`").split()
-    if tokens and all(_PATH_TOKEN.match(t.strip("'\"`,")) for t in tokens) and any(
-            "/" in t or "\\" in t for t in tokens):
+    if (
+        tokens
+        and all(_PATH_TOKEN.match(t.strip("'\"`,")) for t in tokens)
+        and any("/" in t or "\\" in t for t in tokens)
+    ):
         return "path"
     if _is_acknowledgement(p, hook.get("skip") or []):
         return "acknowledgement"

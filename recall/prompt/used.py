@@ -20,28 +20,33 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-PROMPT_SLACK = 120.0   # the prompt is at most this many seconds before the hook's record ...
-AFTER_SLACK = 30.0     # ... or this many after it (clocks, a slow write)
-MIN_WORDS = 3          # distinctive words of the injection a reply repeats to have used it
+PROMPT_SLACK = 120.0  # the prompt is at most this many seconds before the hook's record ...
+AFTER_SLACK = 30.0  # ... or this many after it (clocks, a slow write)
+MIN_WORDS = 3  # distinctive words of the injection a reply repeats to have used it
 MIN_WORD_CHARS = 5
 REPLY_CHARS = 200_000  # of one reply read at most
 
 _STAMP = re.compile(r"\[\d{4}-\d{2}-\d{2}[^\]\n]*\]")  # "[2026-11-20 session abcdef12]"
-_BOILERPLATE = re.compile(r"^\s*(?:</?recalled-context[^>]*>|Recalled by recall\b.*|Rules? (?:that )?appl.*)$",
-                          re.I | re.M)
+_BOILERPLATE = re.compile(
+    r"^\s*(?:</?recalled-context[^>]*>|Recalled by recall\b.*|Rules? (?:that )?appl.*)$", re.I | re.M
+)
 _TOKEN = re.compile(r"[\w./@:#-]+")
 _WORD = re.compile(r"[a-z]+")
 _HEXISH = re.compile(r"^[0-9a-f]{7,}$")
-_CITES = re.compile(r"\b(?:recalled context|recalled-context|(?:an?|the) (?:earlier|previous|past|prior) "
-                    r"(?:session|conversation)|from (?:recall|memory|your notes)|as we (?:decided|discussed|agreed))\b",
-                    re.I)
+_CITES = re.compile(
+    r"\b(?:recalled context|recalled-context|(?:an?|the) (?:earlier|previous|past|prior) "
+    r"(?:session|conversation)|from (?:recall|memory|your notes)|as we (?:decided|discussed|agreed))\b",
+    re.I,
+)
 # words so common in replies that sharing them says nothing (beyond the prompt stopwords)
-_COMMON = frozenset("""about above after again added adding against almost along already although always among
+_COMMON = frozenset(
+    """about above after again added adding against almost along already although always among
     another around based became because become before being below between change changed changes check
     checked could doesn every example first found going great having instead issue later least looks
     makes means might needs never number other others place right seems should since small
     something still sure their there these thing think those though three through today under until using
-    value values where which while without works would write wrote years yours""".split())
+    value values where which while without works would write wrote years yours""".split()
+)
 
 
 @dataclass
@@ -108,8 +113,13 @@ def _names(text: str) -> set[str]:
         letters = any(c.isalpha() for c in tok)
         if not letters:
             continue
-        if ("/" in tok or "_" in tok or re.search(r"[a-z][A-Z]", tok) or re.search(r"\w\.\w", tok)
-                or (any(c.isdigit() for c in tok) and "-" not in tok[:1])):
+        if (
+            "/" in tok
+            or "_" in tok
+            or re.search(r"[a-z][A-Z]", tok)
+            or re.search(r"\w\.\w", tok)
+            or (any(c.isdigit() for c in tok) and "-" not in tok[:1])
+        ):
             out.add(tok)
     return out
 
@@ -201,6 +211,9 @@ def verdict(rec: dict, cache: dict) -> tuple[bool | None, str]:
     reply = "\n".join(turn.reply)
     if not reply.strip():
         return (False, "no reply") if turn.answered else (None, "no reply indexed yet")
-    sessions = [s for s in (rec.get("injected") or [h.get("session") for h in rec.get("hits") or []
-                                                   if isinstance(h, dict)]) if isinstance(s, str)]
+    sessions = [
+        s
+        for s in (rec.get("injected") or [h.get("session") for h in rec.get("hits") or [] if isinstance(h, dict)])
+        if isinstance(s, str)
+    ]
     return judge(str(rec.get("text") or ""), turn.prompt, reply, sessions)

@@ -18,9 +18,15 @@ def doc_id(rule_id: str) -> str:
 def doc(rule: Rule) -> dict:
     words = " ".join([*rule.any, *rule.all, *rule.paths, *rule.tools])
     content = f"Rule ({rule.condition()}): {rule.text}"
-    return {"id": doc_id(rule.id), "project": rule.project, "type": RULE_TYPE, "content": content,
-            "tags": ["rule", *words.split()][:10], "updated": parse_iso(rule.updated) or 0.0,
-            "session_ids": []}
+    return {
+        "id": doc_id(rule.id),
+        "project": rule.project,
+        "type": RULE_TYPE,
+        "content": content,
+        "tags": ["rule", *words.split()][:10],
+        "updated": parse_iso(rule.updated) or 0.0,
+        "session_ids": [],
+    }
 
 
 def sync(upserts: list[Rule] = (), removed: list[str] = ()) -> str:

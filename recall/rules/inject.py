@@ -19,8 +19,8 @@ from recall.core.jsonio import loads_object, read_json
 from recall.rules.files import any_rules, project_of
 from recall.rules.match import Fired, Situation, compiled_rules, fire
 
-LAST_TURNS = 3             # user prompts back the transcript's tools and files are taken from
-TAIL_BYTES = 512 * 1024    # at most this much of the transcript's end is read
+LAST_TURNS = 3  # user prompts back the transcript's tools and files are taken from
+TAIL_BYTES = 512 * 1024  # at most this much of the transcript's end is read
 SESSION_DAYS = 14
 _SID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 _FILE_KEYS = ("file_path", "notebook_path", "path")
@@ -58,8 +58,9 @@ def recent_activity(transcript_path: str | None, turns: int = LAST_TURNS) -> tup
         msg = entry.get("message") if isinstance(entry.get("message"), dict) else {}
         content = msg.get("content")
         if entry.get("type") == "user" and not entry.get("isMeta"):
-            if isinstance(content, str) or (isinstance(content, list) and any(
-                    isinstance(b, dict) and b.get("type") == "text" for b in content)):
+            if isinstance(content, str) or (
+                isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "text" for b in content)
+            ):
                 prompts += 1
                 if prompts >= turns:
                     break

@@ -30,7 +30,7 @@ from functools import lru_cache
 from recall.rules.patterns import compile_regex, terms_of
 from recall.rules.store import MAX_REGEX_RULES
 
-MAX_SUBJECT = 20_000       # characters of the prompt a regex sees
+MAX_SUBJECT = 20_000  # characters of the prompt a regex sees
 RE2_SET_MAX_MEM = 64 << 20  # bytes the set of all patterns may use
 _PATHISH = re.compile(r"(?:~?[\w.\-@+]*/)+[\w.\-@+]*|\b[\w\-@+]+\.[A-Za-z][A-Za-z0-9]{0,9}\b")
 
@@ -53,7 +53,7 @@ def relative(path: str, roots: list[str]) -> str:
             if root:
                 root = root.rstrip("/") + "/"
                 if p.startswith(root):
-                    p = p[len(root):]
+                    p = p[len(root) :]
                     break
     while p.startswith("./"):
         p = p[2:]
@@ -71,8 +71,8 @@ class Situation:
     """What rules are tested on."""
 
     prompt: str = ""
-    paths: list[str] = field(default_factory=list)    # relative paths: the prompt's, then the last turns'
-    tools: list[str] = field(default_factory=list)    # tool names of the last turns
+    paths: list[str] = field(default_factory=list)  # relative paths: the prompt's, then the last turns'
+    tools: list[str] = field(default_factory=list)  # tool names of the last turns
     terms: frozenset[str] = frozenset()
     path_tails: list[tuple[str, list[str]]] = field(default_factory=list)
     tools_lower: list[str] = field(default_factory=list)
@@ -86,9 +86,14 @@ class Situation:
             if r and r not in seen:
                 seen.append(r)
         tools = [str(t) for t in tools if t]
-        return cls(prompt=prompt or "", paths=seen, tools=tools,
-                   terms=terms_of(prompt or "") if prompt else frozenset(),
-                   path_tails=[(p, tails(p)) for p in seen], tools_lower=[t.lower() for t in tools])
+        return cls(
+            prompt=prompt or "",
+            paths=seen,
+            tools=tools,
+            terms=terms_of(prompt or "") if prompt else frozenset(),
+            path_tails=[(p, tails(p)) for p in seen],
+            tools_lower=[t.lower() for t in tools],
+        )
 
 
 class Fired:
@@ -98,7 +103,7 @@ class Fired:
 
     def __init__(self, rule, files: list[str], why=None) -> None:
         self.rule = rule
-        self.files = files    # the paths its globs matched (empty: the rule has no paths)
+        self.files = files  # the paths its globs matched (empty: the rule has no paths)
         self._why = why
         self._reasons: list[str] | None = None
 
@@ -266,8 +271,10 @@ def _file_rules(scope: str, path, project: str | None) -> tuple[tuple, list[Comp
             known = trust.accepted(project or "")
             waiting = [r for r in rules if not trust.is_trusted(r, known)]
             if waiting:
-                _warn(f"{path}: {len(waiting)} rules not made or accepted by the user are not injected "
-                      "(`recall rules trust` accepts them)")
+                _warn(
+                    f"{path}: {len(waiting)} rules not made or accepted by the user are not injected "
+                    "(`recall rules trust` accepts them)"
+                )
                 rules = [r for r in rules if trust.is_trusted(r, known)]
         compiled, with_regex = [], 0
         for r in rules:
@@ -316,7 +323,8 @@ def fire(situation: Situation, rules: RuleSet, now: float | None = None) -> list
     now = time.time() if now is None else now
     hits = rules.regex_hits(situation.prompt)
     memo: dict = {}
-    fired = [(c.order, i, f) for i, c in enumerate(rules.rules)
-             if (f := c.test(situation, now, hits, memo)) is not None]
+    fired = [
+        (c.order, i, f) for i, c in enumerate(rules.rules) if (f := c.test(situation, now, hits, memo)) is not None
+    ]
     fired.sort(key=lambda x: (x[0], x[1]))
     return [f for _, _, f in fired]

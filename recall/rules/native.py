@@ -17,14 +17,20 @@ MAX_FILES = 200
 
 @dataclass
 class NativeRule:
-    path: str                  # the file
-    scope: str                 # "project" or "user"
+    path: str  # the file
+    scope: str  # "project" or "user"
     paths: list[str] = field(default_factory=list)
-    summary: str = ""          # its first line of text
+    summary: str = ""  # its first line of text
 
     def public(self) -> dict:
-        return {"file": self.path, "scope": self.scope, "paths": self.paths, "summary": self.summary,
-                "native": True, "read_only": True}
+        return {
+            "file": self.path,
+            "scope": self.scope,
+            "paths": self.paths,
+            "summary": self.summary,
+            "native": True,
+            "read_only": True,
+        }
 
 
 def _frontmatter(text: str) -> tuple[dict, str]:
@@ -34,7 +40,7 @@ def _frontmatter(text: str) -> tuple[dict, str]:
     end = text.find("\n---", 3)
     if end < 0:
         return {}, text
-    head, body = text[3:end], text[end + 4:]
+    head, body = text[3:end], text[end + 4 :]
     out: dict = {}
     key = None
     for line in head.splitlines():

@@ -4,7 +4,7 @@ a memory bound (RE2 runs in linear time: no pattern can backtrack catastrophical
 
 from __future__ import annotations
 
-RE2_MAX_MEM = 8 << 20      # bytes one compiled pattern may use
+RE2_MAX_MEM = 8 << 20  # bytes one compiled pattern may use
 
 
 def terms_of(text: str) -> frozenset[str]:

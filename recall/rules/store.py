@@ -31,11 +31,11 @@ from recall.core.errors import UsageError
 from recall.rules.files import global_file, project_file
 
 SCHEMA_VERSION = 1
-MAX_TEXT = 1000          # characters of a rule's text
-MAX_REGEX = 500          # characters of a pattern
+MAX_TEXT = 1000  # characters of a rule's text
+MAX_REGEX = 500  # characters of a pattern
 MAX_GLOB = 300
-MAX_ITEMS = 20           # paths, tools, words per rule
-MAX_RULES = 5000         # per file
+MAX_ITEMS = 20  # paths, tools, words per rule
+MAX_RULES = 5000  # per file
 MAX_FILE_BYTES = 8 << 20  # a rules file at its largest (5,000 rules of 1,000 characters) is ~6 MB
 # rules with a regex tested per file: compiling 5,000 patterns costs seconds, paid on every
 # prompt when the hook runs without the service (1,000 heavy ones: ~0.75 s); the rest are
@@ -66,8 +66,8 @@ class Rule:
     created: str = ""
     updated: str = ""
     origin: str = "cli"
-    scope: str = "project"   # not stored: "project" or "global", from the file it lives in
-    project: str = ""        # not stored: the project root ("" for a global rule)
+    scope: str = "project"  # not stored: "project" or "global", from the file it lives in
+    project: str = ""  # not stored: the project root ("" for a global rule)
 
     def as_json(self) -> dict:
         d = asdict(self)
@@ -143,8 +143,9 @@ def parse_expires(value: str | None, now: float | None = None) -> str | None:
             if dt.tzinfo is None:
                 dt = dt.replace(tzinfo=timezone.utc)
     except ValueError:
-        raise RuleError(f"expires: {value!r} is not a date: use a date like 2026-12-31, or a span "
-                        "like 30d or 2w.") from None
+        raise RuleError(
+            f"expires: {value!r} is not a date: use a date like 2026-12-31, or a span like 30d or 2w."
+        ) from None
     if dt.timestamp() <= now:
         raise RuleError(f"expires: {value!r} is in the past: give a later date, or leave --expires out.")
     return now_iso(dt.timestamp())
@@ -162,8 +163,9 @@ def _words(name: str, value) -> list[str]:
     from recall.rules.patterns import terms_of
 
     if not terms_of(" ".join(words)):
-        raise RuleError(f"{name}: {' '.join(words)!r} has no word to match (only stopwords or "
-                        "punctuation): use content words.")
+        raise RuleError(
+            f"{name}: {' '.join(words)!r} has no word to match (only stopwords or punctuation): use content words."
+        )
     return words
 
 
@@ -195,14 +197,18 @@ def _list(name: str, value, check) -> list[str]:
 
 def _check_glob(glob: str) -> None:
     if len(glob) > MAX_GLOB or "\n" in glob or "\0" in glob:
-        raise RuleError(f"paths: {glob[:60]!r} is not a usable glob: keep it one line, at most "
-                        f"{MAX_GLOB} characters, like migrations/** or *.sql.")
+        raise RuleError(
+            f"paths: {glob[:60]!r} is not a usable glob: keep it one line, at most "
+            f"{MAX_GLOB} characters, like migrations/** or *.sql."
+        )
 
 
 def _check_tool(name: str) -> None:
     if not _TOOL.match(name):
-        raise RuleError(f"tools: {name[:60]!r} is not a tool name: use a name like Bash, Edit or "
-                        "mcp__github__* (letters, digits, _ . - and * ? wildcards).")
+        raise RuleError(
+            f"tools: {name[:60]!r} is not a tool name: use a name like Bash, Edit or "
+            "mcp__github__* (letters, digits, _ . - and * ? wildcards)."
+        )
 
 
 def check_regex(pattern: str | None) -> str | None:
@@ -217,19 +223,24 @@ def check_regex(pattern: str | None) -> str | None:
     try:
         compile_regex(pattern)
     except ValueError as exc:
-        raise RuleError(f"regex: {pattern[:80]!r} is not a valid pattern ({exc}): fix it "
-                        "(recall uses RE2: no backreferences or lookaround).") from None
+        raise RuleError(
+            f"regex: {pattern[:80]!r} is not a valid pattern ({exc}): fix it "
+            "(recall uses RE2: no backreferences or lookaround)."
+        ) from None
     return pattern
 
 
 def check_text(text) -> str:
     if not isinstance(text, str) or not text.strip():
-        raise RuleError("text: a rule needs the text to inject, e.g. "
-                        "`recall rules add \"Run make test, not pytest\" --any test`.")
+        raise RuleError(
+            "text: a rule needs the text to inject, e.g. `recall rules add \"Run make test, not pytest\" --any test`."
+        )
     text = text.strip()
     if len(text) > MAX_TEXT:
-        raise RuleError(f"text: {len(text)} characters; at most {MAX_TEXT}: shorten it, or split it "
-                        "into rules with their own conditions.")
+        raise RuleError(
+            f"text: {len(text)} characters; at most {MAX_TEXT}: shorten it, or split it "
+            "into rules with their own conditions."
+        )
     return text
 
 
@@ -270,11 +281,18 @@ def _from_json(d, scope: str, project: str) -> Rule | None:
         return None  # an id recall never gives (it could say anything where the id is shown)
     lists = {k: [str(x) for x in d.get(k) or [] if isinstance(x, str) and x] for k in ("any", "all", "paths", "tools")}
     regex = d.get("regex") if isinstance(d.get("regex"), str) and d.get("regex") else None
-    return Rule(id=d["id"], text=d["text"][:MAX_TEXT], regex=regex,
-                expires=d.get("expires") if isinstance(d.get("expires"), str) else None,
-                created=str(d.get("created") or ""), updated=str(d.get("updated") or ""),
-                origin=str(d.get("origin") or "cli"), scope=scope,
-                project=project if scope == "project" else "", **lists)
+    return Rule(
+        id=d["id"],
+        text=d["text"][:MAX_TEXT],
+        regex=regex,
+        expires=d.get("expires") if isinstance(d.get("expires"), str) else None,
+        created=str(d.get("created") or ""),
+        updated=str(d.get("updated") or ""),
+        origin=str(d.get("origin") or "cli"),
+        scope=scope,
+        project=project if scope == "project" else "",
+        **lists,
+    )
 
 
 def read_file(path: Path, scope: str, project: str = "") -> list[Rule]:
@@ -284,9 +302,11 @@ def read_file(path: Path, scope: str, project: str = "") -> list[Rule]:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             if size > MAX_FILE_BYTES:
-                raise RuleError(f"{path} is {size / (1 << 20):.1f} MB, more than the {MAX_FILE_BYTES / (1 << 20):g} MB a "
-                                "rules file may hold: its rules are ignored until you remove rules from it (or "
-                                "move it away).")
+                raise RuleError(
+                    f"{path} is {size / (1 << 20):.1f} MB, more than the {MAX_FILE_BYTES / (1 << 20):g} MB a "
+                    "rules file may hold: its rules are ignored until you remove rules from it (or "
+                    "move it away)."
+                )
             data = fh.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         return []
@@ -295,8 +315,10 @@ def read_file(path: Path, scope: str, project: str = "") -> list[Rule]:
     try:
         doc = json.loads(data)
     except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
-        raise RuleError(f"{path} is not valid JSON: fix it by hand, or move it away and add the rules "
-                        "again with `recall rules add`.") from None
+        raise RuleError(
+            f"{path} is not valid JSON: fix it by hand, or move it away and add the rules "
+            "again with `recall rules add`."
+        ) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("rules"), list):
         raise RuleError(f"{path} holds no \"rules\" list: fix it by hand, or move it away.")
     out = []
@@ -323,20 +345,26 @@ def problems(path: Path, scope: str, project: str = "") -> list[str]:
     if listed > MAX_RULES:
         out.append(f"{path} holds {listed:,} rules: only the first {MAX_RULES:,} are read.")
     elif listed > len(rules):
-        out.append(f"{path}: {listed - len(rules)} rules are malformed (no text, or an id that is not "
-                   "letters, digits, _ and -) and are skipped: fix them by hand.")
+        out.append(
+            f"{path}: {listed - len(rules)} rules are malformed (no text, or an id that is not "
+            "letters, digits, _ and -) and are skipped: fix them by hand."
+        )
     from recall.rules.trust import untrusted
 
     with_regex = sum(1 for r in rules if r.regex)
     if with_regex > MAX_REGEX_RULES:
-        out.append(f"{path} has {with_regex:,} rules with a regex: only the first {MAX_REGEX_RULES} are tested "
-                   "(each prompt would pay for all of them): merge patterns, or use --any words.")
+        out.append(
+            f"{path} has {with_regex:,} rules with a regex: only the first {MAX_REGEX_RULES} are tested "
+            "(each prompt would pay for all of them): merge patterns, or use --any words."
+        )
     if scope == "project":
         waiting = len(untrusted(rules))
         if waiting:
-            out.append(f"{path}: {waiting} rule{'s' if waiting > 1 else ''} you have not made or accepted "
-                       "(a clone or a pull brought them?) never fire: review them with `recall rules list`, "
-                       "accept them with `recall rules trust`.")
+            out.append(
+                f"{path}: {waiting} rule{'s' if waiting > 1 else ''} you have not made or accepted "
+                "(a clone or a pull brought them?) never fire: review them with `recall rules list`, "
+                "accept them with `recall rules trust`."
+            )
     return out
 
 
@@ -356,8 +384,11 @@ def _write(path: Path, rules: list[Rule]) -> None:
 
 
 def _locked(path: Path):
-    return paths.file_lock(path.with_name("rules.lock"), LOCK_TIMEOUT, lambda: RuleError(
-        f"{path} is locked by another recall process: try again in a moment."))
+    return paths.file_lock(
+        path.with_name("rules.lock"),
+        LOCK_TIMEOUT,
+        lambda: RuleError(f"{path} is locked by another recall process: try again in a moment."),
+    )
 
 
 def _new_id(taken: set[str]) -> str:
@@ -376,8 +407,10 @@ def add(fields: dict, scope: str, project: str = "", origin: str = "cli") -> Rul
     with _locked(path):
         rules = read_file(path, scope, project)
         if len(rules) >= MAX_RULES:
-            raise RuleError(f"{path} holds {len(rules)} rules, the most one file takes: remove old ones "
-                            "with `recall rules remove ID`.")
+            raise RuleError(
+                f"{path} holds {len(rules)} rules, the most one file takes: remove old ones "
+                "with `recall rules remove ID`."
+            )
         taken = {r.id for r in rules} | {r.id for r in load_all(project or None)}
         rule.id = _new_id(taken)
         rule.created = rule.updated = now_iso()
@@ -385,8 +418,10 @@ def add(fields: dict, scope: str, project: str = "", origin: str = "cli") -> Rul
         rule.scope, rule.project = scope, project if scope == "project" else ""
         with_regex = sum(1 for r in rules if r.regex)
         if rule.regex and with_regex >= MAX_REGEX_RULES:
-            raise RuleError(f"{path} has {with_regex} rules with a regex, the most that are tested on every "
-                            "prompt: merge patterns into one, or use --any/--all words.")
+            raise RuleError(
+                f"{path} has {with_regex} rules with a regex, the most that are tested on every "
+                "prompt: merge patterns into one, or use --any/--all words."
+            )
         _write(path, [*rules, rule])
     if scope == "project":
         from recall.rules import trust
@@ -407,8 +442,7 @@ def find(rule_id: str, project: str | None) -> Rule:
         where = "this project's or the global rules" if project else "the global rules"
         raise RuleError(f"No rule {rule_id!r} in {where}: `recall rules list` shows the ids.")
     if len(hits) > 1:
-        raise RuleError(f"Rule id {rule_id!r} is ambiguous ({', '.join(r.id for r in hits[:4])}): "
-                        "give more of it.")
+        raise RuleError(f"Rule id {rule_id!r} is ambiguous ({', '.join(r.id for r in hits[:4])}): give more of it.")
     return hits[0]
 
 

@@ -30,8 +30,16 @@ def trust_file() -> Path:
 
 def fingerprint(rule) -> str:
     """What a rule says and when it fires, hashed: any change makes another rule."""
-    body = {"id": rule.id, "text": rule.text, "any": list(rule.any), "all": list(rule.all),
-            "regex": rule.regex, "paths": list(rule.paths), "tools": list(rule.tools), "expires": rule.expires}
+    body = {
+        "id": rule.id,
+        "text": rule.text,
+        "any": list(rule.any),
+        "all": list(rule.all),
+        "regex": rule.regex,
+        "paths": list(rule.paths),
+        "tools": list(rule.tools),
+        "expires": rule.expires,
+    }
     return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:32]
 
 
@@ -83,8 +91,11 @@ def record(project: str, add: list = (), drop: list = ()) -> None:
     old = {fingerprint(r) for r in drop} - set(new)
     path = trust_file()
     paths.ensure_dir(path.parent)
-    with paths.file_lock(path.with_name("trusted.lock"), LOCK_TIMEOUT, lambda: OSError(
-            f"{path} is locked by another recall process: try again in a moment.")):
+    with paths.file_lock(
+        path.with_name("trusted.lock"),
+        LOCK_TIMEOUT,
+        lambda: OSError(f"{path} is locked by another recall process: try again in a moment."),
+    ):
         data = _read()
         have = [f for f in data.get(project, []) if f not in old]
         have += [f for f in new if f not in have]

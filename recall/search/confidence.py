@@ -55,14 +55,14 @@ from dataclasses import dataclass, field
 from recall.search.query import W_CONTENT, analyze
 from recall.search.words import CODING_FRAMING, FRAMING, PROMPT_STOPWORDS
 
-PSEUDO_DOCS = 100        # smoothing of the idf weights for small indexes
-LONG_QUERY_TERMS = 12    # a longer query (a pasted log) is judged by its rarest terms that occur
-PROXIMITY_WINDOW = 4     # two query words this close (in terms) in a hit count as together
-MAX_TEXT = 20000         # characters of a hit read for its features
-ECHO_FACTOR = 0.35       # a hit that restates recall's own output keeps this share of its confidence
-SPECIFIC_SHARE = 0.02    # a term in at most this share of the messages singles out a few of them
-SPECIFIC_TERMS = 2       # ``specific`` saturates at this many such terms held
-SPECIFIC_MIN_DOCS = 3     # ... or in at most this many (a small history)
+PSEUDO_DOCS = 100  # smoothing of the idf weights for small indexes
+LONG_QUERY_TERMS = 12  # a longer query (a pasted log) is judged by its rarest terms that occur
+PROXIMITY_WINDOW = 4  # two query words this close (in terms) in a hit count as together
+MAX_TEXT = 20000  # characters of a hit read for its features
+ECHO_FACTOR = 0.35  # a hit that restates recall's own output keeps this share of its confidence
+SPECIFIC_SHARE = 0.02  # a term in at most this share of the messages singles out a few of them
+SPECIFIC_TERMS = 2  # ``specific`` saturates at this many such terms held
+SPECIFIC_MIN_DOCS = 3  # ... or in at most this many (a small history)
 
 FEATURES = ("rare", "proximity", "score")  # LEXICAL's
 DECISION_FEATURES = ("proximity", "held", "specific", "margin")
@@ -119,8 +119,10 @@ def informative_terms(text: str) -> list[str]:
 _RAW_TOKEN = re.compile(r"[\w./\\:#@\-]+")
 # the shape of an identifier, a path, a ticket id: word.word, a/b, snake_case, camelCase,
 # CamelCase with a capital run (HTTPServer), letters and digits mixed (s3, v2), ZEBU-REFUND-7
-_SHAPE = re.compile(r"\w[./\\:#@]\w|[A-Za-z0-9]_[A-Za-z0-9]|[a-z][A-Z]|[A-Z]{2,}[a-z]|[A-Za-z]\d|\d[A-Za-z]"
-                    r"|[A-Z]{2,}-\w|\w-\d")
+_SHAPE = re.compile(
+    r"\w[./\\:#@]\w|[A-Za-z0-9]_[A-Za-z0-9]|[a-z][A-Z]|[A-Z]{2,}[a-z]|[A-Za-z]\d|\d[A-Za-z]"
+    r"|[A-Z]{2,}-\w|\w-\d"
+)
 _WORD = re.compile(r"[A-Za-z]+")
 _common: str | None = None
 
@@ -170,10 +172,10 @@ class QueryStats:
     """What the features need to know of a query, computed once per query."""
 
     terms: list[str]
-    weights: dict[str, float]        # idf of each judged term
+    weights: dict[str, float]  # idf of each judged term
     present: dict[str, float] = field(default_factory=dict)  # those the index holds
     pairs: list[tuple[str, str]] = field(default_factory=list)
-    self_score: float = 1.0          # the engine's score of a document holding each present term once
+    self_score: float = 1.0  # the engine's score of a document holding each present term once
     specific: set[str] = field(default_factory=set)  # present terms that single out few documents
     ignored: list[str] = field(default_factory=list)  # unknown, common words: judged by nobody
 
@@ -182,8 +184,9 @@ class QueryStats:
         return sum(self.weights.values())
 
 
-def query_stats(index_searcher, text: str, terms: list[str] | None = None,
-                scoped: tuple[dict[str, int], int] | None = None) -> QueryStats | None:
+def query_stats(
+    index_searcher, text: str, terms: list[str] | None = None, scoped: tuple[dict[str, int], int] | None = None
+) -> QueryStats | None:
     """``QueryStats`` for ``text`` over an open Tantivy searcher; None when the text has no
     informative term (then nothing can be judged relevant to it).
 
@@ -213,8 +216,11 @@ def query_stats(index_searcher, text: str, terms: list[str] | None = None,
     unknown = {t for t, df in dfs.items() if not df}
     counted = distinctive(text, unknown)
     ignored = [t for t in terms if t in unknown and t not in counted]
-    shaped = distinctive(text, set(terms) - unknown) if any(_SHAPE.search(x) for x in _RAW_TOKEN.findall(text[:4000])) \
+    shaped = (
+        distinctive(text, set(terms) - unknown)
+        if any(_SHAPE.search(x) for x in _RAW_TOKEN.findall(text[:4000]))
         else set()
+    )
     weights, present, engine = {}, {}, {}
     specific = set()
     for t in terms:
@@ -278,10 +284,14 @@ def features(q: QueryStats, text: str, score: float, context: str = "", note: bo
     # few words, weighted up as distilled) counts as a document holding each term once at most
     every = list(q.present) if note else [*q.weights, *q.ignored]
     relative = max(0.0, score) / q.self_score
-    return {"held": sum(1 for t in every if t in held) / len(every) if every else 0.0,
-            "coverage": coverage, "rare": rare, "proximity": proximity,
-            "score": min(1.0 if note else 3.0, relative),
-            "specific": min(SPECIFIC_TERMS, held_specific) / SPECIFIC_TERMS}
+    return {
+        "held": sum(1 for t in every if t in held) / len(every) if every else 0.0,
+        "coverage": coverage,
+        "rare": rare,
+        "proximity": proximity,
+        "score": min(1.0 if note else 3.0, relative),
+        "specific": min(SPECIFIC_TERMS, held_specific) / SPECIFIC_TERMS,
+    }
 
 
 def confidence(feats: dict[str, float], model: Model | None = None) -> float:
@@ -294,8 +304,15 @@ def confidence(feats: dict[str, float], model: Model | None = None) -> float:
 
 def hit_context(hit) -> str:
     """The exchange around a hit (``Hit.reply`` / ``Hit.question``), or a memory's tags, as one text."""
-    return " ".join(x for x in (getattr(hit, "reply", None), getattr(hit, "question", None),
-                                " ".join(map(str, getattr(hit, "tags", None) or ()))) if x)
+    return " ".join(
+        x
+        for x in (
+            getattr(hit, "reply", None),
+            getattr(hit, "question", None),
+            " ".join(map(str, getattr(hit, "tags", None) or ())),
+        )
+        if x
+    )
 
 
 def margins(hits: list) -> list[float]:
@@ -318,15 +335,22 @@ def hit_features(q: QueryStats, hits: list) -> list[dict[str, float]]:
     """The features of each of ``hits`` (the candidates of one query, in the engine's order)."""
     out = []
     for h, m in zip(hits, margins(hits)):
-        f = features(q, h.text, h.score, hit_context(h),
-                     note=h.kind in ("memory", "team") and not str(h.uuid).startswith("sum-"))
+        f = features(
+            q, h.text, h.score, hit_context(h), note=h.kind in ("memory", "team") and not str(h.uuid).startswith("sum-")
+        )
         f["margin"] = m
         out.append(f)
     return out
 
 
-def judge(index_searcher, text: str, hits: list, stats: QueryStats | None = None, reorder: bool = True,
-          model: Model | None = None) -> list:
+def judge(
+    index_searcher,
+    text: str,
+    hits: list,
+    stats: QueryStats | None = None,
+    reorder: bool = True,
+    model: Model | None = None,
+) -> list:
     """Set ``hit.confidence`` on every hit and return them ordered by it, best first (ties
     keep the engine's order; ``reorder=False`` keeps the engine's order). The one ordering
     every edge shows."""
@@ -350,10 +374,10 @@ def judge(index_searcher, text: str, hits: list, stats: QueryStats | None = None
 class Decision:
     """What the prompt hook injects of its candidates (``decide``), and why."""
 
-    hits: list                  # kept, best first
-    best: float | None          # the best candidate's confidence (None: no candidate)
-    gate: float                 # the confidence a hit needed
-    setting: str                # the setting that gate comes from
+    hits: list  # kept, best first
+    best: float | None  # the best candidate's confidence (None: no candidate)
+    gate: float  # the confidence a hit needed
+    setting: str  # the setting that gate comes from
     repeated: list = field(default_factory=list)  # sessions passed over: injected earlier in this conversation
 
 
@@ -378,8 +402,9 @@ def _readable_first(judged: list, gate: float) -> list:
     return chosen + [h for h in judged if id(h) not in ids]
 
 
-def decide(judged: list, gate: float, setting: str, limit: int, per_session: int = 1,
-           skip_sessions=frozenset(), key=None) -> Decision:
+def decide(
+    judged: list, gate: float, setting: str, limit: int, per_session: int = 1, skip_sessions=frozenset(), key=None
+) -> Decision:
     """The hits of ``judged`` (``judge``'s order) at or above ``gate``: at most ``limit``, and
     ``per_session`` of one session, none of ``skip_sessions`` (already injected in this
     conversation), none whose ``key`` (e.g. its normalised text) an earlier kept hit had."""

@@ -29,20 +29,22 @@ from pathlib import Path
 from indexer.archive_files import last_line_before, lines_after, parse_record, record_at
 from recall.core.text import clip
 
-REPLY_CHARS = 700        # of the assistant's text in a reply (the last, concluding text first)
-TOOL_LINES = 5           # tool calls shown in a reply, one line each ...
-TOOL_LINE_CHARS = 100    # ... of at most this many characters
+REPLY_CHARS = 700  # of the assistant's text in a reply (the last, concluding text first)
+TOOL_LINES = 5  # tool calls shown in a reply, one line each ...
+TOOL_LINE_CHARS = 100  # ... of at most this many characters
 QUESTION_CHARS = 200
-MIN_PIECE = 60           # an earlier text with less room than this is left out ("…")
-MAX_ITEMS = 60           # texts and tool calls read into one reply at most
+MIN_PIECE = 60  # an earlier text with less room than this is left out ("…")
+MAX_ITEMS = 60  # texts and tool calls read into one reply at most
 
 
 # the words of a bare acknowledgement: a reply made only of these says nothing
 # ("yes" and "no" are left out: to "should we keep redis?" they are an answer)
-ACK_WORDS = frozenset("""ok okay k kk okey sure alright right noted understood done got it will do thanks thank
-    you great perfect cool fine roger sounds good np of course certainly absolutely acknowledged gotcha 👍 ✅""".split())
+ACK_WORDS = frozenset(
+    """ok okay k kk okey sure alright right noted understood done got it will do thanks thank
+    you great perfect cool fine roger sounds good np of course certainly absolutely acknowledged gotcha 👍 ✅""".split()
+)
 MAX_ACK_WORDS = 6
-ACK_CHARS = 120        # a longer text is never a bare acknowledgement (not even scanned)
+ACK_CHARS = 120  # a longer text is never a bare acknowledgement (not even scanned)
 ACK_LINE_BYTES = 2048  # an archived line holding one (paths and ids included) is shorter than this
 _WORD = re.compile(r"[^\W_]+|[\U0001F300-\U0001FAFF\u2705\u2714]", re.UNICODE)
 
@@ -55,8 +57,11 @@ def adds_nothing(text: str) -> bool:
     return 0 < len(words) <= MAX_ACK_WORDS and all(w in ACK_WORDS for w in words)
 
 
-_ASKS = re.compile(r"^\W*(?:what|why|how|which|where|when|who|whose|did|do|does|is|are|was|were|can|could|"
-                   r"should|would|will|shall|have|has|remind me|tell me|explain)\b", re.I)
+_ASKS = re.compile(
+    r"^\W*(?:what|why|how|which|where|when|who|whose|did|do|does|is|are|was|were|can|could|"
+    r"should|would|will|shall|have|has|remind me|tell me|explain)\b",
+    re.I,
+)
 
 
 def is_question(text: str) -> bool:
@@ -71,7 +76,7 @@ def _role(raw: bytes) -> bytes:
     if i < 0:
         return b""
     j = raw.find(b'"', i + 8)
-    return raw[i + 8:j] if j > 0 else b""
+    return raw[i + 8 : j] if j > 0 else b""
 
 
 def _source_ok(rec: dict, source: str) -> bool:
@@ -145,8 +150,11 @@ def reply_from(lines, source: str = "", flags: dict | None = None) -> str | None
             break
     if not items:
         return None
-    if flags is not None and all(kind == "text" for kind, _ in items) and \
-            adds_nothing(" ".join(text for _, text in items)):
+    if (
+        flags is not None
+        and all(kind == "text" for kind, _ in items)
+        and adds_nothing(" ".join(text for _, text in items))
+    ):
         flags["ack"] = True  # "OK.": whatever the prompt was, it got no answer here
     # the assistant's texts within REPLY_CHARS, the last (the conclusion) served first
     room = REPLY_CHARS
@@ -182,8 +190,16 @@ def question_from(lines, source: str = "") -> str | None:
 _PROMPT_LINE = b'"role":"user"'  # (a compaction summary between is rare: not looked for)
 
 
-def exchange(root: Path, project: str, session_id: str, pos: int, role: str,
-             source: str = "", fd: int | None = None, flags: dict | None = None) -> tuple[str | None, str | None]:
+def exchange(
+    root: Path,
+    project: str,
+    session_id: str,
+    pos: int,
+    role: str,
+    source: str = "",
+    fd: int | None = None,
+    flags: dict | None = None,
+) -> tuple[str | None, str | None]:
     """``(reply, question)`` for the message at ``pos`` in its session's archive file
     (through ``fd`` when the caller has it open): the reply when it is a user prompt, the
     question when it is the assistant's text (a tool call or result shows its own text).
@@ -205,6 +221,5 @@ def exchange(root: Path, project: str, session_id: str, pos: int, role: str,
             rec = record_at(root, project, session_id, pos, fd=fd, max_bytes=ACK_LINE_BYTES)
             if rec is not None and adds_nothing(str(rec.get("text") or "")):
                 flags["echo"] = flags["hollow"] = True  # "OK." answers nothing
-        return None, question_from(last_line_before(root, project, session_id, pos, _PROMPT_LINE, fd=fd),
-                                   source)
+        return None, question_from(last_line_before(root, project, session_id, pos, _PROMPT_LINE, fd=fd), source)
     return None, None

@@ -22,14 +22,14 @@ class Hit:
     snippet: str
     score: float
     kind: str = "message"  # message | session | memory | team
-    reply: str | None = None     # a user prompt's hit: the reply it got (recall.search.exchange)
+    reply: str | None = None  # a user prompt's hit: the reply it got (recall.search.exchange)
     question: str | None = None  # an assistant message's hit: the prompt it answered
     confidence: float | None = None  # that it bears on the query (recall.search.confidence)
-    echo: bool = False           # it restates what recall itself recalled (ranked below its source)
+    echo: bool = False  # it restates what recall itself recalled (ranked below its source)
     # files it names or its session wrote that changed since (recall.search.stale): [] when none
     stale: list = field(default_factory=list)
-    author: str | None = None    # a team item's hit: the teammate (PostgreSQL role) who shared it
-    agent: str | None = None     # a message's or session's: the agent it came from (indexer.sources)
+    author: str | None = None  # a team item's hit: the teammate (PostgreSQL role) who shared it
+    agent: str | None = None  # a message's or session's: the agent it came from (indexer.sources)
     tags: list = field(default_factory=list)  # a memory's tags (judged with its text: recall.search.confidence)
 
     def as_json(self) -> dict:

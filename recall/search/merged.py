@@ -21,18 +21,29 @@ ASK_MATCHES = 30
 TRANSCRIPTS = ("message", "session")
 
 
-def merged_search(searcher: Searcher, text: str, *, limit: int, mtype: str | None = None,
-                  project: str | None = None, team: bool = False) -> list:
+def merged_search(
+    searcher: Searcher,
+    text: str,
+    *,
+    limit: int,
+    mtype: str | None = None,
+    project: str | None = None,
+    team: bool = False,
+) -> list:
     """The best ``limit`` hits for ``text`` from the memories and the transcripts, best first.
 
     With ``mtype`` only memories of that type (transcripts carry no type); with ``team`` only
     the team's items. The hits carry no stale marks yet (``recall.search.stale.mark_hits``:
     the caller knows where the files are judged)."""
     # messages=True: memories are ranked one by one, never grouped by session
-    memories = searcher.search(text, limit=limit, messages=True, doctypes=("team",) if team else DISTILLED,
-                               mtype=mtype, project=project)
+    memories = searcher.search(
+        text, limit=limit, messages=True, doctypes=("team",) if team else DISTILLED, mtype=mtype, project=project
+    )
     for h in memories:
         h.score *= MERGED_MEMORY_WEIGHT
-    transcript = [] if mtype or team else searcher.search(text, limit=limit, messages=False, project=project,
-                                                          doctypes=TRANSCRIPTS)
+    transcript = (
+        []
+        if mtype or team
+        else searcher.search(text, limit=limit, messages=False, project=project, doctypes=TRANSCRIPTS)
+    )
     return sorted([*memories, *transcript], key=lambda h: h.score, reverse=True)[:limit]

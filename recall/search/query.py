@@ -12,8 +12,8 @@ import re
 
 from indexer.schema import prepare_content, text_analyzer
 
-W_CONTENT = 10.0       # the weight of a match in ``content`` (Searcher.build_query; the confidence's scale)
-COMMON_SHARE = 0.2     # a content word in this share of the index is common (common_terms) ...
+W_CONTENT = 10.0  # the weight of a match in ``content`` (Searcher.build_query; the confidence's scale)
+COMMON_SHARE = 0.2  # a content word in this share of the index is common (common_terms) ...
 COMMON_MIN_DOCS = 5000  # ... and in at least this many documents (below, its postings are cheap)
 
 # Tuned on the LoCoMo / LongMemEval dev sets (benchmarks/retrieval.py, docs/benchmarks.md):

@@ -46,19 +46,33 @@ def resolve_project(project: Path | str | None, strict: bool = False) -> str | N
     if inside:
         return max(inside, key=len)
     if strict and not os.path.exists(path):  # (a deleted folder's indexed history is found above)
-        raise UsageError(f"--project {project}: no such folder, and nothing indexed under it. Pass a "
-                         "folder of an indexed project, or leave --project out to search every project.")
+        raise UsageError(
+            f"--project {project}: no such folder, and nothing indexed under it. Pass a "
+            "folder of an indexed project, or leave --project out to search every project."
+        )
     if strict and known:  # (no state at all: the search says there is no index yet)
-        raise UsageError(f"--project {project}: nothing of {canonical} is indexed. Run `recall index` "
-                         "if Claude Code has sessions there, or leave --project out to search every project.")
+        raise UsageError(
+            f"--project {project}: nothing of {canonical} is indexed. Run `recall index` "
+            "if Claude Code has sessions there, or leave --project out to search every project."
+        )
     return canonical
 
 
-def run_search(text: str, *, limit: int = 10, since: str | None = None, project: Path | str | None = None,
-               messages: bool = False, exclude_session: str | None = None,
-               doctypes: tuple[str, ...] | None = None, searcher: Searcher | None = None,
-               strict_project: bool = False, cwd: str | None = None, agent: str | None = None,
-               noted: bool = True) -> list[Hit]:
+def run_search(
+    text: str,
+    *,
+    limit: int = 10,
+    since: str | None = None,
+    project: Path | str | None = None,
+    messages: bool = False,
+    exclude_session: str | None = None,
+    doctypes: tuple[str, ...] | None = None,
+    searcher: Searcher | None = None,
+    strict_project: bool = False,
+    cwd: str | None = None,
+    agent: str | None = None,
+    noted: bool = True,
+) -> list[Hit]:
     """Search, through the running service when there is one (its index is open and warm),
     else in-process. Given a ``searcher``, always in-process (the service's own path).
     ``strict_project``: ``project`` is what a user typed, and must name something indexed
@@ -75,10 +89,20 @@ def run_search(text: str, *, limit: int = 10, since: str | None = None, project:
         from recall.core import service_client as client
 
         try:
-            rows = client.call("search", {"text": text, "limit": limit, "since": since_ts, "project": proj,
-                                          "messages": messages, "exclude_session": exclude_session,
-                                          "doctypes": list(doctypes) if doctypes else None, "cwd": cwd,
-                                          **({"agent": agent} if agent else {})})
+            rows = client.call(
+                "search",
+                {
+                    "text": text,
+                    "limit": limit,
+                    "since": since_ts,
+                    "project": proj,
+                    "messages": messages,
+                    "exclude_session": exclude_session,
+                    "doctypes": list(doctypes) if doctypes else None,
+                    "cwd": cwd,
+                    **({"agent": agent} if agent else {}),
+                },
+            )
             hits = [Hit(**row) for row in rows]
             return _noted(hits) if noted else hits
         except client.RemoteError as exc:
@@ -90,8 +114,19 @@ def run_search(text: str, *, limit: int = 10, since: str | None = None, project:
         searcher = Searcher()
     from recall.search.stale import mark_hits
 
-    hits = mark_hits(searcher.search(text, limit=limit, messages=messages, project=proj, since=since_ts,
-                                     exclude_session=exclude_session, doctypes=doctypes, agent=agent), cwd)
+    hits = mark_hits(
+        searcher.search(
+            text,
+            limit=limit,
+            messages=messages,
+            project=proj,
+            since=since_ts,
+            exclude_session=exclude_session,
+            doctypes=doctypes,
+            agent=agent,
+        ),
+        cwd,
+    )
     return _noted(hits) if noted else hits
 
 
@@ -103,8 +138,9 @@ def check_agent(agent: str | None) -> str | None:
     if agent is None or agent == "":
         return None
     if agent not in AGENTS:
-        raise UsageError(f"--agent {agent}: no such agent. Pass one of {', '.join(AGENTS)} "
-                         "(`recall sources` lists them).")
+        raise UsageError(
+            f"--agent {agent}: no such agent. Pass one of {', '.join(AGENTS)} (`recall sources` lists them)."
+        )
     return agent
 
 

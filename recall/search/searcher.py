@@ -36,19 +36,19 @@ from recall.search.snippets import highlighter, snippet
 
 W_FILES = 2.0
 W_TOOLS = 1.0
-W_PHRASE = 6.0        # an identifier / quoted phrase found whole, on top of its parts
+W_PHRASE = 6.0  # an identifier / quoted phrase found whole, on top of its parts
 RECENCY_WEIGHT = 0.10  # at most +10% for a message from today
 RECENCY_HALF_LIFE_DAYS = 30.0
 SESSION_DOC_WEIGHT = 0.5
-MEMORY_WEIGHT = 1.2    # a typed memory is distilled: prefer it slightly over a raw message
+MEMORY_WEIGHT = 1.2  # a typed memory is distilled: prefer it slightly over a raw message
 MAX_TERMS = 32
 STOPWORD_WEIGHT = 0.3  # "what did we decide about X": keep the stopwords, but let X decide
-W_PROXIMITY = 2.0      # adjacent query words found near each other (a sloppy bigram)
+W_PROXIMITY = 2.0  # adjacent query words found near each other (a sloppy bigram)
 PROXIMITY_SLOP = 1
 MAX_BIGRAMS = 16
 MAX_PHRASES = 8
-MAX_LONG_PHRASES = 3   # in a pasted prompt (more than MAX_TERMS terms): the rarest ones
-MAX_COUNTED = 16       # terms of a prompt counted in its project (Searcher.doc_freqs)
+MAX_LONG_PHRASES = 3  # in a pasted prompt (more than MAX_TERMS terms): the rarest ones
+MAX_COUNTED = 16  # terms of a prompt counted in its project (Searcher.doc_freqs)
 
 # A session's score: its best candidate's, plus these shares of its next best (tuned on the
 # "tune" half of the dev sets, benchmarks.retrieval.split_of; figures on the other half in
@@ -68,7 +68,6 @@ JUDGED = 10
 
 ALL_DOCTYPES = frozenset({"message", "session", "memory", "team"})  # every doctype written (team: recall.team)
 DISTILLED = ("memory", "team")  # ranked alike: a typed memory, or a teammate's (recall.team)
-
 
 
 class SearchIndexError(RecallError):
@@ -135,6 +134,7 @@ class Searcher:
             if len(phrases) >= MAX_PHRASES:
                 break
         if long and len(phrases) > MAX_LONG_PHRASES:
+
             def df(t: str) -> int:
                 return dfs[t] if t in dfs else searcher.doc_freq("content", t)
 
@@ -143,10 +143,21 @@ class Searcher:
             phrases = [p for p in phrases if tuple(p) in keep]
         return phrases
 
-    def build_query(self, searcher: tantivy.Searcher, text: str, *, doctypes=("message",),
-                    project: str | None = None, since: float | None = None, until: float | None = None,
-                    exclude_session: str | None = None, roles=None, mtype: str | None = None,
-                    split: bool | None = None, agent: str | None = None) -> tuple[list[tantivy.Query], list[str]] | None:
+    def build_query(
+        self,
+        searcher: tantivy.Searcher,
+        text: str,
+        *,
+        doctypes=("message",),
+        project: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        exclude_session: str | None = None,
+        roles=None,
+        mtype: str | None = None,
+        split: bool | None = None,
+        agent: str | None = None,
+    ) -> tuple[list[tantivy.Query], list[str]] | None:
         """The queries whose matches, merged by ``top``, rank a search, and the query's terms
         (None when the text has no term).
 
@@ -188,18 +199,40 @@ class Searcher:
                 continue
             w = STOPWORD_WEIGHT if (content_words and t in stops) else 1.0
             for name, weight in fields:
-                scored.append((tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(
-                    schema, name, t, index_option="position" if name == "content" else "freq"), weight * w)))
+                scored.append(
+                    (
+                        tantivy.Occur.Should,
+                        tantivy.Query.boost_query(
+                            tantivy.Query.term_query(
+                                schema, name, t, index_option="position" if name == "content" else "freq"
+                            ),
+                            weight * w,
+                        ),
+                    )
+                )
         bonuses = []
         # adjacent words near each other; not two common ones (their pair is common too)
-        bigrams = [(a, b) for a, b in zip(content_words, content_words[1:])
-                   if (a, b) not in in_phrase and not (a in common and b in common)]
+        bigrams = [
+            (a, b)
+            for a, b in zip(content_words, content_words[1:])
+            if (a, b) not in in_phrase and not (a in common and b in common)
+        ]
         for a, b in bigrams[:MAX_BIGRAMS]:
-            bonuses.append((tantivy.Occur.Should, tantivy.Query.boost_query(
-                tantivy.Query.phrase_query(schema, "content", [a, b], slop=PROXIMITY_SLOP), W_PROXIMITY)))
+            bonuses.append(
+                (
+                    tantivy.Occur.Should,
+                    tantivy.Query.boost_query(
+                        tantivy.Query.phrase_query(schema, "content", [a, b], slop=PROXIMITY_SLOP), W_PROXIMITY
+                    ),
+                )
+            )
         for parts in phrases:
-            bonuses.append((tantivy.Occur.Should, tantivy.Query.boost_query(
-                tantivy.Query.phrase_query(schema, "content", parts), W_PHRASE)))
+            bonuses.append(
+                (
+                    tantivy.Occur.Should,
+                    tantivy.Query.boost_query(tantivy.Query.phrase_query(schema, "content", parts), W_PHRASE),
+                )
+            )
 
         filters = self._filters(doctypes, project, since, until, exclude_session, roles, mtype, agent)
         if split is None:
@@ -208,8 +241,11 @@ class Searcher:
             scored, bonuses = scored + bonuses, []
         queries = []
         if bonuses:
-            queries.append(tantivy.Query.boolean_query(
-                [(tantivy.Occur.Must, tantivy.Query.boolean_query(bonuses)), *scored, *filters]))
+            queries.append(
+                tantivy.Query.boolean_query(
+                    [(tantivy.Occur.Must, tantivy.Query.boolean_query(bonuses)), *scored, *filters]
+                )
+            )
         union = tantivy.Query.boolean_query(scored)
         # no filter: the bare union (a boolean around it costs ~15% and stops the pruning)
         queries.append(tantivy.Query.boolean_query([(tantivy.Occur.Must, union), *filters]) if filters else union)
@@ -243,12 +279,22 @@ class Searcher:
         if mtype:
             must(tantivy.Query.term_query(schema, "mtype", mtype, index_option="basic"))
         if since is not None or until is not None:
-            must(tantivy.Query.range_query(
-                schema, "ts", tantivy.FieldType.Integer,
-                int(since) if since is not None else None, int(until) if until is not None else None))
+            must(
+                tantivy.Query.range_query(
+                    schema,
+                    "ts",
+                    tantivy.FieldType.Integer,
+                    int(since) if since is not None else None,
+                    int(until) if until is not None else None,
+                )
+            )
         if exclude_session:
-            clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_query(
-                schema, "session_id", exclude_session, index_option="basic")))
+            clauses.append(
+                (
+                    tantivy.Occur.MustNot,
+                    tantivy.Query.term_query(schema, "session_id", exclude_session, index_option="basic"),
+                )
+            )
         return clauses
 
     @staticmethod
@@ -285,17 +331,38 @@ class Searcher:
         return sorted(best.values(), key=lambda h: h[0], reverse=True)[:fetch]
 
     # searching ------------------------------------------------------------------------
-    def search(self, text: str, *, limit: int = 10, messages: bool = False, project: str | None = None,
-               since: float | None = None, until: float | None = None, exclude_session: str | None = None,
-               doctypes: tuple[str, ...] | None = None, roles=None, mtype: str | None = None,
-               now: float | None = None, agent: str | None = None) -> list[Hit]:
+    def search(
+        self,
+        text: str,
+        *,
+        limit: int = 10,
+        messages: bool = False,
+        project: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        exclude_session: str | None = None,
+        doctypes: tuple[str, ...] | None = None,
+        roles=None,
+        mtype: str | None = None,
+        now: float | None = None,
+        agent: str | None = None,
+    ) -> list[Hit]:
         limit = max(1, min(int(limit), 1000))
         if doctypes is None:
             doctypes = ("message",) if messages else ("message", "session", "memory", "team")
         searcher = self.index.searcher()
-        built = self.build_query(searcher, text, doctypes=doctypes, project=project, since=since,
-                                 until=until, exclude_session=exclude_session, roles=roles, mtype=mtype,
-                                 agent=agent)
+        built = self.build_query(
+            searcher,
+            text,
+            doctypes=doctypes,
+            project=project,
+            since=since,
+            until=until,
+            exclude_session=exclude_session,
+            roles=roles,
+            mtype=mtype,
+            agent=agent,
+        )
         if built is None:
             return []
         queries, terms = built
@@ -309,8 +376,14 @@ class Searcher:
         hits = self.hits(searcher, ranked, terms, now, limit=max(limit, JUDGED))
         return judge(searcher, text, hits)[:limit]
 
-    def hits(self, searcher: tantivy.Searcher, ranked: list[Candidate], terms: list[str], now: float,
-             limit: int | None = None) -> list[Hit]:
+    def hits(
+        self,
+        searcher: tantivy.Searcher,
+        ranked: list[Candidate],
+        terms: list[str],
+        now: float,
+        limit: int | None = None,
+    ) -> list[Hit]:
         """The first ``limit`` hits of ranked candidates that are shown: not of an excluded
         project, a session switched off or anything forgotten (``Gate.hides``: what was
         indexed before the exclusion stays out of every search until `--purge` removes it),
@@ -340,9 +413,16 @@ class Searcher:
                 hit.snippet = snippet(hit.text, pattern)
                 if rec is not None and hit.kind == "message":
                     flags: dict = {}
-                    hit.reply, hit.question = exchange(self.archive_root, hit.project, hit.session_id,
-                                                       int(doc.get_first("apos")), hit.role,
-                                                       str(rec.get("source") or ""), fd=fd, flags=flags)
+                    hit.reply, hit.question = exchange(
+                        self.archive_root,
+                        hit.project,
+                        hit.session_id,
+                        int(doc.get_first("apos")),
+                        hit.role,
+                        str(rec.get("source") or ""),
+                        fd=fd,
+                        flags=flags,
+                    )
                     hit.echo = hit.echo or bool(flags.get("echo"))  # a prompt answered by recall's output
             finally:
                 if fd is not None:
@@ -350,8 +430,9 @@ class Searcher:
             hits.append(hit)
         return hits
 
-    def candidates(self, text: str, where: "CandidateFilter | None" = None, limit: int = 24,
-                   now: float | None = None) -> list[Hit]:
+    def candidates(
+        self, text: str, where: "CandidateFilter | None" = None, limit: int = 24, now: float | None = None
+    ) -> list[Hit]:
         """The prompt hook's candidates: the engine's best ``limit`` documents for ``text``
         that ``where`` allows (a project, not the current session, these doctypes), as hits
         with their text and the exchange around them (what ``recall.search.confidence``
@@ -360,8 +441,9 @@ class Searcher:
         fields; only these candidates' stored documents are decoded."""
         where = where or CandidateFilter()
         s = self.index.searcher()
-        built = self.build_query(s, text, doctypes=where.doctypes, project=where.project,
-                                 exclude_session=where.exclude_session)
+        built = self.build_query(
+            s, text, doctypes=where.doctypes, project=where.project, exclude_session=where.exclude_session
+        )
         if built is None:
             return []
         queries, _terms = built
@@ -374,9 +456,16 @@ class Searcher:
             try:
                 if rec is not None and hit.kind == "message":
                     flags: dict = {}
-                    hit.reply, hit.question = exchange(self.archive_root, hit.project, hit.session_id,
-                                                       int(doc.get_first("apos")), hit.role,
-                                                       str(rec.get("source") or ""), fd=fd, flags=flags)
+                    hit.reply, hit.question = exchange(
+                        self.archive_root,
+                        hit.project,
+                        hit.session_id,
+                        int(doc.get_first("apos")),
+                        hit.role,
+                        str(rec.get("source") or ""),
+                        fd=fd,
+                        flags=flags,
+                    )
                     hit.echo = hit.echo or bool(flags.get("echo"))
             finally:
                 if fd is not None:
@@ -404,9 +493,12 @@ class Searcher:
             if t not in counted:  # in no project (0), or too common to be worth a count
                 out[t] = round(everywhere[t] * share) if everywhere[t] else 0
                 continue
-            q = tantivy.Query.boolean_query([
-                (tantivy.Occur.Must, tantivy.Query.term_query(schema, "content", t, index_option="basic")),
-                (tantivy.Occur.Must, scope)])
+            q = tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Must, tantivy.Query.term_query(schema, "content", t, index_option="basic")),
+                    (tantivy.Occur.Must, scope),
+                ]
+            )
             out[t] = s.search(q, 1, count=True).count
         return out, docs
 
@@ -417,8 +509,9 @@ class Searcher:
         from datetime import datetime  # fromisoformat: no _strptime/locale import on the hot path
 
         try:
-            ts = int(datetime.fromisoformat(hit.timestamp.replace("Z", "+00:00")).timestamp()) \
-                if hit.timestamp else None
+            ts = (
+                int(datetime.fromisoformat(hit.timestamp.replace("Z", "+00:00")).timestamp()) if hit.timestamp else None
+            )
         except (ValueError, OverflowError):
             ts = None
         if ts is None:
@@ -429,10 +522,14 @@ class Searcher:
         def term(field, value):
             return (tantivy.Occur.Must, tq.term_query(schema, field, value, index_option="basic"))
 
-        query = tq.boolean_query([
-            term("session_id", hit.session_id), term("doctype", "message"), term("role", "assistant"),
-            (tantivy.Occur.Must, tq.range_query(schema, "ts", tantivy.FieldType.Integer, ts, ts + window)),
-        ])
+        query = tq.boolean_query(
+            [
+                term("session_id", hit.session_id),
+                term("doctype", "message"),
+                term("role", "assistant"),
+                (tantivy.Occur.Must, tq.range_query(schema, "ts", tantivy.FieldType.Integer, ts, ts + window)),
+            ]
+        )
         try:
             s = self.index.searcher()
             result = s.search(query, 1, count=False, order_by_field="ts", order=tantivy.Order.Asc)
@@ -461,8 +558,9 @@ class Searcher:
         for i, (score, address) in enumerate(scored):
             doctype = DOCTYPES_BY_CODE.get(codes[i], "message")
             group = groups[i] if groups[i] is not None else ("doc", i)
-            ranked.append(Candidate(rank_score(score, stamps[i] or 0, doctype, now), doctype, group, address,
-                                    stamps[i] or 0))
+            ranked.append(
+                Candidate(rank_score(score, stamps[i] or 0, doctype, now), doctype, group, address, stamps[i] or 0)
+            )
         ranked.sort(key=lambda c: c.score, reverse=True)
         return ranked
 
@@ -471,8 +569,9 @@ class Searcher:
         unless ``boost`` is false (already done)."""
         return self._read(doc, score, now, boost)[0]
 
-    def _read(self, doc: tantivy.Document, score: float, now: float, boost: bool = True,
-              keep_open: bool = False) -> tuple[Hit, dict | None, int | None]:
+    def _read(
+        self, doc: tantivy.Document, score: float, now: float, boost: bool = True, keep_open: bool = False
+    ) -> tuple[Hit, dict | None, int | None]:
         """``_hit``, the message's archived record (None when it has none) and, when
         ``keep_open``, its archive file still open for reading around it (the caller closes
         it; None when there is none)."""
@@ -480,9 +579,18 @@ class Searcher:
         ts = int(first(doc, "ts", 0) or 0)
         doctype = first(doc, "doctype", "message")
         key = first(doc, "key")
-        hit = Hit(session_id=first(doc, "session_id"), uuid=key.split(":", 1)[1] if ":" in key else key,
-                  project="", cwd="", timestamp="", role="", text="", snippet="",
-                  score=rank_score(score, ts, doctype, now) if boost else score, kind=doctype)
+        hit = Hit(
+            session_id=first(doc, "session_id"),
+            uuid=key.split(":", 1)[1] if ":" in key else key,
+            project="",
+            cwd="",
+            timestamp="",
+            role="",
+            text="",
+            snippet="",
+            score=rank_score(score, ts, doctype, now) if boost else score,
+            kind=doctype,
+        )
         rec, fd = self._fill(hit, doc, keep_open)
         return hit, rec, fd
 
@@ -510,8 +618,11 @@ class Searcher:
             return None, None
         fd = open_session(self.archive_root, hit.project, hit.session_id)
         try:
-            rec = read_message(self.archive_root, hit.project, hit.session_id, int(pos), hit.uuid, fd=fd) \
-                if fd is not None else None
+            rec = (
+                read_message(self.archive_root, hit.project, hit.session_id, int(pos), hit.uuid, fd=fd)
+                if fd is not None
+                else None
+            )
         finally:
             if fd is not None and not keep_open:
                 os.close(fd)
@@ -539,8 +650,16 @@ class Searcher:
                 continue
             checked += 1
             key = stored_value(doc, "key")
-            if read_message(self.archive_root, stored_value(doc, "project"), stored_value(doc, "session_id"),
-                            int(pos), key.split(":", 1)[-1]) is None:
+            if (
+                read_message(
+                    self.archive_root,
+                    stored_value(doc, "project"),
+                    stored_value(doc, "session_id"),
+                    int(pos),
+                    key.split(":", 1)[-1],
+                )
+                is None
+            ):
                 lost += 1
                 session = session or stored_value(doc, "session_id")
         return checked, lost, session
@@ -573,6 +692,7 @@ class _Helper:
         if self.busy.acquire(blocking=False):
             self.jobs.put((fn, arg, done))
         else:
+
             def own() -> None:
                 try:
                     fn(arg)
@@ -604,8 +724,8 @@ def _helper() -> _Helper:
 class CandidateFilter:
     """Which documents the prompt hook's candidates (``Searcher.candidates``) may come from."""
 
-    project: str | None = None              # this project's only (None: every project)
-    exclude_session: str | None = None      # never this session (the current one: already in context)
+    project: str | None = None  # this project's only (None: every project)
+    exclude_session: str | None = None  # never this session (the current one: already in context)
     doctypes: tuple[str, ...] = ("message", "memory", "team")
 
 
@@ -638,8 +758,9 @@ def rank_score(score: float, ts: int | float, doctype: str, now: float) -> float
     return boosted
 
 
-def _with_neighbours(ranked: list[Candidate], weight: float | None = None,
-                     seconds: float | None = None) -> list[Candidate]:
+def _with_neighbours(
+    ranked: list[Candidate], weight: float | None = None, seconds: float | None = None
+) -> list[Candidate]:
     """``ranked`` with each message's score raised by NEIGHBOUR_WEIGHT × the best score of
     the candidates beside it in its session (the one before and the one after, by time,
     within NEIGHBOUR_SECONDS), re-sorted. Only candidates count: no extra reads."""
@@ -658,8 +779,11 @@ def _with_neighbours(ranked: list[Candidate], weight: float | None = None,
             continue
         group.sort(key=lambda c: c.ts)
         for i, c in enumerate(group):
-            near = [base[id(o)] for o in (group[i - 1] if i else None, group[i + 1] if i + 1 < len(group) else None)
-                    if o is not None and abs(o.ts - c.ts) <= seconds]
+            near = [
+                base[id(o)]
+                for o in (group[i - 1] if i else None, group[i + 1] if i + 1 < len(group) else None)
+                if o is not None and abs(o.ts - c.ts) <= seconds
+            ]
             if near:
                 c.score = base[id(c)] + weight * max(near)
                 changed = True

@@ -40,9 +40,9 @@ from datetime import datetime
 
 from indexer.touches import Touches, files_root, paths_in_text, relative, state_connection
 
-MAX_CHECK = 10      # files looked at (stat) per hit
-MAX_MARKS = 20      # marks kept per hit
-SLACK = 5.0         # seconds between a transcript line's time and the file's mtime
+MAX_CHECK = 10  # files looked at (stat) per hit
+MAX_MARKS = 20  # marks kept per hit
+SLACK = 5.0  # seconds between a transcript line's time and the file's mtime
 TEXT_CHARS = 20_000  # of a hit's text (with its reply or question) scanned for paths
 
 
@@ -130,8 +130,15 @@ class Ground:
     stats: dict = field(default_factory=dict)
 
 
-def judge(session_id: str, own: dict[str, tuple], base: float, ground: Ground, candidates: list[tuple[str, bool]],
-          limit: int = MAX_CHECK, verify: bool = False) -> list[dict]:
+def judge(
+    session_id: str,
+    own: dict[str, tuple],
+    base: float,
+    ground: Ground,
+    candidates: list[tuple[str, bool]],
+    limit: int = MAX_CHECK,
+    verify: bool = False,
+) -> list[dict]:
     """The marks of one hit of ``session_id`` (or of the session itself; ``own``: its touches,
     ``base``: when it ended): ``candidates`` (path, named in its text) looked at in order, at
     most ``limit``. ``verify``: a file its session wrote whole that still has that size is read
@@ -177,7 +184,7 @@ def judge(session_id: str, own: dict[str, tuple], base: float, ground: Ground, c
             marks.append({"path": rel, "state": "renamed", "since": iso(moves[-1][0]), "to": moves[-1][3]})
         else:
             marks.append({"path": rel, "state": "deleted", "since": iso(gone[-1][0]) if gone else None})
-    return marks[:max(MAX_MARKS, limit)]
+    return marks[: max(MAX_MARKS, limit)]
 
 
 def _same_content(path: str, fp: str) -> bool:
@@ -303,8 +310,9 @@ def session_files(session, cwd: str | None = None, git: bool = True) -> list[dic
     base = max([ends.get(session.session_id, session.ended or 0.0), *(t[1] for t in own.values())])
     cands = _candidates([], own, MAX_SESSION_FILES)
     ground = Ground(root, *db.history([rel for rel, _n in cands], base))
-    marks = {m["path"]: m for m in judge(session.session_id, own, base, ground, cands, limit=MAX_SESSION_FILES,
-                                         verify=True)}
+    marks = {
+        m["path"]: m for m in judge(session.session_id, own, base, ground, cands, limit=MAX_SESSION_FILES, verify=True)
+    }
     rows = []
     for rel, (op, ts, _fp, dest) in sorted(own.items()):
         path = dest if op == "move" and dest else rel
@@ -334,8 +342,14 @@ def _git(root: str, args: list[str]) -> str | None:
     if exe is None:
         return None
     try:
-        done = subprocess.run([exe, "-C", root, *args], capture_output=True, text=True, timeout=GIT_TIMEOUT,
-                              errors="replace", env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+        done = subprocess.run(
+            [exe, "-C", root, *args],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT,
+            errors="replace",
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None
@@ -352,8 +366,9 @@ def _git_details(root: str, since: float, rows: list[dict]) -> None:
     fmt = "--format=%x00%h%x09%an%x09%aI"
     changed = [r for r in rows if r["state"] == "changed"]
     if changed:
-        out = _git(root, ["log", after, fmt, "--name-only", "-n", "500", "--",
-                          *[r.get("to") or r["path"] for r in changed]])
+        out = _git(
+            root, ["log", after, fmt, "--name-only", "-n", "500", "--", *[r.get("to") or r["path"] for r in changed]]
+        )
         by_path: dict[str, list[dict]] = {}
         for commit, files in _commits(out or ""):
             for f in files:

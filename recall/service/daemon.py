@@ -95,8 +95,10 @@ class AlreadyRunning(RecallError):
     def __init__(self, pid: str) -> None:
         self.pid = pid
         who = f"pid {pid}" if pid else "another process"
-        super().__init__(f"the service already runs for {paths.recall_home()} ({who}); nothing to do "
-                         "(`recall status` shows it, `recall service stop` stops it).")
+        super().__init__(
+            f"the service already runs for {paths.recall_home()} ({who}); nothing to do "
+            "(`recall status` shows it, `recall service stop` stops it)."
+        )
 
 
 # locking and status, also used by the CLI ----------------------------------------------------
@@ -105,8 +107,10 @@ def acquire_lock() -> int:
         paths.home_dir()
         fd, holder = process.hold_pid_lock(lock_path())
     except OSError as exc:
-        raise RecallError(f"Cannot write to {paths.recall_home()} ({exc.strerror or exc}): fix its "
-                          "permissions, or point RECALL_HOME at a writable directory.") from None
+        raise RecallError(
+            f"Cannot write to {paths.recall_home()} ({exc.strerror or exc}): fix its "
+            "permissions, or point RECALL_HOME at a writable directory."
+        ) from None
     if fd is None:
         raise AlreadyRunning(holder)
     return fd
@@ -129,12 +133,18 @@ def uninstalled() -> bool:
 
 
 def new_code_problem(timeout: float = 60.0) -> str:
-    """"" when a fresh interpreter imports the installed service and CLI, else why not."""
+    """ "" when a fresh interpreter imports the installed service and CLI, else why not."""
     import subprocess
 
     try:
-        proc = subprocess.run([sys.executable, "-c", "import recall.service.daemon, recall.cli.app"],
-                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, cwd="/")
+        proc = subprocess.run(
+            [sys.executable, "-c", "import recall.service.daemon, recall.cli.app"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            cwd="/",
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         return f"{type(exc).__name__}: {exc}"
     if proc.returncode == 0:
@@ -170,8 +180,15 @@ def _event_handler(service: "Service"):
 def _event_filter():
     from watchdog import events as ev
 
-    return [ev.FileCreatedEvent, ev.FileModifiedEvent, ev.FileMovedEvent, ev.FileDeletedEvent,
-            ev.FileClosedEvent, ev.DirCreatedEvent, ev.DirMovedEvent]
+    return [
+        ev.FileCreatedEvent,
+        ev.FileModifiedEvent,
+        ev.FileMovedEvent,
+        ev.FileDeletedEvent,
+        ev.FileClosedEvent,
+        ev.DirCreatedEvent,
+        ev.DirMovedEvent,
+    ]
 
 
 # the service ----------------------------------------------------------------------------------
@@ -193,14 +210,14 @@ class Service:
         # the other agents have no hooks: their live sessions' memories and summaries are queued
         # by the service once a session goes quiet (session -> (file, cwd, monotonic of its last line))
         self.agent_activity: dict[str, tuple[str, str, float]] = {}
-        self.watched: dict[str, Any] = {}   # root -> ObservedWatch
+        self.watched: dict[str, Any] = {}  # root -> ObservedWatch
         self.observer = None
         self.ix: Indexer | None = None
         self.server = None
         self.stop_event = threading.Event()
         self.wake = threading.Event()
         self._mu = threading.Lock()
-        self.dirty: dict[str, float] = {}   # path -> monotonic time of its first unhandled event
+        self.dirty: dict[str, float] = {}  # path -> monotonic time of its first unhandled event
         self.scan_dirs: set[str] = set()
         self.uncommitted_since: float | None = None
         self.seen: dict[str, tuple[int, int]] = {}  # path -> (size, inode) when last read
@@ -213,7 +230,7 @@ class Service:
         self.started = time.time()
         self.started_mono = time.monotonic()
         self.errors: collections.deque = collections.deque(maxlen=MAX_ERRORS)
-        self.indexed = 0         # messages indexed by this process
+        self.indexed = 0  # messages indexed by this process
         self.last_commit_mono = 0.0
         self.last_commit = 0.0
         self.commits = 0
@@ -233,8 +250,8 @@ class Service:
         self.native_due: float | None = None  # when to re-read Claude Code's memory files
         self.main_thread = threading.current_thread()
         self.unreadable: dict[str, str] = {}  # path -> why it could not be read (retried by rescans)
-        self.storage_problem = ""              # why the last write failed, until one succeeds
-        self.retry_at: float | None = None     # when to reopen the writer and read again
+        self.storage_problem = ""  # why the last write failed, until one succeeds
+        self.retry_at: float | None = None  # when to reopen the writer and read again
         self._retry_wait = RETRY_FIRST
         # history stored under older redaction rules is re-redacted a slice at a time between
         # the other work (recall.privacy.redaction_pass): set after a backfill, cleared when done
@@ -272,8 +289,9 @@ class Service:
         try:
             from indexer import native_memory
 
-            out = native_memory.sync(self.ix, [r for r in self.roots
-                                               if agent_sources.agent_of(r / "x") == agent_sources.DEFAULT])
+            out = native_memory.sync(
+                self.ix, [r for r in self.roots if agent_sources.agent_of(r / "x") == agent_sources.DEFAULT]
+            )
         except Exception as exc:  # never stops the service: the next rescan tries again
             self.error(f"Claude Code's memory files could not be indexed: {type(exc).__name__}: {exc}")
             return None
@@ -323,8 +341,7 @@ class Service:
         reopen now, which rebuilds it from the archive (see ``Indexer._check_identity``)."""
         if self.ix is None or not self.ix.index_lost():
             return False
-        self.error(f"The index at {self.ix.index_path} was deleted: rebuilding it from the archive "
-                   "(nothing is lost).")
+        self.error(f"The index at {self.ix.index_path} was deleted: rebuilding it from the archive (nothing is lost).")
         self.retry_at = time.monotonic()
         return True
 
@@ -562,14 +579,23 @@ class Service:
             sys.setswitchinterval(switch)
             ix.end_backfill()
             self.backfill_progress = None
-            self.state = ("retrying" if self.retry_at is not None else
-                          prev_state if prev_state not in ("starting", "backfilling", "retrying") else "watching")
+            self.state = (
+                "retrying"
+                if self.retry_at is not None
+                else prev_state
+                if prev_state not in ("starting", "backfilling", "retrying")
+                else "watching"
+            )
         summary.seconds = time.perf_counter() - t0
         process.trim_memory()
         self.last_backfill = dict(summary.as_dict(), finished=time.time(), complete=self.caught_up)
-        self.log.info("backfill done: %d messages from %d files in %.1f s%s", summary.messages,
-                      summary.changed, summary.seconds,
-                      f", {summary.replayed} replayed from the archive" if summary.replayed else "")
+        self.log.info(
+            "backfill done: %d messages from %d files in %.1f s%s",
+            summary.messages,
+            summary.changed,
+            summary.seconds,
+            f", {summary.replayed} replayed from the archive" if summary.replayed else "",
+        )
         self._write_status(force=True)
         return summary
 
@@ -758,13 +784,16 @@ class Service:
                 self.watched[key] = None
                 continue
             try:
-                self.watched[key] = self.observer.schedule(_event_handler(self), key, recursive=True,
-                                                           event_filter=_event_filter())
+                self.watched[key] = self.observer.schedule(
+                    _event_handler(self), key, recursive=True, event_filter=_event_filter()
+                )
                 self.log.info("watching %s", key)
             except Exception as exc:
                 self.watched[key] = None
-                self.error(f"cannot watch {key} ({exc}); it is rescanned every {RESCAN_INTERVAL:g} s "
-                           "(raise fs.inotify.max_user_watches for instant updates)")
+                self.error(
+                    f"cannot watch {key} ({exc}); it is rescanned every {RESCAN_INTERVAL:g} s "
+                    "(raise fs.inotify.max_user_watches for instant updates)"
+                )
             if not initial:  # a root that appeared later: its files predate the watch
                 self.mark_scan(key)
 
@@ -863,24 +892,46 @@ class Service:
         if anon is not None:
             self.peak_anon_mb = max(self.peak_anon_mb, anon)
         st = dict(self._status_cache)
-        st.update({
-            "running": self.state != "stopped", "pid": os.getpid(), "version": __version__, "code": self.code,
-            "protocol": client.PROTOCOL, "home": str(self.home), "socket": client.address(),
-            "state": self.state, "started": self.started, "uptime": round(mono - self.started_mono, 1),
-            "heartbeat": now,
-            "roots": [{"path": str(r), "watched": str(r) in self.watched and self.watched[str(r)] is not None,
-                       "exists": r.is_dir()} for r in self.roots],
-            "commits": self.commits, "last_commit": self.last_commit or None, "lag_seconds": lag,
-            "backlog_files": backlog, "indexed_since_start": self.indexed,
-            "backfill": self.backfill_progress, "last_backfill": self.last_backfill,
-            "redaction": self.redaction_progress,
-            "backfill_priority": self.priority or None,
-            "errors": list(self.errors),
-            "write_error": self.storage_problem or None,
-            "unreadable_files": dict(list(self.unreadable.items())[:20]),
-            "rss_mb": rss, "peak_rss_mb": peak, "anon_mb": anon, "peak_anon_mb": self.peak_anon_mb or None,
-            "socket_requests": getattr(self.server, "requests", 0),
-        })
+        st.update(
+            {
+                "running": self.state != "stopped",
+                "pid": os.getpid(),
+                "version": __version__,
+                "code": self.code,
+                "protocol": client.PROTOCOL,
+                "home": str(self.home),
+                "socket": client.address(),
+                "state": self.state,
+                "started": self.started,
+                "uptime": round(mono - self.started_mono, 1),
+                "heartbeat": now,
+                "roots": [
+                    {
+                        "path": str(r),
+                        "watched": str(r) in self.watched and self.watched[str(r)] is not None,
+                        "exists": r.is_dir(),
+                    }
+                    for r in self.roots
+                ],
+                "commits": self.commits,
+                "last_commit": self.last_commit or None,
+                "lag_seconds": lag,
+                "backlog_files": backlog,
+                "indexed_since_start": self.indexed,
+                "backfill": self.backfill_progress,
+                "last_backfill": self.last_backfill,
+                "redaction": self.redaction_progress,
+                "backfill_priority": self.priority or None,
+                "errors": list(self.errors),
+                "write_error": self.storage_problem or None,
+                "unreadable_files": dict(list(self.unreadable.items())[:20]),
+                "rss_mb": rss,
+                "peak_rss_mb": peak,
+                "anon_mb": anon,
+                "peak_anon_mb": self.peak_anon_mb or None,
+                "socket_requests": getattr(self.server, "requests", 0),
+            }
+        )
         return st
 
     def _write_status(self, force: bool = False, periodic: bool = False) -> None:
@@ -1047,8 +1098,10 @@ class Service:
             return False
         problem = new_code_problem()
         if problem:
-            self.error(f"the installed code changed, but the new code does not start ({problem}); the "
-                       "service keeps running the old code: reinstall recall, then `recall service restart`")
+            self.error(
+                f"the installed code changed, but the new code does not start ({problem}); the "
+                "service keeps running the old code: reinstall recall, then `recall service restart`"
+            )
             self._code_seen = (now_fp, -1.0)  # said once; checked again when the code changes again
             return False
         self.restart_requested = "the installed code changed"
@@ -1065,8 +1118,11 @@ class Service:
         from recall.service.ops import memory as memory_ops
 
         memory_ops.join(MEMORY_JOIN_SECONDS)
-        argv = [sys.executable, *sys.orig_argv[1:]] if getattr(sys, "orig_argv", None) else \
-            [sys.executable, "-m", "recall.entry", *sys.argv[1:]]
+        argv = (
+            [sys.executable, *sys.orig_argv[1:]]
+            if getattr(sys, "orig_argv", None)
+            else [sys.executable, "-m", "recall.entry", *sys.argv[1:]]
+        )
         self.log.info("restarting: %s", " ".join(argv))
         for h in logging.getLogger().handlers + logging.getLogger("recall").handlers:
             try:
@@ -1182,8 +1238,13 @@ JOBS: tuple[Job, ...] = (
     Job("read dirty files", _every_turn, Service._drain, when=lambda s: bool(s.dirty or s.scan_dirs)),
     Job("rescan the roots", Service._rescan_every, Service._rescan_and_read),
     Job("Claude Code's memory files", _every_turn, Service.sync_native, when=Service._native_due),
-    Job("watch roots that appeared", lambda s: ROOT_CHECK_INTERVAL, Service._watch_roots,
-        when=lambda s: len(s.watched) < len(s.roots), at_start=True),
+    Job(
+        "watch roots that appeared",
+        lambda s: ROOT_CHECK_INTERVAL,
+        Service._watch_roots,
+        when=lambda s: len(s.watched) < len(s.roots),
+        at_start=True,
+    ),
     Job("follow `recall sources`", _heartbeat, Service.refresh_sources),
     Job("other agents' quiet sessions", _heartbeat, Service._queue_agent_captures),
     Job("stop once uninstalled", _heartbeat, Service._stop_if_uninstalled, ends_turn=True),

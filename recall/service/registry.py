@@ -35,9 +35,15 @@ from typing import Any, Callable
 OPS: dict[str, Callable[[dict], Any]] = {}
 
 # Modules whose import registers ops; others append to this list.
-OP_MODULES: list[str] = ["recall.service.ops.search", "recall.service.ops.index", "recall.service.ops.mcp",
-                         "recall.service.ops.hook", "recall.service.ops.memory", "recall.service.ops.team",
-                         "recall.ui.op"]  # the page of `recall ui` (a floor above: named here, never imported)
+OP_MODULES: list[str] = [
+    "recall.service.ops.search",
+    "recall.service.ops.index",
+    "recall.service.ops.mcp",
+    "recall.service.ops.hook",
+    "recall.service.ops.memory",
+    "recall.service.ops.team",
+    "recall.ui.op",
+]  # the page of `recall ui` (a floor above: named here, never imported)
 
 _service = None
 

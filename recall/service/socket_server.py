@@ -35,8 +35,12 @@ def _reply(ok: bool, **fields) -> bytes:
     try:
         return (json.dumps(fields, ensure_ascii=False) + "\n").encode("utf-8")
     except (TypeError, ValueError) as exc:
-        return (json.dumps({"ok": False, "code": "internal",
-                            "error": f"the op returned something that is not JSON ({exc})"}) + "\n").encode()
+        return (
+            json.dumps(
+                {"ok": False, "code": "internal", "error": f"the op returned something that is not JSON ({exc})"}
+            )
+            + "\n"
+        ).encode()
 
 
 def handle(line: bytes, handshaken: bool, log: logging.Logger) -> tuple[bytes, bool]:
@@ -49,9 +53,13 @@ def handle(line: bytes, handshaken: bool, log: logging.Logger) -> tuple[bytes, b
         return _reply(False, code="bad_request", error="the request must be a JSON object"), handshaken
     if "v" in req or not handshaken:
         if req.get("v") != client.PROTOCOL:
-            return _reply(False, code="version", server=client.PROTOCOL,
-                          error=f"the running service speaks {client.PROTOCOL}, this client "
-                                f"{req.get('v')!r}: restart it with `recall service restart`"), False
+            return _reply(
+                False,
+                code="version",
+                server=client.PROTOCOL,
+                error=f"the running service speaks {client.PROTOCOL}, this client "
+                f"{req.get('v')!r}: restart it with `recall service restart`",
+            ), False
         handshaken = True
     name = req.get("op")
     fn = registry.OPS.get(name) if isinstance(name, str) else None
@@ -157,7 +165,7 @@ class SocketServer:
                     buf += chunk
                     continue
                 line = bytes(buf[:nl])
-                del buf[:nl + 1]
+                del buf[: nl + 1]
                 if not line.strip():
                     continue
                 out, handshaken = handle(line, handshaken, self.log)

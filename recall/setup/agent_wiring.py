@@ -47,8 +47,12 @@ def _toml_string(s: str) -> str:
 def codex_block() -> str:
     entry = mcp_entry()
     args = ", ".join(_toml_string(a) for a in entry["args"])
-    return "\n".join([BEGIN, f"[mcp_servers.{MCP_NAME}]", f"command = {_toml_string(entry['command'])}",
-                      f"args = [{args}]", END]) + "\n"
+    return (
+        "\n".join(
+            [BEGIN, f"[mcp_servers.{MCP_NAME}]", f"command = {_toml_string(entry['command'])}", f"args = [{args}]", END]
+        )
+        + "\n"
+    )
 
 
 def _split(text: str) -> tuple[str, str | None, str]:
@@ -58,10 +62,12 @@ def _split(text: str) -> tuple[str, str | None, str]:
         return text, None, ""
     end = text.find(END, start)
     if end < 0:
-        raise SetupError(f"{codex_config()} has recall's opening marker but not its closing one ({END!r}): "
-                         "put it back or remove the block by hand, then run again.")
+        raise SetupError(
+            f"{codex_config()} has recall's opening marker but not its closing one ({END!r}): "
+            "put it back or remove the block by hand, then run again."
+        )
     end += len(END)
-    if text[end:end + 1] == "\n":
+    if text[end : end + 1] == "\n":
         end += 1
     return text[:start], text[start:end], text[end:]
 
@@ -112,26 +118,33 @@ def install_codex(report: Report) -> None:
         try:
             current = tomllib.loads(before)
         except tomllib.TOMLDecodeError as exc:
-            raise SetupError(f"{path} is not valid TOML ({exc}): fix it and run `recall setup --codex` again.") from None
+            raise SetupError(
+                f"{path} is not valid TOML ({exc}): fix it and run `recall setup --codex` again."
+            ) from None
         servers = current.get("mcp_servers")
         if isinstance(servers, dict) and MCP_NAME in servers:
-            raise SetupError(f'{path} already has an MCP server named "{MCP_NAME}" that recall did not add: '
-                             "remove it (or rename it), then run `recall setup --codex` again.")
+            raise SetupError(
+                f'{path} already has an MCP server named "{MCP_NAME}" that recall did not add: '
+                "remove it (or rename it), then run `recall setup --codex` again."
+            )
         sep = "" if not before or before.endswith("\n\n") else ("\n" if before.endswith("\n") else "\n\n")
         new = before + sep + want
     else:
         new = before + want + after
     problem = _toml_problem(new)
     if problem:
-        raise SetupError(f"{path} would not be valid TOML with recall's table added ({problem}); nothing was "
-                         f"changed. Add it yourself:\n{want}")
+        raise SetupError(
+            f"{path} would not be valid TOML with recall's table added ({problem}); nothing was "
+            f"changed. Add it yourself:\n{want}"
+        )
     if created:
         if not path.parent.exists():
             remember_created(path.parent)
         remember_created(path)
     _write_text(path, new)
-    report.changes.append(("updated" if block else "registered") + f" the recall MCP server in {path} "
-                          "(a marked block at its end)")
+    report.changes.append(
+        ("updated" if block else "registered") + f" the recall MCP server in {path} (a marked block at its end)"
+    )
 
 
 def uninstall_codex(report: Report) -> None:
@@ -167,8 +180,10 @@ def install_gemini(report: Report) -> None:
         report.unchanged.append(f"the recall MCP server is already registered in {path}")
         return
     if current is not None and not is_our_mcp(current):
-        raise SetupError(f'{path} already has an MCP server named "{MCP_NAME}" that is not recall\'s: '
-                         "rename or remove it, then run `recall setup --gemini` again.")
+        raise SetupError(
+            f'{path} already has an MCP server named "{MCP_NAME}" that is not recall\'s: '
+            "rename or remove it, then run `recall setup --gemini` again."
+        )
     servers[MCP_NAME] = want
     if created:
         if not path.parent.exists():

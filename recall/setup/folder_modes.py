@@ -40,9 +40,9 @@ from recall.core.jsonio import read_json
 @dataclass
 class Suspect:
     folder: Path
-    why: str                 # which file of recall's proves setup wrote there
-    restore_to: int | None   # the mode its neighbours share, or None (no evidence)
-    evidence: str            # what the neighbours say
+    why: str  # which file of recall's proves setup wrote there
+    restore_to: int | None  # the mode its neighbours share, or None (no evidence)
+    evidence: str  # what the neighbours say
 
 
 def _mode(path: Path) -> int | None:
@@ -67,14 +67,24 @@ def _holds_recall(file: Path, kind: str) -> bool:
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return False
-    return any(ours(h) for groups in hooks.values() if isinstance(groups, list)
-               for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list) for h in g["hooks"])
+    return any(
+        ours(h)
+        for groups in hooks.values()
+        if isinstance(groups, list)
+        for g in groups
+        if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+        for h in g["hooks"]
+    )
 
 
 def _touched_by_recall(folder: Path) -> str | None:
     """Which file of recall's setup is in ``folder`` (the proof its old writer chmod-ed it)."""
-    for name, kind in ((".claude.json", "mcp"), (".mcp.json", "mcp"), ("settings.json", "hooks"),
-                       ("settings.local.json", "hooks")):
+    for name, kind in (
+        (".claude.json", "mcp"),
+        (".mcp.json", "mcp"),
+        ("settings.json", "hooks"),
+        ("settings.local.json", "hooks"),
+    ):
         f = folder / name
         if f.is_file() and _holds_recall(f, kind):
             return str(f)
@@ -105,7 +115,9 @@ def _judge(folder: Path, why: str) -> Suspect:
         return Suspect(folder, why, None, f"{modes[0o700]} folder(s) beside it are 0700 too: it may be your choice")
     mode, n = modes.most_common(1)[0]
     if n * 3 < sum(modes.values()) * 2:
-        return Suspect(folder, why, None, f"the folders beside it have mixed modes ({', '.join(f'{m:o}' for m in modes)})")
+        return Suspect(
+            folder, why, None, f"the folders beside it have mixed modes ({', '.join(f'{m:o}' for m in modes)})"
+        )
     return Suspect(folder, why, mode, f"{n} of the {sum(modes.values())} folder(s) beside it are {mode:o}")
 
 
@@ -148,20 +160,26 @@ def repair(folders: list[Path]) -> tuple[list[str], list[str]]:
         if s.restore_to is None:
             if usual_mode(s.folder) == 0o700:
                 continue  # 0700 is how folders are made here: most likely it was 0700 before too
-            left.append(f"{s.folder} is 0700, as an earlier `recall setup` left it (it wrote {s.why}); "
-                        f"recall cannot tell its mode before ({s.evidence}), so it is left: if you did not "
-                        f"choose 0700, run `chmod {usual_mode(s.folder):o} {_q(s.folder)}`")
+            left.append(
+                f"{s.folder} is 0700, as an earlier `recall setup` left it (it wrote {s.why}); "
+                f"recall cannot tell its mode before ({s.evidence}), so it is left: if you did not "
+                f"choose 0700, run `chmod {usual_mode(s.folder):o} {_q(s.folder)}`"
+            )
             continue
         try:
             os.chmod(s.folder, s.restore_to)
         except OSError as exc:
-            left.append(f"could not put back the mode of {s.folder} ({exc.strerror}): run "
-                        f"`chmod {s.restore_to:o} {_q(s.folder)}`")
+            left.append(
+                f"could not put back the mode of {s.folder} ({exc.strerror}): run "
+                f"`chmod {s.restore_to:o} {_q(s.folder)}`"
+            )
             continue
         done[str(s.folder)] = {"from": "700", "to": f"{s.restore_to:o}", "time": time.time()}
-        changed.append(f"put back the mode of {s.folder}: {s.restore_to:o} like the folders beside it "
-                       f"({s.evidence}); an earlier `recall setup` had made it 0700 (`chmod 700 {_q(s.folder)}` "
-                       "if you want it private)")
+        changed.append(
+            f"put back the mode of {s.folder}: {s.restore_to:o} like the folders beside it "
+            f"({s.evidence}); an earlier `recall setup` had made it 0700 (`chmod 700 {_q(s.folder)}` "
+            "if you want it private)"
+        )
     if done:
         data = _manifest()
         data["modes_restored"] = {**(data.get("modes_restored") or {}), **done}

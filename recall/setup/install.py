@@ -52,9 +52,9 @@ class SetupError(RecallError):
 
 @dataclass
 class Report:
-    changes: list[str] = field(default_factory=list)    # what was written
+    changes: list[str] = field(default_factory=list)  # what was written
     unchanged: list[str] = field(default_factory=list)  # already as wanted
-    notes: list[str] = field(default_factory=list)      # steps skipped or failed, with the fix
+    notes: list[str] = field(default_factory=list)  # steps skipped or failed, with the fix
 
     def lines(self) -> list[str]:
         return [*self.changes, *self.unchanged, *self.notes]
@@ -264,8 +264,10 @@ def merge_mcp(data: dict, where: str) -> tuple[dict, list[str], list[str]]:
     if current == want:
         return out, [], [f"the recall MCP server is already registered in {where}"]
     if current is not None and not is_our_mcp(current):
-        raise SetupError(f'{where} already has an MCP server named "{MCP_NAME}" that is not recall\'s: '
-                         "rename or remove it, then run `recall setup` again.")
+        raise SetupError(
+            f'{where} already has an MCP server named "{MCP_NAME}" that is not recall\'s: '
+            "rename or remove it, then run `recall setup` again."
+        )
     servers[MCP_NAME] = want
     verb = "updated" if current is not None else "registered"
     return out, [f"{verb} the recall MCP server in {where}"], []
@@ -307,18 +309,34 @@ def _unapprove(data: dict, where: str) -> tuple[dict, list[str]]:
 # ------------------------------------------------------------------------------ slash commands
 #: name -> (description, argument hint, recall arguments before the user's text, what the model is asked)
 SLASH_COMMANDS: dict[str, tuple[str, str, str, str]] = {
-    "recall": ("Answer from past sessions and memories (recall)", "QUESTION", "ask --or-hits",
-               "Above is what recall found in this project's past Claude Code sessions and memories for "
-               "the question \"$ARGUMENTS\". Answer the question from it, briefly, and say when it does "
-               "not cover something."),
-    "recall-search": ("Search past sessions, raw hits (recall)", "QUERY", "--raw --limit 5",
-                      "Above are recall's raw hits from past Claude Code sessions for \"$ARGUMENTS\". Show "
-                      "them to the user as they are, one line each, and add nothing else."),
-    "remember": ("Remember this in future sessions (recall)", "TEXT", "remember",
-                 "Above is what recall saved. Tell the user in one line, and do nothing else."),
-    "ui": ("The address of recall's local web page (recall)", "", "ui --no-open --no-serve",
-           "Above is the address of recall's web page, or why there is none. Give it to the user as it is, "
-           "in one line, and do nothing else."),
+    "recall": (
+        "Answer from past sessions and memories (recall)",
+        "QUESTION",
+        "ask --or-hits",
+        "Above is what recall found in this project's past Claude Code sessions and memories for "
+        "the question \"$ARGUMENTS\". Answer the question from it, briefly, and say when it does "
+        "not cover something.",
+    ),
+    "recall-search": (
+        "Search past sessions, raw hits (recall)",
+        "QUERY",
+        "--raw --limit 5",
+        "Above are recall's raw hits from past Claude Code sessions for \"$ARGUMENTS\". Show "
+        "them to the user as they are, one line each, and add nothing else.",
+    ),
+    "remember": (
+        "Remember this in future sessions (recall)",
+        "TEXT",
+        "remember",
+        "Above is what recall saved. Tell the user in one line, and do nothing else.",
+    ),
+    "ui": (
+        "The address of recall's local web page (recall)",
+        "",
+        "ui --no-open --no-serve",
+        "Above is the address of recall's web page, or why there is none. Give it to the user as it is, "
+        "in one line, and do nothing else.",
+    ),
 }
 _SLASH_MARK = re.compile(r"^allowed-tools: Bash\((?P<exe>.+) (?:ask|--raw|remember|ui):\*\)$", re.M)
 
@@ -337,9 +355,11 @@ def slash_command_text(name: str) -> str:
     # Claude Code pastes $ARGUMENTS into the bash line as typed: inside double quotes an
     # apostrophe is fine ("what's"); backticks and $( ) would be run by the shell
     hint_line = f"argument-hint: {hint}\n" if hint else ""  # no hint: the command takes no text
-    return (f"---\ndescription: {description}\n{hint_line}"
-            f"allowed-tools: Bash({exe} {first}:*)\n---\n"
-            f"!`{exe} {args}{_arguments(hint)}`\n\n{ask}\n")
+    return (
+        f"---\ndescription: {description}\n{hint_line}"
+        f"allowed-tools: Bash({exe} {first}:*)\n---\n"
+        f"!`{exe} {args}{_arguments(hint)}`\n\n{ask}\n"
+    )
 
 
 def _arguments(hint: str) -> str:
@@ -356,8 +376,7 @@ def is_our_slash_command(text: str) -> bool:
         if f"description: {description}\n" in text and f" {args}{_arguments(hint)}`" in text:
             exe = m.group("exe")
             first = args.split()[0]
-            want = slash_command_text(name).replace(
-                " ".join(shlex.quote(p) for p in recall_executable()), exe)
+            want = slash_command_text(name).replace(" ".join(shlex.quote(p) for p in recall_executable()), exe)
             return text == want and f"Bash({exe} {first}:*)" in text
     return False
 
@@ -372,8 +391,9 @@ def install_slash_commands(root: Path | None, global_: bool, report: "Report", c
         except FileNotFoundError:
             current = None
         except OSError as exc:
-            raise SetupError(f"cannot read {path} ({exc.strerror or exc}): fix its permissions and run again.") \
-                from None
+            raise SetupError(
+                f"cannot read {path} ({exc.strerror or exc}): fix its permissions and run again."
+            ) from None
         if current == want:
             report.unchanged.append(f"the /{name} command in {path} is already set")
             continue
@@ -407,8 +427,9 @@ def uninstall_slash_commands(root: Path | None, global_: bool, report: "Report")
 
 
 # ------------------------------------------------------------------------------ install / uninstall
-def install_files(project: Path | str | None = None, global_: bool = False, mcp: bool = True,
-                  commands: bool = True) -> Report:
+def install_files(
+    project: Path | str | None = None, global_: bool = False, mcp: bool = True, commands: bool = True
+) -> Report:
     """Merge recall's hooks (and MCP server, slash commands) into Claude Code's settings. Idempotent."""
     report = Report()
     root = None if global_ else project_root(project)
@@ -487,7 +508,9 @@ def bin_dir() -> Path:
 
 def _on_path(folder: Path) -> bool:
     want = os.path.realpath(folder)
-    return any(os.path.realpath(os.path.expanduser(d)) == want for d in os.environ.get("PATH", "").split(os.pathsep) if d)
+    return any(
+        os.path.realpath(os.path.expanduser(d)) == want for d in os.environ.get("PATH", "").split(os.pathsep) if d
+    )
 
 
 def command_kind(path: str) -> str:
@@ -512,14 +535,18 @@ def link_command(report: "Report", created: list[Path]) -> None:
     not on PATH. Never replaces a ``recall`` that is not a link setup made."""
     exe = recall_executable()
     if len(exe) != 1:
-        report.notes.append("no `recall` console script beside this Python: run recall as "
-                            f"`{' '.join(shlex.quote(p) for p in exe)}`")
+        report.notes.append(
+            f"no `recall` console script beside this Python: run recall as `{' '.join(shlex.quote(p) for p in exe)}`"
+        )
         return
     target = exe[0]
     found = shutil.which("recall")
     link = bin_dir() / "recall"
-    if found and os.path.realpath(found) == os.path.realpath(target) and \
-            (os.path.abspath(found) != os.path.abspath(link) or link.is_symlink()):
+    if (
+        found
+        and os.path.realpath(found) == os.path.realpath(target)
+        and (os.path.abspath(found) != os.path.abspath(link) or link.is_symlink())
+    ):
         report.unchanged.append(f"`recall` on your PATH is this install ({found})")
         return
     if link.is_symlink() or link.exists():
@@ -538,9 +565,11 @@ def link_command(report: "Report", created: list[Path]) -> None:
         if found and command_kind(os.path.realpath(found)) == "other":
             # another program answers to `recall` here: a link of ours might shadow it (or be
             # shadowed by it, depending on PATH's order): never take a command from another tool
-            report.notes.append(f"`recall` on your PATH is another program ({found}): setup did not link this "
-                                f"install over it; run this recall as {target} (an alias works: "
-                                f"alias recall={shlex.quote(target)})")
+            report.notes.append(
+                f"`recall` on your PATH is another program ({found}): setup did not link this "
+                f"install over it; run this recall as {target} (an alias works: "
+                f"alias recall={shlex.quote(target)})"
+            )
             return
         if not link.parent.exists():
             created.append(link.parent)
@@ -550,8 +579,10 @@ def link_command(report: "Report", created: list[Path]) -> None:
         report.changes.append(f"linked {link} -> {target}: `recall` works from any shell")
     if not _on_path(link.parent):
         rc = "~/.zshrc" if os.environ.get("SHELL", "").endswith("zsh") else "~/.bashrc"
-        report.notes.append(f"{link.parent} is not on your PATH: add `export PATH=\"{_home_short(link.parent)}:$PATH\"` "
-                            f"to {rc} (or run recall as {target})")
+        report.notes.append(
+            f"{link.parent} is not on your PATH: add `export PATH=\"{_home_short(link.parent)}:$PATH\"` "
+            f"to {rc} (or run recall as {target})"
+        )
 
 
 def _dangling_plugin_link(link: Path) -> bool:
@@ -574,7 +605,7 @@ def unlink_command(report: "Report") -> None:
 
 def _home_short(path: Path) -> str:
     home = str(Path.home())
-    return "$HOME" + str(path)[len(home):] if str(path).startswith(home + os.sep) else str(path)
+    return "$HOME" + str(path)[len(home) :] if str(path).startswith(home + os.sep) else str(path)
 
 
 def temporary_folders() -> set[str]:
@@ -591,15 +622,19 @@ def install_location_warning(exe: str | None = None) -> str | None:
     real = os.path.realpath(exe)
     for t in temporary_folders():
         if real.startswith(t.rstrip(os.sep) + os.sep):
-            return (f"recall runs from {exe}, in a temporary folder ({t}): when it is cleaned up, every Claude Code "
-                    "prompt fails its hooks. Install it where it stays (`pipx install .` or `uv tool install .` "
-                    "from the checkout), then run `recall setup` again")
+            return (
+                f"recall runs from {exe}, in a temporary folder ({t}): when it is cleaned up, every Claude Code "
+                "prompt fails its hooks. Install it where it stays (`pipx install .` or `uv tool install .` "
+                "from the checkout), then run `recall setup` again"
+            )
     d = os.path.dirname(real)
     while True:
         if os.path.exists(os.path.join(d, ".git")):
-            return (f"recall runs from {exe}, inside the git checkout {d}: moving or deleting the checkout (or "
-                    "its .venv) breaks Claude Code's hooks on every prompt. For an install that stays put: "
-                    f"`pipx install {shlex.quote(d)}` or `uv tool install {shlex.quote(d)}`, then `recall setup` again")
+            return (
+                f"recall runs from {exe}, inside the git checkout {d}: moving or deleting the checkout (or "
+                "its .venv) breaks Claude Code's hooks on every prompt. For an install that stays put: "
+                f"`pipx install {shlex.quote(d)}` or `uv tool install {shlex.quote(d)}`, then `recall setup` again"
+            )
         parent = os.path.dirname(d)
         if parent == d:
             return None

@@ -51,9 +51,18 @@ PIP_TIMEOUT = 1800
 CHECK_TIMEOUT = 120
 
 #: words in pip's output that mean it could not reach an index
-_NETWORK = ("NewConnectionError", "Failed to establish a new connection", "Temporary failure in name resolution",
-            "Name or service not known", "Network is unreachable", "ConnectTimeoutError", "ProxyError",
-            "SSLError", "Could not fetch URL", "No matching distribution found")
+_NETWORK = (
+    "NewConnectionError",
+    "Failed to establish a new connection",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+    "Network is unreachable",
+    "ConnectTimeoutError",
+    "ProxyError",
+    "SSLError",
+    "Could not fetch URL",
+    "No matching distribution found",
+)
 
 
 class BuildFailed(Exception):
@@ -69,8 +78,11 @@ def runtime_dir(data: Path, version: str) -> Path:
 
 def ready(data: Path, version: str) -> bool:
     rt = runtime_dir(data, version)
-    return (rt / ".ready").is_file() and os.access(rt / "bin" / "python", os.X_OK) \
+    return (
+        (rt / ".ready").is_file()
+        and os.access(rt / "bin" / "python", os.X_OK)
         and os.access(rt / "bin" / "recall", os.X_OK)
+    )
 
 
 def _write(path: Path, text: str) -> None:
@@ -170,8 +182,12 @@ def _plugin_link(link: Path) -> bool:
         return False
     target = os.readlink(link)
     parts = Path(target).parts
-    return target.endswith(os.path.join("bin", "recall")) and len(parts) >= 4 and parts[-4] == "data" \
+    return (
+        target.endswith(os.path.join("bin", "recall"))
+        and len(parts) >= 4
+        and parts[-4] == "data"
         and parts[-3].startswith("recall-")
+    )
 
 
 def put_command_on_path(data: Path) -> str:
@@ -229,24 +245,44 @@ class Build:
             self.log.flush()
 
     def record(self, state: str, **extra) -> None:
-        rec = {"state": state, "version": self.version, "pid": os.getpid(), "python": sys.executable,
-               "started": self.started, **extra}
+        rec = {
+            "state": state,
+            "version": self.version,
+            "pid": os.getpid(),
+            "python": sys.executable,
+            "started": self.started,
+            **extra,
+        }
         _write(self.data / "build.json", json.dumps(rec, indent=1) + "\n")
 
     def run(self, step: str, argv: list[str], timeout: float, cwd: Path | None = None) -> str:
         """Run one command, its output into the log; the output's tail, or BuildFailed."""
         self.say(f"$ {' '.join(argv)}")
         try:
-            proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  text=True, errors="replace", timeout=timeout, cwd=cwd)
+            proc = subprocess.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",
+                timeout=timeout,
+                cwd=cwd,
+            )
         except subprocess.TimeoutExpired as exc:
             out = exc.stdout if isinstance(exc.stdout, str) else ""
             self.log.write(out)
-            raise BuildFailed(step, f"{step} did not finish within {timeout:.0f} s",
-                              f"see {self.log_path}, then start a new session to try again") from None
+            raise BuildFailed(
+                step,
+                f"{step} did not finish within {timeout:.0f} s",
+                f"see {self.log_path}, then start a new session to try again",
+            ) from None
         except OSError as exc:
-            raise BuildFailed(step, f"could not run {argv[0]} ({exc.strerror or exc})",
-                              f"see {self.log_path}, then start a new session to try again") from None
+            raise BuildFailed(
+                step,
+                f"could not run {argv[0]} ({exc.strerror or exc})",
+                f"see {self.log_path}, then start a new session to try again",
+            ) from None
         self.log.write(proc.stdout)
         self.log.flush()
         if proc.returncode != 0:
@@ -260,14 +296,21 @@ class Build:
         retry = "then start a new session to try again"
         if step == "venv" and ("ensurepip" in output or "No module named venv" in output):
             minor = f"{sys.version_info[0]}.{sys.version_info[1]}"
-            return BuildFailed(step, f"{sys.executable} cannot create a virtualenv ({last})",
-                               f"install its venv module (e.g. `sudo apt install python{minor}-venv`), {retry}")
+            return BuildFailed(
+                step,
+                f"{sys.executable} cannot create a virtualenv ({last})",
+                f"install its venv module (e.g. `sudo apt install python{minor}-venv`), {retry}",
+            )
         if step == "pip" and any(word in output for word in _NETWORK):
-            return BuildFailed(step, f"pip could not download recall's dependencies ({last})",
-                               "connect to the network (pip uses your pip.conf, PIP_INDEX_URL and PIP_FIND_LINKS "
-                               f"for a mirror or a wheel folder), {retry}")
-        what = {"venv": "creating the virtualenv", "pip": "pip install",
-                "check": "the installed runtime"}.get(step, step)
+            return BuildFailed(
+                step,
+                f"pip could not download recall's dependencies ({last})",
+                "connect to the network (pip uses your pip.conf, PIP_INDEX_URL and PIP_FIND_LINKS "
+                f"for a mirror or a wheel folder), {retry}",
+            )
+        what = {"venv": "creating the virtualenv", "pip": "pip install", "check": "the installed runtime"}.get(
+            step, step
+        )
         return BuildFailed(step, f"{what} failed ({last})", f"see {self.log_path}, {retry}")
 
     # the steps -------------------------------------------------------------------------
@@ -285,30 +328,70 @@ class Build:
             elif path.is_file():
                 shutil.copy2(path, src / name)
             elif name in SOURCE:
-                raise BuildFailed("source", f"{path} is missing: the plugin's folder is incomplete",
-                                  "reinstall the plugin (`claude plugin uninstall recall@recall`, then install it again)")
+                raise BuildFailed(
+                    "source",
+                    f"{path} is missing: the plugin's folder is incomplete",
+                    "reinstall the plugin (`claude plugin uninstall recall@recall`, then install it again)",
+                )
         return src
 
     def build(self) -> None:
         shutil.rmtree(self.rt, ignore_errors=True)  # what an interrupted or failed build left
         self.rt.parent.mkdir(parents=True, exist_ok=True)
-        self.say(f"building recall {self.version}'s runtime in {self.rt} with {sys.executable} "
-                 f"(Python {sys.version.split()[0]}) from {self.root}")
+        self.say(
+            f"building recall {self.version}'s runtime in {self.rt} with {sys.executable} "
+            f"(Python {sys.version.split()[0]}) from {self.root}"
+        )
         src = self.stage()
         self.run("venv", [sys.executable, "-m", "venv", str(self.rt)], VENV_TIMEOUT)
         python = str(self.rt / "bin" / "python")
-        self.run("pip", [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
-                         "--progress-bar", "off", str(src)], PIP_TIMEOUT, cwd=self.data)
-        self.run("check", [python, "-c", "import recall.entry, recall.hooks.dispatch, indexer.ingest, tantivy; "
-                                         "import recall; print('recall', recall.__version__)"],
-                 CHECK_TIMEOUT, cwd=self.data)
+        self.run(
+            "pip",
+            [
+                python,
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "--no-input",
+                "--progress-bar",
+                "off",
+                str(src),
+            ],
+            PIP_TIMEOUT,
+            cwd=self.data,
+        )
+        self.run(
+            "check",
+            [
+                python,
+                "-c",
+                "import recall.entry, recall.hooks.dispatch, indexer.ingest, tantivy; "
+                "import recall; print('recall', recall.__version__)",
+            ],
+            CHECK_TIMEOUT,
+            cwd=self.data,
+        )
         if not os.access(self.rt / "bin" / "recall", os.X_OK):
-            raise BuildFailed("check", f"pip installed no {self.rt / 'bin' / 'recall'}",
-                              f"see {self.log_path}, then start a new session to try again")
+            raise BuildFailed(
+                "check",
+                f"pip installed no {self.rt / 'bin' / 'recall'}",
+                f"see {self.log_path}, then start a new session to try again",
+            )
         seconds = round(time.time() - self.started, 1)
-        _write(self.rt / ".ready", json.dumps({"version": self.version, "python": sys.executable,
-                                               "python_version": sys.version.split()[0],
-                                               "built": time.time(), "seconds": seconds}) + "\n")
+        _write(
+            self.rt / ".ready",
+            json.dumps(
+                {
+                    "version": self.version,
+                    "python": sys.executable,
+                    "python_version": sys.version.split()[0],
+                    "built": time.time(),
+                    "seconds": seconds,
+                }
+            )
+            + "\n",
+        )
         shutil.rmtree(src, ignore_errors=True)
         self.say(f"ready in {seconds} s")
 
@@ -319,8 +402,17 @@ class Build:
         argv = [str(self.rt / "bin" / "python"), "-m", "recall.setup.plugin_service", "after-build"]
         self.say(f"$ {' '.join(argv)}")
         try:
-            proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  text=True, errors="replace", timeout=CHECK_TIMEOUT, env=env, cwd=self.data)
+            proc = subprocess.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",
+                timeout=CHECK_TIMEOUT,
+                env=env,
+                cwd=self.data,
+            )
             self.log.write(proc.stdout)
         except (OSError, subprocess.SubprocessError) as exc:
             self.say(f"starting the service failed ({exc}): the next session start tries again")
@@ -352,9 +444,11 @@ class Build:
             except OSError:
                 pass
             (self.data / "build-failed").unlink(missing_ok=True)  # said already, at this session's start
-            _write(self.data / "build.state",
-                   f"recall: its runtime (version {self.version}) is being built in the background since "
-                   f"{time.strftime('%H:%M:%S')} (log: {self.log_path}); try again in a minute or two.\n")
+            _write(
+                self.data / "build.state",
+                f"recall: its runtime (version {self.version}) is being built in the background since "
+                f"{time.strftime('%H:%M:%S')} (log: {self.log_path}); try again in a minute or two.\n",
+            )
             self.record("building")
             try:
                 self.build()
@@ -365,8 +459,13 @@ class Build:
                 import traceback
 
                 self.log.write(traceback.format_exc())
-                self._failed(BuildFailed("build", f"{type(exc).__name__}: {exc}",
-                                         f"see {self.log_path}, then start a new session to try again"))
+                self._failed(
+                    BuildFailed(
+                        "build",
+                        f"{type(exc).__name__}: {exc}",
+                        f"see {self.log_path}, then start a new session to try again",
+                    )
+                )
                 return 1
             self.record("ready", finished=time.time())
             (self.data / "build.state").unlink(missing_ok=True)
@@ -381,8 +480,9 @@ class Build:
         self.say(f"FAILED at {exc.step}: {exc.error}; {exc.fix}")
         self.record("failed", finished=time.time(), step=exc.step, error=exc.error, fix=exc.fix)
         _write(self.data / "build.state", f"recall: building its runtime failed: {exc.error}; {exc.fix}.\n")
-        message = (f"recall: building its Python runtime failed: {exc.error}. To fix: {exc.fix} "
-                   f"(details: {self.log_path}).")
+        message = (
+            f"recall: building its Python runtime failed: {exc.error}. To fix: {exc.fix} (details: {self.log_path})."
+        )
         _write(self.data / "build-failed", json.dumps({"systemMessage": message}, ensure_ascii=False) + "\n")
 
     def _rotate_log(self) -> None:
@@ -415,9 +515,12 @@ def waiting_mcp(data: Path, version: str, stdin=None, stdout=None) -> int:
             continue  # a notification, or a reply
         method, params = msg["method"], msg.get("params") or {}
         if method == "initialize":
-            result = {"protocolVersion": params.get("protocolVersion") or "2025-06-18",
-                      "capabilities": {"tools": {}}, "serverInfo": {"name": "recall", "version": version},
-                      "instructions": instructions}
+            result = {
+                "protocolVersion": params.get("protocolVersion") or "2025-06-18",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "recall", "version": version},
+                "instructions": instructions,
+            }
         elif method == "tools/list":
             result = {"tools": []}
         elif method == "ping":
@@ -452,8 +555,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "mcp":
         return waiting_mcp(Path(args.data), args.version)
     if sys.version_info < MIN_PYTHON:
-        print(f"recall's runtime needs Python {'.'.join(map(str, MIN_PYTHON))} or newer, not "
-              f"{sys.version.split()[0]}", file=sys.stderr)
+        print(
+            f"recall's runtime needs Python {'.'.join(map(str, MIN_PYTHON))} or newer, not {sys.version.split()[0]}",
+            file=sys.stderr,
+        )
         return 1
     try:
         os.setsid()  # outlive the hook that started us, and its process group

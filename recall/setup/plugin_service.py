@@ -25,8 +25,9 @@ def _command_line(pid: int) -> str:
     import subprocess
 
     try:  # no /proc (macOS)
-        return subprocess.run(["ps", "-o", "command=", "-p", str(pid)], capture_output=True, text=True,
-                              timeout=5).stdout
+        return subprocess.run(
+            ["ps", "-o", "command=", "-p", str(pid)], capture_output=True, text=True, timeout=5
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return ""
 

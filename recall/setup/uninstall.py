@@ -104,11 +104,17 @@ def leftover_lines(left: dict) -> list[str]:
     if left["home"]:
         lines.append(f"your history (archive, index, config, logs) in {left['home']}")
     if left["memories"]:
-        lines.append(f"the memories of {len(left['memories'])} project(s): " + ", ".join(left["memories"][:5])
-                     + (" …" if len(left["memories"]) > 5 else ""))
+        lines.append(
+            f"the memories of {len(left['memories'])} project(s): "
+            + ", ".join(left["memories"][:5])
+            + (" …" if len(left["memories"]) > 5 else "")
+        )
     if left["blocks"]:
-        lines.append(f"recall's block in {len(left['blocks'])} CLAUDE.md file(s): " + ", ".join(left["blocks"][:5])
-                     + (" …" if len(left["blocks"]) > 5 else ""))
+        lines.append(
+            f"recall's block in {len(left['blocks'])} CLAUDE.md file(s): "
+            + ", ".join(left["blocks"][:5])
+            + (" …" if len(left["blocks"]) > 5 else "")
+        )
     if left["excludes"]:
         lines.append(f"recall's lines in {len(left['excludes'])} .git/info/exclude file(s)")
     return lines
@@ -174,8 +180,10 @@ def _restore_records(records: dict) -> list[str]:
         paths.atomic_write(controls_path(), records["controls"])
     if records.get("exclude"):
         paths.atomic_write(paths.config_path(), json.dumps({"exclude": records["exclude"]}, indent=2) + "\n")
-    return [f"kept the records of {records_text(records)} in {paths.recall_home()}: a new `recall setup` keeps "
-            "them out (delete that folder to drop them too)"]
+    return [
+        f"kept the records of {records_text(records)} in {paths.recall_home()}: a new `recall setup` keeps "
+        "them out (delete that folder to drop them too)"
+    ]
 
 
 def purge(projects: list[Path], home: bool = True, keep_records: bool = False) -> list[str]:
@@ -234,8 +242,11 @@ def purge(projects: list[Path], home: bool = True, keep_records: bool = False) -
     if home and where.exists():
         records = privacy_records() if keep_records else {}
         shutil.rmtree(where, ignore_errors=True)
-        done.append(f"deleted {where} (your history, the index, config and logs)" if not where.exists()
-                    else f"could not delete all of {where}: remove it yourself")
+        done.append(
+            f"deleted {where} (your history, the index, config and logs)"
+            if not where.exists()
+            else f"could not delete all of {where}: remove it yourself"
+        )
         if records:
             done += _restore_records(records)
     return done

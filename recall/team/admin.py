@@ -37,8 +37,10 @@ def init(url: str) -> dict:
     except psycopg.Error as exc:
         err = tc.explain(exc, server, url, info)
         if isinstance(err, tc.NotGranted):
-            raise tc.TeamError(f"{server} refused to create recall's tables ({tc.scrub(str(exc), url, info)}): run "
-                               "`recall team init` as the database's owner (docs/team.md).") from None
+            raise tc.TeamError(
+                f"{server} refused to create recall's tables ({tc.scrub(str(exc), url, info)}): run "
+                "`recall team init` as the database's owner (docs/team.md)."
+            ) from None
         raise err from None
     finally:
         c.close()
@@ -61,8 +63,9 @@ def _owner(url: str | None):
     if url is None:
         join = local.joined()
         if join is None:
-            raise UsageError("Pass the owner's connection with --url URL (this machine has not joined a team to "
-                             "default to).")
+            raise UsageError(
+                "Pass the owner's connection with --url URL (this machine has not joined a team to default to)."
+            )
         return tc.connect(join.url, server=join.server)
     return tc.connect(url)
 
@@ -70,8 +73,9 @@ def _owner(url: str | None):
 def _refused(exc: Exception, what: str) -> Exception:
     err = tc.explain(exc, "the team server")
     if isinstance(err, tc.NotGranted):
-        return tc.TeamError(f"{what} needs the database owner's connection: pass it with --url "
-                            "(the role that ran `recall team init`).")
+        return tc.TeamError(
+            f"{what} needs the database owner's connection: pass it with --url (the role that ran `recall team init`)."
+        )
     return err
 
 
@@ -97,11 +101,14 @@ def grant(role: str, project: str, url: str | None = None) -> dict:
     role, remote = _args(role, project)
     with _as_owner(url, "Granting") as c:
         if c.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone() is None:
-            raise UsageError(f"The database has no role {role!r}: create it first (CREATE ROLE {role} LOGIN; then "
-                             "\\password in psql), then grant again.")
+            raise UsageError(
+                f"The database has no role {role!r}: create it first (CREATE ROLE {role} LOGIN; then "
+                "\\password in psql), then grant again."
+            )
         with c.transaction():
-            new = c.execute("INSERT INTO recall_team.grants (role, project) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                            (role, remote)).rowcount
+            new = c.execute(
+                "INSERT INTO recall_team.grants (role, project) VALUES (%s, %s) ON CONFLICT DO NOTHING", (role, remote)
+            ).rowcount
             for statement in schema.ROLE_PRIVILEGES:
                 c.execute(sql.SQL(statement).format(role=sql.Identifier(role)))
     return {"role": role, "project": remote, "new": bool(new)}
@@ -115,8 +122,7 @@ def revoke(role: str, project: str, url: str | None = None) -> dict:
     role, remote = _args(role, project)
     with _as_owner(url, "Revoking") as c:
         with c.transaction():
-            gone = c.execute("DELETE FROM recall_team.grants WHERE role = %s AND project = %s",
-                             (role, remote)).rowcount
+            gone = c.execute("DELETE FROM recall_team.grants WHERE role = %s AND project = %s", (role, remote)).rowcount
             left = c.execute("SELECT count(*) FROM recall_team.grants WHERE role = %s", (role,)).fetchone()[0]
             exists = c.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone() is not None
             if not left and exists:

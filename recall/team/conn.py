@@ -37,17 +37,22 @@ def parse(url: str, *, allow_password: bool = True) -> dict:
 
     text = (url or "").strip()
     if not text:
-        raise UsageError("The URL is empty: pass your team database's connection string, e.g. "
-                         "postgresql://ROLE@HOST:5432/DATABASE.")
+        raise UsageError(
+            "The URL is empty: pass your team database's connection string, e.g. postgresql://ROLE@HOST:5432/DATABASE."
+        )
     try:
         info = conninfo_to_dict(text)
     except Exception:  # noqa: BLE001 - psycopg quotes the string in its message
-        raise UsageError("That URL is not a PostgreSQL connection string: use postgresql://ROLE@HOST:PORT/DATABASE "
-                         "(or libpq's host=... dbname=... user=... form).") from None
+        raise UsageError(
+            "That URL is not a PostgreSQL connection string: use postgresql://ROLE@HOST:PORT/DATABASE "
+            "(or libpq's host=... dbname=... user=... form)."
+        ) from None
     if not allow_password and info.get("password"):
-        raise UsageError("The URL holds a password, and recall stores the URL: leave the password out "
-                         "(postgresql://ROLE@HOST/DATABASE) and put it in ~/.pgpass "
-                         "(HOST:PORT:DATABASE:ROLE:PASSWORD, chmod 600) or PGPASSWORD, as libpq reads them.")
+        raise UsageError(
+            "The URL holds a password, and recall stores the URL: leave the password out "
+            "(postgresql://ROLE@HOST/DATABASE) and put it in ~/.pgpass "
+            "(HOST:PORT:DATABASE:ROLE:PASSWORD, chmod 600) or PGPASSWORD, as libpq reads them."
+        )
     return {k: str(v) for k, v in info.items() if v is not None}
 
 
@@ -83,9 +88,16 @@ def connect(url: str, *, timeout: float = CONNECT_TIMEOUT, server: str = ""):
     info = parse(url)
     server = server or server_label(info)
     try:
-        conn = psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(timeout)),
-                               application_name=APPLICATION, keepalives=1, keepalives_idle=15,
-                               keepalives_interval=5, keepalives_count=3)
+        conn = psycopg.connect(
+            url,
+            autocommit=True,
+            connect_timeout=max(1, int(timeout)),
+            application_name=APPLICATION,
+            keepalives=1,
+            keepalives_idle=15,
+            keepalives_interval=5,
+            keepalives_count=3,
+        )
     except psycopg.Error as exc:
         raise explain(exc, server, url, info) from None
     try:
@@ -108,24 +120,38 @@ def explain(exc: BaseException, server: str, url: str = "", info: dict | None = 
     raw = scrub(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, url, info)
     low = str(exc).lower()
     if "permission denied for schema recall_team" in low:
-        return NotGranted(f"No team project is granted to this role on {server}: ask the owner to run "
-                          "`recall team grant ROLE PROJECT`.")
+        return NotGranted(
+            f"No team project is granted to this role on {server}: ask the owner to run "
+            "`recall team grant ROLE PROJECT`."
+        )
     if isinstance(exc, e.InsufficientPrivilege) or "permission denied" in low:
-        return NotGranted(f"The team server {server} refused: {raw}. The owner grants projects with "
-                          "`recall team grant ROLE PROJECT`.")
-    if isinstance(exc, e.UndefinedTable) or isinstance(exc, e.InvalidSchemaName) or "recall_team" in low \
-            and "does not exist" in low:
-        return TeamError(f"The database {server} has no recall tables yet: its owner runs `recall team init URL` "
-                         "once (see docs/team.md).")
+        return NotGranted(
+            f"The team server {server} refused: {raw}. The owner grants projects with `recall team grant ROLE PROJECT`."
+        )
+    if (
+        isinstance(exc, e.UndefinedTable)
+        or isinstance(exc, e.InvalidSchemaName)
+        or "recall_team" in low
+        and "does not exist" in low
+    ):
+        return TeamError(
+            f"The database {server} has no recall tables yet: its owner runs `recall team init URL` "
+            "once (see docs/team.md)."
+        )
     if "password authentication failed" in low or "no password supplied" in low:
-        return TeamError(f"The team server {server} needs this role's password: put it in ~/.pgpass "
-                         "(HOST:PORT:DATABASE:ROLE:PASSWORD, chmod 600) or PGPASSWORD, and try again.")
+        return TeamError(
+            f"The team server {server} needs this role's password: put it in ~/.pgpass "
+            "(HOST:PORT:DATABASE:ROLE:PASSWORD, chmod 600) or PGPASSWORD, and try again."
+        )
     if "database" in low and "does not exist" in low:
-        return TeamError(f"The team server has no such database ({raw}): check the URL's database name, or "
-                         "create it (docs/team.md).")
+        return TeamError(
+            f"The team server has no such database ({raw}): check the URL's database name, or create it (docs/team.md)."
+        )
     if "role" in low and "does not exist" in low:
-        return TeamError(f"The team server has no such role ({raw}): ask its owner to create yours "
-                         "(docs/team.md), or fix the URL's role.")
+        return TeamError(
+            f"The team server has no such role ({raw}): ask its owner to create yours "
+            "(docs/team.md), or fix the URL's role."
+        )
     if isinstance(exc, psycopg.OperationalError) or isinstance(exc, (OSError, TimeoutError)):
         return TeamError(f"Cannot reach the team server {server} ({raw}). {UNREACHABLE_TAIL}")
     return TeamError(f"The team server {server} failed: {raw}.")

@@ -67,7 +67,7 @@ def _git_dir(root: str) -> str | None:
         return None
     if not content.startswith("gitdir:"):
         return None
-    gitdir = content[len("gitdir:"):].strip()
+    gitdir = content[len("gitdir:") :].strip()
     if not os.path.isabs(gitdir):
         gitdir = os.path.normpath(os.path.join(root, gitdir))
     try:
@@ -111,14 +111,18 @@ def project_identity(path: str | os.PathLike) -> tuple[str, str]:
     is not a folder or has no usable remote."""
     raw = os.path.abspath(os.path.expanduser(os.fspath(path)))
     if not os.path.isdir(raw):
-        raise UsageError(f"--project {path}: no such folder. Pass a checkout of the project to share "
-                         "(its git remote names it for the team).")
+        raise UsageError(
+            f"--project {path}: no such folder. Pass a checkout of the project to share "
+            "(its git remote names it for the team)."
+        )
     project = local_project(raw)
     url = remote_url(project)
     identity = normalize_remote(url or "")
     if not identity:
-        raise UsageError(f"{project} has no git remote: a team project is named by its remote, the same on "
-                         "every machine. Add one (`git remote add origin URL`) and try again.")
+        raise UsageError(
+            f"{project} has no git remote: a team project is named by its remote, the same on "
+            "every machine. Add one (`git remote add origin URL`) and try again."
+        )
     return project, identity
 
 
@@ -126,12 +130,16 @@ def parse_project(value: str) -> str:
     """``recall team grant/revoke``'s PROJECT: a checkout's path (its remote) or a remote."""
     text = (value or "").strip()
     if not text:
-        raise UsageError("PROJECT is empty: pass a checkout's path or its git remote "
-                         "(github.com/acme/shop, git@github.com:acme/shop.git).")
+        raise UsageError(
+            "PROJECT is empty: pass a checkout's path or its git remote "
+            "(github.com/acme/shop, git@github.com:acme/shop.git)."
+        )
     if os.path.isdir(os.path.expanduser(text)):
         return project_identity(text)[1]
     identity = normalize_remote(text)
     if not identity or ("/" not in identity.strip("/")):
-        raise UsageError(f"PROJECT {value!r} is neither a folder nor a git remote: pass a checkout's path or "
-                         "a remote such as github.com/acme/shop.")
+        raise UsageError(
+            f"PROJECT {value!r} is neither a folder nor a git remote: pass a checkout's path or "
+            "a remote such as github.com/acme/shop."
+        )
     return identity

@@ -40,7 +40,7 @@ class Item:
     id: str
     remote: str
     kind: str
-    ref: str           # the local id: memory id, session id, rule id
+    ref: str  # the local id: memory id, session id, rule id
     mtype: str
     content: str
     tags: list[str] = field(default_factory=list)
@@ -49,9 +49,18 @@ class Item:
     digest: str = ""
 
     def row(self, origin: str) -> dict:
-        return {"id": self.id, "project": self.remote, "origin": origin, "kind": self.kind, "mtype": self.mtype,
-                "content": self.content, "tags": self.tags, "created": self.created, "updated": self.updated,
-                "digest": self.digest}
+        return {
+            "id": self.id,
+            "project": self.remote,
+            "origin": origin,
+            "kind": self.kind,
+            "mtype": self.mtype,
+            "content": self.content,
+            "tags": self.tags,
+            "created": self.created,
+            "updated": self.updated,
+            "digest": self.digest,
+        }
 
 
 def item_id(origin: str, remote: str, kind: str, ref: str) -> str:
@@ -60,16 +69,20 @@ def item_id(origin: str, remote: str, kind: str, ref: str) -> str:
 
 
 def _digest(item: Item) -> str:
-    body = json.dumps([item.kind, item.mtype, item.content, item.tags, round(item.created, 3),
-                       round(item.updated, 3)], ensure_ascii=False)
+    body = json.dumps(
+        [item.kind, item.mtype, item.content, item.tags, round(item.created, 3), round(item.updated, 3)],
+        ensure_ascii=False,
+    )
     return hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
 
 
 # What leaves for the team is checked once more, more strictly than what stays here (a
 # memory is prose: "secret = hunterplum" inside a sentence, "token: Xk9..." after a comma)
-_STRICT = re.compile(r"(?i)(?<![A-Za-z0-9_])(?:secret|passw(?:or)?d|passphrase|pwd?|token|api[ _-]?key|"
-                     r"access[ _-]?key|private[ _-]?key)[ \t]*(?:=|:|\bis\b|\bwas\b)[ \t]*"
-                     r"(?P<q>[\"'`]?)(?P<v>[^\s\"'`]{4,256})(?P=q)")
+_STRICT = re.compile(
+    r"(?i)(?<![A-Za-z0-9_])(?:secret|passw(?:or)?d|passphrase|pwd?|token|api[ _-]?key|"
+    r"access[ _-]?key|private[ _-]?key)[ \t]*(?:=|:|\bis\b|\bwas\b)[ \t]*"
+    r"(?P<q>[\"'`]?)(?P<v>[^\s\"'`]{4,256})(?P=q)"
+)
 
 
 def strict(text: str) -> str:
@@ -80,17 +93,24 @@ def strict(text: str) -> str:
 
     def cut(m: re.Match) -> str:
         v = m.group("v").rstrip(",;.:!?)")
-        if v.startswith("[redacted:") or not any(c.isalnum() for c in v) or v.lower() in _NOT_VALUES \
-                or (v[0] in "{<$%" and not v[1:2].isalnum()) or v.startswith(("${", "{{", "<", "$")):
+        if (
+            v.startswith("[redacted:")
+            or not any(c.isalnum() for c in v)
+            or v.lower() in _NOT_VALUES
+            or (v[0] in "{<$%" and not v[1:2].isalnum())
+            or v.startswith(("${", "{{", "<", "$"))
+        ):
             return m.group(0)
         start = m.start("v") - m.start()
-        return m.group(0)[:start] + "[redacted:secret-assignment]" + m.group(0)[start + len(v):]
+        return m.group(0)[:start] + "[redacted:secret-assignment]" + m.group(0)[start + len(v) :]
 
     return _STRICT.sub(cut, text)
 
 
-_NOT_VALUES = frozenset("""none null nil true false required optional missing empty invalid expired correct wrong
-    stored rotated hashed set unset changed reset needed the a an not in on from for with and or""".split())
+_NOT_VALUES = frozenset(
+    """none null nil true false required optional missing empty invalid expired correct wrong
+    stored rotated hashed set unset changed reset needed the a an not in on from for with and or""".split()
+)
 
 
 def scrub(text: str) -> str:
@@ -112,15 +132,24 @@ def scrub(text: str) -> str:
     return out
 
 
-def _make(origin: str, remote: str, kind: str, ref: str, mtype: str, content: str, tags, created: float,
-          updated: float) -> Item | None:
+def _make(
+    origin: str, remote: str, kind: str, ref: str, mtype: str, content: str, tags, created: float, updated: float
+) -> Item | None:
     content = scrub(content)
     if not content:
         return None  # all of it was private
     tags = [t[:200] for t in (scrub(str(t)) for t in tags or []) if t and "[redacted:" not in t][:20]
-    item = Item(id=item_id(origin, remote, kind, ref), remote=remote, kind=kind, ref=ref,
-                mtype=scrub(str(mtype or ""))[:64],
-                content=content, tags=tags, created=_date(created or updated), updated=_date(updated or created))
+    item = Item(
+        id=item_id(origin, remote, kind, ref),
+        remote=remote,
+        kind=kind,
+        ref=ref,
+        mtype=scrub(str(mtype or ""))[:64],
+        content=content,
+        tags=tags,
+        created=_date(created or updated),
+        updated=_date(updated or created),
+    )
     item.digest = _digest(item)
     return item
 
@@ -154,7 +183,6 @@ class Keeper:
         # stores keep whole seconds: a pause that began within the second counts
         return bool(created) and any(int(a) <= created < b for a, b in self.gate.windows)
 
-
     def _forgotten(self, sessions, created: float, project: str, summary: bool) -> bool:
         """What ``recall forget`` covers: a session it forgot (a summary of one at all: one
         that waited for the model while the forget ran is never shared), a project or a
@@ -183,8 +211,7 @@ def _memories(origin: str, remote: str, project: str, keeper: Keeper) -> list[It
     for m in state.memories:
         if not m.active or keeper.refuses(m.sessions, m.created, project):
             continue
-        item = _make(origin, remote, "memory", f"{project}\0{m.id}", m.type, m.content, m.tags,
-                     m.created, m.updated)
+        item = _make(origin, remote, "memory", f"{project}\0{m.id}", m.type, m.content, m.tags, m.created, m.updated)
         if item is not None:
             out.append(item)
     return out
@@ -228,8 +255,17 @@ def _summaries(origin: str, remote: str, projects: list[str], keeper: Keeper) ->
         created = float(rec.get("created") or 0.0)
         if keeper.refuses([sid], created, str(rec.get("project") or ""), summary=True):
             continue
-        item = _make(origin, remote, "summary", sid, "session-summary", f"Session summary: {rec['summary']}",
-                     ["session-summary"], created, created)
+        item = _make(
+            origin,
+            remote,
+            "summary",
+            sid,
+            "session-summary",
+            f"Session summary: {rec['summary']}",
+            ["session-summary"],
+            created,
+            created,
+        )
         if item is not None:
             out.append(item)
     return out
@@ -249,8 +285,17 @@ def _rules(origin: str, remote: str, project: str, keeper: Keeper) -> list[Item]
         if r.expired() or keeper.refuses([], created):
             continue
         text = f"Rule: {r.text} (when {r.condition()})"
-        item = _make(origin, remote, "rule", f"{project}\0{r.id}", "rule", text, ["rule"], created,
-                     rules.parse_iso(r.updated) or created)
+        item = _make(
+            origin,
+            remote,
+            "rule",
+            f"{project}\0{r.id}",
+            "rule",
+            text,
+            ["rule"],
+            created,
+            rules.parse_iso(r.updated) or created,
+        )
         if item is not None:
             out.append(item)
     return out

@@ -74,15 +74,14 @@ def db_path() -> Path:
 # the join -----------------------------------------------------------------------------------
 @dataclass
 class Join:
-    url: str       # the connection string, without a password
-    server: str    # what to call the server in output and logs: role@host:port/db
+    url: str  # the connection string, without a password
+    server: str  # what to call the server in output and logs: role@host:port/db
     role: str
-    origin: str    # this machine's id
+    origin: str  # this machine's id
     joined: float
 
     def as_json(self) -> dict:
-        return {"url": self.url, "server": self.server, "role": self.role, "origin": self.origin,
-                "joined": self.joined}
+        return {"url": self.url, "server": self.server, "role": self.role, "origin": self.origin, "joined": self.joined}
 
 
 def joined() -> Join | None:
@@ -91,9 +90,13 @@ def joined() -> Join | None:
     if data is None:
         return None
     try:
-        return Join(url=str(data["url"]), server=str(data.get("server") or "the team server"),
-                    role=str(data.get("role") or ""), origin=str(data["origin"]),
-                    joined=float(data.get("joined") or 0))
+        return Join(
+            url=str(data["url"]),
+            server=str(data.get("server") or "the team server"),
+            role=str(data.get("role") or ""),
+            origin=str(data["origin"]),
+            joined=float(data.get("joined") or 0),
+        )
     except (ValueError, KeyError, TypeError):
         return None
 
@@ -101,15 +104,22 @@ def joined() -> Join | None:
 def require_join() -> Join:
     j = joined()
     if j is None:
-        raise UsageError("This machine has not joined a team: run `recall team join URL` first "
-                         "(the URL of your team's PostgreSQL database, as your own role).")
+        raise UsageError(
+            "This machine has not joined a team: run `recall team join URL` first "
+            "(the URL of your team's PostgreSQL database, as your own role)."
+        )
     return j
 
 
 def save_join(url: str, server: str, role: str) -> Join:
     old = joined()
-    j = Join(url=url, server=server, role=role, origin=old.origin if old else secrets.token_hex(8),
-             joined=old.joined if old else time.time())
+    j = Join(
+        url=url,
+        server=server,
+        role=role,
+        origin=old.origin if old else secrets.token_hex(8),
+        joined=old.joined if old else time.time(),
+    )
     paths.atomic_write(config_path(), json.dumps(j.as_json(), indent=1) + "\n")
     return j
 
@@ -161,8 +171,10 @@ class TeamDB:
         return row[0] if row else default
 
     def put(self, **values) -> None:
-        self.conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE "
-                              "SET value=excluded.value", [(k, str(v)) for k, v in values.items()])
+        self.conn.executemany(
+            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            [(k, str(v)) for k, v in values.items()],
+        )
 
     # shares
     def shares(self) -> dict[str, str]:
@@ -178,9 +190,11 @@ class TeamDB:
 
     def add_share(self, path: str, remote: str) -> bool:
         with self.tx():
-            cur = self.conn.execute("INSERT INTO shares(path, remote, since) VALUES (?, ?, ?) ON CONFLICT(path) "
-                                    "DO UPDATE SET remote=excluded.remote WHERE shares.remote != excluded.remote",
-                                    (path, remote, time.time()))
+            cur = self.conn.execute(
+                "INSERT INTO shares(path, remote, since) VALUES (?, ?, ?) ON CONFLICT(path) "
+                "DO UPDATE SET remote=excluded.remote WHERE shares.remote != excluded.remote",
+                (path, remote, time.time()),
+            )
             return cur.rowcount > 0
 
     def remove_share(self, path: str) -> str | None:
@@ -209,14 +223,16 @@ class TeamDB:
             self.conn.executemany(
                 "INSERT INTO pushed(id, remote, kind, ref, digest, deleted, at) VALUES (?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT(id) DO UPDATE SET digest=excluded.digest, deleted=excluded.deleted, at=excluded.at",
-                [(*r, now) for r in rows])
+                [(*r, now) for r in rows],
+            )
 
     def mark_withdrawn(self, ids: list[str]) -> None:
         """Tombstones the server committed."""
         now = time.time()
         with self.tx():
-            self.conn.executemany("UPDATE pushed SET deleted=1, digest='deleted', at=? WHERE id=?",
-                                  [(now, i) for i in ids])
+            self.conn.executemany(
+                "UPDATE pushed SET deleted=1, digest='deleted', at=? WHERE id=?", [(now, i) for i in ids]
+            )
 
     def mark_stale(self, ids: list[str], unknown: list[tuple[str, str, str]]) -> None:
         """Records that no longer match the server (``Sync.verify``): the next push compares
@@ -226,7 +242,9 @@ class TeamDB:
             self.conn.executemany("UPDATE pushed SET digest='stale', deleted=0 WHERE id=?", [(i,) for i in ids])
             self.conn.executemany(
                 "INSERT OR IGNORE INTO pushed(id, remote, kind, ref, digest, deleted, at) "
-                "VALUES (?, ?, ?, '', 'stale', 0, 0)", unknown)
+                "VALUES (?, ?, ?, '', 'stale', 0, 0)",
+                unknown,
+            )
 
     def record_stuck(self, remote: str, stuck: list[tuple[str, str, str, str]]) -> None:
         """(id, kind, ref, why) of the items of ``remote`` the server refused in this push
@@ -234,21 +252,23 @@ class TeamDB:
         now = time.time()
         with self.tx():
             self.conn.execute("DELETE FROM stuck WHERE remote=?", (remote,))
-            self.conn.executemany("INSERT INTO stuck(id, remote, kind, ref, why, at) VALUES (?, ?, ?, ?, ?, ?) "
-                                  "ON CONFLICT(id) DO UPDATE SET why=excluded.why, at=excluded.at",
-                                  [(i, remote, k, r, w, now) for i, k, r, w in stuck])
+            self.conn.executemany(
+                "INSERT INTO stuck(id, remote, kind, ref, why, at) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(id) DO UPDATE SET why=excluded.why, at=excluded.at",
+                [(i, remote, k, r, w, now) for i, k, r, w in stuck],
+            )
 
     def stuck(self) -> list[dict]:
         """This machine's items the server refused: {"id", "project", "kind", "ref", "why"}."""
         rows = self.conn.execute("SELECT id, remote, kind, ref, why FROM stuck ORDER BY at DESC").fetchall()
-        return [{"id": r[0], "project": r[1], "kind": r[2], "ref": r[3].split("\0")[-1], "why": r[4]}
-                for r in rows]
+        return [{"id": r[0], "project": r[1], "kind": r[2], "ref": r[3].split("\0")[-1], "why": r[4]} for r in rows]
 
     def shared_since(self, since: float) -> dict[str, int]:
         """What this machine sent since ``since``: {"memory": n, "summary": n, "rule": n, "withdrawn": n}."""
         out = {"memory": 0, "summary": 0, "rule": 0, "withdrawn": 0}
         for kind, deleted, n in self.conn.execute(
-                "SELECT kind, deleted, count(*) FROM pushed WHERE at >= ? GROUP BY kind, deleted", (since,)):
+            "SELECT kind, deleted, count(*) FROM pushed WHERE at >= ? GROUP BY kind, deleted", (since,)
+        ):
             key = "withdrawn" if deleted else kind
             out[key] = out.get(key, 0) + n
         return out
@@ -267,21 +287,25 @@ class TeamDB:
     def gone_ids(self, ids: list[str]) -> set[str]:
         out: set[str] = set()
         for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
+            chunk = ids[i : i + 500]
             q = f"SELECT id FROM gone WHERE id IN ({','.join('?' * len(chunk))})"
             out.update(r[0] for r in self.conn.execute(q, chunk))
         return out
 
-    def apply_pulled(self, remote: str, upserts: list[dict], deletes: list[str], seq: int,
-                     skipped: list[tuple[object, str]] = ()) -> None:
+    def apply_pulled(
+        self, remote: str, upserts: list[dict], deletes: list[str], seq: int, skipped: list[tuple[object, str]] = ()
+    ) -> None:
         """Pulled rows, and the cursor after them, in one transaction; ``skipped``: (id, why)
         of the rows refused (an older copy of one goes too: its new version is not kept)."""
         now = time.time()
         bad = [(str(i)[:80], remote, why, now) for i, why in skipped]
         with self.tx():
             if bad:
-                self.conn.executemany("INSERT INTO skipped(id, remote, why, at) VALUES (?, ?, ?, ?) "
-                                      "ON CONFLICT(id) DO UPDATE SET why=excluded.why, at=excluded.at", bad)
+                self.conn.executemany(
+                    "INSERT INTO skipped(id, remote, why, at) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT(id) DO UPDATE SET why=excluded.why, at=excluded.at",
+                    bad,
+                )
                 deletes = [*deletes, *(b[0] for b in bad)]
             if any(_cut_since(self.conn, u) for u in upserts):
                 self.put(purge_due="1")  # a forget rewrote it: the old text leaves the segments too
@@ -293,12 +317,16 @@ class TeamDB:
                 "ON CONFLICT(id) DO UPDATE SET author=excluded.author, kind=excluded.kind, mtype=excluded.mtype, "
                 "content=excluded.content, tags=excluded.tags, created=excluded.created, "
                 "updated=excluded.updated, seq=excluded.seq, indexed=0",
-                [dict(u, tags=json.dumps(u["tags"])) for u in upserts])
+                [dict(u, tags=json.dumps(u["tags"])) for u in upserts],
+            )
             if deletes:
                 self.conn.executemany("DELETE FROM items WHERE id=?", [(d,) for d in deletes])
                 self.conn.executemany("INSERT OR IGNORE INTO unindex(id) VALUES (?)", [(d,) for d in deletes])
-            self.conn.execute("INSERT INTO cursors(remote, seq) VALUES (?, ?) ON CONFLICT(remote) DO UPDATE "
-                              "SET seq=max(cursors.seq, excluded.seq)", (remote, seq))
+            self.conn.execute(
+                "INSERT INTO cursors(remote, seq) VALUES (?, ?) ON CONFLICT(remote) DO UPDATE "
+                "SET seq=max(cursors.seq, excluded.seq)",
+                (remote, seq),
+            )
 
     def drop_bad(self, bad: list[tuple[str, str]]) -> None:
         """Pulled items found unusable after they were kept (by an older recall): recorded
@@ -307,9 +335,11 @@ class TeamDB:
         with self.tx():
             for item_id, why in bad:
                 row = self.conn.execute("SELECT remote FROM items WHERE id=?", (item_id,)).fetchone()
-                self.conn.execute("INSERT INTO skipped(id, remote, why, at) VALUES (?, ?, ?, ?) ON CONFLICT(id) "
-                                  "DO UPDATE SET why=excluded.why, at=excluded.at",
-                                  (item_id, row[0] if row else "", why, now))
+                self.conn.execute(
+                    "INSERT INTO skipped(id, remote, why, at) VALUES (?, ?, ?, ?) ON CONFLICT(id) "
+                    "DO UPDATE SET why=excluded.why, at=excluded.at",
+                    (item_id, row[0] if row else "", why, now),
+                )
                 self.conn.execute("DELETE FROM items WHERE id=?", (item_id,))
                 self.conn.execute("INSERT OR IGNORE INTO unindex(id) VALUES (?)", (item_id,))
 
@@ -339,12 +369,25 @@ class TeamDB:
         return len(ids)
 
     def items(self, where: str = "", args: tuple = ()) -> list[dict]:
-        q = ("SELECT id, remote, author, kind, mtype, content, tags, created, updated, seq FROM items"
-             + (f" WHERE {where}" if where else ""))
+        q = "SELECT id, remote, author, kind, mtype, content, tags, created, updated, seq FROM items" + (
+            f" WHERE {where}" if where else ""
+        )
         out = []
         for r in self.conn.execute(q, args):
-            out.append({"id": r[0], "remote": r[1], "author": r[2], "kind": r[3], "mtype": r[4], "content": r[5],
-                        "tags": _tags(r[6]), "created": r[7], "updated": r[8], "seq": r[9]})
+            out.append(
+                {
+                    "id": r[0],
+                    "remote": r[1],
+                    "author": r[2],
+                    "kind": r[3],
+                    "mtype": r[4],
+                    "content": r[5],
+                    "tags": _tags(r[6]),
+                    "created": r[7],
+                    "updated": r[8],
+                    "seq": r[9],
+                }
+            )
         return out
 
     def to_index(self, limit: int = 2000) -> tuple[list[dict], list[str]]:

@@ -43,8 +43,12 @@ def _not_joined(err: Exception) -> Exception:
     text = str(err)
     if tc.UNREACHABLE_TAIL not in text:
         return err
-    return type(err)(text.replace(tc.UNREACHABLE_TAIL, "Nothing was joined: check the URL and that the server is "
-                                                       "up, then run `recall team join` again."))
+    return type(err)(
+        text.replace(
+            tc.UNREACHABLE_TAIL,
+            "Nothing was joined: check the URL and that the server is up, then run `recall team join` again.",
+        )
+    )
 
 
 def join(url: str) -> dict:
@@ -61,8 +65,10 @@ def join(url: str) -> dict:
         role = c.execute("SELECT current_user").fetchone()[0]
         server = tc.server_label(info, role)
         if not c.execute("SELECT to_regnamespace('recall_team') IS NOT NULL").fetchone()[0]:
-            raise tc.TeamError(f"The database {server} has no recall tables yet: its owner runs "
-                               "`recall team init URL` once (see docs/team.md).")
+            raise tc.TeamError(
+                f"The database {server} has no recall tables yet: its owner runs "
+                "`recall team init URL` once (see docs/team.md)."
+            )
         usable = c.execute("SELECT has_schema_privilege('recall_team', 'USAGE')").fetchone()[0]
         projects = granted(c) if usable else []
     except psycopg.Error as exc:
@@ -71,13 +77,13 @@ def join(url: str) -> dict:
         c.close()
     old = local.joined()
     local.save_join(url.strip(), server, role)
-    return {"server": server, "role": role, "granted": projects, "service": poke_service(),
-            "rejoined": old is not None}
+    return {"server": server, "role": role, "granted": projects, "service": poke_service(), "rejoined": old is not None}
 
 
 def _live_counts(db: local.TeamDB, remote: str) -> dict:
-    return dict(db.conn.execute("SELECT kind, count(*) FROM pushed WHERE remote=? AND deleted=0 GROUP BY kind",
-                                (remote,)))
+    return dict(
+        db.conn.execute("SELECT kind, count(*) FROM pushed WHERE remote=? AND deleted=0 GROUP BY kind", (remote,))
+    )
 
 
 def share(path: str | os.PathLike | None) -> dict:
@@ -89,8 +95,10 @@ def share(path: str | os.PathLike | None) -> dict:
     join = local.require_join()
     project, remote = project_identity(path if path is not None else os.getcwd())
     if excluded_by(project, project, exclusions()):
-        raise UsageError(f"{project} is excluded from recall (`recall exclude list`): nothing of it is kept, so "
-                         "nothing of it can be shared.")
+        raise UsageError(
+            f"{project} is excluded from recall (`recall exclude list`): nothing of it is kept, so "
+            "nothing of it can be shared."
+        )
     with local.TeamDB() as db:
         db.add_share(project, remote)
     out: dict = {"path": project, "project": remote, "server": join.server, "role": join.role}
@@ -172,8 +180,10 @@ def leave(keep_shared: bool = False) -> dict:
             with local.TeamDB() as db:
                 for path, remote in shares.items():
                     db.add_share(path, remote)
-            raise tc.TeamError(f"{exc} Nothing was changed: try again once it is reachable, or "
-                               "`recall team leave --keep-shared` to leave what you shared on the server.") from None
+            raise tc.TeamError(
+                f"{exc} Nothing was changed: try again once it is reachable, or "
+                "`recall team leave --keep-shared` to leave what you shared on the server."
+            ) from None
     with local.TeamDB() as db:
         removed = len(db.clear())
     local.drop_join()
@@ -208,8 +218,15 @@ def status() -> dict:
         out["stuck"] = db.stuck()
     out["skipped"] = {"count": n_skipped, "latest": last_skipped}
     out.update(items=counts["items"], not_indexed=counts["not_indexed"])
-    projects = [{"path": p, "project": r, "pulled": pulled.get(r, 0),
-                 "stuck": sum(1 for s in out["stuck"] if s["project"] == r)} for p, r in shares.items()]
+    projects = [
+        {
+            "path": p,
+            "project": r,
+            "pulled": pulled.get(r, 0),
+            "stuck": sum(1 for s in out["stuck"] if s["project"] == r),
+        }
+        for p, r in shares.items()
+    ]
     try:
         c = tc.connect(join.url, timeout=5, server=join.server)
         try:

@@ -59,8 +59,10 @@ class Runner:
         self.state.update(values)
         try:
             with local.TeamDB() as db:
-                db.put(**{f"sync_{k}": ("1" if v is True else "0" if v is False else v) for k, v in values.items()},
-                       sync_heartbeat=time.time())
+                db.put(
+                    **{f"sync_{k}": ("1" if v is True else "0" if v is False else v) for k, v in values.items()},
+                    sync_heartbeat=time.time(),
+                )
         except Exception as exc:  # noqa: BLE001 - bookkeeping must not stop the loop
             self.log.debug("team status not recorded: %s", exc)
 

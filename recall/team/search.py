@@ -54,9 +54,19 @@ def search(conn, text: str, limit: int = 10, pulled: set[str] | None = None) -> 
     scored.sort(key=lambda r: r[0], reverse=True)
     out = []
     for score, item_id, project, author, kind, mtype, content, updated in scored[:limit]:
-        hit = Hit(session_id=f"team:{item_id}", uuid=item_id, project=project, cwd="", timestamp=iso(updated or 0),
-                  role="team", text=content, snippet=snippet(content, pattern), score=score, kind="team",
-                  author=author)
+        hit = Hit(
+            session_id=f"team:{item_id}",
+            uuid=item_id,
+            project=project,
+            cwd="",
+            timestamp=iso(updated or 0),
+            role="team",
+            text=content,
+            snippet=snippet(content, pattern),
+            score=score,
+            kind="team",
+            author=author,
+        )
         d = hit.as_json()
         d["type"] = mtype or None
         d["pulled"] = item_id in (pulled or set())

@@ -59,8 +59,7 @@ FROM recall_team.items WHERE project = %s AND seq > %s ORDER BY seq LIMIT %s
 """
 # this machine's rows: its origin, written as this role (a teammate's row claiming the same
 # origin is hers: pulled as hers, never withdrawn from here)
-MINE = ("SELECT id, project, kind, digest, deleted FROM recall_team.items WHERE origin = %s "
-        "AND author = current_user")
+MINE = "SELECT id, project, kind, digest, deleted FROM recall_team.items WHERE origin = %s AND author = current_user"
 
 # What a pulled item may hold (``check_pulled``): anything else is a hostile or broken row.
 TS_MIN, TS_MAX = 0.0, 32503680000.0  # 1970 .. 3000
@@ -88,15 +87,22 @@ def check_pulled(item: dict) -> str:
     if not isinstance(content, str) or len(content) > MAX_TEXT:
         return f"its text is not a text of at most {MAX_TEXT:,} characters"
     tags = item.get("tags")
-    if not isinstance(tags, list) or len(tags) > MAX_TAGS or \
-            not all(isinstance(t, str) and len(t) <= MAX_TAG for t in tags):
+    if (
+        not isinstance(tags, list)
+        or len(tags) > MAX_TAGS
+        or not all(isinstance(t, str) and len(t) <= MAX_TAG for t in tags)
+    ):
         return f"its tags are not a list of at most {MAX_TAGS} short texts"
     if not isinstance(item.get("author"), str):
         return "its author is not a role name"
     for field in ("created", "updated"):
         value = item.get(field)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                or not TS_MIN <= value <= TS_MAX:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or not TS_MIN <= value <= TS_MAX
+        ):
             return f"its {field} date is not a date between 1970 and 3000 ({value!r})"
     for text in (content, mtype, item["author"], *tags):
         if "\0" in text or not _encodable(text):
@@ -114,8 +120,10 @@ def _encodable(text: str) -> bool:
 
 class Busy(RecallError):
     def __init__(self, what: str) -> None:
-        super().__init__(f"Another recall process has been syncing the team ({what}) for {LOCK_TIMEOUT:.0f} s: "
-                         "try again in a minute (`recall team status` shows the sync).")
+        super().__init__(
+            f"Another recall process has been syncing the team ({what}) for {LOCK_TIMEOUT:.0f} s: "
+            "try again in a minute (`recall team status` shows the sync)."
+        )
 
 
 def _lock(name: str, timeout: float = LOCK_TIMEOUT):
@@ -145,8 +153,9 @@ class Sync:
         """Per project to push (shared here, or with items of this machine still on the
         server): a fingerprint of its sources, one ``stat`` per file."""
         shared = db.remotes()
-        return {r: (tuple(shared.get(r, [])), sources_stamp(shared.get(r, [])))
-                for r in set(shared) | db.pushed_remotes()}
+        return {
+            r: (tuple(shared.get(r, [])), sources_stamp(shared.get(r, []))) for r in set(shared) | db.pushed_remotes()
+        }
 
     def local_changed(self) -> bool:
         """Whether anything a push reads changed since the last push."""
@@ -154,8 +163,13 @@ class Sync:
             stamps = self._stamps(db)
         return any(self._done.get(r) != s for r, s in stamps.items())
 
-    def push(self, conn, remotes: set[str] | None = None, on_batch: Callable[[int], None] | None = None,
-             changed_only: bool = False) -> dict:
+    def push(
+        self,
+        conn,
+        remotes: set[str] | None = None,
+        on_batch: Callable[[int], None] | None = None,
+        changed_only: bool = False,
+    ) -> dict:
         """Send what changed (``changed_only``: in the projects whose sources changed since
         their last push); returns {"sent": n, "withdrawn": n, "refused": {remote: why}}."""
         from recall.team.conn import NotGranted, explain, reachable_error
@@ -192,8 +206,7 @@ class Sync:
             db.put(last_push=time.time(), **{"refused": "\n".join(f"{r}\t{w}" for r, w in out["refused"].items())})
         return out
 
-    def _send(self, conn, db: local.TeamDB, remote: str, ups: list[Item], dels: list[str], out: dict,
-              on_batch) -> None:
+    def _send(self, conn, db: local.TeamDB, remote: str, ups: list[Item], dels: list[str], out: dict, on_batch) -> None:
         """Withdrawals first (nothing waits on a new item), then the upserts in batches; a batch
         the server refuses (not a lost connection) is sent one item at a time, and an item
         refused alone is recorded as stuck (``team status`` names it) while the rest go on."""
@@ -201,14 +214,14 @@ class Sync:
 
         origin = self.join.origin
         for i in range(0, len(dels), BATCH):
-            batch = dels[i:i + BATCH]
+            batch = dels[i : i + BATCH]
             with conn.transaction():
                 conn.execute(TOMBSTONE, (batch,))
             db.mark_withdrawn(batch)
             out["withdrawn"] += len(batch)
         stuck: list[tuple[Item, str]] = []
         for i in range(0, len(ups), BATCH):
-            batch = ups[i:i + BATCH]
+            batch = ups[i : i + BATCH]
             try:
                 self._upsert(conn, db, remote, batch, origin)
             except Exception as exc:  # noqa: BLE001
@@ -221,8 +234,13 @@ class Sync:
         db.record_stuck(remote, [(it.id, it.kind, it.ref, why) for it, why in stuck])
         if stuck:
             out.setdefault("stuck", []).extend(it.id for it, _why in stuck)
-            self.log.warning("team: %d item(s) of %s not sent, e.g. %s: %s", len(stuck), remote,
-                             stuck[0][0].ref.split("\0")[-1], stuck[0][1])
+            self.log.warning(
+                "team: %d item(s) of %s not sent, e.g. %s: %s",
+                len(stuck),
+                remote,
+                stuck[0][0].ref.split("\0")[-1],
+                stuck[0][1],
+            )
 
     def _upsert(self, conn, db: local.TeamDB, remote: str, batch: list[Item], origin: str) -> None:
         with conn.transaction():
@@ -257,8 +275,9 @@ class Sync:
                 live_there = have is not None and not have[3]
                 if deleted and live_there or not deleted and (not live_there or have[2] != digest):
                     stale.append(item_id)
-            unknown = [(i, project, kind) for i, (project, kind, _d, dead) in server.items()
-                       if i not in mine and not dead]
+            unknown = [
+                (i, project, kind) for i, (project, kind, _d, dead) in server.items() if i not in mine and not dead
+            ]
             if stale or unknown:
                 db.mark_stale(stale, unknown)
         n = len(stale) + len(unknown)
@@ -286,16 +305,24 @@ class Sync:
                         break
                     gone = db.gone_ids([r[0] for r in rows if isinstance(r[0], str)])
                     ups, dels, bad = [], [], []
-                    for (item_id, author, origin, kind, mtype, content, tags, created, updated, deleted,
-                         seq) in rows:
+                    for item_id, author, origin, kind, mtype, content, tags, created, updated, deleted, seq in rows:
                         if origin == self.join.origin and author == self.join.role:
                             continue  # this machine's own: its memories are already here
                         if deleted is True and isinstance(item_id, str) and item_id:
                             dels.append(item_id)  # a tombstone needs nothing but its id
                             continue
-                        item = {"id": item_id, "remote": remote, "author": author, "kind": kind, "mtype": mtype,
-                                "content": content, "tags": tags, "created": created, "updated": updated,
-                                "seq": seq}
+                        item = {
+                            "id": item_id,
+                            "remote": remote,
+                            "author": author,
+                            "kind": kind,
+                            "mtype": mtype,
+                            "content": content,
+                            "tags": tags,
+                            "created": created,
+                            "updated": updated,
+                            "seq": seq,
+                        }
                         why = check_pulled(item)
                         if why:
                             bad.append((item_id, why))
@@ -303,8 +330,13 @@ class Sync:
                             ups.append(item)
                     db.apply_pulled(remote, ups, dels, rows[-1][10], skipped=bad)
                     if bad:
-                        self.log.warning("team: %d item(s) of %s skipped, e.g. %s: %s", len(bad), remote,
-                                         str(bad[0][0])[:80], bad[0][1])
+                        self.log.warning(
+                            "team: %d item(s) of %s skipped, e.g. %s: %s",
+                            len(bad),
+                            remote,
+                            str(bad[0][0])[:80],
+                            bad[0][1],
+                        )
                     out["pulled"] += len(ups)
                     out["deleted"] += len(dels)
                     out["skipped"] += len(bad)
@@ -399,9 +431,11 @@ def server_state(conn, remotes: list[str], cursors: dict[str, int], origin: str 
     the oldest of them is (the lag). Its own items (``origin``) are never pulled: not counted."""
     out = {}
     for remote in remotes:
-        row = conn.execute("SELECT count(*), extract(epoch FROM min(pushed_at))::float8 FROM recall_team.items "
-                           "WHERE project = %s AND seq > %s AND origin <> %s",
-                           (remote, cursors.get(remote, 0), origin)).fetchone()
+        row = conn.execute(
+            "SELECT count(*), extract(epoch FROM min(pushed_at))::float8 FROM recall_team.items "
+            "WHERE project = %s AND seq > %s AND origin <> %s",
+            (remote, cursors.get(remote, 0), origin),
+        ).fetchone()
         n, oldest = int(row[0] or 0), row[1]
         out[remote] = {"behind": n, "lag_seconds": round(max(0.0, time.time() - oldest), 1) if n and oldest else 0.0}
     return out

@@ -105,9 +105,13 @@ def memory_edit(form: dict) -> dict:
     return _memory_change(form, lambda state, ref: store.edit(state, ref, content))
 
 
-ACTIONS = {"/api/prompts/wrong": mark_wrong, "/api/sessions/forget": forget_session,
-           "/api/memories/forget": memory_forget, "/api/memories/pin": memory_pin,
-           "/api/memories/edit": memory_edit}
+ACTIONS = {
+    "/api/prompts/wrong": mark_wrong,
+    "/api/sessions/forget": forget_session,
+    "/api/memories/forget": memory_forget,
+    "/api/memories/pin": memory_pin,
+    "/api/memories/edit": memory_edit,
+}
 
 
 def run(path: str, form: dict) -> dict:

@@ -45,8 +45,10 @@ def ui(args: dict) -> dict:
             try:
                 _server = server.start(port or 0)
             except OSError as exc:
-                raise RecallError(f"cannot serve the page on 127.0.0.1:{port or 0} ({exc.strerror or exc}): "
-                                  "pick another port with --port.") from None
+                raise RecallError(
+                    f"cannot serve the page on 127.0.0.1:{port or 0} ({exc.strerror or exc}): "
+                    "pick another port with --port."
+                ) from None
         return {"port": _server.port, "url": _server.url(), "pid": os.getpid()}
 
 

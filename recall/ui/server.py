@@ -20,8 +20,8 @@ from recall.core.errors import RecallError
 from recall.ui import guard
 
 MAX_BODY = 256 * 1024
-EVENT_POLL = 0.2      # seconds between two looks at what the live events watch
-HEARTBEAT = 15.0      # an SSE comment this often keeps proxies and the browser's timer quiet
+EVENT_POLL = 0.2  # seconds between two looks at what the live events watch
+HEARTBEAT = 15.0  # an SSE comment this often keeps proxies and the browser's timer quiet
 STATIC = {"ui.js": "text/javascript; charset=utf-8", "ui.css": "text/css; charset=utf-8"}
 
 log = logging.getLogger("recall.ui")
@@ -54,8 +54,9 @@ class UIServer:
         return f"http://127.0.0.1:{self.port}{path}?token={self.token}"
 
     def start(self) -> "UIServer":
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.25},
-                                       name="recall-ui", daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.25}, name="recall-ui", daemon=True
+        )
         self.thread.start()
         return self
 
@@ -93,8 +94,9 @@ class Handler(BaseHTTPRequestHandler):
         log.debug("ui: " + format, *args)
 
     # answers ----------------------------------------------------------------------------
-    def _send(self, status: int, body: bytes | str, ctype: str = "text/html; charset=utf-8",
-              extra: dict | None = None) -> None:
+    def _send(
+        self, status: int, body: bytes | str, ctype: str = "text/html; charset=utf-8", extra: dict | None = None
+    ) -> None:
         data = body.encode("utf-8") if isinstance(body, str) else body
         self.send_response(status)
         for k, v in guard.HEADERS.items():
@@ -158,8 +160,7 @@ class Handler(BaseHTTPRequestHandler):
             log.exception("ui: GET %s failed", path)
             from recall.ui import pages
 
-            self._send(500, pages.page("recall", pages.problem(f"{type(exc).__name__}: {exc}"),
-                                       self.server.ui.csrf))
+            self._send(500, pages.page("recall", pages.problem(f"{type(exc).__name__}: {exc}"), self.server.ui.csrf))
 
     do_HEAD = do_GET
 
@@ -210,13 +211,13 @@ class Handler(BaseHTTPRequestHandler):
         csrf = self.server.ui.csrf
         if path == "/":
             self._send(303, "", extra={"Location": "/prompts"})
-        elif path.startswith("/static/") and path[len("/static/"):] in STATIC:
-            name = path[len("/static/"):]
+        elif path.startswith("/static/") and path[len("/static/") :] in STATIC:
+            name = path[len("/static/") :]
             self._send(200, _static(name), STATIC[name])
         elif path == "/events":
             self._events()
         elif path.startswith("/fragment/"):
-            self._send(200, pages.fragment(path[len("/fragment/"):], query))
+            self._send(200, pages.fragment(path[len("/fragment/") :], query))
         elif path == "/favicon.ico":
             self._send(204, b"", "image/x-icon")
         else:

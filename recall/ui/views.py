@@ -44,10 +44,14 @@ def _hit(h) -> dict | None:
     features = h.get("features") if isinstance(h.get("features"), dict) else {}
     stale = [m for m in h.get("stale") or [] if isinstance(m, dict)] if isinstance(h.get("stale"), list) else []
     conf = h.get("confidence")
-    return {"session": str(h.get("session") or ""), "confidence": _num(conf, None) if conf is not None else None,
-            "score": _num(h.get("score")), "features": {str(k): v for k, v in features.items()
-                                                         if isinstance(v, (int, float, str, bool))},
-            "stale": stale, "kind": str(h.get("kind") or "")}
+    return {
+        "session": str(h.get("session") or ""),
+        "confidence": _num(conf, None) if conf is not None else None,
+        "score": _num(h.get("score")),
+        "features": {str(k): v for k, v in features.items() if isinstance(v, (int, float, str, bool))},
+        "stale": stale,
+        "kind": str(h.get("kind") or ""),
+    }
 
 
 _log_lock = threading.Lock()
@@ -178,17 +182,29 @@ def prompts(limit: int = 50, fresh: bool = True) -> list[dict]:
     for n, rec in whole:
         if rec is None:
             continue
-        hits = [x for x in (_hit(h) for h in (rec.get("hits") if isinstance(rec.get("hits"), list) else []))
-                if x]
-        out.append({"n": n, "t": _num(rec.get("t")), "project": str(rec.get("project") or ""),
-                    "session": str(rec.get("session") or ""), "outcome": str(rec.get("outcome") or "?"),
-                    "why": str(rec.get("why") or ""), "backend": str(rec.get("backend") or ""),
-                    "via": str(rec.get("via") or ""), "path": decision_path(rec),
-                    "text": rec.get("text") if isinstance(rec.get("text"), str) else "",
-                    "tokens": int(_num(rec.get("tokens"))), "latency_ms": _num(rec.get("latency_ms")),
-                    "hits": hits, "wrong": bool(rec.get("wrong")), "injected": used.injected(rec),
-                    "used": rec.get("used"), "used_why": str(rec.get("used_why") or ""),
-                    "used_label": used.label(rec) if "used" in rec else ""})
+        hits = [x for x in (_hit(h) for h in (rec.get("hits") if isinstance(rec.get("hits"), list) else [])) if x]
+        out.append(
+            {
+                "n": n,
+                "t": _num(rec.get("t")),
+                "project": str(rec.get("project") or ""),
+                "session": str(rec.get("session") or ""),
+                "outcome": str(rec.get("outcome") or "?"),
+                "why": str(rec.get("why") or ""),
+                "backend": str(rec.get("backend") or ""),
+                "via": str(rec.get("via") or ""),
+                "path": decision_path(rec),
+                "text": rec.get("text") if isinstance(rec.get("text"), str) else "",
+                "tokens": int(_num(rec.get("tokens"))),
+                "latency_ms": _num(rec.get("latency_ms")),
+                "hits": hits,
+                "wrong": bool(rec.get("wrong")),
+                "injected": used.injected(rec),
+                "used": rec.get("used"),
+                "used_why": str(rec.get("used_why") or ""),
+                "used_label": used.label(rec) if "used" in rec else "",
+            }
+        )
     return out
 
 
@@ -220,8 +236,9 @@ def _warm_searcher():
         return _searcher
 
 
-def search(text: str, project: str = "", since: str = "", kind: str = "", limit: int = SEARCH_LIMIT,
-           settled: bool = True) -> list:
+def search(
+    text: str, project: str = "", since: str = "", kind: str = "", limit: int = SEARCH_LIMIT, settled: bool = True
+) -> list:
     """``recall search TEXT --project P --since S`` (kind: message, memory, summary, team), hits
     with their exchange and stale marks; [] for empty text. The memories shown count as used
     once the typing ``settled`` (not for every keystroke's prefix)."""
@@ -232,8 +249,17 @@ def search(text: str, project: str = "", since: str = "", kind: str = "", limit:
         return []
     if kind not in KINDS:
         raise UsageError(f"kind {kind!r}: use one of message, memory, summary, team.")
-    return run_search(text, limit=limit, since=since or None, project=project or None, doctypes=KINDS[kind],
-                      searcher=_warm_searcher(), strict_project=bool(project), cwd=None, noted=settled)
+    return run_search(
+        text,
+        limit=limit,
+        since=since or None,
+        project=project or None,
+        doctypes=KINDS[kind],
+        searcher=_warm_searcher(),
+        strict_project=bool(project),
+        cwd=None,
+        noted=settled,
+    )
 
 
 def shown_facts() -> list[tuple[str, str, str, float, float, int]]:
@@ -292,8 +318,10 @@ def sessions_by_day(project: str = "", since: str = "", limit: int = 100) -> lis
         raise UsageError("project must be an absolute path.")
     root = project or None
     rows = sessions.recent(root, after, limit)
-    infos = [SessionInfo(r["session_id"], project=r["project"] or "", ended=epoch(r["ended"]),
-                         started=epoch(r["started"])) for r in rows]
+    infos = [
+        SessionInfo(r["session_id"], project=r["project"] or "", ended=epoch(r["ended"]), started=epoch(r["started"]))
+        for r in rows
+    ]
     marks = session_marks(infos, None)
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in rows:
@@ -334,9 +362,14 @@ def session(ref: str, start: int = 0, count: int = TRANSCRIPT_PAGE) -> dict:
         resume = f"cd {shlex.quote(where)} && {resume}"
     out = sessions.as_dict(info, rec)
     start = max(0, min(int(start), max(0, len(messages) - 1)))
-    out.update(files=session_files(info, None), transcript=messages[start:start + count], start=start,
-               shown=len(messages), resume=resume,
-               no_summary=None if rec else sessions.no_summary_line(info))
+    out.update(
+        files=session_files(info, None),
+        transcript=messages[start : start + count],
+        start=start,
+        shown=len(messages),
+        resume=resume,
+        no_summary=None if rec else sessions.no_summary_line(info),
+    )
     return out
 
 
@@ -371,19 +404,36 @@ def memories(project: str) -> dict:
     state = store.load(project)
     store.refresh_stale(project, state)
     now = time.time()
-    mems = sorted(state.memories, key=lambda m: (TYPES.index(m.type), not m.active,
-                                                 not store.pinned(m), -store.rank(m, now)))
+    mems = sorted(
+        state.memories, key=lambda m: (TYPES.index(m.type), not m.active, not store.pinned(m), -store.rank(m, now))
+    )
     by_type: dict[str, list[dict]] = {}
     for m in mems:
-        by_type.setdefault(m.type, []).append({
-            "id": m.id, "type": m.type, "content": m.content, "status": m.status, "origin": m.origin,
-            "confidence": store.effective_confidence(m, now), "used": m.access_count,
-            "created": store.iso(m.created), "updated": store.iso(m.updated), "tags": list(m.tags),
-            "sessions": list(m.sessions), "pinned": store.pinned(m), "stale": mark_text(m) if m.stale else "",
-            "active": m.active})
+        by_type.setdefault(m.type, []).append(
+            {
+                "id": m.id,
+                "type": m.type,
+                "content": m.content,
+                "status": m.status,
+                "origin": m.origin,
+                "confidence": store.effective_confidence(m, now),
+                "used": m.access_count,
+                "created": store.iso(m.created),
+                "updated": store.iso(m.updated),
+                "tags": list(m.tags),
+                "sessions": list(m.sessions),
+                "pinned": store.pinned(m),
+                "stale": mark_text(m) if m.stale else "",
+                "active": m.active,
+            }
+        )
     block, block_file = briefing_block(project)
-    return {"project": project, "types": [(t, by_type[t]) for t in TYPES if t in by_type],
-            "block": block, "block_file": block_file}
+    return {
+        "project": project,
+        "types": [(t, by_type[t]) for t in TYPES if t in by_type],
+        "block": block,
+        "block_file": block_file,
+    }
 
 
 def briefing_block(project: str) -> tuple[str | None, str | None]:
@@ -400,7 +450,7 @@ def briefing_block(project: str) -> tuple[str | None, str | None]:
     start, end = text.find(briefing.START), text.find(briefing.END)
     if start < 0 or end < start:
         return None, path
-    return text[start:end + len(briefing.END)], path
+    return text[start : end + len(briefing.END)], path
 
 
 # status --------------------------------------------------------------------------------------
@@ -430,11 +480,19 @@ def status() -> dict:
 
     controls = read_controls()
     pause = current_pause(controls)
-    out = {"service": service_status(), "home": str(paths.recall_home()),
-           "capture": {"paused": pause is not None, "until": pause["until"] if pause else None,
-                       "excluded": exclusions(), "sessions_off": len(off_sessions(controls))},
-           "prompts_today": injections.day_summary(records=log_records()), "usage": usage_summary(),
-           "backends": backend.describe()}
+    out = {
+        "service": service_status(),
+        "home": str(paths.recall_home()),
+        "capture": {
+            "paused": pause is not None,
+            "until": pause["until"] if pause else None,
+            "excluded": exclusions(),
+            "sessions_off": len(off_sessions(controls)),
+        },
+        "prompts_today": injections.day_summary(records=log_records()),
+        "usage": usage_summary(),
+        "backends": backend.describe(),
+    }
     try:
         out["memory"] = memory_status(cwd="/")
     except Exception as exc:  # noqa: BLE001 - one part of the page, never the whole
@@ -476,8 +534,14 @@ def doctor(max_age: float = 60.0) -> dict:
         if _doctor.get("at") and time.monotonic() - _doctor["at"] < max_age:
             return _doctor
         try:
-            proc = subprocess.run([sys.executable, "-m", "recall", "doctor", "--json"], capture_output=True,
-                                  text=True, timeout=60, stdin=subprocess.DEVNULL, cwd=os.path.expanduser("~"))
+            proc = subprocess.run(
+                [sys.executable, "-m", "recall", "doctor", "--json"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
+                cwd=os.path.expanduser("~"),
+            )
             checks = json.loads(proc.stdout or "[]")
             _doctor.update(at=time.monotonic(), checks=checks if isinstance(checks, list) else [], error="")
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
@@ -605,6 +669,8 @@ def change_marks() -> dict:
     from recall.prompt import injections
 
     db = paths.state_db_path()
-    return {"prompts": _stat(injections.log_path()),
-            "sessions": (_stat(db), _stat(f"{db}-wal")),
-            "status": _stat(status_path())}
+    return {
+        "prompts": _stat(injections.log_path()),
+        "sessions": (_stat(db), _stat(f"{db}-wal")),
+        "status": _stat(status_path()),
+    }

@@ -22,10 +22,28 @@ MESSAGES = 20_000
 def result(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("bench")
     docs = tmp / "benchmarks.md"
-    code = bench.main(["--messages", str(MESSAGES), "--quick", "--out-dir", str(tmp / "out"),
-                       "--work", str(tmp / "work"), "--write-docs", "--docs", str(docs),
-                       "--freshness-seconds", "3", "--freshness-corpus", "1000",
-                       "--scaling-record", str(tmp / "scaling.json"), "--results", str(tmp / "kept-run.json")])
+    code = bench.main(
+        [
+            "--messages",
+            str(MESSAGES),
+            "--quick",
+            "--out-dir",
+            str(tmp / "out"),
+            "--work",
+            str(tmp / "work"),
+            "--write-docs",
+            "--docs",
+            str(docs),
+            "--freshness-seconds",
+            "3",
+            "--freshness-corpus",
+            "1000",
+            "--scaling-record",
+            str(tmp / "scaling.json"),
+            "--results",
+            str(tmp / "kept-run.json"),
+        ]
+    )
     assert code == 0
     res = json.loads((tmp / "out" / "run.json").read_text())
     return res, docs.read_text(), tmp
@@ -89,9 +107,18 @@ def test_table_has_every_figure_with_its_baseline(result):
     res, _, _ = result
     rows = res["rows"]
     figures = {r["figure"] for r in rows}
-    for needle in ("backfill `recall index`, messages/s", "backfill `recall index`, peak RSS", "index size on disk", "search in-process p50",
-                   "prompt hook p50, no service", "prompt hook p50, with service", "`recall --raw` p50, no service",
-                   "`recall --raw` p50, with service", "freshness p95", "`recall serve` RSS while serving"):
+    for needle in (
+        "backfill `recall index`, messages/s",
+        "backfill `recall index`, peak RSS",
+        "index size on disk",
+        "search in-process p50",
+        "prompt hook p50, no service",
+        "prompt hook p50, with service",
+        "`recall --raw` p50, no service",
+        "`recall --raw` p50, with service",
+        "freshness p95",
+        "`recall serve` RSS while serving",
+    ):
         assert any(f.startswith(needle) for f in figures), needle
     for r in rows:
         assert r["value"] is not None, r["figure"]
@@ -184,8 +211,13 @@ def test_the_first_minutes_are_measured_next_to_their_baselines(result):
     assert big["mb"] >= 19 and big["messages"] > 0 and big["ingest_seconds"] > 0 and big["missing"] == 0
     assert _positive(big["peak_rss_mb"]) and big["lines_during"] >= 1
     figures = {r["figure"]: r for r in res["rows"]}
-    for needle in ("newest session searchable", "last 7 days searchable", "whole start-up backfill, newest first",
-                   "prompt hook p95 during a full backfill", "one 20 MB transcript: `recall serve` peak RSS"):
+    for needle in (
+        "newest session searchable",
+        "last 7 days searchable",
+        "whole start-up backfill, newest first",
+        "prompt hook p95 during a full backfill",
+        "one 20 MB transcript: `recall serve` peak RSS",
+    ):
         assert any(f.startswith(needle) and figures[f]["target"] for f in figures), needle
     for retired in ("backfill `recall index`, messages/s", "search in-process p50 speed-up"):
         assert all(not r["target"] for f, r in figures.items() if f.startswith(retired)), retired

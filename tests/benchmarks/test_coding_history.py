@@ -34,8 +34,9 @@ def test_sessions_are_written_as_claude_code_transcripts(claude_projects):
     path = ch.write_session(s, claude_projects)
     lines = [json.loads(ln) for ln in path.read_text(encoding="utf-8").splitlines()]
     convo = [ln for ln in lines if ln.get("type") in ("user", "assistant")]
-    assert all(ln["sessionId"] == s.session_id and ln["cwd"] == proj.cwd and ln["gitBranch"] == s.branch
-               for ln in convo)
+    assert all(
+        ln["sessionId"] == s.session_id and ln["cwd"] == proj.cwd and ln["gitBranch"] == s.branch for ln in convo
+    )
     assert [ln["timestamp"] for ln in convo] == sorted(ln["timestamp"] for ln in convo)
     uses = [ln for ln in convo if ln["type"] == "assistant" and ln["message"]["content"][0]["type"] == "tool_use"]
     results = [ln for ln in convo if ln["type"] == "user" and isinstance(ln["message"]["content"], list)]

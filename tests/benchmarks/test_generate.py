@@ -74,8 +74,17 @@ def test_every_line_is_json_and_kinds_appear(corpus):
                 c = d["attachment"]["content"][0]
                 assert c.startswith("<recalled-context>") and c.endswith("</recalled-context>")
                 recalled += 1
-    for t in ("user", "assistant", "queue-operation", "attachment", "file-history-snapshot",
-              "last-prompt", "system", "progress", "summary"):
+    for t in (
+        "user",
+        "assistant",
+        "queue-operation",
+        "attachment",
+        "file-history-snapshot",
+        "last-prompt",
+        "system",
+        "progress",
+        "summary",
+    ):
         assert types[t] > 0, t
     for a in ("skill_listing", "agent_listing_delta", "hook_additional_context"):
         assert att[a] > 0, a
@@ -91,8 +100,18 @@ def test_envelope_and_layout(corpus):
     cwds = set()
     for p, d in _lines(root):
         if d["type"] in ("user", "assistant"):
-            for key in ("parentUuid", "isSidechain", "uuid", "timestamp", "cwd", "sessionId",
-                        "version", "gitBranch", "userType", "entrypoint"):
+            for key in (
+                "parentUuid",
+                "isSidechain",
+                "uuid",
+                "timestamp",
+                "cwd",
+                "sessionId",
+                "version",
+                "gitBranch",
+                "userType",
+                "entrypoint",
+            ):
                 assert key in d, (key, d["type"])
             assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", d["timestamp"])
             cwds.add(d["cwd"])
@@ -116,8 +135,9 @@ def test_timestamps_increase_and_recent(corpus):
     root, _ = corpus
     lo = END.timestamp() - 91 * 86400
     for p in root.rglob("*.jsonl"):
-        ts = [d["timestamp"] for d in map(json.loads, p.read_bytes().splitlines())
-              if d["type"] in ("user", "assistant")]
+        ts = [
+            d["timestamp"] for d in map(json.loads, p.read_bytes().splitlines()) if d["type"] in ("user", "assistant")
+        ]
         assert ts == sorted(ts), p
         first = datetime.fromisoformat(ts[0].replace("Z", "+00:00")).timestamp()
         assert lo <= first <= END.timestamp()
@@ -184,7 +204,7 @@ def test_fts5_store(corpus, tmp_path):
     store = FTS5Store(tmp_path / "fts.db")
     rows = list(iter_messages(root))
     for i in range(0, len(rows), 500):
-        store.add(rows[i:i + 500])
+        store.add(rows[i : i + 500])
     assert store.count() == N
     assert store.size_bytes() > 0
 
@@ -205,9 +225,30 @@ def test_fts5_store(corpus, tmp_path):
     matched = Counter(q["kind"] for q in qs if store.search(q["text"], limit=5))
     assert sum(matched.values()) >= 0.8 * len(qs)
 
-    hostile = ['"', '""', "AND", "OR NOT", "a AND", "(((", ")", "NEAR(a b", "foo*", "^x", "col:val",
-               'x" OR "y', "'; DROP TABLE messages;--", "\x00", "—☃𝔘", "-", "a" * 10_000,
-               '"unbalanced phrase', "NOT NOT NOT", "{content}: x", "+ - * / ?", ""]
+    hostile = [
+        '"',
+        '""',
+        "AND",
+        "OR NOT",
+        "a AND",
+        "(((",
+        ")",
+        "NEAR(a b",
+        "foo*",
+        "^x",
+        "col:val",
+        'x" OR "y',
+        "'; DROP TABLE messages;--",
+        "\x00",
+        "—☃𝔘",
+        "-",
+        "a" * 10_000,
+        '"unbalanced phrase',
+        "NOT NOT NOT",
+        "{content}: x",
+        "+ - * / ?",
+        "",
+    ]
     for q in hostile:
         store.search(q)  # must not raise
         store.search(q, project=proj)
@@ -220,8 +261,14 @@ def test_fts5_store(corpus, tmp_path):
 def test_reference_transcript_parses():
     name = "claude-code-2.1.197-tool-use-session.jsonl"  # in shared/ beside the checkout (../shared)
     here = Path(__file__).resolve().parents[2]
-    ref = next((p / "shared" / "reference-transcripts" / name for p in here.parents
-                if (p / "shared" / "reference-transcripts" / name).exists()), None)
+    ref = next(
+        (
+            p / "shared" / "reference-transcripts" / name
+            for p in here.parents
+            if (p / "shared" / "reference-transcripts" / name).exists()
+        ),
+        None,
+    )
     if ref is None:
         pytest.skip("no reference transcript")
     kinds = Counter(r["kind"] for r in iter_file_messages(ref))

@@ -19,7 +19,7 @@ HAVE_DATA = DATA is not None and (DATA / rb.LOCOMO_FILE).is_file() and (DATA / r
 needs_data = pytest.mark.skipif(
     not HAVE_DATA,
     reason=f"benchmark data not found (set RECALL_BENCH_DATA, or put shared/data with {rb.LOCOMO_FILE} "
-           f"and {rb.LONGMEMEVAL_FILE} beside the repository)",
+    f"and {rb.LONGMEMEVAL_FILE} beside the repository)",
 )
 
 
@@ -74,8 +74,14 @@ def test_conversion_is_deterministic_and_maps_evidence(tmp_path):
 
 @needs_data
 def test_harness_on_a_small_subset(tmp_path):
-    report = rb.run(["locomo", "longmemeval"], data_dir=DATA, locomo_conversations=2,
-                    locomo_per_conversation=20, longmemeval_questions=5, workdir=tmp_path / "work")
+    report = rb.run(
+        ["locomo", "longmemeval"],
+        data_dir=DATA,
+        locomo_conversations=2,
+        locomo_per_conversation=20,
+        longmemeval_questions=5,
+        workdir=tmp_path / "work",
+    )
     assert report["questions"] == {"locomo": 40, "longmemeval": 5}
     assert report["messages_indexed"] == report["messages_written"] > 0
     summary = report["summary"]
@@ -92,8 +98,12 @@ def test_harness_on_a_small_subset(tmp_path):
             assert entry["recall@10"]["ours"] >= entry["recall@5"]["ours"]
     table = rb.markdown_table(summary)
     assert table.count("\n") == 1 + 3 * len(rb.METRICS)
-    assert all(0.0 <= entry[m]["baseline_analyzed"] <= 1.0 for levels in summary.values()
-               for entry in levels.values() for m in rb.METRICS)
+    assert all(
+        0.0 <= entry[m]["baseline_analyzed"] <= 1.0
+        for levels in summary.values()
+        for entry in levels.values()
+        for m in rb.METRICS
+    )
 
 
 @needs_data

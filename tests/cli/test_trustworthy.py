@@ -32,8 +32,10 @@ def test_doctor_says_when_claude_code_is_not_logged_in(project, capsys, claude_l
     assert claude_code.login_status() == (False, "`claude auth status`: loggedIn false")
     code, out, _ = cli(capsys, "doctor", "--project", str(project))
     assert "FAIL  model backend: model.backend = auto" in out
-    assert f"but Claude Code at {claude_logged_out} is not logged in (`claude auth status`: loggedIn false): " \
-           "its model calls fail (none succeeded today)" in out
+    assert (
+        f"but Claude Code at {claude_logged_out} is not logged in (`claude auth status`: loggedIn false): "
+        "its model calls fail (none succeeded today)" in out
+    )
     assert "fix: run `claude` and log in (/login), or give recall an API key" in out
 
 
@@ -48,12 +50,15 @@ def test_doctor_does_not_say_every_call_fails_when_the_hooks_calls_succeed(proje
     code, out, _ = cli(capsys, "doctor", "--project", str(project))
     assert "every model call fails" not in out
     assert "warn  model backend:" in out
-    assert "says it is not logged in in this shell (`claude auth status`: loggedIn false), but 3 of today's " \
-           "model calls through it succeeded (from the hooks and the service)" in out
+    assert (
+        "says it is not logged in in this shell (`claude auth status`: loggedIn false), but 3 of today's "
+        "model calls through it succeeded (from the hooks and the service)" in out
+    )
 
 
-def test_status_names_the_backend_memory_extraction_uses_in_the_service(project, capsys, claude_logged_out,
-                                                                         no_service_manager, monkeypatch):
+def test_status_names_the_backend_memory_extraction_uses_in_the_service(
+    project, capsys, claude_logged_out, no_service_manager, monkeypatch
+):
     """Memory extraction runs in the service with the last hook's credentials: status names that
     backend, not the one this shell would pick (issue 36, item 12)."""
     import json
@@ -81,13 +86,19 @@ def test_doctor_accepts_a_logged_in_claude_code(project, capsys, tmp_path, monke
     from tests.support.claude import fake_logged_out_claude
 
     fake = fake_logged_out_claude(tmp_path / "bin")
-    text = fake.read_text().replace('"loggedIn": false', '"loggedIn": true').replace(
-        '"authMethod": "none"', '"authMethod": "claude.ai"').replace("exit 1;;\nesac", "exit 0;;\nesac", 1)
+    text = (
+        fake.read_text()
+        .replace('"loggedIn": false', '"loggedIn": true')
+        .replace('"authMethod": "none"', '"authMethod": "claude.ai"')
+        .replace("exit 1;;\nesac", "exit 0;;\nesac", 1)
+    )
     fake.write_text(text)
     monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
     code, out, _ = cli(capsys, "doctor", "--project", str(project))
-    assert "ok    model backend:" in out and "Claude Code is logged in (`claude auth status`: logged in with " \
-                                               "claude.ai)" in out
+    assert (
+        "ok    model backend:" in out
+        and "Claude Code is logged in (`claude auth status`: logged in with claude.ai)" in out
+    )
 
 
 def test_status_names_the_backend_each_call_used_and_what_failed(capsys, claude_logged_out):
@@ -108,8 +119,13 @@ def test_status_names_the_backend_each_call_used_and_what_failed(capsys, claude_
 def test_status_shows_memory_work_kept_for_another_try(capsys, tmp_path):
     from recall.memory import queue as q
 
-    q.enqueue("session-end", "s-9", "", str(tmp_path), retry={"attempts": 2, "retry_at": 4e9,
-                                                              "error": "model error: overloaded"})
+    q.enqueue(
+        "session-end",
+        "s-9",
+        "",
+        str(tmp_path),
+        retry={"attempts": 2, "retry_at": 4e9, "error": "model error: overloaded"},
+    )
     code, out, _ = cli(capsys, "status")
     assert "1 session(s) kept for another try after an error" in out and "model error: overloaded" in out
     assert worker.retrying()[0]["attempts"] == 2

@@ -19,10 +19,14 @@ from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 
-CODEX_DECISION = ("Decision: the job queue uses Postgres advisory locks instead of Redis, because a lost "
-                  "Redis lock let two workers charge the same invoice twice.")
-GEMINI_DECISION = ("Decision: the image thumbnails are cached in Cloudflare R2 with a seven day lifetime, "
-                   "because regenerating them on every deploy doubled our cold start time.")
+CODEX_DECISION = (
+    "Decision: the job queue uses Postgres advisory locks instead of Redis, because a lost "
+    "Redis lock let two workers charge the same invoice twice."
+)
+GEMINI_DECISION = (
+    "Decision: the image thumbnails are cached in Cloudflare R2 with a seven day lifetime, "
+    "because regenerating them on every deploy doubled our cold start time."
+)
 
 
 def _git(*args, cwd):
@@ -105,13 +109,13 @@ def test_a_codex_and_a_gemini_decision_reach_a_claude_code_prompt(claude_env, st
     assert proc.returncode == 0, proc.stderr
     sent = request_text(claude_main(standin, mark))
     assert "<recalled-context>" in sent
-    block = sent[sent.index("<recalled-context>"):sent.index("</recalled-context>")]
+    block = sent[sent.index("<recalled-context>") : sent.index("</recalled-context>")]
     assert "Postgres advisory locks" in block
     mark = len(standin.snapshot())
     proc = claude_env.run("where do the image thumbnails get cached, and for how long?")
     assert proc.returncode == 0, proc.stderr
     sent = request_text(claude_main(standin, mark))
-    block = sent[sent.index("<recalled-context>"):sent.index("</recalled-context>")]
+    block = sent[sent.index("<recalled-context>") : sent.index("</recalled-context>")]
     assert "Cloudflare R2" in block
 
     # forgotten everywhere: search, the hook, and a re-read of the Codex transcript still on disk
@@ -123,8 +127,9 @@ def test_a_codex_and_a_gemini_decision_reach_a_claude_code_prompt(claude_env, st
     from recall.control.index import index_via_service
 
     index_via_service([], False)
-    assert wait_for(lambda: "same invoice twice" not in recall_out(capsys, "--raw", "Postgres advisory locks"),
-                    timeout=10)
+    assert wait_for(
+        lambda: "same invoice twice" not in recall_out(capsys, "--raw", "Postgres advisory locks"), timeout=10
+    )
     mark = len(standin.snapshot())
     proc = claude_env.run("for the job queue, which locks did we pick and why?")
     assert proc.returncode == 0, proc.stderr

@@ -33,8 +33,10 @@ from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 
-DECISION = ("We decided on pgbouncer in transaction pooling mode, because the ORM opens one "
-            "connection per request and Postgres ran out of slots.")
+DECISION = (
+    "We decided on pgbouncer in transaction pooling mode, because the ORM opens one "
+    "connection per request and Postgres ran out of slots."
+)
 QUESTION = "which connection pooler did we settle on for postgres, and why?"
 SYNTH_MARK = "quillfeather"
 ANSWER_MARK = "You answer a developer's question"
@@ -45,8 +47,9 @@ def hook_command(name: str) -> str:
     return f"{shlex.quote(sys.executable)} -m recall.entry hook {name}"
 
 
-def test_service_started_without_a_key_synthesizes_with_the_key_of_claude_code(claude_env, standin, monkeypatch,
-                                                                              capsys):
+def test_service_started_without_a_key_synthesizes_with_the_key_of_claude_code(
+    claude_env, standin, monkeypatch, capsys
+):
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude_env.home / ".claude"))
     monkeypatch.delenv("RECALL_NO_SERVICE", raising=False)
     assert "ANTHROPIC_API_KEY" not in os.environ  # this shell, which starts the service, has no key
@@ -68,20 +71,25 @@ def test_service_started_without_a_key_synthesizes_with_the_key_of_claude_code(c
         def synthesis(req):
             if is_claude_code_request(req):
                 return None
-            return text(f"- {SYNTH_MARK}: pgbouncer in transaction pooling mode [2026-11-20 session abcdef12]"
-                        if "pgbouncer" in request_text(req) else "NONE")
+            return text(
+                f"- {SYNTH_MARK}: pgbouncer in transaction pooling mode [2026-11-20 session abcdef12]"
+                if "pgbouncer" in request_text(req)
+                else "NONE"
+            )
 
         standin.handler = synthesis
         mark = len(standin.snapshot())
         proc = claude_env.run(QUESTION)
         assert proc.returncode == 0, proc.stderr
         ours = [r for r in standin.snapshot()[mark:] if is_messages_request(r) and not is_claude_code_request(r)]
-        assert len(ours) == 1 and DECISION in request_text(ours[0]) and f"session {session1[:8]}]" in request_text(ours[0])
+        assert (
+            len(ours) == 1 and DECISION in request_text(ours[0]) and f"session {session1[:8]}]" in request_text(ours[0])
+        )
         headers = ours[0]["_headers"]
         assert TEST_API_KEY in (headers.get("x-api-key", ""), headers.get("authorization", "").removeprefix("Bearer "))
         main = [r for r in standin.snapshot()[mark:] if is_messages_request(r) and is_claude_code_request(r)][0]
         sent = request_text(main)
-        block = sent[sent.index("<recalled-context>"):sent.index("</recalled-context>")]
+        block = sent[sent.index("<recalled-context>") : sent.index("</recalled-context>")]
         assert SYNTH_MARK in block
         (rec,) = [r for r in injections.read() if r["outcome"] != "trivial"][-1:]
         assert rec["outcome"] == "synthesized" and rec["via"] == "service" and rec["backend"] == "api"
@@ -112,21 +120,35 @@ def test_claude_code_login_gives_memories_and_answers_with_no_api_key(claude_env
     fired = tmp_path / "fired.jsonl"
     for scope in ("user", "project"):
         for event in ("UserPromptSubmit", "Stop", "SessionStart", "SessionEnd"):
-            claude_env.add_hook(event, f"sh -c 'cat >> {shlex.quote(str(fired))}; echo >> {shlex.quote(str(fired))}'",
-                                scope=scope)
+            claude_env.add_hook(
+                event, f"sh -c 'cat >> {shlex.quote(str(fired))}; echo >> {shlex.quote(str(fired))}'", scope=scope
+            )
     claude_env.add_hook("Stop", hook_command("stop"), timeout=30)
     claude_env.add_hook("UserPromptSubmit", hook_command("user-prompt-submit"), timeout=30)
     # a user MCP server that records the command line of whoever starts it
     started = tmp_path / "mcp-started.txt"
     data = json.loads(claude_env.claude_json.read_text())
-    data["mcpServers"] = {"recorder": {"type": "stdio", "command": "sh", "args": [
-        "-c", f"tr '\\0' ' ' < /proc/$PPID/cmdline >> {shlex.quote(str(started))}; echo >> {shlex.quote(str(started))}"]}}
+    data["mcpServers"] = {
+        "recorder": {
+            "type": "stdio",
+            "command": "sh",
+            "args": [
+                "-c",
+                f"tr '\\0' ' ' < /proc/$PPID/cmdline >> {shlex.quote(str(started))}; echo >> {shlex.quote(str(started))}",
+            ],
+        }
+    }
     claude_env.claude_json.write_text(json.dumps(data))
     env = claude_env.environ({"PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"})
     env.pop("ANTHROPIC_API_KEY")
-    memories = [{"type": "decision", "content": "Notes live in notes.txt at the project root, one line per note",
-                 "tags": ["notes"]},
-                {"type": "gotcha", "content": "The Write tool needs an absolute file_path", "tags": ["tools"]}]
+    memories = [
+        {
+            "type": "decision",
+            "content": "Notes live in notes.txt at the project root, one line per note",
+            "tags": ["notes"],
+        },
+        {"type": "gotcha", "content": "The Write tool needs an absolute file_path", "tags": ["tools"]},
+    ]
 
     def model(req):
         if is_extraction(req):
@@ -136,11 +158,14 @@ def test_claude_code_login_gives_memories_and_answers_with_no_api_key(claude_env
         return None
 
     standin.handler = model
-    standin.script(tool_use("Write", {"file_path": str(project / "notes.txt"), "content": "first note\n"}),
-                   text("Done: wrote notes.txt with your first note."))
+    standin.script(
+        tool_use("Write", {"file_path": str(project / "notes.txt"), "content": "first note\n"}),
+        text("Done: wrote notes.txt with your first note."),
+    )
     argv, _ = claude_env.command("Create notes.txt with my first note")
-    proc = subprocess.run(argv, cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          timeout=180)
+    proc = subprocess.run(
+        argv, cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180
+    )
     assert proc.returncode == 0, proc.stderr
     assert wait_for(lambda: len(active(project)) == 2 and not queue.pending() and queue.lock_free(), timeout=120)
 
@@ -164,9 +189,14 @@ def test_claude_code_login_gives_memories_and_answers_with_no_api_key(claude_env
 
     # `recall ask` answers through the same login
     index_all()
-    proc = subprocess.run([sys.executable, "-m", "recall.entry", "ask", "--project", str(project),
-                           "where do the notes live?"], cwd=project, env=env, capture_output=True, text=True,
-                          timeout=180)
+    proc = subprocess.run(
+        [sys.executable, "-m", "recall.entry", "ask", "--project", str(project), "where do the notes live?"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert proc.returncode == 0, proc.stderr
     assert ANSWER in proc.stdout
     assert len(claude_env.transcripts(include_subagents=True)) == 1

@@ -30,8 +30,10 @@ def test_doctor_checks_with_the_real_claude_code_that_it_runs_recall(claude_env,
     assert code == 0, err
     code, out, _ = cli(capsys, "doctor", "--project", str(project))
     line = next(ln for ln in out.splitlines() if "Claude Code loads recall" in ln)
-    assert line.startswith("ok    Claude Code loads recall: Claude Code 2.1.") and \
-        "ran recall's SessionStart and UserPromptSubmit hooks and connected its MCP server" in line, out
+    assert (
+        line.startswith("ok    Claude Code loads recall: Claude Code 2.1.")
+        and "ran recall's SessionStart and UserPromptSubmit hooks and connected its MCP server" in line
+    ), out
     assert not list((claude_env.home / ".claude" / "projects").rglob("*.jsonl"))  # no session kept
 
     # the settings still hold recall's hooks and MCP server as recall wrote them, but this Claude Code
@@ -42,8 +44,10 @@ def test_doctor_checks_with_the_real_claude_code_that_it_runs_recall(claude_env,
     local.write_text(json.dumps(data))
     code, out, _ = cli(capsys, "doctor", "--project", str(project))
     line = next(ln for ln in out.splitlines() if "Claude Code loads recall" in ln)
-    assert line.startswith("FAIL  Claude Code loads recall:") and "did not run recall's SessionStart and " \
-           "UserPromptSubmit hooks" in line, out
+    assert (
+        line.startswith("FAIL  Claude Code loads recall:")
+        and "did not run recall's SessionStart and UserPromptSubmit hooks" in line
+    ), out
     assert code == 1
 
 

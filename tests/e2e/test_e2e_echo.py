@@ -28,11 +28,14 @@ from tests.support.standin import is_claude_code_request, is_main_request, reque
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 RECALL_BIN = Path(sys.executable).with_name("recall")
-DECISION = ("We decided that stripe webhooks are deduplicated by event id in the processed_events table, "
-            "and the handler answers 200 before it does any work, because stripe retries for three days.")
+DECISION = (
+    "We decided that stripe webhooks are deduplicated by event id in the processed_events table, "
+    "and the handler answers 200 before it does any work, because stripe retries for three days."
+)
 QUESTION = "what did we decide about stripe webhooks?"
-TOOL_ANSWER = ("From recall: stripe webhooks are deduplicated by event id in processed_events, "
-               "and the handler answers 200 first.")
+TOOL_ANSWER = (
+    "From recall: stripe webhooks are deduplicated by event id in processed_events, and the handler answers 200 first."
+)
 INJECTED = "UserPromptSubmit hook additional context: <recalled-context>"
 
 
@@ -53,10 +56,21 @@ def history(claude_env, standin, monkeypatch, capsys):
     config.set_value("hook.synthesize", False)  # the raw path: the injection shows its hits as they are
     code = run(["setup", "--project", str(env.project), "--no-service", "--no-index", "--no-mcp"])
     assert code == 0, capsys.readouterr().err
-    (env.project / ".mcp.json").write_text(json.dumps({"mcpServers": {
-        name: {"type": "stdio", "command": str(RECALL_BIN), "args": ["mcp"],
-               "env": {"RECALL_HOME": os.environ["RECALL_HOME"]}}
-        for name in ("recall", "plugin_recall_recall")}}))  # the second is named as the plugin's server is
+    (env.project / ".mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    name: {
+                        "type": "stdio",
+                        "command": str(RECALL_BIN),
+                        "args": ["mcp"],
+                        "env": {"RECALL_HOME": os.environ["RECALL_HOME"]},
+                    }
+                    for name in ("recall", "plugin_recall_recall")
+                }
+            }
+        )
+    )  # the second is named as the plugin's server is
     env.write_settings({"enableAllProjectMcpServers": True})
     sessions: dict[str, str] = {}
 
@@ -71,12 +85,22 @@ def history(claude_env, standin, monkeypatch, capsys):
     turn("decision", "how should we handle stripe webhooks? they get retried", text(DECISION))
     turn("ok", QUESTION, text("OK."))
     mcp = {"timeout": 180, "env": {"MCP_CONNECTION_NONBLOCKING": "0"}}
-    turn("mcp", "look up what recall knows about the stripe webhooks decision",
-         tool_use("mcp__recall__memory_search", {"query": "stripe webhooks decide"}), text(TOOL_ANSWER),
-         allowed_tools="mcp__recall__memory_search", **mcp)
-    turn("plugin-mcp", "search recall for stripe webhooks",
-         tool_use("mcp__plugin_recall_recall__recall_search", {"query": "stripe webhooks processed_events"}),
-         text(TOOL_ANSWER), allowed_tools="mcp__plugin_recall_recall__recall_search", **mcp)
+    turn(
+        "mcp",
+        "look up what recall knows about the stripe webhooks decision",
+        tool_use("mcp__recall__memory_search", {"query": "stripe webhooks decide"}),
+        text(TOOL_ANSWER),
+        allowed_tools="mcp__recall__memory_search",
+        **mcp,
+    )
+    turn(
+        "plugin-mcp",
+        "search recall for stripe webhooks",
+        tool_use("mcp__plugin_recall_recall__recall_search", {"query": "stripe webhooks processed_events"}),
+        text(TOOL_ANSWER),
+        allowed_tools="mcp__plugin_recall_recall__recall_search",
+        **mcp,
+    )
     turn("recall-search", "/recall-search stripe webhooks", text("OK."), allowed_tools=None)
     turn("recall", "/recall what did we decide about stripe webhooks", text(TOOL_ANSWER), allowed_tools=None)
     assert len(set(sessions.values())) == len(sessions)
@@ -117,7 +141,7 @@ def test_a_question_asked_again_finds_the_decision_not_the_echoes(claude_env, st
     assert proc.returncode == 0, proc.stderr
     sent = request_text(main_requests(standin, mark)[0])
     assert INJECTED in json.dumps(main_requests(standin, mark)[0])
-    block = sent[sent.index("<recalled-context>"):sent.index("</recalled-context>")]
+    block = sent[sent.index("<recalled-context>") : sent.index("</recalled-context>")]
     assert f"session {history['decision'][:8]}" in block and "processed_events" in block
     for name in ("ok", "mcp", "plugin-mcp", "recall-search", "recall"):
         assert history[name][:8] not in block, (name, block)

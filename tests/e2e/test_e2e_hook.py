@@ -18,8 +18,10 @@ from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 
-DECISION = ("We decided on pgbouncer in transaction pooling mode, because the ORM opens one "
-            "connection per request and Postgres ran out of slots.")
+DECISION = (
+    "We decided on pgbouncer in transaction pooling mode, because the ORM opens one "
+    "connection per request and Postgres ran out of slots."
+)
 QUESTION = "which connection pooler did we settle on for postgres, and why?"
 SYNTH_MARK = "quillfeather"  # a word only the synthesis says, to follow it around
 
@@ -40,8 +42,10 @@ def synthesis_handler(req):
         return None  # Claude Code's own turns get the default reply
     sent = request_text(req)
     if "pgbouncer" in sent:
-        return text(f"- {SYNTH_MARK}: pgbouncer in transaction pooling mode, because the ORM opens one "
-                    "connection per request [2026-11-20 session abcdef12]")
+        return text(
+            f"- {SYNTH_MARK}: pgbouncer in transaction pooling mode, because the ORM opens one "
+            "connection per request [2026-11-20 session abcdef12]"
+        )
     return text("NONE")
 
 
@@ -94,7 +98,7 @@ def test_decision_is_recalled_in_the_next_session(claude_env, standin, recalled_
     assert ours[0]["_time"] <= main["_time"]  # synthesis happened before Claude Code's turn
     sent = request_text(main)
     assert "<recalled-context>" in sent and "</recalled-context>" in sent
-    block = sent[sent.index("<recalled-context>"):sent.index("</recalled-context>")]
+    block = sent[sent.index("<recalled-context>") : sent.index("</recalled-context>")]
     assert SYNTH_MARK in block and "pgbouncer in transaction pooling mode" in block
     assert "may be outdated" in block
     assert "UserPromptSubmit hook additional context: <recalled-context>" in json.dumps(main)
@@ -104,9 +108,13 @@ def test_decision_is_recalled_in_the_next_session(claude_env, standin, recalled_
     assert SYNTH_MARK in raw
     index()  # the service indexes the new session as it is written (its summary may be empty)
     session2 = claude_env.transcripts(include_subagents=False)[-1].stem
-    assert wait_for(lambda: any(h.session_id == session2 for h in
-                                Searcher().search("connection pooler settle postgres", messages=True, limit=20)),
-                    timeout=30)
+    assert wait_for(
+        lambda: any(
+            h.session_id == session2
+            for h in Searcher().search("connection pooler settle postgres", messages=True, limit=20)
+        ),
+        timeout=30,
+    )
     assert Searcher().search(SYNTH_MARK, messages=True, limit=10) == []
     assert Searcher().search("connection pooler postgres why", messages=True, limit=20)
 
@@ -140,7 +148,7 @@ def test_failed_synthesis_still_injects_raw_snippets(claude_env, standin, recall
     main = claude_requests(standin, mark)[0]
     sent = request_text(main)
     assert "<recalled-context>" in sent
-    block = sent[sent.index("<recalled-context>"):sent.index("</recalled-context>")]
+    block = sent[sent.index("<recalled-context>") : sent.index("</recalled-context>")]
     assert "pgbouncer in transaction pooling mode" in block  # the raw snippet of the decision
     assert f"session {session1[:8]}]" in block  # cited
     assert SYNTH_MARK not in block

@@ -29,8 +29,11 @@ def _tool_results(entries: list[dict], tool_use_id: str) -> list[dict]:
         content = (e.get("message") or {}).get("content")
         if e.get("type") != "user" or not isinstance(content, list):
             continue
-        out += [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"
-                and b.get("tool_use_id") == tool_use_id]
+        out += [
+            b
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") == tool_use_id
+        ]
     return out
 
 
@@ -52,15 +55,36 @@ def test_claude_code_calls_memory_search_and_records_the_hit(tmp_path, claude_pr
         past.assistant("Run `make db-reset-staging` with PGHOST pointing at the staging replica.")
         past.write(claude_projects)
         index_all()
-        add_memories([{"id": "m-staging-reset", "project": str(project), "type": "pattern",
-                       "content": "The staging database is reset with `make db-reset-staging` "
-                                  "(PGHOST must point at the staging replica).",
-                       "tags": ["staging", "database"], "updated": time.time(), "session_ids": [past.session_id]}])
+        add_memories(
+            [
+                {
+                    "id": "m-staging-reset",
+                    "project": str(project),
+                    "type": "pattern",
+                    "content": "The staging database is reset with `make db-reset-staging` "
+                    "(PGHOST must point at the staging replica).",
+                    "tags": ["staging", "database"],
+                    "updated": time.time(),
+                    "session_ids": [past.session_id],
+                }
+            ]
+        )
 
         # what `recall setup` writes, plus the environment of this test's RECALL_HOME
-        (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"recall": {
-            "type": "stdio", "command": str(RECALL_BIN), "args": ["mcp"],
-            "env": {"RECALL_HOME": os.environ["RECALL_HOME"]}}}}))
+        (project / ".mcp.json").write_text(
+            json.dumps(
+                {
+                    "mcpServers": {
+                        "recall": {
+                            "type": "stdio",
+                            "command": str(RECALL_BIN),
+                            "args": ["mcp"],
+                            "env": {"RECALL_HOME": os.environ["RECALL_HOME"]},
+                        }
+                    }
+                }
+            )
+        )
         env.write_settings({"enableAllProjectMcpServers": True})
 
         call = tool_use("mcp__recall__memory_search", {"query": "staging database reset"})
@@ -68,8 +92,12 @@ def test_claude_code_calls_memory_search_and_records_the_hit(tmp_path, claude_pr
         api.script(call, text("Use make db-reset-staging."))
         # MCP_CONNECTION_NONBLOCKING=0: -p connects MCP servers in the background by default, so
         # the first request could go out before the server is up; make it wait for the connection
-        proc = env.run("How do I reset the staging database?", allowed_tools="mcp__recall__memory_search",
-                       timeout=180, env={"MCP_CONNECTION_NONBLOCKING": "0"})
+        proc = env.run(
+            "How do I reset the staging database?",
+            allowed_tools="mcp__recall__memory_search",
+            timeout=180,
+            env={"MCP_CONNECTION_NONBLOCKING": "0"},
+        )
         assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
 
         # the model saw our tool, with its description and schema
@@ -89,5 +117,6 @@ def test_claude_code_calls_memory_search_and_records_the_hit(tmp_path, claude_pr
         assert "db-reset-staging" in body and "m-staging-reset" in body
         assert past.session_id in body
         # and the model got it in the next request
-        assert any(is_main_request(r) and "db-reset-staging" in json.dumps(r["messages"][-1])
-                   for r in api.main_requests()[1:])
+        assert any(
+            is_main_request(r) and "db-reset-staging" in json.dumps(r["messages"][-1]) for r in api.main_requests()[1:]
+        )

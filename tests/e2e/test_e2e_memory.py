@@ -37,13 +37,18 @@ def test_stop_hook_of_a_real_session_writes_memories_and_the_block(monkeypatch, 
     claude_md.write_text(USER_HEAD + "<!-- MEMORY:START -->\nstale block\n<!-- MEMORY:END -->" + USER_TAIL)
     claude_env.add_hook("Stop", hook_command("stop"), timeout=30)
     memories = [
-        {"type": "decision", "content": "Notes live in notes.txt at the project root, one line per note",
-         "tags": ["notes"]},
+        {
+            "type": "decision",
+            "content": "Notes live in notes.txt at the project root, one line per note",
+            "tags": ["notes"],
+        },
         {"type": "gotcha", "content": "The Write tool needs an absolute file_path", "tags": ["tools"]},
     ]
     standin.handler = lambda req: text(extraction(*memories)) if is_extraction(req) else None
-    standin.script(tool_use("Write", {"file_path": str(project / "notes.txt"), "content": "first note\n"}),
-                   text("Done: wrote notes.txt with your first note."))
+    standin.script(
+        tool_use("Write", {"file_path": str(project / "notes.txt"), "content": "first note\n"}),
+        text("Done: wrote notes.txt with your first note."),
+    )
 
     proc = claude_env.run("Create notes.txt with my first note")
     assert proc.returncode == 0, proc.stderr

@@ -45,7 +45,7 @@ def test_a_memory_md_note_reaches_the_model_and_leaves_when_deleted(claude_env, 
     proc = claude_env.run(QUESTION)
     assert proc.returncode == 0, proc.stderr
     sent = request_text(main_turns(standin, mark)[0])
-    block = sent[sent.index("<recalled-context>"):sent.index("</recalled-context>")]
+    block = sent[sent.index("<recalled-context>") : sent.index("</recalled-context>")]
     assert "quillharbor" in block and "memory" in block
 
     (memory / "MEMORY.md").write_text("# Shop\n\n- The staging database resets nightly.\n")

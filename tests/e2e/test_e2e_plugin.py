@@ -29,8 +29,10 @@ from tests.support.wheelhouse import offline_pip_env, wheelhouse
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 CHECKOUT = Path(__file__).resolve().parents[2]
-DECISION = ("We decided on pgbouncer in transaction pooling mode, because the ORM opens one "
-            "connection per request and Postgres ran out of slots.")
+DECISION = (
+    "We decided on pgbouncer in transaction pooling mode, because the ORM opens one "
+    "connection per request and Postgres ran out of slots."
+)
 QUESTION = "which connection pooler did we settle on for postgres, and why?"
 SYNTH_MARK = "quillfeather"
 INJECTED = "UserPromptSubmit hook additional context: <recalled-context>"
@@ -50,8 +52,11 @@ def synthesis_handler(req):
 
 
 def main_requests(standin, since):
-    return [r for r in standin.snapshot()[since:]
-            if is_messages_request(r) and is_claude_code_request(r) and is_main_request(r)]
+    return [
+        r
+        for r in standin.snapshot()[since:]
+        if is_messages_request(r) and is_claude_code_request(r) and is_main_request(r)
+    ]
 
 
 def recall_requests(standin, since):
@@ -63,8 +68,15 @@ def tool_names(req) -> list[str]:
 
 
 def claude(env, *args, check=True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([str(env.binary), *args], cwd=env.project, env=env.environ(), capture_output=True,
-                          text=True, timeout=300, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [str(env.binary), *args],
+        cwd=env.project,
+        env=env.environ(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert not check or proc.returncode == 0, f"claude {' '.join(args)}: {proc.stdout}\n{proc.stderr}"
     return proc
 
@@ -79,7 +91,9 @@ def wait_until_built(data: Path, version: str) -> dict:
             break
         time.sleep(1.0)
     log = (data / "build.log").read_text()[-4000:] if (data / "build.log").exists() else "(no build.log)"
-    pytest.fail(f"the plugin's runtime was not built: {(data / 'build.json').read_text() if (data / 'build.json').exists() else ''}\n{log}")
+    pytest.fail(
+        f"the plugin's runtime was not built: {(data / 'build.json').read_text() if (data / 'build.json').exists() else ''}\n{log}"
+    )
 
 
 def hits(query: str) -> list:
@@ -146,10 +160,20 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     assert proc.returncode == 0, proc.stderr
     assert DECISION in proc.stdout
     first = main_requests(standin, mark)
-    assert first and "<recalled-context>" not in request_text(first[0]) and "hook" not in json.dumps(
-        [a for a in env.transcript_entries() if a.get("type") == "attachment" and
-         a["attachment"].get("type") in ("hook_success", "hook_additional_context", "hook_error")
-         and a["attachment"].get("content")])
+    assert (
+        first
+        and "<recalled-context>" not in request_text(first[0])
+        and "hook"
+        not in json.dumps(
+            [
+                a
+                for a in env.transcript_entries()
+                if a.get("type") == "attachment"
+                and a["attachment"].get("type") in ("hook_success", "hook_additional_context", "hook_error")
+                and a["attachment"].get("content")
+            ]
+        )
+    )
     session1 = env.transcripts(include_subagents=False)[0].stem
     ready = wait_until_built(data, version)
     assert ready["version"] == version
@@ -157,12 +181,20 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     cli = subprocess.run([str(data / "bin" / "recall"), "--version"], capture_output=True, text=True, timeout=60)
     assert cli.stdout.strip() == f"recall {version}"  # the plugin's command line
     # and `recall` from a new shell: the plugin's link in ~/.local/bin (issue 36)
-    shell = subprocess.run(["sh", "-c", "recall --version"], capture_output=True, text=True, timeout=60,
-                           env={"HOME": str(env.home), "PATH": f"{env.home / '.local' / 'bin'}:/usr/bin:/bin"})
+    shell = subprocess.run(
+        ["sh", "-c", "recall --version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"HOME": str(env.home), "PATH": f"{env.home / '.local' / 'bin'}:/usr/bin:/bin"},
+    )
     assert shell.stdout.strip() == f"recall {version}", shell.stderr
     # the build started the service, which indexes session 1
-    assert wait_for(lambda: service_client.ping(timeout=1.0), timeout=60,
-                    what=lambda: "the service; build.log ends: " + (data / "build.log").read_text()[-2000:])
+    assert wait_for(
+        lambda: service_client.ping(timeout=1.0),
+        timeout=60,
+        what=lambda: "the service; build.log ends: " + (data / "build.log").read_text()[-2000:],
+    )
     assert wait_for(lambda: hits("connection pooler postgres"), timeout=60)
 
     from recall.cli.checks import check_wiring
@@ -177,8 +209,9 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
         config.set_value("model.claude_path", str(env.binary))
         loads = check_claude_loads(env.project, True, False)
         config.unset_value("model.claude_path")
-    assert loads.ok and "ran recall's SessionStart and UserPromptSubmit hooks and connected its MCP server" in \
-        loads.detail, loads
+    assert (
+        loads.ok and "ran recall's SessionStart and UserPromptSubmit hooks and connected its MCP server" in loads.detail
+    ), loads
 
     # session 2: the question gets recall's injection, once; the plugin's MCP tools are offered
     standin.handler = synthesis_handler
@@ -190,15 +223,16 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     main = main_requests(standin, mark)[0]
     sent = json.dumps(main)
     assert sent.count(INJECTED) == 1 and SYNTH_MARK in sent
-    assert {"mcp__plugin_recall_recall__memory_search", "mcp__plugin_recall_recall__recall_search"} <= \
-        set(tool_names(main)), tool_names(main)
+    assert {"mcp__plugin_recall_recall__memory_search", "mcp__plugin_recall_recall__recall_search"} <= set(
+        tool_names(main)
+    ), tool_names(main)
 
     # /recall-search, the plugin's command (Claude Code names it /recall:recall-search)
     mark = len(standin.snapshot())
     proc = env.run("/recall:recall-search connection pooler postgres", allowed_tools=None)
     assert proc.returncode == 0, proc.stderr
     sent = request_text(main_requests(standin, mark)[0])
-    block = sent[sent.find("<command-name>/recall:recall-search"):]
+    block = sent[sent.find("<command-name>/recall:recall-search") :]
     assert "**pooler**" in block and "add nothing else" in block, block[:1500]
 
     # recall setup, with the plugin enabled, stands down: it writes nothing
@@ -231,7 +265,7 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     proc = env.run("/recall:recall-search connection pooler postgres", allowed_tools=None)
     assert proc.returncode == 0, proc.stderr
     sent = request_text(main_requests(standin, mark)[0])
-    block = sent[sent.find("<command-name>/recall:recall-search"):]
+    block = sent[sent.find("<command-name>/recall:recall-search") :]
     assert "the plugin's /recall:... commands stand down" in block and "**pooler**" not in block, block[:1500]
     install.uninstall_files(env.project)  # what `recall setup --uninstall` does: only setup's go
     assert wiring.setup_hooks(env.project) == {} and wiring.plugin(env.project) is not None
@@ -278,15 +312,23 @@ def test_a_failed_build_is_said_at_the_next_session_start_and_by_doctor(claude_e
 
     assert env.run("hello").returncode == 0
     record = data / "build.json"
-    assert wait_for(lambda: record.exists() and json.loads(record.read_text())["state"] == "failed",
-                    timeout=BUILD_TIMEOUT, what=lambda: "the failed build; build.log ends: " + (
-                        (data / "build.log").read_text()[-2000:] if (data / "build.log").exists() else ""))
+    assert wait_for(
+        lambda: record.exists() and json.loads(record.read_text())["state"] == "failed",
+        timeout=BUILD_TIMEOUT,
+        what=lambda: (
+            "the failed build; build.log ends: "
+            + ((data / "build.log").read_text()[-2000:] if (data / "build.log").exists() else "")
+        ),
+    )
     assert not (data / "runtime" / version / ".ready").exists()
 
     proc = env.run("hello again")
     assert proc.returncode == 0, proc.stderr
-    said = [a["attachment"]["content"] for a in env.transcript_entries()
-            if a.get("type") == "attachment" and a["attachment"].get("type") == "hook_system_message"]
+    said = [
+        a["attachment"]["content"]
+        for a in env.transcript_entries()
+        if a.get("type") == "attachment" and a["attachment"].get("type") == "hook_system_message"
+    ]
     assert len(said) == 1 and "\n" not in said[0], said
     assert said[0].startswith("recall: building its Python runtime failed: pip could not download")
     assert "To fix: connect to the network" in said[0] and str(data / "build.log") in said[0]

@@ -39,7 +39,7 @@ def test_a_path_rule_reaches_the_model_only_when_the_prompt_touches_the_path(cla
     assert proc.returncode == 0, proc.stderr
     sent = request_text(main_turns(standin, mark)[0])
     assert "<recalled-context>" in sent
-    block = sent[sent.index("<recalled-context>"):sent.index("</recalled-context>")]
+    block = sent[sent.index("<recalled-context>") : sent.index("</recalled-context>")]
     assert f"[rule {ruled_project}] {RULE}" in block
 
     mark = len(standin.snapshot())
@@ -53,8 +53,10 @@ def test_a_path_rule_fires_on_a_file_read_in_the_last_turns(claude_env, standin,
     (claude_env.project / "migrations").mkdir()
     (claude_env.project / "migrations" / "0007_users.sql").write_text("create table users (id int);\n")
     mark = len(standin.snapshot())
-    standin.script(tool_use("Read", {"file_path": str(claude_env.project / "migrations" / "0007_users.sql")}),
-                   text("It creates the users table."))
+    standin.script(
+        tool_use("Read", {"file_path": str(claude_env.project / "migrations" / "0007_users.sql")}),
+        text("It creates the users table."),
+    )
     proc = claude_env.run("What does the newest schema file create?", allowed_tools="Read")
     assert proc.returncode == 0, proc.stderr
     first = main_turns(standin, mark)

@@ -17,8 +17,10 @@ from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 
-SUMMARY = ("Goal: list the files of the project\nDecided: none\nFiles: none\n"
-           "Outcome: the listing was shown (quillbrook)\nOpen: none")
+SUMMARY = (
+    "Goal: list the files of the project\nDecided: none\nFiles: none\n"
+    "Outcome: the listing was shown (quillbrook)\nOpen: none"
+)
 
 
 def test_a_finished_session_gets_a_summary_listed_and_searchable(claude_env, standin, monkeypatch, capsys):
@@ -42,8 +44,11 @@ def test_a_finished_session_gets_a_summary_listed_and_searchable(claude_env, sta
     (transcript,) = claude_env.transcripts(include_subagents=False)
     sid = transcript.stem
 
-    assert wait_for(lambda: summaries.get(sid) is not None and not queue.pending() and queue.lock_free(),
-                    timeout=90, what="a summary written after the session ended")
+    assert wait_for(
+        lambda: summaries.get(sid) is not None and not queue.pending() and queue.lock_free(),
+        timeout=90,
+        what="a summary written after the session ended",
+    )
     assert summaries.get(sid)["summary"] == SUMMARY
     sent = [r for r in standin.messages_requests() if "summary of one finished" in system_of(r)]
     assert len(sent) == 1 and "Please list the files of this project" in json.dumps(sent[0])

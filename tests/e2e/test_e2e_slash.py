@@ -30,8 +30,9 @@ def answer_handler(req):
 
 
 def main_text(standin, since: int) -> str:
-    return "\n".join(request_text(r) for r in standin.snapshot()[since:]
-                     if is_main_request(r) and is_claude_code_request(r))
+    return "\n".join(
+        request_text(r) for r in standin.snapshot()[since:] if is_main_request(r) and is_claude_code_request(r)
+    )
 
 
 @pytest.fixture
@@ -57,31 +58,33 @@ def test_slash_commands_reach_the_model_and_uninstall_removes_exactly_them(wired
     proc = env.run("/recall-search walrus billing host", allowed_tools=None)
     assert proc.returncode == 0, proc.stderr
     sent = main_text(standin, mark)
-    block = sent[sent.find("<command-name>/recall-search"):sent.find("add nothing else")]
+    block = sent[sent.find("<command-name>/recall-search") : sent.find("add nothing else")]
     assert "where is the **walrus** **billing** **host** configured?" in block  # the hit, from bash
 
     mark = len(standin.snapshot())
     proc = env.run("/recall where's the walrus billing host configured?", allowed_tools=None)
     assert proc.returncode == 0, proc.stderr
     sent = main_text(standin, mark)
-    assert SYNTH in sent, sent[sent.find("<command-name>/recall"):][:1500]  # recall's answer, same turn
+    assert SYNTH in sent, sent[sent.find("<command-name>/recall") :][:1500]  # recall's answer, same turn
 
     mark = len(standin.snapshot())
     proc = env.run("/remember always run make lint before committing", allowed_tools=None)
     assert proc.returncode == 0, proc.stderr
     sent = main_text(standin, mark)
-    assert "Saved as rule " in sent, sent[sent.find("<command-name>/remember"):][:800]
+    assert "Saved as rule " in sent, sent[sent.find("<command-name>/remember") :][:800]
     from recall.rules import store as rules
 
     assert [(r.text, r.origin) for r in rules.load("project", str(env.project))] == [
-        ("always run make lint before committing", "remember")]
+        ("always run make lint before committing", "remember")
+    ]
     mark = len(standin.snapshot())
     proc = env.run("/remember the billing tests need docker running", allowed_tools=None)
     assert proc.returncode == 0, proc.stderr
     assert "Remembered as pattern" in main_text(standin, mark)
     mems = store.load(str(env.project)).memories
     assert [(m.type, m.content, m.origin) for m in mems] == [
-        ("pattern", "the billing tests need docker running", "manual")]
+        ("pattern", "the billing tests need docker running", "manual")
+    ]
 
     other = env.project / ".claude" / "commands" / "mine.md"
     other.write_text("my own command\n")
@@ -90,8 +93,11 @@ def test_slash_commands_reach_the_model_and_uninstall_removes_exactly_them(wired
     assert code == 0, out.err
     left = sorted(p.name for p in (env.project / ".claude" / "commands").iterdir())
     assert left == ["mine.md"]
-    assert json.loads((env.project / ".claude" / "settings.json").read_text()).get("hooks") is None \
-        if (env.project / ".claude" / "settings.json").exists() else True
+    assert (
+        json.loads((env.project / ".claude" / "settings.json").read_text()).get("hooks") is None
+        if (env.project / ".claude" / "settings.json").exists()
+        else True
+    )
 
 
 def test_the_ui_command_prints_the_page_address(wired, standin):
@@ -110,11 +116,16 @@ def test_the_ui_command_prints_the_page_address(wired, standin):
     proc = env.run("/ui", allowed_tools=None)
     assert proc.returncode == 0, proc.stderr
     sent = main_text(standin, mark)
-    assert "No recall service runs to serve the page: start it with `recall service start`" in sent, \
-        sent[sent.find("<command-name>/ui"):][:800]
+    assert "No recall service runs to serve the page: start it with `recall service start`" in sent, sent[
+        sent.find("<command-name>/ui") :
+    ][:800]
 
-    serve = subprocess.Popen([sys.executable, "-m", "recall.entry", "serve"], stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "recall.entry", "serve"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -130,7 +141,7 @@ def test_the_ui_command_prints_the_page_address(wired, standin):
         assert proc.returncode == 0, proc.stderr
         sent = main_text(standin, mark)
         found = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=([\w-]+)", sent)
-        assert found, sent[sent.find("<command-name>/ui"):][:800]
+        assert found, sent[sent.find("<command-name>/ui") :][:800]
         assert Client(int(found.group(1)), found.group(2)).get("/prompts")[0] == 200
     finally:
         serve.terminate()

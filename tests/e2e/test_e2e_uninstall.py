@@ -25,8 +25,9 @@ def hits(capsys, word: str) -> list:
     return json.loads(out)["hits"]
 
 
-def test_after_uninstall_a_new_session_is_not_indexed(tmp_path, monkeypatch, capsys, standin, claude_env,
-                                                      no_service_manager):
+def test_after_uninstall_a_new_session_is_not_indexed(
+    tmp_path, monkeypatch, capsys, standin, claude_env, no_service_manager
+):
     monkeypatch.setenv("HOME", str(claude_env.home))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude_env.home / ".claude"))
     (claude_env.project / ".git" / "info").mkdir(parents=True)
@@ -61,8 +62,11 @@ def test_after_uninstall_a_new_session_is_not_indexed(tmp_path, monkeypatch, cap
 
         queue = paths.recall_home() / "memory" / "queue"
         queued_before = sorted(queue.glob("*.json")) if queue.exists() else []
-        log_before = (paths.recall_home() / "injections.jsonl").read_bytes() \
-            if (paths.recall_home() / "injections.jsonl").exists() else b""
+        log_before = (
+            (paths.recall_home() / "injections.jsonl").read_bytes()
+            if (paths.recall_home() / "injections.jsonl").exists()
+            else b""
+        )
         standin.script(text("Noted the quokkamarmot rollout."))
         assert claude_env.run("plan the quokkamarmot rollout").returncode == 0
         time.sleep(2.0)  # a service or a hook would have indexed it within a second
@@ -70,8 +74,11 @@ def test_after_uninstall_a_new_session_is_not_indexed(tmp_path, monkeypatch, cap
         assert hits(capsys, "quokkamarmot") == []
         assert hits(capsys, "zebrafinch")  # the history is kept
         assert (sorted(queue.glob("*.json")) if queue.exists() else []) == queued_before  # no capture queued
-        log_after = (paths.recall_home() / "injections.jsonl").read_bytes() \
-            if (paths.recall_home() / "injections.jsonl").exists() else b""
+        log_after = (
+            (paths.recall_home() / "injections.jsonl").read_bytes()
+            if (paths.recall_home() / "injections.jsonl").exists()
+            else b""
+        )
         assert log_after == log_before  # no hook ran
 
         # --purge removes what was left, asking first (no terminal here: --yes)

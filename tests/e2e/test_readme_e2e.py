@@ -47,9 +47,19 @@ def transcript(home: Path, project: Path, text: str) -> Path:
     enc = "".join(c if c.isalnum() else "-" for c in str(project))
     path = home / ".claude" / "projects" / enc / f"{sid}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"type": "user", "uuid": str(uuid.uuid4()), "sessionId": sid, "cwd": str(project),
-                                "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                "message": {"role": "user", "content": text}}) + "\n")
+    path.write_text(
+        json.dumps(
+            {
+                "type": "user",
+                "uuid": str(uuid.uuid4()),
+                "sessionId": sid,
+                "cwd": str(project),
+                "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "message": {"role": "user", "content": text},
+            }
+        )
+        + "\n"
+    )
     return path
 
 
@@ -66,23 +76,37 @@ def test_the_readme_commands_in_order_leave_a_working_service(tmp_path, claude_l
     os.chmod(home, 0o755)
     os.chmod(clone, 0o755)
     nomanager = unreachable_service_manager(tmp_path / "nomanager")  # the service runs detached
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("RECALL_", "ANTHROPIC_", "CLAUDE", "PYTEST", "VIRTUAL_ENV", "XDG_"))}
-    env.update(HOME=str(home), PATH=f"{nomanager}{os.pathsep}{os.environ['PATH']}",
-               PIP_CACHE_DIR=str(support_cache_dir() / "pip"), PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("RECALL_", "ANTHROPIC_", "CLAUDE", "PYTEST", "VIRTUAL_ENV", "XDG_"))
+    }
+    env.update(
+        HOME=str(home),
+        PATH=f"{nomanager}{os.pathsep}{os.environ['PATH']}",
+        PIP_CACHE_DIR=str(support_cache_dir() / "pip"),
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
     assert shutil.which("claude", path=env["PATH"]) == str(claude_logged_out)
     before = modes(home, clone)
     recall_bin = clone / ".venv" / "bin" / "recall"
     try:
-        main = subprocess.run(["bash", "-c", readme_command("main-command")], cwd=clone, env=env,
-                              capture_output=True, text=True, timeout=1200)
+        main = subprocess.run(
+            ["bash", "-c", readme_command("main-command")],
+            cwd=clone,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
         assert main.returncode == 0, main.stdout[-3000:] + main.stderr[-3000:]
         assert "changed: started the recall service without a service manager" in main.stdout
         assert f"linked {home}/.local/bin/recall -> {recall_bin}" in main.stdout
 
         def ping() -> dict | None:
-            out = subprocess.run([str(recall_bin), "service", "status", "--json"], env=env, capture_output=True,
-                                 text=True, timeout=60)
+            out = subprocess.run(
+                [str(recall_bin), "service", "status", "--json"], env=env, capture_output=True, text=True, timeout=60
+            )
             data = json.loads(out.stdout or "{}")
             return data if data.get("running") else None
 
@@ -92,10 +116,19 @@ def test_the_readme_commands_in_order_leave_a_working_service(tmp_path, claude_l
         # the test command, as written; PYTEST_ADDOPTS runs a small part of the suite (the whole of
         # it is what CI runs), so this stays minutes, not the suite inside the suite
         # (and the test that once depended on where the checkout lives: this clone is under a temporary folder)
-        test_env = dict(env, PYTEST_ADDOPTS="-p no:cacheprovider -k 'test_path_keeps_every_tool_but_claude or "
-                                            "test_setup_warns_when_the_install_lives_in_a_temporary_or_git_tracked_place'")
-        second = subprocess.run(["bash", "-c", readme_command("test-command")], cwd=clone, env=test_env,
-                                capture_output=True, text=True, timeout=1800)
+        test_env = dict(
+            env,
+            PYTEST_ADDOPTS="-p no:cacheprovider -k 'test_path_keeps_every_tool_but_claude or "
+            "test_setup_warns_when_the_install_lives_in_a_temporary_or_git_tracked_place'",
+        )
+        second = subprocess.run(
+            ["bash", "-c", readme_command("test-command")],
+            cwd=clone,
+            env=test_env,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
         assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
         assert (clone / ".venv-test").is_dir()
 
@@ -106,18 +139,22 @@ def test_the_readme_commands_in_order_leave_a_working_service(tmp_path, claude_l
         deadline = time.monotonic() + 60
         found = ""
         while time.monotonic() < deadline and "kingfisher" not in found:
-            found = subprocess.run([str(recall_bin), "--raw", "kingfisher"], env=env, capture_output=True,
-                                   text=True, timeout=60).stdout
+            found = subprocess.run(
+                [str(recall_bin), "--raw", "kingfisher"], env=env, capture_output=True, text=True, timeout=60
+            ).stdout
             time.sleep(0.5)
         assert "kingfisher" in found
-        doctor = subprocess.run([str(recall_bin), "doctor", "--project", str(clone)], env=env, capture_output=True,
-                                text=True, timeout=300)
+        doctor = subprocess.run(
+            [str(recall_bin), "doctor", "--project", str(clone)], env=env, capture_output=True, text=True, timeout=300
+        )
         assert "ok    service: running" in doctor.stdout, doctor.stdout
         assert "FAIL  hooks" not in doctor.stdout and "FAIL  MCP" not in doctor.stdout
         # the service's lock names the pid of the process answering: the one setup started
-        changed = {p: (oct(m), oct(os.lstat(p).st_mode & 0o777)) for p, m in before.items()
-                   if os.path.lexists(p) and stat.S_IMODE(os.lstat(p).st_mode) != m}
+        changed = {
+            p: (oct(m), oct(os.lstat(p).st_mode & 0o777))
+            for p, m in before.items()
+            if os.path.lexists(p) and stat.S_IMODE(os.lstat(p).st_mode) != m
+        }
         assert changed == {}
     finally:
-        subprocess.run([str(recall_bin), "setup", "--uninstall", "--global"], env=env, capture_output=True,
-                       timeout=120)
+        subprocess.run([str(recall_bin), "setup", "--uninstall", "--global"], env=env, capture_output=True, timeout=120)

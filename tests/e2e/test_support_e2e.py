@@ -66,8 +66,9 @@ def test_sdk_non_streaming_gets_scripted_text(standin):
 
 
 def test_sdk_streaming_gets_scripted_text_and_tool_use(standin):
-    standin.script(text("streamed words here"),
-                   tool_use("get_weather", {"city": "Paris", "days": [1, 2]}, text="checking"))
+    standin.script(
+        text("streamed words here"), tool_use("get_weather", {"city": "Paris", "days": [1, 2]}, text="checking")
+    )
     client = _client(standin)
     events = list(client.messages.create(model="m", max_tokens=50, messages=_user("hi"), stream=True))
     types = [e.type for e in events]
@@ -112,8 +113,11 @@ def test_hang_does_not_block_other_requests(standin):
     standin.script(hang(0.8, text("slow")))
     client = _client(standin, max_retries=0)
     result = {}
-    t = threading.Thread(target=lambda: result.setdefault(
-        "slow", client.messages.create(model="m", max_tokens=5, messages=_user("slow")).content[0].text))
+    t = threading.Thread(
+        target=lambda: result.setdefault(
+            "slow", client.messages.create(model="m", max_tokens=5, messages=_user("slow")).content[0].text
+        )
+    )
     t.start()
     standin.wait_for(count=1, timeout=5)
     started = time.monotonic()
@@ -128,10 +132,17 @@ def test_hang_does_not_block_other_requests(standin):
 
 def test_request_classification():
     cc = {"user-agent": "claude-cli/2.1.197 (external, sdk-cli)"}
-    main = {"_path": "/v1/messages", "_method": "POST", "_headers": cc, "tools": [{"name": "Bash"}],
-            "system": [{"type": "text", "text": "x-anthropic-billing-header: cc_version=1; cc_entrypoint=sdk-cli;"}]}
-    sub = dict(main, system=[{"type": "text", "text": "x-anthropic-billing-header: cc_entrypoint=sdk-cli; "
-                                                      "cc_is_subagent=true;"}])
+    main = {
+        "_path": "/v1/messages",
+        "_method": "POST",
+        "_headers": cc,
+        "tools": [{"name": "Bash"}],
+        "system": [{"type": "text", "text": "x-anthropic-billing-header: cc_version=1; cc_entrypoint=sdk-cli;"}],
+    }
+    sub = dict(
+        main,
+        system=[{"type": "text", "text": "x-anthropic-billing-header: cc_entrypoint=sdk-cli; cc_is_subagent=true;"}],
+    )
     title = dict(main, tools=[], output_config={"format": {"type": "json_schema", "schema": {}}})
     sdk = {"_path": "/v1/messages", "_method": "POST", "_headers": {"user-agent": "Anthropic/Python 2.12.0"}}
     assert is_main_request(main) and not is_side_request(main)
@@ -144,8 +155,11 @@ def test_request_classification():
 def test_structured_output_side_call_gets_schema_json(standin):
     schema = {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]}
     msg = _client(standin).messages.create(
-        model="m", max_tokens=5, messages=_user("title?"),
-        extra_body={"output_config": {"format": {"type": "json_schema", "schema": schema}}})
+        model="m",
+        max_tokens=5,
+        messages=_user("title?"),
+        extra_body={"output_config": {"format": {"type": "json_schema", "schema": schema}}},
+    )
     assert json.loads(msg.content[0].text) == {"title": "stand-in"}
 
 
@@ -194,11 +208,16 @@ def test_real_client_tool_use_lands_in_transcript(claude_env, standin):
 
 
 def test_user_prompt_submit_additional_context_reaches_model_and_transcript(claude_env, standin):
-    out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
-                                  "additionalContext": "<recalled-context>MARKER-123</recalled-context>"}}
+    out = {
+        "hookSpecificOutput": {
+            "hookEventName": "UserPromptSubmit",
+            "additionalContext": "<recalled-context>MARKER-123</recalled-context>",
+        }
+    }
     seen = claude_env.project / "ups-input.json"
-    claude_env.add_hook("UserPromptSubmit",
-                        f"cat > {shlex.quote(str(seen))}; printf '%s' {shlex.quote(json.dumps(out))}")
+    claude_env.add_hook(
+        "UserPromptSubmit", f"cat > {shlex.quote(str(seen))}; printf '%s' {shlex.quote(json.dumps(out))}"
+    )
     proc = claude_env.run("what did we decide yesterday?", timeout=60)
     assert proc.returncode == 0, proc.stderr
 
@@ -212,8 +231,9 @@ def test_user_prompt_submit_additional_context_reaches_model_and_transcript(clau
     # 2.1.x: a mid-conversation `role: system` message carries the hook's context
     carriers = [m for m in main["messages"] if "MARKER-123" in json.dumps(m)]
     assert carriers
-    assert "UserPromptSubmit hook additional context: <recalled-context>MARKER-123</recalled-context>" \
-        in json.dumps(carriers[0]["content"])
+    assert "UserPromptSubmit hook additional context: <recalled-context>MARKER-123</recalled-context>" in json.dumps(
+        carriers[0]["content"]
+    )
 
     attachments = [e["attachment"] for e in _entries(claude_env) if e.get("type") == "attachment"]
     ctx = [a for a in attachments if a.get("type") == "hook_additional_context"]

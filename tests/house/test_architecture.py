@@ -29,7 +29,7 @@ def table() -> list[tuple[str, str, str]]:
     """(folder, holds, imports from) of each row of the "Where things live" table, in order."""
     rows = []
     text = DOC.read_text(encoding="utf-8")
-    section = text[text.index("## Where things live"):]
+    section = text[text.index("## Where things live") :]
     for line in section.splitlines():
         m = re.match(r"^\| `([^`]+)` \| (.*) \| (.*) \|$", line)
         if m:
@@ -40,9 +40,12 @@ def table() -> list[tuple[str, str, str]]:
 def place(module: str, rows: list[tuple[str, str, str]]) -> str | None:
     """The row (folder or file) a dotted module belongs to: the longest matching one."""
     path = module.replace(".", "/")
-    matches = [(len(key), folder) for folder, _, _ in rows
-               for key in [folder.rstrip("/").removesuffix(".py")]
-               if path == key or path.startswith(key + "/")]
+    matches = [
+        (len(key), folder)
+        for folder, _, _ in rows
+        for key in [folder.rstrip("/").removesuffix(".py")]
+        if path == key or path.startswith(key + "/")
+    ]
     return max(matches)[1] if matches else None
 
 
@@ -87,7 +90,7 @@ def imports_of(path: Path, module: str) -> list[tuple[int, str]]:
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")
-                anchor = anchor[:len(anchor) - node.level + 1]
+                anchor = anchor[: len(anchor) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
             # `from recall.setup import install` imports recall.setup.install
             names = [f"{base}.{a.name}" for a in node.names] + [base]
@@ -121,8 +124,9 @@ def test_every_module_has_a_row_and_every_row_is_a_place():
 
 def packages() -> list[Path]:
     """Every package folder of ours below the top one (``recall/`` itself is the map's to list)."""
-    return sorted(init.parent for top in OURS for init in (ROOT / top).rglob("__init__.py")
-                  if init.parent != ROOT / "recall")
+    return sorted(
+        init.parent for top in OURS for init in (ROOT / top).rglob("__init__.py") if init.parent != ROOT / "recall"
+    )
 
 
 def children(folder: Path) -> list[str]:
@@ -140,8 +144,9 @@ def children(folder: Path) -> list[str]:
 
 def test_every_folder_has_its_row():
     """Each floor (a package right below ``recall/``, and ``indexer/``) has a row of its own."""
-    folders = {f"{p.relative_to(ROOT).as_posix()}/" for p in packages()
-               if p.parent == ROOT / "recall" or p.parent == ROOT}
+    folders = {
+        f"{p.relative_to(ROOT).as_posix()}/" for p in packages() if p.parent == ROOT / "recall" or p.parent == ROOT
+    }
     missing = sorted(folders - {f for f, _, _ in table()})
     assert not missing, f"folders with no row in docs/architecture.md's table: {missing}"
 
@@ -208,10 +213,13 @@ def test_each_folder_imports_only_what_its_row_lists():
 
 def test_core_imports_nothing_of_ours_but_itself():
     known = modules()
-    wrong = [f"{path.relative_to(ROOT)}:{line} imports {name}"
-             for module, path in known.items() if module.startswith("recall.core")
-             for line, name in imports_of(path, module)
-             if not name.startswith("recall.core") and name not in PACKAGE_FACE]
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for module, path in known.items()
+        if module.startswith("recall.core")
+        for line, name in imports_of(path, module)
+        if not name.startswith("recall.core") and name not in PACKAGE_FACE
+    ]
     assert not wrong, wrong
 
 
@@ -236,10 +244,13 @@ def test_core_is_standard_library_only():
 
 def test_indexer_imports_only_core():
     known = modules()
-    wrong = [f"{path.relative_to(ROOT)}:{line} imports {name}"
-             for module, path in known.items() if module.split(".")[0] == "indexer"
-             for line, name in imports_of(path, module)
-             if not name.startswith(("indexer", "recall.core")) and name != "recall"]
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for module, path in known.items()
+        if module.split(".")[0] == "indexer"
+        for line, name in imports_of(path, module)
+        if not name.startswith(("indexer", "recall.core")) and name != "recall"
+    ]
     assert not wrong, wrong
 
 
@@ -261,9 +272,14 @@ def test_no_private_name_is_used_across_modules():
                     if a.name.split(".")[0] in OURS and a.asname:
                         imported[a.asname] = a.name
         for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-                    and node.value.id in imported and imported[node.value.id] in modules() \
-                    and node.attr.startswith("_") and not node.attr.startswith("__"):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in imported
+                and imported[node.value.id] in modules()
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
                 wrong.append(f"{path.relative_to(ROOT)}:{node.lineno} uses {imported[node.value.id]}.{node.attr}")
     assert not wrong, "private names used across modules (make them public in their owner):\n" + "\n".join(wrong)
 
@@ -290,7 +306,11 @@ def test_the_plugin_builder_needs_only_the_standard_library():
     path = known["recall.setup.plugin_runtime"]
     assert imports_of(path, "recall.setup.plugin_runtime") == []
     assert "recall/setup/plugin_runtime.py" in (ROOT / "hooks" / "recall").read_text(encoding="utf-8")
-    wrong = [f"{p.relative_to(ROOT)}:{line} imports {name}"
-             for module, p in known.items() if module.startswith("recall.hooks")
-             for line, name in imports_of(p, module) if name.startswith("recall.setup")]
+    wrong = [
+        f"{p.relative_to(ROOT)}:{line} imports {name}"
+        for module, p in known.items()
+        if module.startswith("recall.hooks")
+        for line, name in imports_of(p, module)
+        if name.startswith("recall.setup")
+    ]
     assert not wrong, wrong

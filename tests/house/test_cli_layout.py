@@ -26,8 +26,11 @@ def imported(path: Path) -> set[str]:
 
 def test_app_only_assembles():
     tree = ast.parse((ROOT / "recall" / "cli" / "app.py").read_text(encoding="utf-8"))
-    decorated = [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
-                 and any("command" in ast.unparse(d) for d in n.decorator_list)]
+    decorated = [
+        n.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef) and any("command" in ast.unparse(d) for d in n.decorator_list)
+    ]
     assert decorated == []
 
 
@@ -41,8 +44,10 @@ def test_status_while_paused_starts_without_typer(claude_projects):
     from indexer.ledger import pause
 
     pause(None)
-    probe = ("import sys; from recall.entry import main; code = main(['status']); "
-             "print('\\nLOADED', sorted(m for m in ('typer', 'click', 'rich') if m in sys.modules))")
+    probe = (
+        "import sys; from recall.entry import main; code = main(['status']); "
+        "print('\\nLOADED', sorted(m for m in ('typer', 'click', 'rich') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert "Capture: paused" in out.stdout, out.stderr[-500:]
     assert out.stdout.strip().endswith("LOADED []"), out.stdout[-300:]

@@ -16,8 +16,14 @@ NOT_VARIABLES = {"RECALL_PLUGIN"}  # a prefix, startswith(("CLAUDE", "RECALL_PLU
 
 def read_variables() -> dict[str, str]:
     found: dict[str, str] = {}
-    files = [*ROOT.glob("recall/**/*.py"), *ROOT.glob("indexer/**/*.py"), *ROOT.glob("benchmarks/**/*.py"),
-             *ROOT.glob("tests/**/*.py"), ROOT / "hooks" / "recall", ROOT / ".ci" / "run"]
+    files = [
+        *ROOT.glob("recall/**/*.py"),
+        *ROOT.glob("indexer/**/*.py"),
+        *ROOT.glob("benchmarks/**/*.py"),
+        *ROOT.glob("tests/**/*.py"),
+        ROOT / "hooks" / "recall",
+        ROOT / ".ci" / "run",
+    ]
     for path in files:
         if path.name == Path(__file__).name:
             continue

@@ -44,19 +44,28 @@ def test_tests_that_assume_no_backend_pass_with_a_logged_out_claude_on_path(tmp_
     fake = fake_logged_out_claude(tmp_path / "bin")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RECALL_", "ANTHROPIC_", "CLAUDE"))}
     env["PATH"] = f"{fake.parent}{os.pathsep}{os.environ['PATH']}"
-    selection = ["tests/memory/test_memory_extract.py::test_no_key_no_call",
-                 "tests/prompt/test_hook.py::test_answer_question_without_key_raises_nokey",
-                 "tests/memory/test_memory_hooks.py::test_no_key_queues_nothing",
-                 "tests/memory/test_sessions.py::test_no_model_no_summary_and_no_call",
-                 "tests/memory/test_memory_cli.py::test_consolidate_and_ask_need_a_key"]
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-o", "addopts=", "-q", "-p", "no:cacheprovider", *selection],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    selection = [
+        "tests/memory/test_memory_extract.py::test_no_key_no_call",
+        "tests/prompt/test_hook.py::test_answer_question_without_key_raises_nokey",
+        "tests/memory/test_memory_hooks.py::test_no_key_queues_nothing",
+        "tests/memory/test_sessions.py::test_no_model_no_summary_and_no_call",
+        "tests/memory/test_memory_cli.py::test_consolidate_and_ask_need_a_key",
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-o", "addopts=", "-q", "-p", "no:cacheprovider", *selection],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "5 passed" in proc.stdout
 
 
-def test_the_support_cache_lives_in_the_run_s_temporary_folder_never_in_the_home(tmp_path, tmp_path_factory,
-                                                                                 monkeypatch):
+def test_the_support_cache_lives_in_the_run_s_temporary_folder_never_in_the_home(
+    tmp_path, tmp_path_factory, monkeypatch
+):
     """The installed Claude Code, the wheelhouse and pip's cache (issue 36, item 8): in this run's
     basetemp, or where $RECALL_TEST_CACHE says (.ci/run: a temporary folder of its own), never
     in the account's home -- whatever $HOME says."""
@@ -74,9 +83,17 @@ def test_the_support_cache_lives_in_the_run_s_temporary_folder_never_in_the_home
     assert claude.support_cache_dir() == tmp_path_factory.getbasetemp() / "ci-cache"
     # outside pytest (.ci/run asks for the binary before the suite starts): a temporary folder
     monkeypatch.delenv("RECALL_TEST_CACHE")
-    code = ("from tests.support.claude import support_cache_dir as c; import tempfile, os; "
-            "print(c().is_relative_to(os.path.realpath(tempfile.gettempdir())) or c())")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                         env=dict(os.environ, TMPDIR=str(tmp_path)))
+    code = (
+        "from tests.support.claude import support_cache_dir as c; import tempfile, os; "
+        "print(c().is_relative_to(os.path.realpath(tempfile.gettempdir())) or c())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, TMPDIR=str(tmp_path)),
+    )
     assert out.stdout.strip() == "True", out.stdout + out.stderr
     assert [p.name[:18] for p in tmp_path.iterdir() if p.name != "home"] == ["recall-test-cache-"]

@@ -20,8 +20,16 @@ from tests.support.factory import Session
 
 
 def msg(i: int, session: str = "s1", project: str = "/p/app", ts: float = 1_700_000_000.0) -> Message:
-    return Message(uuid=f"u{i}", session_id=session, project=project, cwd=project, branch="main",
-                   role="user", timestamp=ts + i, text=f"message number {i} about zebra{i}")
+    return Message(
+        uuid=f"u{i}",
+        session_id=session,
+        project=project,
+        cwd=project,
+        branch="main",
+        role="user",
+        timestamp=ts + i,
+        text=f"message number {i} about zebra{i}",
+    )
 
 
 def count(doctype: str = "message", **terms) -> int:
@@ -123,7 +131,7 @@ def test_a_failed_write_is_retried_whole_and_positions_stay_right(tmp_path, monk
     monkeypatch.setattr(archive_mod.os, "write", real_write)
     positions = arch.store([msg(2), msg(3)])
     data = arch.session_files()[0].read_bytes()
-    assert [json.loads(data[p:data.index(b"\n", p)])["uuid"] for p in positions] == ["u2", "u3"]
+    assert [json.loads(data[p : data.index(b"\n", p)])["uuid"] for p in positions] == ["u2", "u3"]
     assert read_message(root, "/p/app", "s1", positions[1], "u3")["text"] == "message number 3 about zebra3"
     assert sorted(m.uuid for b in Archive(root).replay() for m in b) == ["u1", "u2", "u3"]
 
@@ -164,8 +172,9 @@ def test_uuid_cache_is_bounded(tmp_path, monkeypatch):
 
 def test_memory_log_folds_and_compacts(tmp_path):
     arch = Archive(tmp_path / "a")
-    arch.log_memory(upserts=[{"id": "a", "project": "/p", "content": "one"},
-                             {"id": "b", "project": "/q", "content": "two"}])
+    arch.log_memory(
+        upserts=[{"id": "a", "project": "/p", "content": "one"}, {"id": "b", "project": "/q", "content": "two"}]
+    )
     arch.log_memory(upserts=[{"id": "a", "project": "/p", "content": "one, revised"}], deletes=["mem:b"])
     docs = arch.memory_docs()
     assert list(docs) == ["mem:a"] and docs["mem:a"]["content"] == "one, revised"
@@ -182,7 +191,7 @@ def test_forget_session_and_project_leave_tombstones(tmp_path):
     assert sorted(m.uuid for b in arch.replay() for m in b) == ["u2"]
     assert list(arch.memory_docs()) == ["mem:m1"]
     fresh = Archive(tmp_path / "a")
-    assert fresh.tombstones.covers(msg(9, "s1", "/p/a"))          # old message of a forgotten session
+    assert fresh.tombstones.covers(msg(9, "s1", "/p/a"))  # old message of a forgotten session
     assert not fresh.tombstones.covers(msg(9, "s1", "/p/a", ts=4e9))  # resumed later: kept
     assert fresh.tombstones.covers(msg(9, "s9", "/p/b"))
     assert not fresh.tombstones.covers(msg(9, "s9", "/p/c"))
@@ -292,8 +301,18 @@ def test_an_index_older_than_the_archive_seeds_it(claude_projects):
         for path in discover([claude_projects]):
             for batch, _ in read_lines(path, 0, FileContext(path), ix.stats):
                 ix.add_messages(batch, archive=False)
-        ix.upsert_memory_docs([{"id": "k1", "project": "/home/dev/app", "type": "decision",
-                                "content": "use ed25519 keys", "tags": ["ssh"], "updated": 1.7e9}])
+        ix.upsert_memory_docs(
+            [
+                {
+                    "id": "k1",
+                    "project": "/home/dev/app",
+                    "type": "decision",
+                    "content": "use ed25519 keys",
+                    "tags": ["ssh"],
+                    "updated": 1.7e9,
+                }
+            ]
+        )
     import shutil
 
     shutil.rmtree(paths.archive_dir())
@@ -308,8 +327,15 @@ def test_an_index_older_than_the_archive_seeds_it(claude_projects):
 
 
 def test_memory_docs_upsert_delete_and_survive_rebuild(claude_projects):
-    doc = {"id": "abc", "project": "/home/dev/app", "type": "gotcha", "content": "the staging db is read-only",
-           "tags": ["db", "staging"], "updated": 1_763_000_000.0, "session_ids": ["s-1", "s-2"]}
+    doc = {
+        "id": "abc",
+        "project": "/home/dev/app",
+        "type": "gotcha",
+        "content": "the staging db is read-only",
+        "tags": ["db", "staging"],
+        "updated": 1_763_000_000.0,
+        "session_ids": ["s-1", "s-2"],
+    }
     with Indexer() as ix:
         assert ix.upsert_memory_docs([doc, dict(doc, id="other", content="gone soon")]) == 2
     assert count("memory") == 2

@@ -160,7 +160,7 @@ def test_a_line_growing_without_a_newline_is_not_read_again(claude_projects, mon
         assert ix.index_file(path) == 1
         for i in range(1, 3):  # appends without a newline: only the new bytes are scanned
             with open(path, "ab") as fh:
-                fh.write(whole[i * 1_000_000:(i + 1) * 1_000_000])
+                fh.write(whole[i * 1_000_000 : (i + 1) * 1_000_000])
             assert ix.index_file(path) == 0
         assert len(reads) == 1
         with open(path, "ab") as fh:
@@ -211,8 +211,9 @@ def test_the_backfill_thread_runs_at_a_lower_priority_and_others_do_not():
     def backfill_thread():
         out["done"] = lower_priority(BACKFILL_NICE)
         out["nice"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-        child = threading.Thread(target=lambda: out.update(child=os.getpriority(os.PRIO_PROCESS,
-                                                                                threading.get_native_id())))
+        child = threading.Thread(
+            target=lambda: out.update(child=os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        )
         child.start()
         child.join()
 
@@ -224,18 +225,26 @@ def test_the_backfill_thread_runs_at_a_lower_priority_and_others_do_not():
 
 
 # what the user sees ---------------------------------------------------------------------------------
-PROGRESS = {"files_done": 1204, "files_total": 19900, "bytes_done": 420, "bytes_total": 1000,
-            "messages": 420000, "rate": 11800, "elapsed_seconds": 35.6, "eta_seconds": 49.0}
+PROGRESS = {
+    "files_done": 1204,
+    "files_total": 19900,
+    "bytes_done": 420,
+    "bytes_total": 1000,
+    "messages": 420000,
+    "rate": 11800,
+    "elapsed_seconds": 35.6,
+    "eta_seconds": 49.0,
+}
 
 
 def test_progress_texts():
     from recall.cli.output import backfill_text, catching_up_line
 
-    assert backfill_text(PROGRESS) == \
-        "42% (1,204/19,900 files, 420,000 messages, 11,800 msg/s), about 49 s left"
+    assert backfill_text(PROGRESS) == "42% (1,204/19,900 files, 420,000 messages, 11,800 msg/s), about 49 s left"
     assert catching_up_line(dict(PROGRESS, eta_seconds=600)) == (
         "recall: the index is still catching up, 42% (1,204/19,900 files, 420,000 messages, 11,800 msg/s), "
-        "about 10 min left: these results cover what is indexed so far (newest sessions first).")
+        "about 10 min left: these results cover what is indexed so far (newest sessions first)."
+    )
     assert backfill_text({"replayed": 5000}) == "restoring the archive (5,000 messages so far)"
 
 
@@ -252,8 +261,9 @@ def test_raw_search_answers_while_catching_up_and_says_so(claude_projects):
         ix.run([claude_projects])
     env = dict(os.environ, RECALL_NO_SERVICE="1")
     _fake_service_json(os.getpid(), PROGRESS)  # a live pid whose status says: backfilling
-    out = subprocess.run([*RECALL, "--raw", "--limit", "5", "retry budget"], capture_output=True, text=True,
-                         env=env, timeout=120)
+    out = subprocess.run(
+        [*RECALL, "--raw", "--limit", "5", "retry budget"], capture_output=True, text=True, env=env, timeout=120
+    )
     assert out.returncode == 0 and "webhooks" in out.stdout
     assert out.stderr.strip().startswith("recall: the index is still catching up, 42% (1,204/19,900 files")
     _fake_service_json(os.getpid(), None)  # caught up: nothing said
@@ -278,17 +288,27 @@ def test_setup_leaves_the_backfill_to_the_service_once_the_newest_sessions_are_i
     from recall.core import service_client as client
     from recall.setup.install import Report
 
-    answers = iter([{"state": "backfilling", "backfill": None, "commits": 0},
-                    {"state": "backfilling", "backfill": dict(PROGRESS, files_done=0), "commits": 0},
-                    {"state": "backfilling", "backfill": PROGRESS, "commits": 2}])
+    answers = iter(
+        [
+            {"state": "backfilling", "backfill": None, "commits": 0},
+            {"state": "backfilling", "backfill": dict(PROGRESS, files_done=0), "commits": 0},
+            {"state": "backfilling", "backfill": PROGRESS, "commits": 2},
+        ]
+    )
     monkeypatch.setattr(client, "call", lambda op, args, timeout=None: next(answers))
     report = Report()
     setup._backfill_step(report, True, service_up=True)
-    assert report.changes == ["the service is indexing your history in the background, newest sessions first: "
-                              "42% (1,204/19,900 files, 420,000 messages, 11,800 msg/s), about 49 s left; your "
-                              "last sessions are searchable now, `recall status` shows how far it is"]
-    done = {"state": "watching", "backfill": None, "commits": 3,
-            "last_backfill": {"messages": 12, "changed": 3, "files": 3, "seconds": 0.4}}
+    assert report.changes == [
+        "the service is indexing your history in the background, newest sessions first: "
+        "42% (1,204/19,900 files, 420,000 messages, 11,800 msg/s), about 49 s left; your "
+        "last sessions are searchable now, `recall status` shows how far it is"
+    ]
+    done = {
+        "state": "watching",
+        "backfill": None,
+        "commits": 3,
+        "last_backfill": {"messages": 12, "changed": 3, "files": 3, "seconds": 0.4},
+    }
     monkeypatch.setattr(client, "call", lambda op, args, timeout=None: done)
     report = Report()
     setup._backfill_step(report, True, service_up=True)

@@ -30,8 +30,8 @@ def test_chinese_is_matched_by_words_not_shared_characters(claude_projects):
     pool, other, why = write(
         claude_projects,
         ("数据库连接池老是耗尽，怎么回事？", "事务没有提交就返回了，连接一直被占用。"),
-        ("数学的根据在于公理，连续两天都在看", "这本书的体系很完整。"),   # 数, 据, 连 in other words
-        ("为什么页面的字体看起来很模糊", "缩放比例的问题。"),           # shares only 为什么
+        ("数学的根据在于公理，连续两天都在看", "这本书的体系很完整。"),  # 数, 据, 连 in other words
+        ("为什么页面的字体看起来很模糊", "缩放比例的问题。"),  # shares only 为什么
     )
     hits = Searcher().search("为什么数据库的连接会被占满", limit=3)
     assert [h.session_id for h in hits] == [pool.session_id]

@@ -46,8 +46,13 @@ def raw(capsys, *query, project=None):
 def recall_raw(query: str) -> str:
     """`recall --raw --limit 5 QUERY` as a user types it (the console script, fast path)."""
     exe = Path(sys.executable).with_name("recall")
-    proc = subprocess.run([str(exe), "--raw", "--limit", "5", query], capture_output=True, text=True,
-                          timeout=60, env={**os.environ, "RECALL_NO_SERVICE": "1"})
+    proc = subprocess.run(
+        [str(exe), "--raw", "--limit", "5", query],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "RECALL_NO_SERVICE": "1"},
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -87,7 +92,8 @@ def test_topic_files_and_claude_md_are_indexed_without_recalls_own_block(project
     (mem / "billing.md").write_text("# Invoices\nRefunds over 500 euros need a second approval.\n")
     (project / "CLAUDE.md").write_text(
         "# Shop\nThe frontend is served by caddy on port 8443.\n\n"
-        "<!-- MEMORY:START -->\n## Project memory (recall)\n- zebrafish deduplicated memory\n<!-- MEMORY:END -->\n")
+        "<!-- MEMORY:START -->\n## Project memory (recall)\n- zebrafish deduplicated memory\n<!-- MEMORY:END -->\n"
+    )
     index_all()
     assert "second approval" in raw(capsys, "refunds second approval")[0]["text"]
     caddy = raw(capsys, "caddy port 8443")

@@ -81,10 +81,27 @@ def test_matrix_covers_every_format_in_every_placement():
     m = matrix()
     assert len(m) >= 200
     kinds = {k for k, _, _ in m}
-    for kind in ("databricks-token", "mailgun-key", "shopify-token", "digitalocean-token", "vault-token",
-                 "postman-key", "newrelic-key", "alibaba-key", "age-key", "azure-secret", "azure-sas",
-                 "twilio-token", "supabase-token", "sentry-token", "huggingface-token", "django-secret",
-                 "basic-auth", "cli-password", "secret-assignment"):
+    for kind in (
+        "databricks-token",
+        "mailgun-key",
+        "shopify-token",
+        "digitalocean-token",
+        "vault-token",
+        "postman-key",
+        "newrelic-key",
+        "alibaba-key",
+        "age-key",
+        "azure-secret",
+        "azure-sas",
+        "twilio-token",
+        "supabase-token",
+        "sentry-token",
+        "huggingface-token",
+        "django-secret",
+        "basic-auth",
+        "cli-password",
+        "secret-assignment",
+    ):
         assert kind in kinds
     assert len(PLACEMENTS) == 5
 
@@ -92,7 +109,7 @@ def test_matrix_covers_every_format_in_every_placement():
 def _leaked(secret: str, out: str) -> list[str]:
     """Pieces of ``secret`` (5+ chars) still readable in ``out``."""
     rest = re.sub(r"\[redacted:[a-z\-]+\]", "\0", out)
-    return [secret[i:i + 5] for i in range(len(secret) - 4) if secret[i:i + 5] in rest]
+    return [secret[i : i + 5] for i in range(len(secret) - 4) if secret[i : i + 5] in rest]
 
 
 @pytest.mark.parametrize("form", list(PASSWORD_FORMS))
@@ -110,20 +127,30 @@ def test_random_passwords_in_unquoted_values_do_not_leak(form):
     assert leaks == []
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("DB_PASSWORD=Xk9mP2&vL8qRt4", "DB_PASSWORD=[redacted:secret-assignment]"),
-    ("password: pa55(w0rd)Secret9", "password: [redacted:secret-assignment]"),
-    ("$ tool --password Xk9;mP2&vL8q --verbose", "$ tool --password [redacted:secret-assignment] --verbose"),
-    ("connect(password=s3cr3tV4lue9)", "connect(password=[redacted:secret-assignment])"),
-    ("Cookie: a=1; session_token=Ab3dEf5gHi7j; theme=dark",
-     "Cookie: a=1; session_token=[redacted:secret-assignment]; theme=dark"),
-    ("jdbc:sqlserver://db:1433;user=sa;password=Pa55w0rdZ9;encrypt=true",
-     "jdbc:sqlserver://db:1433;user=sa;password=[redacted:secret-assignment];encrypt=true"),
-    ('{"content": "DB_PASSWORD=abc123XYZq\\nFOO=bar"}', '{"content": "DB_PASSWORD=[redacted:secret-assignment]\\nFOO=bar"}'),
-    ("$ mysql -uroot -pS3cr3tPw9 shop", "$ mysql -uroot -p[redacted:cli-password] shop"),
-    ("$ curl -u admin:S3cr3tPw9 https://x.io", "$ curl -u admin:[redacted:cli-password] https://x.io"),
-    ("$ sshpass -p S3cr3tPw9 ssh root@h", "$ sshpass -p [redacted:cli-password] ssh root@h"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("DB_PASSWORD=Xk9mP2&vL8qRt4", "DB_PASSWORD=[redacted:secret-assignment]"),
+        ("password: pa55(w0rd)Secret9", "password: [redacted:secret-assignment]"),
+        ("$ tool --password Xk9;mP2&vL8q --verbose", "$ tool --password [redacted:secret-assignment] --verbose"),
+        ("connect(password=s3cr3tV4lue9)", "connect(password=[redacted:secret-assignment])"),
+        (
+            "Cookie: a=1; session_token=Ab3dEf5gHi7j; theme=dark",
+            "Cookie: a=1; session_token=[redacted:secret-assignment]; theme=dark",
+        ),
+        (
+            "jdbc:sqlserver://db:1433;user=sa;password=Pa55w0rdZ9;encrypt=true",
+            "jdbc:sqlserver://db:1433;user=sa;password=[redacted:secret-assignment];encrypt=true",
+        ),
+        (
+            '{"content": "DB_PASSWORD=abc123XYZq\\nFOO=bar"}',
+            '{"content": "DB_PASSWORD=[redacted:secret-assignment]\\nFOO=bar"}',
+        ),
+        ("$ mysql -uroot -pS3cr3tPw9 shop", "$ mysql -uroot -p[redacted:cli-password] shop"),
+        ("$ curl -u admin:S3cr3tPw9 https://x.io", "$ curl -u admin:[redacted:cli-password] https://x.io"),
+        ("$ sshpass -p S3cr3tPw9 ssh root@h", "$ sshpass -p [redacted:cli-password] ssh root@h"),
+    ],
+)
 def test_unquoted_values_and_command_lines(text, expected):
     assert redact(text) == expected
     assert redact(expected) == expected
@@ -216,7 +243,9 @@ def test_exact_output(text, expected):
 
 def test_more_specific_kind_wins():
     ant = "sk-ant-api03-" + "Ab3dEf5gHi7jKl9mNo1pQr3s" * 4 + "AA"
-    assert redact(f'curl -H "Authorization: Bearer {ant}"') == 'curl -H "Authorization: Bearer [redacted:anthropic-key]"'
+    assert (
+        redact(f'curl -H "Authorization: Bearer {ant}"') == 'curl -H "Authorization: Bearer [redacted:anthropic-key]"'
+    )
     assert redact(f'ANTHROPIC_API_KEY="{ant}"') == 'ANTHROPIC_API_KEY="[redacted:anthropic-key]"'
 
 
@@ -294,17 +323,20 @@ def _archived(paths) -> bytes:
     return b"".join(p.read_bytes() for p in paths.archive_dir().rglob("*") if p.is_file())
 
 
-@pytest.mark.parametrize("text, open_before, expected", [
-    ("plain words", False, False),
-    ("plain words", True, True),
-    ("note <private>the vault", False, True),
-    ("a <private>b</private> c", False, False),
-    ("the rest</private> public", True, False),
-    ("stray </private> closer", False, False),
-    ("<private/> empty", False, False),
-    ("x <private>a <private>b</private> still open", False, True),
-    ("&lt;private&gt;escaped", False, True),
-])
+@pytest.mark.parametrize(
+    "text, open_before, expected",
+    [
+        ("plain words", False, False),
+        ("plain words", True, True),
+        ("note <private>the vault", False, True),
+        ("a <private>b</private> c", False, False),
+        ("the rest</private> public", True, False),
+        ("stray </private> closer", False, False),
+        ("<private/> empty", False, False),
+        ("x <private>a <private>b</private> still open", False, True),
+        ("&lt;private&gt;escaped", False, True),
+    ],
+)
 def test_private_open_after(text, open_before, expected):
     from indexer.redact import private_open_after
 
@@ -412,7 +444,11 @@ def test_private_block_hides_secrets_inside():
 
 
 def test_private_glued_tags_do_not_break_idempotence():
-    for text in ["<private<private>x</private>>tail", "<pri<private>x</private>vate>tail", "<<private>x</private>private>t"]:
+    for text in [
+        "<private<private>x</private>>tail",
+        "<pri<private>x</private>vate>tail",
+        "<<private>x</private>private>t",
+    ]:
         once = redact(text)
         assert redact(once) == once
 
@@ -484,8 +520,10 @@ def test_ordinary_messages_are_cheap():
     """Smoke test of the hot path (the real figure is measured separately):
     a generous bound that still catches an accidental quadratic or slow path."""
     rng = random.Random(5)
-    words = ("the index search query message session file test function we should check fix "
-             "error run output line value config user path return import class cache update").split()
+    words = (
+        "the index search query message session file test function we should check fix "
+        "error run output line value config user path return import class cache update"
+    ).split()
     msgs = []
     for i in range(2000):
         prose = " ".join(rng.choice(words) for _ in range(80))
@@ -523,70 +561,92 @@ def test_ordinary_strings_are_not_redacted():
     assert changed == []
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("machine api.heroku.com login bob password Summer2024Pass",
-     "machine api.heroku.com login bob password [redacted:secret-assignment]"),
-    ("db.internal:5432:shop:app:Winter!2023", "db.internal:5432:shop:app:[redacted:secret-assignment]"),
-    ("*:*:*:postgres:hunter2", "*:*:*:postgres:[redacted:secret-assignment]"),
-    ("$ docker login -u bob -p Summer2024Pass ghcr.io", "$ docker login -u bob -p [redacted:cli-password] ghcr.io"),
-    ("$ echo 'Xk9mP2vL8q' | docker login -u bob --password-stdin ghcr.io",
-     "$ echo '[redacted:cli-password]' | docker login -u bob --password-stdin ghcr.io"),
-    ("$ redis-cli -h cache -a Summer2024 ping", "$ redis-cli -h cache -a [redacted:cli-password] ping"),
-    ("requirepass foobared2024\n", "requirepass [redacted:secret-assignment]\n"),
-    ("[database]\npassword = letmein\n", "[database]\npassword = [redacted:secret-assignment]\n"),
-    ("db:\n  password: Summer2024Pass\n", "db:\n  password: [redacted:secret-assignment]\n"),
-    ("api:\n  token: OceanCobalt\n", "api:\n  token: [redacted:secret-assignment]\n"),
-    ("DB_PASSWORD=password123", "DB_PASSWORD=[redacted:secret-assignment]"),
-    ("POSTGRES_PASSWORD: secret", "POSTGRES_PASSWORD: [redacted:secret-assignment]"),
-    ("password: 4821", "password: [redacted:secret-assignment]"),
-    ("ENCRYPTION_KEY=" + "3f786850e387550fdab836ed7e6dc881de23001b",
-     "ENCRYPTION_KEY=[redacted:secret-assignment]"),
-    ('export API_TOKEN="Xk9mP2\nvL8qRt4"', 'export API_TOKEN="[redacted:secret-assignment]\n[redacted:secret-assignment]"'),
-    ("export API_TOKEN=Xk9mP2\\\nvL8qRt4\n", "export API_TOKEN=[redacted:secret-assignment]\n[redacted:secret-assignment]\n"),
-    ("deploy:\n  password: >-\n    Xk9mP2vL8q\n  region: eu\n",
-     "deploy:\n  password: >-\n    [redacted:secret-assignment]\n  region: eu\n"),
-    ("kind: Secret\ndata:\n  username: YXBw\n  tls.crt: LS0tLS1CRUdJTg==\n",
-     "kind: Secret\ndata:\n  username: [redacted:secret-assignment]\n  tls.crt: [redacted:secret-assignment]\n"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        (
+            "machine api.heroku.com login bob password Summer2024Pass",
+            "machine api.heroku.com login bob password [redacted:secret-assignment]",
+        ),
+        ("db.internal:5432:shop:app:Winter!2023", "db.internal:5432:shop:app:[redacted:secret-assignment]"),
+        ("*:*:*:postgres:hunter2", "*:*:*:postgres:[redacted:secret-assignment]"),
+        ("$ docker login -u bob -p Summer2024Pass ghcr.io", "$ docker login -u bob -p [redacted:cli-password] ghcr.io"),
+        (
+            "$ echo 'Xk9mP2vL8q' | docker login -u bob --password-stdin ghcr.io",
+            "$ echo '[redacted:cli-password]' | docker login -u bob --password-stdin ghcr.io",
+        ),
+        ("$ redis-cli -h cache -a Summer2024 ping", "$ redis-cli -h cache -a [redacted:cli-password] ping"),
+        ("requirepass foobared2024\n", "requirepass [redacted:secret-assignment]\n"),
+        ("[database]\npassword = letmein\n", "[database]\npassword = [redacted:secret-assignment]\n"),
+        ("db:\n  password: Summer2024Pass\n", "db:\n  password: [redacted:secret-assignment]\n"),
+        ("api:\n  token: OceanCobalt\n", "api:\n  token: [redacted:secret-assignment]\n"),
+        ("DB_PASSWORD=password123", "DB_PASSWORD=[redacted:secret-assignment]"),
+        ("POSTGRES_PASSWORD: secret", "POSTGRES_PASSWORD: [redacted:secret-assignment]"),
+        ("password: 4821", "password: [redacted:secret-assignment]"),
+        ("ENCRYPTION_KEY=" + "3f786850e387550fdab836ed7e6dc881de23001b", "ENCRYPTION_KEY=[redacted:secret-assignment]"),
+        (
+            'export API_TOKEN="Xk9mP2\nvL8qRt4"',
+            'export API_TOKEN="[redacted:secret-assignment]\n[redacted:secret-assignment]"',
+        ),
+        (
+            "export API_TOKEN=Xk9mP2\\\nvL8qRt4\n",
+            "export API_TOKEN=[redacted:secret-assignment]\n[redacted:secret-assignment]\n",
+        ),
+        (
+            "deploy:\n  password: >-\n    Xk9mP2vL8q\n  region: eu\n",
+            "deploy:\n  password: >-\n    [redacted:secret-assignment]\n  region: eu\n",
+        ),
+        (
+            "kind: Secret\ndata:\n  username: YXBw\n  tls.crt: LS0tLS1CRUdJTg==\n",
+            "kind: Secret\ndata:\n  username: [redacted:secret-assignment]\n  tls.crt: [redacted:secret-assignment]\n",
+        ),
+    ],
+)
 def test_key_value_exact_output(text, expected):
     assert redact(text) == expected
     assert redact(expected) == expected
 
 
-@pytest.mark.parametrize("text", [
-    "machine learning login password reset flow",
-    "kind: ConfigMap\ndata:\n  LOG_LEVEL: info\n",
-    "root:x:0:0:root:/root:/bin/bash",
-    "12:30:45:00:11",
-    "$ docker login -u bob --password-stdin ghcr.io",
-    "PRIMARY_KEY=id\nCACHE_KEY=3f786850e387550fdab836ed7e6dc881de23001b\nGPG_KEY=3f786850e387550fdab836ed7e6dc881de23001b",
-    "password: !vault |\n  $ANSIBLE",
-    "class Settings(BaseModel):\n    token: AccessToken\n    password: str\n",
-    "token = tok",
-    "credentials=credentials or self.credentials,",
-    "f\"{self.upload_sequence_token:056d}\"",
-    "arn:aws:secretsmanager:*:*:secret:rds-db-credentials/*",
-    "  -p, --password TEXT   Password to use",
-    "password=None,",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "machine learning login password reset flow",
+        "kind: ConfigMap\ndata:\n  LOG_LEVEL: info\n",
+        "root:x:0:0:root:/root:/bin/bash",
+        "12:30:45:00:11",
+        "$ docker login -u bob --password-stdin ghcr.io",
+        "PRIMARY_KEY=id\nCACHE_KEY=3f786850e387550fdab836ed7e6dc881de23001b\nGPG_KEY=3f786850e387550fdab836ed7e6dc881de23001b",
+        "password: !vault |\n  $ANSIBLE",
+        "class Settings(BaseModel):\n    token: AccessToken\n    password: str\n",
+        "token = tok",
+        "credentials=credentials or self.credentials,",
+        "f\"{self.upload_sequence_token:056d}\"",
+        "arn:aws:secretsmanager:*:*:secret:rds-db-credentials/*",
+        "  -p, --password TEXT   Password to use",
+        "password=None,",
+    ],
+)
 def test_key_value_look_alikes_kept(text):
     s = _fresh(text)
     assert redact(s) is s, redact(s)
 
 
-@pytest.mark.parametrize("text", [
-    "a" * 100_000 + ":1:b:c:d",
-    ("machine " + "x" * 50_000 + " ") * 2 + "password",
-    "kind: Secret\ndata:\n" + "  k: v\n" * 20_000,
-    "key" * 30_000 + "=abc",
-    "x_key: " + "A1" * 40_000,
-    "password: |\n" + "  x\n" * 50_000,
-    'TOKEN="' + "a" * 511 + "\n" + "b" * 100_000,
-    ":" * 100_000,
-    "docker login " + " -p" * 30_000,
-    "a:1:" + "b" * 100_000 + ":c:d",
-    "password = " + "Ab1" * 30_000 + "\n" + "Cd2" * 30_000,
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 100_000 + ":1:b:c:d",
+        ("machine " + "x" * 50_000 + " ") * 2 + "password",
+        "kind: Secret\ndata:\n" + "  k: v\n" * 20_000,
+        "key" * 30_000 + "=abc",
+        "x_key: " + "A1" * 40_000,
+        "password: |\n" + "  x\n" * 50_000,
+        'TOKEN="' + "a" * 511 + "\n" + "b" * 100_000,
+        ":" * 100_000,
+        "docker login " + " -p" * 30_000,
+        "a:1:" + "b" * 100_000 + ":c:d",
+        "password = " + "Ab1" * 30_000 + "\n" + "Cd2" * 30_000,
+    ],
+)
 def test_key_value_scanners_are_linear(text):
     t0 = time.perf_counter()
     out, counts = redact_counts(text)

@@ -9,7 +9,7 @@ from indexer.schema import _CAMEL, _CJK, group_hash, prepare_content, text_analy
 
 
 def bigrams(run: str) -> str:
-    return " " + (run if len(run) < 3 else " ".join(run[i:i + 2] for i in range(len(run) - 1))) + " "
+    return " " + (run if len(run) < 3 else " ".join(run[i : i + 2] for i in range(len(run) - 1))) + " "
 
 
 def reference(text: str) -> str:
@@ -20,7 +20,16 @@ def reference(text: str) -> str:
 
 def test_cjk_is_indexed_as_overlapping_bigrams():
     analyze = text_analyzer().analyze
-    assert analyze(prepare_content("数据库连接池耗尽了")) == ["数据", "据库", "库连", "连接", "接池", "池耗", "耗尽", "尽了"]
+    assert analyze(prepare_content("数据库连接池耗尽了")) == [
+        "数据",
+        "据库",
+        "库连",
+        "连接",
+        "接池",
+        "池耗",
+        "耗尽",
+        "尽了",
+    ]
     assert analyze(prepare_content("テストが失敗した")) == ["テス", "スト", "トが", "が失", "失敗", "敗し", "した"]
     assert analyze(prepare_content("用 redis 的缓存")) == ["用", "redi", "的缓", "缓存"]  # stemmed
 
@@ -47,8 +56,16 @@ def test_team_documents_carry_their_author_and_are_built_again_from_what_they_st
     from indexer.schema import SCHEMA_VERSION
 
     assert SCHEMA_VERSION >= 6
-    item = {"id": "abc123", "kind": "memory", "author": "alice_1", "content": "The flux capacitor wants raw bodies",
-            "tags": ["webhooks", "stripe"], "mtype": "gotcha", "updated": 1764000000.7, "remote": "github.com/acme/shop"}
+    item = {
+        "id": "abc123",
+        "kind": "memory",
+        "author": "alice_1",
+        "content": "The flux capacitor wants raw bodies",
+        "tags": ["webhooks", "stripe"],
+        "mtype": "gotcha",
+        "updated": 1764000000.7,
+        "remote": "github.com/acme/shop",
+    }
     for kind in ("memory", "summary", "rule"):
         for n in (0, 1, 12):
             doc = team_document({**item, "kind": kind}, "/work/shop", n)

@@ -28,8 +28,23 @@ GEMINI_NAME = "session-2026-11-27T13-36-d2b532a2.jsonl"
 def _git_repo(path: Path) -> Path:
     path.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
-    subprocess.run(["git", "-C", str(path), "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q",
-                    "--allow-empty", "-m", "init"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(path),
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "init",
+        ],
+        check=True,
+    )
     return path.resolve()
 
 
@@ -124,11 +139,16 @@ def test_gemini_whole_json_file_of_older_versions(tmp_path):
     folder = home / ".gemini" / "tmp" / "webshop"
     (folder / "chats").mkdir(parents=True)
     (folder / ".project_root").write_text(str(project))
-    doc = {"sessionId": "s-old", "projectHash": "x", "startTime": "2025-09-01T10:00:00Z",
-           "messages": [{"id": "1", "timestamp": "2025-09-01T10:00:00Z", "type": "user", "content": "pick a queue"},
-                        {"id": "2", "timestamp": "2025-09-01T10:00:01Z", "type": "gemini",
-                         "content": "We use SQS for the queue."},
-                        {"id": "3", "type": "info", "content": "saved"}]}
+    doc = {
+        "sessionId": "s-old",
+        "projectHash": "x",
+        "startTime": "2025-09-01T10:00:00Z",
+        "messages": [
+            {"id": "1", "timestamp": "2025-09-01T10:00:00Z", "type": "user", "content": "pick a queue"},
+            {"id": "2", "timestamp": "2025-09-01T10:00:01Z", "type": "gemini", "content": "We use SQS for the queue."},
+            {"id": "3", "type": "info", "content": "saved"},
+        ],
+    }
     path = folder / "chats" / "session-2025-09-01T10-00-aaaa.json"
     path.write_text(json.dumps(doc))
     msgs, stats, last = read_all(gemini, path)
@@ -142,22 +162,40 @@ def test_gemini_whole_json_file_of_older_versions(tmp_path):
 def test_a_format_change_is_skipped_and_counted_never_a_crash(tmp_path):
     project = _git_repo(tmp_path / "webshop")
     lines = [
-        {"timestamp": "2026-11-27T10:00:00Z", "type": "session_meta", "payload": {"id": CODEX_SESSION, "cwd": str(project)}},
+        {
+            "timestamp": "2026-11-27T10:00:00Z",
+            "type": "session_meta",
+            "payload": {"id": CODEX_SESSION, "cwd": str(project)},
+        },
         {"timestamp": "2026-11-27T10:00:01Z", "type": "brand_new_kind", "payload": {"x": 1}},
         {"timestamp": "2026-11-27T10:00:02Z", "type": "response_item", "payload": {"type": "message", "role": "user"}},
         {"timestamp": "2026-11-27T10:00:03Z", "type": "response_item", "payload": {"type": "hologram", "role": "user"}},
         {"timestamp": "2026-11-27T10:00:04Z", "type": "response_item", "payload": "not an object"},
-        {"timestamp": "2026-11-27T10:00:05Z", "type": "response_item",
-         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "keep this one"}]}},
-        {"timestamp": "2026-11-27T10:00:06Z", "type": "response_item",
-         "payload": {"type": "message", "role": "assistant", "content": "a string, not a list"}},
+        {
+            "timestamp": "2026-11-27T10:00:05Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "keep this one"}],
+            },
+        },
+        {
+            "timestamp": "2026-11-27T10:00:06Z",
+            "type": "response_item",
+            "payload": {"type": "message", "role": "assistant", "content": "a string, not a list"},
+        },
     ]
-    data = b"".join(json.dumps(x).encode() + b"\n" for x in lines) + b'{"timestamp": "2026-11-27T10:00:07Z", "type": "resp'
+    data = (
+        b"".join(json.dumps(x).encode() + b"\n" for x in lines) + b'{"timestamp": "2026-11-27T10:00:07Z", "type": "resp'
+    )
     path = place_codex(Path(os.environ["HOME"]), project, data)
     msgs, stats, last = read_all(codex, path)
     assert [m.text for m in msgs] == ["keep this one"]
     assert stats["unknown-type"] == 2 and stats["empty"] >= 2  # a new line type; a field missing or of another type
-    assert last == len(data) - len(b'{"timestamp": "2026-11-27T10:00:07Z", "type": "resp')  # the half-written line waits
+    assert last == len(data) - len(
+        b'{"timestamp": "2026-11-27T10:00:07Z", "type": "resp'
+    )  # the half-written line waits
 
 
 def test_a_compressed_rollout_reads_as_the_plain_one(tmp_path):
@@ -229,8 +267,14 @@ def three_agents(tmp_path, claude_projects):
     place_gemini(home, project)
     enc = str(project).replace("/", "-")
     (claude_projects / enc).mkdir()
-    line = {"type": "user", "uuid": "cc-1", "sessionId": "cc-session", "cwd": str(project),
-            "timestamp": "2026-11-27T09:00:00Z", "message": {"role": "user", "content": "the billing cron runs hourly"}}
+    line = {
+        "type": "user",
+        "uuid": "cc-1",
+        "sessionId": "cc-session",
+        "cwd": str(project),
+        "timestamp": "2026-11-27T09:00:00Z",
+        "message": {"role": "user", "content": "the billing cron runs hourly"},
+    }
     (claude_projects / enc / "cc-session.jsonl").write_text(json.dumps(line) + "\n")
     return project
 
@@ -333,17 +377,21 @@ def test_the_service_queues_a_quiet_live_session_of_another_agent(tmp_path, monk
     monkeypatch.setattr(memory_ops, "wake", lambda: None)
     svc = Service()
     now = time.time()
-    live = Message("u1", "codex-live", "/p", "/p", "", "user", now - 5, "decide the queue", source="/s/a.jsonl",
-                   agent="codex")
-    old = Message("u2", "codex-old", "/p", "/p", "", "user", now - 86400 * 30, "long ago", source="/s/b.jsonl",
-                  agent="codex")
+    live = Message(
+        "u1", "codex-live", "/p", "/p", "", "user", now - 5, "decide the queue", source="/s/a.jsonl", agent="codex"
+    )
+    old = Message(
+        "u2", "codex-old", "/p", "/p", "", "user", now - 86400 * 30, "long ago", source="/s/b.jsonl", agent="codex"
+    )
     claude = Message("u3", "cc", "/p", "/p", "", "user", now, "hooks do this one", agent="claude-code")
     svc._note_agent_lines([live, old, claude])
     assert set(svc.agent_activity) == {"codex-live"}
     assert svc.queue_agent_captures(now=time.monotonic()) == []  # not quiet yet
     assert svc.queue_agent_captures(now=time.monotonic() + 120) == ["codex-live"]
     [(_, rec)] = queue.pending()
-    assert rec["session_id"] == "codex-live" and rec["event"] == "session-end" and rec["transcript_path"] == "/s/a.jsonl"
+    assert (
+        rec["session_id"] == "codex-live" and rec["event"] == "session-end" and rec["transcript_path"] == "/s/a.jsonl"
+    )
     assert svc.agent_activity == {}
 
 
@@ -361,9 +409,16 @@ def test_mcp_matches_say_their_agent(three_agents, capsys):
 def test_recall_off_in_a_codex_session_switches_it_off(tmp_path, capsys):
     project = _git_repo(tmp_path / "webshop")
     data = _fixture("codex-0.169.0.jsonl", project)
-    off = {"timestamp": "2026-11-27T13:37:00.000Z", "type": "response_item",
-           "payload": {"type": "message", "id": "msg_off", "role": "user",
-                       "content": [{"type": "input_text", "text": "recall: off"}]}}
+    off = {
+        "timestamp": "2026-11-27T13:37:00.000Z",
+        "type": "response_item",
+        "payload": {
+            "type": "message",
+            "id": "msg_off",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "recall: off"}],
+        },
+    }
     place_codex(Path(os.environ["HOME"]), project, data + json.dumps(off).encode() + b"\n")
     cli(capsys, "index")
     code, out, _ = cli(capsys, "--raw", "--agent", "codex", "job queue advisory locks")
@@ -375,24 +430,54 @@ def test_recall_quoted_back_through_its_mcp_tools_is_an_echo(tmp_path):
     project = _git_repo(tmp_path / "webshop")
     home = Path(os.environ["HOME"])
     lines = [
-        {"timestamp": "2026-11-27T10:00:00Z", "type": "session_meta", "payload": {"id": CODEX_SESSION, "cwd": str(project)}},
-        {"timestamp": "2026-11-27T10:00:01Z", "type": "response_item", "payload": {
-            "type": "function_call", "name": "mcp__recall__memory_search", "arguments": '{"query": "queue"}',
-            "call_id": "c1"}},
-        {"timestamp": "2026-11-27T10:00:02Z", "type": "response_item", "payload": {
-            "type": "function_call_output", "call_id": "c1", "output": "we use advisory locks"}},
-        {"timestamp": "2026-11-27T10:00:03Z", "type": "response_item", "payload": {
-            "type": "function_call", "name": "exec_command", "arguments": '{"cmd": "ls"}', "call_id": "c2"}},
-        {"timestamp": "2026-11-27T10:00:04Z", "type": "response_item", "payload": {
-            "type": "function_call_output", "call_id": "c2", "output": "README.md"}},
+        {
+            "timestamp": "2026-11-27T10:00:00Z",
+            "type": "session_meta",
+            "payload": {"id": CODEX_SESSION, "cwd": str(project)},
+        },
+        {
+            "timestamp": "2026-11-27T10:00:01Z",
+            "type": "response_item",
+            "payload": {
+                "type": "function_call",
+                "name": "mcp__recall__memory_search",
+                "arguments": '{"query": "queue"}',
+                "call_id": "c1",
+            },
+        },
+        {
+            "timestamp": "2026-11-27T10:00:02Z",
+            "type": "response_item",
+            "payload": {"type": "function_call_output", "call_id": "c1", "output": "we use advisory locks"},
+        },
+        {
+            "timestamp": "2026-11-27T10:00:03Z",
+            "type": "response_item",
+            "payload": {"type": "function_call", "name": "exec_command", "arguments": '{"cmd": "ls"}', "call_id": "c2"},
+        },
+        {
+            "timestamp": "2026-11-27T10:00:04Z",
+            "type": "response_item",
+            "payload": {"type": "function_call_output", "call_id": "c2", "output": "README.md"},
+        },
     ]
     path = place_codex(home, project, b"".join(json.dumps(x).encode() + b"\n" for x in lines))
     msgs, _, _ = read_all(codex, path)
-    assert [(m.role, m.echo) for m in msgs] == [("tool_use", False), ("tool_result", True),
-                                                ("tool_use", False), ("tool_result", False)]
+    assert [(m.role, m.echo) for m in msgs] == [
+        ("tool_use", False),
+        ("tool_result", True),
+        ("tool_use", False),
+        ("tool_result", False),
+    ]
     chat = place_gemini(home, project)
-    rec = {"id": "r1", "timestamp": "2026-11-27T10:00:05Z", "type": "user", "content": [
-        {"functionResponse": {"id": "x", "name": "memory_search", "response": {"output": "we use advisory locks"}}}]}
+    rec = {
+        "id": "r1",
+        "timestamp": "2026-11-27T10:00:05Z",
+        "type": "user",
+        "content": [
+            {"functionResponse": {"id": "x", "name": "memory_search", "response": {"output": "we use advisory locks"}}}
+        ],
+    }
     chat.write_bytes(chat.read_bytes() + json.dumps(rec).encode() + b"\n")
     msgs, _, _ = read_all(gemini, chat)
     assert msgs[-1].role == "tool_result" and msgs[-1].echo and not any(m.echo for m in msgs[:-1])
@@ -402,32 +487,63 @@ def test_gemini_logs_json_gives_the_prompts_of_sessions_without_a_chat(tmp_path)
     project = _git_repo(tmp_path / "webshop")
     chat = place_gemini(Path(os.environ["HOME"]), project)
     logs = chat.parent.parent / "logs.json"
-    logs.write_text(json.dumps([
-        {"sessionId": "d2b532a2-80c3-4898-92ba-c297cf951efb", "messageId": 0, "timestamp": "2026-11-27T13:36:54Z",
-         "type": "user", "message": "How should the cache layer work? Decide."},  # its chat has it
-        {"sessionId": "0ld5e55-0000-0000-0000-000000000000", "messageId": 0, "timestamp": "2025-06-01T10:00:00Z",
-         "type": "user", "message": "switch the billing cron to every 15 minutes"},
-        {"sessionId": "0ld5e55-0000-0000-0000-000000000000", "messageId": 1, "type": "user"},  # a field missing
-    ]))
+    logs.write_text(
+        json.dumps(
+            [
+                {
+                    "sessionId": "d2b532a2-80c3-4898-92ba-c297cf951efb",
+                    "messageId": 0,
+                    "timestamp": "2026-11-27T13:36:54Z",
+                    "type": "user",
+                    "message": "How should the cache layer work? Decide.",
+                },  # its chat has it
+                {
+                    "sessionId": "0ld5e55-0000-0000-0000-000000000000",
+                    "messageId": 0,
+                    "timestamp": "2025-06-01T10:00:00Z",
+                    "type": "user",
+                    "message": "switch the billing cron to every 15 minutes",
+                },
+                {"sessionId": "0ld5e55-0000-0000-0000-000000000000", "messageId": 1, "type": "user"},  # a field missing
+            ]
+        )
+    )
     assert sources.discover([Path(os.environ["HOME"]) / ".gemini" / "tmp"]) == sorted([chat, logs])
     msgs, stats, last = read_all(gemini, logs)
     assert [(m.text, m.session_id, m.project, m.agent) for m in msgs] == [
-        ("switch the billing cron to every 15 minutes", "0ld5e55-0000-0000-0000-000000000000", str(project), "gemini")]
+        ("switch the billing cron to every 15 minutes", "0ld5e55-0000-0000-0000-000000000000", str(project), "gemini")
+    ]
     assert stats["duplicate-block"] == 1 and stats["unknown-type"] == 1 and last == logs.stat().st_size
 
 
 def test_what_their_tool_calls_did_to_files_makes_stale_marks(tmp_path):
     """Codex's apply_patch and shell commands, Gemini's write_file: the touches Claude Code's get."""
     project = _git_repo(tmp_path / "webshop")
-    patch = ("*** Begin Patch\n*** Add File: src/queue.py\n+LOCK = 'advisory'\n*** Update File: README.md\n@@\n-a\n+b\n"
-             "*** Delete File: old.py\n*** End Patch\n")
+    patch = (
+        "*** Begin Patch\n*** Add File: src/queue.py\n+LOCK = 'advisory'\n*** Update File: README.md\n@@\n-a\n+b\n"
+        "*** Delete File: old.py\n*** End Patch\n"
+    )
     lines = [
-        {"timestamp": "2026-11-27T10:00:00Z", "type": "session_meta", "payload": {"id": CODEX_SESSION, "cwd": str(project)}},
-        {"timestamp": "2026-11-27T10:00:01Z", "type": "response_item", "payload": {
-            "type": "custom_tool_call", "name": "apply_patch", "input": patch, "call_id": "c1"}},
-        {"timestamp": "2026-11-27T10:00:02Z", "type": "response_item", "payload": {
-            "type": "function_call", "name": "exec_command", "arguments": json.dumps({"cmd": "git mv a.py b.py"}),
-            "call_id": "c2"}},
+        {
+            "timestamp": "2026-11-27T10:00:00Z",
+            "type": "session_meta",
+            "payload": {"id": CODEX_SESSION, "cwd": str(project)},
+        },
+        {
+            "timestamp": "2026-11-27T10:00:01Z",
+            "type": "response_item",
+            "payload": {"type": "custom_tool_call", "name": "apply_patch", "input": patch, "call_id": "c1"},
+        },
+        {
+            "timestamp": "2026-11-27T10:00:02Z",
+            "type": "response_item",
+            "payload": {
+                "type": "function_call",
+                "name": "exec_command",
+                "arguments": json.dumps({"cmd": "git mv a.py b.py"}),
+                "call_id": "c2",
+            },
+        },
     ]
     path = place_codex(Path(os.environ["HOME"]), project, b"".join(json.dumps(x).encode() + b"\n" for x in lines))
     msgs, _, _ = read_all(codex, path)
@@ -435,11 +551,26 @@ def test_what_their_tool_calls_did_to_files_makes_stale_marks(tmp_path):
     assert [t[:2] for t in msgs[0].touched] == [["write", "src/queue.py"], ["edit", "README.md"], ["delete", "old.py"]]
     assert [t[0] for t in msgs[1].touched] == ["move"] and msgs[1].touched[0][1] == "a.py"
     chat = place_gemini(Path(os.environ["HOME"]), project)
-    rec = {"id": "w1", "timestamp": "2026-11-27T10:00:05Z", "type": "gemini", "content": "", "toolCalls": [
-        {"id": "t1", "name": "write_file", "args": {"file_path": str(project / "cache.py"), "content": "TTL = 300\n"},
-         "status": "success"},
-        {"id": "t2", "name": "write_file", "args": {"file_path": str(project / "refused.py"), "content": "x"},
-         "status": "error"}]}
+    rec = {
+        "id": "w1",
+        "timestamp": "2026-11-27T10:00:05Z",
+        "type": "gemini",
+        "content": "",
+        "toolCalls": [
+            {
+                "id": "t1",
+                "name": "write_file",
+                "args": {"file_path": str(project / "cache.py"), "content": "TTL = 300\n"},
+                "status": "success",
+            },
+            {
+                "id": "t2",
+                "name": "write_file",
+                "args": {"file_path": str(project / "refused.py"), "content": "x"},
+                "status": "error",
+            },
+        ],
+    }
     chat.write_bytes(chat.read_bytes() + json.dumps(rec).encode() + b"\n")
     msgs, _, _ = read_all(gemini, chat)
     assert [t[:2] for t in msgs[-1].touched] == [["write", "cache.py"]]
@@ -455,7 +586,9 @@ def test_a_damaged_compressed_rollout_is_read_to_its_last_complete_line(tmp_path
     half = len(data.splitlines(keepends=True)) // 2
     head = b"".join(data.splitlines(keepends=True)[:half])
     # two frames, the second cut short: the first frame's lines are read, the loss is named
-    zst.write_bytes(zstandard.ZstdCompressor().compress(head) + zstandard.ZstdCompressor().compress(data[len(head):])[:-40])
+    zst.write_bytes(
+        zstandard.ZstdCompressor().compress(head) + zstandard.ZstdCompressor().compress(data[len(head) :])[:-40]
+    )
     plain.unlink()
     place_gemini(Path(os.environ["HOME"]), project)
     ctx = codex.context(zst)
@@ -474,15 +607,47 @@ def test_secrets_and_private_blocks_are_kept_out_of_other_agents_sessions(tmp_pa
     project = _git_repo(tmp_path / "webshop")
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     lines = [
-        {"timestamp": "2026-11-27T10:00:00Z", "type": "session_meta", "payload": {"id": CODEX_SESSION, "cwd": str(project)}},
-        {"timestamp": "2026-11-27T10:00:01Z", "type": "response_item", "payload": {"type": "message", "role": "user",
-         "content": [{"type": "input_text", "text": f"deploy with GITHUB_TOKEN={token} please"}]}},
-        {"timestamp": "2026-11-27T10:00:02Z", "type": "response_item", "payload": {"type": "message", "role": "user",
-         "content": [{"type": "input_text", "text": "<private>my salary is 1234"}]}},
-        {"timestamp": "2026-11-27T10:00:03Z", "type": "response_item", "payload": {"type": "message", "role": "assistant",
-         "content": [{"type": "output_text", "text": "noted the salary"}]}},
-        {"timestamp": "2026-11-27T10:00:04Z", "type": "response_item", "payload": {"type": "message", "role": "user",
-         "content": [{"type": "input_text", "text": "</private> now the queue"}]}},
+        {
+            "timestamp": "2026-11-27T10:00:00Z",
+            "type": "session_meta",
+            "payload": {"id": CODEX_SESSION, "cwd": str(project)},
+        },
+        {
+            "timestamp": "2026-11-27T10:00:01Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": f"deploy with GITHUB_TOKEN={token} please"}],
+            },
+        },
+        {
+            "timestamp": "2026-11-27T10:00:02Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "<private>my salary is 1234"}],
+            },
+        },
+        {
+            "timestamp": "2026-11-27T10:00:03Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "noted the salary"}],
+            },
+        },
+        {
+            "timestamp": "2026-11-27T10:00:04Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "</private> now the queue"}],
+            },
+        },
     ]
     path = place_codex(Path(os.environ["HOME"]), project, b"".join(json.dumps(x).encode() + b"\n" for x in lines))
     msgs, stats, _ = read_all(codex, path)

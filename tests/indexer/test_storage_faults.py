@@ -145,8 +145,9 @@ def test_memory_documents_of_a_failed_commit_are_fed_again(claude_projects, monk
     failures = [1]
     disk_full(monkeypatch, failures)
     with Indexer() as ix:
-        ix.upsert_memory_docs([{"id": "m1", "project": "/p", "type": "decision",
-                                "content": "gammaword decided", "updated": 1.0}])
+        ix.upsert_memory_docs(
+            [{"id": "m1", "project": "/p", "type": "decision", "content": "gammaword decided", "updated": 1.0}]
+        )
         with pytest.raises(StorageError):
             ix.commit()
         assert ix.commit()  # the upsert was fed to the rolled-back writer again
@@ -388,8 +389,7 @@ def test_fifo_never_hangs_recall_index(claude_projects):
     session("alphaword", 2).write(claude_projects)
     fifo = claude_projects / "-home-dev-app" / "pipe.jsonl"
     os.mkfifo(fifo)
-    proc = subprocess.run([*RECALL, "index"], capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run([*RECALL, "index"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr
     assert "pipe.jsonl: not a regular file" in proc.stdout
     assert found("alphaword") == 2
@@ -409,6 +409,7 @@ def test_fifo_never_stalls_the_service_and_sigterm_stops_it(claude_projects, tmp
     log = open(tmp_path / "serve.log", "wb")
     proc = subprocess.Popen([*RECALL, "serve"], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
+
         def up():
             try:
                 return client.call("status", {}, timeout=1.0).get("state") == "watching"
@@ -565,20 +566,27 @@ def test_storage_error_messages(tmp_path):
     from recall.core.errors import storage_error
 
     full = storage_error(OSError(errno.ENOSPC, "No space left on device"), "/nonexistent/recall/index")
-    assert str(full).startswith("Cannot write the index: the filesystem at / is full (holding "
-                                "/nonexistent/recall/index")
-    assert str(full).endswith("nothing is lost: what was not saved is read again once space returns "
-                              "(the service retries by itself, or run `recall index`).")
+    assert str(full).startswith(
+        "Cannot write the index: the filesystem at / is full (holding /nonexistent/recall/index"
+    )
+    assert str(full).endswith(
+        "nothing is lost: what was not saved is read again once space returns "
+        "(the service retries by itself, or run `recall index`)."
+    )
     tantivy_full = storage_error(ValueError("IoError { kind: StorageFull, ... }"), "/x", "the archive")
     assert "Cannot write the archive: the filesystem at / is full" in str(tantivy_full)
     ro = storage_error(OSError(errno.EROFS, "Read-only file system"), tmp_path)
-    assert str(ro) == (f"Cannot write the index at {tmp_path} (Read-only file system): check that the filesystem "
-                       "is mounted and writable; nothing is lost: what was not saved is read again (the "
-                       "service retries by itself, or run `recall index`).")
+    assert str(ro) == (
+        f"Cannot write the index at {tmp_path} (Read-only file system): check that the filesystem "
+        "is mounted and writable; nothing is lost: what was not saved is read again (the "
+        "service retries by itself, or run `recall index`)."
+    )
     gone = storage_error(OSError(errno.ENOENT, "No such file or directory"), tmp_path / "index")
-    assert str(gone) == (f"Cannot write the index at {tmp_path / 'index'}: it was deleted. Nothing is lost: recall "
-                         "rebuilds it from the archive and reads again what was not saved (the service by "
-                         "itself, or run `recall index`).")
+    assert str(gone) == (
+        f"Cannot write the index at {tmp_path / 'index'}: it was deleted. Nothing is lost: recall "
+        "rebuilds it from the archive and reads again what was not saved (the service by "
+        "itself, or run `recall index`)."
+    )
 
 
 def test_a_killed_writer_on_a_full_filesystem_is_named_as_full(tmp_path, monkeypatch):
@@ -604,8 +612,7 @@ def test_service_rebuilds_an_index_deleted_under_it(claude_projects, monkeypatch
     with ServiceThread() as st:
         assert found("alphaword") == 5
         shutil.rmtree(paths.index_dir())
-        wait_for(lambda: found("alphaword") == 5, 60,
-                 "the index to be rebuilt from the archive")
+        wait_for(lambda: found("alphaword") == 5, 60, "the index to be rebuilt from the archive")
         session("betaword", 3, cwd="/home/dev/after").write(claude_projects)
         wait_for(lambda: found("betaword") == 3, 60, "new lines after the rebuild")
         assert any("was deleted" in e["message"] for e in st.svc.errors)
@@ -647,8 +654,9 @@ ix = open_index(paths.index_dir())
 q = tantivy.Query.term_query(ix.schema, 'doctype', 'message', index_option='basic')
 print('INDEXED', ix.searcher().search(q, 1, count=True).count)"
 """
-    proc = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL
+    )
     out = proc.stdout + proc.stderr
     if proc.returncode == 97:
         pytest.skip("cannot mount a tmpfs here")
@@ -679,9 +687,11 @@ def test_lost_writer_and_damaged_index_messages(tmp_path):
 
     ix = Indexer.__new__(Indexer)
     ix.index_path = tmp_path / "index"
-    assert str(ix._no_writer()) == (f"The index writer at {tmp_path / 'index'} was lost to a failed write: nothing "
-                                    "is lost; restart the service (`recall service restart`) or run `recall index` "
-                                    "again.")
+    assert str(ix._no_writer()) == (
+        f"The index writer at {tmp_path / 'index'} was lost to a failed write: nothing "
+        "is lost; restart the service (`recall service restart`) or run `recall index` "
+        "again."
+    )
     session_dir = tmp_path / "idx"
     from indexer.schema import open_index
 
@@ -692,7 +702,6 @@ def test_lost_writer_and_damaged_index_messages(tmp_path):
     text = str(err.value)
     assert text.startswith(f"The index at {session_dir} is damaged (Data corrupted: ")
     assert text.endswith("): run `recall index` to rebuild it from the archive (nothing is lost).")
-
 
 
 def test_doctor_counts_a_message_archived_under_two_projects_once(claude_projects):

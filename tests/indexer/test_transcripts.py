@@ -34,8 +34,17 @@ def test_every_indexed_kind(claude_projects):
     s.summary("Stripe webhook secret fix")
     msgs, stats = parse(s.write(claude_projects))
     roles = [m.role for m in msgs]
-    assert roles == ["user", "user", "assistant", "tool_use", "tool_result", "tool_use", "tool_result",
-                     "summary", "summary"]
+    assert roles == [
+        "user",
+        "user",
+        "assistant",
+        "tool_use",
+        "tool_result",
+        "tool_use",
+        "tool_result",
+        "summary",
+        "summary",
+    ]
     bash = msgs[3]
     assert bash.tools == ["Bash"] and "pytest tests/test_webhook.py -x" in bash.text
     assert "run webhook tests" in bash.text
@@ -68,12 +77,26 @@ def test_skipped_kinds_are_counted_by_reason(claude_projects):
     s.raw("[1, 2, 3]")
     msgs, stats = parse(s.write(Path(claude_projects)))
     assert msgs == []
-    assert stats == Counter({
-        "queue-operation": 1, "file-history-snapshot": 1, "progress": 1, "last-prompt": 1,
-        "permission-mode": 1, "system": 1, "attachment": 1, "hook-context": 1, "meta": 1,
-        "command-wrapper": 2, "interrupted": 1, "system-reminder": 1, "recalled-context": 1,
-        "thinking": 1, "malformed-json": 1, "unknown-type": 2,
-    })
+    assert stats == Counter(
+        {
+            "queue-operation": 1,
+            "file-history-snapshot": 1,
+            "progress": 1,
+            "last-prompt": 1,
+            "permission-mode": 1,
+            "system": 1,
+            "attachment": 1,
+            "hook-context": 1,
+            "meta": 1,
+            "command-wrapper": 2,
+            "interrupted": 1,
+            "system-reminder": 1,
+            "recalled-context": 1,
+            "thinking": 1,
+            "malformed-json": 1,
+            "unknown-type": 2,
+        }
+    )
 
 
 def test_recalled_context_is_cut_wherever_it_appears(claude_projects):

@@ -77,8 +77,12 @@ def test_no_command_writes_over_a_config_it_could_not_read(kind, tmp_path):
     elsewhere = make_project(tmp_path, "elsewhere")
     config.set_value("exclude", [str(make_project(tmp_path, "secret-client"))])
     before = _break(kind)
-    for args in (("exclude", "add", str(elsewhere)), ("exclude", "remove", str(tmp_path / "secret-client")),
-                 ("config", "set", "hook.limit", "5"), ("config", "unset", "hook.max_chars")):
+    for args in (
+        ("exclude", "add", str(elsewhere)),
+        ("exclude", "remove", str(tmp_path / "secret-client")),
+        ("config", "set", "hook.limit", "5"),
+        ("config", "unset", "hook.max_chars"),
+    ):
         code, out, err = entry(*args)
         assert code == 2, (args, out, err)
         assert "will not write over" in err and str(paths.config_path()) in err, args
@@ -105,9 +109,14 @@ def test_the_hook_says_it_once_and_keeps_the_exclusions():
     _break("not UTF-8")
 
     def hook() -> dict:
-        proc = subprocess.run([sys.executable, "-m", "recall.entry", "hook", "user-prompt-submit"],
-                              input=json.dumps({"prompt": "thanks!", "session_id": "s1", "cwd": "/tmp"}),
-                              capture_output=True, text=True, timeout=60, env=dict(os.environ))
+        proc = subprocess.run(
+            [sys.executable, "-m", "recall.entry", "hook", "user-prompt-submit"],
+            input=json.dumps({"prompt": "thanks!", "session_id": "s1", "cwd": "/tmp"}),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=dict(os.environ),
+        )
         assert proc.returncode == 0 and proc.stderr == ""
         return json.loads(proc.stdout) if proc.stdout.strip() else {}
 

@@ -26,9 +26,10 @@ def test_ask_with_a_logged_out_claude_names_the_ways_out(project, capsys, claude
     code, out, err = cli(capsys, "ask", "which pooler did we pick?")
     assert code == 1
     assert "Claude Code answered with an error: Not logged in" in err
-    assert "Ways out: `recall ask --or-hits ...` prints the best matches without a model; give recall an API key " \
-           "(export ANTHROPIC_API_KEY or `recall config set api_key KEY`); or log Claude Code in (`claude /login`)." \
-           in err
+    assert (
+        "Ways out: `recall ask --or-hits ...` prints the best matches without a model; give recall an API key "
+        "(export ANTHROPIC_API_KEY or `recall config set api_key KEY`); or log Claude Code in (`claude /login`)." in err
+    )
     assert len(err.strip().splitlines()) == 1
     code, out, _ = cli(capsys, "ask", "--or-hits", "which pooler did we pick?")
     assert code == 0 and "pgbouncer" in out
@@ -57,7 +58,8 @@ def test_ask_outside_any_project_says_so_and_fails(tmp_path, capsys, monkeypatch
 
 # item 15 -------------------------------------------------------------------------------------------------------
 def test_forget_secret_keeps_the_summaries_that_do_not_hold_it_and_show_says_what_forget_removed(
-        claude_projects, project, capsys):
+    claude_projects, project, capsys
+):
     from indexer.forgetting import SECRET_MARK, Selection
     from indexer.ingest import Indexer, index_all
     from recall.memory import summaries
@@ -97,8 +99,9 @@ def test_forget_secret_keeps_the_summaries_that_do_not_hold_it_and_show_says_wha
 # item 16 -------------------------------------------------------------------------------------------------------
 def test_bad_values_get_recall_s_wording(capsys, tmp_path):
     code, _, err = cli(capsys, "search", "--limit", "abc", "redis")
-    assert code == 2 and err.strip() == ("recall: --limit/-n takes a whole number. Run `recall search --help` to "
-                                         "see what it takes.")
+    assert code == 2 and err.strip() == (
+        "recall: --limit/-n takes a whole number. Run `recall search --help` to see what it takes."
+    )
     assert "Input should be" not in err
     code, _, err = cli(capsys, "config", "set", "hook.max_chars", "-5")
     assert code == 2 and "hook.max_chars is a number >= 0, not '-5'" in err and "No such option" not in err
@@ -137,33 +140,68 @@ def test_a_failed_team_join_says_nothing_was_joined(tmp_path, capsys):
 def test_team_status_says_an_unreachable_server_once_and_counts_in_words(capsys, monkeypatch):
     from recall.team import member
 
-    error = "Cannot reach the team server shop@db (connection refused). Everything local keeps working; sync " \
-            "resumes by itself when it is back."
-    monkeypatch.setattr(member, "status", lambda: {
-        "joined": True, "server": "shop@db", "role": "alice", "reachable": False, "error": error,
-        "service": {"connected": False, "error": error}, "projects": [],
-        "shared_last_day": {"memory": 1, "summary": 0, "rule": 0, "withdrawn": 0}, "on_server": 1,
-        "not_indexed": 0, "last_push": None, "last_pull": None})
+    error = (
+        "Cannot reach the team server shop@db (connection refused). Everything local keeps working; sync "
+        "resumes by itself when it is back."
+    )
+    monkeypatch.setattr(
+        member,
+        "status",
+        lambda: {
+            "joined": True,
+            "server": "shop@db",
+            "role": "alice",
+            "reachable": False,
+            "error": error,
+            "service": {"connected": False, "error": error},
+            "projects": [],
+            "shared_last_day": {"memory": 1, "summary": 0, "rule": 0, "withdrawn": 0},
+            "on_server": 1,
+            "not_indexed": 0,
+            "last_push": None,
+            "last_pull": None,
+        },
+    )
     code, out, _ = cli(capsys, "team", "status")
     assert out.count("Everything local keeps working") == 1, out
     assert "Sync: not connected (the server cannot be reached, as above); it retries by itself." in out
     assert "1 item sent (1 memory)" in out
     # the service not running: still said once
-    monkeypatch.setattr(member, "status", lambda: {
-        "joined": True, "server": "shop@db", "role": "alice", "reachable": False, "error": error,
-        "service": None, "projects": [], "shared_last_day": {"memory": 2, "withdrawn": 0}, "on_server": 2,
-        "not_indexed": 0, "last_push": None, "last_pull": None})
+    monkeypatch.setattr(
+        member,
+        "status",
+        lambda: {
+            "joined": True,
+            "server": "shop@db",
+            "role": "alice",
+            "reachable": False,
+            "error": error,
+            "service": None,
+            "projects": [],
+            "shared_last_day": {"memory": 2, "withdrawn": 0},
+            "on_server": 2,
+            "not_indexed": 0,
+            "last_push": None,
+            "last_pull": None,
+        },
+    )
     code, out, _ = cli(capsys, "team", "status")
     assert out.lower().count("everything local") == 1, out
     assert "Sync: paused, the recall service is not running (`recall service start`)." in out
 
 
 # item 18 -------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("state, said", [
-    ("starting", "recall: the service has only started indexing your history: these results cover what is indexed "
-                 "so far (newest sessions first); `recall status` shows how far it is."),
-    ("watching", ""),
-])
+@pytest.mark.parametrize(
+    "state, said",
+    [
+        (
+            "starting",
+            "recall: the service has only started indexing your history: these results cover what is indexed "
+            "so far (newest sessions first); `recall status` shows how far it is.",
+        ),
+        ("watching", ""),
+    ],
+)
 def test_raw_search_says_the_service_has_not_indexed_the_history_yet(claude_projects, state, said):
     """Between the service's start and its backfill's first figures (setup returns, the README's
     `recall --raw` runs at once), a search says its results are partial; caught up, it says nothing."""
@@ -178,10 +216,16 @@ def test_raw_search_says_the_service_has_not_indexed_the_history_yet(claude_proj
     s.write(claude_projects)
     with Indexer() as ix:
         ix.run([claude_projects])
-    paths.service_status_path().write_text(json.dumps({"running": True, "pid": os.getpid(), "state": state,
-                                                       "backfill": None}))
-    out = subprocess.run([sys.executable, "-m", "recall.entry", "--raw", "--limit", "5", "retry budget"],
-                         capture_output=True, text=True, env=dict(os.environ, RECALL_NO_SERVICE="1"), timeout=120)
+    paths.service_status_path().write_text(
+        json.dumps({"running": True, "pid": os.getpid(), "state": state, "backfill": None})
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "recall.entry", "--raw", "--limit", "5", "retry budget"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, RECALL_NO_SERVICE="1"),
+        timeout=120,
+    )
     assert out.returncode == 0 and "webhooks" in out.stdout
     assert out.stderr.strip() == said
 
@@ -190,8 +234,14 @@ def test_raw_search_says_the_service_has_not_indexed_the_history_yet(claude_proj
 def _git(cwd, *args) -> str:
     import subprocess
 
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True,
-                          env=dict(os.environ, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")).stdout
+    return subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=dict(os.environ, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1"),
+    ).stdout
 
 
 def test_a_claude_md_recall_created_stays_out_of_git_status_and_a_user_s_stays_theirs(tmp_path, capsys):
@@ -267,8 +317,7 @@ def _new_shell(home: Path, *args: str):
     import subprocess
 
     env = {"HOME": str(home), "PATH": f"{home / '.local' / 'bin'}:/usr/bin:/bin", "LANG": "C.UTF-8"}
-    return subprocess.run(["sh", "-c", 'recall "$@"', "sh", *args], capture_output=True, text=True, env=env,
-                          timeout=60)
+    return subprocess.run(["sh", "-c", 'recall "$@"', "sh", *args], capture_output=True, text=True, env=env, timeout=60)
 
 
 def test_plugin_users_get_recall_on_path_saying_what_to_do_until_the_runtime_is_built(tmp_path, monkeypatch):
@@ -285,11 +334,15 @@ def test_plugin_users_get_recall_on_path_saying_what_to_do_until_the_runtime_is_
     # not built yet: one line with the next step, not the shell's "No such file or directory" (rc 127)
     proc = _new_shell(home, "status")
     assert proc.returncode == 1 and proc.stdout == ""
-    assert proc.stderr == ("recall: the Claude Code plugin's runtime is not built yet: start a Claude Code session "
-                           "(its start builds it in the background, a minute or two), then run recall again.\n")
+    assert proc.stderr == (
+        "recall: the Claude Code plugin's runtime is not built yet: start a Claude Code session "
+        "(its start builds it in the background, a minute or two), then run recall again.\n"
+    )
     # while it builds (or after it failed): what the builder says
     (data / "build.state").write_text("recall: its runtime (version 0.1.0) is being built in the background.\n")
-    assert _new_shell(home, "status").stderr == "recall: its runtime (version 0.1.0) is being built in the background.\n"
+    assert (
+        _new_shell(home, "status").stderr == "recall: its runtime (version 0.1.0) is being built in the background.\n"
+    )
     # built: the runtime's recall, with the plugin's data folder
     fake_runtime(data)
     proc = _new_shell(home, "status", "--json")
@@ -333,8 +386,12 @@ def test_the_runtime_build_puts_recall_on_path_from_its_start(tmp_path, monkeypa
     data = home / ".claude" / "plugins" / "data" / "recall-recall"
     empty = tmp_path / "empty-plugin"
     empty.mkdir()
-    proc = subprocess.run([sys.executable, "-I", pr.__file__, "build", "--root", str(empty), "--data", str(data),
-                           "--version", "0.1.0"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-I", pr.__file__, "build", "--root", str(empty), "--data", str(data), "--version", "0.1.0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1
     assert os.readlink(home / ".local" / "bin" / "recall") == str(data / "bin" / "recall")
     out = _new_shell(home, "doctor")
@@ -366,8 +423,9 @@ def test_doctor_says_when_the_recall_on_path_is_not_this_install(tmp_path, capsy
     monkeypatch.setenv("PATH", f"{other.parent}{os.pathsep}{os.environ['PATH']}")
     c = checks.check_command()
     assert not c.ok and c.warn
-    assert c.detail == (f"`recall` on your PATH ({other}) is another program, not this install ({this}): typing "
-                        "`recall` runs that one")
+    assert c.detail == (
+        f"`recall` on your PATH ({other}) is another program, not this install ({this}): typing `recall` runs that one"
+    )
     second = _program(tmp_path / "second" / "bin", "#!/x/python\nfrom recall.entry import main\nmain()\n")
     monkeypatch.setenv("PATH", f"{second.parent}{os.pathsep}{os.environ['PATH']}")
     assert "is another install of recall, not this install" in checks.check_command().detail
@@ -386,14 +444,15 @@ def test_setup_never_takes_the_recall_command_of_another_tool(tmp_path, capsys, 
     st.link_command(report, created)
     link = Path(os.environ["HOME"]) / ".local" / "bin" / "recall"
     assert not os.path.lexists(link) and created == []
-    assert report.notes == [f"`recall` on your PATH is another program ({other}): setup did not link this install "
-                            f"over it; run this recall as {this} (an alias works: alias recall={this})"]
+    assert report.notes == [
+        f"`recall` on your PATH is another program ({other}): setup did not link this install "
+        f"over it; run this recall as {this} (an alias works: alias recall={this})"
+    ]
     assert other.read_text() == OTHER_TOOL
 
 
 # item 3 --------------------------------------------------------------------------------------------------------
-def test_with_setup_first_the_plugin_s_slash_commands_stand_down_and_doctor_says_which(tmp_path, capsys,
-                                                                                       monkeypatch):
+def test_with_setup_first_the_plugin_s_slash_commands_stand_down_and_doctor_says_which(tmp_path, capsys, monkeypatch):
     """`recall setup`, then the plugin: setup is the active install everywhere. Its hooks answer (the
     plugin's stand down per event), its MCP server serves the tools (the plugin's has none), and
     the plugin's /recall:... commands point to setup's /recall... instead of answering twice."""
@@ -435,8 +494,9 @@ def test_a_claude_md_the_user_shares_gets_no_exclude_line(tmp_path, capsys):
     code, _, err = cli(capsys, "memories", "add", "decision", "We picked pgbouncer", "--project", str(project))
     assert code == 0, err
     exclude = project / ".git" / "info" / "exclude"
-    exclude.write_text("\n".join(ln for ln in exclude.read_text().splitlines()
-                                 if "CLAUDE" not in ln and "git add -f" not in ln) + "\n")
+    exclude.write_text(
+        "\n".join(ln for ln in exclude.read_text().splitlines() if "CLAUDE" not in ln and "git add -f" not in ln) + "\n"
+    )
     _git(project, "add", "-f", "CLAUDE.md")  # the user shares it
     cli(capsys, "memories", "add", "gotcha", "Redis must run first", "--project", str(project))
     assert "CLAUDE.md" not in exclude.read_text()

@@ -23,8 +23,9 @@ def recall(*args, **kw) -> subprocess.CompletedProcess:
 
 def test_a_mistyped_command_says_did_you_mean(capsys):
     code, out, err = cli(capsys, "statsu")
-    assert code == 2 and err == ("recall: no command `statsu`: did you mean `status`? (To search for the word: "
-                                 "`recall search statsu`.)\n")
+    assert code == 2 and err == (
+        "recall: no command `statsu`: did you mean `status`? (To search for the word: `recall search statsu`.)\n"
+    )
     code, out, err = cli(capsys, "sesions")
     assert code == 2 and "did you mean `sessions`?" in err
 
@@ -37,8 +38,21 @@ def test_dash_h_is_help_everywhere(capsys):
 
 def test_help_shows_no_python_types_and_is_not_cut_at_eg(capsys):
     pages = []
-    for args in ([], ["index"], ["serve"], ["remember"], ["ask"], ["memories", "add"], ["service"],
-                 ["service", "install"], ["config"], ["rules", "add"], ["search"], ["sessions"], ["log"]):
+    for args in (
+        [],
+        ["index"],
+        ["serve"],
+        ["remember"],
+        ["ask"],
+        ["memories", "add"],
+        ["service"],
+        ["service", "install"],
+        ["config"],
+        ["rules", "add"],
+        ["search"],
+        ["sessions"],
+        ["log"],
+    ):
         code, out, _ = cli(capsys, *args, "--help")
         assert code == 0
         pages.append(out)
@@ -51,16 +65,19 @@ def test_help_shows_no_python_types_and_is_not_cut_at_eg(capsys):
 def test_non_utf8_arguments_are_one_line_errors():
     out = recall("--raw", os.fsdecode(b"caf\xe9"))
     assert out.returncode == 2
-    assert out.stderr == b"recall: the argument 'caf\\xe9' is not valid UTF-8: set your terminal to UTF-8 " \
-                         b"(LANG=C.UTF-8, say) and type it again.\n"
+    assert (
+        out.stderr == b"recall: the argument 'caf\\xe9' is not valid UTF-8: set your terminal to UTF-8 "
+        b"(LANG=C.UTF-8, say) and type it again.\n"
+    )
     assert recall("sessions", "--since", os.fsdecode(b"\xff")).returncode == 2
 
 
 def test_an_empty_query_is_an_error(capsys):
     for args in (["--raw", ""], ["", "--json"], ["search", "  "]):
         code, out, err = cli(capsys, *args)
-        assert code == 2 and err == 'recall: Nothing to search for: give a query, like `recall --raw "stripe ' \
-                                    'webhook"`.\n', args
+        assert (
+            code == 2 and err == 'recall: Nothing to search for: give a query, like `recall --raw "stripe webhook"`.\n'
+        ), args
     out = recall("--raw", "")
     assert out.returncode == 2 and b"Nothing to search for" in out.stderr
 
@@ -124,9 +141,11 @@ def test_rules_add_says_what_it_added(capsys, tmp_path):
     (p / ".git").mkdir(parents=True)
     code, out, _ = cli(capsys, "rules", "add", "Run make test, not pytest.", "--any", "test", "--project", str(p))
     rid = out.split()[2]
-    assert code == 0 and out == (f"Added rule {rid} for {p}: told to Claude when any \"test\".\n"
-                                 f"`recall rules test \"PROMPT\"` shows when it fires; `recall rules edit {rid}` "
-                                 "changes it.\n")
+    assert code == 0 and out == (
+        f"Added rule {rid} for {p}: told to Claude when any \"test\".\n"
+        f"`recall rules test \"PROMPT\"` shows when it fires; `recall rules edit {rid}` "
+        "changes it.\n"
+    )
 
 
 def test_memories_columns_have_a_header(capsys, tmp_path):
@@ -162,11 +181,12 @@ def test_the_readme_says_what_a_search_returns():
 def test_the_everyday_commands_start_without_typer(claude_projects, tmp_path):
     """What keeps them fast (docs/benchmarks.md has the figures): their plain forms never import
     typer, click or pydantic."""
-    probe = ("import sys, runpy; sys.argv = ['recall'] + sys.argv[1:]; from recall.entry import main; "
-             "code = main(sys.argv[1:]); "
-             "print('\\nLOADED', sorted(m for m in ('typer', 'click', 'pydantic', 'anthropic', 'mcp') "
-             "if m in sys.modules))")
-    for args in (["status"], ["log"], ["sessions"], ["memories", "--project", str(tmp_path)],
-                 ["--raw", "anything"]):
+    probe = (
+        "import sys, runpy; sys.argv = ['recall'] + sys.argv[1:]; from recall.entry import main; "
+        "code = main(sys.argv[1:]); "
+        "print('\\nLOADED', sorted(m for m in ('typer', 'click', 'pydantic', 'anthropic', 'mcp') "
+        "if m in sys.modules))"
+    )
+    for args in (["status"], ["log"], ["sessions"], ["memories", "--project", str(tmp_path)], ["--raw", "anything"]):
         out = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, timeout=120)
         assert out.stdout.strip().endswith("LOADED []"), (args, out.stdout[-300:], out.stderr[-500:])

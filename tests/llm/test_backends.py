@@ -32,15 +32,21 @@ from tests.support.standin import text
 HOOK_KEY = "sk-ant-api03-" + "HookOnlyKey9" * 7
 
 
-def fake_claude(directory: Path, flags: str = "--print --safe-mode --no-session-persistence --tools "
-                                             "--output-format --model --system-prompt --strict-mcp-config",
-                version: str = "2.1.197", run: str = "exit 3") -> Path:
+def fake_claude(
+    directory: Path,
+    flags: str = "--print --safe-mode --no-session-persistence --tools "
+    "--output-format --model --system-prompt --strict-mcp-config",
+    version: str = "2.1.197",
+    run: str = "exit 3",
+) -> Path:
     """A `claude` on PATH that only answers --version and --help (for the flag check)."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "claude"
     help_lines = "\\n".join(f"  {f} <x>   the flag" for f in flags.split())
-    path.write_text(f"#!/bin/sh\ncase \"$1\" in\n  --version) echo '{version} (Claude Code)';;\n"
-                    f"  --help) printf '{help_lines}\\n';;\n  *) {run};;\nesac\n")
+    path.write_text(
+        f"#!/bin/sh\ncase \"$1\" in\n  --version) echo '{version} (Claude Code)';;\n"
+        f"  --help) printf '{help_lines}\\n';;\n  *) {run};;\nesac\n"
+    )
     path.chmod(0o755)
     return path
 
@@ -88,8 +94,11 @@ def test_auto_prefers_a_key_then_claude_code_then_off(tmp_path, monkeypatch):
 
 
 def test_an_older_claude_code_without_a_flag_is_not_used_and_says_why(tmp_path, monkeypatch):
-    fake_claude(tmp_path / "bin", flags="--print --no-session-persistence --tools --output-format --model "
-                                        "--system-prompt", version="1.0.3")
+    fake_claude(
+        tmp_path / "bin",
+        flags="--print --no-session-persistence --tools --output-format --model --system-prompt",
+        version="1.0.3",
+    )
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     choice = backend.choose()
     assert choice.name == "off"
@@ -157,8 +166,9 @@ def test_without_credentials_the_hook_says_why_it_fell_back(indexed, project, mo
     code, out, _ = cli(capsys, "log", "--show", "2")
     assert code == 0 and out == raw["text"] + "\n"
     code, out, err = cli(capsys, "log", "--show", "9")
-    assert code == 2 and err.strip() == ("recall: No prompt #9 in the log (it holds 2): `recall log` numbers them, "
-                                         "1 being the newest.")
+    assert code == 2 and err.strip() == (
+        "recall: No prompt #9 in the log (it holds 2): `recall log` numbers them, 1 being the newest."
+    )
     code, out, err = cli(capsys, "log", "--limit", "0")
     assert code == 2 and err.strip() == "recall: --limit takes a number of prompts >= 1, not 0."
     code, out, _ = cli(capsys, "status")
@@ -187,12 +197,15 @@ def test_the_injection_log_is_bounded(monkeypatch):
 
 
 def test_doctor_names_the_backend_of_each_feature(tmp_path, monkeypatch, capsys):
-    fake_claude(tmp_path / "bin", run='[ "$1" = auth ] && echo \'{"loggedIn": true, "authMethod": "claude.ai"}\' '
-                                      '|| exit 3')  # logged in
+    fake_claude(
+        tmp_path / "bin", run='[ "$1" = auth ] && echo \'{"loggedIn": true, "authMethod": "claude.ai"}\' || exit 3'
+    )  # logged in
     monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
     code, out, _ = cli(capsys, "doctor")
-    assert "ok    model backend: model.backend = auto: synthesis: claude-code; memory: claude-code; " \
-           "ask: claude-code (Claude Code's own login (no Anthropic key found)" in out
+    assert (
+        "ok    model backend: model.backend = auto: synthesis: claude-code; memory: claude-code; "
+        "ask: claude-code (Claude Code's own login (no Anthropic key found)" in out
+    )
 
 
 def test_doctor_fails_when_the_service_would_have_no_backend_the_hook_has(tmp_path, monkeypatch, capsys):
@@ -211,8 +224,14 @@ def test_doctor_fails_when_the_service_would_have_no_backend_the_hook_has(tmp_pa
     try:
         check = check_backend(service_up=True)
         assert check.ok and check.detail.startswith("model.backend = auto: synthesis: api; memory: api; ask: api")
-        monkeypatch.setitem(ops.OPS, "backend", lambda args: {"caller": {"backend": "off", "why": "it is old"},
-                                                              "service": {"backend": "off", "why": "it is old"}})
+        monkeypatch.setitem(
+            ops.OPS,
+            "backend",
+            lambda args: {
+                "caller": {"backend": "off", "why": "it is old"},
+                "service": {"backend": "off", "why": "it is old"},
+            },
+        )
         check = check_backend(service_up=True)
         assert not check.ok and not check.warn
         assert "but the service, given the hook's credentials, would use off (it is old)" in check.detail

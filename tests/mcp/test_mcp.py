@@ -39,10 +39,18 @@ def add_memories(docs: list[dict]) -> None:
             for d in docs:
                 ix.writer.delete_documents_by_term("key", "mem:" + d["id"])
                 doc = tantivy.Document(
-                    key="mem:" + d["id"], doctype="memory", session_id=(d.get("session_ids") or [""])[0],
-                    project=d["project"], role="memory", mtype=d["type"], ts=int(d["updated"]),
-                    text=d["content"].encode(), cwd=b"", branch=b"",
-                    content=prepare_content(d["content"] + " " + " ".join(d["tags"])))
+                    key="mem:" + d["id"],
+                    doctype="memory",
+                    session_id=(d.get("session_ids") or [""])[0],
+                    project=d["project"],
+                    role="memory",
+                    mtype=d["type"],
+                    ts=int(d["updated"]),
+                    text=d["content"].encode(),
+                    cwd=b"",
+                    branch=b"",
+                    content=prepare_content(d["content"] + " " + " ".join(d["tags"])),
+                )
                 doc.add_text("tags", " ".join(d["tags"]))
                 ix.writer.add_document(doc)
             ix.writer.commit()
@@ -57,8 +65,10 @@ class World:
             p.mkdir(parents=True, exist_ok=True)
         old = Session(cwd=str(self.app))
         old.user("why does the stripe webhook fail signature verification?")
-        old.assistant("The stripe webhook handler parsed the JSON before verifying the signature; "
-                      "verification needs the raw request body. Fixed in src/billing/webhooks.py.")
+        old.assistant(
+            "The stripe webhook handler parsed the JSON before verifying the signature; "
+            "verification needs the raw request body. Fixed in src/billing/webhooks.py."
+        )
         old.user("and the redis cache eviction warning?")
         old.assistant("The redis maxmemory policy was noeviction; switched to allkeys-lru.")
         old.write(claude_projects)
@@ -72,18 +82,37 @@ class World:
         other.write(claude_projects)
         self.sessions = {"old": old.session_id, "recent": recent.session_id, "other": other.session_id}
         index_all()
-        add_memories([
-            {"id": "m-stripe", "project": str(self.app), "type": "gotcha",
-             "content": "Stripe webhooks: verify the signature on the raw request body before parsing JSON.",
-             "tags": ["stripe", "webhooks", "payments"], "updated": time.time() - 3600,
-             "session_ids": [old.session_id]},
-            {"id": "m-queue", "project": str(self.app), "type": "decision",
-             "content": "We chose SQS over redis streams for the job queue: at-least-once delivery and a DLQ.",
-             "tags": ["queue", "sqs", "infrastructure"], "updated": time.time() - 7200, "session_ids": []},
-            {"id": "m-celery", "project": str(self.other), "type": "pattern",
-             "content": "Celery tasks are idempotent; payment retries use exponential backoff.",
-             "tags": ["celery", "retries", "payments"], "updated": time.time() - 60, "session_ids": []},
-        ])
+        add_memories(
+            [
+                {
+                    "id": "m-stripe",
+                    "project": str(self.app),
+                    "type": "gotcha",
+                    "content": "Stripe webhooks: verify the signature on the raw request body before parsing JSON.",
+                    "tags": ["stripe", "webhooks", "payments"],
+                    "updated": time.time() - 3600,
+                    "session_ids": [old.session_id],
+                },
+                {
+                    "id": "m-queue",
+                    "project": str(self.app),
+                    "type": "decision",
+                    "content": "We chose SQS over redis streams for the job queue: at-least-once delivery and a DLQ.",
+                    "tags": ["queue", "sqs", "infrastructure"],
+                    "updated": time.time() - 7200,
+                    "session_ids": [],
+                },
+                {
+                    "id": "m-celery",
+                    "project": str(self.other),
+                    "type": "pattern",
+                    "content": "Celery tasks are idempotent; payment retries use exponential backoff.",
+                    "tags": ["celery", "retries", "payments"],
+                    "updated": time.time() - 60,
+                    "session_ids": [],
+                },
+            ]
+        )
 
 
 @pytest.fixture
@@ -129,8 +158,7 @@ def test_tools_are_listed_with_schemas_annotations_and_descriptions(world):
 
     tools, instructions = run(go)
     by_name = {t.name: t for t in tools}
-    assert set(by_name) == {"memory_search", "memory_related", "memory_ask", "recall_search",
-                            "rule_add", "rule_update"}
+    assert set(by_name) == {"memory_search", "memory_related", "memory_ask", "recall_search", "rule_add", "rule_update"}
     for t in tools:
         writes = t.name.startswith("rule_")  # the two rule tools write a rule file
         assert t.annotations.read_only_hint is (not writes) and t.annotations.destructive_hint is False
@@ -153,8 +181,9 @@ def test_tools_are_listed_with_schemas_annotations_and_descriptions(world):
 
 # memory_search ----------------------------------------------------------------------------------------
 def test_memory_search_ranks_memories_with_transcript_hits_in_the_current_project(world):
-    result = call(build_server(str(world.app / "src" / "billing")), "memory_search",
-                  {"query": "stripe webhook signature"})
+    result = call(
+        build_server(str(world.app / "src" / "billing")), "memory_search", {"query": "stripe webhook signature"}
+    )
     data = ok(result)
     assert data["project"] == str(world.app)  # a subfolder means its repository
     kinds = [m["kind"] for m in data["matches"]]
@@ -179,10 +208,11 @@ def test_recall_ask_and_the_mcp_tools_rank_with_the_one_merged_ranking(world, mo
 
     def orders():
         ask = [h.uuid for h in gather("stripe webhook signature", str(world.app))]
-        mcp = [m["id"] for m in memory_tools.memory_search("stripe webhook signature", limit=30,
-                                                           cwd=str(world.app))["matches"]]
-        asked = [m["id"] for m in memory_tools.memory_ask("stripe webhook signature",
-                                                          cwd=str(world.app))["matches"]]
+        mcp = [
+            m["id"]
+            for m in memory_tools.memory_search("stripe webhook signature", limit=30, cwd=str(world.app))["matches"]
+        ]
+        asked = [m["id"] for m in memory_tools.memory_ask("stripe webhook signature", cwd=str(world.app))["matches"]]
         return ask, mcp, asked
 
     ask, mcp, asked = orders()
@@ -221,26 +251,30 @@ def test_default_project_with_nothing_indexed_searches_everywhere(world):
 
 def test_bad_inputs_are_tool_errors_and_the_server_keeps_answering(world):
     server = build_server(str(world.app))
-    results = run(_calls, server, [
-        ("memory_search", {"query": ""}),
-        ("memory_search", {"query": "   "}),
-        ("memory_search", {"query": "?!"}),
-        ("memory_search", {"query": "x", "limit": 0}),
-        ("memory_search", {"query": "x", "limit": 51}),
-        ("memory_search", {"query": "x", "limit": "many"}),
-        ("memory_search", {"query": "x", "type": "bogus"}),
-        ("memory_search", {"query": "x", "project": str(world.app / "nope")}),
-        ("memory_search", {"query": "x", "project": str(world.empty)}),
-        ("memory_search", {}),
-        ("memory_related", {"tags": []}),
-        ("memory_related", {"tags": ["  "]}),
-        ("memory_related", {"tags": "stripe"}),
-        ("memory_ask", {"question": ""}),
-        ("recall_search", {"query": "redis", "since": "yesterday-ish"}),
-        ("recall_search", {"query": "redis", "limit": 500}),
-        ("no_such_tool", {"query": "x"}),
-        ("memory_search", {"query": "stripe"}),
-    ])
+    results = run(
+        _calls,
+        server,
+        [
+            ("memory_search", {"query": ""}),
+            ("memory_search", {"query": "   "}),
+            ("memory_search", {"query": "?!"}),
+            ("memory_search", {"query": "x", "limit": 0}),
+            ("memory_search", {"query": "x", "limit": 51}),
+            ("memory_search", {"query": "x", "limit": "many"}),
+            ("memory_search", {"query": "x", "type": "bogus"}),
+            ("memory_search", {"query": "x", "project": str(world.app / "nope")}),
+            ("memory_search", {"query": "x", "project": str(world.empty)}),
+            ("memory_search", {}),
+            ("memory_related", {"tags": []}),
+            ("memory_related", {"tags": ["  "]}),
+            ("memory_related", {"tags": "stripe"}),
+            ("memory_ask", {"question": ""}),
+            ("recall_search", {"query": "redis", "since": "yesterday-ish"}),
+            ("recall_search", {"query": "redis", "limit": 500}),
+            ("no_such_tool", {"query": "x"}),
+            ("memory_search", {"query": "stripe"}),
+        ],
+    )
     *bad, good = results
     assert [r.is_error for r in bad] == [True] * len(bad)
     messages = [err(r) for r in bad]
@@ -270,8 +304,7 @@ def test_unexpected_failure_is_a_tool_error_not_a_crash(world, monkeypatch):
 
     server = build_server(str(world.app))
     monkeypatch.setitem(server.backend.local_ops, "mcp.memory_search", boom)
-    bad, good = run(_calls, server, [("memory_search", {"query": "stripe"}),
-                                     ("recall_search", {"query": "stripe"})])
+    bad, good = run(_calls, server, [("memory_search", {"query": "stripe"}), ("recall_search", {"query": "stripe"})])
     assert "disk on fire" in err(bad) and "recall.log" in err(bad)
     assert ok(good)["matches"]
 
@@ -337,12 +370,22 @@ def test_recall_search_has_the_cli_options(world):
     assert all(m["kind"] == "message" for m in singles["matches"])
     one = ok(call(server, "recall_search", {"query": "redis", "messages": True, "limit": 1}))
     assert len(one["matches"]) == 1
-    dated = ok(call(server, "recall_search", {"query": "stripe", "since": (NOW - timedelta(days=2)).date().isoformat(),
-                                              "project": "all"}))
+    dated = ok(
+        call(
+            server,
+            "recall_search",
+            {"query": "stripe", "since": (NOW - timedelta(days=2)).date().isoformat(), "project": "all"},
+        )
+    )
     assert dated["matches"] == []  # both stripe sessions are older
     # the same engine as the CLI (whose search also shows typed memories)
-    cli = subprocess.run([str(RECALL_BIN), "--json", "--project", str(world.app), "--since", "3d", "redis"],
-                         capture_output=True, text=True, env=os.environ.copy(), timeout=120)
+    cli = subprocess.run(
+        [str(RECALL_BIN), "--json", "--project", str(world.app), "--since", "3d", "redis"],
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+        timeout=120,
+    )
     assert cli.returncode == 0, cli.stderr
     cli_hits = json.loads(cli.stdout)["hits"]
     assert any(h["kind"] == "memory" for h in cli_hits)
@@ -358,14 +401,28 @@ def test_results_are_capped_and_say_how_many_more(world, claude_projects):
             s.user(f"zebra question {n}-{k}: {filler}")
         s.write(claude_projects)
     index_all()
-    add_memories([{"id": f"m-zebra-{i}", "project": str(world.app), "type": "context",
-                   "content": f"zebra memory {i}: " + filler, "tags": ["zebra"], "updated": time.time(),
-                   "session_ids": []} for i in range(40)])
+    add_memories(
+        [
+            {
+                "id": f"m-zebra-{i}",
+                "project": str(world.app),
+                "type": "context",
+                "content": f"zebra memory {i}: " + filler,
+                "tags": ["zebra"],
+                "updated": time.time(),
+                "session_ids": [],
+            }
+            for i in range(40)
+        ]
+    )
     server = build_server(str(world.app))
-    cases = [("recall_search", {"query": "zebra crossing", "messages": True, "limit": 50}),
-             ("memory_search", {"query": "zebra crossing", "limit": 50}),
-             ("memory_related", {"tags": ["zebra"], "limit": 100}),
-             ("memory_ask", {"question": "what about the zebra crossing?"})]
+    cases = [
+        ("recall_search", {"query": "zebra crossing", "messages": True, "limit": 50}),
+        ("memory_search", {"query": "zebra crossing", "limit": 50}),
+        ("memory_related", {"tags": ["zebra"], "limit": 100}),
+        ("memory_ask", {"question": "what about the zebra crossing?"}),
+    ]
+
     async def schemas():
         async with Client(server) as c:
             return {t.name: t.output_schema for t in (await c.list_tools()).tools}
@@ -386,11 +443,24 @@ def test_results_are_capped_and_say_how_many_more(world, claude_projects):
 def test_fit_cuts_texts_before_dropping_matches():
     from recall.mcp.server import SearchOut, fit, render_search
 
-    match = {"kind": "memory", "id": "m1", "type": "gotcha", "tags": ["a"], "date": "2026-11-01T00:00:00Z",
-             "project": "/p", "session_id": "", "role": "memory", "snippet": "short", "score": 1.0,
-             "text": "word " * 2000}
-    page = fit({"query": "q", "project": "/p", "matches": [dict(match, id=f"m{i}") for i in range(3)]},
-               SearchOut, render_search)
+    match = {
+        "kind": "memory",
+        "id": "m1",
+        "type": "gotcha",
+        "tags": ["a"],
+        "date": "2026-11-01T00:00:00Z",
+        "project": "/p",
+        "session_id": "",
+        "role": "memory",
+        "snippet": "short",
+        "score": 1.0,
+        "text": "word " * 2000,
+    }
+    page = fit(
+        {"query": "q", "project": "/p", "matches": [dict(match, id=f"m{i}") for i in range(3)]},
+        SearchOut,
+        render_search,
+    )
     assert page.shown == 3 and page.more == 0
     assert all(m.text and m.text.endswith("…") and len(m.text) <= 1200 for m in page.matches)
 
@@ -421,15 +491,24 @@ def test_uses_the_service_when_it_runs(world, monkeypatch):
     monkeypatch.setattr(client, "call", fake_call)
     server = build_server(str(world.app))
     local = build_server(str(world.app), use_service=False)
-    results = run(_calls, server, [
-        ("memory_search", {"query": "stripe webhook"}),
-        ("memory_related", {"tags": ["payments"]}),
-        ("memory_ask", {"question": "stripe webhooks?"}),
-        ("recall_search", {"query": "redis", "since": "3d"}),
-        ("memory_search", {"query": "stripe", "project": "/definitely/not/here"}),
-    ])
-    assert seen == ["mcp.memory_search", "mcp.memory_related", "mcp.memory_ask", "mcp.recall_search",
-                    "mcp.memory_search"]
+    results = run(
+        _calls,
+        server,
+        [
+            ("memory_search", {"query": "stripe webhook"}),
+            ("memory_related", {"tags": ["payments"]}),
+            ("memory_ask", {"question": "stripe webhooks?"}),
+            ("recall_search", {"query": "redis", "since": "3d"}),
+            ("memory_search", {"query": "stripe", "project": "/definitely/not/here"}),
+        ],
+    )
+    assert seen == [
+        "mcp.memory_search",
+        "mcp.memory_related",
+        "mcp.memory_ask",
+        "mcp.recall_search",
+        "mcp.memory_search",
+    ]
     assert ok(results[0]) == ok(call(local, "memory_search", {"query": "stripe webhook"}))
     assert [m["id"] for m in ok(results[1])["matches"]] == ["m-stripe", "m-celery"]
     assert ok(results[2])["synthesized"] is False
@@ -448,8 +527,9 @@ def test_through_the_real_service(world, tmp_path, monkeypatch):
 
     monkeypatch.setenv("RECALL_WRITER_HEAP_MB", "48")
     with open(tmp_path / "serve.log", "wb") as out:
-        proc = subprocess.Popen([str(RECALL_BIN), "serve"], stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [str(RECALL_BIN), "serve"], stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -462,13 +542,17 @@ def test_through_the_real_service(world, tmp_path, monkeypatch):
         assert {"mcp.memory_search", "mcp.memory_related", "mcp.memory_ask", "mcp.recall_search"} <= set(info["ops"])
         server = build_server(str(world.app))
         server.backend.local_ops.clear()  # only the service can answer now
-        results = run(_calls, server, [
-            ("memory_search", {"query": "stripe webhook"}),
-            ("memory_related", {"tags": ["payments"]}),
-            ("memory_ask", {"question": "stripe webhooks?"}),
-            ("recall_search", {"query": "redis", "since": "3d"}),
-            ("memory_search", {"query": "stripe", "project": str(world.app / "gone")}),
-        ])
+        results = run(
+            _calls,
+            server,
+            [
+                ("memory_search", {"query": "stripe webhook"}),
+                ("memory_related", {"tags": ["payments"]}),
+                ("memory_ask", {"question": "stripe webhooks?"}),
+                ("recall_search", {"query": "redis", "since": "3d"}),
+                ("memory_search", {"query": "stripe", "project": str(world.app / "gone")}),
+            ],
+        )
         assert ok(results[0])["matches"][0]["id"] == "m-stripe"
         assert [m["id"] for m in ok(results[1])["matches"]] == ["m-stripe", "m-celery"]
         assert "Synthesis is off" in ok(results[2])["note"]
@@ -505,8 +589,7 @@ def test_every_tool_over_stdio(world, tmp_path):
                     return out
 
     out = run(go)
-    assert out["tools"] == ["memory_ask", "memory_related", "memory_search", "recall_search", "rule_add",
-                            "rule_update"]
+    assert out["tools"] == ["memory_ask", "memory_related", "memory_search", "recall_search", "rule_add", "rule_update"]
     search = ok(out["search"])
     assert search["project"] == str(world.app) and search["matches"][0]["id"] == "m-stripe"
     assert "limit" in err(out["bad"]) and "gotcha" in err(out["bad_type"])
@@ -522,8 +605,15 @@ def test_stdout_carries_only_the_protocol_and_garbage_does_not_kill_it(world):
     import queue
     import threading
 
-    proc = subprocess.Popen([str(RECALL_BIN), "mcp"], cwd=world.app, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    proc = subprocess.Popen(
+        [str(RECALL_BIN), "mcp"],
+        cwd=world.app,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=os.environ.copy(),
+    )
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(ln) for ln in proc.stdout], daemon=True).start()
 
@@ -539,16 +629,38 @@ def test_stdout_carries_only_the_protocol_and_garbage_does_not_kill_it(world):
                 return msg
 
     try:
-        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "0"},
+                },
+            }
+        )
         assert response(1)["result"]["serverInfo"]["name"] == "recall"
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         send("this is not json")
-        send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-              "params": {"name": "memory_search", "arguments": {"query": 42}}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "memory_search", "arguments": {"query": 42}},
+            }
+        )
         assert response(2)["result"]["isError"] is True
-        send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-              "params": {"name": "recall_search", "arguments": {"query": "redis"}}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "recall_search", "arguments": {"query": "redis"}},
+            }
+        )
         third = response(3)["result"]
         assert third["isError"] is False and third["structuredContent"]["matches"]
         proc.stdin.close()

@@ -20,18 +20,30 @@ def answer(req):
     if is_summary(req):
         return text(SUMMARY)
     if is_extraction(req):
-        return text(extraction({"type": "decision", "content": "Indexes on orders are built concurrently so "
-                                                                 "writes never block", "tags": ["db"]}))
+        return text(
+            extraction(
+                {
+                    "type": "decision",
+                    "content": "Indexes on orders are built concurrently so writes never block",
+                    "tags": ["db"],
+                }
+            )
+        )
     return None
 
 
-def test_backfill_estimates_first_then_makes_memories_and_summaries_and_resumes(two_sessions, monkeypatch,
-                                                                                 standin, capsys):
+def test_backfill_estimates_first_then_makes_memories_and_summaries_and_resumes(
+    two_sessions, monkeypatch, standin, capsys
+):
     use_standin(monkeypatch, standin)
     standin.handler = answer
     code, out, err = cli(capsys, "memories", "--backfill", "--all-projects")  # no terminal, no --yes
-    assert code == 2 and "No model was called: there is no terminal to ask. Run `recall memories --backfill " \
-                         "--since 30d --all-projects --yes` to start it." in err
+    assert (
+        code == 2
+        and "No model was called: there is no terminal to ask. Run `recall memories --backfill "
+        "--since 30d --all-projects --yes` to start it."
+        in err
+    )
     assert standin.requests == [] if isinstance(standin.requests, list) else True
     assert "Backfill: 2 sessions of every project active since" in out
     assert "4 model calls (2 extraction, 2 summaries;" in out and "est. $0.0" in out
@@ -43,7 +55,8 @@ def test_backfill_estimates_first_then_makes_memories_and_summaries_and_resumes(
     assert "Backfill done: 2 of 2 sessions done: 2 memories, 2 summaries." in out
     assert summaries.get(two_sessions["new"]) and summaries.get(two_sessions["old"])
     assert [m.content for m in store.load(str(two_sessions["shop"])).active()] == [
-        "Indexes on orders are built concurrently so writes never block"]
+        "Indexes on orders are built concurrently so writes never block"
+    ]
     calls = len(standin.requests)
     code, out, _ = cli(capsys, "memories", "--backfill", "--all-projects", "--yes")  # resumable: all done
     assert code == 0 and out.startswith("Nothing to backfill: every session of every project active since")

@@ -19,8 +19,14 @@ def fill(project, counts: dict, now=T0, access: dict | None = None) -> store.Sta
     with store.transaction(str(project)) as st:
         for mtype, n in counts.items():
             for i in range(n):
-                m = store.Memory(id=f"{mtype[:3]}{i:04d}", type=mtype, content=f"{mtype} fact {i}",
-                                 created=now, updated=now, access_count=(access or {}).get(mtype, {}).get(i, 0))
+                m = store.Memory(
+                    id=f"{mtype[:3]}{i:04d}",
+                    type=mtype,
+                    content=f"{mtype} fact {i}",
+                    created=now,
+                    updated=now,
+                    access_count=(access or {}).get(mtype, {}).get(i, 0),
+                )
                 st.memories.append(m)
                 st.touch(m)
     return store.load(str(project))
@@ -29,7 +35,7 @@ def fill(project, counts: dict, now=T0, access: dict | None = None) -> store.Sta
 def block_lines(text: str) -> list[str]:
     s = text.index(briefing.START)
     e = text.index(briefing.END)
-    return text[s:e + len(briefing.END)].splitlines()
+    return text[s : e + len(briefing.END)].splitlines()
 
 
 # budgets ----------------------------------------------------------------------------------------
@@ -38,8 +44,9 @@ def test_allocation_redistributes_unused_lines():
     full = {t: 100 for t in briefing.BUDGETS}
     assert briefing.allocate(full) == briefing.BUDGETS
     # no context and few decisions: their lines go to the types that have more
-    alloc = briefing.allocate({"architecture": 60, "decision": 5, "pattern": 10, "gotcha": 20,
-                               "progress": 50, "context": 0})
+    alloc = briefing.allocate(
+        {"architecture": 60, "decision": 5, "pattern": 10, "gotcha": 20, "progress": 50, "context": 0}
+    )
     assert alloc["decision"] == 5 and alloc["pattern"] == 10 and alloc["context"] == 0
     assert alloc["gotcha"] == 20
     assert sum(alloc.values()) == 140
@@ -57,8 +64,8 @@ def test_overflow_line_and_about_150_lines(project):
     memory_lines = [ln for ln in lines if ln.startswith("- ") and "more (search with recall)" not in ln]
     overflow = [ln for ln in lines if ln.startswith("- …and")]
     assert len(memory_lines) + len(overflow) == 140
-    assert "- …and 36 more (search with recall)" in lines      # architecture: 24 shown of 60
-    assert "- …and 46 more (search with recall)" in lines      # context: 14 shown of 60
+    assert "- …and 36 more (search with recall)" in lines  # architecture: 24 shown of 60
+    assert "- …and 46 more (search with recall)" in lines  # context: 14 shown of 60
     # each overflow line closes its section
     for i, ln in enumerate(lines):
         if ln.startswith("- …and"):
@@ -85,7 +92,7 @@ def test_decayed_memories_leave_the_briefing_but_stay_listed(project):
         store.add_memory(st, "architecture", "The API lives in api/main.py", now=T0)
     st = store.load(str(project))
     assert "auth rewrite" in briefing.render_body(st, T0 + 4 * DAY)
-    later = briefing.render_body(st, T0 + 5 * DAY)   # progress below 0.3
+    later = briefing.render_body(st, T0 + 5 * DAY)  # progress below 0.3
     assert "auth rewrite" not in later and "api/main.py" in later
     assert len(store.load(str(project)).active()) == 2
 
@@ -163,7 +170,7 @@ def test_local_mode_writes_claude_local_md_kept_out_of_git(project):
     config.set_value("memory.claude_md", "local")
     assert briefing.write_briefing(str(project), now=T0) == project / "CLAUDE.local.md"
     assert "- pattern fact 0" in (project / "CLAUDE.local.md").read_text()
-    assert (project / "CLAUDE.md").read_text() == "mine\n"   # our old block removed, the rest intact
+    assert (project / "CLAUDE.md").read_text() == "mine\n"  # our old block removed, the rest intact
     assert "/CLAUDE.local.md" in (project / ".git" / "info" / "exclude").read_text().splitlines()
 
 
@@ -183,7 +190,7 @@ def test_session_start_refreshes_the_file_in_claude_md_mode(project):
     fill(project, {"gotcha": 1})
     assert capture.session_start({"session_id": "s", "cwd": str(project / "sub"), "source": "resume"}) is None
     assert "- gotcha fact 0" in (project / "CLAUDE.md").read_text()
-    assert not (project / "sub" / "CLAUDE.md").exists()     # only ever at the project root
+    assert not (project / "sub" / "CLAUDE.md").exists()  # only ever at the project root
 
 
 def test_never_writes_in_home_or_outside_the_root(tmp_path, monkeypatch):

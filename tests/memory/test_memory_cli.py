@@ -24,8 +24,9 @@ def project(project, monkeypatch):
 
 
 def test_add_list_show_forget(project, capsys):
-    code, out, _ = cli(capsys, "memories", "add", "gotcha", "Redis must run before the worker starts",
-                       "--tags", "redis,worker")
+    code, out, _ = cli(
+        capsys, "memories", "add", "gotcha", "Redis must run before the worker starts", "--tags", "redis,worker"
+    )
     assert code == 0 and out.startswith("Added gotcha ")
     mid = out.split()[2].rstrip(".")
     code, out, _ = cli(capsys, "memories", "add", "decision", "我们选择", "tantivy", "作为搜索引擎")
@@ -50,14 +51,17 @@ def test_add_list_show_forget(project, capsys):
     assert {m.type for m in store.load(str(project)).memories} == {"gotcha", "decision"}  # the superseded one stays
 
 
-@pytest.mark.parametrize("args, message", [
-    (("memories", "add", "todo", "x"), "not a memory type: use one of"),
-    (("memories", "--type", "nope"), "not a memory type"),
-    (("memories", "show", "zzz"), "list them with `recall memories`"),
-    (("memories", "forget", "zzz"), "list them with `recall memories`"),
-    (("memories", "--project", "/no/such/dir"), "is not a directory"),
-    (("consolidate",), "nothing to consolidate"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("memories", "add", "todo", "x"), "not a memory type: use one of"),
+        (("memories", "--type", "nope"), "not a memory type"),
+        (("memories", "show", "zzz"), "list them with `recall memories`"),
+        (("memories", "forget", "zzz"), "list them with `recall memories`"),
+        (("memories", "--project", "/no/such/dir"), "is not a directory"),
+        (("consolidate",), "nothing to consolidate"),
+    ],
+)
 def test_bad_input_is_one_clear_line(project, capsys, args, message):
     code, out, err = cli(capsys, *args)
     assert code != 0 and message in err
@@ -80,9 +84,13 @@ def test_consolidate_and_ask_need_a_key(project, capsys):
 
 def test_consolidate_command(project, capsys, monkeypatch, standin):
     use_standin(monkeypatch, standin)
-    facts = ["Redis must run before the worker", "Use UTC timestamps in Postgres",
-             "CI caches node_modules by lockfile hash", "pytest -n auto breaks sqlite fixtures",
-             "The staging DB resets nightly"]
+    facts = [
+        "Redis must run before the worker",
+        "Use UTC timestamps in Postgres",
+        "CI caches node_modules by lockfile hash",
+        "pytest -n auto breaks sqlite fixtures",
+        "The staging DB resets nightly",
+    ]
     for f in facts:
         cli(capsys, "memories", "add", "gotcha", f)
     ids = [m.id for m in store.load(str(project)).active()]
@@ -99,8 +107,13 @@ def test_consolidate_command(project, capsys, monkeypatch, standin):
 
 def test_ask_answers_from_memories_and_transcripts(project, capsys, monkeypatch, standin):
     use_standin(monkeypatch, standin)
-    cli(capsys, "memories", "add", "decision", "We picked pgbouncer in transaction mode because the ORM "
-                                               "opens a connection per request")
+    cli(
+        capsys,
+        "memories",
+        "add",
+        "decision",
+        "We picked pgbouncer in transaction mode because the ORM opens a connection per request",
+    )
     standin.script(text("pgbouncer, in transaction mode [2026-11-22 memory]"))
     code, out, _ = cli(capsys, "ask", "which connection pooler did we pick?")
     assert code == 0 and out.strip() == "pgbouncer, in transaction mode [2026-11-22 memory]"
@@ -113,8 +126,10 @@ def test_ask_answers_from_memories_and_transcripts(project, capsys, monkeypatch,
 
 def test_status_and_doctor_lines(project, monkeypatch, standin):
     lines = status.status_lines(str(project))
-    assert lines[0] == ("Memory:  memory extraction is off: no Anthropic key and no Claude Code found: set "
-                        "ANTHROPIC_API_KEY, run `recall config set api_key KEY`, or install and log in to Claude Code")
+    assert lines[0] == (
+        "Memory:  memory extraction is off: no Anthropic key and no Claude Code found: set "
+        "ANTHROPIC_API_KEY, run `recall config set api_key KEY`, or install and log in to Claude Code"
+    )
     from recall.cli.checks import check_memory
 
     checks = check_memory(project)
@@ -139,16 +154,27 @@ def test_capture_hooks_stay_import_light(project, monkeypatch, standin, claude_p
         "if m in sys.modules]\n"
         "print(json.dumps(heavy))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                         env={**__import__("os").environ, "RECALL_NO_SERVICE": "1"})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**__import__("os").environ, "RECALL_NO_SERVICE": "1"},
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == []
 
 
 def test_remember_cleans_a_nul_and_a_lone_surrogate(project, capsys):
     """Issue 35 item 3: neither crashes `recall remember`; each is stored as U+FFFD."""
-    code, out, err = cli(capsys, "remember", "--project", str(project), "--json",
-                         "the firmware dump has a lone \ud800 half and a \0 byte")
+    code, out, err = cli(
+        capsys,
+        "remember",
+        "--project",
+        str(project),
+        "--json",
+        "the firmware dump has a lone \ud800 half and a \0 byte",
+    )
     assert code == 0, err
     m = json.loads(out)
     assert "\ufffd half" in m["content"] and "\0" not in m["content"]

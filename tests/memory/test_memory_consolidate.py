@@ -44,11 +44,17 @@ def test_keep_merge_drop_applied_with_lineage(monkeypatch, standin, project):
     use_standin(monkeypatch, standin)
     ids = seed(project)
     seed(project, ["The API is a FastAPI app", "Workers use RQ"], mtype="architecture")  # < 5: not reviewed
-    answer = {"keep": [ids[2], ids[3], ids[5]],
-              "merge": [{"ids": [ids[0], ids[1]], "content": "The worker silently drops jobs when Redis is "
-                                                             "not running at start: start Redis first",
-                         "tags": ["redis", "worker"]}],
-              "drop": [ids[4], "not-an-id"]}
+    answer = {
+        "keep": [ids[2], ids[3], ids[5]],
+        "merge": [
+            {
+                "ids": [ids[0], ids[1]],
+                "content": "The worker silently drops jobs when Redis is not running at start: start Redis first",
+                "tags": ["redis", "worker"],
+            }
+        ],
+        "drop": [ids[4], "not-an-id"],
+    }
     standin.script(text(json.dumps(answer)))
     res = consolidate.consolidate(project, force=True, now=2_000_000_000.0)
     assert res.types == ["gotcha"] and res.calls == 1

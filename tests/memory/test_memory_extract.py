@@ -24,16 +24,21 @@ def run(session, event="stop", **kw):
     return extract.process(session.session_id, event, str(session.path), str(session.project), **kw)
 
 
-GOTCHA = {"type": "gotcha", "content": "Stripe webhook verification needs the raw body: use express.raw() "
-                                       "on the webhook route", "tags": ["stripe"]}
+GOTCHA = {
+    "type": "gotcha",
+    "content": "Stripe webhook verification needs the raw body: use express.raw() on the webhook route",
+    "tags": ["stripe"],
+}
 
 
 # rendering and chunking ----------------------------------------------------------------------
 def test_summary_rendering_keeps_what_the_index_keeps(session, project):
     session.user("Fix the stripe webhook, signatures fail")
     session.hook_context("<recalled-context>INJECTED CONTEXT MUST NOT COME BACK</recalled-context>")
-    session.assistant("The body is parsed by express.json() first. <recalled-context>also injected"
-                      "</recalled-context>I will switch that route to express.raw().")
+    session.assistant(
+        "The body is parsed by express.json() first. <recalled-context>also injected"
+        "</recalled-context>I will switch that route to express.raw()."
+    )
     session.tool("Write", file_path=str(project / "src/lib/stripe.ts"), content="export const x = 1")
     session.tool("Bash", command="npm test -- stripe", description="Run the stripe tests")
     session.user("my key is sk-ant-api03-" + "B" * 90)
@@ -43,9 +48,9 @@ def test_summary_rendering_keeps_what_the_index_keeps(session, project):
     assert "CLAUDE: The body is parsed by express.json() first." in lines
     assert "TOOL [Write]: src/lib/stripe.ts" in lines.splitlines()
     assert "TOOL [Bash]: npm test -- stripe | Run the stripe tests" in lines.splitlines()
-    assert "INJECTED" not in lines and "also injected" not in lines      # the feedback-loop guard
-    assert "TOOL RESULT BODY" not in lines                               # tool results left out
-    assert "sk-ant-api03" not in lines and "[redacted:" in lines         # the same redaction
+    assert "INJECTED" not in lines and "also injected" not in lines  # the feedback-loop guard
+    assert "TOOL RESULT BODY" not in lines  # tool results left out
+    assert "sk-ant-api03" not in lines and "[redacted:" in lines  # the same redaction
     assert end == session.path.stat().st_size and cwd == str(project)
 
 
@@ -64,8 +69,8 @@ def test_chunks_are_6000_chars_with_500_overlap():
     assert spans[0][0] == 0 and spans[-1][1] == len(full)
     for (s1, e1), (s2, e2) in zip(spans, spans[1:]):
         overlap = e1 - s2
-        assert 0 < overlap <= extract.OVERLAP_CHARS       # each chunk repeats up to 500 chars of the last
-        assert full[s2 - 1] == "\n"                       # ...starting at a line start
+        assert 0 < overlap <= extract.OVERLAP_CHARS  # each chunk repeats up to 500 chars of the last
+        assert full[s2 - 1] == "\n"  # ...starting at a line start
     ends = [c.end for c in chunks]
     assert ends == sorted(ends) and ends[-1] == entries[-1].end
     # a chunk's cursor is past only the lines it holds whole
@@ -84,7 +89,7 @@ def test_stop_needs_three_new_lines_and_the_cursor_waits(monkeypatch, standin, s
     rep = run(session, "stop")
     assert rep.calls_ok == 1 and rep.added == 1
     prompt = prompt_of(standin.messages_requests()[0])
-    assert "USER: short question" in prompt and "USER: one more thing" in prompt   # nothing was lost
+    assert "USER: short question" in prompt and "USER: one more thing" in prompt  # nothing was lost
     assert extract.load_cursor(session.session_id).offset == session.path.stat().st_size
     # nothing new: no call
     rep = run(session, "session-end")
@@ -108,15 +113,33 @@ def test_precompact_needs_one_line_and_existing_memories_are_sent(monkeypatch, s
 def test_extracted_memories_dedup_and_supersede(monkeypatch, standin, session, project):
     use_standin(monkeypatch, standin)
     session.user("a").assistant("b").user("c")
-    standin.script(text(extraction(GOTCHA, {"type": "progress", "content": "Stripe webhook fix is deployed to "
-                                                                            "staging; production next"})))
+    standin.script(
+        text(
+            extraction(
+                GOTCHA, {"type": "progress", "content": "Stripe webhook fix is deployed to staging; production next"}
+            )
+        )
+    )
     run(session, "stop")
     session.user("d").assistant("e").user("f")
-    standin.script(text("```json\n" + extraction(
-        {"type": "gotcha", "content": "Stripe webhook verification needs the raw request body: use express.raw() "
-                                      "on the webhook route"},
-        {"type": "progress", "content": "Stripe webhook fix is live in production",
-         "supersedes_content": "Stripe webhook fix is deployed to staging; production next"}) + "\n```"))
+    standin.script(
+        text(
+            "```json\n"
+            + extraction(
+                {
+                    "type": "gotcha",
+                    "content": "Stripe webhook verification needs the raw request body: use express.raw() "
+                    "on the webhook route",
+                },
+                {
+                    "type": "progress",
+                    "content": "Stripe webhook fix is live in production",
+                    "supersedes_content": "Stripe webhook fix is deployed to staging; production next",
+                },
+            )
+            + "\n```"
+        )
+    )
     rep = run(session, "stop")
     assert rep.superseded == 2 and rep.added == 0
     mems = active(project)
@@ -147,13 +170,16 @@ def test_malformed_answer_retried_once_then_used(monkeypatch, standin, session, 
     assert len(standin.messages_requests()) == 2 and rep.added == 1
 
 
-@pytest.mark.parametrize("bad", [
-    "no json at all",
-    json.dumps({"memories": [{"type": "todo", "content": "x"}]}),            # unknown type
-    json.dumps({"memories": [{"type": "gotcha", "content": ""}]}),           # empty content
-    json.dumps({"memories": [{"type": "gotcha", "content": 42}]}),           # strict: no coercion
-    json.dumps({"memories": "nope"}),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "no json at all",
+        json.dumps({"memories": [{"type": "todo", "content": "x"}]}),  # unknown type
+        json.dumps({"memories": [{"type": "gotcha", "content": ""}]}),  # empty content
+        json.dumps({"memories": [{"type": "gotcha", "content": 42}]}),  # strict: no coercion
+        json.dumps({"memories": "nope"}),
+    ],
+)
 def test_malformed_twice_is_skipped_with_a_log_line(monkeypatch, standin, session, project, bad, caplog):
     use_standin(monkeypatch, standin)
     session.user("a").assistant("b").user("c")
@@ -210,8 +236,9 @@ def test_usage_is_recorded_for_the_cost_estimate(monkeypatch, standin, session):
     run(session)
     summary = usage.usage_summary()
     assert summary["by_purpose"] == {"extraction": 1} and summary["cost"] > 0
-    assert Counter(r["purpose"] for r in map(json.loads, usage.usage_path().read_text().splitlines())) == \
-        {"extraction": 1}
+    assert Counter(r["purpose"] for r in map(json.loads, usage.usage_path().read_text().splitlines())) == {
+        "extraction": 1
+    }
 
 
 def test_corrupt_state_wastes_no_call(monkeypatch, standin, session, project):

@@ -19,8 +19,11 @@ from tests.support.memory import Transcript, active, env_without_service, extrac
 from tests.support.standin import text
 from tests.support.wait import wait_for
 
-GOTCHA = {"type": "gotcha", "content": "Stripe webhook verification needs the raw body: use express.raw() on "
-                                       "the webhook route", "tags": ["stripe", "webhooks"]}
+GOTCHA = {
+    "type": "gotcha",
+    "content": "Stripe webhook verification needs the raw body: use express.raw() on the webhook route",
+    "tags": ["stripe", "webhooks"],
+}
 
 
 @pytest.fixture
@@ -35,8 +38,14 @@ def session(claude_projects, project):
 def hook(name: str, payload, env=None, wait: bool = True):
     cmd = [sys.executable, "-m", "recall.entry", "hook", name]
     data = payload if isinstance(payload, (bytes, str)) else json.dumps(payload)
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=env or env_without_service(), text=True)
+    proc = subprocess.Popen(
+        cmd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env or env_without_service(),
+        text=True,
+    )
     if not wait:
         proc.stdin.write(data)
         proc.stdin.close()
@@ -64,8 +73,7 @@ def test_stop_hook_hands_off_to_a_detached_worker(monkeypatch, standin, session,
     assert len(req) == 1 and is_extraction(req[0])
     assert "TOOL [Edit]: src/server.ts" in req[0]["messages"][0]["content"]
     # the memory is in the index: one search finds memories and transcripts
-    hits = Searcher().search("stripe raw body", doctypes=("memory", "message"), messages=True,
-                             project=str(project))
+    hits = Searcher().search("stripe raw body", doctypes=("memory", "message"), messages=True, project=str(project))
     mem_hits = [h for h in hits if h.kind == "memory"]
     assert mem_hits and mem_hits[0].uuid == mems[0]["id"] and mem_hits[0].project == str(project)
     status = worker.read_status()
@@ -102,21 +110,32 @@ def test_workers_racing_on_the_lock(monkeypatch, standin, session, project):
 def test_trigger_queued_while_the_lock_is_held_is_not_stranded(monkeypatch, standin, session, project):
     use_standin(monkeypatch, standin)
     standin.script(text(extraction(GOTCHA)))
-    fd = queue.try_lock()       # "another worker" holds the lock: the hook starts nobody
+    fd = queue.try_lock()  # "another worker" holds the lock: the hook starts nobody
     try:
         rc, _, _ = hook("session-end", session.payload())
         assert rc == 0 and len(queue.pending()) == 1
     finally:
         queue.release(fd)
-    reports = worker.run(wait=True)   # the holder re-checks the queue after releasing
+    reports = worker.run(wait=True)  # the holder re-checks the queue after releasing
     assert [r["added"] for r in reports] == [1] and settled()
 
 
 def test_stop_waits_for_the_session_to_go_idle(monkeypatch, standin, session, project):
     use_standin(monkeypatch, standin, idle_seconds=30)
     cfg = config.load()
-    group = worker.coalesce([(None, {"session_id": session.session_id, "event": "stop",
-                                     "transcript_path": str(session.path), "time": time.time()})])
+    group = worker.coalesce(
+        [
+            (
+                None,
+                {
+                    "session_id": session.session_id,
+                    "event": "stop",
+                    "transcript_path": str(session.path),
+                    "time": time.time(),
+                },
+            )
+        ]
+    )
     g = group[session.session_id]
     assert worker.due_at(g, cfg) >= session.path.stat().st_mtime + 30
     g["event"] = "session-end"
@@ -178,8 +197,9 @@ def test_service_takes_the_capture(monkeypatch, standin, session, project, tmp_p
     standin.script(text(extraction(GOTCHA)))
     env = dict(os.environ)
     env.pop("RECALL_NO_SERVICE", None)
-    serve = subprocess.Popen([sys.executable, "-m", "recall.entry", "serve"], env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "recall.entry", "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         info = wait_for(lambda: client.ping(timeout=1.0), timeout=60)
         assert info and "capture" in info["ops"]
@@ -208,12 +228,18 @@ def test_service_without_a_key_extracts_with_the_hooks_credentials(monkeypatch, 
     hook_env = dict(os.environ)
     hook_env.pop("RECALL_NO_SERVICE", None)
     serve_env = {k: v for k, v in hook_env.items() if k != "ANTHROPIC_API_KEY"}  # started from another shell
-    serve = subprocess.Popen([sys.executable, "-m", "recall.entry", "serve"], env=serve_env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "recall.entry", "serve"],
+        env=serve_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         assert wait_for(lambda: client.ping(timeout=1.0), timeout=60)
-        assert client.call("capture", {"event": "stop", "session_id": session.session_id}) == \
-            {"queued": False, "reason": "no model backend for this caller"}
+        assert client.call("capture", {"event": "stop", "session_id": session.session_id}) == {
+            "queued": False,
+            "reason": "no model backend for this caller",
+        }
         rc, _, _ = hook("session-end", session.payload(), env=hook_env)
         assert rc == 0
         assert wait_for(lambda: active(project) and settled(), timeout=60)

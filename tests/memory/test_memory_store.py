@@ -43,16 +43,27 @@ def test_jaccard():
 
 # dedup / supersede -----------------------------------------------------------------------------
 def test_near_duplicate_supersedes_within_type(project):
-    first = add(project, "gotcha", "Stripe webhooks need the raw request body; express.json() breaks "
-                                   "signature verification", tags=["stripe"], session_id="s1")
-    second = add(project, "gotcha", "Stripe webhook signature verification breaks when express.json() parses "
-                                    "the body; use the raw body", tags=["webhooks"], session_id="s2", now=T0 + 60)
+    first = add(
+        project,
+        "gotcha",
+        "Stripe webhooks need the raw request body; express.json() breaks signature verification",
+        tags=["stripe"],
+        session_id="s1",
+    )
+    second = add(
+        project,
+        "gotcha",
+        "Stripe webhook signature verification breaks when express.json() parses the body; use the raw body",
+        tags=["webhooks"],
+        session_id="s2",
+        now=T0 + 60,
+    )
     assert first.action == "added" and second.action == "superseded"
     st = store.load(project)
     old, new = st.by_id(first.memory.id), st.by_id(second.memory.id)
     assert old.status == "superseded" and old.superseded_by == new.id and old.retired == T0 + 60
     assert new.supersedes == old.id and new.active
-    assert new.sessions == ["s1", "s2"]          # lineage of sources
+    assert new.sessions == ["s1", "s2"]  # lineage of sources
     assert set(new.tags) == {"stripe", "webhooks"}
     assert [m.id for m in st.active()] == [new.id]
 
@@ -82,11 +93,19 @@ def test_identical_memory_is_refreshed_not_duplicated(project):
 
 def test_supersedes_content_matches_across_types_above_half(project):
     old = add(project, "context", "The team deploys to Heroku every Friday afternoon")
-    new = add(project, "decision", "Deploys moved from Heroku to Fly.io; deploy on demand",
-              supersedes_content="team deploys to Heroku every Friday")
+    new = add(
+        project,
+        "decision",
+        "Deploys moved from Heroku to Fly.io; deploy on demand",
+        supersedes_content="team deploys to Heroku every Friday",
+    )
     assert new.action == "superseded" and new.replaced.id == old.memory.id
-    unrelated = add(project, "decision", "Use Postgres 16 for the main database",
-                    supersedes_content="something nobody ever said about kubernetes")
+    unrelated = add(
+        project,
+        "decision",
+        "Use Postgres 16 for the main database",
+        supersedes_content="something nobody ever said about kubernetes",
+    )
     assert unrelated.action == "added"
 
 
@@ -135,13 +154,13 @@ def test_faded_memories_are_archived_then_pruned(project):
     add(project, "progress", "Working on the CSV export", now=T0)
     keep = add(project, "decision", "CSV export streams rows instead of buffering", now=T0).memory
     with store.transaction(project) as st:
-        assert store.archive_faded(st, T0 + 6 * DAY) == []      # faded below 0.3 but not to zero
+        assert store.archive_faded(st, T0 + 6 * DAY) == []  # faded below 0.3 but not to zero
         gone = store.archive_faded(st, T0 + 7 * DAY)
     assert [m.content for m in gone] == ["Working on the CSV export"]
     st = store.load(project)
     assert [m.status for m in st.memories if m.type == "progress"] == ["archived"]
     with store.transaction(project) as st:
-        assert store.prune(st, T0 + 20 * DAY) == []              # archived 13 days ago
+        assert store.prune(st, T0 + 20 * DAY) == []  # archived 13 days ago
         pruned = store.prune(st, T0 + 21.1 * DAY)
     assert len(pruned) == 1 and [m.id for m in store.load(project).memories] == [keep.id]
 
@@ -154,8 +173,20 @@ def test_state_file_is_private_atomic_and_schema_versioned(project):
     data = json.loads(path.read_text())
     assert data["schema"] == store.SCHEMA_VERSION and data["project"] == project
     m = data["memories"][0]
-    assert set(m) >= {"id", "type", "content", "tags", "created", "updated", "confidence", "accessCount",
-                      "status", "supersedes", "mergedFrom", "sessions"}
+    assert set(m) >= {
+        "id",
+        "type",
+        "content",
+        "tags",
+        "created",
+        "updated",
+        "confidence",
+        "accessCount",
+        "status",
+        "supersedes",
+        "mergedFrom",
+        "sessions",
+    }
     assert not [n for n in os.listdir(path.parent) if n.endswith(".tmp")]
     # machine-local state stays out of git without touching the user's .gitignore
     with open(os.path.join(project, ".git", "info", "exclude")) as fh:
@@ -165,9 +196,19 @@ def test_state_file_is_private_atomic_and_schema_versioned(project):
 def test_unknown_keys_and_unreadable_entries_survive_a_rewrite(project):
     path = store.state_path(project)
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"schema": 1, "note": "mine", "memories": [
-        {"id": "keep1", "type": "gotcha", "content": "x y z", "custom": 7},
-        {"id": "broken", "type": "nonsense"}, "garbage"]}))
+    path.write_text(
+        json.dumps(
+            {
+                "schema": 1,
+                "note": "mine",
+                "memories": [
+                    {"id": "keep1", "type": "gotcha", "content": "x y z", "custom": 7},
+                    {"id": "broken", "type": "nonsense"},
+                    "garbage",
+                ],
+            }
+        )
+    )
     add(project, "gotcha", "A completely different fact about caching layers")
     data = json.loads(path.read_text())
     assert data["note"] == "mine"
@@ -235,14 +276,34 @@ def test_access_hits_are_batched_and_folded(project):
 
     m = add(project, "decision", "We picked tantivy over SQLite FTS5 for speed").memory
     before = store.state_path(project).stat().st_mtime_ns
-    hit = Hit(session_id="", uuid=m.id, project=project, cwd="", timestamp="", role="memory", text="",
-              snippet="", score=1.0, kind="memory")
-    msg = Hit(session_id="s", uuid="u", project=project, cwd="", timestamp="", role="user", text="",
-              snippet="", score=1.0, kind="message")
+    hit = Hit(
+        session_id="",
+        uuid=m.id,
+        project=project,
+        cwd="",
+        timestamp="",
+        role="memory",
+        text="",
+        snippet="",
+        score=1.0,
+        kind="memory",
+    )
+    msg = Hit(
+        session_id="s",
+        uuid="u",
+        project=project,
+        cwd="",
+        timestamp="",
+        role="user",
+        text="",
+        snippet="",
+        score=1.0,
+        kind="message",
+    )
     assert note_access([hit, hit, msg]) == 2
     assert note_access([{"kind": "memory", "id": m.id, "project": project}, (project, "unknown-id")]) == 2
     # noting a hit does not touch state.json
     assert store.state_path(project).stat().st_mtime_ns == before
     assert store.fold_access() == {project: 3}
     assert store.load(project).by_id(m.id).access_count == 3
-    assert store.fold_access() == {}   # the log was consumed
+    assert store.fold_access() == {}  # the log was consumed

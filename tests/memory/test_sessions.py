@@ -19,9 +19,11 @@ from tests.support.factory import Session
 from tests.support.memory import system_of, use_standin
 from tests.support.standin import error, text
 
-SUMMARY = ("Goal: add an index on orders.created_at\nDecided: build it concurrently, writes must not block\n"
-           "Files: migrations/0008_orders_index.sql\nOutcome: migration written and verified\n"
-           "Open: backfill of old rows (quillpond)")
+SUMMARY = (
+    "Goal: add an index on orders.created_at\nDecided: build it concurrently, writes must not block\n"
+    "Files: migrations/0008_orders_index.sql\nOutcome: migration written and verified\n"
+    "Open: backfill of old rows (quillpond)"
+)
 
 
 def is_summary(req) -> bool:
@@ -65,10 +67,13 @@ def test_sessions_list_newest_first_with_their_first_prompt_without_a_model(two_
     lines = out.splitlines()
     assert len(lines) == 2 and two_sessions["new"][:8] in lines[0] and "shop" in lines[0]
     assert "add an index on orders.created_at" in lines[0] and "msgs" in lines[0]
-    assert [s["session_id"] for s in json.loads(cli(capsys, "sessions", "--since", "1d", "--json")[1])["sessions"]] \
-        == [two_sessions["new"]]
-    assert [s["session_id"] for s in json.loads(cli(capsys, "sessions", "--project", str(two_sessions["blog"]),
-                                                    "--json")[1])["sessions"]] == [two_sessions["old"]]
+    assert [s["session_id"] for s in json.loads(cli(capsys, "sessions", "--since", "1d", "--json")[1])["sessions"]] == [
+        two_sessions["new"]
+    ]
+    assert [
+        s["session_id"]
+        for s in json.loads(cli(capsys, "sessions", "--project", str(two_sessions["blog"]), "--json")[1])["sessions"]
+    ] == [two_sessions["old"]]
     assert len(json.loads(cli(capsys, "sessions", "--limit", "1", "--json")[1])["sessions"]) == 1
     code, out, err = cli(capsys, "sessions", "--since", "soon")
     assert code == 2 and "--since takes a span like 2h, 3d or 1w" in err
@@ -77,14 +82,21 @@ def test_sessions_list_newest_first_with_their_first_prompt_without_a_model(two_
 def test_a_session_end_writes_a_summary_found_by_sessions_and_search(two_sessions, monkeypatch, standin, capsys):
     use_standin(monkeypatch, standin)
     standin.handler = lambda req: text(SUMMARY) if is_summary(req) else text('{"memories": []}')
-    group = {"session_id": two_sessions["new"], "event": "session-end",
-             "transcript_path": str(two_sessions["path"]), "cwd": str(two_sessions["shop"]), "files": []}
+    group = {
+        "session_id": two_sessions["new"],
+        "event": "session-end",
+        "transcript_path": str(two_sessions["path"]),
+        "cwd": str(two_sessions["shop"]),
+        "files": [],
+    }
     out = worker.run_session(group, {"memory": {"timeout_seconds": 5}})
     assert out["summary"]["status"] == "written"
     (req,) = [r for r in standin.messages_requests() if is_summary(r)]
     sent = req["messages"][-1]["content"]
     sent = sent if isinstance(sent, str) else sent[0]["text"]
-    assert "USER: add an index on orders.created_at" in sent and "TOOL [Write]: migrations/0008_orders_index.sql" in sent
+    assert (
+        "USER: add an index on orders.created_at" in sent and "TOOL [Write]: migrations/0008_orders_index.sql" in sent
+    )
     rec = summaries.get(two_sessions["new"])
     assert rec["summary"] == SUMMARY and rec["project"] == str(two_sessions["shop"])
     path = summaries.home() / f"{two_sessions['new']}.json"
@@ -134,7 +146,8 @@ def test_show_prints_the_summary_then_the_transcript_from_the_archive(two_sessio
     assert all(len(ln) <= 170 for ln in tool_lines)  # tool calls and results: one line each
     assert "CLAUDE\n    Done: the index is built concurrently." in out
     code, out, err = cli(capsys, "show", "zzzz")
-    assert code == 2 and err.strip() == ("recall: No indexed session starts with 'zzzz': `recall sessions` lists "
-                                         "them (run `recall index` if it is new).")
+    assert code == 2 and err.strip() == (
+        "recall: No indexed session starts with 'zzzz': `recall sessions` lists them (run `recall index` if it is new)."
+    )
     code, out, err = cli(capsys, "show", "")
     assert code == 2 and "Give a session id" in err

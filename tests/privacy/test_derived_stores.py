@@ -42,9 +42,13 @@ def shop(tmp_path, claude_projects):
 @pytest.mark.parametrize("form", ["session", "project", "before", "match", "secret"])
 def test_every_forget_form_empties_the_synthesis_cache(shop, form):
     project, s = shop
-    sel = {"session": Selection(sessions=[s.session_id]), "project": Selection(project=str(project)),
-           "before": Selection(before=(BASE_TIME.timestamp() + 86400)), "match": Selection(match="walrus"),
-           "secret": Selection(secret=SECRET)}[form]
+    sel = {
+        "session": Selection(sessions=[s.session_id]),
+        "project": Selection(project=str(project)),
+        "before": Selection(before=(BASE_TIME.timestamp() + 86400)),
+        "match": Selection(match="walrus"),
+        "secret": Selection(secret=SECRET),
+    }[form]
     assert cached()
     with Indexer() as ix:
         out = forget_everywhere(ix, sel.check())
@@ -67,8 +71,16 @@ def test_expired_cache_entries_are_deleted_not_only_skipped(shop):
 
 def test_recall_off_empties_the_cache_and_the_log_of_that_session(shop, claude_projects):
     project, s = shop
-    injections.append({"t": time.time(), "project": str(project), "session": s.session_id, "outcome": "raw",
-                       "hits": [], "text": "- the walrus billing host"})
+    injections.append(
+        {
+            "t": time.time(),
+            "project": str(project),
+            "session": s.session_id,
+            "outcome": "raw",
+            "hits": [],
+            "text": "- the walrus billing host",
+        }
+    )
     start = len(s.lines)
     s.user("recall: off")
     s.append(claude_projects, start)
@@ -83,12 +95,36 @@ def test_exclude_add_drops_what_the_log_and_the_cache_drew_from_the_project(shop
 
     project, s = shop
     elsewhere = make_project(tmp_path, "elsewhere")
-    injections.append({"t": time.time(), "project": str(elsewhere), "session": "now-1", "outcome": "raw",
-                       "hits": [{"session": s.session_id, "score": 1.0}], "text": "- the walrus billing host"})
-    injections.append({"t": time.time(), "project": str(project / "src"), "session": "now-2", "outcome": "raw",
-                       "hits": [], "text": "- something said in the shop"})
-    injections.append({"t": time.time(), "project": str(elsewhere), "session": "now-3", "outcome": "raw",
-                       "hits": [], "text": "- the heron queue"})
+    injections.append(
+        {
+            "t": time.time(),
+            "project": str(elsewhere),
+            "session": "now-1",
+            "outcome": "raw",
+            "hits": [{"session": s.session_id, "score": 1.0}],
+            "text": "- the walrus billing host",
+        }
+    )
+    injections.append(
+        {
+            "t": time.time(),
+            "project": str(project / "src"),
+            "session": "now-2",
+            "outcome": "raw",
+            "hits": [],
+            "text": "- something said in the shop",
+        }
+    )
+    injections.append(
+        {
+            "t": time.time(),
+            "project": str(elsewhere),
+            "session": "now-3",
+            "outcome": "raw",
+            "hits": [],
+            "text": "- the heron queue",
+        }
+    )
     assert run(["exclude", "add", str(project)]) == 0
     assert [r["session"] for r in injections.read()] == ["now-3"]
     assert cached() == []
@@ -99,8 +135,16 @@ def test_the_re_redaction_pass_reaches_the_injection_log_and_the_cache(shop, mon
     from recall.privacy import redaction_pass as pass_
 
     token = "shpat_" + "3f9a1c0b7d2e4f6a8b0c1d2e3f4a5b6c"
-    injections.append({"t": time.time(), "project": "/x", "session": "now", "outcome": "raw", "hits": [],
-                       "text": f"- the admin token is {token}"})
+    injections.append(
+        {
+            "t": time.time(),
+            "project": "/x",
+            "session": "now",
+            "outcome": "raw",
+            "hits": [],
+            "text": f"- the admin token is {token}",
+        }
+    )
     reredact_archive.mark_version(paths.archive_dir(), 1)
     with Indexer() as ix:
         pass_.run(ix)

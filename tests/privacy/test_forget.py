@@ -51,7 +51,8 @@ def forget(sel: Selection) -> dict:
 
 
 def test_match_removes_the_messages_and_what_was_drawn_from_them_and_a_rebuild_keeps_them_gone(
-        claude_projects, project):
+    claude_projects, project
+):
     s = Session(cwd=str(project))
     s.user("how do we reach the walrus billing host")
     s.assistant("the walrus billing host is behind the vpn")
@@ -114,8 +115,13 @@ def test_before_forgets_old_messages_and_extracted_memories(claude_projects, pro
     new.write(claude_projects)
     index_all()
     with store.transaction(project) as state:
-        store.add_memory(state, "gotcha", "The heron cache is cold at boot.", session_id=old.session_id,
-                         now=(BASE_TIME - timedelta(days=59)).timestamp())
+        store.add_memory(
+            state,
+            "gotcha",
+            "The heron cache is cold at boot.",
+            session_id=old.session_id,
+            now=(BASE_TIME - timedelta(days=59)).timestamp(),
+        )
     out = forget(Selection(before=(BASE_TIME - timedelta(days=1)).timestamp()).check())
     assert out["messages"] == 1 and out["emptied"] == [old.session_id] and out["memories"] == 1
     assert texts("heron") == ["a new question about the heron cache"]
@@ -162,8 +168,12 @@ def test_recall_off_drops_the_whole_session_from_every_store(claude_projects, pr
     index_all(rebuild=True)
     assert texts("otter") == []
     # the hook injects nothing more into it
-    assert refusal({"session_id": s.session_id, "prompt": "what about the otter plan?", "cwd": str(project)},
-                   config.load()) == "off"
+    assert (
+        refusal(
+            {"session_id": s.session_id, "prompt": "what about the otter plan?", "cwd": str(project)}, config.load()
+        )
+        == "off"
+    )
 
 
 def test_the_hook_switches_a_session_off_at_once():
@@ -191,8 +201,9 @@ def test_excluded_projects_are_never_indexed_searched_or_injected(claude_project
     config.set_value("exclude", [])
     assert texts("llama") == ["the acme llama contract terms"]
     config.set_value("exclude", [str(work)])
-    assert refusal({"prompt": "what are the llama contract terms?", "cwd": str(wt / "src")}, config.load()) \
-        == "excluded"
+    assert (
+        refusal({"prompt": "what are the llama contract terms?", "cwd": str(wt / "src")}, config.load()) == "excluded"
+    )
 
 
 def test_a_pause_keeps_its_window_out_even_after_a_rebuild(claude_projects):
@@ -295,8 +306,10 @@ def test_remember_turns_a_standing_instruction_into_a_rule(tmp_path, capsys):
     from recall.rules import store as rules
 
     project = make_project(tmp_path, "app")
-    assert run(["remember", "--project", str(project), "--json", "always", "run", "make", "lint", "before",
-                "committing"]) == 0
+    assert (
+        run(["remember", "--project", str(project), "--json", "always", "run", "make", "lint", "before", "committing"])
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["action"] == "rule" and out["instruction"] is True
     [rule] = rules.load("project", str(project))
@@ -319,8 +332,16 @@ def test_forget_cleans_the_injection_log(claude_projects, project):
     index_all()
 
     def logged(session, hit, text):
-        injections.append({"t": time.time(), "project": str(project), "session": session, "outcome": "raw",
-                           "hits": [{"session": hit, "score": 1.0}], "text": text})
+        injections.append(
+            {
+                "t": time.time(),
+                "project": str(project),
+                "session": session,
+                "outcome": "raw",
+                "hits": [{"session": hit, "score": 1.0}],
+                "text": text,
+            }
+        )
 
     logged("now-1", s.session_id, "- [2026-11-20 session x] user: the albatross token lives in vault")
     logged("now-2", other.session_id, f"- [2026-11-20 session y] user: the ibis door code is {SECRET}")
@@ -489,7 +510,10 @@ def test_forget_rules_find_the_text_and_only_it():
     from indexer.forget_rules import Rule
 
     rule = Rule.of("secret", "s3cr3t-Value")
-    assert rule.cut("a s3cr3t-Values3cr3t-Value, s3cr3t-Valu b") == "a [redacted:forgotten][redacted:forgotten], s3cr3t-Valu b"
+    assert (
+        rule.cut("a s3cr3t-Values3cr3t-Value, s3cr3t-Valu b")
+        == "a [redacted:forgotten][redacted:forgotten], s3cr3t-Valu b"
+    )
     assert rule.cut("a s3cr3t-value b") == "a s3cr3t-value b"  # a secret is case-sensitive
     match = Rule.of("match", "Walrus Host")
     assert match.holds("the WALRUS HOST is up") and not match.holds("the walrus  host")

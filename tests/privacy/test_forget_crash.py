@@ -30,8 +30,20 @@ from tests.support.wait import wait_for
 
 RECALL = [sys.executable, "-m", "recall.entry"]
 SECRET = "hunter2-plum-ORCHID"
-STEPS = ["intent", "tombstones", "archive", "index", "offsets", "memories", "claude_md", "summaries",
-         "injection_log", "synthesis_cache", "team", "purge"]
+STEPS = [
+    "intent",
+    "tombstones",
+    "archive",
+    "index",
+    "offsets",
+    "memories",
+    "claude_md",
+    "summaries",
+    "injection_log",
+    "synthesis_cache",
+    "team",
+    "purge",
+]
 
 
 class History:
@@ -55,18 +67,27 @@ class History:
         self.other.assistant("heron drains at 02:00")
         self.other.write(claude_projects)
         index_all()
-        for sid, text in ((self.mixed.session_id, f"The walrus billing host door code is {SECRET}."),
-                          (self.gone.session_id, "The walrus cache warms at boot."),
-                          (self.other.session_id, "The heron queue drains nightly.")):
+        for sid, text in (
+            (self.mixed.session_id, f"The walrus billing host door code is {SECRET}."),
+            (self.gone.session_id, "The walrus cache warms at boot."),
+            (self.other.session_id, "The heron queue drains nightly."),
+        ):
             with store.transaction(self.project) as state:
                 store.add_memory(state, "gotcha", text, session_id=sid)
         briefing.write_briefing(self.project)
         summaries.put(self.gone.session_id, str(self.project), "Goal: warm the walrus cache.")
         summaries.put(self.mixed.session_id, str(self.project), f"Goal: the walrus host ({SECRET}).")
         for sid in (self.mixed.session_id, self.gone.session_id):
-            injections.append({"t": time.time(), "project": str(self.project), "session": "now",
-                               "outcome": "raw", "hits": [{"session": sid, "score": 1.0}],
-                               "text": f"- user: the walrus billing host ({SECRET})"})
+            injections.append(
+                {
+                    "t": time.time(),
+                    "project": str(self.project),
+                    "session": "now",
+                    "outcome": "raw",
+                    "hits": [{"session": sid, "score": 1.0}],
+                    "text": f"- user: the walrus billing host ({SECRET})",
+                }
+            )
         from recall.llm.synthesis import cache_put
 
         cache_put("a" * 64, f"- The walrus billing host door code is {SECRET} [2026-10-01 session x]")
@@ -102,8 +123,14 @@ def home_bytes_holding(*needles: str) -> list[str]:
 
 
 def killed_at(step: str, *args: str) -> None:
-    out = subprocess.run([*RECALL, "forget", *args, "--yes"], capture_output=True, text=True, timeout=300,
-                         stdin=subprocess.DEVNULL, env={**os.environ, "RECALL_KILL_AT": f"forget:{step}"})
+    out = subprocess.run(
+        [*RECALL, "forget", *args, "--yes"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "RECALL_KILL_AT": f"forget:{step}"},
+    )
     assert out.returncode == -9, (out.returncode, out.stdout, out.stderr)
 
 
@@ -126,7 +153,10 @@ def assert_match_forgotten(h: History) -> None:
     assert hits("walrus") == []
     keys = message_uuids()
     assert len(keys) == len(set(keys)) == 4  # the giraffe pair and the heron pair, once each
-    assert sorted(hits("giraffe")) == ["how does the giraffe deploy script run", "the giraffe deploy script runs from ci"]
+    assert sorted(hits("giraffe")) == [
+        "how does the giraffe deploy script run",
+        "the giraffe deploy script runs from ci",
+    ]
     assert len(hits("heron")) == 2
     assert not any("walrus" in m.content for m in store.load(h.project).memories)
     assert len(store.load(h.project).memories) == 1

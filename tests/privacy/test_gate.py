@@ -54,9 +54,13 @@ def injected(prompt: str, cwd, session_id: str = "current", via_service: bool = 
 def mcp(query: str, cwd) -> str:
     from recall.mcp.tools import memory_related, memory_search, recall_search
 
-    return json.dumps([recall_search(query, cwd=str(cwd), project="all", limit=20)["matches"],
-                       memory_search(query, cwd=str(cwd), project="all")["matches"],
-                       memory_related(["walrus"], cwd=str(cwd))["matches"]])
+    return json.dumps(
+        [
+            recall_search(query, cwd=str(cwd), project="all", limit=20)["matches"],
+            memory_search(query, cwd=str(cwd), project="all")["matches"],
+            memory_related(["walrus"], cwd=str(cwd))["matches"],
+        ]
+    )
 
 
 def ask_hits(query: str, project=None) -> str:
@@ -67,9 +71,16 @@ def ask_hits(query: str, project=None) -> str:
 
 def every_reader(query: str, cwd, here) -> str:
     """What each reader returns for ``query``: the CLI search, the hook both ways, MCP, ask."""
-    return " ".join([json.dumps(texts(query)), injected(f"where is the {query} configured?", here),
-                     injected(f"where is the {query} configured?", here, via_service=True),
-                     mcp(query, cwd), ask_hits(query), ask_hits(query, cwd)])
+    return " ".join(
+        [
+            json.dumps(texts(query)),
+            injected(f"where is the {query} configured?", here),
+            injected(f"where is the {query} configured?", here, via_service=True),
+            mcp(query, cwd),
+            ask_hits(query),
+            ask_hits(query, cwd),
+        ]
+    )
 
 
 @pytest.fixture
@@ -92,8 +103,13 @@ def _remember(project, session_id: str) -> None:
     from recall.memory import index_docs as memory_index
 
     with store.transaction(project) as state:
-        store.add_memory(state, "gotcha", "The walrus billing host lives in deploy/billing.yaml.",
-                         tags=["walrus"], session_id=session_id)
+        store.add_memory(
+            state,
+            "gotcha",
+            "The walrus billing host lives in deploy/billing.yaml.",
+            tags=["walrus"],
+            session_id=session_id,
+        )
     with Indexer() as ix:
         ix.upsert_memory_docs(memory_index.changes(project, [m.id for m in store.load(project).memories], [])[0])
         ix.commit()
@@ -328,10 +344,15 @@ def test_the_running_service_answers_the_hook_through_the_same_gate(serve, tmp_p
     wait_for(lambda: texts("walrus billing"), what="the walrus session indexed")
 
     def hook() -> str:
-        out = subprocess.run([sys.executable, "-m", "recall.entry", "hook", "user-prompt-submit"], text=True,
-                             capture_output=True, timeout=120,
-                             input=json.dumps({"prompt": "where is the walrus billing host configured?",
-                                               "cwd": str(here), "session_id": "now"}))
+        out = subprocess.run(
+            [sys.executable, "-m", "recall.entry", "hook", "user-prompt-submit"],
+            text=True,
+            capture_output=True,
+            timeout=120,
+            input=json.dumps(
+                {"prompt": "where is the walrus billing host configured?", "cwd": str(here), "session_id": "now"}
+            ),
+        )
         assert out.returncode == 0, out.stderr
         return out.stdout
 

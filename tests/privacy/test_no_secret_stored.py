@@ -86,8 +86,21 @@ def test_no_corpus_secret_comes_back_in_search_or_the_hook(claude_projects, caps
     with Indexer() as ix:
         ix.run([claude_projects])
     shown = []
-    for query in ("dashboard", "service value", "twilio auth token", "curl", "sshpass", "mysql", "jdbc password",
-                  "django key", "Basic", "backup url", "password", "token", "key"):
+    for query in (
+        "dashboard",
+        "service value",
+        "twilio auth token",
+        "curl",
+        "sshpass",
+        "mysql",
+        "jdbc password",
+        "django key",
+        "Basic",
+        "backup url",
+        "password",
+        "token",
+        "key",
+    ):
         assert run(["--raw", "--limit", "50", query]) == 0
         shown.append(capsys.readouterr().out)
         hits = Searcher().search(query, limit=50, messages=True)
@@ -96,4 +109,3 @@ def test_no_corpus_secret_comes_back_in_search_or_the_hook(claude_projects, caps
     assert "[redacted:" in out
     leaks = [(kind, piece) for kind, secret, _text in corpus() for piece in _pieces(secret) if piece in out]
     assert leaks == []
-

@@ -23,9 +23,14 @@ RECALL = [sys.executable, "-m", "recall.entry"]
 
 
 def hook(prompt: str, cwd, session_id: str) -> str:
-    out = subprocess.run([*RECALL, "hook", "user-prompt-submit"], capture_output=True, text=True, timeout=60,
-                         input=json.dumps({"prompt": prompt, "cwd": str(cwd), "session_id": session_id}),
-                         env={**os.environ, "RECALL_NO_SERVICE": "1"})
+    out = subprocess.run(
+        [*RECALL, "hook", "user-prompt-submit"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        input=json.dumps({"prompt": prompt, "cwd": str(cwd), "session_id": session_id}),
+        env={**os.environ, "RECALL_NO_SERVICE": "1"},
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -40,8 +45,9 @@ def raw(query: str) -> str:
 def mcp_texts(query: str, cwd) -> str:
     from recall.mcp.tools import memory_search, recall_search
 
-    return json.dumps([recall_search(query, cwd=str(cwd), limit=20)["matches"],
-                       memory_search(query, cwd=str(cwd))["matches"]])
+    return json.dumps(
+        [recall_search(query, cwd=str(cwd), limit=20)["matches"], memory_search(query, cwd=str(cwd))["matches"]]
+    )
 
 
 def shop(tmp_path, claude_projects):
@@ -55,8 +61,9 @@ def shop(tmp_path, claude_projects):
     old.assistant("the giraffe deploy script runs from ci")
     old.write(claude_projects)
     with store.transaction(project) as state:
-        store.add_memory(state, "gotcha", "The walrus billing host lives in deploy/billing.yaml.",
-                         session_id=old.session_id)
+        store.add_memory(
+            state, "gotcha", "The walrus billing host lives in deploy/billing.yaml.", session_id=old.session_id
+        )
     briefing.write_briefing(project)
     return project, old
 
@@ -164,8 +171,9 @@ def test_exclude_add_list_remove_and_purge(tmp_path, claude_projects):
     assert "walrus" not in raw("walrus billing host")
     assert "walrus" not in hook("where is the walrus billing host configured?", tmp_path, "s-x")
     listed = json.loads(run_cli("exclude", "list", "--json").stdout)
-    assert listed == [{"pattern": str(project), "indexed": {str(project): {"sessions": 1, "messages": 4}},
-                       "indexed_by_cwd": {}}]
+    assert listed == [
+        {"pattern": str(project), "indexed": {str(project): {"sessions": 1, "messages": 4}}, "indexed_by_cwd": {}}
+    ]
 
     out = run_cli("exclude", "add", str(project), "--purge")  # no terminal: nothing removed
     assert out.returncode == 2 and "--yes" in out.stderr
@@ -202,8 +210,10 @@ def test_recall_off_through_the_running_service(serve, tmp_path, claude_projects
     old.user("recall: off")
     old.user("one more walrus line after the marker")
     old.append(claude_projects, start)
-    wait_for(lambda: "walrus" not in raw("walrus billing host") and "giraffe" not in raw("giraffe deploy"),
-             what="the switched-off session leaving the index")
+    wait_for(
+        lambda: "walrus" not in raw("walrus billing host") and "giraffe" not in raw("giraffe deploy"),
+        what="the switched-off session leaving the index",
+    )
     wait_for(lambda: store.load(project).memories == [], what="its memories leaving state.json")
     wait_for(lambda: "walrus" not in (project / "CLAUDE.md").read_text(), what="the CLAUDE.md block following")
     assert svc.terminate() == 0

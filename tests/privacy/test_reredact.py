@@ -35,8 +35,10 @@ SECRET = "shpat_" + "3f9a1c0b7d2e4f6a8b0c1d2e3f4a5b6c"
 
 def _old_rules(real):
     """The redactor of an older version: the same rules, minus the format of SECRET."""
+
     def old(text: str) -> str:
         return text if SECRET in text else real(text)
+
     return old
 
 
@@ -80,8 +82,12 @@ def search_texts(word: str) -> list[str]:
 
 def redacted_pair(i: int) -> list[str]:
     """Session ``i``'s two messages that held the secret, as the current rules keep them."""
-    return sorted([f"deploy the walrus{i} store with [redacted:shopify-token] please",
-                   f"done: the walrus{i} storefront now uses token [redacted:shopify-token] for the admin api"])
+    return sorted(
+        [
+            f"deploy the walrus{i} store with [redacted:shopify-token] please",
+            f"done: the walrus{i} storefront now uses token [redacted:shopify-token] for the admin api",
+        ]
+    )
 
 
 def session_facts() -> list[str]:
@@ -97,8 +103,9 @@ def test_upgrade_pass_re_redacts_every_store_and_keeps_the_rest(claude_projects,
         (s,) = write_history(claude_projects, project)
         index_all()
         with store.transaction(project) as state:
-            store.add_memory(state, "gotcha", f"The walrus store admin token is {SECRET}.",
-                             tags=["walrus"], session_id=s.session_id)
+            store.add_memory(
+                state, "gotcha", f"The walrus store admin token is {SECRET}.", tags=["walrus"], session_id=s.session_id
+            )
         briefing.write_briefing(project)
         from recall.memory import summaries
 
@@ -106,19 +113,22 @@ def test_upgrade_pass_re_redacts_every_store_and_keeps_the_rest(claude_projects,
         with Indexer() as ix:  # the memory's index document, as the memory worker writes it
             from recall.memory import index_docs as memory_index
 
-            ix.upsert_memory_docs(memory_index.changes(project, [m.id for m in store.load(project).memories],
-                                                       [])[0])
+            ix.upsert_memory_docs(memory_index.changes(project, [m.id for m in store.load(project).memories], [])[0])
     # reproduced: the old rules left the secret in every store
     assert leaks_in(paths.recall_home()) and SECRET in (project / "CLAUDE.md").read_text()
     assert any(SECRET in f for f in session_facts())
     assert ingest_side.pending(paths.archive_dir())
     doctor = checks.check_redaction()
     assert not doctor.ok and doctor.warn
-    assert doctor.detail == ("stored history was redacted by older rules (version 1, current "
-                             f"{REDACTION_VERSION}): the archive, the index, session facts and memories may still "
-                             "hold secrets the current rules redact")
-    assert doctor.fix == ("start the service (`recall service restart`) or run `recall index`: it re-redacts "
-                          "everything once (nothing else is changed)")
+    assert doctor.detail == (
+        "stored history was redacted by older rules (version 1, current "
+        f"{REDACTION_VERSION}): the archive, the index, session facts and memories may still "
+        "hold secrets the current rules redact"
+    )
+    assert doctor.fix == (
+        "start the service (`recall service restart`) or run `recall index`: it re-redacts "
+        "everything once (nothing else is changed)"
+    )
 
     with Indexer() as ix:
         attach(ix)
@@ -134,7 +144,8 @@ def test_upgrade_pass_re_redacts_every_store_and_keeps_the_rest(claude_projects,
     assert search_texts("walrus0") == redacted_pair(0)
     assert search_texts("giraffe0") and all("giraffe0" in t for t in search_texts("giraffe0"))
     assert [m.content for m in store.load(project).memories] == [
-        "The walrus store admin token is [redacted:shopify-token]."]
+        "The walrus store admin token is [redacted:shopify-token]."
+    ]
     mem_hits = Searcher().search("walrus admin token", limit=10)
     assert mem_hits and not any(SECRET in h.text for h in mem_hits)
     # recorded once: the next open does nothing, doctor is satisfied
@@ -144,8 +155,7 @@ def test_upgrade_pass_re_redacts_every_store_and_keeps_the_rest(claude_projects,
         assert redaction_pass.run(ix) is None
 
 
-def test_a_pass_killed_after_a_rewrite_resumes_and_loses_and_duplicates_nothing(
-        claude_projects, project, monkeypatch):
+def test_a_pass_killed_after_a_rewrite_resumes_and_loses_and_duplicates_nothing(claude_projects, project, monkeypatch):
     with old_rules(monkeypatch):
         write_history(claude_projects, project, n_sessions=3)
         index_all()
@@ -210,12 +220,16 @@ def test_status_and_doctor_show_the_pass_under_way(claude_projects, project, mon
         st = ingest_side.begin(paths.archive_dir())
         assert reredact_stages.messages_step(ix, st, 0.0) is False  # one file, then the slice ends
     p = ingest_side.progress(paths.archive_dir())
-    assert redaction_status_line(p) == ("Redaction: re-redacting history stored under older rules "
-                                        f"(1 -> {REDACTION_VERSION}): 1 of 2 archive files (50%), "
-                                        "4 messages checked, 2 rewritten")
+    assert redaction_status_line(p) == (
+        "Redaction: re-redacting history stored under older rules "
+        f"(1 -> {REDACTION_VERSION}): 1 of 2 archive files (50%), "
+        "4 messages checked, 2 rewritten"
+    )
     c = checks.check_redaction()
-    assert c.warn and c.detail.startswith("stored history is being re-redacted under the current rules "
-                                          f"(version 1 -> {REDACTION_VERSION}: 1 of 2 archive files done)")
+    assert c.warn and c.detail.startswith(
+        "stored history is being re-redacted under the current rules "
+        f"(version 1 -> {REDACTION_VERSION}: 1 of 2 archive files done)"
+    )
     assert c.fix == "run `recall index` (or `recall service start`): the pass resumes where it stopped"
     from recall.cli.everyday import collect_status
 
@@ -227,7 +241,9 @@ def test_a_new_home_is_current_and_needs_no_pass(claude_projects, project):
     index_all()
     assert json.loads(ingest_side.state_path(paths.archive_dir()).read_text()) == {"version": REDACTION_VERSION}
     assert ingest_side.progress(paths.archive_dir()) is None
-    assert checks.check_redaction().detail == f"stored history redacted by the current rules (version {REDACTION_VERSION})"
+    assert (
+        checks.check_redaction().detail == f"stored history redacted by the current rules (version {REDACTION_VERSION})"
+    )
 
 
 @pytest.mark.slow
@@ -240,9 +256,18 @@ def test_the_service_re_redacts_in_the_background_and_keeps_indexing(serve, clau
     late = Session(cwd=str(project))  # written while the pass may still run: indexed as usual
     late.user("the pelican rollout waits for review")
     late.write(claude_projects)
-    wait_for(lambda: ingest_side.stored_version(paths.archive_dir()) == REDACTION_VERSION, 120,
-             "the re-redaction pass", interval=0.1)
-    wait_for(lambda: search_texts("pelican") == ["the pelican rollout waits for review"], 60, interval=0.1, what="the live line")
+    wait_for(
+        lambda: ingest_side.stored_version(paths.archive_dir()) == REDACTION_VERSION,
+        120,
+        "the re-redaction pass",
+        interval=0.1,
+    )
+    wait_for(
+        lambda: search_texts("pelican") == ["the pelican rollout waits for review"],
+        60,
+        interval=0.1,
+        what="the live line",
+    )
     assert search_texts(SECRET) == [] and leaks_in(paths.recall_home()) == []
     for i in range(3):
         assert search_texts(f"walrus{i}") == redacted_pair(i)
@@ -259,8 +284,10 @@ def test_recall_index_runs_the_pass_and_says_what_it_did(claude_projects, projec
         index_all()
     out = run_cli("index")
     assert out.returncode == 0, out.stderr
-    assert (f"Re-redacted stored history under the current rules (version 1 -> {REDACTION_VERSION}): "
-            "4 of 8 archived messages changed, 2 sessions' facts, 0 memories.") in out.stdout
+    assert (
+        f"Re-redacted stored history under the current rules (version 1 -> {REDACTION_VERSION}): "
+        "4 of 8 archived messages changed, 2 sessions' facts, 0 memories."
+    ) in out.stdout
     assert search_texts(SECRET) == [] and leaks_in(paths.recall_home()) == []
     out = run_cli("index", "--json")
     assert out.returncode == 0 and "reredacted" not in json.loads(out.stdout)

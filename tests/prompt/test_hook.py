@@ -27,8 +27,10 @@ from tests.support.factory import Session
 from tests.support.standin import error, hang, text
 
 QUESTION = "which database did we choose for the job queue?"
-DECISION = ("We decided to use SQLite in WAL mode for the job queue, because Postgres was overkill "
-            "for a single host and Redis lost jobs on restart.")
+DECISION = (
+    "We decided to use SQLite in WAL mode for the job queue, because Postgres was overkill "
+    "for a single host and Redis lost jobs on restart."
+)
 SYNTH = "- Job queue store: SQLite in WAL mode; Postgres overkill, Redis lost jobs [2026-11-03 session abcdef12]"
 
 
@@ -41,8 +43,10 @@ def indexed(claude_projects, project):
     tid = s1.tool_use("Edit", {"file_path": f"{project}/queue/store.py"})
     s1.tool_result(tid, "The file has been updated.")
     s1.user("the retry backoff test is flaky again")
-    s1.assistant("Tried freezegun but it broke asyncio.sleep; switched to an injected clock. "
-                 "Unresolved: clock skew on the CI runner.")
+    s1.assistant(
+        "Tried freezegun but it broke asyncio.sleep; switched to an injected clock. "
+        "Unresolved: clock skew on the CI runner."
+    )
     s1.write(claude_projects)
     s2 = Session(cwd=str(project), start=datetime(2026, 11, 5, 10, tzinfo=timezone.utc))
     for i in range(6):
@@ -58,8 +62,14 @@ def indexed(claude_projects, project):
 
 
 def payload(project, prompt=QUESTION, session_id="current-session", **extra):
-    return {"session_id": session_id, "transcript_path": "/nowhere.jsonl", "cwd": str(project),
-            "hook_event_name": "UserPromptSubmit", "prompt": prompt, **extra}
+    return {
+        "session_id": session_id,
+        "transcript_path": "/nowhere.jsonl",
+        "cwd": str(project),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+        **extra,
+    }
 
 
 def soon() -> float:
@@ -76,9 +86,14 @@ def context_of(out) -> str:
 def run_hook_process(data, env=None, timeout=60, args=("hook", "user-prompt-submit"), extra=()):
     """The console script as Claude Code runs it: JSON on stdin, JSON (or nothing) on stdout."""
     stdin = data if isinstance(data, (str, bytes)) else json.dumps(data)
-    return subprocess.run([sys.executable, *extra, "-m", "recall.entry", *args], input=stdin,
-                          capture_output=True, text=isinstance(stdin, str), timeout=timeout,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, *extra, "-m", "recall.entry", *args],
+        input=stdin,
+        capture_output=True,
+        text=isinstance(stdin, str),
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def set_hook_config(**values):
@@ -87,22 +102,49 @@ def set_hook_config(**values):
 
 
 # ------------------------------------------------------------------------------ trivial prompts
-@pytest.mark.parametrize("prompt", [
-    "", "   ", "short one", "yes", "OK!", "Continue.", "go ahead", "Thanks!!", "LGTM", "thank you so much!",
-    "ok, thanks — continue please", "yes please go ahead and do it", "/compact focus on the tests",
-    "/review", "12345678901234567", "  3.14159265358979  ", "/home/dev/app/src/lib/stripe_webhook.py",
-    "'./src/components/Button/index.tsx:42:7'", "C:\\Users\\dev\\project\\main.py",
-    "~/projects/recall/hooks/dispatch.py ~/projects/recall/README.md", None, 42, ["a list"],
-])
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "",
+        "   ",
+        "short one",
+        "yes",
+        "OK!",
+        "Continue.",
+        "go ahead",
+        "Thanks!!",
+        "LGTM",
+        "thank you so much!",
+        "ok, thanks — continue please",
+        "yes please go ahead and do it",
+        "/compact focus on the tests",
+        "/review",
+        "12345678901234567",
+        "  3.14159265358979  ",
+        "/home/dev/app/src/lib/stripe_webhook.py",
+        "'./src/components/Button/index.tsx:42:7'",
+        "C:\\Users\\dev\\project\\main.py",
+        "~/projects/recall/hooks/dispatch.py ~/projects/recall/README.md",
+        None,
+        42,
+        ["a list"],
+    ],
+)
 def test_trivial_prompts_are_skipped(prompt):
     assert trivial.is_trivial(prompt), prompt
 
 
-@pytest.mark.parametrize("prompt", [
-    QUESTION, "why is the retry backoff test flaky?", "continue with the job queue migration to sqlite",
-    "/home/dev/app/main.py crashes on start, why?", "ok so what did we decide about auth tokens",
-    "数据库的连接池配置是怎么决定的？我们之前讨论过",
-])
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        QUESTION,
+        "why is the retry backoff test flaky?",
+        "continue with the job queue migration to sqlite",
+        "/home/dev/app/main.py crashes on start, why?",
+        "ok so what did we decide about auth tokens",
+        "数据库的连接池配置是怎么决定的？我们之前讨论过",
+    ],
+)
 def test_real_questions_are_not_trivial(prompt):
     assert not trivial.is_trivial(prompt), prompt
 
@@ -117,8 +159,9 @@ def test_skip_list_and_minimum_are_configurable():
 
 
 def test_bad_config_values_fall_back_to_defaults():
-    config.save({"hook": {"max_chars": "huge", "budget_seconds": -3, "scope": "galaxy", "limit": 10**9,
-                          "synthesize": "yes"}})
+    config.save(
+        {"hook": {"max_chars": "huge", "budget_seconds": -3, "scope": "galaxy", "limit": 10**9, "synthesize": "yes"}}
+    )
     hook = hook_settings()
     defaults = config.DEFAULTS["hook"]
     assert hook["max_chars"] == defaults["max_chars"]
@@ -159,8 +202,18 @@ def test_a_prompt_about_something_never_discussed_injects_nothing(indexed, proje
     s = Session(cwd=str(project))
     s.user("explain how the job queue works in this codebase")
     s.assistant("The worker polls the queue table every second.")
-    for topic in ("login form", "css grid", "router", "cache layer", "config loader", "cli parser",
-                  "logger", "date helpers", "upload handler", "search box"):
+    for topic in (
+        "login form",
+        "css grid",
+        "router",
+        "cache layer",
+        "config loader",
+        "cli parser",
+        "logger",
+        "date helpers",
+        "upload handler",
+        "search box",
+    ):
         s.user(f"explain how the {topic} works")
         s.assistant(f"The {topic} works like this: it reads its input and returns a result.")
     s.write(claude_projects)
@@ -171,16 +224,20 @@ def test_a_prompt_about_something_never_discussed_injects_nothing(indexed, proje
 
 
 def test_noise_tokens_and_long_prompts_still_recall(indexed, project):
-    noise = ["3f2b9c1e-8d4a-4e2f-9b7a-1c2d3e4f5a6b", "9fceb02d0ae598e95dc970b74767f19372d61af8",
-             "ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"]
+    noise = [
+        "3f2b9c1e-8d4a-4e2f-9b7a-1c2d3e4f5a6b",
+        "9fceb02d0ae598e95dc970b74767f19372d61af8",
+        "ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5",
+    ]
     noisy = f"{QUESTION} ({', '.join(noise)})"
     assert not any(n in candidates.query_text(noisy) for n in noise)
     assert "stripe_webhook.py" in candidates.query_text("why does src/stripe_webhook.py retry?")
     for ident in ("parseBm25ScoreForHits", "s3_upload_handler_v2_final", "useOAuth2RefreshTokens"):
         assert ident in candidates.query_text(f"where is {ident} defined?")
     assert "SQLite in WAL mode" in context_of(rc.build_context(payload(project, noisy), soon()))
-    log = "\n".join(f"2026-11-20 12:00:{i:02d} worker[{i}] INFO tick {i} heartbeat ok elapsed={i * 3}ms"
-                     for i in range(40))
+    log = "\n".join(
+        f"2026-11-20 12:00:{i:02d} worker[{i}] INFO tick {i} heartbeat ok elapsed={i * 3}ms" for i in range(40)
+    )
     long_prompt = f"{log}\n\nthe job queue database keeps dropping jobs after a restart, which store did we choose?"
     # a pasted log spreads the prompt's words apart (less proximity, a lower share of its
     # score): found first, at a confidence under the default gate of a pooled history
@@ -220,8 +277,19 @@ def test_hook_process_outputs_context_and_exits_zero(indexed, project):
     assert "SQLite in WAL mode" in context_of(out)
 
 
-@pytest.mark.parametrize("stdin", ["", "not json {", "[1, 2, 3]", "null", '"a string"', b"\xff\xfe\x00garbage",
-                                   '{"prompt": 12}', '{"prompt": "why is the sqlite job queue slow?", "cwd": 5}'])
+@pytest.mark.parametrize(
+    "stdin",
+    [
+        "",
+        "not json {",
+        "[1, 2, 3]",
+        "null",
+        '"a string"',
+        b"\xff\xfe\x00garbage",
+        '{"prompt": 12}',
+        '{"prompt": "why is the sqlite job queue slow?", "cwd": 5}',
+    ],
+)
 def test_garbage_input_never_fails(stdin, indexed):
     proc = run_hook_process(stdin)
     assert proc.returncode == 0
@@ -247,6 +315,7 @@ def test_the_ignore_checks_run_once_per_prompt(indexed, project, monkeypatch, vi
         def wrapper(*a, **kw):
             calls.append(name)
             return fn(*a, **kw)
+
         return wrapper
 
     monkeypatch.setattr(rc, "refusal", counted("refusal", rc.refusal))
@@ -265,8 +334,7 @@ def test_the_ignore_checks_run_once_per_prompt(indexed, project, monkeypatch, vi
     assert "SQLite in WAL mode" in context_of(emitted[0])
     assert sorted(calls) == ["refusal", "trivial_reason"]
     calls.clear()  # a caller that did not screen the prompt (a direct op call) still gets both checks
-    assert hook_ops.hook_context(payload(project, "ok, continue")) == {"_trace": {"outcome": "trivial",
-                                                                                  "why": "short"}}
+    assert hook_ops.hook_context(payload(project, "ok, continue")) == {"_trace": {"outcome": "trivial", "why": "short"}}
     assert sorted(calls) == ["refusal", "trivial_reason"]
 
 
@@ -297,9 +365,22 @@ def test_capture_events_route_to_the_capture_module(monkeypatch, capsys):
     calls = []
     fake = types.ModuleType("recall.hooks.capture")
     for fn in ("stop", "pre_compact", "session_end", "session_start"):
-        setattr(fake, fn, (lambda name: lambda p: calls.append((name, p)) or (
-            {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "x"}}
-            if name == "session_start" else None))(fn))
+        setattr(
+            fake,
+            fn,
+            (
+                lambda name: (
+                    lambda p: (
+                        calls.append((name, p))
+                        or (
+                            {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "x"}}
+                            if name == "session_start"
+                            else None
+                        )
+                    )
+                )
+            )(fn),
+        )
     monkeypatch.setitem(sys.modules, "recall.hooks.capture", fake)
     for name in ("stop", "pre-compact", "session-end", "session-start"):
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b'{"session_id": "s1"}')))
@@ -324,9 +405,14 @@ def test_raw_path_imports_no_heavy_module(indexed, project):
     assert "SQLite in WAL mode" in proc.stdout
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert "tantivy" in imported and "recall.prompt.context" in imported  # the probe sees imports
-    heavy = {m for m in imported if m.split(".")[0] in
-             ("anthropic", "mcp", "typer", "rich", "click", "pydantic", "httpx", "httpx2", "psycopg", "psycopg_binary")
-             or m.startswith(("recall.cli", "recall.team", "recall.ui")) or m in ("http.server", "webbrowser")}
+    heavy = {
+        m
+        for m in imported
+        if m.split(".")[0]
+        in ("anthropic", "mcp", "typer", "rich", "click", "pydantic", "httpx", "httpx2", "psycopg", "psycopg_binary")
+        or m.startswith(("recall.cli", "recall.team", "recall.ui"))
+        or m in ("http.server", "webbrowser")
+    }
     assert not heavy, sorted(heavy)
     # with no rule file anywhere, the rules' matcher, store and RE2 are not even imported
     assert not {m for m in imported if m.startswith(("recall.rules.", "re2")) and m != "recall.rules.files"}
@@ -386,8 +472,7 @@ def test_model_answering_none_injects_nothing(indexed, project, api):
     assert rc.build_context(payload(project), soon()) is None
 
 
-@pytest.mark.parametrize("reply", [error(500, "boom", should_retry=False), error(529, "overloaded"),
-                                   text("   ")])
+@pytest.mark.parametrize("reply", [error(500, "boom", should_retry=False), error(529, "overloaded"), text("   ")])
 def test_model_failure_falls_back_to_raw_snippets(indexed, project, api, reply):
     api.script(reply)
     proc = run_hook_process(payload(project))

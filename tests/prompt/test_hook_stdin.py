@@ -15,8 +15,13 @@ from tests.prompt.test_hook import indexed, payload, set_hook_config  # noqa: F4
 
 
 def _spawn(args=("hook", "user-prompt-submit")):
-    return subprocess.Popen([sys.executable, "-m", "recall.entry", *args], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
+    return subprocess.Popen(
+        [sys.executable, "-m", "recall.entry", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ),
+    )
 
 
 def test_hook_exits_when_stdin_is_held_open_and_empty():
@@ -56,6 +61,7 @@ def test_other_hooks_stop_waiting_too(monkeypatch):
     monkeypatch.setattr(dispatch, "STDIN_SECONDS", 0.5)
     r, w = os.pipe()  # the writer stays open and silent
     try:
+
         class Stream:
             def isatty(self):
                 return False
@@ -80,6 +86,7 @@ def test_partial_json_then_eof_is_garbage_not_a_hang():
     os.write(w, b'{"prompt": "half')
     os.close(w)
     try:
+
         class Stream:
             def isatty(self):
                 return False

@@ -18,8 +18,10 @@ from recall.search.searcher import Searcher
 from tests.support.factory import Session
 
 START = datetime(2026, 10, 1, 9, tzinfo=timezone.utc)
-DECISION = ("Decision for stripe webhooks: verify the signature, record the event id in processed_events, "
-            "answer 200 at once and let the worker process the event; duplicates are skipped by event id.")
+DECISION = (
+    "Decision for stripe webhooks: verify the signature, record the event id in processed_events, "
+    "answer 200 at once and let the worker process the event; duplicates are skipped by event id."
+)
 RESULT = '{"matches": [{"text": "record the event id in processed_events", "session": "abcdef12"}]}'
 
 
@@ -30,8 +32,13 @@ def parse(path):
 
 
 def payload(project, prompt):
-    return {"session_id": "current", "transcript_path": "/nowhere.jsonl", "cwd": str(project),
-            "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    return {
+        "session_id": "current",
+        "transcript_path": "/nowhere.jsonl",
+        "cwd": str(project),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
 
 
 def injected(project, prompt) -> str:
@@ -59,10 +66,19 @@ def test_recall_tool_calls_and_results_are_not_messages(claude_projects, tool):
 def test_a_meta_command_expansion_does_not_make_the_next_prompt_an_echo(claude_projects):
     """Claude Code 2.1.197 writes a command's expanded prompt as an isMeta line (not indexed)."""
     s = Session(start=START)
-    s.user("<command-message>recall-search</command-message>\n<command-name>/recall-search</command-name>\n"
-           "<command-args>stripe webhooks</command-args>")
-    s.user([{"type": "text", "text": "hits…\n\nAbove are recall's raw hits from past Claude Code sessions for "
-                                     "\"stripe webhooks\"."}], isMeta=True)
+    s.user(
+        "<command-message>recall-search</command-message>\n<command-name>/recall-search</command-name>\n"
+        "<command-args>stripe webhooks</command-args>"
+    )
+    s.user(
+        [
+            {
+                "type": "text",
+                "text": "hits…\n\nAbove are recall's raw hits from past Claude Code sessions for \"stripe webhooks\".",
+            }
+        ],
+        isMeta=True,
+    )
     s.assistant("1. record the event id in processed_events")
     s.user("now add the refunds webhook")
     s.assistant("Added payments/refunds.py.")
@@ -73,8 +89,10 @@ def test_a_meta_command_expansion_does_not_make_the_next_prompt_an_echo(claude_p
 
 def test_an_older_non_meta_expansion_is_not_a_message(claude_projects):
     s = Session(start=START)
-    s.user("<command-message>recall</command-message>\n<command-name>/recall:recall</command-name>\n"
-           "<command-args>stripe webhooks</command-args>")
+    s.user(
+        "<command-message>recall</command-message>\n<command-name>/recall:recall</command-name>\n"
+        "<command-args>stripe webhooks</command-args>"
+    )
     s.user("Above is what recall found for the question \"stripe webhooks\". Answer the question from it.")
     s.assistant("We record the event id in processed_events.")
     msgs, stats = parse(s.write(claude_projects))
@@ -108,8 +126,11 @@ def test_a_question_asked_again_finds_the_decision_not_the_earlier_asking(claude
     index_all()
     hits = Searcher().search("what did we decide about stripe webhooks?", limit=10)
     assert hits[0].session_id == decision.session_id
-    mine = [h for h in Searcher().search("what did we decide about stripe webhooks?", messages=True, limit=20)
-            if h.session_id == asked.session_id]
+    mine = [
+        h
+        for h in Searcher().search("what did we decide about stripe webhooks?", messages=True, limit=20)
+        if h.session_id == asked.session_id
+    ]
     assert mine and all(h.echo for h in mine)  # the question, and its "OK."
 
     text = injected(project, "what did we decide about stripe webhooks?")
@@ -124,12 +145,26 @@ def test_the_hook_drops_echoes_acknowledgements_and_recall_calls_an_older_versio
     from recall.search.hit import Hit
 
     def hit(role, text, echo=False):
-        return Hit(session_id="s", uuid=text[:8], project="p", cwd="", timestamp="", role=role, text=text,
-                   snippet="", score=1.0, echo=echo)
+        return Hit(
+            session_id="s",
+            uuid=text[:8],
+            project="p",
+            cwd="",
+            timestamp="",
+            role=role,
+            text=text,
+            snippet="",
+            score=1.0,
+            echo=echo,
+        )
 
     kept = hit("assistant", DECISION)
-    hits = [kept, hit("assistant", "OK."), hit("assistant", "From memory: " + DECISION, echo=True),
-            hit("tool_use", "mcp__recall__memory_search: stripe webhook idempotent"),
-            hit("tool_use", "mcp__plugin_recall_recall__recall_search: stripe"),
-            hit("tool_use", "Bash: grep -r processed_events")]
+    hits = [
+        kept,
+        hit("assistant", "OK."),
+        hit("assistant", "From memory: " + DECISION, echo=True),
+        hit("tool_use", "mcp__recall__memory_search: stripe webhook idempotent"),
+        hit("tool_use", "mcp__plugin_recall_recall__recall_search: stripe"),
+        hit("tool_use", "Bash: grep -r processed_events"),
+    ]
     assert [h.text for h in rc.without_rule_docs(hits)] == [DECISION, "Bash: grep -r processed_events"]

@@ -28,11 +28,15 @@ from recall.prompt import injections
 from tests.support.factory import Session
 
 START = datetime(2026, 9, 1, 9, tzinfo=timezone.utc)
-GOTCHA = ("Gotcha: the /api/stripe/webhook route must receive the raw request body, otherwise signature "
-          "verification fails: express.json() had already parsed it, so the bytes Stripe signed were gone. "
-          "I mounted express.raw({ type: 'application/json' }) on that route before the JSON parser.")
-STRIPE_ERROR = ("StripeSignatureVerificationError: No signatures found matching the expected signature for "
-                "payload. Are you passing the raw request body you received from Stripe?")
+GOTCHA = (
+    "Gotcha: the /api/stripe/webhook route must receive the raw request body, otherwise signature "
+    "verification fails: express.json() had already parsed it, so the bytes Stripe signed were gone. "
+    "I mounted express.raw({ type: 'application/json' }) on that route before the JSON parser."
+)
+STRIPE_ERROR = (
+    "StripeSignatureVerificationError: No signatures found matching the expected signature for "
+    "payload. Are you passing the raw request body you received from Stripe?"
+)
 
 
 @pytest.fixture
@@ -50,14 +54,24 @@ def stripe_session(project) -> Session:
     s = _session(project, 0)
     s.user("stripe webhooks fail in staging with a 400, can you look")
     tid = s.tool_use("Bash", {"command": "npm run test -- webhooks"})
-    s.tool_result(tid, f"FAIL src/routes/webhooks.test.ts\n  ● stripe webhook › accepts a signed event\n\n"
-                       f"    {STRIPE_ERROR}\n\nTests: 1 failed, 6 passed", is_error=True)
+    s.tool_result(
+        tid,
+        f"FAIL src/routes/webhooks.test.ts\n  ● stripe webhook › accepts a signed event\n\n"
+        f"    {STRIPE_ERROR}\n\nTests: 1 failed, 6 passed",
+        is_error=True,
+    )
     tid = s.tool_use("Read", {"file_path": f"{project}/src/server.ts"})
     s.tool_result(tid, "app.use(express.json());\napp.post('/api/stripe/webhook', stripeWebhook);")
     s.assistant(GOTCHA)
-    tid = s.tool_use("Edit", {"file_path": f"{project}/src/server.ts", "old_string": "app.use(express.json());",
-                              "new_string": "app.post('/api/stripe/webhook', express.raw({ type: 'application/json' }), "
-                                            "stripeWebhook);\napp.use(express.json());"})
+    tid = s.tool_use(
+        "Edit",
+        {
+            "file_path": f"{project}/src/server.ts",
+            "old_string": "app.use(express.json());",
+            "new_string": "app.post('/api/stripe/webhook', express.raw({ type: 'application/json' }), "
+            "stripeWebhook);\napp.use(express.json());",
+        },
+    )
     s.tool_result(tid, f"The file {project}/src/server.ts has been updated.")
     tid = s.tool_use("Bash", {"command": "npm run test -- webhooks"})
     s.tool_result(tid, "PASS src/routes/webhooks.test.ts\nTests: 7 passed")
@@ -70,20 +84,32 @@ def mundane_sessions(project) -> list[Session]:
     s = _session(project, 2)
     s.user("fix the eslint errors in the cart components")
     tid = s.tool_use("Bash", {"command": "npx eslint src/cart"})
-    s.tool_result(tid, "src/cart/CartList.tsx\n  12:7  error  'total' is assigned a value but never used  "
-                       "no-unused-vars\n\n✖ 1 problem (1 error, 0 warnings)", is_error=True)
+    s.tool_result(
+        tid,
+        "src/cart/CartList.tsx\n  12:7  error  'total' is assigned a value but never used  "
+        "no-unused-vars\n\n✖ 1 problem (1 error, 0 warnings)",
+        is_error=True,
+    )
     s.assistant("Removed the unused variable in CartList.tsx; eslint is clean.")
     out.append(s)
     s = _session(project, 5)
     s.user("bump next to 15.1 and run the build")
     tid = s.tool_use("Bash", {"command": "npm install next@15.1 && npm run build"})
-    s.tool_result(tid, "added 3 packages, changed 12 packages\n✓ Compiled successfully\n✓ Generating static pages (14/14)")
+    s.tool_result(
+        tid, "added 3 packages, changed 12 packages\n✓ Compiled successfully\n✓ Generating static pages (14/14)"
+    )
     s.assistant("Next is on 15.1 and the build is green.")
     out.append(s)
     s = _session(project, 8)
     s.user("add a section about running the app locally to the README")
-    tid = s.tool_use("Edit", {"file_path": f"{project}/README.md", "old_string": "## Deploy",
-                              "new_string": "## Running locally\n\nnpm install && npm run dev\n\n## Deploy"})
+    tid = s.tool_use(
+        "Edit",
+        {
+            "file_path": f"{project}/README.md",
+            "old_string": "## Deploy",
+            "new_string": "## Running locally\n\nnpm install && npm run dev\n\n## Deploy",
+        },
+    )
     s.tool_result(tid, f"The file {project}/README.md has been updated.")
     s.assistant("Added 'Running locally' to the README.")
     out.append(s)
@@ -104,8 +130,13 @@ def four(claude_projects, project):
 
 
 def payload(project, prompt, session_id="conversation-1"):
-    return {"session_id": session_id, "transcript_path": "/nowhere.jsonl", "cwd": str(project),
-            "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    return {
+        "session_id": session_id,
+        "transcript_path": "/nowhere.jsonl",
+        "cwd": str(project),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
 
 
 def hook(project, prompt, session_id="conversation-1", trace=None) -> str:
@@ -125,11 +156,14 @@ def cites(text: str, s: Session) -> bool:
     return f"session {s.session_id[:8]}]" in text
 
 
-@pytest.mark.parametrize("prompt", [
-    "How do we verify Stripe webhook signatures in this repo?",
-    "How do we verify Stripe webhook signatures?",
-    "how do we verify stripe webhook signatures in the codebase again, please",
-])
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "How do we verify Stripe webhook signatures in this repo?",
+        "How do we verify Stripe webhook signatures?",
+        "how do we verify stripe webhook signatures in the codebase again, please",
+    ],
+)
 def test_the_webhook_question_injects_the_gotcha_in_a_four_session_history(four, project, prompt):
     text = hook(project, prompt)
     assert cites(text, four["stripe"]), text
@@ -144,10 +178,13 @@ def test_pasting_the_earlier_error_again_injects_the_session_that_fixed_it(four,
     assert cites(text, four["stripe"]), text
 
 
-@pytest.mark.parametrize("prompt", [
-    "add a dark mode toggle to the settings page",
-    "write a migration that adds a loyalty_points column to users",
-])
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "add a dark mode toggle to the settings page",
+        "write a migration that adds a loyalty_points column to users",
+    ],
+)
 def test_a_new_task_in_that_history_stays_silent(four, project, prompt):
     assert hook(project, prompt) == ""
     rec = injections.read()[-1]
@@ -170,8 +207,9 @@ def test_a_session_injected_earlier_in_the_conversation_is_not_injected_again(fo
     rec = injections.read()[-1]
     assert rec["repeated"] == [four["stripe"].session_id]
     # another conversation gets it
-    assert cites(hook(project, "How do we verify Stripe webhook signatures?", session_id="conversation-2"),
-                 four["stripe"])
+    assert cites(
+        hook(project, "How do we verify Stripe webhook signatures?", session_id="conversation-2"), four["stripe"]
+    )
 
 
 def test_recall_log_shows_the_path_and_the_gate(four, project, capsys):
@@ -195,8 +233,12 @@ def test_the_model_path_sends_looser_candidates_and_the_model_decides(four, proj
     config.set_value("model.backend", "api")
     config.set_value("hook.budget_seconds", 60)  # importing the SDK on a loaded machine takes seconds
     sid = four["stripe"].session_id[:8]
-    standin.script(answer(f"- Stripe signs the raw body: /api/stripe/webhook gets express.raw() before the JSON "
-                          f"parser [2026-09-01 session {sid}]"))
+    standin.script(
+        answer(
+            f"- Stripe signs the raw body: /api/stripe/webhook gets express.raw() before the JSON "
+            f"parser [2026-09-01 session {sid}]"
+        )
+    )
     text = hook(project, "why do stripe signatures fail when the body was parsed?")
     assert sid in text
     rec = injections.read()[-1]
@@ -223,33 +265,71 @@ def _decision(project, day, prompt, reply, tool=None) -> Session:
 
 
 PARAPHRASES = {
-    "prices": ("what's our convention for money amounts?",
-               _decision, ("the invoice totals are off by a cent on some orders",
-                           "Floats caused it: 19.99 * 3 came out as 59.97000000000001. From now on we store all "
-                           "prices as integer cents (price_cents) and only format them as dollars on display.",
-                           ("npm test -- invoice", "expected 5997 received 5997.000000000001", True)),
-               ("pattern", "Money amounts are stored as integer cents (price_cents); format to dollars only "
-                              "on display. Floats caused off-by-a-cent invoice totals.", ["money", "prices"])),
-    "dedup": ("remind me how the webhook dedup works",
-              _decision, ("stripe sends the same event twice sometimes and we double-ship orders",
-                          "Each event id goes into processed_events (unique on event_id) in the same transaction "
-                          "as the order update; a second delivery hits the constraint and is acknowledged "
-                          "with 200 without doing anything.", None),
-              ("decision", "Stripe webhook deduplication: the event id is inserted into processed_events "
-                           "(unique) with the order update; a duplicate delivery returns 200 and does nothing.",
-               ["stripe", "webhooks", "dedup"])),
-    "timezone": ("which timezone should cart code use?",
-                 _decision, ("carts expire an hour early for customers in Berlin",
-                             "The expiry compared a naive local datetime with a UTC one. Cart code now uses UTC "
-                             "everywhere (datetime.now(timezone.utc)); local time only in the templates.", None),
-                 ("pattern", "Cart code uses UTC everywhere (timezone-aware datetimes); convert to the "
-                                "customer's time zone only in templates.", ["cart", "timezone", "utc"])),
-    "click": ("is there a reason we are not using click?",
-              _decision, ("should the admin script use click or typer?",
-                          "Neither: scripts/admin.py runs in the slim deploy image with no third-party packages, "
-                          "so it sticks to argparse from the standard library.", None),
-              ("decision", "scripts/admin.py uses argparse, not click or typer: it runs in the slim deploy "
-                           "image with no third-party packages.", ["cli", "argparse", "click"])),
+    "prices": (
+        "what's our convention for money amounts?",
+        _decision,
+        (
+            "the invoice totals are off by a cent on some orders",
+            "Floats caused it: 19.99 * 3 came out as 59.97000000000001. From now on we store all "
+            "prices as integer cents (price_cents) and only format them as dollars on display.",
+            ("npm test -- invoice", "expected 5997 received 5997.000000000001", True),
+        ),
+        (
+            "pattern",
+            "Money amounts are stored as integer cents (price_cents); format to dollars only "
+            "on display. Floats caused off-by-a-cent invoice totals.",
+            ["money", "prices"],
+        ),
+    ),
+    "dedup": (
+        "remind me how the webhook dedup works",
+        _decision,
+        (
+            "stripe sends the same event twice sometimes and we double-ship orders",
+            "Each event id goes into processed_events (unique on event_id) in the same transaction "
+            "as the order update; a second delivery hits the constraint and is acknowledged "
+            "with 200 without doing anything.",
+            None,
+        ),
+        (
+            "decision",
+            "Stripe webhook deduplication: the event id is inserted into processed_events "
+            "(unique) with the order update; a duplicate delivery returns 200 and does nothing.",
+            ["stripe", "webhooks", "dedup"],
+        ),
+    ),
+    "timezone": (
+        "which timezone should cart code use?",
+        _decision,
+        (
+            "carts expire an hour early for customers in Berlin",
+            "The expiry compared a naive local datetime with a UTC one. Cart code now uses UTC "
+            "everywhere (datetime.now(timezone.utc)); local time only in the templates.",
+            None,
+        ),
+        (
+            "pattern",
+            "Cart code uses UTC everywhere (timezone-aware datetimes); convert to the "
+            "customer's time zone only in templates.",
+            ["cart", "timezone", "utc"],
+        ),
+    ),
+    "click": (
+        "is there a reason we are not using click?",
+        _decision,
+        (
+            "should the admin script use click or typer?",
+            "Neither: scripts/admin.py runs in the slim deploy image with no third-party packages, "
+            "so it sticks to argparse from the standard library.",
+            None,
+        ),
+        (
+            "decision",
+            "scripts/admin.py uses argparse, not click or typer: it runs in the slim deploy "
+            "image with no third-party packages.",
+            ["cli", "argparse", "click"],
+        ),
+    ),
 }
 
 
@@ -301,11 +381,14 @@ def test_the_searcher_owns_retrieval_through_one_public_method(four, project):
     hits = s.candidates("stripe webhook signature", CandidateFilter(project=here))
     assert four["stripe"].session_id in {h.session_id for h in hits}
     assert any(h.reply for h in hits if h.role == "user")  # the exchange around each candidate comes along
-    without = s.candidates("stripe webhook signature",
-                           CandidateFilter(project=here, exclude_session=four["stripe"].session_id))
+    without = s.candidates(
+        "stripe webhook signature", CandidateFilter(project=here, exclude_session=four["stripe"].session_id)
+    )
     assert four["stripe"].session_id not in {h.session_id for h in without}
     assert s.candidates("stripe webhook signature", CandidateFilter(project="/elsewhere")) == []
     for path in Path(__file__).resolve().parents[2].joinpath("recall", "prompt").glob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        private = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in ("_read", "_hit", "_fill")]
+        private = [
+            n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in ("_read", "_hit", "_fill")
+        ]
         assert not private, f"{path.name} calls the Searcher's private {private}"

@@ -17,10 +17,14 @@ from recall.prompt.used import judge
 from tests.support.cli import cli as run_cli
 from tests.support.factory import Session
 
-DECISION = ("We decided on pgbouncer in transaction pooling mode, because the ORM opens one connection per "
-            "request; its settings live in deploy/pgbouncer.ini.")
-BLOCK = ("<recalled-context>\nRecalled by recall from past Claude Code sessions of this project (may be outdated: "
-         "verify before relying on it).\n- [{day} session {sid}] assistant: " + DECISION + "\n</recalled-context>")
+DECISION = (
+    "We decided on pgbouncer in transaction pooling mode, because the ORM opens one connection per "
+    "request; its settings live in deploy/pgbouncer.ini."
+)
+BLOCK = (
+    "<recalled-context>\nRecalled by recall from past Claude Code sessions of this project (may be outdated: "
+    "verify before relying on it).\n- [{day} session {sid}] assistant: " + DECISION + "\n</recalled-context>"
+)
 
 
 @pytest.fixture
@@ -69,12 +73,29 @@ def logged(claude_projects, tmp_path):
     unrelated = BLOCK.format(day=day, sid=past.session_id[:8]).replace(DECISION, "The CSV export streams rows.")
 
     def rec(session, line, outcome, text=""):
-        return {"t": _ts(line) + 0.8, "project": cwd, "session": session.session_id, "outcome": outcome,
-                "why": "", "hits": [{"session": past.session_id, "score": 1.0}] if text else [], "backend": "off",
-                "via": "in-process", "chars": len(text), "tokens": len(text) // 4, "latency_ms": 40.0, "text": text}
+        return {
+            "t": _ts(line) + 0.8,
+            "project": cwd,
+            "session": session.session_id,
+            "outcome": outcome,
+            "why": "",
+            "hits": [{"session": past.session_id, "score": 1.0}] if text else [],
+            "backend": "off",
+            "via": "in-process",
+            "chars": len(text),
+            "tokens": len(text) // 4,
+            "latency_ms": 40.0,
+            "text": text,
+        }
 
-    for r in (rec(conv, p1, "raw", block), rec(conv, p2, "raw", unrelated), rec(conv, p3, "raw", block),
-              rec(other, q1, "nothing"), rec(other, q2, "nothing"), rec(other, q3, "trivial")):
+    for r in (
+        rec(conv, p1, "raw", block),
+        rec(conv, p2, "raw", unrelated),
+        rec(conv, p3, "raw", block),
+        rec(other, q1, "nothing"),
+        rec(other, q2, "nothing"),
+        rec(other, q3, "trivial"),
+    ):
         injections.append(r)
     return {"past": past, "conv": conv, "other": other}
 
@@ -82,24 +103,34 @@ def logged(claude_projects, tmp_path):
 def test_judge_reads_citations_names_and_words_never_the_prompts_own():
     block = BLOCK.format(day="2026-11-20", sid="abcdef12")
     prompt = "which connection pooler did we pick?"
-    assert judge(block, prompt, "Per session abcdef12, pgbouncer.", ["abcdef12-0000"]) == (True, "cites session abcdef12")
+    assert judge(block, prompt, "Per session abcdef12, pgbouncer.", ["abcdef12-0000"]) == (
+        True,
+        "cites session abcdef12",
+    )
     assert judge(block, prompt, "Editing deploy/pgbouncer.ini now.") == (True, "repeats deploy/pgbouncer.ini")
     used, why = judge(block, prompt, "We went with pgbouncer: transaction pooling, because of the ORM.")
     assert used and why.startswith("repeats its words: ") and "pgbouncer" in why
     assert judge(block, prompt, "Added the toggle to the settings page.")[0] is False
     # the prompt's own words are no use of the injection
-    assert judge(block, "pgbouncer transaction pooling connection", "pgbouncer transaction pooling connection")[0] \
-        is False
+    assert (
+        judge(block, "pgbouncer transaction pooling connection", "pgbouncer transaction pooling connection")[0] is False
+    )
 
 
 def test_told_and_repeats():
-    for p in ("I already told you the staging db is read-only", "as we discussed, use cents",
-              "like I said, no ORM here", "we've been over this: tabs", "don't you remember the deploy key?"):
+    for p in (
+        "I already told you the staging db is read-only",
+        "as we discussed, use cents",
+        "like I said, no ORM here",
+        "we've been over this: tabs",
+        "don't you remember the deploy key?",
+    ):
         assert told(p), p
     for p in ("tell me about the deploy", "what did we discuss about cents?", "I said hello to the team"):
         assert not told(p), p
-    assert repeats("which connection pooler should we use for postgres?",
-                   "Which connection pooler should we use for Postgres")
+    assert repeats(
+        "which connection pooler should we use for postgres?", "Which connection pooler should we use for Postgres"
+    )
     assert not repeats("which connection pooler should we use for postgres?", "how do we reset postgres?")
 
 
@@ -108,7 +139,14 @@ def test_recall_log_says_whether_the_next_reply_used_each_injection(logged, cli)
     assert code == 0, err
     recs = json.loads(out)
     by_outcome = [(r["outcome"], r.get("used")) for r in recs]
-    assert by_outcome == [("trivial", None), ("nothing", None), ("nothing", None), ("raw", None), ("raw", False), ("raw", True)]
+    assert by_outcome == [
+        ("trivial", None),
+        ("nothing", None),
+        ("nothing", None),
+        ("raw", None),
+        ("raw", False),
+        ("raw", True),
+    ]
     assert "used" not in recs[1]  # nothing injected: nothing to use
     assert recs[5]["used_why"] == "repeats deploy/pgbouncer.ini"
     assert recs[3]["used_why"] == "no reply indexed yet"
@@ -125,10 +163,21 @@ def test_recall_stats_per_week(logged, cli):
     weeks = json.loads(out)["weeks"]
     this = weeks[0]
     assert this["week"] == week_of(logged["conv"].clock.timestamp()).isoformat() or len(weeks) == 2
-    total = {k: sum(w[k] for w in weeks) for k in ("prompts", "trivial", "injections", "used", "unknown", "silent",
-                                                  "misses", "repeated", "told")}
-    assert total == {"prompts": 6, "trivial": 1, "injections": 3, "used": 1, "unknown": 1, "silent": 2, "misses": 2,
-                     "repeated": 1, "told": 1}
+    total = {
+        k: sum(w[k] for w in weeks)
+        for k in ("prompts", "trivial", "injections", "used", "unknown", "silent", "misses", "repeated", "told")
+    }
+    assert total == {
+        "prompts": 6,
+        "trivial": 1,
+        "injections": 3,
+        "used": 1,
+        "unknown": 1,
+        "silent": 2,
+        "misses": 2,
+        "repeated": 1,
+        "told": 1,
+    }
     if len(weeks) == 1:
         assert this["used_share"] == 0.5 and this["silent_share"] == 0.4  # of the 5 prompts not trivial
     whys = [m["why"] for w in weeks for m in w["miss_examples"]]
@@ -148,7 +197,9 @@ def test_stats_and_log_take_the_fast_path_and_check_their_options(cli):
     assert code == 0 and "No prompts logged" in out
     code, out, err = cli("stats", "--weeks", "0")
     assert code != 0 and "--weeks takes a number of weeks >= 1" in err
-    probe = ("import sys; from recall.entry import main; code = main(['stats', '--json']); "
-             "print('\\nLOADED', sorted(m for m in ('typer', 'click', 'rich') if m in sys.modules))")
+    probe = (
+        "import sys; from recall.entry import main; code = main(['stats', '--json']); "
+        "print('\\nLOADED', sorted(m for m in ('typer', 'click', 'rich') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip().endswith("LOADED []"), (out.stdout[-300:], out.stderr[-500:])

@@ -21,14 +21,23 @@ from tests.service.test_service import serve  # noqa: F401 - fixture
 from tests.support.factory import Session
 
 START = datetime(2026, 10, 1, 9, tzinfo=timezone.utc)
-REDIS_DECISION = ("We dropped redis: the managed instance cost $180 a month and it only cached sessions, "
-                  "so sessions moved to postgres in an unlogged table.")
-STRIPE_DECISION = ("Decision for stripe webhooks: verify the signature, record the event id in processed_events, "
-                   "answer 200 at once and let the worker process the event; duplicates are skipped by event id.")
-PRICES_DECISION = ("Floats caused the rounding errors on invoices: prices are stored as integer cents "
-                   "(price_cents) and only formatted as dollars on display.")
+REDIS_DECISION = (
+    "We dropped redis: the managed instance cost $180 a month and it only cached sessions, "
+    "so sessions moved to postgres in an unlogged table."
+)
+STRIPE_DECISION = (
+    "Decision for stripe webhooks: verify the signature, record the event id in processed_events, "
+    "answer 200 at once and let the worker process the event; duplicates are skipped by event id."
+)
+PRICES_DECISION = (
+    "Floats caused the rounding errors on invoices: prices are stored as integer cents "
+    "(price_cents) and only formatted as dollars on display."
+)
 DISTRACTORS = [
-    ("last time the deploy took ages, can we cache the docker layers?", "Cached the layers; the deploy takes 3 minutes."),
+    (
+        "last time the deploy took ages, can we cache the docker layers?",
+        "Cached the layers; the deploy takes 3 minutes.",
+    ),
     ("decide on a font for the landing page", "Went with Inter for headings and body."),
     ("the settings page crashes when the avatar is missing", "Added a fallback avatar in SettingsPage.tsx."),
     ("add a toggle for email notifications", "Added the notifications toggle, stored in user_prefs."),
@@ -63,11 +72,15 @@ def history(claude_projects, project):
         out[f"d{i}"] = _session(project, 3 + i, turn)
     echo = Session(cwd=str(project), start=START + timedelta(days=30))
     echo.user("why did we drop redis?")
-    echo.hook_context("<recalled-context>\nRecalled by recall from past Claude Code sessions of this project.\n"
-                      f"- [2026-10-01 session {out['redis'].session_id[:8]}] assistant: {REDIS_DECISION}\n"
-                      "</recalled-context>")
-    echo.assistant("You dropped redis because the managed instance cost $180 a month and it only cached "
-                   "sessions; the sessions moved to postgres in an unlogged table.")
+    echo.hook_context(
+        "<recalled-context>\nRecalled by recall from past Claude Code sessions of this project.\n"
+        f"- [2026-10-01 session {out['redis'].session_id[:8]}] assistant: {REDIS_DECISION}\n"
+        "</recalled-context>"
+    )
+    echo.assistant(
+        "You dropped redis because the managed instance cost $180 a month and it only cached "
+        "sessions; the sessions moved to postgres in an unlogged table."
+    )
     out["echo"] = echo
     for s in out.values():
         s.write(claude_projects)
@@ -76,8 +89,13 @@ def history(claude_projects, project):
 
 
 def payload(project, prompt):
-    return {"session_id": "current", "transcript_path": "/nowhere.jsonl", "cwd": str(project),
-            "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    return {
+        "session_id": "current",
+        "transcript_path": "/nowhere.jsonl",
+        "cwd": str(project),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
 
 
 def injected(project, prompt) -> str:
@@ -99,15 +117,18 @@ def test_a_reply_restating_an_injection_ranks_below_the_session_it_came_from(his
     assert all(h.echo for h in echo_hits)
     text = injected(project, "why did we drop redis?")
     assert cited(text, history["redis"])
-    assert text.index(history["redis"].session_id[:8]) < (text.find(history["echo"].session_id[:8]) % (len(text) + 1)
-                                                           if cited(text, history["echo"]) else len(text))
+    assert text.index(history["redis"].session_id[:8]) < (
+        text.find(history["echo"].session_id[:8]) % (len(text) + 1) if cited(text, history["echo"]) else len(text)
+    )
 
 
 @pytest.mark.parametrize("command", ["/recall", "/recall-search", "/recall:recall-search"])  # setup's, the plugin's
 def test_recall_turns_are_echo_and_recall_tool_output_is_not_indexed(claude_projects, project, command):
     s = Session(cwd=str(project), start=START)
-    s.user(f"<command-message>recall is running…</command-message>\n<command-name>{command}</command-name>\n"
-           "<command-args>stripe webhooks</command-args>")
+    s.user(
+        f"<command-message>recall is running…</command-message>\n<command-name>{command}</command-name>\n"
+        "<command-args>stripe webhooks</command-args>"
+    )
     s.user("Search recall's memory for: stripe webhooks")  # the expansion (not isMeta in older versions)
     tid = s.tool_use("Bash", {"command": "recall --raw --limit 5 'stripe webhooks'"})
     s.tool_result(tid, STRIPE_DECISION)
@@ -197,8 +218,12 @@ def test_the_hook_decision_is_calibrated_in_the_right_direction():
     gate = config.DEFAULTS["hook"]["min_confidence"]
     assert gate == conf.DEFAULT_MIN_CONFIDENCE
     assert config.DEFAULTS["hook"]["model_min_confidence"] == conf.DEFAULT_MODEL_MIN_CONFIDENCE < gate
-    assert conf.confidence(strong, conf.DECISION) > gate > conf.DEFAULT_MODEL_MIN_CONFIDENCE > \
-        conf.confidence(weak, conf.DECISION)
+    assert (
+        conf.confidence(strong, conf.DECISION)
+        > gate
+        > conf.DEFAULT_MODEL_MIN_CONFIDENCE
+        > conf.confidence(weak, conf.DECISION)
+    )
     assert set(conf.DECISION.weights) == set(conf.DECISION_FEATURES)
     for name in conf.DECISION_FEATURES:
         more = dict(weak, **{name: weak[name] + 0.5})
@@ -222,9 +247,13 @@ def test_the_summary_of_an_echo_session_ranks_below_the_decision(history, projec
 
     assert session_echo(history["echo"].session_id) is True
     assert session_echo(history["redis"].session_id) is False
-    summaries.put(history["echo"].session_id, str(project),
-                  "Asked why we dropped redis; answered: the managed instance cost $180 a month and sessions "
-                  "moved to postgres in an unlogged table.", echo=True)
+    summaries.put(
+        history["echo"].session_id,
+        str(project),
+        "Asked why we dropped redis; answered: the managed instance cost $180 a month and sessions "
+        "moved to postgres in an unlogged table.",
+        echo=True,
+    )
     hits = Searcher().search("why did we drop redis for sessions", limit=5)
     summary = [h for h in hits if h.uuid == f"sum-{history['echo'].session_id}"]
     assert summary and summary[0].echo
@@ -232,8 +261,13 @@ def test_the_summary_of_an_echo_session_ranks_below_the_decision(history, projec
 
 
 def test_a_memory_note_is_judged_on_the_words_the_history_holds():
-    q = conf.QueryStats(terms=["deploy", "shop", "product"], weights={"deploy": 4.0, "shop": 4.0, "product": 5.5},
-                        present={"deploy": 4.0, "shop": 4.0}, pairs=[("deploy", "shop")], self_score=40.0)
+    q = conf.QueryStats(
+        terms=["deploy", "shop", "product"],
+        weights={"deploy": 4.0, "shop": 4.0, "product": 5.5},
+        present={"deploy": 4.0, "shop": 4.0},
+        pairs=[("deploy", "shop")],
+        self_score=40.0,
+    )
     note = "Deploys of the shop go through make ship."
     as_message = conf.features(q, note, 30.0)
     as_note = conf.features(q, note, 30.0, note=True)

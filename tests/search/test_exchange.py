@@ -25,8 +25,10 @@ def shop_sessions(cwd="/home/dev/shop"):
     tid = flaky.tool_use("Bash", {"command": "pytest tests/test_cart.py -x --count 20"})
     flaky.tool_result(tid, "1 failed, 19 passed: expected 2026-11-01 got 2026-10-31")
     flaky.tool_use("Edit", {"file_path": f"{cwd}/tests/test_cart.py"})
-    flaky.assistant("It was the timezone: the fixture built dates in local time while the cart "
-                    "stores UTC, so runs near midnight failed. Fixed by freezing the clock in UTC.")
+    flaky.assistant(
+        "It was the timezone: the fixture built dates in local time while the cart "
+        "stores UTC, so runs near midnight failed. Fixed by freezing the clock in UTC."
+    )
     flaky.user("great, now commit it")
     flaky.assistant("Committed as 'cart: freeze the test clock in UTC'.")
     billing = Session(cwd=cwd, start=datetime(2026, 11, 2, 9, tzinfo=timezone.utc))
@@ -113,9 +115,11 @@ def test_reply_is_bounded_and_ends_with_the_conclusion():
 
 
 def test_a_subagents_lines_are_not_part_of_the_reply():
-    records = [{"role": "user", "text": "subagent task", "source": "agent.jsonl"},
-               {"role": "assistant", "text": "subagent answer", "source": "agent.jsonl"},
-               {"role": "assistant", "text": "the main answer", "source": "main.jsonl"}]
+    records = [
+        {"role": "user", "text": "subagent task", "source": "agent.jsonl"},
+        {"role": "assistant", "text": "subagent answer", "source": "agent.jsonl"},
+        {"role": "assistant", "text": "the main answer", "source": "main.jsonl"},
+    ]
     assert exchange.reply_from(records, "main.jsonl") == "the main answer"
     assert exchange.question_from(list(reversed(records)), "agent.jsonl") == "subagent task"
     assert exchange.reply_from([{"role": "user", "text": "next"}]) is None
@@ -124,14 +128,18 @@ def test_a_subagents_lines_are_not_part_of_the_reply():
 def test_project_that_does_not_exist_or_holds_nothing_indexed_says_so(shop, capsys, tmp_path):
     code, out, err = cli(capsys, "--raw", "--project", str(tmp_path / "nowhere"), "cart")
     assert (code, out) == (2, "")
-    assert err == (f"recall: --project {tmp_path / 'nowhere'}: no such folder, and nothing indexed under "
-                   "it. Pass a folder of an indexed project, or leave --project out to search every project.\n")
+    assert err == (
+        f"recall: --project {tmp_path / 'nowhere'}: no such folder, and nothing indexed under "
+        "it. Pass a folder of an indexed project, or leave --project out to search every project.\n"
+    )
     empty = tmp_path / "empty"
     empty.mkdir()
     code, out, err = cli(capsys, "--raw", "--json", "--project", str(empty), "cart")
     assert (code, out) == (2, "")
-    assert err == (f"recall: --project {empty}: nothing of {empty} is indexed. Run `recall index` if "
-                   "Claude Code has sessions there, or leave --project out to search every project.\n")
+    assert err == (
+        f"recall: --project {empty}: nothing of {empty} is indexed. Run `recall index` if "
+        "Claude Code has sessions there, or leave --project out to search every project.\n"
+    )
     # a project folder deleted since (its history outlives it) is still searched
     code, out, _ = cli(capsys, "--raw", "--json", "--project", "/home/dev/shop", "cart")
     assert code == 0 and json.loads(out)["hits"]

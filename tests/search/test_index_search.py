@@ -20,8 +20,10 @@ from tests.support.factory import Session
 def webhook_session(cwd="/home/dev/shop", start=None):
     s = Session(cwd=cwd, start=start or datetime(2026, 11, 1, 9, tzinfo=timezone.utc))
     s.user("the stripe webhook keeps retrying, why?")
-    s.assistant("We decided to verify signatures with STRIPE_WEBHOOK_SECRET from the vault, "
-                "because the old env var was rotated.")
+    s.assistant(
+        "We decided to verify signatures with STRIPE_WEBHOOK_SECRET from the vault, "
+        "because the old env var was rotated."
+    )
     tid = s.tool_use("Edit", {"file_path": f"{cwd}/src/lib/stripe_webhook.py"})
     s.tool_result(tid, "The file has been updated.")
     return s
@@ -106,8 +108,17 @@ def test_code_aware_tokens(claude_projects):
     s.write(claude_projects)
     index_all()
     sr = Searcher()
-    for q in ["getUserName", "user name", "session_store", "store", "session_store.py",
-              "src/auth/session_store.py", "config.loader.parse_env", "loader", "parse_env"]:
+    for q in [
+        "getUserName",
+        "user name",
+        "session_store",
+        "store",
+        "session_store.py",
+        "src/auth/session_store.py",
+        "config.loader.parse_env",
+        "loader",
+        "parse_env",
+    ]:
         assert sr.search(q, messages=True), q
     assert sr.search("データベース", messages=True)
     # the whole identifier outranks its scattered parts
@@ -128,9 +139,30 @@ def test_stemming(claude_projects):
 
 
 HOSTILE = [
-    '"unbalanced quote', "C++", "AND", "OR NOT", "a:b:c", "field:value", "(((", ")]}", "*", "?",
-    "title:\"x\" AND (y OR", "-", "+", "~2", "^3", "\\", "/regex/", "🎉🔥", "\x00", "'; DROP TABLE",
-    "x" * 300, "IN [a TO b]", "{}", "<recalled-context>",
+    '"unbalanced quote',
+    "C++",
+    "AND",
+    "OR NOT",
+    "a:b:c",
+    "field:value",
+    "(((",
+    ")]}",
+    "*",
+    "?",
+    "title:\"x\" AND (y OR",
+    "-",
+    "+",
+    "~2",
+    "^3",
+    "\\",
+    "/regex/",
+    "🎉🔥",
+    "\x00",
+    "'; DROP TABLE",
+    "x" * 300,
+    "IN [a TO b]",
+    "{}",
+    "<recalled-context>",
 ]
 
 
@@ -146,8 +178,7 @@ def test_any_text_is_a_valid_query(claude_projects, capsys, query):
 def test_huge_pasted_log_is_a_valid_query(claude_projects, capsys):
     webhook_session().write(claude_projects)
     index_all()
-    log = "\n".join(f"2026-11-01 ERROR worker-{i} stripe webhook timeout after {i}ms at x.py:{i}"
-                    for i in range(200))
+    log = "\n".join(f"2026-11-01 ERROR worker-{i} stripe webhook timeout after {i}ms at x.py:{i}" for i in range(200))
     assert len(log) > 10_000
     code, out, _ = cli(capsys, "--raw", "--json", log)
     assert code == 0 and json.loads(out)["hits"]
@@ -193,10 +224,16 @@ def test_json_schema(claude_projects, capsys):
     assert "**signatures**" in hit["snippet"] and isinstance(hit["score"], float)
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--since", "yesterday", "x"], "recall: --since takes a span like 2h, 3d or 1w, or a date like 2026-11-01; got 'yesterday'.\n"),
-    (["x"], None),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (
+            ["--since", "yesterday", "x"],
+            "recall: --since takes a span like 2h, 3d or 1w, or a date like 2026-11-01; got 'yesterday'.\n",
+        ),
+        (["x"], None),
+    ],
+)
 def test_error_messages(capsys, args, message):
     code, out, err = cli(capsys, *args)
     if message:
@@ -261,10 +298,19 @@ def test_cli_search_finds_memories_and_transcripts_together(claude_projects, cap
     s.write(claude_projects)
     with Indexer() as ix:
         ix.run([claude_projects])
-        ix.upsert_memory_docs([{"id": "m-vault", "project": "/home/dev/shop", "type": "decision",
-                                "content": "Stripe webhook signatures are verified with the vault secret.",
-                                "tags": ["stripe", "webhooks"], "updated": s.clock.timestamp(),
-                                "session_ids": [s.session_id]}])
+        ix.upsert_memory_docs(
+            [
+                {
+                    "id": "m-vault",
+                    "project": "/home/dev/shop",
+                    "type": "decision",
+                    "content": "Stripe webhook signatures are verified with the vault secret.",
+                    "tags": ["stripe", "webhooks"],
+                    "updated": s.clock.timestamp(),
+                    "session_ids": [s.session_id],
+                }
+            ]
+        )
     code, out, _ = cli(capsys, "--raw", "--json", "stripe webhook signatures")
     hits = json.loads(out)["hits"]
     kinds = [h["kind"] for h in hits]
@@ -280,13 +326,18 @@ def test_cli_search_finds_memories_and_transcripts_together(claude_projects, cap
     assert "m-vault" in access_log_path().read_text()
 
 
-@pytest.mark.parametrize("args,message", [
-    (["index", "--bogus"], "recall: No such option: --bogus. Run `recall index --help` to see what it takes.\n"),
-    (["service", "bogus"], "recall: No such command 'bogus'. Run `recall service --help` to see what it takes.\n"),
-    (["search"], "recall: Missing argument 'QUERY...'. Run `recall search --help` to see what it takes.\n"),
-    (["--limit", "0", "x"], "recall: --limit/-n takes a number of at least 1. Run `recall search --help` to see "
-                            "what it takes.\n"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["index", "--bogus"], "recall: No such option: --bogus. Run `recall index --help` to see what it takes.\n"),
+        (["service", "bogus"], "recall: No such command 'bogus'. Run `recall service --help` to see what it takes.\n"),
+        (["search"], "recall: Missing argument 'QUERY...'. Run `recall search --help` to see what it takes.\n"),
+        (
+            ["--limit", "0", "x"],
+            "recall: --limit/-n takes a number of at least 1. Run `recall search --help` to see what it takes.\n",
+        ),
+    ],
+)
 def test_bad_usage_is_one_line_naming_the_help(capsys, args, message):
     code, out, err = cli(capsys, *args)
     assert (code, out, err) == (2, "", message)

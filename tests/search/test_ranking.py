@@ -24,9 +24,9 @@ def test_a_session_discussing_the_question_in_several_messages_outranks_one_ment
 
 def test_a_message_gains_from_the_candidates_beside_it_in_its_session():
     question = cand(10.0, "s1", 1000)
-    answer = cand(6.0, "s1", 1030)       # said right after a matching question
-    alone = cand(6.5, "s2", 1000)        # as good on its own, nothing beside it
-    far = cand(6.4, "s1", 1000 + 3600)   # same session, an hour later: not a neighbour
+    answer = cand(6.0, "s1", 1030)  # said right after a matching question
+    alone = cand(6.5, "s2", 1000)  # as good on its own, nothing beside it
+    far = cand(6.4, "s1", 1000 + 3600)  # same session, an hour later: not a neighbour
     ranked = _with_neighbours([question, alone, far, answer], weight=0.1, seconds=120)
     assert [c.address for c in ranked] == [question.address, answer.address, alone.address, far.address]
     assert answer.score == 6.0 + 0.1 * 10.0 and far.score == 6.4 and alone.score == 6.5

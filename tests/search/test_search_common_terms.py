@@ -109,8 +109,10 @@ def test_split_query_ranks_like_one_query(generated_index, monkeypatch, floor):
     assert checked >= 20  # the corpus answers most of the queries
     project = searcher.search("src", messages=True, limit=1)[0].project
     for text in texts[:12]:
-        assert _same_ranking(_top(searcher, text, False, project=project, exclude_session="x"),
-                             _top(searcher, text, True, project=project, exclude_session="x")), text
+        assert _same_ranking(
+            _top(searcher, text, False, project=project, exclude_session="x"),
+            _top(searcher, text, True, project=project, exclude_session="x"),
+        ), text
 
 
 def test_an_error_in_a_parallel_query_reaches_the_caller(generated_index):

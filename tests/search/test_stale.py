@@ -48,8 +48,9 @@ def touch_rows(session_id: str | None = None) -> list[tuple]:
     con = sqlite3.connect(paths.state_db_path())
     try:
         sql = "SELECT session_id, path, op, fp, dest FROM touches"
-        rows = con.execute(sql + (" WHERE session_id=?" if session_id else ""),
-                           (session_id,) if session_id else ()).fetchall()
+        rows = con.execute(
+            sql + (" WHERE session_id=?" if session_id else ""), (session_id,) if session_id else ()
+        ).fetchall()
     finally:
         con.close()
     return sorted(rows)
@@ -66,24 +67,37 @@ def archived_records() -> list[dict]:
 def test_tool_calls_become_touches_relative_to_the_working_tree(tmp_path):
     p = git_project(tmp_path)
     cwd = str(p)
-    assert tool_touches("Write", {"file_path": f"{p}/src/a.ts", "content": "hello"}, cwd, cwd) == \
-        [["write", "src/a.ts", "2cf24dba5fb0:5", ""]]
+    assert tool_touches("Write", {"file_path": f"{p}/src/a.ts", "content": "hello"}, cwd, cwd) == [
+        ["write", "src/a.ts", "2cf24dba5fb0:5", ""]
+    ]
     assert tool_touches("Edit", {"file_path": f"{p}/src/a.ts"}, cwd, cwd) == [["edit", "src/a.ts", "", ""]]
-    assert tool_touches("MultiEdit", {"file_path": f"{p}/src/b.ts", "edits": []}, cwd, cwd)[0][:2] == ["edit", "src/b.ts"]
+    assert tool_touches("MultiEdit", {"file_path": f"{p}/src/b.ts", "edits": []}, cwd, cwd)[0][:2] == [
+        "edit",
+        "src/b.ts",
+    ]
     assert tool_touches("NotebookEdit", {"notebook_path": f"{p}/nb.ipynb"}, cwd, cwd)[0][:2] == ["edit", "nb.ipynb"]
-    assert tool_touches("Write", {"file_path": "/tmp/elsewhere.ts", "content": "x"}, cwd, cwd) == []  # not the project's
+    assert (
+        tool_touches("Write", {"file_path": "/tmp/elsewhere.ts", "content": "x"}, cwd, cwd) == []
+    )  # not the project's
     assert tool_touches("Read", {"file_path": f"{p}/src/a.ts"}, cwd, cwd) == []
-    got = bash_touches("cd src && git mv a.ts b.ts && rm -f old.py *.pyc; mv x.py y.py lib/ && git rm --cached c.ts",
-                       cwd, cwd)
-    assert got == [["move", "src/a.ts", "", "src/b.ts"], ["delete", "src/old.py", "", ""],
-                   ["move", "src/x.py", "", "src/lib/x.py"], ["move", "src/y.py", "", "src/lib/y.py"]]
+    got = bash_touches(
+        "cd src && git mv a.ts b.ts && rm -f old.py *.pyc; mv x.py y.py lib/ && git rm --cached c.ts", cwd, cwd
+    )
+    assert got == [
+        ["move", "src/a.ts", "", "src/b.ts"],
+        ["delete", "src/old.py", "", ""],
+        ["move", "src/x.py", "", "src/lib/x.py"],
+        ["move", "src/y.py", "", "src/lib/y.py"],
+    ]
     assert bash_touches("pytest -x | grep rm && echo mv", cwd, cwd) == []
     assert bash_touches("rm ~/.cache/x /etc/passwd ../sibling/f.py", cwd, cwd) == []  # outside the project
     # a linked worktree: paths relative to its own top, the project is the main root
     wt = tmp_path / "wt"
     wt.mkdir()
     (wt / ".git").write_text(f"gitdir: {p}/.git/worktrees/wt\n")
-    assert tool_touches("Edit", {"file_path": f"{wt}/src/a.ts"}, str(wt / "src"), str(p)) == [["edit", "src/a.ts", "", ""]]
+    assert tool_touches("Edit", {"file_path": f"{wt}/src/a.ts"}, str(wt / "src"), str(p)) == [
+        ["edit", "src/a.ts", "", ""]
+    ]
 
 
 def test_a_failed_or_refused_call_wrote_nothing(tmp_path, claude_projects):
@@ -105,15 +119,20 @@ def test_a_failed_or_refused_call_wrote_nothing(tmp_path, claude_projects):
 
 
 def test_paths_in_text_and_the_wording():
-    text = ("We route refunds through src/lib/refunds.ts (https://stripe.com/docs/a.html, e.g. node.js 1.2); "
-            "see README.md, ./scripts/run.sh and ~/notes.md.")
+    text = (
+        "We route refunds through src/lib/refunds.ts (https://stripe.com/docs/a.html, e.g. node.js 1.2); "
+        "see README.md, ./scripts/run.sh and ~/notes.md."
+    )
     assert paths_in_text(text) == ["src/lib/refunds.ts", "e.g", "node.js", "README.md", "scripts/run.sh"]
     ref = datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp()
-    marks = [{"path": "src/lib/refunds.ts", "state": "changed", "since": "2026-01-04T00:00:00Z"},
-             {"path": "src/old.ts", "state": "deleted", "since": None},
-             {"path": "src/a.ts", "state": "renamed", "since": "2026-03-15T00:00:00Z", "to": "src/b.ts"}]
-    assert describe(marks, ref) == ("(src/lib/refunds.ts changed 3 days later; src/old.ts deleted; "
-                                    "src/a.ts renamed to src/b.ts 2 months later)")
+    marks = [
+        {"path": "src/lib/refunds.ts", "state": "changed", "since": "2026-01-04T00:00:00Z"},
+        {"path": "src/old.ts", "state": "deleted", "since": None},
+        {"path": "src/a.ts", "state": "renamed", "since": "2026-03-15T00:00:00Z", "to": "src/b.ts"},
+    ]
+    assert describe(marks, ref) == (
+        "(src/lib/refunds.ts changed 3 days later; src/old.ts deleted; src/a.ts renamed to src/b.ts 2 months later)"
+    )
     assert describe(marks, ref, max_items=1).endswith("; 2 more files changed)")
     assert describe([], ref) == ""
 
@@ -129,8 +148,10 @@ def history(tmp_path, claude_projects):
     a.tool_use("Write", {"file_path": f"{p}/src/lib/refunds.ts", "content": "export const v = 1\n"})
     a.tool_use("Write", {"file_path": f"{p}/src/old.ts", "content": "legacy\n"})
     a.tool_use("Write", {"file_path": f"{p}/src/a.ts", "content": "a\n"})
-    a.assistant("We decided stripe refunds go through src/lib/refunds.ts with idempotency keys; the legacy "
-                "path stays in src/old.ts and helpers in src/a.ts (docs: https://stripe.com/docs/refunds.html).")
+    a.assistant(
+        "We decided stripe refunds go through src/lib/refunds.ts with idempotency keys; the legacy "
+        "path stays in src/old.ts and helpers in src/a.ts (docs: https://stripe.com/docs/refunds.html)."
+    )
     b = Session(cwd=str(p), start=t_b)
     b.user("rewrite refunds for partial refunds")
     b.tool_use("Write", {"file_path": f"{p}/src/lib/refunds.ts", "content": "export const v = 2 // partial\n"})
@@ -167,9 +188,11 @@ def test_touches_are_kept_in_state_db_and_the_archive(history):
         (b.session_id, "src/old.ts", "delete", "", ""),
     ]
     recs = [r for r in archived_records() if r["session_id"] == b.session_id and r.get("touched")]
-    assert [t for r in recs for t in r["touched"]] == [["write", "src/lib/refunds.ts", v2, ""],
-                                                       ["delete", "src/old.ts", "", ""],
-                                                       ["move", "src/a.ts", "", "src/b.ts"]]
+    assert [t for r in recs for t in r["touched"]] == [
+        ["write", "src/lib/refunds.ts", v2, ""],
+        ["delete", "src/old.ts", "", ""],
+        ["move", "src/a.ts", "", "src/b.ts"],
+    ]
     # a message without touches is archived as before they existed (not a byte more)
     con = sqlite3.connect(paths.state_db_path())
     touched = {u for (u,) in con.execute("SELECT DISTINCT uuid FROM touches")}
@@ -214,9 +237,11 @@ def test_history_archived_before_touches_gets_them_once(history):
         ix.run([])
         assert not ix.touches_pending()
     b = history["b"]
-    assert touch_rows(b.session_id) == [(b.session_id, "src/a.ts", "move", "", "src/b.ts"),
-                                        (b.session_id, "src/lib/refunds.ts", "write", "", ""),
-                                        (b.session_id, "src/old.ts", "delete", "", "")]
+    assert touch_rows(b.session_id) == [
+        (b.session_id, "src/a.ts", "move", "", "src/b.ts"),
+        (b.session_id, "src/lib/refunds.ts", "write", "", ""),
+        (b.session_id, "src/old.ts", "delete", "", ""),
+    ]
 
 
 # ------------------------------------------------------------------------------ marks on hits
@@ -239,8 +264,12 @@ def test_marks_where_files_changed_and_nowhere_else(history, monkeypatch):
     assert set(marks) == {"src/lib/refunds.ts", "src/old.ts", "src/a.ts"}
     assert marks["src/lib/refunds.ts"]["state"] == "changed"
     assert marks["src/old.ts"]["state"] == "deleted"
-    assert marks["src/a.ts"] == {"path": "src/a.ts", "state": "renamed", "to": "src/b.ts",
-                                 "since": marks["src/a.ts"]["since"]}
+    assert marks["src/a.ts"] == {
+        "path": "src/a.ts",
+        "state": "renamed",
+        "to": "src/b.ts",
+        "since": marks["src/a.ts"]["since"],
+    }
     since = datetime.fromisoformat(marks["src/lib/refunds.ts"]["since"].replace("Z", "+00:00"))
     assert abs((since - (NOW - timedelta(days=7))).total_seconds()) < 120  # when session B wrote it
     assert got[b.session_id] == {}  # the session that made the change
@@ -251,7 +280,7 @@ def test_a_file_changed_outside_claude_code_and_a_refreshed_checkout(history, mo
     monkeypatch.setenv("RECALL_NO_SERVICE", "1")
     p, c = history["project"], history["c"]
     put(p / "README.md", "# shop\n\nnew install steps\n", NOW - timedelta(days=1))  # edited by hand
-    put(p / "src/types.ts", "export type Hook = {}\n", NOW - timedelta(hours=1))    # checkout: same content
+    put(p / "src/types.ts", "export type Hook = {}\n", NOW - timedelta(hours=1))  # checkout: same content
     got = marks_by_session("stripe webhook types", p)[c.session_id]
     assert [(m["path"], m["state"]) for m in got.values()] == [("README.md", "changed")]
     assert got["README.md"]["since"].startswith((NOW - timedelta(days=1)).strftime("%Y-%m-%d"))
@@ -265,8 +294,11 @@ def test_no_marks_when_the_project_folder_is_gone_or_marks_are_off(history, monk
     from recall.search.run import run_search
     from recall.search.stale import mark_hits
 
-    hit = next(h for h in run_search("stripe refunds idempotency", project=p, cwd=str(p), messages=True, limit=30)
-               if h.session_id == a.session_id and h.stale)
+    hit = next(
+        h
+        for h in run_search("stripe refunds idempotency", project=p, cwd=str(p), messages=True, limit=30)
+        if h.session_id == a.session_id and h.stale
+    )
     moved = tmp_path / "moved-away"
     p.rename(moved)
     hit.stale = None
@@ -276,8 +308,10 @@ def test_no_marks_when_the_project_folder_is_gone_or_marks_are_off(history, monk
     from recall.prompt import context as rc
 
     config.save({"hook": {"stale_marks": False, "synthesize": False}})
-    out = rc.build_context({"prompt": "how are stripe refunds processed with idempotency keys?", "cwd": str(p),
-                            "session_id": "now"}, time.time() + 10)
+    out = rc.build_context(
+        {"prompt": "how are stripe refunds processed with idempotency keys?", "cwd": str(p), "session_id": "now"},
+        time.time() + 10,
+    )
     ctx = out["hookSpecificOutput"]["additionalContext"]
     assert "changed 3 days later" not in ctx and "A mark like" not in ctx
 
@@ -291,8 +325,11 @@ def test_the_hook_block_marks_each_file_once_and_says_what_marks_mean(history, m
     config.save({"hook": {"synthesize": False}})
     p = history["project"]
     trace: dict = {}
-    out = rc.build_context({"prompt": "how are stripe refunds processed with idempotency keys?", "cwd": str(p),
-                            "session_id": "now"}, time.time() + 10, trace=trace)
+    out = rc.build_context(
+        {"prompt": "how are stripe refunds processed with idempotency keys?", "cwd": str(p), "session_id": "now"},
+        time.time() + 10,
+        trace=trace,
+    )
     ctx = out["hookSpecificOutput"]["additionalContext"]
     assert ctx.count(MARKS_NOTE) == 1 and ctx.index(MARKS_NOTE) < ctx.index("- [")
     assert ctx.count("src/lib/refunds.ts changed 3 days later") == 1  # once per session, not per hit
@@ -306,17 +343,32 @@ def test_json_mcp_and_ask_carry_the_marks(history, monkeypatch):
     monkeypatch.setenv("RECALL_NO_SERVICE", "1")
     p, a, c = history["project"], history["a"], history["c"]
     env = {**os.environ, "RECALL_NO_SERVICE": "1"}
-    out = subprocess.run([sys.executable, "-m", "recall.entry", "--json", "--messages", "stripe refunds idempotency"],
-                         capture_output=True, text=True, cwd=str(p), env=env, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "recall.entry", "--json", "--messages", "stripe refunds idempotency"],
+        capture_output=True,
+        text=True,
+        cwd=str(p),
+        env=env,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)["hits"]
     assert all(isinstance(r["stale"], list) for r in rows)
     mine = [r for r in rows if r["session_id"] == a.session_id]
     assert mine and {(m["path"], m["state"]) for m in mine[0]["stale"]} == {
-        ("src/lib/refunds.ts", "changed"), ("src/old.ts", "deleted"), ("src/a.ts", "renamed")}
+        ("src/lib/refunds.ts", "changed"),
+        ("src/old.ts", "deleted"),
+        ("src/a.ts", "renamed"),
+    }
     assert all(set(m) >= {"path", "state", "since"} for m in mine[0]["stale"])
-    raw = subprocess.run([sys.executable, "-m", "recall.entry", "--raw", "--messages", "stripe refunds idempotency"],
-                         capture_output=True, text=True, cwd=str(p), env=env, timeout=120)
+    raw = subprocess.run(
+        [sys.executable, "-m", "recall.entry", "--raw", "--messages", "stripe refunds idempotency"],
+        capture_output=True,
+        text=True,
+        cwd=str(p),
+        env=env,
+        timeout=120,
+    )
     assert "  ! (src/lib/refunds.ts changed 3 days later" in raw.stdout
     from recall.mcp import tools
 
@@ -336,8 +388,9 @@ def test_the_mcp_tools_structured_and_text_output_carry_the_marks(history):
     from recall.mcp import server, tools
 
     p, a = history["project"], history["a"]
-    page = server.fit(tools.memory_search("stripe refunds idempotency webhook", cwd=str(p)), server.SearchOut,
-                      server.render_search)
+    page = server.fit(
+        tools.memory_search("stripe refunds idempotency webhook", cwd=str(p)), server.SearchOut, server.render_search
+    )
     wired = server.wire(page)["matches"]
     assert all("stale" in m for m in wired)
     mine = [m for m in wired if m["session_id"] == a.session_id]
@@ -374,8 +427,9 @@ def test_the_service_search_op_marks_in_the_callers_tree(history):
     orig = registry.searcher
     search_ops.searcher = lambda: warm
     try:
-        rows = search_ops.search({"text": "stripe refunds idempotency", "messages": True, "limit": 20,
-                                  "project": str(p), "cwd": str(p)})
+        rows = search_ops.search(
+            {"text": "stripe refunds idempotency", "messages": True, "limit": 20, "project": str(p), "cwd": str(p)}
+        )
     finally:
         search_ops.searcher = orig
     assert any(r["stale"] for r in rows if r["session_id"] == a.session_id)
@@ -392,8 +446,10 @@ def test_the_synthesis_is_told_about_the_marks(history, monkeypatch, standin):
     config.save({"hook": {"budget_seconds": 60}})
     standin.script(text("- Refunds go through src/lib/refunds.ts, which has changed since: check it [x]"))
     p = history["project"]
-    out = rc.build_context({"prompt": "how are stripe refunds processed with idempotency keys?", "cwd": str(p),
-                            "session_id": "now"}, time.time() + 50)
+    out = rc.build_context(
+        {"prompt": "how are stripe refunds processed with idempotency keys?", "cwd": str(p), "session_id": "now"},
+        time.time() + 50,
+    )
     req = standin.messages_requests()[-1]
     system = req["system"] if isinstance(req["system"], str) else " ".join(b["text"] for b in req["system"])
     body = json.dumps(req["messages"])
@@ -409,14 +465,23 @@ def test_sessions_and_show_say_what_became_of_the_files(history, monkeypatch):
     env = {**os.environ, "RECALL_NO_SERVICE": "1"}
 
     def recall(*args):
-        out = subprocess.run([sys.executable, "-m", "recall.entry", *args], capture_output=True, text=True,
-                             cwd=str(p), env=env, timeout=120)
+        out = subprocess.run(
+            [sys.executable, "-m", "recall.entry", *args],
+            capture_output=True,
+            text=True,
+            cwd=str(p),
+            env=env,
+            timeout=120,
+        )
         assert out.returncode == 0, out.stderr
         return out.stdout
 
     rows = {r["session_id"]: r for r in json.loads(recall("sessions", "--json"))["sessions"]}
     assert {(m["path"], m["state"]) for m in rows[a.session_id]["stale"]} == {
-        ("src/lib/refunds.ts", "changed"), ("src/old.ts", "deleted"), ("src/a.ts", "renamed")}
+        ("src/lib/refunds.ts", "changed"),
+        ("src/old.ts", "deleted"),
+        ("src/a.ts", "renamed"),
+    }
     assert rows[history["b"].session_id]["stale"] == [] and rows[history["c"].session_id]["stale"] == []
     assert "! 3 files it wrote changed since" in recall("sessions")
     shown = recall("show", a.session_id, "--no-pager")
@@ -431,8 +496,7 @@ def test_show_asks_git_for_the_commits_since(tmp_path, claude_projects, monkeypa
     genv = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
     def git(*args, who="Ada", when=None):
-        e = dict(genv, GIT_AUTHOR_NAME=who, GIT_AUTHOR_EMAIL="a@x", GIT_COMMITTER_NAME=who,
-                 GIT_COMMITTER_EMAIL="a@x")
+        e = dict(genv, GIT_AUTHOR_NAME=who, GIT_AUTHOR_EMAIL="a@x", GIT_COMMITTER_NAME=who, GIT_COMMITTER_EMAIL="a@x")
         if when is not None:
             e["GIT_AUTHOR_DATE"] = e["GIT_COMMITTER_DATE"] = when.isoformat()
         subprocess.run(["git", "-C", str(p), *args], check=True, capture_output=True, env=e)
@@ -532,21 +596,34 @@ def test_a_stale_memory_is_marked_in_the_briefing_decays_and_is_listed(memprojec
     assert store.effective_confidence(saved, now + 11 * DAY) < store.BRIEFING_FLOOR  # leaves the briefing
     assert store.effective_confidence(saved, now + 12 * DAY) == 0.0
     env = {**os.environ, "RECALL_NO_SERVICE": "1"}
-    out = subprocess.run([sys.executable, "-m", "recall.entry", "memories", "--stale", "--json"],
-                         capture_output=True, text=True, cwd=str(memproject), env=env, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "recall.entry", "memories", "--stale", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=str(memproject),
+        env=env,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     listed = json.loads(out.stdout)["memories"]
     assert [x["id"] for x in listed] == [m.id] and listed[0]["stale"][0]["path"] == "src/lib/refunds.ts"
-    out = subprocess.run([sys.executable, "-m", "recall.entry", "memories"], capture_output=True, text=True,
-                         cwd=str(memproject), env=env, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "recall.entry", "memories"],
+        capture_output=True,
+        text=True,
+        cwd=str(memproject),
+        env=env,
+        timeout=120,
+    )
     assert "! (src/lib/refunds.ts changed" in out.stdout
     # said again by a later session: true of the files as they are now
     m2 = add(memproject, "decision", "Refunds go through src/lib/refunds.ts with idempotency keys.")
     assert m2.id == m.id and m2.stale == [] and store.load(str(memproject)).by_id(m.id).stale == []
 
 
-def test_consolidation_rechecks_stale_memories_against_newer_sessions(memproject, claude_projects, monkeypatch,
-                                                                       standin):
+def test_consolidation_rechecks_stale_memories_against_newer_sessions(
+    memproject, claude_projects, monkeypatch, standin
+):
     from recall.memory import consolidate, store
     from tests.support.memory import prompt_of, use_standin
     from tests.support.standin import text
@@ -566,10 +643,13 @@ def test_consolidation_rechecks_stale_memories_against_newer_sessions(memproject
     index([claude_projects])
     put(memproject / "src/lib/refunds.ts", "retries = cfg.retries\n", NOW - timedelta(days=2))
     (memproject / "src/old.ts").unlink()
-    answer = {"verdicts": [
-        {"id": keep.id, "verdict": "keep", "content": None},
-        {"id": upd.id, "verdict": "update", "content": "src/lib/refunds.ts retries cfg.retries times (default 3)."},
-        {"id": drop.id, "verdict": "drop", "content": None}]}
+    answer = {
+        "verdicts": [
+            {"id": keep.id, "verdict": "keep", "content": None},
+            {"id": upd.id, "verdict": "update", "content": "src/lib/refunds.ts retries cfg.retries times (default 3)."},
+            {"id": drop.id, "verdict": "drop", "content": None},
+        ]
+    }
     standin.script(text(json.dumps(answer)))
     res = consolidate.consolidate(str(memproject), force=True)
     reqs = standin.messages_requests()
@@ -612,11 +692,17 @@ def test_the_benchmarks_fixtures_mark_where_they_should(tmp_path, monkeypatch):
         assert t["prompts"] == len(bench.TOPICS) and t["expect"] > 0
         assert t["exact"] == t["expect"] and t["spurious"] == 0, res[path]
     assert {t["kind"] for t in topics} == set(bench.KINDS)
-    row = bench.in_process(built, bench.prompts_for_latency(dict(built, questions=[("q", "what about ducks?")]), 4),
-                           rounds=1)
+    row = bench.in_process(
+        built, bench.prompts_for_latency(dict(built, questions=[("q", "what about ducks?")]), 4), rounds=1
+    )
     assert row["runs"] == 4 and row["marked_hits"] > 0
-    doc = bench.sections({**{"pool_sessions": 0, "fixture_topics": len(topics), "dev_questions": 0, "when": "now",
-                            "cpus": 2}, "marks": {**res, "raw": res["raw"]}, "latency": [row]})
+    doc = bench.sections(
+        {
+            **{"pool_sessions": 0, "fixture_topics": len(topics), "dev_questions": 0, "when": "now", "cpus": 2},
+            "marks": {**res, "raw": res["raw"]},
+            "latency": [row],
+        }
+    )
     assert doc[0].startswith("## Stale marks (issue 29)\n") and "| prompt hook: fixture topics |" in "\n".join(doc)
 
 

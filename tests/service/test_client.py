@@ -113,8 +113,11 @@ def test_version_handshake(server, echo_ops):
 
 def test_an_old_client_protocol_makes_call_fall_back(server, echo_ops, monkeypatch):
     # this process's server and client share client.PROTOCOL: send another one by hand
-    monkeypatch.setattr(client, "request", lambda op, args=None: (json.dumps(
-        {"v": "999:9.9.9", "op": op, "args": args or {}}) + "\n").encode())
+    monkeypatch.setattr(
+        client,
+        "request",
+        lambda op, args=None: (json.dumps({"v": "999:9.9.9", "op": op, "args": args or {}}) + "\n").encode(),
+    )
     with pytest.raises(client.Unavailable) as err:
         client.call("t.echo", {})
     assert "restart" in str(err.value)
@@ -157,9 +160,11 @@ def test_a_broken_op_module_is_logged_not_fatal(monkeypatch, caplog):
 
 
 def test_client_imports_only_the_standard_library():
-    code = ("import sys; import recall.core.service_client; "
-            "heavy = [m for m in ('tantivy', 'typer', 'rich', 'anthropic', 'mcp', 'watchdog', 'orjson', "
-            "'recall.search.searcher', 'indexer') if m in sys.modules]; print(heavy)")
+    code = (
+        "import sys; import recall.core.service_client; "
+        "heavy = [m for m in ('tantivy', 'typer', 'rich', 'anthropic', 'mcp', 'watchdog', 'orjson', "
+        "'recall.search.searcher', 'indexer') if m in sys.modules]; print(heavy)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"

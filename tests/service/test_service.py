@@ -77,8 +77,9 @@ class Serve:
         Serve.n += 1
         self.log_path = tmp_path / f"serve-{Serve.n}.log"
         self.log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen([*RECALL, "serve", *args], stdout=self.log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [*RECALL, "serve", *args], stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
 
     @property
     def pid(self) -> int:
@@ -140,8 +141,9 @@ def serve(tmp_path, monkeypatch):
 
 
 def run_cli(*args: str, timeout: float = 300.0, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*RECALL, *args], capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL, env=env)
+    return subprocess.run(
+        [*RECALL, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=env
+    )
 
 
 class Marker:
@@ -432,8 +434,15 @@ def test_forget_through_the_service_and_without_it(serve, claude_projects):
 
 def test_memory_docs_go_through_the_service_and_survive_a_rebuild(serve, claude_projects):
     serve().ready()
-    doc = {"id": "m1", "project": "/home/dev/app", "type": "decision", "content": "we pin tantivy to 0.27",
-           "tags": ["deps", "search"], "updated": 1_763_000_000.0, "session_ids": ["s1"]}
+    doc = {
+        "id": "m1",
+        "project": "/home/dev/app",
+        "type": "decision",
+        "content": "we pin tantivy to 0.27",
+        "tags": ["deps", "search"],
+        "updated": 1_763_000_000.0,
+        "session_ids": ["s1"],
+    }
     res = client.call("memory_docs", {"upsert": [doc, dict(doc, id="m2", content="temporary note")]}, timeout=30)
     assert res == {"upserted": 2, "deleted": 0}
     assert count("memory") == 2  # committed before the call returned
@@ -472,8 +481,13 @@ def test_status_running_and_stopped(serve, claude_projects):
     home = paths.recall_home()
     for d in (home, paths.archive_dir(), paths.log_dir(), paths.index_dir()):
         assert stat.S_IMODE(d.stat().st_mode) == 0o700, d
-    for f in (home / "service.json", home / "service.lock", paths.state_db_path(), *Archive(
-            paths.archive_dir()).session_files(), paths.log_dir() / "recall.log"):
+    for f in (
+        home / "service.json",
+        home / "service.lock",
+        paths.state_db_path(),
+        *Archive(paths.archive_dir()).session_files(),
+        paths.log_dir() / "recall.log",
+    ):
         assert stat.S_IMODE(f.stat().st_mode) == 0o600, f
 
 
@@ -530,8 +544,15 @@ def test_index_without_a_service_and_bad_input(claude_projects, tmp_path):
 
 def test_memory_changes_queued_while_the_writer_was_busy_are_applied(serve, claude_projects):
     memory_index = pytest.importorskip("recall.memory.index_docs")
-    doc = {"id": "q1", "project": "/home/dev/app", "type": "decision", "content": "queued while busy",
-           "tags": [], "updated": 1_763_000_000.0, "session_ids": []}
+    doc = {
+        "id": "q1",
+        "project": "/home/dev/app",
+        "type": "decision",
+        "content": "queued while busy",
+        "tags": [],
+        "updated": 1_763_000_000.0,
+        "session_ids": [],
+    }
     paths.ensure_dir(memory_index.pending_path().parent)
     memory_index.pending_path().write_text(json.dumps({"upsert": [doc], "delete": []}) + "\n")
     serve().ready()
@@ -561,11 +582,23 @@ def test_the_loop_walks_its_job_table_in_order(monkeypatch, claude_projects):
     ran = []
 
     def job(name, every=0.0, when=True, ends=False, result=None, at_start=True):
-        return daemon.Job(name, lambda s: every, lambda s: ran.append(name) or result, lambda s: when,
-                          at_start=at_start, ends_turn=ends)
+        return daemon.Job(
+            name,
+            lambda s: every,
+            lambda s: ran.append(name) or result,
+            lambda s: when,
+            at_start=at_start,
+            ends_turn=ends,
+        )
 
-    jobs = (job("a"), job("not now", when=False), job("hourly", every=3600.0, at_start=False), job("b"),
-            job("ends", ends=True, result=True), job("after"))
+    jobs = (
+        job("a"),
+        job("not now", when=False),
+        job("hourly", every=3600.0, at_start=False),
+        job("b"),
+        job("ends", ends=True, result=True),
+        job("after"),
+    )
     monkeypatch.setattr(daemon, "JOBS", jobs)
     svc = daemon.Service()
     assert svc._run_jobs() is False  # "ends" ended the turn
@@ -579,12 +612,14 @@ def test_the_loop_walks_its_job_table_in_order(monkeypatch, claude_projects):
 
 
 def test_op_modules_start_their_threads_only_when_the_service_starts_them(claude_projects):
-    code = ("import threading\nfrom recall.service import registry\n"
-            "class Svc:\n    stop_event = threading.Event()\n    generation = 0\n"
-            "registry.set_service(Svc())\nassert not registry.load_modules()\n"
-            "names = lambda: sorted(t.name for t in threading.enumerate() if t.name.startswith('recall-'))\n"
-            "print(names())\nassert not registry.start_modules(registry.service())\nprint(names())\n"
-            "Svc.stop_event.set()\n")
+    code = (
+        "import threading\nfrom recall.service import registry\n"
+        "class Svc:\n    stop_event = threading.Event()\n    generation = 0\n"
+        "registry.set_service(Svc())\nassert not registry.load_modules()\n"
+        "names = lambda: sorted(t.name for t in threading.enumerate() if t.name.startswith('recall-'))\n"
+        "print(names())\nassert not registry.start_modules(registry.service())\nprint(names())\n"
+        "Svc.stop_event.set()\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     imported, started = proc.stdout.splitlines()[:2]

@@ -51,7 +51,7 @@ def test_memory_work_that_fails_is_kept_and_retried(monkeypatch, tmp_path):
     assert worker.run(wait=True) == []  # a waiting worker does not stay for a retry a minute away
     assert calls == ["s-1"]
     # once due, it runs again and succeeds; then it is gone from the queue
-    (path, rec), = q.pending()
+    ((path, rec),) = q.pending()
     rec["retry_at"] = time.time() - 1
     path.write_text(json.dumps(rec))
     reports = worker.run(wait=False)
@@ -59,8 +59,11 @@ def test_memory_work_that_fails_is_kept_and_retried(monkeypatch, tmp_path):
 
 
 def test_a_model_error_keeps_the_session_for_another_try_and_the_cap_waits_for_midnight(monkeypatch, tmp_path):
-    monkeypatch.setattr(worker, "run_session", lambda g, cfg: {"stopped": "model error: Claude Code answered with "
-                                                                         "an error: Not logged in"})
+    monkeypatch.setattr(
+        worker,
+        "run_session",
+        lambda g, cfg: {"stopped": "model error: Claude Code answered with an error: Not logged in"},
+    )
     monkeypatch.setattr(worker, "has_key", lambda cfg=None: True)
     q.enqueue("session-end", "s-2", "", str(tmp_path))
     worker.run(wait=False)
@@ -90,11 +93,16 @@ def _copy_code(dest: Path) -> Path:
 
 
 def _serve(tmp_path: Path, src: Path, **env) -> subprocess.Popen:
-    full = dict(os.environ, PYTHONPATH=str(src), RECALL_CODE_CHECK_SECONDS="0.3", RECALL_WRITER_HEAP_MB="48",
-                **env)
+    full = dict(os.environ, PYTHONPATH=str(src), RECALL_CODE_CHECK_SECONDS="0.3", RECALL_WRITER_HEAP_MB="48", **env)
     log = open(tmp_path / "serve.log", "ab")
-    return subprocess.Popen([sys.executable, "-m", "recall.entry", "serve"], stdout=log, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, cwd=str(tmp_path), env=full)
+    return subprocess.Popen(
+        [sys.executable, "-m", "recall.entry", "serve"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        cwd=str(tmp_path),
+        env=full,
+    )
 
 
 def _reinstall(src: Path) -> None:
@@ -116,8 +124,11 @@ def test_the_service_restarts_itself_on_new_code_and_keeps_working(tmp_path, cla
         s.write(claude_projects)
         wait_for(lambda: _found("kingfisher"), 60, "the first line indexed")
         _reinstall(src)
-        second = wait_for(lambda: (p := client.ping(timeout=1.0)) and p["started"] != first["started"] and p,
-                          90, "the service on the new code")
+        second = wait_for(
+            lambda: (p := client.ping(timeout=1.0)) and p["started"] != first["started"] and p,
+            90,
+            "the service on the new code",
+        )
         assert second["pid"] == proc.pid  # the same process (exec): systemd and launchd still see it
         assert second["code"] != first["code"]
         s.user("the heron rollback is scripted in ops/rollback.sh")
@@ -139,10 +150,17 @@ def test_doctor_names_a_service_running_older_code(tmp_path, claude_projects):
         info = wait_for(lambda: client.ping(timeout=1.0), 90, "the service")
         _reinstall(src)
         env = dict(os.environ, PYTHONPATH=str(src))
-        out = subprocess.run([sys.executable, "-m", "recall.entry", "doctor", "--project", str(tmp_path)],
-                             capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=300)
-        assert (f"FAIL  service: running (pid {info['pid']}), but on the code from before the last install "
-                "or upgrade") in out.stdout, out.stdout + out.stderr
+        out = subprocess.run(
+            [sys.executable, "-m", "recall.entry", "doctor", "--project", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=str(tmp_path),
+            timeout=300,
+        )
+        assert (
+            f"FAIL  service: running (pid {info['pid']}), but on the code from before the last install or upgrade"
+        ) in out.stdout, out.stdout + out.stderr
         assert "fix: run `recall service restart`" in out.stdout
     finally:
         proc.terminate()

@@ -39,8 +39,9 @@ def setup_exe() -> str:
 def test_hooks_json_has_the_events_and_commands_setup_writes():
     plugin = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
     setup, _, _ = st.merge_hooks({}, "settings.json", config.DEFAULTS)
-    as_plugin = json.loads(json.dumps(setup["hooks"]).replace(json.dumps(setup_exe())[1:-1],
-                                                              json.dumps(PLUGIN_EXE)[1:-1]))
+    as_plugin = json.loads(
+        json.dumps(setup["hooks"]).replace(json.dumps(setup_exe())[1:-1], json.dumps(PLUGIN_EXE)[1:-1])
+    )
     assert plugin == as_plugin, "hooks/hooks.json drifted from `recall setup`:\n" + json.dumps(as_plugin, indent=2)
     for event, groups in plugin.items():
         assert wiring.ours(groups[0]["hooks"][0]) == wiring.hook_name(event) == st.HOOK_EVENTS[event][0]
@@ -81,8 +82,11 @@ def test_the_plugin_folder_holds_what_the_plugin_needs_and_no_virtualenv():
         assert p.is_symlink() and not os.path.isabs(os.readlink(p)), p
         assert p.resolve() == (ROOT / p.name).resolve()
     assert (folder / ".claude-plugin" / "plugin.json").is_file() and (folder / "hooks" / "hooks.json").is_file()
-    reached = {os.path.relpath(os.path.join(d, n), folder) for d, dirs, files in os.walk(folder, followlinks=True)
-               for n in dirs + files}
+    reached = {
+        os.path.relpath(os.path.join(d, n), folder)
+        for d, dirs, files in os.walk(folder, followlinks=True)
+        for n in dirs + files
+    }
     assert not [r for r in reached if r.split(os.sep)[0].startswith((".venv", ".mcp.json", ".git"))]
 
 
@@ -112,14 +116,18 @@ def no_python_path(tmp_path):
 
 def launch(args, data, *, stdin="", env=None, root=ROOT, path=None):
     full = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "RECALL_PLUGIN"))}
-    full.update({"CLAUDE_PLUGIN_ROOT": str(root), "CLAUDE_PLUGIN_DATA": str(data)} if data else
-                {"CLAUDE_PLUGIN_ROOT": str(root)})
+    full.update(
+        {"CLAUDE_PLUGIN_ROOT": str(root), "CLAUDE_PLUGIN_DATA": str(data)}
+        if data
+        else {"CLAUDE_PLUGIN_ROOT": str(root)}
+    )
     if path:
         full["PATH"] = path
     full.pop("RECALL_PYTHON", None)
     full.update(env or {})
-    return subprocess.run([str(root / "hooks" / "recall"), *args], input=stdin, capture_output=True, text=True,
-                          env=full, timeout=60)
+    return subprocess.run(
+        [str(root / "hooks" / "recall"), *args], input=stdin, capture_output=True, text=True, env=full, timeout=60
+    )
 
 
 def fake_runtime(data: Path, version: str = VERSION) -> Path:
@@ -135,8 +143,9 @@ def fake_runtime(data: Path, version: str = VERSION) -> Path:
 
 @pytest.mark.parametrize("name", HOOK_NAMES)
 def test_until_ready_every_hook_exits_at_once_and_prints_nothing(name, data, no_python_path):
-    proc = launch(["hook", name], data, stdin=json.dumps({"prompt": "which pooler?", "session_id": "s"}),
-                  path=no_python_path)
+    proc = launch(
+        ["hook", name], data, stdin=json.dumps({"prompt": "which pooler?", "session_id": "s"}), path=no_python_path
+    )
     assert proc.returncode == 0
     if name != "session-start":
         assert (proc.stdout, proc.stderr) == ("", "")
@@ -152,8 +161,9 @@ def test_session_start_with_no_python_says_what_to_do(data, no_python_path):
 
 
 def test_session_start_says_why_the_last_build_failed_and_builds_again(data, tmp_path):
-    (data / "build-failed").write_text(json.dumps({"systemMessage": "recall: building its Python runtime "
-                                                                    "failed: pip could not download"}) + "\n")
+    (data / "build-failed").write_text(
+        json.dumps({"systemMessage": "recall: building its Python runtime failed: pip could not download"}) + "\n"
+    )
     calls = tmp_path / "calls"
     fake = tmp_path / "python3.12"
     fake.write_text(f'#!/bin/sh\ncase "$1" in -c) exit 0;; esac\necho "$*" >> {calls}\n')
@@ -163,8 +173,17 @@ def test_session_start_says_why_the_last_build_failed_and_builds_again(data, tmp
     assert json.loads(proc.stdout)["systemMessage"].startswith("recall: building its Python runtime failed")
     wait = __import__("tests.support.wait", fromlist=["wait_for"]).wait_for
     assert wait(lambda: calls.exists() and calls.read_text(), timeout=10)
-    assert calls.read_text().split() == ["-I", f"{ROOT}/recall/setup/plugin_runtime.py", "build", "--root", str(ROOT),
-                                         "--data", str(data), "--version", VERSION]
+    assert calls.read_text().split() == [
+        "-I",
+        f"{ROOT}/recall/setup/plugin_runtime.py",
+        "build",
+        "--root",
+        str(ROOT),
+        "--data",
+        str(data),
+        "--version",
+        VERSION,
+    ]
 
 
 def test_ready_runtime_runs_recall_with_the_arguments(data):
@@ -201,12 +220,15 @@ def test_until_ready_commands_say_so_and_mcp_serves_no_tools(data):
     assert (proc.returncode, proc.stdout) == (0, building + "\n")
     proc = launch(["doctor"], data)  # by hand
     assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", building + "\n")
-    requests = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}},
-                {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_search"}}]
-    proc = launch(["mcp"], data, stdin="".join(json.dumps(r) + "\n" for r in requests),
-                  env={"RECALL_PYTHON": sys.executable})
+    requests = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_search"}},
+    ]
+    proc = launch(
+        ["mcp"], data, stdin="".join(json.dumps(r) + "\n" for r in requests), env={"RECALL_PYTHON": sys.executable}
+    )
     replies = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [r["id"] for r in replies] == [0, 1, 2]
     assert replies[0]["result"]["protocolVersion"] == "2025-11-25"
@@ -277,9 +299,22 @@ def enable_plugin(home: Path, scope_file: Path | None = None, on: bool = True, m
     settings.write_text(json.dumps(data))
     installed = claude / "plugins" / "installed_plugins.json"
     installed.parent.mkdir(parents=True, exist_ok=True)
-    installed.write_text(json.dumps({"version": 2, "plugins": {f"recall@{marketplace}": [
-        {"scope": "user", "installPath": str(claude / "plugins" / "cache" / marketplace / "recall" / VERSION),
-         "version": VERSION}]}}))
+    installed.write_text(
+        json.dumps(
+            {
+                "version": 2,
+                "plugins": {
+                    f"recall@{marketplace}": [
+                        {
+                            "scope": "user",
+                            "installPath": str(claude / "plugins" / "cache" / marketplace / "recall" / VERSION),
+                            "version": VERSION,
+                        }
+                    ]
+                },
+            }
+        )
+    )
     return claude / "plugins" / "data" / f"recall-{marketplace}"
 
 
@@ -315,17 +350,25 @@ def test_the_plugins_hooks_stand_down_where_setups_answer(project, claude_projec
     past.assistant("We decided on pgbouncer in transaction pooling mode for postgres connections.")
     past.write(claude_projects)
     index_all()
-    prompt = {"session_id": "now", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
-              "prompt": "which connection pooler did we decide on for postgres?"}
-    as_plugin = {"RECALL_PLUGIN_DATA": str(project / "plugin-data"), "CLAUDE_PROJECT_DIR": str(project),
-                 "RECALL_NO_SERVICE": "1"}
+    prompt = {
+        "session_id": "now",
+        "cwd": str(project),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "which connection pooler did we decide on for postgres?",
+    }
+    as_plugin = {
+        "RECALL_PLUGIN_DATA": str(project / "plugin-data"),
+        "CLAUDE_PROJECT_DIR": str(project),
+        "RECALL_NO_SERVICE": "1",
+    }
     alone = run_hook_process(prompt, env=as_plugin)
     assert "pgbouncer" in json.loads(alone.stdout)["hookSpecificOutput"]["additionalContext"]
     st.install_files(project, mcp=False, commands=False)  # `recall setup` was there first
     assert run_hook_process(prompt, env=as_plugin).stdout == ""  # the plugin's copy stands down
     # setup's own hook still answers (in another conversation: this one had that session already)
-    setups = run_hook_process(dict(prompt, session_id="later"), env={"RECALL_NO_SERVICE": "1",
-                                                                    "CLAUDE_PROJECT_DIR": str(project)})
+    setups = run_hook_process(
+        dict(prompt, session_id="later"), env={"RECALL_NO_SERVICE": "1", "CLAUDE_PROJECT_DIR": str(project)}
+    )
     assert "pgbouncer" in setups.stdout
 
 
@@ -489,7 +532,14 @@ def test_an_empty_path_entry_never_runs_a_python3_of_the_project_folder(data, tm
     full = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "RECALL_PLUGIN"))}
     full.update({"CLAUDE_PLUGIN_ROOT": str(ROOT), "CLAUDE_PLUGIN_DATA": str(data), "PATH": f":{no_python_path}"})
     full.pop("RECALL_PYTHON", None)
-    proc = subprocess.run([str(ROOT / "hooks" / "recall"), "hook", "session-start"], input="{}", capture_output=True,
-                          text=True, env=full, timeout=60, cwd=project)
+    proc = subprocess.run(
+        [str(ROOT / "hooks" / "recall"), "hook", "session-start"],
+        input="{}",
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=60,
+        cwd=project,
+    )
     assert proc.returncode == 0 and "no python3 3.11 or newer" in proc.stdout
     assert not ran.exists()  # not even asked its version

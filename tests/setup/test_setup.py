@@ -147,12 +147,15 @@ def test_setup_from_a_subdirectory_uses_the_project_root(project, capsys, monkey
     assert (project / ".claude" / "settings.json").exists() and not (sub / ".claude").exists()
 
 
-@pytest.mark.parametrize("content,needle", [
-    ("{not json", "is not valid JSON"),
-    ("[1, 2]", "does not hold a JSON object"),
-    ('{"hooks": []}', '"hooks"'),
-    ('{"hooks": {"Stop": {"a": 1}}}', '"hooks.Stop"'),
-])
+@pytest.mark.parametrize(
+    "content,needle",
+    [
+        ("{not json", "is not valid JSON"),
+        ("[1, 2]", "does not hold a JSON object"),
+        ('{"hooks": []}', '"hooks"'),
+        ('{"hooks": {"Stop": {"a": 1}}}', '"hooks.Stop"'),
+    ],
+)
 def test_broken_settings_get_one_clear_line(project, capsys, content, needle):
     settings = project / ".claude" / "settings.json"
     settings.parent.mkdir()
@@ -197,9 +200,11 @@ def test_setup_installs_and_starts_the_service(project, capsys, no_service_manag
         info = client.ping(timeout=5)
         assert info is not None
         # one line: what happened (the manager refused, setup started it itself) and what is left
-        assert (f"changed: started the recall service without a service manager (pid {info['pid']}), as the "
-                "service manager refused it (Failed to connect to bus: No medium found): it runs now, but "
-                "nothing starts it again after a reboot or logout") in out
+        assert (
+            f"changed: started the recall service without a service manager (pid {info['pid']}), as the "
+            "service manager refused it (Failed to connect to bus: No medium found): it runs now, but "
+            "nothing starts it again after a reboot or logout"
+        ) in out
         assert "Started the recall service" not in out and "Run: systemctl" not in out
         code, out, _ = cli(capsys, "doctor", "--project", str(project))
         assert "ok    service: running" in out
@@ -207,8 +212,9 @@ def test_setup_installs_and_starts_the_service(project, capsys, no_service_manag
         stop_service()
 
 
-def test_setup_run_again_reports_no_change_for_what_did_not_change(project, capsys, claude_projects,
-                                                                    no_service_manager):
+def test_setup_run_again_reports_no_change_for_what_did_not_change(
+    project, capsys, claude_projects, no_service_manager
+):
     """`changed:` only for what changed (issue 36, item 11): the running service, the index that
     holds everything already, a second uninstall."""
     from recall.control.lifecycle import stop_service
@@ -278,8 +284,10 @@ def test_doctor_spots_an_archive_that_lost_the_text_of_indexed_messages(project,
     shutil.rmtree(paths.archive_dir() / "sessions")
     code, out, _ = cli(capsys, "doctor", "--project", str(project))
     assert code == 1
-    assert f"FAIL  index: 1 of the 1 newest messages have no text: their lines in the archive " \
-           f"({paths.archive_dir()}) are gone (session {s.session_id})" in out
+    assert (
+        f"FAIL  index: 1 of the 1 newest messages have no text: their lines in the archive "
+        f"({paths.archive_dir()}) are gone (session {s.session_id})" in out
+    )
     assert f"fix: restore {paths.archive_dir()} from a backup" in out
 
 
@@ -320,16 +328,19 @@ def test_config_set_get_show_unset(capsys):
     assert config.load()["hook"]["max_chars"] == config.DEFAULTS["hook"]["max_chars"]
 
 
-@pytest.mark.parametrize("args,needle", [
-    (("config", "set", "hook.max_chars", "lots"), "is a number"),
-    (("config", "set", "hook.synthesize", "maybe"), "true or false"),
-    (("config", "set", "nonsense.key", "1"), "no setting"),
-    (("config", "set", "hook", "1"), "group of settings"),
-    (("config", "get", "hook.nope"), "no setting"),
-    (("config", "set", "model.name.family", "haiku"), "single setting"),
-    (("config", "set", "model.backend", "gpt"), "is one of auto, api, claude-code, off"),
-    (("config", "set", "hook.max_chars.x", "1"), "single setting"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (("config", "set", "hook.max_chars", "lots"), "is a number"),
+        (("config", "set", "hook.synthesize", "maybe"), "true or false"),
+        (("config", "set", "nonsense.key", "1"), "no setting"),
+        (("config", "set", "hook", "1"), "group of settings"),
+        (("config", "get", "hook.nope"), "no setting"),
+        (("config", "set", "model.name.family", "haiku"), "single setting"),
+        (("config", "set", "model.backend", "gpt"), "is one of auto, api, claude-code, off"),
+        (("config", "set", "hook.max_chars.x", "1"), "single setting"),
+    ],
+)
 def test_config_rejects_bad_values_in_one_line(capsys, args, needle):
     code, out, err = cli(capsys, *args)
     assert code != 0 and needle in err and len(err.strip().splitlines()) == 1
@@ -339,8 +350,15 @@ def test_hook_command_is_runnable_as_written(project, capsys):
     """The exact command setup writes runs the hook (what Claude Code will do)."""
     cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index", "--no-mcp")
     command = our_hooks(read(project / ".claude" / "settings.json"))["UserPromptSubmit"][0]["command"]
-    proc = subprocess.run(command, shell=True, input=json.dumps({"prompt": "thanks!"}), capture_output=True,
-                          text=True, timeout=60, cwd=project)
+    proc = subprocess.run(
+        command,
+        shell=True,
+        input=json.dumps({"prompt": "thanks!"}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=project,
+    )
     assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
     assert sys.executable  # the venv's recall is what was written
 
@@ -364,8 +382,7 @@ def _modes(*roots: Path) -> dict[str, int]:
     return out
 
 
-def test_setup_and_uninstall_change_the_mode_of_nothing_they_did_not_create(project, capsys, tmp_path,
-                                                                            monkeypatch):
+def test_setup_and_uninstall_change_the_mode_of_nothing_they_did_not_create(project, capsys, tmp_path, monkeypatch):
     home = Path(os.environ["HOME"])
     os.chmod(home, 0o755)
     os.chmod(project, 0o755)
@@ -476,13 +493,17 @@ def test_setup_warns_when_the_install_lives_in_a_temporary_or_git_tracked_place(
     assert os.path.realpath(tempfile.gettempdir()) in st.temporary_folders()  # the real list
     monkeypatch.setattr(st, "temporary_folders", lambda: {str(scratch)})
     warn = st.install_location_warning(str(clone / ".venv" / "bin" / "recall"))
-    assert warn.startswith(f"recall runs from {clone}/.venv/bin/recall, inside the git checkout {clone}: moving or "
-                           "deleting the checkout (or its .venv) breaks Claude Code's hooks on every prompt")
+    assert warn.startswith(
+        f"recall runs from {clone}/.venv/bin/recall, inside the git checkout {clone}: moving or "
+        "deleting the checkout (or its .venv) breaks Claude Code's hooks on every prompt"
+    )
     assert f"`pipx install {clone}` or `uv tool install {clone}`" in warn
     tmp_exe = scratch / "x" / "bin" / "recall"
     assert "in a temporary folder" in st.install_location_warning(str(tmp_exe))
-    assert st.install_location_warning(str(tmp_path / "opt" / "pipx" / "venvs" / "recall-memory" / "bin" /
-                                           "recall")) is None
+    assert (
+        st.install_location_warning(str(tmp_path / "opt" / "pipx" / "venvs" / "recall-memory" / "bin" / "recall"))
+        is None
+    )
     # an install in a clone's .venv (wherever this test's own venv lives): setup says so
     monkeypatch.setattr(st, "recall_executable", lambda: [str(clone / ".venv" / "bin" / "recall")])
     code, out, _ = cli(capsys, "setup", "--project", str(project), "--no-service", "--no-index")

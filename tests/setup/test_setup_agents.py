@@ -36,7 +36,9 @@ def test_codex_block_is_appended_and_removed_to_the_byte(capsys):
     text = _codex().read_text()
     assert text.startswith(USER_TOML)  # the user's lines, comments and layout untouched
     data = tomllib.loads(text)
-    assert data["mcp_servers"]["recall"]["args"][-1] == "mcp" and data["mcp_servers"]["docs"]["command"] == "docs-server"
+    assert (
+        data["mcp_servers"]["recall"]["args"][-1] == "mcp" and data["mcp_servers"]["docs"]["command"] == "docs-server"
+    )
     code, out, _ = cli(capsys, "setup", "--codex")
     assert "already registered" in out and _codex().read_text() == text
     code, out, err = cli(capsys, "setup", "--uninstall", "--codex")
@@ -102,8 +104,10 @@ def test_doctor_checks_them(capsys):
     [c] = check_agents()
     assert not c.ok and c.warn and "recall setup --codex" in c.fix
     cli(capsys, "setup", "--codex", "--gemini")
-    assert [(c.name, c.ok) for c in check_agents()] == [("MCP server in Codex CLI", True),
-                                                         ("MCP server in Gemini CLI", True)]
+    assert [(c.name, c.ok) for c in check_agents()] == [
+        ("MCP server in Codex CLI", True),
+        ("MCP server in Gemini CLI", True),
+    ]
     data = json.loads(_gemini().read_text())
     data["mcpServers"]["recall"]["command"] = "/nowhere/recall"
     _gemini().write_text(json.dumps(data))

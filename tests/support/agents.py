@@ -57,8 +57,19 @@ from typing import Any
 
 from tests.support.claude import support_cache_dir
 
-__all__ = ["CODEX_VERSION", "GEMINI_VERSION", "AgentAPI", "CodexEnv", "GeminiEnv", "call", "codex_binary",
-           "gemini_script", "require_codex", "require_gemini", "say"]
+__all__ = [
+    "CODEX_VERSION",
+    "GEMINI_VERSION",
+    "AgentAPI",
+    "CodexEnv",
+    "GeminiEnv",
+    "call",
+    "codex_binary",
+    "gemini_script",
+    "require_codex",
+    "require_gemini",
+    "say",
+]
 
 CODEX_VERSION = "0.169.0"
 GEMINI_VERSION = "0.61.0"
@@ -74,8 +85,11 @@ def _prefix() -> Path:
 
 def _codex_candidates(prefix: Path) -> list[Path]:
     vendor = prefix / "node_modules" / "@openai"
-    return sorted(vendor.glob("codex-linux-*/vendor/*/bin/codex")) + sorted(vendor.glob("codex/vendor/*/codex/codex")) \
+    return (
+        sorted(vendor.glob("codex-linux-*/vendor/*/bin/codex"))
+        + sorted(vendor.glob("codex/vendor/*/codex/codex"))
         + [prefix / "node_modules" / ".bin" / "codex"]
+    )
 
 
 def _gemini_candidates(prefix: Path) -> list[Path]:
@@ -89,8 +103,14 @@ def _works(kind: str, path: Path) -> bool:
     home = _prefix() / f".version-home-{kind}"
     home.mkdir(parents=True, exist_ok=True)
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
-                             env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)})
+        out = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)},
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return out.returncode == 0 and bool(out.stdout.strip())
@@ -117,8 +137,13 @@ def _install(kind: str) -> str | None:
     if not (prefix / "package.json").exists():
         (prefix / "package.json").write_text('{"name": "recall-test-agents", "private": true}\n')
     try:
-        out = subprocess.run([npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
-                              spec], capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error", spec],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         return f"npm install {spec} failed: {exc}"
     if out.returncode != 0:
@@ -291,16 +316,32 @@ class AgentAPI:
 def _responses_sse(reply: dict) -> bytes:
     rid = "resp_" + uuid.uuid4().hex[:16]
     if reply["kind"] == "call":
-        item = {"type": "function_call", "id": "fc_" + uuid.uuid4().hex[:12], "name": reply["name"],
-                "arguments": json.dumps(reply["args"]), "call_id": "call_" + uuid.uuid4().hex[:12]}
+        item = {
+            "type": "function_call",
+            "id": "fc_" + uuid.uuid4().hex[:12],
+            "name": reply["name"],
+            "arguments": json.dumps(reply["args"]),
+            "call_id": "call_" + uuid.uuid4().hex[:12],
+        }
     else:
-        item = {"type": "message", "role": "assistant", "id": "msg_" + uuid.uuid4().hex[:16],
-                "content": [{"type": "output_text", "text": reply["text"], "annotations": []}]}
-    usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
-             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
-    events = [{"type": "response.created", "response": {"id": rid}},
-              {"type": "response.output_item.done", "output_index": 0, "item": item},
-              {"type": "response.completed", "response": {"id": rid, "usage": usage}}]
+        item = {
+            "type": "message",
+            "role": "assistant",
+            "id": "msg_" + uuid.uuid4().hex[:16],
+            "content": [{"type": "output_text", "text": reply["text"], "annotations": []}],
+        }
+    usage = {
+        "input_tokens": 10,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 5,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 15,
+    }
+    events = [
+        {"type": "response.created", "response": {"id": rid}},
+        {"type": "response.output_item.done", "output_index": 0, "item": item},
+        {"type": "response.completed", "response": {"id": rid, "usage": usage}},
+    ]
     return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
 
 
@@ -309,9 +350,11 @@ def _gemini_chunk(reply: dict, req: dict) -> dict:
         parts = [{"functionCall": {"name": reply["name"], "args": reply["args"]}}]
     else:
         parts = [{"text": reply["text"]}]
-    return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
-            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
-            "modelVersion": "gemini-2.5-flash"}
+    return {
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+        "modelVersion": "gemini-2.5-flash",
+    }
 
 
 # the clients ----------------------------------------------------------------------------------------
@@ -335,16 +378,42 @@ class CodexEnv:
         return env
 
     def run(self, prompt: str, timeout: float = 120) -> subprocess.CompletedProcess:
-        provider = (f'model_providers.standin={{name="standin",base_url="{self.url}/v1",'
-                    'wire_api="responses",env_key="STANDIN_KEY"}')
-        argv = [str(self.binary), "exec", "--skip-git-repo-check", "-c", "model_provider=standin", "-c", provider,
-                "-m", "gpt-5", prompt]
-        return subprocess.run(argv, cwd=self.project, env=self.environ(), capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL)
+        provider = (
+            f'model_providers.standin={{name="standin",base_url="{self.url}/v1",'
+            'wire_api="responses",env_key="STANDIN_KEY"}'
+        )
+        argv = [
+            str(self.binary),
+            "exec",
+            "--skip-git-repo-check",
+            "-c",
+            "model_provider=standin",
+            "-c",
+            provider,
+            "-m",
+            "gpt-5",
+            prompt,
+        ]
+        return subprocess.run(
+            argv,
+            cwd=self.project,
+            env=self.environ(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
 
     def command(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-        return subprocess.run([str(self.binary), *args], cwd=self.project, env=self.environ(), capture_output=True,
-                              text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            [str(self.binary), *args],
+            cwd=self.project,
+            env=self.environ(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
 
     def sessions(self) -> list[Path]:
         return sorted((self.codex_home / "sessions").rglob("rollout-*.jsonl"))
@@ -365,19 +434,33 @@ class GeminiEnv:
 
     def environ(self) -> dict[str, str]:
         env = _base_env(self.home)
-        env.update({"GEMINI_API_KEY": TEST_KEY, "GOOGLE_GEMINI_BASE_URL": self.url,
-                    "GEMINI_CLI_TRUST_WORKSPACE": "true"})
+        env.update(
+            {"GEMINI_API_KEY": TEST_KEY, "GOOGLE_GEMINI_BASE_URL": self.url, "GEMINI_CLI_TRUST_WORKSPACE": "true"}
+        )
         return env
 
     def run(self, prompt: str, timeout: float = 120) -> subprocess.CompletedProcess:
         argv = [shutil.which("node") or "node", str(self.script), "-m", "gemini-2.5-flash", "-p", prompt]
-        return subprocess.run(argv, cwd=self.project, env=self.environ(), capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            argv,
+            cwd=self.project,
+            env=self.environ(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
 
     def command(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-        return subprocess.run([shutil.which("node") or "node", str(self.script), *args], cwd=self.project,
-                              env=self.environ(), capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            [shutil.which("node") or "node", str(self.script), *args],
+            cwd=self.project,
+            env=self.environ(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
 
     def sessions(self) -> list[Path]:
         return sorted((self.gemini_dir / "tmp").glob("*/chats/session-*.json*"))

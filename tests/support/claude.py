@@ -195,14 +195,18 @@ def support_cache_dir() -> Path:
     return _run_cache
 
 
-
-
 def _works(binary: Path) -> bool:
     """``binary --version`` answers "<version> (Claude Code)" (run with a throw-away HOME)."""
     with tempfile.TemporaryDirectory(prefix="recall-cc-version-") as home:
         try:
-            out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60,
-                                 stdin=subprocess.DEVNULL, env=_base_env(Path(home)))
+            out = subprocess.run(
+                [str(binary), "--version"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
+                env=_base_env(Path(home)),
+            )
         except (OSError, subprocess.SubprocessError):
             return False
     return out.returncode == 0 and "Claude Code" in out.stdout
@@ -233,8 +237,16 @@ def _npm_install(prefix: Path) -> str | None:
     prefix.mkdir(parents=True, exist_ok=True)
     if not (prefix / "package.json").exists():
         (prefix / "package.json").write_text('{"name": "recall-test-cache", "private": true}\n')
-    cmd = [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
-           f"{PACKAGE}@{version}"]
+    cmd = [
+        npm,
+        "install",
+        "--prefix",
+        str(prefix),
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+        f"{PACKAGE}@{version}",
+    ]
     # npm's own cache and logs stay in the test cache too, not in ~/.npm
     env = dict(os.environ, npm_config_cache=str(prefix / ".npm-cache"), npm_config_update_notifier="false")
     try:
@@ -286,11 +298,12 @@ def claude_binary() -> Path | None:
                         err = _npm_install(prefix)
                         result = _find_in(prefix)
                         if result is None:
-                            _problem = err or (f"{PACKAGE} installed in {prefix} but no binary runs on "
-                                               f"{platform.system()}-{platform.machine()}")
+                            _problem = err or (
+                                f"{PACKAGE} installed in {prefix} but no binary runs on "
+                                f"{platform.system()}-{platform.machine()}"
+                            )
     _memo["_cached"] = result
     return result
-
 
 
 def claude_binary_problem() -> str | None:
@@ -312,18 +325,22 @@ def require_claude() -> Path:
 
 
 #: The flags ``claude --help`` lists (2.1.197), for fakes that must pass recall's flag check.
-HELP_FLAGS = ("--add-dir --agent --agents --allowed-tools --append-system-prompt --bare --continue --debug "
-              "--debug-file --disallowed-tools --fallback-model --help --include-hook-events --input-format "
-              "--mcp-config --model --no-session-persistence --output-format --permission-mode --print --resume "
-              "--safe-mode --session-id --setting-sources --settings --strict-mcp-config --system-prompt --tools "
-              "--verbose --version")
+HELP_FLAGS = (
+    "--add-dir --agent --agents --allowed-tools --append-system-prompt --bare --continue --debug "
+    "--debug-file --disallowed-tools --fallback-model --help --include-hook-events --input-format "
+    "--mcp-config --model --no-session-persistence --output-format --permission-mode --print --resume "
+    "--safe-mode --session-id --setting-sources --settings --strict-mcp-config --system-prompt --tools "
+    "--verbose --version"
+)
 #: What Claude Code 2.1.197 prints for ``-p --output-format json`` when nobody is logged in (exit 1).
-LOGGED_OUT_JSON = ('{"type":"result","subtype":"success","is_error":true,"api_error_status":null,"duration_ms":58,'
-                   '"duration_api_ms":0,"num_turns":1,"result":"Not logged in \u00b7 Please run /login",'
-                   '"stop_reason":"stop_sequence","session_id":"ceadbc3c-de7b-4f3d-8888-b275a33c8589",'
-                   '"total_cost_usd":0,"usage":{"input_tokens":0,"cache_creation_input_tokens":0,'
-                   '"cache_read_input_tokens":0,"output_tokens":0},"modelUsage":{},"permission_denials":[],'
-                   '"terminal_reason":"completed"}')
+LOGGED_OUT_JSON = (
+    '{"type":"result","subtype":"success","is_error":true,"api_error_status":null,"duration_ms":58,'
+    '"duration_api_ms":0,"num_turns":1,"result":"Not logged in \u00b7 Please run /login",'
+    '"stop_reason":"stop_sequence","session_id":"ceadbc3c-de7b-4f3d-8888-b275a33c8589",'
+    '"total_cost_usd":0,"usage":{"input_tokens":0,"cache_creation_input_tokens":0,'
+    '"cache_read_input_tokens":0,"output_tokens":0},"modelUsage":{},"permission_denials":[],'
+    '"terminal_reason":"completed"}'
+)
 LOGGED_OUT_STATUS = '{\n  "loggedIn": false,\n  "authMethod": "none",\n  "apiProvider": "firstParty"\n}'
 
 
@@ -335,7 +352,8 @@ def fake_logged_out_claude(directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "claude"
     help_text = "\\n".join(f"  {f} <x>   the flag" for f in HELP_FLAGS.split())
-    path.write_text(f"""#!/bin/sh
+    path.write_text(
+        f"""#!/bin/sh
 case "$1" in
   --version) echo '{CLAUDE_CODE_VERSION} (Claude Code)'; exit 0;;
   --help|-h) printf '{help_text}\\n'; exit 0;;
@@ -347,7 +365,9 @@ done
 cat >/dev/null 2>&1
 echo 'Not logged in · Please run /login'
 exit 1
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     path.chmod(0o755)
     return path
 
@@ -449,18 +469,23 @@ class ClaudeEnv:
         """
         proj = str(Path(project or self.project).resolve())
         data = _read_json(self.claude_json)
-        data = _merge(data, {
-            "hasCompletedOnboarding": True,
-            "theme": "dark",
-            "numStartups": max(1, int(data.get("numStartups") or 0)),
-            "customApiKeyResponses": {"approved": [self.api_key[-20:]], "rejected": []},
-            "projects": {proj: {
-                "hasTrustDialogAccepted": True,
-                "hasCompletedProjectOnboarding": True,
-                "projectOnboardingSeenCount": 1,
-                "allowedTools": [],
-            }},
-        })
+        data = _merge(
+            data,
+            {
+                "hasCompletedOnboarding": True,
+                "theme": "dark",
+                "numStartups": max(1, int(data.get("numStartups") or 0)),
+                "customApiKeyResponses": {"approved": [self.api_key[-20:]], "rejected": []},
+                "projects": {
+                    proj: {
+                        "hasTrustDialogAccepted": True,
+                        "hasCompletedProjectOnboarding": True,
+                        "projectOnboardingSeenCount": 1,
+                        "allowedTools": [],
+                    }
+                },
+            },
+        )
         _write_json(self.claude_json, data)
 
     def settings_path(self, scope: str = "project") -> Path:
@@ -479,8 +504,9 @@ class ClaudeEnv:
         _write_json(path, _merge(_read_json(path), settings))
         return path
 
-    def add_hook(self, event: str, command: str, matcher: str | None = None,
-                 timeout: float | None = None, scope: str = "project") -> Path:
+    def add_hook(
+        self, event: str, command: str, matcher: str | None = None, timeout: float | None = None, scope: str = "project"
+    ) -> Path:
         """Register a ``type: command`` hook for ``event`` (UserPromptSubmit, Stop, SessionStart...)."""
         hook: dict[str, Any] = {"type": "command", "command": command}
         if timeout is not None:
@@ -501,8 +527,9 @@ class ClaudeEnv:
         out.update(env or {})
         return out
 
-    def command(self, prompt: str, allowed_tools: str | Sequence[str] | None = "Bash Write",
-                extra_args: Iterable[str] = ()) -> tuple[list[str], str | None]:
+    def command(
+        self, prompt: str, allowed_tools: str | Sequence[str] | None = "Bash Write", extra_args: Iterable[str] = ()
+    ) -> tuple[list[str], str | None]:
         """argv of a ``-p`` run and the stdin text (used when the prompt starts with '-')."""
         binary = self.binary or require_claude()
         argv = [str(binary), "-p"]
@@ -517,9 +544,15 @@ class ClaudeEnv:
         argv += list(extra_args)
         return argv, stdin
 
-    def run(self, prompt: str, allowed_tools: str | Sequence[str] | None = "Bash Write", timeout: float = 120,
-            extra_args: Iterable[str] = (), env: Mapping[str, str] | None = None,
-            check: bool = False) -> subprocess.CompletedProcess:
+    def run(
+        self,
+        prompt: str,
+        allowed_tools: str | Sequence[str] | None = "Bash Write",
+        timeout: float = 120,
+        extra_args: Iterable[str] = (),
+        env: Mapping[str, str] | None = None,
+        check: bool = False,
+    ) -> subprocess.CompletedProcess:
         """``claude -p PROMPT --allowedTools TOOLS [extra_args]`` in the project dir.
 
         Returns the CompletedProcess (text mode; ``stdout`` is the final answer in
@@ -529,9 +562,16 @@ class ClaudeEnv:
         argv, stdin = self.command(prompt, allowed_tools, extra_args)
         started = time.monotonic()
         try:
-            proc = subprocess.run(argv, cwd=self.project, env=self.environ(env), input=stdin,
-                                  stdin=None if stdin is not None else subprocess.DEVNULL,
-                                  capture_output=True, text=True, timeout=timeout)
+            proc = subprocess.run(
+                argv,
+                cwd=self.project,
+                env=self.environ(env),
+                input=stdin,
+                stdin=None if stdin is not None else subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
         finally:
             self.last_run_seconds = time.monotonic() - started
         if check and proc.returncode != 0:

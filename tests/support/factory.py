@@ -1,11 +1,11 @@
 """Build Claude Code transcript lines in tests (the real envelope, every line kind).
 
-    s = Session(cwd="/home/dev/app")
-    s.user("why is the webhook retrying?")
-    tid = s.tool_use("Bash", {"command": "pytest -x"})
-    s.tool_result(tid, "1 failed")
-    s.assistant("The signature check uses the wrong secret.")
-    path = s.write(claude_projects)
+s = Session(cwd="/home/dev/app")
+s.user("why is the webhook retrying?")
+tid = s.tool_use("Bash", {"command": "pytest -x"})
+s.tool_result(tid, "1 failed")
+s.assistant("The signature check uses the wrong secret.")
+path = s.write(claude_projects)
 """
 
 from __future__ import annotations
@@ -24,8 +24,14 @@ def encode_cwd(cwd: str) -> str:
 
 
 class Session:
-    def __init__(self, cwd: str = "/home/dev/app", session_id: str | None = None,
-                 start: datetime = BASE_TIME, branch: str = "main", version: str = "2.1.197") -> None:
+    def __init__(
+        self,
+        cwd: str = "/home/dev/app",
+        session_id: str | None = None,
+        start: datetime = BASE_TIME,
+        branch: str = "main",
+        version: str = "2.1.197",
+    ) -> None:
         self.cwd = cwd
         self.session_id = session_id or str(uuidlib.uuid4())
         self.clock = start
@@ -43,9 +49,19 @@ class Session:
 
     def _envelope(self, kind: str, **fields) -> dict:
         uid = fields.pop("uuid", None) or str(uuidlib.uuid4())
-        line = {"parentUuid": self.parent, "isSidechain": False, "type": kind, "uuid": uid,
-                "timestamp": self._tick(), "userType": "external", "entrypoint": "cli", "cwd": self.cwd,
-                "sessionId": self.session_id, "version": self.version, "gitBranch": self.branch}
+        line = {
+            "parentUuid": self.parent,
+            "isSidechain": False,
+            "type": kind,
+            "uuid": uid,
+            "timestamp": self._tick(),
+            "userType": "external",
+            "entrypoint": "cli",
+            "cwd": self.cwd,
+            "sessionId": self.session_id,
+            "version": self.version,
+            "gitBranch": self.branch,
+        }
         line.update(fields)
         self.parent = uid
         self.lines.append(line)
@@ -62,8 +78,15 @@ class Session:
         if msg_id is None:
             self._msg += 1
             msg_id = f"msg_{self._msg:06d}"
-        message = {"id": msg_id, "type": "message", "role": "assistant", "model": "claude-opus-4-8",
-                   "content": [block], "stop_reason": None, "usage": {"input_tokens": 10, "output_tokens": 5}}
+        message = {
+            "id": msg_id,
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-opus-4-8",
+            "content": [block],
+            "stop_reason": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        }
         return self._envelope("assistant", message=message, **fields)
 
     def tool_use(self, name: str, input: dict, msg_id: str | None = None) -> str:
@@ -107,15 +130,19 @@ class Session:
         return self.attachment("hook_additional_context", content=[content], hookName="UserPromptSubmit")
 
     def queue_operation(self, content: str = "queued prompt") -> dict:
-        line = {"type": "queue-operation", "operation": "enqueue", "timestamp": self._tick(),
-                "sessionId": self.session_id, "content": content}
+        line = {
+            "type": "queue-operation",
+            "operation": "enqueue",
+            "timestamp": self._tick(),
+            "sessionId": self.session_id,
+            "content": content,
+        }
         self.lines.append(line)
         return line
 
     def bookkeeping(self, kind: str) -> dict:
         """file-history-snapshot, progress, last-prompt, permission-mode, system..."""
-        line = {"type": kind, "uuid": str(uuidlib.uuid4()), "timestamp": self._tick(),
-                "sessionId": self.session_id}
+        line = {"type": kind, "uuid": str(uuidlib.uuid4()), "timestamp": self._tick(), "sessionId": self.session_id}
         self.lines.append(line)
         return line
 

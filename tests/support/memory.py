@@ -48,8 +48,13 @@ class Transcript:
         self.n = 0
 
     def _write(self, obj: dict) -> None:
-        base = {"uuid": str(uuid.uuid4()), "sessionId": self.session_id, "cwd": str(self.project),
-                "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "gitBranch": "main"}
+        base = {
+            "uuid": str(uuid.uuid4()),
+            "sessionId": self.session_id,
+            "cwd": str(self.project),
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "gitBranch": "main",
+        }
         base.update(obj)
         with open(self.path, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(base, ensure_ascii=False) + "\n")
@@ -60,22 +65,48 @@ class Transcript:
         return self
 
     def assistant(self, text: str) -> "Transcript":
-        self._write({"type": "assistant", "message": {"id": f"msg_{uuid.uuid4().hex[:8]}", "role": "assistant",
-                                                      "content": [{"type": "text", "text": text}]}})
+        self._write(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": f"msg_{uuid.uuid4().hex[:8]}",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": text}],
+                },
+            }
+        )
         return self
 
     def tool(self, name: str, **inp) -> "Transcript":
         tid = f"toolu_{uuid.uuid4().hex[:8]}"
-        self._write({"type": "assistant", "message": {"id": f"msg_{uuid.uuid4().hex[:8]}", "role": "assistant",
-                                                      "content": [{"type": "tool_use", "id": tid, "name": name,
-                                                                   "input": inp}]}})
-        self._write({"type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": tid, "content": "TOOL RESULT BODY " * 20}]}})
+        self._write(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": f"msg_{uuid.uuid4().hex[:8]}",
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": tid, "name": name, "input": inp}],
+                },
+            }
+        )
+        self._write(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": tid, "content": "TOOL RESULT BODY " * 20}],
+                },
+            }
+        )
         return self
 
     def hook_context(self, text: str) -> "Transcript":
-        self._write({"type": "attachment", "attachment": {"type": "hook_additional_context", "content": [text],
-                                                          "hookName": "UserPromptSubmit"}})
+        self._write(
+            {
+                "type": "attachment",
+                "attachment": {"type": "hook_additional_context", "content": [text], "hookName": "UserPromptSubmit"},
+            }
+        )
         return self
 
     def payload(self, **extra) -> dict:
@@ -85,9 +116,20 @@ class Transcript:
 
 
 def extraction(*memories: dict) -> str:
-    return json.dumps({"memories": [
-        {"type": m.get("type", "gotcha"), "content": m["content"], "tags": m.get("tags", []),
-         "supersedes_content": m.get("supersedes_content")} for m in memories]}, ensure_ascii=False)
+    return json.dumps(
+        {
+            "memories": [
+                {
+                    "type": m.get("type", "gotcha"),
+                    "content": m["content"],
+                    "tags": m.get("tags", []),
+                    "supersedes_content": m.get("supersedes_content"),
+                }
+                for m in memories
+            ]
+        },
+        ensure_ascii=False,
+    )
 
 
 def system_of(req: dict) -> str:

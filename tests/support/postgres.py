@@ -40,8 +40,9 @@ def bindir() -> str | None:
     pg_config = shutil.which("pg_config")
     if pg_config:
         try:
-            candidates.append(subprocess.run([pg_config, "--bindir"], capture_output=True, text=True,
-                                             timeout=10).stdout.strip())
+            candidates.append(
+                subprocess.run([pg_config, "--bindir"], capture_output=True, text=True, timeout=10).stdout.strip()
+            )
         except (OSError, subprocess.SubprocessError):
             pass
 
@@ -68,9 +69,11 @@ def system_tool(name: str) -> str:
     found = shutil.which(name) or shutil.which(name, path=os.pathsep.join(SYSTEM_DIRS))
     if found:
         return found
-    message = (f"the team tests run PostgreSQL as a system user when run as root and need `{name}`, which is "
-               f"neither on PATH nor in {', '.join(SYSTEM_DIRS)}: install it (Debian: util-linux, passwd) "
-               "or run the suite as a regular user")
+    message = (
+        f"the team tests run PostgreSQL as a system user when run as root and need `{name}`, which is "
+        f"neither on PATH nor in {', '.join(SYSTEM_DIRS)}: install it (Debian: util-linux, passwd) "
+        "or run the suite as a regular user"
+    )
     if os.environ.get(CI_VAR) == "1":
         pytest.fail(message)
     pytest.skip(message)
@@ -81,10 +84,14 @@ def require_postgres() -> str:
     if d is not None:
         return d
     if os.environ.get(CI_VAR) == "1":
-        pytest.fail(f"{CI_VAR}=1 but no PostgreSQL server binaries (initdb, pg_ctl) were found: "
-                    ".ci/run installs Debian's postgresql package (apt-get install -y postgresql).")
-    pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl): `apt-get install postgresql` to run the team "
-                f"tests ({CI_VAR}=1 makes this a failure, as in CI)")
+        pytest.fail(
+            f"{CI_VAR}=1 but no PostgreSQL server binaries (initdb, pg_ctl) were found: "
+            ".ci/run installs Debian's postgresql package (apt-get install -y postgresql)."
+        )
+    pytest.skip(
+        "no PostgreSQL server binaries (initdb, pg_ctl): `apt-get install postgresql` to run the team "
+        f"tests ({CI_VAR}=1 makes this a failure, as in CI)"
+    )
 
 
 def _server_user() -> str | None:
@@ -97,8 +104,11 @@ def _server_user() -> str | None:
             return name
         except KeyError:
             continue
-    subprocess.run([system_tool("useradd"), "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", FALLBACK_USER],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [system_tool("useradd"), "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", FALLBACK_USER],
+        check=True,
+        capture_output=True,
+    )
     return FALLBACK_USER
 
 
@@ -120,9 +130,22 @@ class PgServer:
         pwfile.write_text(ADMIN_PASSWORD + "\n")
         if self.user is not None:
             shutil.chown(pwfile, self.user, self.user)
-        self._run([os.path.join(self.bin, "initdb"), "-D", str(self.data), "-U", ADMIN, f"--pwfile={pwfile}",
-                   "--auth-local=scram-sha-256", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-locale",
-                   "--no-sync"])
+        self._run(
+            [
+                os.path.join(self.bin, "initdb"),
+                "-D",
+                str(self.data),
+                "-U",
+                ADMIN,
+                f"--pwfile={pwfile}",
+                "--auth-local=scram-sha-256",
+                "--auth-host=scram-sha-256",
+                "-E",
+                "UTF8",
+                "--no-locale",
+                "--no-sync",
+            ]
+        )
         pwfile.unlink()
         self.start()
 
@@ -133,8 +156,9 @@ class PgServer:
     def _run(self, argv: list[str], timeout: float = 120.0) -> str:
         proc = subprocess.run(self._cmd(argv), capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:
-            raise RuntimeError(f"{' '.join(argv[:2])} failed ({proc.returncode}): {proc.stderr[-2000:]}\n"
-                               f"{self.server_log()[-2000:]}")
+            raise RuntimeError(
+                f"{' '.join(argv[:2])} failed ({proc.returncode}): {proc.stderr[-2000:]}\n{self.server_log()[-2000:]}"
+            )
         return proc.stdout
 
     def server_log(self) -> str:
@@ -144,15 +168,33 @@ class PgServer:
             return ""
 
     def start(self) -> None:
-        opts = (f"-k {self.dir} -c listen_addresses='' -p {self.port} -c fsync=off -c full_page_writes=off "
-                "-c max_connections=60 -c shared_buffers=32MB")
-        self._run([os.path.join(self.bin, "pg_ctl"), "-D", str(self.data), "-o", opts, "-l", str(self.log),
-                   "-w", "-t", "60", "start"])
+        opts = (
+            f"-k {self.dir} -c listen_addresses='' -p {self.port} -c fsync=off -c full_page_writes=off "
+            "-c max_connections=60 -c shared_buffers=32MB"
+        )
+        self._run(
+            [
+                os.path.join(self.bin, "pg_ctl"),
+                "-D",
+                str(self.data),
+                "-o",
+                opts,
+                "-l",
+                str(self.log),
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ]
+        )
 
     def stop(self) -> None:
         if (self.data / "postmaster.pid").exists():
-            subprocess.run(self._cmd([os.path.join(self.bin, "pg_ctl"), "-D", str(self.data), "-m", "immediate",
-                                      "-w", "stop"]), capture_output=True, timeout=60)
+            subprocess.run(
+                self._cmd([os.path.join(self.bin, "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"]),
+                capture_output=True,
+                timeout=60,
+            )
 
     def postmaster_pid(self) -> int | None:
         try:

@@ -24,8 +24,17 @@ import random
 import re
 import string
 
-__all__ = ["corpus", "benign", "matrix", "passwords", "false_positives", "token_formats", "PLACEMENTS",
-           "PASSWORD_FORMS", "SEED"]
+__all__ = [
+    "corpus",
+    "benign",
+    "matrix",
+    "passwords",
+    "false_positives",
+    "token_formats",
+    "PLACEMENTS",
+    "PASSWORD_FORMS",
+    "SEED",
+]
 
 SEED = 20240611
 
@@ -136,43 +145,56 @@ def corpus() -> list[tuple[str, str, str]]:
 
     # --- anthropic ---------------------------------------------------------
     k = g.anthropic()
-    add("anthropic-key", k,
+    add(
+        "anthropic-key",
+        k,
         "$ curl https://api.anthropic.com/v1/messages \\\n"
         f'    -H "x-api-key: {k}" \\\n'
         '    -H "anthropic-version: 2023-06-01" \\\n'
         '    -H "content-type: application/json" \\\n'
-        '    -d \'{"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": []}\'')
+        '    -d \'{"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": []}\'',
+    )
     k = g.anthropic()
-    add("anthropic-key", k,
-        "Tool result (Bash: cat .env):\n"
-        "NODE_ENV=development\nPORT=3000\n"
-        f"ANTHROPIC_API_KEY={k}\n"
-        "LOG_LEVEL=debug\n")
+    add(
+        "anthropic-key",
+        k,
+        f"Tool result (Bash: cat .env):\nNODE_ENV=development\nPORT=3000\nANTHROPIC_API_KEY={k}\nLOG_LEVEL=debug\n",
+    )
     k = g.anthropic()
-    add("anthropic-key", k,
+    add(
+        "anthropic-key",
+        k,
         "import anthropic\n\n"
         f'client = anthropic.Anthropic(api_key="{k}")\n'
-        "resp = client.messages.create(model=MODEL, max_tokens=512, messages=msgs)\n")
+        "resp = client.messages.create(model=MODEL, max_tokens=512, messages=msgs)\n",
+    )
 
     # --- openai ------------------------------------------------------------
     k = g.openai_project()
-    add("openai-key", k,
-        "# settings.py\nimport os\n\n"
-        f'OPENAI_API_KEY = "{k}"\n'
-        'EMBEDDING_MODEL = "text-embedding-3-small"\n')
+    add(
+        "openai-key",
+        k,
+        f"# settings.py\nimport os\n\nOPENAI_API_KEY = \"{k}\"\nEMBEDDING_MODEL = \"text-embedding-3-small\"\n",
+    )
     k = g.openai_legacy()
-    add("openai-key", k,
+    add(
+        "openai-key",
+        k,
         '{\n  "providers": {\n    "openai": {\n'
         f'      "api_key": "{k}",\n'
-        '      "org": "org-research",\n      "timeout": 30\n    }\n  }\n}')
+        '      "org": "org-research",\n      "timeout": 30\n    }\n  }\n}',
+    )
     k = g.openai_svcacct()
-    add("openai-key", k,
+    add(
+        "openai-key",
+        k,
         "Traceback (most recent call last):\n"
         '  File "/app/worker.py", line 88, in summarize\n'
         "    resp = client.chat.completions.create(**req)\n"
         "openai.AuthenticationError: Error code: 401 - {'error': {'message': "
         f"'Incorrect API key provided: {k}. You can find your API key at "
-        "https://platform.openai.com/account/api-keys.', 'type': 'invalid_request_error'}}")
+        "https://platform.openai.com/account/api-keys.', 'type': 'invalid_request_error'}}",
+    )
 
     # --- aws ---------------------------------------------------------------
     ak, sk = g.aws_access(), g.aws_secret()
@@ -186,11 +208,14 @@ def corpus() -> list[tuple[str, str, str]]:
     add("aws-access-key", ak, creds)
     add("aws-secret-key", sk, creds)
     ak, sk = g.aws_access(), g.aws_secret()
-    add("aws-secret-key", sk,
+    add(
+        "aws-secret-key",
+        sk,
         f"export AWS_ACCESS_KEY_ID={ak}\n"
         f"export AWS_SECRET_ACCESS_KEY={sk}\n"
         "export AWS_DEFAULT_REGION=eu-west-1\n"
-        "aws s3 ls s3://acme-backups/")
+        "aws s3 ls s3://acme-backups/",
+    )
     add("aws-access-key", ak, f"export AWS_ACCESS_KEY_ID={ak}\naws sts get-caller-identity")
     ak, sk, st = g.aws_access("ASIA"), g.aws_secret(), g.chars(_B64, 356)
     sts = (
@@ -209,94 +234,105 @@ def corpus() -> list[tuple[str, str, str]]:
 
     # --- github ------------------------------------------------------------
     k = g.github("ghp_")
-    add("github-token", k,
+    add(
+        "github-token",
+        k,
         "$ git remote -v\n"
         f"origin\thttps://{k}@github.com/acme/payments-api.git (fetch)\n"
-        f"origin\thttps://{k}@github.com/acme/payments-api.git (push)")
+        f"origin\thttps://{k}@github.com/acme/payments-api.git (push)",
+    )
     k = g.github("gho_")
-    add("github-token", k,
+    add(
+        "github-token",
+        k,
         "$ gh auth status --show-token\n"
         "github.com\n"
         "  ✓ Logged in to github.com account octo-dev (keyring)\n"
         "  - Active account: true\n"
         "  - Git operations protocol: https\n"
         f"  - Token: {k}\n"
-        "  - Token scopes: 'gist', 'read:org', 'repo', 'workflow'")
+        "  - Token scopes: 'gist', 'read:org', 'repo', 'workflow'",
+    )
     k = g.github_pat()
-    add("github-token", k,
-        "# .env.local\n"
-        f"GITHUB_TOKEN={k}\n"
-        "GITHUB_REPOSITORY=acme/payments-api\n")
+    add("github-token", k, f"# .env.local\nGITHUB_TOKEN={k}\nGITHUB_REPOSITORY=acme/payments-api\n")
     k = g.github("ghs_")
-    add("github-token", k,
+    add(
+        "github-token",
+        k,
         f'curl -sS -H "Authorization: token {k}" '
-        "-H \"Accept: application/vnd.github+json\" https://api.github.com/repos/acme/app/pulls?state=open")
+        "-H \"Accept: application/vnd.github+json\" https://api.github.com/repos/acme/app/pulls?state=open",
+    )
 
     # --- gitlab ------------------------------------------------------------
     k = g.gitlab()
-    add("gitlab-token", k,
+    add(
+        "gitlab-token",
+        k,
         f"$ git clone https://oauth2:{k}@gitlab.com/acme-group/infra/terraform-modules.git\n"
         "Cloning into 'terraform-modules'...\n"
-        "remote: Enumerating objects: 1432, done.")
+        "remote: Enumerating objects: 1432, done.",
+    )
     k = g.gitlab()
-    add("gitlab-token", k,
-        "variables:\n"
-        "  DOCKER_DRIVER: overlay2\n"
-        f"  GITLAB_API_TOKEN: {k}\n"
-        "  SECURE_LOG_LEVEL: info\n")
+    add(
+        "gitlab-token", k, f"variables:\n  DOCKER_DRIVER: overlay2\n  GITLAB_API_TOKEN: {k}\n  SECURE_LOG_LEVEL: info\n"
+    )
 
     # --- slack -------------------------------------------------------------
     k = g.slack_bot()
-    add("slack-token", k,
-        "SLACK_SIGNING_SECRET_FILE=/run/secrets/slack\n"
-        f"SLACK_BOT_TOKEN={k}\n"
-        "SLACK_CHANNEL=#deploys\n")
+    add(
+        "slack-token", k, f"SLACK_SIGNING_SECRET_FILE=/run/secrets/slack\nSLACK_BOT_TOKEN={k}\nSLACK_CHANNEL=#deploys\n"
+    )
     p = g.slack_hook_path()
-    add("slack-token", p,
+    add(
+        "slack-token",
+        p,
         "curl -X POST -H 'Content-type: application/json' "
         "--data '{\"text\":\"Deploy of payments-api finished\"}' "
-        f"https://hooks.slack.com/services/{p}")
+        f"https://hooks.slack.com/services/{p}",
+    )
     k = g.slack_app()
-    add("slack-token", k,
-        'const app = new App({\n'
-        '  token: process.env.SLACK_BOT_TOKEN,\n'
-        f'  appToken: "{k}",\n'
-        '  socketMode: true,\n});')
+    add(
+        "slack-token",
+        k,
+        f'const app = new App({{\n  token: process.env.SLACK_BOT_TOKEN,\n  appToken: "{k}",\n  socketMode: true,\n}});',
+    )
     k = g.slack_user()
     add("slack-token", k, f"WARNING slack_sdk.web.base_client: token={k} has been rate limited (retry in 30s)")
 
     # --- stripe ------------------------------------------------------------
     k = g.stripe("sk_live_")
-    add("stripe-key", k,
-        "import stripe\n"
-        f'stripe.api_key = "{k}"\n'
-        "intent = stripe.PaymentIntent.create(amount=2000, currency='usd')")
+    add(
+        "stripe-key",
+        k,
+        f"import stripe\nstripe.api_key = \"{k}\"\nintent = stripe.PaymentIntent.create(amount=2000, currency='usd')",
+    )
     k = g.stripe("rk_live_")
     add("stripe-key", k, f"STRIPE_RESTRICTED_KEY={k}\nSTRIPE_ACCOUNT=acct_1Nv0FGQ9RKHgCVdK\n")
     k = "whsec_" + g.chars(_B62, 32)
     add("stripe-key", k, f"> Ready! Your webhook signing secret is {k} (^C to quit)")
     k = g.stripe("sk_test_")
-    add("stripe-key", k,
-        "stripe.error.AuthenticationError: Request req_8sHaG3kQ: "
-        f"Invalid API Key provided: {k}")
+    add("stripe-key", k, f"stripe.error.AuthenticationError: Request req_8sHaG3kQ: Invalid API Key provided: {k}")
 
     # --- bearer ------------------------------------------------------------
     k = g.chars(_B64URL, 43)
-    add("bearer-token", k,
-        f'curl -sS https://api.internal.acme.io/v2/orders -H "Authorization: Bearer {k}" | jq .')
+    add("bearer-token", k, f'curl -sS https://api.internal.acme.io/v2/orders -H "Authorization: Bearer {k}" | jq .')
     k = g.chars(_B62 + "._~", 64)
-    add("bearer-token", k,
+    add(
+        "bearer-token",
+        k,
         "*   Trying 10.0.3.17:443...\n"
         "> GET /v1/me HTTP/2\n"
         "> Host: api.acme.io\n"
         f"> authorization: Bearer {k}\n"
         "> user-agent: curl/8.5.0\n"
-        "< HTTP/2 200")
+        "< HTTP/2 200",
+    )
     k = g.chars(_B62, 32)
-    add("bearer-token", k,
-        "const res = await fetch(`${BASE}/items`, {\n"
-        f"  headers: {{ Authorization: 'Bearer {k}' }},\n"
-        "});")
+    add(
+        "bearer-token",
+        k,
+        f"const res = await fetch(`${{BASE}}/items`, {{\n  headers: {{ Authorization: 'Bearer {k}' }},\n}});",
+    )
 
     # --- jwt ---------------------------------------------------------------
     k = g.jwt({"sub": "user_42", "role": "admin", "iat": 1718000000, "exp": 1718003600})
@@ -304,15 +340,17 @@ def corpus() -> list[tuple[str, str, str]]:
     k = g.jwt({"sid": g.hex(16), "uid": 42})
     add("jwt", k, f"< set-cookie: session={k}; Path=/; HttpOnly; Secure; SameSite=Lax")
     k = g.jwt({"iss": "https://accounts.example.com", "aud": "web", "email": "dev@example.com"})
-    add("jwt", k,
+    add(
+        "jwt",
+        k,
         '{\n  "access_token": "' + g.hex(8) + '",\n'
         f'  "id_token": "{k}",\n'
-        '  "token_type": "Bearer",\n  "expires_in": 3599\n}')
+        '  "token_type": "Bearer",\n  "expires_in": 3599\n}',
+    )
 
     # --- private keys -----------------------------------------------------
     lines = g.pem_body(1200, 70)
-    add("private-key", lines[0],
-        "$ cat ~/.ssh/id_ed25519\n" + _pem("OPENSSH PRIVATE KEY", lines) + "\n$ ls -la ~/.ssh")
+    add("private-key", lines[0], "$ cat ~/.ssh/id_ed25519\n" + _pem("OPENSSH PRIVATE KEY", lines) + "\n$ ls -la ~/.ssh")
     lines = g.pem_body(1190)
     sa = {
         "type": "service_account",
@@ -325,71 +363,102 @@ def corpus() -> list[tuple[str, str, str]]:
     lines = g.pem_body(120)
     add("private-key", lines[0], "Generated key:\n" + _pem("EC PRIVATE KEY", lines) + "\nSaved to ./certs/server.key")
     lines = g.pem_body(900)
-    add("private-key", lines[0],
+    add(
+        "private-key",
+        lines[0],
         "$ gpg --export-secret-keys --armor dev@example.com\n"
-        + _pem("PGP PRIVATE KEY BLOCK", lines, headers=["Comment: exported by ci", ""]))
+        + _pem("PGP PRIVATE KEY BLOCK", lines, headers=["Comment: exported by ci", ""]),
+    )
     lines = g.pem_body(1190)
-    add("private-key", lines[0],
+    add(
+        "private-key",
+        lines[0],
         "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,"
-        + g.hex(32).upper() + "\n\n" + "\n".join(lines) + "\n-----END RSA PRIVATE KEY-----")
+        + g.hex(32).upper()
+        + "\n\n"
+        + "\n".join(lines)
+        + "\n-----END RSA PRIVATE KEY-----",
+    )
 
     # --- url passwords ------------------------------------------------------
     pw = g.password(18)
-    add("url-password", pw,
+    add(
+        "url-password",
+        pw,
         "Traceback (most recent call last):\n"
         '  File "/app/.venv/lib/python3.11/site-packages/sqlalchemy/engine/base.py", line 145, in __init__\n'
         "    self._dbapi_connection = engine.raw_connection()\n"
         "sqlalchemy.exc.OperationalError: (psycopg2.OperationalError) connection to server at "
         '"db.internal" (10.0.0.12), port 5432 failed: FATAL:  password authentication failed for user "app"\n'
-        f"(engine url: postgresql+psycopg2://app:{pw}@db.internal:5432/payments)")
+        f"(engine url: postgresql+psycopg2://app:{pw}@db.internal:5432/payments)",
+    )
     pw = g.password(24)
-    add("url-password", pw,
+    add(
+        "url-password",
+        pw,
         "services:\n  worker:\n    environment:\n"
         f"      - REDIS_URL=redis://:{pw}@cache:6379/0\n"
-        "      - CELERY_CONCURRENCY=4\n")
+        "      - CELERY_CONCURRENCY=4\n",
+    )
     pw = g.password(16)
-    add("url-password", pw,
-        f'MONGO_URI = "mongodb+srv://admin:{pw}@cluster0.x1y2z.mongodb.net/test?retryWrites=true&w=majority"')
+    add(
+        "url-password",
+        pw,
+        f'MONGO_URI = "mongodb+srv://admin:{pw}@cluster0.x1y2z.mongodb.net/test?retryWrites=true&w=majority"',
+    )
     pw = g.password(12)
-    add("url-password", pw,
+    add(
+        "url-password",
+        pw,
         f"2024-06-11 09:14:02,118 ERROR kombu.connection: Cannot connect to amqp://guest:{pw}@rabbitmq:5672//: "
-        "[Errno 111] Connection refused.")
+        "[Errno 111] Connection refused.",
+    )
     pw = g.password(20)
-    add("url-password", pw,
-        f"$ git remote set-url origin https://alice:{pw}@git.acme.io/platform/monorepo.git")
+    add("url-password", pw, f"$ git remote set-url origin https://alice:{pw}@git.acme.io/platform/monorepo.git")
 
     # --- named secrets -------------------------------------------------------
     v = "django-insecure-" + g.chars(_B62 + "!@#$%^*-_=+", 50)
     add("django-secret", v, f"# config/settings.py\nDEBUG = True\nSECRET_KEY = '{v}'\nALLOWED_HOSTS = []")
     v = g.password(14)
-    add("secret-assignment", v,
+    add(
+        "secret-assignment",
+        v,
         "services:\n  db:\n    image: postgres:16\n    environment:\n"
         "      POSTGRES_USER: app\n"
         f"      POSTGRES_PASSWORD: {v}\n"
-        "    ports:\n      - \"5432:5432\"\n")
+        "    ports:\n      - \"5432:5432\"\n",
+    )
     v = g.password(16)
-    add("secret-assignment", v, '{\n  "db_host": "localhost",\n  "db_user": "app",\n' f'  "db_password": "{v}"\n}}')
+    add("secret-assignment", v, f'{{\n  "db_host": "localhost",\n  "db_user": "app",\n  "db_password": "{v}"\n}}')
     v = g.password(20)
     add("secret-assignment", v, f"export DB_PASSWORD='{v}'\npsql -h localhost -U app payments")
     v = g.password(12)
     add("secret-assignment", v, f"$ mysqldump --user=root --password={v} --single-transaction shop > shop.sql")
     v = g.hex(32)
-    add("secret-assignment", v,
-        "< HTTP/1.1 200 OK\n< Content-Type: application/json\n"
-        f"< X-Auth-Token: {v}\n< X-Request-Id: 7f1c2d3e")
+    add(
+        "secret-assignment",
+        v,
+        f"< HTTP/1.1 200 OK\n< Content-Type: application/json\n< X-Auth-Token: {v}\n< X-Request-Id: 7f1c2d3e",
+    )
     v = base64.b64encode(f"deploy:{g.password(14)}".encode()).decode()
     add("secret-assignment", v, f'curl -H "Authorization: Basic {v}" https://registry.acme.io/v2/_catalog')
     v = g.hex(64)
     add("secret-assignment", v, f'[tool.acme]\nendpoint = "https://api.acme.io"\napi_key = "{v}"\n')
     v = "GOCSPX-" + g.chars(_B64URL, 28)
-    add("google-oauth", v,
+    add(
+        "google-oauth",
+        v,
         '{"installed": {"client_id": "1234567890-abc.apps.googleusercontent.com", '
-        f'"client_secret": "{v}", "redirect_uris": ["http://localhost"]}}}}')
+        f'"client_secret": "{v}", "redirect_uris": ["http://localhost"]}}}}',
+    )
     v = "AIza" + g.chars(_B64URL, 35)
-    add("google-api-key", v,
+    add(
+        "google-api-key",
+        v,
         "const firebaseConfig = {\n"
         f'  apiKey: "{v}",\n'
-        '  authDomain: "acme-app.firebaseapp.com",\n  projectId: "acme-app",\n};')
+        '  authDomain: "acme-app.firebaseapp.com",\n  projectId: "acme-app",\n};',
+    )
     v = "npm_" + g.chars(_B62, 36)
     add("npm-token", v, f"$ cat ~/.npmrc\n//registry.npmjs.org/:_authToken={v}\n")
     v = "hf_" + g.chars(_LOWER + _UPPER, 34)
@@ -399,12 +468,14 @@ def corpus() -> list[tuple[str, str, str]]:
     v = g.chars(_B62, 48)
     add("high-entropy", v, f"Your new API key is: {v}\nStore it somewhere safe; it won't be shown again.")
     v = base64.b64encode(g.rng.randbytes(32)).decode()
-    add("secret-assignment", v,  # every value of a Secret's data (issue 28), not only random ones
+    add(
+        "secret-assignment",
+        v,  # every value of a Secret's data (issue 28), not only random ones
         "$ kubectl get secret api-tls -o yaml\napiVersion: v1\ndata:\n"
-        f"  tls.key: {v}\nkind: Secret\nmetadata:\n  name: api-tls\ntype: Opaque")
+        f"  tls.key: {v}\nkind: Secret\nmetadata:\n  name: api-tls\ntype: Opaque",
+    )
     v = g.chars(_B64URL, 68)
-    add("high-entropy", v,
-        f"webhook configured: https://discord.com/api/webhooks/{g.digits(18)}/{v}")
+    add("high-entropy", v, f"webhook configured: https://discord.com/api/webhooks/{g.digits(18)}/{v}")
     v = g.chars(_B62, 40)
     add("high-entropy", v, f"INFO  [session] established sid={v} peer=10.0.0.7:51234")
 
@@ -480,69 +551,87 @@ def _contextual(g: _Gen) -> list[tuple[str, str, str]]:
     sid = "AC" + g.hex(32)
     for i in range(5):
         t = g.hex(32)
-        text = (f"The Twilio auth token is {t} (account {sid}).",
-                f"TWILIO_ACCOUNT_SID={sid}\nTWILIO_AUTH_TOKEN={t}\n",
-                f'{{"twilio": {{"account_sid": "{sid}", "auth_token": "{t}"}}}}',
-                f"twilio:\n  sid: {sid}\n  auth: {t}\n",
-                f'client = twilio.rest.Client("{sid}", "{t}")')[i]
+        text = (
+            f"The Twilio auth token is {t} (account {sid}).",
+            f"TWILIO_ACCOUNT_SID={sid}\nTWILIO_AUTH_TOKEN={t}\n",
+            f'{{"twilio": {{"account_sid": "{sid}", "auth_token": "{t}"}}}}',
+            f"twilio:\n  sid: {sid}\n  auth: {t}\n",
+            f'client = twilio.rest.Client("{sid}", "{t}")',
+        )[i]
         out.append(("twilio-token", t, text))
     for i in range(5):
         sig = base64.b64encode(g.rng.randbytes(32)).decode().replace("+", "%2B").replace("/", "%2F").replace("=", "%3D")
-        url = (f"https://acme.blob.core.windows.net/backups/db.bak?sv=2022-11-02&ss=b&srt=o&sp=r"
-               f"&se=2026-01-01T00:00:00Z&sig={sig}")
-        text = (f"Download it from {url} before it expires.",
-                f"AZURE_BACKUP_URL={url}\n",
-                f'{{"backup_url": "{url}"}}',
-                f"backup:\n  url: {url}\n",
-                f'$ curl -sS -o db.bak "{url}"')[i]
+        url = (
+            f"https://acme.blob.core.windows.net/backups/db.bak?sv=2022-11-02&ss=b&srt=o&sp=r"
+            f"&se=2026-01-01T00:00:00Z&sig={sig}"
+        )
+        text = (
+            f"Download it from {url} before it expires.",
+            f"AZURE_BACKUP_URL={url}\n",
+            f'{{"backup_url": "{url}"}}',
+            f"backup:\n  url: {url}\n",
+            f'$ curl -sS -o db.bak "{url}"',
+        )[i]
         out.append(("azure-sas", sig, text))
     for i in range(5):
         v = "django-insecure-" + "".join(g.rng.choice(_DJANGO) for _ in range(50))
-        text = (f"The generated key was {v} so rotate it.",
-                f"DJANGO_SETTINGS_MODULE=app.settings\nDJANGO_KEY={v}\n",
-                f'{{"django": {{"key": "{v}"}}}}',
-                f"django:\n  key: {v}\n",
-                f"$ python manage.py check  # key {v}")[i]
+        text = (
+            f"The generated key was {v} so rotate it.",
+            f"DJANGO_SETTINGS_MODULE=app.settings\nDJANGO_KEY={v}\n",
+            f'{{"django": {{"key": "{v}"}}}}',
+            f"django:\n  key: {v}\n",
+            f"$ python manage.py check  # key {v}",
+        )[i]
         out.append(("django-secret", v, text))
     for i in range(5):
         v = base64.b64encode(f"deploy:{g.password(16)}".encode()).decode()
-        text = (f"The proxy wants Basic {v} on every call.",
-                f"upstream sends `Basic {v}` to the registry",
-                f'headers = {{"X-Upstream": "Basic {v}"}}',
-                f"upstream:\n  header: Basic {v}\n",
-                f"$ http GET registry.acme.io/v2/ 'X-Forward: Basic {v}'")[i]
+        text = (
+            f"The proxy wants Basic {v} on every call.",
+            f"upstream sends `Basic {v}` to the registry",
+            f'headers = {{"X-Upstream": "Basic {v}"}}',
+            f"upstream:\n  header: Basic {v}\n",
+            f"$ http GET registry.acme.io/v2/ 'X-Forward: Basic {v}'",
+        )[i]
         out.append(("basic-auth", v, text))
     for i in range(5):
         pw = g.password(16)
-        text = (f"$ curl -u deploy:{pw} https://registry.acme.io/v2/_catalog",
-                f"$ curl --user 'admin:{pw}' -X POST https://ci.acme.io/job/build",
-                f'{{"command": "curl -sS -u \\"api:{pw}\\" https://api.acme.io/v1/me"}}',
-                f"RESP=$(curl -s -u ops:{pw} https://status.acme.io)",
-                f"then I ran curl --user=bot:{pw} https://hooks.acme.io and it answered 200")[i]
+        text = (
+            f"$ curl -u deploy:{pw} https://registry.acme.io/v2/_catalog",
+            f"$ curl --user 'admin:{pw}' -X POST https://ci.acme.io/job/build",
+            f'{{"command": "curl -sS -u \\"api:{pw}\\" https://api.acme.io/v1/me"}}',
+            f"RESP=$(curl -s -u ops:{pw} https://status.acme.io)",
+            f"then I ran curl --user=bot:{pw} https://hooks.acme.io and it answered 200",
+        )[i]
         out.append(("cli-password", pw, text))
     for i in range(5):
         pw = g.password(16)
-        text = (f"$ sshpass -p {pw} ssh root@10.0.0.5 uptime",
-                f"$ sshpass -p '{pw}' scp dump.sql backup@db:/srv/",
-                f"sshpass -v -p {pw} rsync -a ./site/ web@host:/var/www/",
-                f'{{"command": "sshpass -p {pw} ssh deploy@host"}}',
-                f"I used sshpass -p {pw} to get in")[i]
+        text = (
+            f"$ sshpass -p {pw} ssh root@10.0.0.5 uptime",
+            f"$ sshpass -p '{pw}' scp dump.sql backup@db:/srv/",
+            f"sshpass -v -p {pw} rsync -a ./site/ web@host:/var/www/",
+            f'{{"command": "sshpass -p {pw} ssh deploy@host"}}',
+            f"I used sshpass -p {pw} to get in",
+        )[i]
         out.append(("cli-password", pw, text))
     for i in range(5):
         pw = g.password(16)
-        text = (f"$ mysql -uroot -p{pw} shop",
-                f"$ mysqldump -u app -p{pw} --all-databases > dump.sql",
-                f"$ mysql -h db -u app -p'{pw}' -e 'select 1'",
-                f"docker exec db mariadb -uroot -p{pw} -e 'show databases'",
-                f'{{"command": "mysqladmin -u root -p{pw} status"}}')[i]
+        text = (
+            f"$ mysql -uroot -p{pw} shop",
+            f"$ mysqldump -u app -p{pw} --all-databases > dump.sql",
+            f"$ mysql -h db -u app -p'{pw}' -e 'select 1'",
+            f"docker exec db mariadb -uroot -p{pw} -e 'show databases'",
+            f'{{"command": "mysqladmin -u root -p{pw} status"}}',
+        )[i]
         out.append(("cli-password", pw, text))
     for i in range(5):
         pw = g.chars(_B62 + "!*-_.~", 16)
-        text = (f"jdbc:mysql://db:3306/shop?user=app&password={pw}&useSSL=true",
-                f"jdbc:sqlserver://db:1433;databaseName=shop;user=sa;password={pw};encrypt=true",
-                f"spring.datasource.url=jdbc:postgresql://db:5432/shop?user=app&password={pw}\n",
-                f'{{"url": "jdbc:postgresql://db/shop?password={pw}"}}',
-                f"The app connects with jdbc:mariadb://db/shop?user=app&password={pw} today.")[i]
+        text = (
+            f"jdbc:mysql://db:3306/shop?user=app&password={pw}&useSSL=true",
+            f"jdbc:sqlserver://db:1433;databaseName=shop;user=sa;password={pw};encrypt=true",
+            f"spring.datasource.url=jdbc:postgresql://db:5432/shop?user=app&password={pw}\n",
+            f'{{"url": "jdbc:postgresql://db/shop?password={pw}"}}',
+            f"The app connects with jdbc:mariadb://db/shop?user=app&password={pw} today.",
+        )[i]
         out.append(("secret-assignment", pw, text))
     return out
 
@@ -684,10 +773,12 @@ def benign() -> list[str]:
 # ---------------------------------------------------------------------------
 # issue 28: values under a secret-named key, whatever they look like
 # ---------------------------------------------------------------------------
-_WORDS = ("summer winter spring autumn dragon monkey shadow master sunshine princess football "
-          "baseball welcome liverpool chelsea arsenal pepper ginger coffee banana orange purple "
-          "silver golden tiger falcon rocket castle garden harbor meadow forest river ocean "
-          "thunder blizzard marble velvet copper cobalt maple cedar willow breeze horizon").split()
+_WORDS = (
+    "summer winter spring autumn dragon monkey shadow master sunshine princess football "
+    "baseball welcome liverpool chelsea arsenal pepper ginger coffee banana orange purple "
+    "silver golden tiger falcon rocket castle garden harbor meadow forest river ocean "
+    "thunder blizzard marble velvet copper cobalt maple cedar willow breeze horizon"
+).split()
 _SYMBOLS = "!#%*+-_.~^@$&"
 
 
@@ -699,16 +790,16 @@ def _human(g: _Gen) -> str:
     sym = g.rng.choice("!#$%&*@?")
     leet = w1.translate(str.maketrans("aeiost", "@3!05+"))
     shapes = (
-        w1.capitalize() + year + w2.capitalize(),        # Summer2024Pass
-        w1.capitalize() + n,                              # Fluffy123
-        w1.capitalize() + n + sym,                        # Welcome1!
-        w1 + w2,                                          # letmein-style, lower case only
-        w1.capitalize() + w2.capitalize(),                # MyDogRex-style, no digit
-        leet.capitalize(),                                # P@55w0rd-style
-        f"{w1}-{w2}-{g.digits(2)}",                       # correct-horse-42
-        w1 + n,                                           # dragon12
-        w1.capitalize() + sym + year,                     # Spring#2022
-        w1.upper() + n,                                   # MONKEY77
+        w1.capitalize() + year + w2.capitalize(),  # Summer2024Pass
+        w1.capitalize() + n,  # Fluffy123
+        w1.capitalize() + n + sym,  # Welcome1!
+        w1 + w2,  # letmein-style, lower case only
+        w1.capitalize() + w2.capitalize(),  # MyDogRex-style, no digit
+        leet.capitalize(),  # P@55w0rd-style
+        f"{w1}-{w2}-{g.digits(2)}",  # correct-horse-42
+        w1 + n,  # dragon12
+        w1.capitalize() + sym + year,  # Spring#2022
+        w1.upper() + n,  # MONKEY77
     )
     return g.rng.choice(shapes)
 
@@ -723,8 +814,10 @@ def _netrc(v: str) -> str:
 
 def _k8s(v: str) -> str:
     user = base64.b64encode(b"app").decode()
-    return (f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-credentials\ntype: Opaque\n"
-            f"data:\n  username: {user}\n  password: {base64.b64encode(v.encode()).decode()}\n")
+    return (
+        f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-credentials\ntype: Opaque\n"
+        f"data:\n  username: {user}\n  password: {base64.b64encode(v.encode()).decode()}\n"
+    )
 
 
 #: form -> (template of the value, the alphabet of its random values or None for the default,
@@ -741,13 +834,19 @@ KEY_VALUE_FORMS = {
     "k8s-secret-data": _k8s,
     "docker-login": lambda v: f"$ docker login -u deploy -p {v} registry.acme.io\nLogin Succeeded",
     "pgpass": lambda v: f"$ cat ~/.pgpass\ndb.internal:5432:shop:app:{v}\n",
-    "wrapped-quoted": lambda v: f'export API_TOKEN="{v[:len(v) // 2]}\n{v[len(v) // 2:]}"\n',
+    "wrapped-quoted": lambda v: f'export API_TOKEN="{v[: len(v) // 2]}\n{v[len(v) // 2 :]}"\n',
     "wrapped-yaml-block": lambda v: f"deploy:\n  password: >-\n    {v}\n  region: eu\n",
-    "wrapped-backslash": lambda v: f"export API_TOKEN={v[:len(v) // 2]}\\\n{v[len(v) // 2:]}\n",
-    "wrapped-terminal": lambda v: ("DEPLOYMENT_PIPELINE_SERVICE_ACCOUNT_TOKEN=" + v)[:60] + "\n"
-                                  + ("DEPLOYMENT_PIPELINE_SERVICE_ACCOUNT_TOKEN=" + v)[60:] + "\n$ ",
-    "k8s-secret-json": lambda v: ('{"apiVersion": "v1", "kind": "Secret", "data": {"username": "YXBw", '
-                                  f'"password": "{base64.b64encode(v.encode()).decode()}"}}}}'),
+    "wrapped-backslash": lambda v: f"export API_TOKEN={v[: len(v) // 2]}\\\n{v[len(v) // 2 :]}\n",
+    "wrapped-terminal": lambda v: (
+        ("DEPLOYMENT_PIPELINE_SERVICE_ACCOUNT_TOKEN=" + v)[:60]
+        + "\n"
+        + ("DEPLOYMENT_PIPELINE_SERVICE_ACCOUNT_TOKEN=" + v)[60:]
+        + "\n$ "
+    ),
+    "k8s-secret-json": lambda v: (
+        '{"apiVersion": "v1", "kind": "Secret", "data": {"username": "YXBw", '
+        f'"password": "{base64.b64encode(v.encode()).decode()}"}}}}'
+    ),
     "redis-requirepass": lambda v: f"# redis.conf\nbind 127.0.0.1\nrequirepass {v}\nmaxmemory 2gb\n",
     "docker-password-stdin": lambda v: f"$ echo '{v}' | docker login -u deploy --password-stdin registry.acme.io",
     "hex-under-_KEY": lambda v: f"ENCRYPTION_KEY={v}\nLOG_LEVEL=info\n",
@@ -776,10 +875,13 @@ KEY_VALUE_FORMS = {
 _STORED = {
     "k8s-secret-data": lambda v: base64.b64encode(v.encode()).decode(),
     "authorization-basic": lambda v: base64.b64encode(f"admin:{v}".encode()).decode(),
-    "wrapped-quoted": lambda v: v[:len(v) // 2] + "\n" + v[len(v) // 2:],
-    "wrapped-backslash": lambda v: v[:len(v) // 2] + "\\\n" + v[len(v) // 2:],
-    "wrapped-terminal": lambda v: ("DEPLOYMENT_PIPELINE_SERVICE_ACCOUNT_TOKEN=" + v)[42:60] + "\n"
-                                  + ("DEPLOYMENT_PIPELINE_SERVICE_ACCOUNT_TOKEN=" + v)[60:],
+    "wrapped-quoted": lambda v: v[: len(v) // 2] + "\n" + v[len(v) // 2 :],
+    "wrapped-backslash": lambda v: v[: len(v) // 2] + "\\\n" + v[len(v) // 2 :],
+    "wrapped-terminal": lambda v: (
+        ("DEPLOYMENT_PIPELINE_SERVICE_ACCOUNT_TOKEN=" + v)[42:60]
+        + "\n"
+        + ("DEPLOYMENT_PIPELINE_SERVICE_ACCOUNT_TOKEN=" + v)[60:]
+    ),
     "k8s-secret-json": lambda v: base64.b64encode(v.encode()).decode(),
 }
 #: forms whose values have a fixed shape
@@ -790,11 +892,24 @@ _SHAPED = {
     "twilio-client-pair": lambda g: g.hex(32),
 }
 #: characters a form's syntax does not allow in a value (a .netrc, .pgpass or URL query)
-_FORBIDDEN = {"pgpass": ":\\", "pgpass-in-a-sentence": ":\\", "jdbc-oracle-thin": "@/", "env-database-url": "@/?",
-              "jdbc": "&#;", "curl-u": ":", "netrc": "#", "netrc-one-line": "#",
-              "ini-password": ";#", "toml-password": "\\", "tfvars-password": "\\$", "wrapped-quoted": "\\$",
-              "wrapped-backslash": "\\", "wrapped-terminal": "\\", "docker-password-stdin": "'",
-              "redis-requirepass": "\""}
+_FORBIDDEN = {
+    "pgpass": ":\\",
+    "pgpass-in-a-sentence": ":\\",
+    "jdbc-oracle-thin": "@/",
+    "env-database-url": "@/?",
+    "jdbc": "&#;",
+    "curl-u": ":",
+    "netrc": "#",
+    "netrc-one-line": "#",
+    "ini-password": ";#",
+    "toml-password": "\\",
+    "tfvars-password": "\\$",
+    "wrapped-quoted": "\\$",
+    "wrapped-backslash": "\\",
+    "wrapped-terminal": "\\",
+    "docker-password-stdin": "'",
+    "redis-requirepass": "\"",
+}
 
 
 def key_values(n: int = 40) -> list[tuple[str, str, str, str]]:
@@ -827,7 +942,7 @@ def leaked(secret: str, text: str, out: str) -> bool:
     if secret in rest:
         return True
     k = min(5, len(secret))
-    return any(secret[i:i + k] in rest and secret[i:i + k] not in around for i in range(len(secret) - k + 1))
+    return any(secret[i : i + k] in rest and secret[i : i + k] not in around for i in range(len(secret) - k + 1))
 
 
 #: code, configuration, commands, logs and prose that name secrets without holding one
@@ -989,17 +1104,45 @@ def ordinary() -> list[str]:
     out = list(benign()) + list(false_positives())
     out += [line for line in _ORDINARY.strip("\n").split("\n") if line.strip()]
     # the same names in the shapes code assigns and passes them
-    names = ("password", "token", "api_key", "secret", "auth_token", "access_token", "client_secret",
-             "db_password", "apiKey", "authToken", "refresh_token", "private_key", "secret_key")
+    names = (
+        "password",
+        "token",
+        "api_key",
+        "secret",
+        "auth_token",
+        "access_token",
+        "client_secret",
+        "db_password",
+        "apiKey",
+        "authToken",
+        "refresh_token",
+        "private_key",
+        "secret_key",
+    )
     shapes = (
-        "{n} = os.environ[\"{N}\"]", "{n} = settings.{N}", "{n} = config.get(\"{n}\")",
-        "{n} = kwargs.pop(\"{n}\", None)", "{n} = args.{n}", "if {n} is None:",
-        "def rotate({n}: str) -> None:", "{n}=None,", "client = Client({n}={n})",
-        "log.debug(\"got %s\", mask({n}))", "assert {n}, \"{n} is required\"",
-        "{N}: ${{{{ secrets.{N} }}}}", "{N}=${{{N}:?set {N}}}", "{n}: \"${{{N}}}\"",
-        "export {N}=\"$(pass show acme/{n})\"", "    {n} = self._{n}", "{n} = new_{n}",
-        "{n}: <{n}>", "{n} = \"\"", "{{\"{n}\": null}}", "{n}: process.env.{N},",
-        "echo \"{N} is set: ${{{N}:+yes}}\"", "unset {N}",
+        "{n} = os.environ[\"{N}\"]",
+        "{n} = settings.{N}",
+        "{n} = config.get(\"{n}\")",
+        "{n} = kwargs.pop(\"{n}\", None)",
+        "{n} = args.{n}",
+        "if {n} is None:",
+        "def rotate({n}: str) -> None:",
+        "{n}=None,",
+        "client = Client({n}={n})",
+        "log.debug(\"got %s\", mask({n}))",
+        "assert {n}, \"{n} is required\"",
+        "{N}: ${{{{ secrets.{N} }}}}",
+        "{N}=${{{N}:?set {N}}}",
+        "{n}: \"${{{N}}}\"",
+        "export {N}=\"$(pass show acme/{n})\"",
+        "    {n} = self._{n}",
+        "{n} = new_{n}",
+        "{n}: <{n}>",
+        "{n} = \"\"",
+        "{{\"{n}\": null}}",
+        "{n}: process.env.{N},",
+        "echo \"{N} is set: ${{{N}:+yes}}\"",
+        "unset {N}",
     )
     for n in names:
         N = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", n).upper()
@@ -1008,12 +1151,16 @@ def ordinary() -> list[str]:
     # log lines and ids people search for
     for _ in range(40):
         sha = g.hex(40)
-        out.append(g.rng.choice((
-            f"commit {sha}",
-            f"Merge pull request #{g.rng.randint(1, 9999)} from acme/fix-{g.rng.choice(_WORDS)}",
-            f"{g.rng.randint(0, 23):02d}:{g.rng.randint(0, 59):02d}:{g.rng.randint(0, 59):02d} INFO "
-            f"request_id={g.hex(8)}-{g.hex(4)} status=200 duration_ms={g.rng.randint(1, 900)}",
-            f"docker pull ghcr.io/acme/api@sha256:{g.hex(64)}",
-            f"session {g.hex(8)}-{g.hex(4)}-{g.hex(4)}-{g.hex(4)}-{g.hex(12)} resumed",
-        )))
+        out.append(
+            g.rng.choice(
+                (
+                    f"commit {sha}",
+                    f"Merge pull request #{g.rng.randint(1, 9999)} from acme/fix-{g.rng.choice(_WORDS)}",
+                    f"{g.rng.randint(0, 23):02d}:{g.rng.randint(0, 59):02d}:{g.rng.randint(0, 59):02d} INFO "
+                    f"request_id={g.hex(8)}-{g.hex(4)} status=200 duration_ms={g.rng.randint(1, 900)}",
+                    f"docker pull ghcr.io/acme/api@sha256:{g.hex(64)}",
+                    f"session {g.hex(8)}-{g.hex(4)}-{g.hex(4)}-{g.hex(4)}-{g.hex(12)} resumed",
+                )
+            )
+        )
     return out

@@ -219,8 +219,9 @@ def tool_use(name: str, input: dict, text: str | None = None, id: str | None = N
     return Reply(content=blocks, stop_reason="tool_use")
 
 
-def error(status: int, message: str = "stand-in error", error_type: str | None = None,
-          should_retry: bool | None = None) -> Reply:
+def error(
+    status: int, message: str = "stand-in error", error_type: str | None = None, should_retry: bool | None = None
+) -> Reply:
     """An API error: ``{"type":"error","error":{"type":..., "message":...}}`` with HTTP ``status``.
 
     ``should_retry`` sets the ``x-should-retry`` header the Stainless SDKs honour
@@ -229,8 +230,13 @@ def error(status: int, message: str = "stand-in error", error_type: str | None =
     headers = {}
     if should_retry is not None:
         headers["x-should-retry"] = "true" if should_retry else "false"
-    return Reply(status=status, error_type=error_type or _ERROR_TYPES.get(status, "api_error"),
-                 error_message=message, headers=headers, stop_reason="")
+    return Reply(
+        status=status,
+        error_type=error_type or _ERROR_TYPES.get(status, "api_error"),
+        error_message=message,
+        headers=headers,
+        stop_reason="",
+    )
 
 
 def hang(seconds: float, then: Reply | None = None) -> Reply:
@@ -395,7 +401,7 @@ def _split(s: str, n: int) -> list[str]:
     if not s:
         return [""]
     size = max(1, -(-len(s) // n))
-    return [s[i:i + size] for i in range(0, len(s), size)]
+    return [s[i : i + size] for i in range(0, len(s), size)]
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -464,8 +470,9 @@ class _Handler(BaseHTTPRequestHandler):
             if method == "POST" and path == "/v1/messages":
                 self._messages(req)
             elif method == "POST" and path == "/v1/messages/count_tokens":
-                self._send_json(200, {"input_tokens": _estimate_tokens(
-                    {k: req.get(k) for k in ("system", "messages", "tools")})})
+                self._send_json(
+                    200, {"input_tokens": _estimate_tokens({k: req.get(k) for k in ("system", "messages", "tools")})}
+                )
             elif method in ("HEAD", "GET") and path in ("", "/"):
                 # Claude Code sends `HEAD /` as a connectivity pre-check before the first turn.
                 self._send_empty(200)
@@ -473,8 +480,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(200, self.server.standin._models_page())
             else:
                 self.server.standin._unknown(req)
-                self._send_json(404, {"type": "error", "error": {
-                    "type": "not_found_error", "message": f"stand-in: no route {method} {path}"}})
+                self._send_json(
+                    404,
+                    {
+                        "type": "error",
+                        "error": {"type": "not_found_error", "message": f"stand-in: no route {method} {path}"},
+                    },
+                )
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
@@ -486,11 +498,15 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.delay > 0:
             standin._closing.wait(reply.delay)
         if reply.is_error:
-            self._send_json(reply.status, {
-                "type": "error",
-                "error": {"type": reply.error_type or "api_error", "message": reply.error_message or "error"},
-                "request_id": _new_id("req"),
-            }, headers=reply.headers)
+            self._send_json(
+                reply.status,
+                {
+                    "type": "error",
+                    "error": {"type": reply.error_type or "api_error", "message": reply.error_message or "error"},
+                    "request_id": _new_id("req"),
+                },
+                headers=reply.headers,
+            )
             return
         msg = self._message_obj(req, reply)
         if req.get("stream"):
@@ -499,8 +515,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, msg, headers=reply.headers)
 
     def _message_obj(self, req: dict, reply: Reply) -> dict:
-        usage = {"input_tokens": _estimate_tokens(req.get("messages")), "output_tokens": max(
-            1, _estimate_tokens(reply.content)), "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        usage = {
+            "input_tokens": _estimate_tokens(req.get("messages")),
+            "output_tokens": max(1, _estimate_tokens(reply.content)),
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        }
         usage.update(reply.usage or {})
         content = copy.deepcopy(reply.content)
         return {
@@ -536,8 +556,7 @@ class _Handler(BaseHTTPRequestHandler):
 def _sse_events(msg: dict) -> Iterable[dict]:
     """The event sequence of the real streaming Messages API for a complete message."""
     usage = msg["usage"]
-    start = dict(msg, content=[], stop_reason=None, stop_sequence=None,
-                 usage=dict(usage, output_tokens=1))
+    start = dict(msg, content=[], stop_reason=None, stop_sequence=None, usage=dict(usage, output_tokens=1))
     yield {"type": "message_start", "message": start}
     yield {"type": "ping"}
     for i, block in enumerate(msg["content"]):
@@ -547,25 +566,42 @@ def _sse_events(msg: dict) -> Iterable[dict]:
             for piece in _split(block.get("text", ""), 3):
                 yield {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": piece}}
         elif kind == "tool_use":
-            yield {"type": "content_block_start", "index": i, "content_block": {
-                "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}
-            yield {"type": "content_block_delta", "index": i,
-                   "delta": {"type": "input_json_delta", "partial_json": ""}}
+            yield {
+                "type": "content_block_start",
+                "index": i,
+                "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}},
+            }
+            yield {"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": ""}}
             for piece in _split(json.dumps(block.get("input", {})), 3):
-                yield {"type": "content_block_delta", "index": i,
-                       "delta": {"type": "input_json_delta", "partial_json": piece}}
+                yield {
+                    "type": "content_block_delta",
+                    "index": i,
+                    "delta": {"type": "input_json_delta", "partial_json": piece},
+                }
         elif kind == "thinking":
-            yield {"type": "content_block_start", "index": i,
-                   "content_block": {"type": "thinking", "thinking": "", "signature": ""}}
-            yield {"type": "content_block_delta", "index": i,
-                   "delta": {"type": "thinking_delta", "thinking": block.get("thinking", "")}}
-            yield {"type": "content_block_delta", "index": i,
-                   "delta": {"type": "signature_delta", "signature": block.get("signature", "c3RhbmRpbg==")}}
+            yield {
+                "type": "content_block_start",
+                "index": i,
+                "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+            }
+            yield {
+                "type": "content_block_delta",
+                "index": i,
+                "delta": {"type": "thinking_delta", "thinking": block.get("thinking", "")},
+            }
+            yield {
+                "type": "content_block_delta",
+                "index": i,
+                "delta": {"type": "signature_delta", "signature": block.get("signature", "c3RhbmRpbg==")},
+            }
         else:  # unknown block kind: send it whole
             yield {"type": "content_block_start", "index": i, "content_block": block}
         yield {"type": "content_block_stop", "index": i}
-    yield {"type": "message_delta", "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
-           "usage": {"output_tokens": usage["output_tokens"]}}
+    yield {
+        "type": "message_delta",
+        "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
+        "usage": {"output_tokens": usage["output_tokens"]},
+    }
     yield {"type": "message_stop"}
 
 
@@ -578,9 +614,14 @@ class StandIn:
 
     MODELS = ("claude-opus-4-8", "claude-sonnet-4-5", "claude-haiku-4-5")
 
-    def __init__(self, handler: Callable[[dict], Reply | None] | None = None, *,
-                 default: Reply | None = None, verbose: bool = False,
-                 script_when: Callable[[dict], bool] | None = None) -> None:
+    def __init__(
+        self,
+        handler: Callable[[dict], Reply | None] | None = None,
+        *,
+        default: Reply | None = None,
+        verbose: bool = False,
+        script_when: Callable[[dict], bool] | None = None,
+    ) -> None:
         self.handler = handler
         self.default = default or text(DEFAULT_TEXT)
         self.verbose = verbose
@@ -604,8 +645,9 @@ class StandIn:
         srv.standin = self
         self._server = srv
         self.url = f"http://127.0.0.1:{srv.server_address[1]}"
-        self._thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="standin", daemon=True)
+        self._thread = threading.Thread(
+            target=srv.serve_forever, kwargs={"poll_interval": 0.05}, name="standin", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -676,8 +718,9 @@ class StandIn:
             sys.stderr.write(f"standin: unknown request {req['_method']} {req['_path']}\n")
 
     def _models_page(self) -> dict:
-        data = [{"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"}
-                for m in self.MODELS]
+        data = [
+            {"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"} for m in self.MODELS
+        ]
         return {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}
 
     def snapshot(self) -> list[dict]:
@@ -705,8 +748,9 @@ class StandIn:
         """Claude Code's messages requests that are not main-loop turns."""
         return [r for r in self.snapshot() if is_side_request(r)]
 
-    def wait_for(self, predicate: Callable[[dict], bool] = is_messages_request, count: int = 1,
-                 timeout: float = 10.0) -> list[dict]:
+    def wait_for(
+        self, predicate: Callable[[dict], bool] = is_messages_request, count: int = 1, timeout: float = 10.0
+    ) -> list[dict]:
         """Block until ``count`` recorded requests satisfy ``predicate``; return them (TimeoutError if not)."""
         deadline = time.monotonic() + timeout
         with self._cond:

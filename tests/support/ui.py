@@ -18,9 +18,18 @@ import pytest
 CI_VAR = "RECALL_REQUIRE_BROWSER"
 CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 DRIVER = ("/usr/bin/chromedriver",)
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage", "--window-size=1200,860")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1200,860",
+)
 
 
 @contextlib.contextmanager
@@ -41,8 +50,15 @@ class Client:
         self.port = port
         self.cookie = f"recall_ui_{port}={token}" if token else None
 
-    def request(self, method: str, path: str, headers: dict | None = None, body: dict | None = None,
-                host: str | None = None, cookie: bool = True):
+    def request(
+        self,
+        method: str,
+        path: str,
+        headers: dict | None = None,
+        body: dict | None = None,
+        host: str | None = None,
+        cookie: bool = True,
+    ):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         try:
             h = {"Host": host or f"127.0.0.1:{self.port}"}

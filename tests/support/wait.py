@@ -8,8 +8,9 @@ import time
 from typing import Any, Callable
 
 
-def wait_for(pred: Callable[[], Any], timeout: float = 60.0, what: str | Callable[[], str] = "condition",
-             interval: float = 0.05) -> Any:
+def wait_for(
+    pred: Callable[[], Any], timeout: float = 60.0, what: str | Callable[[], str] = "condition", interval: float = 0.05
+) -> Any:
     """``pred()``'s first true value; AssertionError when it has none within ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while True:

@@ -52,11 +52,14 @@ def _closure() -> list[md.Distribution]:
         try:
             dist = md.distribution(req.name)
         except md.PackageNotFoundError:
-            raise RuntimeError(f"{req} is not installed in {sys.prefix}: install the test dependencies "
-                               "(pip install -e '.[test]')") from None
+            raise RuntimeError(
+                f"{req} is not installed in {sys.prefix}: install the test dependencies (pip install -e '.[test]')"
+            ) from None
         if dist.version not in req.specifier:
-            raise RuntimeError(f"{req.name} {dist.version} is installed but {req} is needed: "
-                               "reinstall the test dependencies (pip install -e '.[test]')")
+            raise RuntimeError(
+                f"{req.name} {dist.version} is installed but {req} is needed: "
+                "reinstall the test dependencies (pip install -e '.[test]')"
+            )
         seen[name] = dist
         for raw in dist.requires or []:
             r = Requirement(raw)
@@ -92,8 +95,12 @@ def repack(dist: md.Distribution, dest: Path) -> Path:
             rel = str(f)
             if rel.startswith("..") or "__pycache__" in rel or rel.endswith(".pyc"):
                 continue
-            if rel.split("/")[0] == info and rel.split("/")[-1] in ("RECORD", "INSTALLER", "REQUESTED",
-                                                                     "direct_url.json"):
+            if rel.split("/")[0] == info and rel.split("/")[-1] in (
+                "RECORD",
+                "INSTALLER",
+                "REQUESTED",
+                "direct_url.json",
+            ):
                 continue
             path = Path(dist.locate_file(f))
             if not path.is_file():
@@ -118,8 +125,9 @@ def _cache_dir() -> Path:
 def wheelhouse() -> Path:
     """The wheel folder for this venv (built once, then reused)."""
     dists = _closure()
-    key = hashlib.sha256("\n".join([sys.version, *(f"{d.metadata['Name']}=={d.version}" for d in dists)])
-                         .encode()).hexdigest()[:16]
+    key = hashlib.sha256(
+        "\n".join([sys.version, *(f"{d.metadata['Name']}=={d.version}" for d in dists)]).encode()
+    ).hexdigest()[:16]
     dest = _cache_dir() / key
     if (dest / ".complete").exists():
         return dest
@@ -140,5 +148,9 @@ def wheelhouse() -> Path:
 
 def offline_pip_env(folder: Path) -> dict[str, str]:
     """The environment that makes pip install only from ``folder``: no index, no pip.conf."""
-    return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(folder), "PIP_CONFIG_FILE": os.devnull,
-            "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    return {
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(folder),
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }

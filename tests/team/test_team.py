@@ -118,8 +118,14 @@ def add_memory(project: Path, mtype: str, content: str, **fields) -> str:
     with store.transaction(str(project)) as state:
         mid = store.new_id({m.id for m in state.memories})
         now = time.time()
-        m = store.Memory(id=mid, type=mtype, content=content, created=fields.pop("created", now),
-                         updated=fields.pop("updated", now), **fields)
+        m = store.Memory(
+            id=mid,
+            type=mtype,
+            content=content,
+            created=fields.pop("created", now),
+            updated=fields.pop("updated", now),
+            **fields,
+        )
         state.memories.append(m)
         state.touch(m)
     index_docs.sync(str(project), state.changed, state.removed, state)
@@ -147,8 +153,10 @@ def team_hits(query: str) -> list[dict]:
 
 def server_rows(team: Team, where: str = "TRUE") -> list[tuple]:
     with team.pg.admin(team.db) as c:
-        return c.execute(f"SELECT id, author, project, kind, content, tags, deleted FROM recall_team.items "
-                         f"WHERE {where} ORDER BY seq").fetchall()
+        return c.execute(
+            f"SELECT id, author, project, kind, content, tags, deleted FROM recall_team.items "
+            f"WHERE {where} ORDER BY seq"
+        ).fetchall()
 
 
 # set-up ----------------------------------------------------------------------------------------------------
@@ -157,22 +165,32 @@ def test_init_creates_tables_and_policies_once(team):
     code, out, _ = run("team", "init", team.owner_url)
     assert "Set up recall's team tables" in out
     with team.pg.admin(team.db) as c:
-        rls = dict(c.execute("SELECT relname, relrowsecurity FROM pg_class WHERE relnamespace = "
-                             "'recall_team'::regnamespace AND relkind = 'r'").fetchall())
+        rls = dict(
+            c.execute(
+                "SELECT relname, relrowsecurity FROM pg_class WHERE relnamespace = "
+                "'recall_team'::regnamespace AND relkind = 'r'"
+            ).fetchall()
+        )
         policies = {r[0] for r in c.execute("SELECT policyname FROM pg_policies WHERE schemaname='recall_team'")}
         gin = c.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'items_tsv'").fetchone()[0]
-        before = c.execute("SELECT count(*) FROM pg_policies").fetchone()[0], \
-            c.execute("SELECT max(xmin::text::bigint) FROM pg_class WHERE relnamespace = 'recall_team'::regnamespace"
-                      ).fetchone()[0]
+        before = (
+            c.execute("SELECT count(*) FROM pg_policies").fetchone()[0],
+            c.execute(
+                "SELECT max(xmin::text::bigint) FROM pg_class WHERE relnamespace = 'recall_team'::regnamespace"
+            ).fetchone()[0],
+        )
     assert rls["items"] and rls["grants"]
     assert {"items_read", "items_add", "items_change", "grants_mine"} <= policies
     assert "gin (tsv)" in gin
     code, out, _ = run("team", "init", team.owner_url)
     assert "nothing changed" in out
     with team.pg.admin(team.db) as c:
-        after = c.execute("SELECT count(*) FROM pg_policies").fetchone()[0], \
-            c.execute("SELECT max(xmin::text::bigint) FROM pg_class WHERE relnamespace = 'recall_team'::regnamespace"
-                      ).fetchone()[0]
+        after = (
+            c.execute("SELECT count(*) FROM pg_policies").fetchone()[0],
+            c.execute(
+                "SELECT max(xmin::text::bigint) FROM pg_class WHERE relnamespace = 'recall_team'::regnamespace"
+            ).fetchone()[0],
+        )
     assert after == before  # not one catalog row rewritten
 
 
@@ -180,8 +198,12 @@ def test_init_creates_tables_and_policies_once(team):
 def test_two_members_share_search_and_forget(team):
     team.setup()
     team.be(team.alice)
-    mid = add_memory(team.alice.checkout, "gotcha", "The flux capacitor needs the raw request body for webhook "
-                                                    "signatures", tags=["webhooks"])
+    mid = add_memory(
+        team.alice.checkout,
+        "gotcha",
+        "The flux capacitor needs the raw request body for webhook signatures",
+        tags=["webhooks"],
+    )
     run("team", "share", "--project", str(team.alice.checkout))
     team.be(team.bob)
     code, out, _ = run("team", "share", "--project", str(team.bob.checkout))
@@ -301,8 +323,10 @@ def test_a_member_without_a_grant_sees_nothing(team):
         assert c.execute("SELECT count(*) FROM recall_team.items").fetchone()[0] == 0
         assert c.execute("SELECT count(*) FROM recall_team.grants").fetchone()[0] == 1  # its own only
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            c.execute("INSERT INTO recall_team.items (id, project, origin, kind, content, created, updated, digest) "
-                      "VALUES ('x1234567', 'github.com/acme/shop', 'o', 'memory', 'x', now(), now(), 'd')")
+            c.execute(
+                "INSERT INTO recall_team.items (id, project, origin, kind, content, created, updated, digest) "
+                "VALUES ('x1234567', 'github.com/acme/shop', 'o', 'memory', 'x', now(), now(), 'd')"
+            )
         # nor can it change or tombstone alice's item
         assert c.execute("UPDATE recall_team.items SET deleted = true").rowcount == 0
     # bob (granted) may not rewrite alice's item either
@@ -313,8 +337,9 @@ def test_a_member_without_a_grant_sees_nothing(team):
     # bob (granted) finds it on the server, not pulled to his machine (he shares nothing)
     team.be(team.bob)
     found = json.loads(run("team", "search", "hyperdrive", "--json")[1])["hits"]
-    assert [(h["author"], h["project"], h["pulled"]) for h in found] == [(team.alice.role, "github.com/acme/shop",
-                                                                          False)]
+    assert [(h["author"], h["project"], h["pulled"]) for h in found] == [
+        (team.alice.role, "github.com/acme/shop", False)
+    ]
     assert "**Hyperdrive**" in found[0]["snippet"] and found[0]["type"] == "decision"
     # after a revoke, bob sees nothing either
     team.be(None)
@@ -332,13 +357,11 @@ def test_a_secret_planted_in_a_memory_never_reaches_the_server(team):
     team.be(team.alice)
     ck = team.alice.checkout
     add_memory(ck, "gotcha", f"The staging key is {SECRET} for the payments sandbox", tags=["payments"])
-    add_memory(ck, "context", "Release freeze starts Monday <private>the acquisition by Initech</private> "
-                              "for everyone")
+    add_memory(ck, "context", "Release freeze starts Monday <private>the acquisition by Initech</private> for everyone")
     add_memory(ck, "decision", "Everything about the moonbase stays off the record", sessions=["off-session-1"])
     switch_off(["off-session-1"])
     pause(time.time() - 1800, now=time.time() - 3600)  # paused an hour ago, for half an hour
-    add_memory(ck, "pattern", "Said while paused: moonbase launch codes are in the vault",
-               created=time.time() - 2700)
+    add_memory(ck, "pattern", "Said while paused: moonbase launch codes are in the vault", created=time.time() - 2700)
     add_memory(ck, "pattern", "Said after the pause: the lunar rover is kept in bay 4")
     from recall.memory import summaries
     from recall.rules import store as rules
@@ -375,9 +398,14 @@ def test_an_excluded_project_is_never_shared_and_excluding_withdraws(team):
 def test_project_identity_is_the_normalized_remote(tmp_path):
     from recall.team.identity import normalize_remote, parse_project, project_identity
 
-    for url in ("git@github.com:Acme/shop.git", "https://alice:TOKEN@github.com/acme/shop",
-                "ssh://git@github.com:22/acme/shop.git/", "github.com/acme/shop", "git://github.com/acme/shop",
-                "git@github.com/acme/shop.git"):
+    for url in (
+        "git@github.com:Acme/shop.git",
+        "https://alice:TOKEN@github.com/acme/shop",
+        "ssh://git@github.com:22/acme/shop.git/",
+        "github.com/acme/shop",
+        "git://github.com/acme/shop",
+        "git@github.com/acme/shop.git",
+    ):
         assert normalize_remote(url) == "github.com/acme/shop", url
     assert normalize_remote("/srv/git/shop.git") == "/srv/git/shop"
     main = _repo(tmp_path / "main", "git@github.com:acme/shop.git")
@@ -418,8 +446,13 @@ def test_kill9_of_the_server_mid_push_and_mid_pull_loses_and_duplicates_nothing(
 
         with store.transaction(str(team.alice.checkout)) as state:
             for i in range(n):
-                m = store.Memory(id=f"m{i:05d}", type="pattern", content=f"bulk item {i} about the widget {i}",
-                                 created=time.time(), updated=time.time())
+                m = store.Memory(
+                    id=f"m{i:05d}",
+                    type="pattern",
+                    content=f"bulk item {i} about the widget {i}",
+                    created=time.time(),
+                    updated=time.time(),
+                )
                 state.memories.append(m)
             state.dirty = True
         monkeypatch.setattr(team_sync, "BATCH", 50)
@@ -475,16 +508,23 @@ def test_kill9_of_the_server_mid_push_and_mid_pull_loses_and_duplicates_nothing(
         import subprocess
         import sys
 
-        proc = subprocess.Popen([sys.executable, "-m", "recall.entry", "serve"], env=dict(os.environ),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "recall.entry", "serve"],
+            env=dict(os.environ),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
+
             def service_state() -> dict:
                 return json.loads(run("team", "status", "--json")[1]).get("service") or {}
 
             wait(lambda: service_state().get("connected"), "bob's service to connect")
             pg.kill9()
-            wait(lambda: "Cannot reach the team server" in (service_state().get("error") or ""),
-                 "bob's service to notice the server is gone")
+            wait(
+                lambda: "Cannot reach the team server" in (service_state().get("error") or ""),
+                "bob's service to notice the server is gone",
+            )
             pg.start()
             team.be(team.alice)
             add_memory(team.alice.checkout, "gotcha", "The zircon relay reboots when the server restarts")
@@ -638,23 +678,36 @@ def test_the_hook_injects_team_memory_from_the_local_index_without_psycopg(team)
 
     team.setup()
     team.be(team.alice)
-    add_memory(team.alice.checkout, "gotcha", "The flux capacitor webhook needs the raw request body to verify "
-                                              "signatures; parsed JSON breaks the HMAC")
+    add_memory(
+        team.alice.checkout,
+        "gotcha",
+        "The flux capacitor webhook needs the raw request body to verify signatures; parsed JSON breaks the HMAC",
+    )
     run("team", "share", "--project", str(team.alice.checkout))
     team.be(team.bob)
     run("team", "share", "--project", str(team.bob.checkout))
     prompt = "why does the flux capacitor webhook signature check fail?"
-    data = {"session_id": "now-session", "transcript_path": "/nowhere.jsonl", "cwd": str(team.bob.checkout),
-            "hook_event_name": "UserPromptSubmit", "prompt": prompt}
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "recall.entry", "hook", "user-prompt-submit"],
-                          input=json.dumps(data), capture_output=True, text=True, timeout=60, env=dict(os.environ))
+    data = {
+        "session_id": "now-session",
+        "transcript_path": "/nowhere.jsonl",
+        "cwd": str(team.bob.checkout),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "recall.entry", "hook", "user-prompt-submit"],
+        input=json.dumps(data),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "raw request body" in context and f"team: {team.alice.role}" in context
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert "recall.prompt.context" in imported
-    assert not {m for m in imported if m.split(".")[0] in ("psycopg", "psycopg_binary")
-                or m.startswith("recall.team")}
+    assert not {m for m in imported if m.split(".")[0] in ("psycopg", "psycopg_binary") or m.startswith("recall.team")}
 
 
 def test_mcp_memory_search_can_restrict_to_the_team(team):
@@ -693,15 +746,29 @@ def test_two_services_sync_through_notify_and_forget_reaches_the_other(team, tmp
     try:
         for m in (team.alice, team.bob):
             env = dict(os.environ, RECALL_HOME=str(m.home))
-            procs.append(subprocess.Popen([sys.executable, "-m", "recall.entry", "serve"], env=env,
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "recall.entry", "serve"],
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
         for m in (team.alice, team.bob):
             team.be(m)
-            wait(lambda: (json.loads(run("team", "status", "--json")[1]).get("service") or {}).get("connected"),
-                 "the service's team sync to connect")
+            wait(
+                lambda: (json.loads(run("team", "status", "--json")[1]).get("service") or {}).get("connected"),
+                "the service's team sync to connect",
+            )
         team.be(team.alice)
-        run("memories", "add", "gotcha", "The antimatter pump trips its breaker above 40 amps",
-            "--project", str(team.alice.checkout))
+        run(
+            "memories",
+            "add",
+            "gotcha",
+            "The antimatter pump trips its breaker above 40 amps",
+            "--project",
+            str(team.alice.checkout),
+        )
         team.be(team.bob)
         hits = wait(lambda: team_hits("antimatter pump"), "alice's memory on bob's machine")
         assert hits[0]["author"] == team.alice.role
@@ -749,9 +816,11 @@ def _plant_hostile(team: Team) -> None:
     with _as(team.alice) as c:
         for item_id, created, updated, tags, content in HOSTILE:
             mtype = "repeat('x', 1000)" if "mtype" in item_id else "'gotcha'"
-            c.execute(f"INSERT INTO recall_team.items (id, project, origin, kind, mtype, content, tags, created, "
-                      f"updated, digest) VALUES ('{item_id}', 'github.com/acme/shop', 'forged-origin', 'memory', "
-                      f"{mtype}, {content}, {tags}, {created}, {updated}, 'd')")
+            c.execute(
+                f"INSERT INTO recall_team.items (id, project, origin, kind, mtype, content, tags, created, "
+                f"updated, digest) VALUES ('{item_id}', 'github.com/acme/shop', 'forged-origin', 'memory', "
+                f"{mtype}, {content}, {tags}, {created}, {updated}, 'd')"
+            )
 
 
 def test_the_table_refuses_a_date_that_is_no_date(team):
@@ -761,9 +830,11 @@ def test_the_table_refuses_a_date_that_is_no_date(team):
     with _as(team.alice) as c:
         for created in ("'infinity'", "'-infinity'"):
             with pytest.raises(psycopg.errors.CheckViolation):
-                c.execute("INSERT INTO recall_team.items (id, project, origin, kind, content, created, updated, "
-                          f"digest) VALUES ('inf-12345', 'github.com/acme/shop', 'o', 'memory', 'x', {created}, "
-                          "now(), 'd')")
+                c.execute(
+                    "INSERT INTO recall_team.items (id, project, origin, kind, content, created, updated, "
+                    f"digest) VALUES ('inf-12345', 'github.com/acme/shop', 'o', 'memory', 'x', {created}, "
+                    "now(), 'd')"
+                )
 
 
 def test_hostile_rows_are_skipped_and_counted_and_a_forget_still_reaches_every_member(team):
@@ -799,8 +870,12 @@ def test_hostile_rows_are_skipped_and_counted_and_a_forget_still_reaches_every_m
     team.be(None)
     run("team", "init", team.owner_url)
     with team.pg.admin(team.db) as c:
-        assert c.execute("SELECT count(*) FROM recall_team.items WHERE NOT isfinite(created) "
-                         "OR NOT isfinite(updated)").fetchone()[0] == 0
+        assert (
+            c.execute(
+                "SELECT count(*) FROM recall_team.items WHERE NOT isfinite(created) OR NOT isfinite(updated)"
+            ).fetchone()[0]
+            == 0
+        )
         assert c.execute("SELECT count(*) FROM pg_constraint WHERE conname = 'items_dates_finite'").fetchone()[0] == 1
     sync(team.bob, team)
     team.be(team.bob)
@@ -816,9 +891,18 @@ def test_a_hostile_item_kept_by_an_older_recall_does_not_stop_the_index(team):
     team.setup(members=("bob",))
     team.be(team.bob)
     run("team", "share", "--project", str(team.bob.checkout))
-    good = {"id": "good-item-1", "remote": "github.com/acme/shop", "author": "alice", "kind": "memory",
-            "mtype": "gotcha", "content": "The granite queue is drained hourly", "tags": [], "created": 1.7e9,
-            "updated": 1.7e9, "seq": 1}
+    good = {
+        "id": "good-item-1",
+        "remote": "github.com/acme/shop",
+        "author": "alice",
+        "kind": "memory",
+        "mtype": "gotcha",
+        "content": "The granite queue is drained hourly",
+        "tags": [],
+        "created": 1.7e9,
+        "updated": 1.7e9,
+        "seq": 1,
+    }
     bad = dict(good, id="bad-item-1", content="dated infinity", updated=float("inf"))
     with local.TeamDB() as db:
         db.apply_pulled("github.com/acme/shop", [good, bad], [], 2)
@@ -831,15 +915,41 @@ def test_a_hostile_item_kept_by_an_older_recall_does_not_stop_the_index(team):
 def test_check_pulled_refuses_wrong_types_and_dates():
     from recall.team.sync import check_pulled
 
-    ok = {"id": "abcdefgh12", "kind": "memory", "mtype": "gotcha", "content": "x", "tags": ["a"], "author": "alice",
-          "created": 1.7e9, "updated": 1.7e9}
+    ok = {
+        "id": "abcdefgh12",
+        "kind": "memory",
+        "mtype": "gotcha",
+        "content": "x",
+        "tags": ["a"],
+        "author": "alice",
+        "created": 1.7e9,
+        "updated": 1.7e9,
+    }
     assert check_pulled(ok) == ""
-    for change in ({"created": float("nan")}, {"updated": float("inf")}, {"created": -1.0}, {"updated": 1e13},
-                   {"created": "2024-01-01"}, {"created": None}, {"created": True}, {"tags": "a,b"},
-                   {"tags": [1]}, {"tags": ["x" * 500]}, {"tags": ["t"] * 101}, {"kind": "virus"}, {"kind": 3},
-                   {"mtype": None}, {"mtype": 7}, {"content": None}, {"content": "x" * 20001},
-                   {"content": "nul\0byte"}, {"content": "lone \ud800"}, {"id": None}, {"id": "short"},
-                   {"author": None}):
+    for change in (
+        {"created": float("nan")},
+        {"updated": float("inf")},
+        {"created": -1.0},
+        {"updated": 1e13},
+        {"created": "2024-01-01"},
+        {"created": None},
+        {"created": True},
+        {"tags": "a,b"},
+        {"tags": [1]},
+        {"tags": ["x" * 500]},
+        {"tags": ["t"] * 101},
+        {"kind": "virus"},
+        {"kind": 3},
+        {"mtype": None},
+        {"mtype": 7},
+        {"content": None},
+        {"content": "x" * 20001},
+        {"content": "nul\0byte"},
+        {"content": "lone \ud800"},
+        {"id": None},
+        {"id": "short"},
+        {"author": None},
+    ):
         assert check_pulled({**ok, **change}), change
 
 
@@ -867,9 +977,11 @@ def test_a_forged_origin_is_refused_by_the_server_and_never_withdrawn_by_its_own
     add_memory(team.alice.checkout, "gotcha", "The osmium gate is alice's")
     run("team", "share", "--project", str(team.alice.checkout))
     origin = local.joined().origin
-    forge = ("INSERT INTO recall_team.items (id, project, origin, kind, mtype, content, created, updated, digest) "
-             f"VALUES ('forged-by-bob-1', 'github.com/acme/shop', '{origin}', 'memory', 'gotcha', "
-             "'The cobalt relay is bobs', now(), now(), 'd')")
+    forge = (
+        "INSERT INTO recall_team.items (id, project, origin, kind, mtype, content, created, updated, digest) "
+        f"VALUES ('forged-by-bob-1', 'github.com/acme/shop', '{origin}', 'memory', 'gotcha', "
+        "'The cobalt relay is bobs', now(), now(), 'd')"
+    )
     with _as(team.bob) as c:  # bob writes a row claiming alice's machine: the server refuses it
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             c.execute(forge)
@@ -932,7 +1044,9 @@ def test_team_items_cut_at_the_servers_limit_say_so(team):
     add_memory(team.alice.checkout, "context", "The osmium report " + "lorem ipsum dolor " * 2000)
     run("team", "share", "--project", str(team.alice.checkout))
     (content,) = [r[4] for r in server_rows(team)]
-    assert len(content) <= 20000 and content.endswith(f"of {len('The osmium report ' + 'lorem ipsum dolor ' * 2000) - 1:,} characters]")
+    assert len(content) <= 20000 and content.endswith(
+        f"of {len('The osmium report ' + 'lorem ipsum dolor ' * 2000) - 1:,} characters]"
+    )
     assert "[cut for the team: the first" in content
 
 
@@ -1005,7 +1119,6 @@ def test_a_local_purge_keeps_the_teams_documents(team):
     assert len(team_hits("albatross cache")) == 1 and team_doc_count() == 1
 
 
-
 def _stored_team_docs() -> list[dict]:
     import tantivy
 
@@ -1039,6 +1152,7 @@ def test_team_documents_carry_their_author_and_an_older_index_is_rebuilt_with_it
     (hit,) = team_hits("heron queue")
     assert hit["author"] == team.alice.role
     assert f"team  by {team.alice.role}" in run("--raw", "--team", "heron", "queue")[1]
+
 
 def test_secrets_the_local_redaction_misses_are_not_published(team):
     """Issue 35 item 6: 3 of 7 forms reached the server in plain text."""

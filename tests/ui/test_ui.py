@@ -25,8 +25,10 @@ from tests.support.factory import Session
 from tests.support.ui import Client, serving
 
 QUESTION = "which database did we choose for the job queue?"
-DECISION = ("We decided to use SQLite in WAL mode for the job queue <script>alert('pwned')</script> "
-            "<img src=x onerror=alert(2)> because Postgres was overkill.")
+DECISION = (
+    "We decided to use SQLite in WAL mode for the job queue <script>alert('pwned')</script> "
+    "<img src=x onerror=alert(2)> because Postgres was overkill."
+)
 SECRET = "sk-ant-api03-" + "Zx9Yw8Vu7Ts6" * 8
 
 
@@ -84,8 +86,15 @@ def test_guard_functions():
 def test_the_token_once_then_the_cookie_and_nothing_without(history, page):
     srv, c = page
     anon = Client(srv.port)
-    for path in ("/", "/prompts", "/search?q=database", "/static/ui.js", "/events", "/fragment/prompts",
-                 f"/sessions/{history['s1'].session_id}"):
+    for path in (
+        "/",
+        "/prompts",
+        "/search?q=database",
+        "/static/ui.js",
+        "/events",
+        "/fragment/prompts",
+        f"/sessions/{history['s1'].session_id}",
+    ):
         status, headers, text = anon.get(path)
         assert status == 403, path
         assert "SQLite" not in text and "token" in text
@@ -116,12 +125,17 @@ def test_a_write_needs_the_same_origin_and_the_csrf_token(history, page):
     srv, c = page
     mem_id = _memory(history["shop"], "The walrus host is deployed with Ansible.")
     form = {"project": str(history["shop"]), "id": mem_id}
-    for origin, csrf in ((None, srv.csrf), ("http://evil.example", srv.csrf), (f"http://127.0.0.1:{srv.port + 1}", srv.csrf),
-                         ("same", None), ("same", "0" * 40), ("null", srv.csrf)):
+    for origin, csrf in (
+        (None, srv.csrf),
+        ("http://evil.example", srv.csrf),
+        (f"http://127.0.0.1:{srv.port + 1}", srv.csrf),
+        ("same", None),
+        ("same", "0" * 40),
+        ("null", srv.csrf),
+    ):
         status, out = c.post("/api/memories/forget", form, csrf, origin=origin)
         assert status == 403, (origin, csrf)
-    status, out = c.post("/api/memories/forget", form, srv.csrf,
-                         headers={"Sec-Fetch-Site": "cross-site"})
+    status, out = c.post("/api/memories/forget", form, srv.csrf, headers={"Sec-Fetch-Site": "cross-site"})
     assert status == 403
     assert mem_id in _cli_memories(history["shop"])  # nothing was removed
     assert Client(srv.port).post("/api/memories/forget", form, srv.csrf)[0] == 403  # no cookie
@@ -139,8 +153,11 @@ def test_transcript_text_is_rendered_as_text(history, page):
         status, _, text = c.get(path)
         assert status == 200, path
         assert "&lt;script&gt;alert(&#x27;pwned&#x27;)&lt;/script&gt;" in text, path
-        assert "<script>alert" not in text and "<img src=x" not in text and "onerror=alert" not in \
-            text.replace("&lt;img src=x onerror=alert(2)&gt;", ""), path
+        assert (
+            "<script>alert" not in text
+            and "<img src=x" not in text
+            and "onerror=alert" not in text.replace("&lt;img src=x onerror=alert(2)&gt;", "")
+        ), path
     for path in ("/prompts", "/search", "/sessions", "/memories", "/status", "/charts", f"/sessions/{sid}"):
         text = c.get(path)[2]
         scripts = re.findall(r"<script\b[^>]*>", text)
@@ -260,10 +277,14 @@ def test_memories_edit_pin_forget_and_the_block(history, page):
     start, end = block.index("<!-- MEMORY:START -->"), block.index("<!-- MEMORY:END -->")
     from html import escape
 
-    assert f'<pre id="block">{escape(block[start:end + len("<!-- MEMORY:END -->")])}</pre>' in text
+    assert f'<pre id="block">{escape(block[start : end + len("<!-- MEMORY:END -->")])}</pre>' in text
     form = {"project": str(shop), "id": a}
-    assert c.post("/api/memories/edit", {**form, "content": "Deploys go through the walrus host, via Ansible."},
-                  srv.csrf)[0] == 200
+    assert (
+        c.post("/api/memories/edit", {**form, "content": "Deploys go through the walrus host, via Ansible."}, srv.csrf)[
+            0
+        ]
+        == 200
+    )
     mems = _cli_memories(shop)
     assert mems[a]["content"] == "Deploys go through the walrus host, via Ansible." and mems[a]["origin"] == "manual"
     assert "via Ansible" in (shop / "CLAUDE.md").read_text()
@@ -299,12 +320,31 @@ def test_a_pinned_memory_does_not_fade_and_leads_the_briefing(tmp_path):
 
 
 def _injection(project, session: str, text: str = "<recalled-context>SQLite WAL</recalled-context>") -> dict:
-    rec = {"t": 1790000000.123, "project": str(project), "session": session, "outcome": "raw", "why": "no backend",
-           "hits": [{"session": "abcdef1234", "score": 3.2, "confidence": 0.71,
-                     "features": {"bm25": 3.2, "coverage": 0.8}, "stale": [{"path": "q.py", "state": "changed"}]},
-                    "junk", {"session": None}],
-           "backend": "off", "via": "in-process", "chars": len(text), "tokens": 9, "latency_ms": 40.0, "text": text,
-           "path": {"path": "raw"}}
+    rec = {
+        "t": 1790000000.123,
+        "project": str(project),
+        "session": session,
+        "outcome": "raw",
+        "why": "no backend",
+        "hits": [
+            {
+                "session": "abcdef1234",
+                "score": 3.2,
+                "confidence": 0.71,
+                "features": {"bm25": 3.2, "coverage": 0.8},
+                "stale": [{"path": "q.py", "state": "changed"}],
+            },
+            "junk",
+            {"session": None},
+        ],
+        "backend": "off",
+        "via": "in-process",
+        "chars": len(text),
+        "tokens": 9,
+        "latency_ms": 40.0,
+        "text": text,
+        "path": {"path": "raw"},
+    }
     injections.append(rec)
     return rec
 
@@ -346,17 +386,41 @@ def test_prompts_page_says_whether_the_next_reply_used_each_injection(tmp_path, 
     p3 = conv.user("how do the pool limits work?")  # its reply is not written yet
     conv.write(claude_projects)
     index_all()
-    texts = ["<recalled-context>\n- [2026-11-20 session 0badc0de] assistant: pgbouncer, transaction pooling; "
-             "settings in deploy/pgbouncer.ini\n</recalled-context>",
-             "<recalled-context>\n- [2026-11-20 session 0badc0de] <b>The CSV</b> streams\n</recalled-context>",
-             "<recalled-context>\n- pool limits: 20 per worker\n</recalled-context>"]
+    texts = [
+        "<recalled-context>\n- [2026-11-20 session 0badc0de] assistant: pgbouncer, transaction pooling; "
+        "settings in deploy/pgbouncer.ini\n</recalled-context>",
+        "<recalled-context>\n- [2026-11-20 session 0badc0de] <b>The CSV</b> streams\n</recalled-context>",
+        "<recalled-context>\n- pool limits: 20 per worker\n</recalled-context>",
+    ]
     for line, text in zip((p1, p2, p3), texts):
         t = datetime.fromisoformat(line["timestamp"].replace("Z", "+00:00")).timestamp() + 0.8
-        injections.append({"t": t, "project": str(cwd), "session": conv.session_id, "outcome": "raw", "why": "",
-                           "hits": [{"session": "0badc0de99", "score": 1.0}], "backend": "off", "via": "in-process",
-                           "chars": len(text), "tokens": len(text) // 4, "latency_ms": 40.0, "text": text})
-    injections.append({"t": time.time(), "project": str(cwd), "session": conv.session_id, "outcome": "nothing",
-                       "why": "", "hits": [], "text": ""})
+        injections.append(
+            {
+                "t": t,
+                "project": str(cwd),
+                "session": conv.session_id,
+                "outcome": "raw",
+                "why": "",
+                "hits": [{"session": "0badc0de99", "score": 1.0}],
+                "backend": "off",
+                "via": "in-process",
+                "chars": len(text),
+                "tokens": len(text) // 4,
+                "latency_ms": 40.0,
+                "text": text,
+            }
+        )
+    injections.append(
+        {
+            "t": time.time(),
+            "project": str(cwd),
+            "session": conv.session_id,
+            "outcome": "nothing",
+            "why": "",
+            "hits": [],
+            "text": "",
+        }
+    )
     first = body(c.get("/prompts")[2])  # the first paint reads no archive: the verdicts come after it
     assert first.count("used: checking…") == 3 and 'data-load="1"' in first
     text = body(c.get("/fragment/prompts")[2])
@@ -366,8 +430,11 @@ def test_prompts_page_says_whether_the_next_reply_used_each_injection(tmp_path, 
     assert text.count("used: ") == 3  # nothing injected: nothing to use
     assert "&lt;b&gt;The CSV&lt;/b&gt;" in text and "<b>The CSV" not in text
     log = cli(capsys, "log")[1]  # the same words as `recall log`
-    for verdict in ("yes (repeats deploy/pgbouncer.ini)", 'yes (cites it ("As we discussed"))',
-                    "not known yet (no reply indexed yet)"):
+    for verdict in (
+        "yes (repeats deploy/pgbouncer.ini)",
+        'yes (cites it ("As we discussed"))',
+        "not known yet (no reply indexed yet)",
+    ):
         assert f"used: {verdict}" in log
     # a yes is final: the next first paint has it; the one not known yet is asked for again
     again = body(c.get("/prompts")[2])
@@ -441,8 +508,12 @@ def test_events_stream_says_when_a_prompt_was_logged(history, page):
 
 # the command, the slash command, what loads where -----------------------------------------------
 def test_recall_ui_without_a_service(history):
-    proc = subprocess.Popen([sys.executable, "-m", "recall.entry", "ui", "--no-open"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "recall.entry", "ui", "--no-open"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         url = proc.stdout.readline().strip()
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+/\?token=[\w-]{30,}", url), url
@@ -461,18 +532,25 @@ def test_recall_ui_without_a_service(history):
 
 def test_the_service_op_starts_the_page_lazily(history):
     """The service imports the op at start, never the server: that waits for `recall ui`."""
-    code = ("import sys\nfrom recall.service import registry\nassert not registry.load_modules()\n"
-            "print(sorted(m for m in sys.modules if m.startswith('recall.ui')), 'http.server' in sys.modules)\n"
-            "out = registry.OPS['ui']({'port': None})\n"
-            "print('recall.ui.server' in sys.modules, out['url'].startswith('http://127.0.0.1:'))\n"
-            "again = registry.OPS['ui']({})\nprint(again['url'] == out['url'])\n"
-            "import socket\ns = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]; s.close()\n"
-            "moved = registry.OPS['ui']({'port': port})\nprint(moved['port'] == port != out['port'])\n"
-            "try:\n    registry.OPS['ui']({'port': 'eighty'})\nexcept Exception as exc:\n    print(exc)\n")
+    code = (
+        "import sys\nfrom recall.service import registry\nassert not registry.load_modules()\n"
+        "print(sorted(m for m in sys.modules if m.startswith('recall.ui')), 'http.server' in sys.modules)\n"
+        "out = registry.OPS['ui']({'port': None})\n"
+        "print('recall.ui.server' in sys.modules, out['url'].startswith('http://127.0.0.1:'))\n"
+        "again = registry.OPS['ui']({})\nprint(again['url'] == out['url'])\n"
+        "import socket\ns = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]; s.close()\n"
+        "moved = registry.OPS['ui']({'port': port})\nprint(moved['port'] == port != out['port'])\n"
+        "try:\n    registry.OPS['ui']({'port': 'eighty'})\nexcept Exception as exc:\n    print(exc)\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split("\n")[:5] == ["['recall.ui', 'recall.ui.op'] False", "True True", "True", "True",
-                                            "port must be a whole number, not 'eighty'."]
+    assert proc.stdout.split("\n")[:5] == [
+        "['recall.ui', 'recall.ui.op'] False",
+        "True True",
+        "True",
+        "True",
+        "port must be a whole number, not 'eighty'.",
+    ]
 
 
 def test_slash_command_runs_recall_ui_without_serving():

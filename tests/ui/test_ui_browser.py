@@ -27,8 +27,10 @@ from tests.support.wait import wait_for
 pytestmark = pytest.mark.slow
 RECALL = [sys.executable, "-m", "recall.entry"]
 QUESTION = "which database did we choose for the job queue?"
-DECISION = ("We decided to use SQLite in WAL mode for the job queue, because Postgres was overkill "
-            "for a single host and Redis lost jobs on restart. <script>alert('pwned')</script>")
+DECISION = (
+    "We decided to use SQLite in WAL mode for the job queue, because Postgres was overkill "
+    "for a single host and Redis lost jobs on restart. <script>alert('pwned')</script>"
+)
 BOUND = 1.0  # seconds: "an injection appears on the Prompts page within a second"
 
 
@@ -62,8 +64,10 @@ def world(tmp_path, claude_projects, monkeypatch):
     s2.user("which static site generator for the blog?")
     s2.assistant("We chose Hugo for the blog, with the PaperMod theme.")
     s2.write(claude_projects)
-    for mtype, text in (("decision", "The job queue stores jobs in SQLite (WAL mode)."),
-                        ("gotcha", "Redis lost queued jobs on restart: do not use it for the queue.")):
+    for mtype, text in (
+        ("decision", "The job queue stores jobs in SQLite (WAL mode)."),
+        ("gotcha", "Redis lost queued jobs on restart: do not use it for the queue."),
+    ):
         out = run("memories", "add", mtype, text, "--project", str(shop))
         assert out.returncode == 0, out.stderr
     log = open(tmp_path / "serve.log", "wb")
@@ -75,8 +79,11 @@ def world(tmp_path, claude_projects, monkeypatch):
             st = client.call("status", {}, timeout=1.0)
         except client.Unavailable:
             return None
-        return st.get("pid") == proc.pid and st.get("state") == "watching" and \
-            (st.get("counts") or {}).get("messages", 0) >= 4
+        return (
+            st.get("pid") == proc.pid
+            and st.get("state") == "watching"
+            and (st.get("counts") or {}).get("messages", 0) >= 4
+        )
 
     try:
         wait_for(up, 120, "the service to index the sessions", 0.1)
@@ -122,12 +129,20 @@ def test_the_page_in_a_browser(world, shots, tmp_path):
         wait_for(lambda: "on" in d.find_element(By.ID, "live").get_attribute("class"), 30, "the live stream")
 
         # a real hook call: its injection appears on the open page by itself
-        payload = {"session_id": "current-session", "transcript_path": "/nowhere.jsonl", "cwd": str(world["shop"]),
-                   "hook_event_name": "UserPromptSubmit", "prompt": QUESTION}
+        payload = {
+            "session_id": "current-session",
+            "transcript_path": "/nowhere.jsonl",
+            "cwd": str(world["shop"]),
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": QUESTION,
+        }
         hook = run("hook", "user-prompt-submit", stdin=json.dumps(payload))
         assert hook.returncode == 0 and "SQLite in WAL mode" in hook.stdout, hook.stderr
-        first = wait_for(lambda: d.find_elements(By.CSS_SELECTOR, '#prompts article[data-n="1"]'), BOUND,
-                         "the hook's injection on the Prompts page")
+        first = wait_for(
+            lambda: d.find_elements(By.CSS_SELECTOR, '#prompts article[data-n="1"]'),
+            BOUND,
+            "the hook's injection on the Prompts page",
+        )
         text = first[0].text
         assert "raw" in text and "confidence" in text and world["s1"].session_id[:8] in text
         assert "SQLite in WAL mode" in first[0].find_element(By.CSS_SELECTOR, "pre.injected").text
@@ -140,10 +155,16 @@ def test_the_page_in_a_browser(world, shots, tmp_path):
         d.get(f"http://127.0.0.1:{port}/search")
         box = d.find_element(By.ID, "q")
         box.send_keys("which database job queue")
-        wait_for(lambda: d.find_element(By.ID, "results").get_attribute("data-query") == "which database job queue",
-                 30, "the results of the whole query")  # (each keystroke's results replace the last)
-        link = wait_for(lambda: d.find_elements(By.CSS_SELECTOR, f'#results a[href="/sessions/{world["s1"].session_id}"]'),
-                        30, "the known session among the hits")
+        wait_for(
+            lambda: d.find_element(By.ID, "results").get_attribute("data-query") == "which database job queue",
+            30,
+            "the results of the whole query",
+        )  # (each keystroke's results replace the last)
+        link = wait_for(
+            lambda: d.find_elements(By.CSS_SELECTOR, f'#results a[href="/sessions/{world["s1"].session_id}"]'),
+            30,
+            "the known session among the hits",
+        )
         hit = d.find_element(By.CSS_SELECTOR, "#results article")
         hit.find_element(By.TAG_NAME, "summary").click()
         assert "SQLite in WAL mode" in hit.text and "<script>alert('pwned')</script>" in hit.text
@@ -193,8 +214,10 @@ class _Attacker(http.server.BaseHTTPRequestHandler):
         from html import escape
 
         inputs = "".join(f'<input name="{escape(k)}" value="{escape(v)}">' for k, v in self.fields.items())
-        page = (f'<!doctype html><form id="f" method="post" action="{escape(self.target)}">{inputs}</form>'
-                '<script>document.getElementById("f").submit()</script>').encode()
+        page = (
+            f'<!doctype html><form id="f" method="post" action="{escape(self.target)}">{inputs}</form>'
+            '<script>document.getElementById("f").submit()</script>'
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/html")
         self.send_header("Content-Length", str(len(page)))
@@ -223,8 +246,9 @@ def test_the_browser_is_refused_without_the_token_under_another_host_and_cross_o
 
         # a page of another origin posts a forget to the UI with the browser's cookie
         page = f"http://127.0.0.1:{port}/api/memories/forget"
-        handler = type("Attacker", (_Attacker,), {"target": page,
-                                                  "fields": {"project": str(world["shop"]), "id": victim}})
+        handler = type(
+            "Attacker", (_Attacker,), {"target": page, "fields": {"project": str(world["shop"]), "id": victim}}
+        )
         evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=evil.serve_forever, daemon=True).start()
         try:

@@ -22,11 +22,14 @@ def _print_hits_instead(question: str, hits: list, why: Exception, as_json: bool
     from recall.cli import output as fmt
 
     if as_json:
-        typer.echo(json.dumps({"question": question, "answer": None, "why": str(why),
-                               "sources": [h.as_json() for h in hits]}, ensure_ascii=False))
+        typer.echo(
+            json.dumps(
+                {"question": question, "answer": None, "why": str(why), "sources": [h.as_json() for h in hits]},
+                ensure_ascii=False,
+            )
+        )
         return
-    typer.echo(f"No synthesized answer ({str(why).split(':')[0]}); the best matches from memories and past "
-               "sessions:")
+    typer.echo(f"No synthesized answer ({str(why).split(':')[0]}); the best matches from memories and past sessions:")
     fmt.print_hits(hits, question)
 
 
@@ -43,9 +46,21 @@ def _state_hits(root: str, question: str, limit: int) -> list:
         if overlap:
             scored.append((overlap / (len(m.tokens) or 1) + overlap, m))
     scored.sort(key=lambda x: x[0], reverse=True)
-    hits = [Hit(session_id=(m.sessions or [""])[0], uuid=m.id, project=root, cwd="",
-                timestamp=store.iso(m.updated) or "", role="memory", text=m.content, snippet=m.content[:240],
-                score=s, kind="memory") for s, m in scored]
+    hits = [
+        Hit(
+            session_id=(m.sessions or [""])[0],
+            uuid=m.id,
+            project=root,
+            cwd="",
+            timestamp=store.iso(m.updated) or "",
+            role="memory",
+            text=m.content,
+            snippet=m.content[:240],
+            score=s,
+            kind="memory",
+        )
+        for s, m in scored
+    ]
     return shown(hits)[:limit]  # the readers' gate: an excluded project's memories are not an answer
 
 
@@ -85,8 +100,10 @@ def _with_ways_out(message: str, cap: bool = False) -> str:
     what gives recall a model (an API key, Claude Code's login)."""
     ways = "`recall ask --or-hits ...` prints the best matches without a model"
     if not cap:
-        ways += ("; give recall an API key (export ANTHROPIC_API_KEY or `recall config set api_key KEY`); or log "
-                 "Claude Code in (`claude /login`)")
+        ways += (
+            "; give recall an API key (export ANTHROPIC_API_KEY or `recall config set api_key KEY`); or log "
+            "Claude Code in (`claude /login`)"
+        )
     return f"{message.rstrip('.')}. Ways out: {ways}."
 
 
@@ -115,8 +132,11 @@ def ask_cmd(
     project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
     everywhere: bool = typer.Option(False, "--all-projects", help="Search every project."),
     as_json: bool = typer.Option(False, "--json", help="Print the answer and its sources as JSON."),
-    or_hits: bool = typer.Option(False, "--or-hits", help="Without a model backend (no key, the daily cap, a "
-                                                          "model error), print the best hits instead of failing."),
+    or_hits: bool = typer.Option(
+        False,
+        "--or-hits",
+        help="Without a model backend (no key, the daily cap, a model error), print the best hits instead of failing.",
+    ),
 ) -> None:
     from recall.llm.synthesis import answer_question
     from recall.memory import note_access
@@ -130,9 +150,11 @@ def ask_cmd(
 
     hits = gather(text, root)
     if not hits and root is not None and not _known_project(root):
-        raise UsageError(f"No past session ran in {root} and it has no memories, so there is nothing to ask about "
-                         "here: run `recall ask` inside a project, pass --project DIR, or ask across every "
-                         "project with --all-projects.")
+        raise UsageError(
+            f"No past session ran in {root} and it has no memories, so there is nothing to ask about "
+            "here: run `recall ask` inside a project, pass --project DIR, or ask across every "
+            "project with --all-projects."
+        )
     try:
         backend.require()
         answer = answer_question(text, hits)
@@ -146,7 +168,8 @@ def ask_cmd(
         return
     note_access(hits)
     if as_json:
-        typer.echo(json.dumps({"question": text, "answer": answer, "sources": [h.as_json() for h in hits]},
-                              ensure_ascii=False))
+        typer.echo(
+            json.dumps({"question": text, "answer": answer, "sources": [h.as_json() for h in hits]}, ensure_ascii=False)
+        )
         return
     typer.echo(answer)

@@ -12,8 +12,12 @@ from recall.core.errors import UsageError
 commands = typer.Typer()  # merged into the app by recall.cli.app
 
 
-config_app = typer.Typer(help="Show or change settings in $RECALL_HOME/config.json.", no_args_is_help=True,
-                         add_completion=False, rich_markup_mode=None)
+config_app = typer.Typer(
+    help="Show or change settings in $RECALL_HOME/config.json.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
 commands.add_typer(config_app, name="config")
 
 _SECRET_KEYS = {"api_key"}
@@ -81,8 +85,9 @@ def parse_value(dotted: str, text: str):
             return [str(v) for v in value]
         return [s.strip() for s in str(text).split(",") if s.strip()]
     if isinstance(default, dict):
-        raise UsageError(f"{dotted} is a group of settings: set one of its keys, e.g. {dotted}."
-                         f"{next(iter(default), 'key')}.")
+        raise UsageError(
+            f"{dotted} is a group of settings: set one of its keys, e.g. {dotted}.{next(iter(default), 'key')}."
+        )
     return str(text)
 
 
@@ -102,12 +107,16 @@ def config_get(key: str = typer.Argument(..., help="Dotted name, like hook.budge
     typer.echo(value if isinstance(value, str) else json.dumps(value))
 
 
-@config_app.command("set", help="Change one setting: `recall config set hook.max_chars 2000` or "
-                                "`recall config set api_key KEY`.",
-                    # a value that starts with "-" (-5) is the value, not an option: its check says what is wrong
-                    context_settings={"ignore_unknown_options": True})
-def config_set(key: str = typer.Argument(..., help="Dotted name."),
-               value: str = typer.Argument(..., help="New value (JSON or plain text).")) -> None:
+@config_app.command(
+    "set",
+    help="Change one setting: `recall config set hook.max_chars 2000` or `recall config set api_key KEY`.",
+    # a value that starts with "-" (-5) is the value, not an option: its check says what is wrong
+    context_settings={"ignore_unknown_options": True},
+)
+def config_set(
+    key: str = typer.Argument(..., help="Dotted name."),
+    value: str = typer.Argument(..., help="New value (JSON or plain text)."),
+) -> None:
     if not key or any(not part for part in key.split(".")):
         raise UsageError(f"{key!r} is not a setting name: use a dotted name like hook.max_chars.")
     _, known = _default_of(key)
@@ -125,8 +134,9 @@ def config_set(key: str = typer.Argument(..., help="Dotted name."),
         for part in parts[:i]:
             node = node.get(part) if isinstance(node, dict) else None
         if (has and not isinstance(default, dict)) or (node is not None and not isinstance(node, dict)):
-            raise UsageError(f"{prefix} is a single setting, not a group: "
-                             f"`recall config set {prefix} VALUE` changes it.")
+            raise UsageError(
+                f"{prefix} is a single setting, not a group: `recall config set {prefix} VALUE` changes it."
+            )
     parsed = parse_value(key, value)
     path = config.set_value(key, parsed)
     shown = _mask(parsed) if key in _SECRET_KEYS else json.dumps(parsed)

@@ -13,8 +13,9 @@ from recall.core.errors import RecallError
 commands = typer.Typer()  # merged into the app by recall.cli.app
 
 
-@commands.command("doctor", help="Check every piece (hooks, service, index, API key, MCP) and print the fix "
-                                 "for each failure.")
+@commands.command(
+    "doctor", help="Check every piece (hooks, service, index, API key, MCP) and print the fix for each failure."
+)
 def doctor_cmd(
     project: Optional[Path] = typer.Option(None, "--project", help="The project (default: the working directory)."),
     as_json: bool = typer.Option(False, "--json", help="Print the checks as JSON."),
@@ -33,7 +34,6 @@ def doctor_cmd(
                 typer.echo(f"      fix: {c.fix}")
         if not failed:
             warned = sum(1 for c in checks if not c.ok)
-            typer.echo("All good." if not warned else
-                       f"No problems; {warned} optional piece(s) off (see warn lines).")
+            typer.echo("All good." if not warned else f"No problems; {warned} optional piece(s) off (see warn lines).")
     if failed:
         raise RecallError(f"{len(failed)} problem(s) found: each one's fix is printed above.")

@@ -15,8 +15,9 @@ from recall.core import config
 from recall.core.errors import UsageError
 
 commands = typer.Typer()  # merged into the app by recall.cli.app
-exclude_app = typer.Typer(help="Projects recall never captures, searches or injects (worktrees included).",
-                          no_args_is_help=True)
+exclude_app = typer.Typer(
+    help="Projects recall never captures, searches or injects (worktrees included).", no_args_is_help=True
+)
 commands.add_typer(exclude_app, name="exclude")
 
 PATTERN_HELP = "A project path (a folder inside it excludes the whole project), or a glob such as '~/clients/*'."
@@ -55,8 +56,11 @@ def matching_sessions(pattern: str, projects: dict[str, dict]) -> dict[str, dict
     from indexer.ledger import pattern_matches
     from indexer.state import list_sessions
 
-    return {s.session_id: {"project": s.project, "messages": s.messages} for s in list_sessions()
-            if s.project not in projects and s.cwd and pattern_matches(pattern, s.cwd)}
+    return {
+        s.session_id: {"project": s.project, "messages": s.messages}
+        for s in list_sessions()
+        if s.project not in projects and s.cwd and pattern_matches(pattern, s.cwd)
+    }
 
 
 def _counts(found: dict[str, dict], by_cwd: dict[str, dict] | None = None) -> str:
@@ -66,8 +70,9 @@ def _counts(found: dict[str, dict], by_cwd: dict[str, dict] | None = None) -> st
     projects = len(set(found) | {n["project"] for n in by_cwd.values()})
     from recall.cli.output import counted
 
-    return (f"{counted(messages, 'message')} in {counted(sessions, 'session')}"
-            + (f" of {projects} projects" if projects > 1 else ""))
+    return f"{counted(messages, 'message')} in {counted(sessions, 'session')}" + (
+        f" of {projects} projects" if projects > 1 else ""
+    )
 
 
 def _besides_history(pat: str) -> str:
@@ -87,8 +92,10 @@ def _besides_history(pat: str) -> str:
     if n:
         from recall.cli.output import counted
 
-        parts.append(f"its {counted(n, 'memory')} (kept in {pat}/.memory/state.json) "
-                     f"{'is' if n == 1 else 'are'} hidden from every search from now on")
+        parts.append(
+            f"its {counted(n, 'memory')} (kept in {pat}/.memory/state.json) "
+            f"{'is' if n == 1 else 'are'} hidden from every search from now on"
+        )
     try:
         from recall.team import local
 
@@ -126,8 +133,10 @@ def exclude_add(
     if is_glob(pat) and not found and not by_cwd and not glob.glob(pat):
         if added:
             config.set_value("exclude", [p for p in exclusions() if p != pat])
-        raise UsageError(f"{pattern} matches no directory and nothing recall has indexed: check the pattern "
-                         "(quote it so that the shell does not expand it).")
+        raise UsageError(
+            f"{pattern} matches no directory and nothing recall has indexed: check the pattern "
+            "(quote it so that the shell does not expand it)."
+        )
     if added:
         from recall.privacy.forget import hide_excluded
 
@@ -137,18 +146,32 @@ def exclude_add(
         from recall.cli.command_utils import confirm_or_stop, run_forget
         from recall.cli.output import counted
 
-        lines = [f"{p}: {counted(n['messages'], 'message')} in {counted(n['sessions'], 'session')}"
-                 for p, n in sorted(found.items())]
+        lines = [
+            f"{p}: {counted(n['messages'], 'message')} in {counted(n['sessions'], 'session')}"
+            for p, n in sorted(found.items())
+        ]
         if by_cwd:
-            lines.append(f"{counted(len(by_cwd), 'session')} of other projects held in it "
-                         f"({counted(sum(n['messages'] for n in by_cwd.values()), 'message')})")
+            lines.append(
+                f"{counted(len(by_cwd), 'session')} of other projects held in it "
+                f"({counted(sum(n['messages'] for n in by_cwd.values()), 'message')})"
+            )
         lines.append("and the memories and CLAUDE.md block drawn from them")
         if confirm_or_stop(f"what is indexed of {pat}", lines, yes, "recall exclude add --purge"):
             purged = [run_forget({"project": p}) for p in sorted(found)]
             purged += [run_forget({"session": s}) for s in sorted(by_cwd)]
     if as_json:
-        typer.echo(json.dumps({"pattern": pat, "added": added, "indexed": found, "indexed_by_cwd": by_cwd,
-                               "purged": purged is not None, "removed": purged or []}))
+        typer.echo(
+            json.dumps(
+                {
+                    "pattern": pat,
+                    "added": added,
+                    "indexed": found,
+                    "indexed_by_cwd": by_cwd,
+                    "purged": purged is not None,
+                    "removed": purged or [],
+                }
+            )
+        )
         return
     typer.echo(f"Excluded {pat}." if added else f"{pat} was already excluded.")
     if not found and not by_cwd:
@@ -158,8 +181,10 @@ def exclude_add(
     elif purge:
         typer.echo(f"Nothing was removed; {_counts(found, by_cwd)} stay hidden from every search.")
     else:
-        typer.echo(f"Already indexed: {_counts(found, by_cwd)}, hidden from every search from now on; "
-                   f"`recall exclude add {shlex.quote(pattern)} --purge` removes them.")
+        typer.echo(
+            f"Already indexed: {_counts(found, by_cwd)}, hidden from every search from now on; "
+            f"`recall exclude add {shlex.quote(pattern)} --purge` removes them."
+        )
 
 
 @exclude_app.command("list", help="The excluded projects and globs, with what is indexed of each.")
@@ -177,8 +202,11 @@ def exclude_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.
         typer.echo("Nothing is excluded: `recall exclude add PATH_OR_GLOB` keeps a project out.")
         return
     for r in rows:
-        extra = (f" ({_counts(r['indexed'], r['indexed_by_cwd'])} indexed before, hidden)"
-                 if r["indexed"] or r["indexed_by_cwd"] else "")
+        extra = (
+            f" ({_counts(r['indexed'], r['indexed_by_cwd'])} indexed before, hidden)"
+            if r["indexed"] or r["indexed_by_cwd"]
+            else ""
+        )
         typer.echo(f"{r['pattern']}{extra}")
 
 
@@ -197,5 +225,7 @@ def exclude_remove(
     if as_json:
         typer.echo(json.dumps({"pattern": pat, "removed": True}))
         return
-    typer.echo(f"{pat} is captured again from now on; what was said while it was excluded comes back only "
-               "with `recall index --rebuild` (from the transcripts Claude Code still keeps).")
+    typer.echo(
+        f"{pat} is captured again from now on; what was said while it was excluded comes back only "
+        "with `recall index --rebuild` (from the transcripts Claude Code still keeps)."
+    )

@@ -21,12 +21,18 @@ commands = typer.Typer()  # merged into the app by recall.cli.app
 def plan_lines(plan: dict) -> list[str]:
     sessions = len(plan.get("sessions") or [])
     whole = len(plan.get("emptied") or [])
-    lines = [f"sessions: {sessions:,}" + (f" ({whole:,} entirely)" if whole and whole != sessions else ""),
-             f"messages: {plan.get('messages', 0):,}" + (f" removed, {plan['rewritten']:,} with the secret cut out"
-                                                         if plan.get("rewritten") else ""),
-             f"memories: {plan.get('memories', 0):,}" + (f" removed, {plan['memories_rewritten']:,} with the secret "
-                                                         "cut out" if plan.get("memories_rewritten") else ""),
-             f"session summaries: {plan.get('summaries', 0):,}"]
+    lines = [
+        f"sessions: {sessions:,}" + (f" ({whole:,} entirely)" if whole and whole != sessions else ""),
+        f"messages: {plan.get('messages', 0):,}"
+        + (f" removed, {plan['rewritten']:,} with the secret cut out" if plan.get("rewritten") else ""),
+        f"memories: {plan.get('memories', 0):,}"
+        + (
+            f" removed, {plan['memories_rewritten']:,} with the secret cut out"
+            if plan.get("memories_rewritten")
+            else ""
+        ),
+        f"session summaries: {plan.get('summaries', 0):,}",
+    ]
     if plan.get("team_items"):
         lines.append(f"teammates' items pulled here: {plan['team_items']:,}")
     return lines
@@ -44,25 +50,36 @@ def finish_interrupted(quiet: bool = False) -> list[dict]:
         what = describe_selection(res.get("selection") or {})
         if res.get("kind") == "off":
             what = "a session switched off by `recall: off` (" + what + ")"
-        typer.echo(f"Finished an interrupted forget of {what}: {res.get('messages', 0):,} messages, "
-                   f"{res.get('memories', 0):,} memories, {res.get('summaries', 0):,} session summaries removed.")
+        typer.echo(
+            f"Finished an interrupted forget of {what}: {res.get('messages', 0):,} messages, "
+            f"{res.get('memories', 0):,} memories, {res.get('summaries', 0):,} session summaries removed."
+        )
     return done
 
 
-@commands.command("forget", help="Remove sessions, a project, old messages, messages containing a text, or a "
-                                 "secret from every store at once: archive, index, memories, the CLAUDE.md block "
-                                 "(Claude Code's own transcript files are left alone).")
+@commands.command(
+    "forget",
+    help="Remove sessions, a project, old messages, messages containing a text, or a "
+    "secret from every store at once: archive, index, memories, the CLAUDE.md block "
+    "(Claude Code's own transcript files are left alone).",
+)
 def forget_cmd(
     session: Optional[str] = typer.Option(None, "--session", help="A session id, or a unique prefix of one."),
-    project: Optional[Path] = typer.Option(None, "--project", help="The project (a path inside it) to forget, "
-                                                                   "or to limit the other options to."),
-    before: Optional[str] = typer.Option(None, "--before", metavar="DATE",
-                                         help="The messages dated before DATE (2026-10-01, or 30d / 6w ago)."),
-    match: Optional[str] = typer.Option(None, "--match", metavar="TEXT",
-                                        help="The messages containing TEXT (case-insensitive)."),
-    secret: Optional[str] = typer.Option(None, "--secret", metavar="VALUE",
-                                         help="Replace VALUE by the redaction mark wherever it appears; "
-                                              "the rest of each message is kept."),
+    project: Optional[Path] = typer.Option(
+        None, "--project", help="The project (a path inside it) to forget, or to limit the other options to."
+    ),
+    before: Optional[str] = typer.Option(
+        None, "--before", metavar="DATE", help="The messages dated before DATE (2026-10-01, or 30d / 6w ago)."
+    ),
+    match: Optional[str] = typer.Option(
+        None, "--match", metavar="TEXT", help="The messages containing TEXT (case-insensitive)."
+    ),
+    secret: Optional[str] = typer.Option(
+        None,
+        "--secret",
+        metavar="VALUE",
+        help="Replace VALUE by the redaction mark wherever it appears; the rest of each message is kept.",
+    ),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask first."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
@@ -70,8 +87,10 @@ def forget_cmd(
     from recall.privacy.forget import plan as plan_forget
 
     if not any((session, project, before, match, secret)):
-        raise UsageError("Say what to forget: `recall forget --session ID`, `recall forget --project PATH`, "
-                         "--before DATE, --match TEXT or --secret VALUE.")
+        raise UsageError(
+            "Say what to forget: `recall forget --session ID`, `recall forget --project PATH`, "
+            "--before DATE, --match TEXT or --secret VALUE."
+        )
     finished = finish_interrupted(as_json)
     sel = Selection()
     if session is not None:
@@ -90,8 +109,13 @@ def forget_cmd(
     what = describe(sel)
     if not sel.whole:
         plan = plan_forget(sel)
-        if not plan["messages"] and not plan["rewritten"] and not plan["memories"] \
-                and not plan["memories_rewritten"] and not plan.get("team_items"):
+        if (
+            not plan["messages"]
+            and not plan["rewritten"]
+            and not plan["memories"]
+            and not plan["memories_rewritten"]
+            and not plan.get("team_items")
+        ):
             if as_json:
                 typer.echo(json.dumps({**plan, "removed": False, "finished": finished}))
             elif not finished:
@@ -111,23 +135,31 @@ def forget_cmd(
         return
     from recall.cli.output import counted
 
-    bits = [f"{counted(result.get('index', 0), 'message')} removed from the index, {result.get('messages', 0):,} "
-            f"from the archive"]
+    bits = [
+        f"{counted(result.get('index', 0), 'message')} removed from the index, {result.get('messages', 0):,} "
+        f"from the archive"
+    ]
     if result.get("rewritten"):
         bits.append(f"the secret cut out of {counted(result['rewritten'], 'message')}")
     if result.get("memories") or result.get("memories_rewritten"):
-        bits.append(f"{counted(result.get('memories', 0), 'memory')} deleted"
-                    + (f", {result['memories_rewritten']:,} rewritten" if result.get("memories_rewritten") else ""))
+        bits.append(
+            f"{counted(result.get('memories', 0), 'memory')} deleted"
+            + (f", {result['memories_rewritten']:,} rewritten" if result.get("memories_rewritten") else "")
+        )
     if result.get("summaries"):
         bits.append(f"{counted(result['summaries'], 'session summary')} deleted")
     if result.get("team_items"):
         bits.append(f"{counted(result['team_items'], 'teammate item')} deleted here")
-    typer.echo(f"Forgot {what}: {'; '.join(bits)}. Claude Code's own transcript files were not touched; "
-               "a rebuild will not bring it back.")
+    typer.echo(
+        f"Forgot {what}: {'; '.join(bits)}. Claude Code's own transcript files were not touched; "
+        "a rebuild will not bring it back."
+    )
     team = str(result.get("team") or "")
     if team.startswith("pending"):
-        typer.echo("The team server could not be reached: what this machine shared of it is withdrawn at the "
-                   "next sync (the service retries by itself; `recall team status` shows it).")
+        typer.echo(
+            "The team server could not be reached: what this machine shared of it is withdrawn at the "
+            "next sync (the service retries by itself; `recall team status` shows it)."
+        )
     elif team == "queued":
         typer.echo("Whatever of it this machine shared is being withdrawn from the team server too.")
     elif team.startswith("sent") and team != "sent 0":

@@ -14,11 +14,15 @@ from recall.core.errors import UsageError
 commands = typer.Typer()  # merged into the app by recall.cli.app
 
 
-@commands.command("mcp", help="Run the MCP server on stdio (memory_search, memory_related, memory_ask, "
-                              "recall_search). Claude Code starts it; `recall setup` registers it.")
+@commands.command(
+    "mcp",
+    help="Run the MCP server on stdio (memory_search, memory_related, memory_ask, "
+    "recall_search). Claude Code starts it; `recall setup` registers it.",
+)
 def mcp_cmd(
     project: Optional[Path] = typer.Option(
-        None, "--project", help="Default project directory (default: the working directory)."),
+        None, "--project", help="Default project directory (default: the working directory)."
+    ),
 ) -> None:
     if project is not None and not project.expanduser().is_dir():
         raise UsageError(f"--project {project} is not a directory.")
@@ -39,5 +43,7 @@ def _stand_down() -> str | None:
     where = setup_mcp(session_project())
     if where is None:
         return None
-    return (f"recall's tools are served by the `recall` MCP server that `recall setup` registered in {where}; "
-            "this one, recall's Claude Code plugin's, stands down so that they are not offered twice.")
+    return (
+        f"recall's tools are served by the `recall` MCP server that `recall setup` registered in {where}; "
+        "this one, recall's Claude Code plugin's, stands down so that they are not offered twice."
+    )

@@ -23,9 +23,12 @@ commands = typer.Typer()  # merged into the app by recall.cli.app
 
 memories_app = typer.Typer(
     help="The project's typed memories (architecture, decision, pattern, gotcha, progress, context).",
-    invoke_without_command=True, add_completion=False, rich_markup_mode=None,
+    invoke_without_command=True,
+    add_completion=False,
+    rich_markup_mode=None,
 )
 commands.add_typer(memories_app, name="memories")
+
 
 # backfill ----------------------------------------------------------------------------------
 def _backfill(since: str, project: Optional[str], yes: bool, as_json: bool) -> None:
@@ -75,21 +78,30 @@ def _estimate_lines(p: dict, where: str, day: str, backend_name: str) -> list[st
     cost, the daily cap, the sessions left to the hooks."""
     from recall.cli.output import counted
 
-    lines = [f"{counted(p['sessions'], 'session')} {where} active since {day} without memories or a summary",
-             f"{counted(p['calls'], 'model call')} ({p['extract_calls']:,} extraction, "
-             f"{counted(p['summaries'], 'summary')}; "
-             "consolidation now and then), about "
-             f"{p['input_tokens']:,} tokens in and {p['output_tokens']:,} out",
-             f"est. ${p['cost']:.2f} at {p['model']} API prices"
-             + (" (through Claude Code: counted against your plan, not billed per call)"
-                if backend_name == "claude-code" else "") + f"; backend: {backend_name}"]
+    lines = [
+        f"{counted(p['sessions'], 'session')} {where} active since {day} without memories or a summary",
+        f"{counted(p['calls'], 'model call')} ({p['extract_calls']:,} extraction, "
+        f"{counted(p['summaries'], 'summary')}; "
+        "consolidation now and then), about "
+        f"{p['input_tokens']:,} tokens in and {p['output_tokens']:,} out",
+        f"est. ${p['cost']:.2f} at {p['model']} API prices"
+        + (
+            " (through Claude Code: counted against your plan, not billed per call)"
+            if backend_name == "claude-code"
+            else ""
+        )
+        + f"; backend: {backend_name}",
+    ]
     if p["cap_left"] is not None:
-        lines.append(f"the daily cap allows {p['cap_left']:,} more calls today "
-                     f"({p['calls_today']:,} of {p['daily_call_cap']} used): it stops there, and the same "
-                     "command goes on tomorrow")
+        lines.append(
+            f"the daily cap allows {p['cap_left']:,} more calls today "
+            f"({p['calls_today']:,} of {p['daily_call_cap']} used): it stops there, and the same "
+            "command goes on tomorrow"
+        )
     if p["active"]:
-        lines.append(f"{counted(p['active'], 'session')} still active {'is' if p['active'] == 1 else 'are'} left "
-                     "to the hooks")
+        lines.append(
+            f"{counted(p['active'], 'session')} still active {'is' if p['active'] == 1 else 'are'} left to the hooks"
+        )
     return lines
 
 
@@ -99,8 +111,10 @@ def _confirmed(since: str, project: Optional[str]) -> bool:
 
     if not interactive():
         flags = f"--since {since}" + ("" if project else " --all-projects")
-        raise UsageError(f"No model was called: there is no terminal to ask. Run `recall memories --backfill "
-                         f"{flags} --yes` to start it.")
+        raise UsageError(
+            f"No model was called: there is no terminal to ask. Run `recall memories --backfill "
+            f"{flags} --yes` to start it."
+        )
     return typer.confirm("Start the backfill?", default=False)
 
 
@@ -113,13 +127,18 @@ def _item_line(i: int, total: int, it, rep: dict) -> str:
     when = datetime.fromtimestamp(it.ended).strftime("%Y-%m-%d") if it.ended else "?"
     bits = []
     if rep.get("calls_ok") or rep.get("added"):
-        bits.append(f"+{counted(rep.get('added', 0), 'memory')}" + (f", {rep['superseded']} updated"
-                                                          if rep.get("superseded") else ""))
+        bits.append(
+            f"+{counted(rep.get('added', 0), 'memory')}"
+            + (f", {rep['superseded']} updated" if rep.get("superseded") else "")
+        )
     summary = rep.get("summary") or {}
     if summary.get("status") == "written":
         bits.append("summary written")
-    why = rep.get("stopped") or rep.get("problem") or (summary.get("problem") if summary.get("status") ==
-                                                        "pending" else "")
+    why = (
+        rep.get("stopped")
+        or rep.get("problem")
+        or (summary.get("problem") if summary.get("status") == "pending" else "")
+    )
     if why:
         bits.append(f"stopped: {why}")
     name = os.path.basename(it.project.rstrip("/")) or it.project or "?"
@@ -134,8 +153,10 @@ def _report_backfill(p: dict, res: dict, as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps({**backfill.plan_json(p), "ran": res}, ensure_ascii=False))
         return
-    tail = (f"{res['done']} of {counted(res['total'], 'session')} done: {counted(res['memories'], 'memory')}, "
-            f"{counted(res['summaries'], 'summary')}.")
+    tail = (
+        f"{res['done']} of {counted(res['total'], 'session')} done: {counted(res['memories'], 'memory')}, "
+        f"{counted(res['summaries'], 'summary')}."
+    )
     if res["stopped"]:
         raise RecallError(f"Backfill stopped ({res['stopped']}). {tail} {_next_step(res['stopped'])}")
     typer.echo(f"Backfill done: {tail}")
@@ -146,11 +167,15 @@ def _next_step(stopped: str) -> str:
     way when no model can answer (issue 36)."""
     low = stopped.lower()
     if "not logged in" in low or "/login" in low:
-        return ("Log Claude Code in (`claude /login`) or give recall an API key (export ANTHROPIC_API_KEY or "
-                "`recall config set api_key KEY`), then run the same command again: it goes on where it stopped.")
+        return (
+            "Log Claude Code in (`claude /login`) or give recall an API key (export ANTHROPIC_API_KEY or "
+            "`recall config set api_key KEY`), then run the same command again: it goes on where it stopped."
+        )
     if "api key" in low or "model calls are off" in low or "no model" in low:
-        return ("Give recall a model (an API key: export ANTHROPIC_API_KEY or `recall config set api_key KEY`, or "
-                "Claude Code logged in), then run the same command again: it goes on where it stopped.")
+        return (
+            "Give recall a model (an API key: export ANTHROPIC_API_KEY or `recall config set api_key KEY`, or "
+            "Claude Code logged in), then run the same command again: it goes on where it stopped."
+        )
     return "Run the same command again to go on where it stopped (`recall status` shows the backend and the cap)."
 
 
@@ -167,15 +192,23 @@ def memories_list(
     mtype: Optional[str] = typer.Option(None, "--type", "-t", help="Only this type."),
     project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
     all_: bool = typer.Option(False, "--all", help="Also superseded and archived memories."),
-    stale: bool = typer.Option(False, "--stale", help="Only memories whose files changed substantially, moved "
-                                                       "or were deleted since they were written."),
+    stale: bool = typer.Option(
+        False,
+        "--stale",
+        help="Only memories whose files changed substantially, moved or were deleted since they were written.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-    backfill: bool = typer.Option(False, "--backfill", help="Make the memories and summaries of past sessions "
-                                                            "that have none (the calls and cost are shown first)."),
-    since: Optional[str] = typer.Option(None, "--since", help="With --backfill: sessions active after 30d (the "
-                                                              "default), 2w, or a date."),
-    every_project: bool = typer.Option(False, "--all-projects", help="With --backfill: every project, not just "
-                                                                     "this one."),
+    backfill: bool = typer.Option(
+        False,
+        "--backfill",
+        help="Make the memories and summaries of past sessions that have none (the calls and cost are shown first).",
+    ),
+    since: Optional[str] = typer.Option(
+        None, "--since", help="With --backfill: sessions active after 30d (the default), 2w, or a date."
+    ),
+    every_project: bool = typer.Option(
+        False, "--all-projects", help="With --backfill: every project, not just this one."
+    ),
     yes: bool = typer.Option(False, "--yes", "-y", help="With --backfill: do not ask first."),
 ) -> None:
     """List the project's memories, best first per type (the default subcommand)."""
@@ -185,8 +218,9 @@ def memories_list(
         _backfill(since or "30d", None if every_project else project_root(project), yes, as_json)
         return
     if since is not None or every_project or yes:
-        raise UsageError("--since, --all-projects and --yes go with --backfill: "
-                         "`recall memories --backfill --since 30d`.")
+        raise UsageError(
+            "--since, --all-projects and --yes go with --backfill: `recall memories --backfill --since 30d`."
+        )
     from recall.cli import everyday
 
     everyday.memories(mtype, project, all_, as_json, stale)
@@ -216,8 +250,10 @@ def memories_show(
     typer.echo("")
     typer.echo(f"tags:        {', '.join(m.tags) or '-'}")
     typer.echo(f"created:     {store.iso(m.created)}   updated: {store.iso(m.updated)}")
-    typer.echo(f"confidence:  {store.effective_confidence(m, now):.2f} now ({m.confidence:.2f} stored)   "
-               f"used: {m.access_count}")
+    typer.echo(
+        f"confidence:  {store.effective_confidence(m, now):.2f} now ({m.confidence:.2f} stored)   "
+        f"used: {m.access_count}"
+    )
     typer.echo(f"origin:      {m.origin}   sessions: {', '.join(s[:8] for s in m.sessions) or '-'}")
 
     def ref_line(label: str, mid: str) -> None:
@@ -240,8 +276,9 @@ def memories_show(
 # add / forget --------------------------------------------------------------------------------
 @memories_app.command("add", help="Add a memory by hand (deduplicated like extracted ones).")
 def memories_add(
-    mtype: str = typer.Argument(..., metavar="TYPE",
-                                help="architecture, decision, pattern, gotcha, progress or context."),
+    mtype: str = typer.Argument(
+        ..., metavar="TYPE", help="architecture, decision, pattern, gotcha, progress or context."
+    ),
     text: List[str] = typer.Argument(..., metavar="TEXT", help="The memory, one or two sentences."),
     tags: Optional[str] = typer.Option(None, "--tags", help="Comma-separated tags."),
     project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
@@ -260,8 +297,7 @@ def memories_add(
     if out.action == "refreshed":
         typer.echo(f"Already known as {m.id}; refreshed it.")
     elif out.action == "superseded":
-        typer.echo(f"Added {m.type} {m.id}; it supersedes {out.replaced.id} "
-                   f"({one_line(out.replaced.content, 70)}).")
+        typer.echo(f"Added {m.type} {m.id}; it supersedes {out.replaced.id} ({one_line(out.replaced.content, 70)}).")
     else:
         typer.echo(f"Added {m.type} {m.id}.")
 
@@ -301,16 +337,21 @@ def consolidate_cmd(
         typer.echo(json.dumps(res.as_dict()))
         return
     if res.stopped:
-        raise RecallError(f"Consolidation stopped ({res.stopped}); details in the log. "
-                          "Run `recall consolidate` again later.")
+        raise RecallError(
+            f"Consolidation stopped ({res.stopped}); details in the log. Run `recall consolidate` again later."
+        )
     if not res.types and not res.rechecked:
         typer.echo(f"Nothing to consolidate: no type has {consolidate.MIN_PER_TYPE} or more active memories.")
     elif res.types:
-        typer.echo(f"Reviewed {', '.join(res.types)}: {res.merged} merged memories from {res.merged_away}, "
-                   f"{res.dropped} dropped.")
+        typer.echo(
+            f"Reviewed {', '.join(res.types)}: {res.merged} merged memories from {res.merged_away}, "
+            f"{res.dropped} dropped."
+        )
     if res.rechecked:
-        typer.echo(f"Re-checked {res.rechecked} memories whose files changed against the newer sessions: "
-                   f"{res.recheck_kept} still true, {res.recheck_updated} updated, {res.recheck_dropped} dropped.")
+        typer.echo(
+            f"Re-checked {res.rechecked} memories whose files changed against the newer sessions: "
+            f"{res.recheck_kept} still true, {res.recheck_updated} updated, {res.recheck_dropped} dropped."
+        )
     if res.skipped:
         typer.echo(f"Skipped {', '.join(res.skipped)}: the model's answer was unusable twice (see the log).")
     if res.archived_faded or res.pruned:

@@ -27,8 +27,10 @@ def pause_cmd(
     if as_json:
         typer.echo(json.dumps({"paused": True, **p}))
         return
-    typer.echo(f"Capture and injection paused {until_text(p['until'])}: nothing said meanwhile is kept, "
-               "nothing is injected; `recall resume` ends it.")
+    typer.echo(
+        f"Capture and injection paused {until_text(p['until'])}: nothing said meanwhile is kept, "
+        "nothing is injected; `recall resume` ends it."
+    )
 
 
 @commands.command("resume", help="End a pause: capture and injection start again.")

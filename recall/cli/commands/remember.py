@@ -19,12 +19,16 @@ from recall.core.text import one_line
 commands = typer.Typer()  # merged into the app by recall.cli.app
 
 
-@commands.command("remember", help="Save a memory of this project now (its type guessed from the words; "
-                                   "--type to choose). `/remember TEXT` in Claude Code runs this.")
+@commands.command(
+    "remember",
+    help="Save a memory of this project now (its type guessed from the words; "
+    "--type to choose). `/remember TEXT` in Claude Code runs this.",
+)
 def remember_cmd(
     text: List[str] = typer.Argument(None, metavar="TEXT", help="What to remember, one or two sentences."),
-    mtype: Optional[str] = typer.Option(None, "--type", help="architecture, decision, pattern, gotcha, "
-                                                             "progress or context."),
+    mtype: Optional[str] = typer.Option(
+        None, "--type", help="architecture, decision, pattern, gotcha, progress or context."
+    ),
     project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the memory as JSON."),
 ) -> None:
@@ -41,8 +45,18 @@ def remember_cmd(
     after_change(root, state)
     m = out.memory
     if as_json:
-        typer.echo(json.dumps({"action": out.action, "id": m.id, "type": m.type, "content": m.content,
-                               "project": root, "instruction": is_standing_instruction(content)}))
+        typer.echo(
+            json.dumps(
+                {
+                    "action": out.action,
+                    "id": m.id,
+                    "type": m.type,
+                    "content": m.content,
+                    "project": root,
+                    "instruction": is_standing_instruction(content),
+                }
+            )
+        )
         return
     if out.action == "refreshed":
         typer.echo(f"Already remembered as {m.type} {m.id}; refreshed it.")
@@ -60,8 +74,20 @@ def _remember_as_rule(root: str, content: str, as_json: bool) -> None:
     rule = store.add({"text": content}, "project", root, origin="remember")
     index_docs.sync([rule])
     if as_json:
-        typer.echo(json.dumps({"action": "rule", "id": rule.id, "type": "rule", "content": rule.text,
-                               "project": root, "instruction": True}))
+        typer.echo(
+            json.dumps(
+                {
+                    "action": "rule",
+                    "id": rule.id,
+                    "type": "rule",
+                    "content": rule.text,
+                    "project": root,
+                    "instruction": True,
+                }
+            )
+        )
         return
-    typer.echo(f"Saved as rule {rule.id} (a standing instruction: Claude gets it once in every session of this "
-               f"project; narrow it with `recall rules edit {rule.id}`): {one_line(rule.text, 80)}")
+    typer.echo(
+        f"Saved as rule {rule.id} (a standing instruction: Claude gets it once in every session of this "
+        f"project; narrow it with `recall rules edit {rule.id}`): {one_line(rule.text, 80)}"
+    )

@@ -19,7 +19,9 @@ commands = typer.Typer()  # merged into the app by recall.cli.app
 rules_app = typer.Typer(
     help="Triggered rules: text injected whenever a prompt matches words, a regex, file paths or "
     "tools (docs/rules.md).",
-    no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
 )
 commands.add_typer(rules_app, name="rules")
 
@@ -38,8 +40,7 @@ def _line(rule, accepted: bool = True) -> str:
 def _problems(root: str) -> list[str]:
     from recall.rules import store
 
-    return store.problems(store.project_file(root), "project", root) + store.problems(store.global_file(),
-                                                                                         "global")
+    return store.problems(store.project_file(root), "project", root) + store.problems(store.global_file(), "global")
 
 
 def _show(rule) -> None:
@@ -54,8 +55,15 @@ def _show(rule) -> None:
 
 def _fields(text=None, paths=None, any_=None, all_=None, regex=None, tools=None, expires=None) -> dict:
     out = {}
-    for key, value in (("text", text), ("paths", paths), ("any", any_), ("all", all_), ("regex", regex),
-                       ("tools", tools), ("expires", expires)):
+    for key, value in (
+        ("text", text),
+        ("paths", paths),
+        ("any", any_),
+        ("all", all_),
+        ("regex", regex),
+        ("tools", tools),
+        ("expires", expires),
+    ):
         if value is not None and value != []:
             out[key] = value
     return out
@@ -80,8 +88,7 @@ def rules_add(
     if global_ and project is not None:
         raise UsageError("--global and --project exclude each other: a rule is for one project or all.")
     root = "" if global_ else project_root(project)
-    rule = store.add(_fields(text, path, any_, all_, regex, tool, expires), "global" if global_ else "project",
-                     root)
+    rule = store.add(_fields(text, path, any_, all_, regex, tool, expires), "global" if global_ else "project", root)
     index_docs.sync([rule])
     if as_json:
         typer.echo(json.dumps(rule.public()))
@@ -107,9 +114,16 @@ def rules_list(
     waiting = {id(r) for r in untrusted(rules)}
     native = native_rules(root)
     if as_json:
-        typer.echo(json.dumps({"project": root,
-                               "rules": [{**r.public(), "accepted": id(r) not in waiting} for r in rules],
-                               "native": [n.public() for n in native], "problems": problems}))
+        typer.echo(
+            json.dumps(
+                {
+                    "project": root,
+                    "rules": [{**r.public(), "accepted": id(r) not in waiting} for r in rules],
+                    "native": [n.public() for n in native],
+                    "problems": problems,
+                }
+            )
+        )
         return
     for line in problems:
         typer.echo(f"warning: {line}", err=True)
@@ -152,8 +166,9 @@ def rules_edit(
     regex: Optional[str] = typer.Option(None, "--regex", help="Replace the pattern."),
     tool: List[str] = typer.Option([], "--tool", help="Replace the tool names (repeatable)."),
     expires: Optional[str] = typer.Option(None, "--expires", help="New expiry (never: none)."),
-    clear: List[str] = typer.Option([], "--clear", help="Drop a condition: any, all, regex, paths, tools, "
-                                    "expires (repeatable)."),
+    clear: List[str] = typer.Option(
+        [], "--clear", help="Drop a condition: any, all, regex, paths, tools, expires (repeatable)."
+    ),
     project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
 ) -> None:
     """Change a rule: each option given replaces that field."""
@@ -167,8 +182,7 @@ def rules_edit(
             raise UsageError(f"--clear {name} and a new {name} exclude each other: give one.")
         fields[name] = None
     if not fields:
-        raise UsageError("Nothing to change: give --text, --path, --any, --all, --regex, --tool, --expires "
-                         "or --clear.")
+        raise UsageError("Nothing to change: give --text, --path, --any, --all, --regex, --tool, --expires or --clear.")
     rule = store.update(rule_id, fields, project_root(project))
     index_docs.sync([rule])
     typer.echo(f"Updated {rule.id}: when {rule.condition()}.")
@@ -209,11 +223,15 @@ def rules_trust(
     lines = [f"{r.id} (when {r.condition()}): {' '.join(r.text.split())[:200]}" for r in waiting]
     if not yes:
         if not interactive():
-            raise UsageError(f"Nothing accepted: {len(waiting)} rules of {store.project_file(root)} wait (review "
-                             "them with `recall rules list`). There is no terminal to ask: run `recall rules "
-                             "trust --yes` to accept them.")
-        typer.echo(f"These rules of {store.project_file(root)} were not made by you; accepted, they are "
-                   "injected into your prompts as rules you set:")
+            raise UsageError(
+                f"Nothing accepted: {len(waiting)} rules of {store.project_file(root)} wait (review "
+                "them with `recall rules list`). There is no terminal to ask: run `recall rules "
+                "trust --yes` to accept them."
+            )
+        typer.echo(
+            f"These rules of {store.project_file(root)} were not made by you; accepted, they are "
+            "injected into your prompts as rules you set:"
+        )
         for line in lines:
             typer.echo(f"  {line}")
         if not typer.confirm("Accept them as your rules?", default=False):
@@ -223,8 +241,7 @@ def rules_trust(
     if as_json:
         typer.echo(json.dumps({"project": root, "accepted": [r.public() for r in waiting]}))
     else:
-        typer.echo(f"Accepted {len(waiting)} rule{'s' if len(waiting) > 1 else ''} of {root}: "
-                   "they fire from now on.")
+        typer.echo(f"Accepted {len(waiting)} rule{'s' if len(waiting) > 1 else ''} of {root}: they fire from now on.")
 
 
 @rules_app.command("test")
@@ -244,8 +261,16 @@ def rules_test(
     for line in _problems(root):
         typer.echo(f"warning: {line}", err=True)
     if as_json:
-        typer.echo(json.dumps({"prompt": prompt, "project": root, "paths": situation.paths,
-                               "fired": [{**f.rule.public(), "reasons": f.reasons} for f in fired]}))
+        typer.echo(
+            json.dumps(
+                {
+                    "prompt": prompt,
+                    "project": root,
+                    "paths": situation.paths,
+                    "fired": [{**f.rule.public(), "reasons": f.reasons} for f in fired],
+                }
+            )
+        )
         return
     if not fired:
         typer.echo("No rule fires on this prompt.")

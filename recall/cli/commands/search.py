@@ -31,8 +31,16 @@ def search_cmd(
     from recall.search.run import run_search
 
     text = query_text(query)
-    hits = run_search(text, limit=limit, since=since, project=project, messages=messages,
-                      strict_project=True, doctypes=("team",) if team else None, agent=agent)
+    hits = run_search(
+        text,
+        limit=limit,
+        since=since,
+        project=project,
+        messages=messages,
+        strict_project=True,
+        doctypes=("team",) if team else None,
+        agent=agent,
+    )
     if as_json:
         fmt.print_hits_json(text, hits)
     else:

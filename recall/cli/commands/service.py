@@ -19,7 +19,9 @@ commands = typer.Typer()  # merged into the app by recall.cli.app
 
 service_app = typer.Typer(
     help="Run the indexer in the background: a systemd user unit (Linux) or launchd agent (macOS).",
-    no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
 )
 commands.add_typer(service_app, name="service")
 
@@ -35,8 +37,11 @@ def _check_sources(source: List[Path]) -> list[Path]:
 
 
 # ------------------------------------------------------------------------------ recall serve
-@commands.command("serve", help="Run the indexer service in the foreground: watch transcripts, keep the "
-                                "index current, answer searches on a local socket. Stops on Ctrl-C/SIGTERM.")
+@commands.command(
+    "serve",
+    help="Run the indexer service in the foreground: watch transcripts, keep the "
+    "index current, answer searches on a local socket. Stops on Ctrl-C/SIGTERM.",
+)
 def serve_cmd(
     source: List[Path] = typer.Option([], "--source", help="Another transcript root to watch (repeatable)."),
 ) -> None:
@@ -46,8 +51,9 @@ def serve_cmd(
 
     sources = _check_sources(source)
     logger = log.setup(stderr=True)
-    if not any(isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
-               for h in logger.handlers):
+    if not any(
+        isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler) for h in logger.handlers
+    ):
         h = logging.StreamHandler()
         h.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
         logger.addHandler(h)
@@ -94,7 +100,10 @@ def stop_cmd() -> None:
     typer.echo(stop_service())
 
 
-@service_app.command("restart", help="Stop the service, then start it (after an upgrade, say; it also restarts itself when its installed code changes).")
+@service_app.command(
+    "restart",
+    help="Stop the service, then start it (after an upgrade, say; it also restarts itself when its installed code changes).",
+)
 def restart_cmd() -> None:
     from recall.control.lifecycle import start_service, stop_service
 

@@ -38,15 +38,22 @@ def _service_step(report, start: bool) -> str | None:
 
     before = live_service()
     try:
-        proc = subprocess.run([*units.recall_executable(), "service", "install"], capture_output=True,
-                              text=True, timeout=60, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [*units.recall_executable(), "service", "install"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         report.notes.append(f"could not run `recall service install` ({exc}): run it yourself")
         return None
     lines = (proc.stdout.strip() or proc.stderr.strip()).splitlines()
     if proc.returncode != 0:
-        report.notes.append(f"`recall service install` failed ({lines[-1] if lines else proc.returncode}): "
-                            "`recall doctor` says what to do")
+        report.notes.append(
+            f"`recall service install` failed ({lines[-1] if lines else proc.returncode}): "
+            "`recall doctor` says what to do"
+        )
         return None
     line = lines[-1] if lines else ""
     managed = line.startswith("Installed and started")
@@ -65,12 +72,13 @@ def _service_step(report, start: bool) -> str | None:
     import re
 
     why = re.search(r"the service manager refused \((.*?)\)\. Run:", line)
-    reason = (f"the service manager refused it ({why.group(1)})" if why else
-              "no service manager is available here")
+    reason = f"the service manager refused it ({why.group(1)})" if why else "no service manager is available here"
     enable = units.one_line(units.manager_commands(units.platform(), path)["enable"])
-    report.changes.append(f"started the recall service without a service manager (pid {pid}), as {reason}: it "
-                          f"runs now, but nothing starts it again after a reboot or logout -- run `recall service "
-                          f"start` then, or `{enable}` where a user service manager runs (its unit: {path})")
+    report.changes.append(
+        f"started the recall service without a service manager (pid {pid}), as {reason}: it "
+        f"runs now, but nothing starts it again after a reboot or logout -- run `recall service "
+        f"start` then, or `{enable}` where a user service manager runs (its unit: {path})"
+    )
     return "started"
 
 
@@ -98,14 +106,21 @@ def _still_wired(global_: bool) -> bool:
         except RecallError:
             continue
         hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
-        if any(st.ours(h) for groups in hooks.values() if isinstance(groups, list) for g in groups
-               if isinstance(g, dict) and isinstance(g.get("hooks"), list) for h in g["hooks"]):
+        if any(
+            st.ours(h)
+            for groups in hooks.values()
+            if isinstance(groups, list)
+            for g in groups
+            if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+            for h in g["hooks"]
+        ):
             return True
     return False
 
 
-def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool,
-               keep_records: Optional[bool] = None) -> None:
+def _uninstall(
+    project: Optional[Path], global_: bool, purge: bool, yes: bool, keep_records: Optional[bool] = None
+) -> None:
     """Unwire (with --global: every project setup wired too), stop and remove the service
     once nothing is wired, say what is left on disk, and with --purge remove that too."""
     from recall.setup import install as st
@@ -124,17 +139,25 @@ def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool,
             scope = "recall's data" if global_ else f"recall's data in {root}"
             records = un.privacy_records() if left.get("home") else {}
             if records:
-                lines.append(f"the records of what you forgot, paused and excluded ({un.records_text(records)}): "
-                             "Claude Code still keeps its transcripts, so a new `recall setup` would index all of "
-                             "that again unless they stay (--keep-records keeps them; they hold no text)")
-            again = "recall setup --uninstall --global --purge" if global_ else \
-                f"recall setup --uninstall --project {shlex.quote(str(root))} --purge"
+                lines.append(
+                    f"the records of what you forgot, paused and excluded ({un.records_text(records)}): "
+                    "Claude Code still keeps its transcripts, so a new `recall setup` would index all of "
+                    "that again unless they stay (--keep-records keeps them; they hold no text)"
+                )
+            again = (
+                "recall setup --uninstall --global --purge"
+                if global_
+                else f"recall setup --uninstall --project {shlex.quote(str(root))} --purge"
+            )
             if not confirm_or_stop(scope, lines, yes, again):
                 typer.echo("Nothing was removed.")
                 return
             if records and keep_records is None and not yes and interactive():
-                keep_records = typer.confirm("Keep the records of what you forgot, paused and excluded (no text "
-                                             "of it), so a new `recall setup` does not bring it back?", default=True)
+                keep_records = typer.confirm(
+                    "Keep the records of what you forgot, paused and excluded (no text "
+                    "of it), so a new `recall setup` does not bring it back?",
+                    default=True,
+                )
     report = st.uninstall_files(root, global_)
     if global_:
         for p in st.wired_projects():
@@ -164,11 +187,14 @@ def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool,
                 report.notes.append(str(exc))
         st.unlink_command(report)
     else:
-        report.notes.append("the service keeps running: recall is still set up for every project or another "
-                            "one (`recall setup --uninstall --global` removes it all)")
+        report.notes.append(
+            "the service keeps running: recall is still set up for every project or another "
+            "one (`recall setup --uninstall --global` removes it all)"
+        )
     if purge:
-        report.changes += un.purge(projects, keep_records=bool(keep_records)) if global_ \
-            else un.purge([root], home=False)
+        report.changes += (
+            un.purge(projects, keep_records=bool(keep_records)) if global_ else un.purge([root], home=False)
+        )
     _print_report(report)
     if purge:
         typer.echo("Done: recall is removed." if global_ else f"Done: recall is removed from {root}.")
@@ -179,8 +205,11 @@ def _uninstall(project: Optional[Path], global_: bool, purge: bool, yes: bool,
         typer.echo("Left on disk, so that a new `recall setup` picks up where you left off:")
         for line in lines:
             typer.echo(f"  {line}")
-        command = "recall setup --uninstall --global --purge" if global_ else \
-            f"recall setup --uninstall --project {shlex.quote(str(root))} --purge"
+        command = (
+            "recall setup --uninstall --global --purge"
+            if global_
+            else f"recall setup --uninstall --project {shlex.quote(str(root))} --purge"
+        )
         typer.echo(f"To remove those too: `{command}` (it asks first; it removes only what recall wrote).")
     typer.echo("Nothing captures your sessions any more." if global_ or not _still_wired(global_) else "Done.")
 
@@ -210,22 +239,30 @@ def _background_backfill(report, fresh: bool = True) -> bool:
             from recall.cli.output import counted
 
             if not fresh or not done.get("changed"):
-                report.unchanged.append(f"the recall service keeps the index current "
-                                        f"({counted(done.get('files', 0), 'transcript file')} indexed)")
+                report.unchanged.append(
+                    f"the recall service keeps the index current "
+                    f"({counted(done.get('files', 0), 'transcript file')} indexed)"
+                )
                 return True
-            report.changes.append(f"indexed {counted(done.get('messages', 0), 'message')} from {done.get('changed', 0)} "
-                                  f"of {counted(done.get('files', 0), 'transcript file')} in {done.get('seconds', 0):.1f} s")
+            report.changes.append(
+                f"indexed {counted(done.get('messages', 0), 'message')} from {done.get('changed', 0)} "
+                f"of {counted(done.get('files', 0), 'transcript file')} in {done.get('seconds', 0):.1f} s"
+            )
             return True
         bf = st.get("backfill") or {}
         if bf.get("files_done") and st.get("commits"):
-            report.changes.append(f"the service is indexing your history in the background, newest sessions "
-                                  f"first: {backfill_text(bf)}; your last sessions are searchable now, "
-                                  "`recall status` shows how far it is")
+            report.changes.append(
+                f"the service is indexing your history in the background, newest sessions "
+                f"first: {backfill_text(bf)}; your last sessions are searchable now, "
+                "`recall status` shows how far it is"
+            )
             return True
         time.sleep(0.2)
     if st.get("state") in ("starting", "backfilling"):
-        report.changes.append("the service is indexing your history in the background, newest sessions first: "
-                              "`recall status` shows how far it is")
+        report.changes.append(
+            "the service is indexing your history in the background, newest sessions first: "
+            "`recall status` shows how far it is"
+        )
         return True
     return False
 
@@ -250,11 +287,14 @@ def _backfill_step(report, run: bool, service_up: bool = False, fresh: bool = Tr
         report.notes.append(f"the first backfill did not run: {exc}")
         return
     if not summary.changed:
-        report.unchanged.append(f"the index is up to date ({fmt.counted(summary.files, 'transcript file')}, "
-                                "nothing new)")
+        report.unchanged.append(
+            f"the index is up to date ({fmt.counted(summary.files, 'transcript file')}, nothing new)"
+        )
         return
-    report.changes.append(f"indexed {fmt.counted(summary.messages, 'message')} from {summary.changed} of "
-                          f"{fmt.counted(summary.files, 'transcript file')} in {summary.seconds:.1f} s")
+    report.changes.append(
+        f"indexed {fmt.counted(summary.messages, 'message')} from {summary.changed} of "
+        f"{fmt.counted(summary.files, 'transcript file')} in {summary.seconds:.1f} s"
+    )
 
 
 def _other_agents(agents: list[str], uninstall: bool, purge: bool) -> None:
@@ -264,8 +304,10 @@ def _other_agents(agents: list[str], uninstall: bool, purge: bool) -> None:
     from recall.setup import install as st
 
     if purge:
-        raise UsageError("--purge removes recall itself: run `recall setup --uninstall --global --purge` "
-                         "without --codex or --gemini.")
+        raise UsageError(
+            "--purge removes recall itself: run `recall setup --uninstall --global --purge` "
+            "without --codex or --gemini."
+        )
     report = st.Report()
     for agent in agents:
         (agent_wiring.UNINSTALL if uninstall else agent_wiring.INSTALL)[agent](report)
@@ -273,14 +315,17 @@ def _other_agents(agents: list[str], uninstall: bool, purge: bool) -> None:
             from indexer import sources
 
             if not sources.setting()[agent]:
-                report.notes.append(f"{agent_wiring.LABELS[agent]}'s sessions are not read "
-                                    f"(`recall sources {agent} on` turns that on)")
+                report.notes.append(
+                    f"{agent_wiring.LABELS[agent]}'s sessions are not read (`recall sources {agent} on` turns that on)"
+                )
     if uninstall and not report.changes:
         report.unchanged += [f"the recall MCP server is not registered in {agent_wiring.LABELS[a]}" for a in agents]
     _print_report(report)
     if not uninstall:
-        typer.echo("Done. " + " and ".join(agent_wiring.LABELS[a] for a in agents) + " can call recall's tools "
-                   "(memory_search, memory_related, memory_ask) from their next session; `recall doctor` checks it.")
+        typer.echo(
+            "Done. " + " and ".join(agent_wiring.LABELS[a] for a in agents) + " can call recall's tools "
+            "(memory_search, memory_related, memory_ask) from their next session; `recall doctor` checks it."
+        )
 
 
 def _plugin_stand_down(project: Optional[Path], global_: bool, no_index: bool) -> bool:
@@ -297,16 +342,21 @@ def _plugin_stand_down(project: Optional[Path], global_: bool, no_index: bool) -
     report = st.Report()
     _backfill_step(report, not no_index, service_up=client.ping(timeout=1.0) is not None, fresh=False)
     _print_report(report)  # (nothing is unchanged here: the report is the backfill's alone)
-    typer.echo(f"recall's Claude Code plugin ({found.id}, enabled in {found.settings}) already wires recall into "
-               "Claude Code: its hooks, MCP server, slash commands and service. setup added none of its own, so "
-               f"nothing runs twice. To wire this install instead: `claude plugin uninstall {found.id}`, then run "
-               "`recall setup` again.")
+    typer.echo(
+        f"recall's Claude Code plugin ({found.id}, enabled in {found.settings}) already wires recall into "
+        "Claude Code: its hooks, MCP server, slash commands and service. setup added none of its own, so "
+        f"nothing runs twice. To wire this install instead: `claude plugin uninstall {found.id}`, then run "
+        "`recall setup` again."
+    )
     return True
 
 
-@commands.command("setup", help="Wire recall into Claude Code: hooks in .claude/settings.json, the MCP server "
-                                "in .mcp.json, the /recall, /recall-search and /remember slash commands, the "
-                                "background service, the first backfill.")
+@commands.command(
+    "setup",
+    help="Wire recall into Claude Code: hooks in .claude/settings.json, the MCP server "
+    "in .mcp.json, the /recall, /recall-search and /remember slash commands, the "
+    "background service, the first backfill.",
+)
 def setup_cmd(
     global_: bool = typer.Option(False, "--global", help="Use ~/.claude/settings.json (every project)."),
     project: Optional[Path] = typer.Option(None, "--project", help="The project (default: the working directory)."),
@@ -314,20 +364,34 @@ def setup_cmd(
     no_service: bool = typer.Option(False, "--no-service", help="Do not install or start the service."),
     no_index: bool = typer.Option(False, "--no-index", help="Do not run the first backfill."),
     no_mcp: bool = typer.Option(False, "--no-mcp", help="Do not register the MCP server."),
-    no_commands: bool = typer.Option(False, "--no-commands", help="Do not install the /recall, /recall-search "
-                                                                  "and /remember slash commands."),
-    purge: bool = typer.Option(False, "--purge", help="With --uninstall: also delete your history ($RECALL_HOME), "
-                                                      "each project's memories, recall's CLAUDE.md blocks and "
-                                                      ".git/info/exclude lines (asks first)."),
+    no_commands: bool = typer.Option(
+        False, "--no-commands", help="Do not install the /recall, /recall-search and /remember slash commands."
+    ),
+    purge: bool = typer.Option(
+        False,
+        "--purge",
+        help="With --uninstall: also delete your history ($RECALL_HOME), "
+        "each project's memories, recall's CLAUDE.md blocks and "
+        ".git/info/exclude lines (asks first).",
+    ),
     yes: bool = typer.Option(False, "--yes", "-y", help="With --purge: do not ask first."),
-    keep_records: Optional[bool] = typer.Option(None, "--keep-records/--no-keep-records",
-                                                help="With --purge: keep (or not) the records of what you forgot, "
-                                                     "paused and excluded, so a new setup does not index it again "
-                                                     "(asked when there is a terminal)."),
-    codex: bool = typer.Option(False, "--codex", help="Register recall's MCP server in Codex CLI "
-                                                      "(~/.codex/config.toml); with --uninstall, remove it."),
-    gemini: bool = typer.Option(False, "--gemini", help="Register recall's MCP server in Gemini CLI "
-                                                        "(~/.gemini/settings.json); with --uninstall, remove it."),
+    keep_records: Optional[bool] = typer.Option(
+        None,
+        "--keep-records/--no-keep-records",
+        help="With --purge: keep (or not) the records of what you forgot, "
+        "paused and excluded, so a new setup does not index it again "
+        "(asked when there is a terminal).",
+    ),
+    codex: bool = typer.Option(
+        False,
+        "--codex",
+        help="Register recall's MCP server in Codex CLI (~/.codex/config.toml); with --uninstall, remove it.",
+    ),
+    gemini: bool = typer.Option(
+        False,
+        "--gemini",
+        help="Register recall's MCP server in Gemini CLI (~/.gemini/settings.json); with --uninstall, remove it.",
+    ),
 ) -> None:
     from recall.setup import install as st
 
@@ -349,7 +413,9 @@ def setup_cmd(
     # for its first commit); without it, the backfill runs here, newest first too
     service = _service_step(report, not no_service)
     _backfill_step(report, not no_index, service is not None, fresh=service == "started")
-    report.notes.append("sessions from before recall was set up get no memories or summaries by themselves: "
-                        "`recall memories --backfill --since 30d` makes them (it shows the calls and cost first)")
+    report.notes.append(
+        "sessions from before recall was set up get no memories or summaries by themselves: "
+        "`recall memories --backfill --since 30d` makes them (it shows the calls and cost first)"
+    )
     _print_report(report)
     typer.echo("Done. `recall doctor` checks every piece.")

@@ -26,24 +26,31 @@ def sources_cmd(
 
     if name is not None:
         if name not in sources.NAMES:
-            raise UsageError(f"No source {name!r}: the sources are {', '.join(sources.NAMES)} "
-                             "(`recall sources` lists them).")
+            raise UsageError(
+                f"No source {name!r}: the sources are {', '.join(sources.NAMES)} (`recall sources` lists them)."
+            )
         if state not in ("on", "off"):
             raise UsageError(f"Say on or off: `recall sources {name} off` or `recall sources {name} on`.")
         if name == sources.DEFAULT and state == "off":
-            raise UsageError("Claude Code's sessions are what recall is for and cannot be turned off; "
-                             "`recall pause` stops all capture, `recall exclude` keeps a project out.")
+            raise UsageError(
+                "Claude Code's sessions are what recall is for and cannot be turned off; "
+                "`recall pause` stops all capture, `recall exclude` keeps a project out."
+            )
         config.set_value(f"sources.{name}", state == "on")  # the running service follows within seconds
         if not as_json:
             label = sources.label(name)
-            typer.echo(f"{label}: {state}. " + (
-                "Its sessions are read from now on (the service reads the past ones too; `recall index` "
-                "does it without the service)." if state == "on" else
-                "Its new sessions are no longer read; what is indexed stays searchable (`recall forget` "
-                "removes it)."))
+            typer.echo(
+                f"{label}: {state}. "
+                + (
+                    "Its sessions are read from now on (the service reads the past ones too; `recall index` "
+                    "does it without the service)."
+                    if state == "on"
+                    else "Its new sessions are no longer read; what is indexed stays searchable (`recall forget` "
+                    "removes it)."
+                )
+            )
     rows = source_rows()
     if as_json:
         typer.echo(json.dumps({"sources": rows}))
     elif name is None:
         print_sources(rows)
-

@@ -20,12 +20,17 @@ import typer
 from recall.cli.output import short_project
 
 commands = typer.Typer()  # merged into the app by recall.cli.app
-team_app = typer.Typer(help="Share memories, session summaries and rules with your team through PostgreSQL "
-                            "(docs/team.md).", no_args_is_help=True)
+team_app = typer.Typer(
+    help="Share memories, session summaries and rules with your team through PostgreSQL (docs/team.md).",
+    no_args_is_help=True,
+)
 commands.add_typer(team_app, name="team")
 
-KIND_WORDS = {"memory": ("memory", "memories"), "summary": ("session summary", "session summaries"),
-              "rule": ("rule", "rules")}
+KIND_WORDS = {
+    "memory": ("memory", "memories"),
+    "summary": ("session summary", "session summaries"),
+    "rule": ("rule", "rules"),
+}
 NO_SERVICE = "The team sync runs in the recall service, which is not running: `recall service start`."
 
 
@@ -47,8 +52,10 @@ def _echo_json(data: dict) -> None:
 
 
 # the owner ---------------------------------------------------------------------------------------
-@team_app.command("init", help="Create recall's tables and row-level security policies (the database owner, once; "
-                               "again changes nothing).")
+@team_app.command(
+    "init",
+    help="Create recall's tables and row-level security policies (the database owner, once; again changes nothing).",
+)
 def init_cmd(
     url: str = typer.Argument(..., metavar="URL", help="The database owner's connection string."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
@@ -59,11 +66,14 @@ def init_cmd(
     if as_json:
         return _echo_json(out)
     if out["changed"]:
-        typer.echo(f"Set up recall's team tables in {out['server']} (schema {out['schema']}, row-level security "
-                   "on). Next: `recall team grant ROLE PROJECT` for each member's role.")
+        typer.echo(
+            f"Set up recall's team tables in {out['server']} (schema {out['schema']}, row-level security "
+            "on). Next: `recall team grant ROLE PROJECT` for each member's role."
+        )
     else:
-        typer.echo(f"recall's team tables are already set up in {out['server']} (version {out['version']}): "
-                   "nothing changed.")
+        typer.echo(
+            f"recall's team tables are already set up in {out['server']} (version {out['version']}): nothing changed."
+        )
 
 
 @team_app.command("grant", help="Let a role (or a group role) read and write a project's team items (the owner).")
@@ -75,8 +85,11 @@ def grant_cmd(
     from recall.team import admin
 
     out = admin.grant(role, project, url)
-    typer.echo(f"{out['role']} may now read and write {out['project']}'s team items." if out["new"] else
-               f"{out['role']} already had {out['project']}: nothing changed.")
+    typer.echo(
+        f"{out['role']} may now read and write {out['project']}'s team items."
+        if out["new"]
+        else f"{out['role']} already had {out['project']}: nothing changed."
+    )
 
 
 @team_app.command("revoke", help="Take a project back from a role (the owner); its items stay for the others.")
@@ -91,15 +104,20 @@ def revoke_cmd(
     if not out["revoked"]:
         typer.echo(f"{out['role']} had no grant of {out['project']}: nothing changed.")
         return
-    typer.echo(f"{out['role']} can no longer read or write {out['project']}'s team items"
-               + (" (nor any team table: it has no grant left)." if not out["grants_left"] else "."))
+    typer.echo(
+        f"{out['role']} can no longer read or write {out['project']}'s team items"
+        + (" (nor any team table: it has no grant left)." if not out["grants_left"] else ".")
+    )
 
 
 # a member ------------------------------------------------------------------------------------------
 @team_app.command("join", help="Join a team on this machine, as your own PostgreSQL role (once per machine).")
 def join_cmd(
-    url: str = typer.Argument(..., metavar="URL", help="postgresql://ROLE@HOST:PORT/DATABASE (the password comes "
-                                                       "from ~/.pgpass or PGPASSWORD)."),
+    url: str = typer.Argument(
+        ...,
+        metavar="URL",
+        help="postgresql://ROLE@HOST:PORT/DATABASE (the password comes from ~/.pgpass or PGPASSWORD).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     from recall.team import member
@@ -109,11 +127,15 @@ def join_cmd(
         return _echo_json(out)
     typer.echo(f"Joined the team at {out['server']} as {out['role']}.")
     if out["granted"]:
-        typer.echo("Projects granted to you: " + ", ".join(out["granted"]) + ". Share one with `recall team share` "
-                   "in its checkout (or --project PATH).")
+        typer.echo(
+            "Projects granted to you: " + ", ".join(out["granted"]) + ". Share one with `recall team share` "
+            "in its checkout (or --project PATH)."
+        )
     else:
-        typer.echo(f"No project is granted to {out['role']} yet: ask the owner to run "
-                   f"`recall team grant {out['role']} PROJECT`.")
+        typer.echo(
+            f"No project is granted to {out['role']} yet: ask the owner to run "
+            f"`recall team grant {out['role']} PROJECT`."
+        )
     if not out["service"]:
         typer.echo(NO_SERVICE)
 
@@ -132,20 +154,27 @@ def share_cmd(
     if "pending" in out:
         typer.echo(f"Sharing {where}. {out['pending']}")
     elif not out.get("granted"):
-        typer.echo(f"Sharing {where}, but {out['role']} has no grant of {out['project']} yet: nothing was sent. Ask "
-                   f"the owner to run `recall team grant {out['role']} {out['project']}`; sharing starts by itself "
-                   "then.")
+        typer.echo(
+            f"Sharing {where}, but {out['role']} has no grant of {out['project']} yet: nothing was sent. Ask "
+            f"the owner to run `recall team grant {out['role']} {out['project']}`; sharing starts by itself "
+            "then."
+        )
     else:
-        typer.echo(f"Sharing {where} with {out['server']}: {counts_text(out['shared'])} on the server "
-                   f"({out.get('sent', 0):,} sent now, each redacted again before it left).")
+        typer.echo(
+            f"Sharing {where} with {out['server']}: {counts_text(out['shared'])} on the server "
+            f"({out.get('sent', 0):,} sent now, each redacted again before it left)."
+        )
         if "pulled" in out:
             typer.echo(f"{out['pulled']:,} teammates' items pulled for it.")
     if not out["service"]:
         typer.echo(NO_SERVICE)
 
 
-@team_app.command("unshare", help="Stop sharing a project: what this machine shared is withdrawn (teammates' copies "
-                                  "go too), and the team's items leave this machine.")
+@team_app.command(
+    "unshare",
+    help="Stop sharing a project: what this machine shared is withdrawn (teammates' copies "
+    "go too), and the team's items leave this machine.",
+)
 def unshare_cmd(
     project: Optional[Path] = typer.Option(None, "--project", help="A checkout of the project (default: here)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
@@ -159,15 +188,22 @@ def unshare_cmd(
     if out["still_shared"]:
         typer.echo(f"Stopped sharing {where}; another checkout here still shares it, so nothing was withdrawn.")
     elif "pending" in out:
-        typer.echo(f"Stopped sharing {where}; the server cannot be reached now, so what this machine shared is "
-                   "withdrawn at the next sync (the service retries by itself).")
+        typer.echo(
+            f"Stopped sharing {where}; the server cannot be reached now, so what this machine shared is "
+            "withdrawn at the next sync (the service retries by itself)."
+        )
     else:
-        typer.echo(f"Stopped sharing {where}: {out['withdrawn']:,} items withdrawn from the team server (teammates' "
-                   f"copies go too); {out['removed_here']:,} team items removed from this machine.")
+        typer.echo(
+            f"Stopped sharing {where}: {out['withdrawn']:,} items withdrawn from the team server (teammates' "
+            f"copies go too); {out['removed_here']:,} team items removed from this machine."
+        )
 
 
-@team_app.command("leave", help="Take this machine out of the team: withdraw what it shared, remove the team's items "
-                                "here, forget the connection.")
+@team_app.command(
+    "leave",
+    help="Take this machine out of the team: withdraw what it shared, remove the team's items "
+    "here, forget the connection.",
+)
 def leave_cmd(
     keep_shared: bool = typer.Option(False, "--keep-shared", help="Leave what this machine shared on the server."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
@@ -177,8 +213,11 @@ def leave_cmd(
     out = member.leave(keep_shared)
     if as_json:
         return _echo_json(out)
-    kept = " What you shared stays on the server (--keep-shared)." if keep_shared else \
-        f" {out['withdrawn']:,} items you shared were withdrawn (teammates' copies go too)."
+    kept = (
+        " What you shared stays on the server (--keep-shared)."
+        if keep_shared
+        else f" {out['withdrawn']:,} items you shared were withdrawn (teammates' copies go too)."
+    )
     typer.echo(f"Left the team at {out['left']}: {out['removed_here']:,} team items removed from this machine.{kept}")
 
 
@@ -193,17 +232,24 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print the sta
     if not info["joined"]:
         typer.echo("Not in a team: `recall team join URL` joins one (docs/team.md).")
         return
-    typer.echo(f"Team server: {info['server']} as {info['role']}"
-               + ("" if info["reachable"] else f" (unreachable: {info['error']})"))
+    typer.echo(
+        f"Team server: {info['server']} as {info['role']}"
+        + ("" if info["reachable"] else f" (unreachable: {info['error']})")
+    )
     svc = info.get("service")
     if svc is None:
         # (an unreachable server's line above said already that everything local keeps working)
-        typer.echo("Sync: paused, the recall service is not running (`recall service start`)"
-                   + ("; everything local works meanwhile." if info["reachable"] else "."))
+        typer.echo(
+            "Sync: paused, the recall service is not running (`recall service start`)"
+            + ("; everything local works meanwhile." if info["reachable"] else ".")
+        )
     elif svc.get("connected"):
         typer.echo(f"Sync: connected; last push {_ago(info['last_push'])}, last pull {_ago(info['last_pull'])}.")
-    elif not info["reachable"] and "Cannot reach" in (svc.get("error") or "") and "Cannot reach" in \
-            (info.get("error") or ""):  # the same news as the line above: said once
+    elif (
+        not info["reachable"]
+        and "Cannot reach" in (svc.get("error") or "")
+        and "Cannot reach" in (info.get("error") or "")
+    ):  # the same news as the line above: said once
         typer.echo("Sync: not connected (the server cannot be reached, as above); it retries by itself.")
     else:
         typer.echo(f"Sync: not connected ({svc.get('error') or 'starting'}); it retries by itself.")
@@ -224,16 +270,22 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print the sta
         typer.echo(line)
     day = info["shared_last_day"]
     sent = sum(v for k, v in day.items() if k != "withdrawn")
-    typer.echo(f"This machine, last 24 h: {sent:,} item{'' if sent == 1 else 's'} sent ({counts_text(day)}), "
-               f"{day.get('withdrawn', 0):,} withdrawn; {info['on_server']:,} of its items on the server.")
+    typer.echo(
+        f"This machine, last 24 h: {sent:,} item{'' if sent == 1 else 's'} sent ({counts_text(day)}), "
+        f"{day.get('withdrawn', 0):,} withdrawn; {info['on_server']:,} of its items on the server."
+    )
     for s in (info.get("stuck") or [])[:5]:
-        typer.echo(f"  stuck: {s['kind']} {s['ref']} of {s['project']}, refused by the server: {s['why']} (the rest "
-                   "were sent; edit or forget it, and the next push sends it or withdraws it)")
+        typer.echo(
+            f"  stuck: {s['kind']} {s['ref']} of {s['project']}, refused by the server: {s['why']} (the rest "
+            "were sent; edit or forget it, and the next push sends it or withdraws it)"
+        )
     skipped = info.get("skipped") or {}
     if skipped.get("count"):
         last = skipped["latest"] or {}
-        typer.echo(f"{skipped['count']:,} teammates' items skipped, not kept here (latest: {last.get('id')} of "
-                   f"{last.get('project')}: {last.get('why')}); its author can fix it by sharing it again.")
+        typer.echo(
+            f"{skipped['count']:,} teammates' items skipped, not kept here (latest: {last.get('id')} of "
+            f"{last.get('project')}: {last.get('why')}); its author can fix it by sharing it again."
+        )
     if info["not_indexed"]:
         typer.echo(f"{info['not_indexed']:,} team changes wait for the index (the service writes them).")
 
@@ -252,8 +304,12 @@ def search_cmd(
     if as_json:
         return _echo_json({"query": out["query"], "hits": out["hits"]})
     if not out["hits"]:
-        typer.echo(f"No team item on {out['server']} matches {out['query']!r} in the projects granted to "
-                   f"{out['role']}.")
+        typer.echo(
+            f"No team item on {out['server']} matches {out['query']!r} in the projects granted to {out['role']}."
+        )
         return
-    fmt.print_hits([Hit(**{k: v for k, v in h.items() if k not in ("type", "pulled")}) for h in out["hits"]],
-                   out["query"], team=True)
+    fmt.print_hits(
+        [Hit(**{k: v for k, v in h.items() if k not in ("type", "pulled")}) for h in out["hits"]],
+        out["query"],
+        team=True,
+    )

@@ -23,15 +23,22 @@ def _open(url: str) -> bool:
         return False
 
 
-@commands.command("ui", help="Open recall's local web page: the prompts and what was injected, search, sessions, "
-                             "memories, status and charts (served on 127.0.0.1 only).")
+@commands.command(
+    "ui",
+    help="Open recall's local web page: the prompts and what was injected, search, sessions, "
+    "memories, status and charts (served on 127.0.0.1 only).",
+)
 def ui_cmd(
     no_open: bool = typer.Option(False, "--no-open", help="Print the URL without opening a browser."),
-    port: Optional[int] = typer.Option(None, "--port", min=1, max=65535,
-                                       help="Serve on this port (default: a free one)."),
-    no_serve: bool = typer.Option(False, "--no-serve", hidden=True,
-                                  help="Only print the URL of the service's page; never serve from this process "
-                                       "(the /ui slash command)."),
+    port: Optional[int] = typer.Option(
+        None, "--port", min=1, max=65535, help="Serve on this port (default: a free one)."
+    ),
+    no_serve: bool = typer.Option(
+        False,
+        "--no-serve",
+        hidden=True,
+        help="Only print the URL of the service's page; never serve from this process (the /ui slash command).",
+    ),
 ) -> None:
     from recall.core import service_client as client
 
@@ -48,8 +55,10 @@ def ui_cmd(
             typer.echo("(no browser could be opened here: open the URL above in yours)", err=True)
         return
     if no_serve:  # the slash command: its output must reach the model, so this is said, not failed
-        typer.echo("No recall service runs to serve the page: start it with `recall service start`, "
-                   "or run `recall ui` in a terminal to serve the page from there.")
+        typer.echo(
+            "No recall service runs to serve the page: start it with `recall service start`, "
+            "or run `recall ui` in a terminal to serve the page from there."
+        )
         return
     _serve_here(port, no_open)
 
@@ -63,12 +72,16 @@ def _serve_here(port: Optional[int], no_open: bool) -> None:
     try:
         srv = server.start(port or 0)
     except OSError as exc:
-        raise RecallError(f"cannot serve the page on 127.0.0.1:{port or 0} ({exc.strerror or exc}): pick another "
-                          "port with --port.") from None
+        raise RecallError(
+            f"cannot serve the page on 127.0.0.1:{port or 0} ({exc.strerror or exc}): pick another port with --port."
+        ) from None
     url = srv.url()
     typer.echo(url)
-    typer.echo("No recall service runs: this command serves the page until Ctrl-C "
-               "(`recall service start` serves it in the background).", err=True)
+    typer.echo(
+        "No recall service runs: this command serves the page until Ctrl-C "
+        "(`recall service start` serves it in the background).",
+        err=True,
+    )
     if not no_open and not _open(url):
         typer.echo("(no browser could be opened here: open the URL above in yours)", err=True)
     try:

@@ -24,8 +24,7 @@ def backend(args: dict) -> dict:
         own = brief(backends.choose())
         last = caller.remembered()  # what memory extraction uses: the last hook's credentials
         memory = brief(backends.choose(env=last)) if last is not None else own
-    return {"caller": brief(backends.choose(env=mine)) if mine is not None else own, "service": own,
-            "memory": memory}
+    return {"caller": brief(backends.choose(env=mine)) if mine is not None else own, "service": own, "memory": memory}
 
 
 @op("hook_context")

@@ -32,9 +32,15 @@ def _args(args, allowed: tuple[str, ...]) -> dict:
 @op("mcp.memory_search")
 def memory_search(args: dict) -> dict:
     a = _args(args, ("text", "limit", "mtype", "project", "cwd", "team"))
-    return tools.memory_search(str(a.get("text") or ""), limit=a.get("limit", 10), mtype=a.get("mtype"),
-                                      project=a.get("project"), cwd=a.get("cwd"), searcher=searcher(),
-                                      team=bool(a.get("team")))
+    return tools.memory_search(
+        str(a.get("text") or ""),
+        limit=a.get("limit", 10),
+        mtype=a.get("mtype"),
+        project=a.get("project"),
+        cwd=a.get("cwd"),
+        searcher=searcher(),
+        team=bool(a.get("team")),
+    )
 
 
 @op("mcp.memory_related")
@@ -49,13 +55,20 @@ def memory_related(args: dict) -> dict:
 @op("mcp.memory_ask")
 def memory_ask(args: dict) -> dict:
     a = _args(args, ("question", "project", "cwd"))
-    return tools.memory_ask(str(a.get("question") or ""), project=a.get("project"), cwd=a.get("cwd"),
-                                   searcher=searcher())
+    return tools.memory_ask(
+        str(a.get("question") or ""), project=a.get("project"), cwd=a.get("cwd"), searcher=searcher()
+    )
 
 
 @op("mcp.recall_search")
 def recall_search(args: dict) -> dict:
     a = _args(args, ("text", "since", "limit", "messages", "project", "cwd"))
-    return tools.recall_search(str(a.get("text") or ""), since=a.get("since"), limit=a.get("limit", 5),
-                                      messages=bool(a.get("messages")), project=a.get("project"),
-                                      cwd=a.get("cwd"), searcher=searcher())
+    return tools.recall_search(
+        str(a.get("text") or ""),
+        since=a.get("since"),
+        limit=a.get("limit", 5),
+        messages=bool(a.get("messages")),
+        project=a.get("project"),
+        cwd=a.get("cwd"),
+        searcher=searcher(),
+    )

@@ -67,9 +67,16 @@ def search_args(args: dict) -> dict:
     from recall.search.run import check_agent
 
     agent = check_agent(args.get("agent") if isinstance(args.get("agent"), str) else None)
-    return {"agent": agent, "text": text, "limit": max(1, min(limit, 1000)), "messages": bool(args.get("messages")),
-            "project": proj, "since": _since(args.get("since")),
-            "exclude_session": str(exclude) if exclude else None, "doctypes": doctypes}
+    return {
+        "agent": agent,
+        "text": text,
+        "limit": max(1, min(limit, 1000)),
+        "messages": bool(args.get("messages")),
+        "project": proj,
+        "since": _since(args.get("since")),
+        "exclude_session": str(exclude) if exclude else None,
+        "doctypes": doctypes,
+    }
 
 
 @op("search")
@@ -87,6 +94,12 @@ def ping(args: dict) -> dict:
     from recall.service import registry
 
     svc = registry.service()
-    return {"pid": os.getpid(), "version": __version__, "protocol": client.PROTOCOL,
-            "home": str(svc.home) if svc is not None else "", "ops": sorted(registry.OPS),
-            "code": getattr(svc, "code", None), "started": getattr(svc, "started", None)}
+    return {
+        "pid": os.getpid(),
+        "version": __version__,
+        "protocol": client.PROTOCOL,
+        "home": str(svc.home) if svc is not None else "",
+        "ops": sorted(registry.OPS),
+        "code": getattr(svc, "code", None),
+        "started": getattr(svc, "started", None),
+    }
