@@ -34,6 +34,9 @@ from types import ModuleType
 from typing import Iterable
 
 NAMES = ("claude-code", "codex", "gemini")
+#: Each source's ``LABEL``, readable without importing its module (a test keeps them equal): what a
+#: hit from another agent says it came from, in the CLI, the MCP tools and the injected block.
+LABELS = {"claude-code": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}
 DEFAULT = "claude-code"
 _MODULES = {
     "claude-code": "indexer.sources.claude_code",

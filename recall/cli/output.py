@@ -33,9 +33,6 @@ def short_project(project: str) -> str:
     return project or "?"
 
 
-_AGENT_LABELS = {"codex": "Codex CLI", "gemini": "Gemini CLI"}  # indexer.sources' labels
-
-
 def print_hits(hits, query: str, team: bool = False) -> None:
     out = sys.stdout
     if not hits and team:
@@ -64,7 +61,9 @@ def print_hits(hits, query: str, team: bool = False) -> None:
         else:
             head = f"{date}  {short_project(h.project)}  {h.role}  session {h.session_id[:8]}"
             if getattr(h, "agent", None) and h.agent != "claude-code":
-                head += f"  ({_AGENT_LABELS.get(h.agent, h.agent)})"  # which agent said it
+                from indexer.sources import LABELS  # here: a shell search with the service imports no indexer
+
+                head += f"  ({LABELS.get(h.agent, h.agent)})"  # which agent said it
         mark = stale_line(h)
         if tty:
             console.print(Text(head, style="dim"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 
+from indexer.sources import LABELS
 from recall.core.text import cut
 from recall.prompt.candidates import informative_terms, query_text
 
@@ -80,13 +81,15 @@ def mark(hit, shown: dict | None = None) -> str:
 
 def citation(hit) -> str:
     """``[2026-11-20 session 3c4e0949]`` (``memory`` for a stored memory, ``team: alice`` for
-    a teammate's)."""
+    a teammate's, ``Codex CLI session 3c4e0949`` for another agent's)."""
     date = (hit.timestamp or "")[:10] or "undated"
     if getattr(hit, "kind", "message") == "memory":
         return f"[{date} memory]"
     if getattr(hit, "kind", "message") == "team":
         return f"[{date} team: {clean(str(getattr(hit, 'author', '') or 'a teammate'))[:60]}]"
-    return f"[{date} session {hit.session_id[:8]}]"
+    agent = getattr(hit, "agent", None)  # another agent's session says whose (``[… Codex CLI session …]``)
+    who = f"{LABELS.get(agent, agent)} " if agent and agent != "claude-code" else ""
+    return f"[{date} {who}session {hit.session_id[:8]}]"
 
 
 def clean(text: str) -> str:

@@ -654,3 +654,30 @@ def test_secrets_and_private_blocks_are_kept_out_of_other_agents_sessions(tmp_pa
     said = "\n".join(m.text for m in msgs)
     assert token not in said and "[redacted:" in said
     assert "salary" not in said and "now the queue" in said and stats["private"] >= 2
+
+
+def test_each_source_s_label_is_the_registry_s_and_an_injected_hit_names_its_agent():
+    """``sources.LABELS`` (read without importing a source) matches each module's ``LABEL``; the
+    prompt hook's block and the synthesis's excerpts cite another agent's session by its label,
+    as the CLI does (issue 39: each hit says which agent it came from)."""
+    from recall.llm import synthesis
+    from recall.prompt import block
+    from recall.search.hit import Hit
+
+    assert sources.LABELS == {name: sources.module(name).LABEL for name in sources.NAMES}
+    base = dict(
+        session_id="3c4e0949aaaa",
+        project="/p",
+        role="assistant",
+        text="use bf16",
+        timestamp="2026-11-20T10:00:00Z",
+        uuid="u1",
+        cwd="/p",
+        snippet="use bf16",
+        score=1.0,
+    )
+    codex_hit, claude_hit = Hit(**base, agent="codex"), Hit(**base, agent="claude-code")
+    assert block.citation(codex_hit) == "[2026-11-20 Codex CLI session 3c4e0949]"
+    assert synthesis.citation(codex_hit) == "[2026-11-20 Codex CLI session 3c4e0949]"
+    assert block.citation(claude_hit) == synthesis.citation(claude_hit) == "[2026-11-20 session 3c4e0949]"
+    assert "- [2026-11-20 Gemini CLI session 3c4e0949]" in block.format_raw([Hit(**base, agent="gemini")], "bf16")
