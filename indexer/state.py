@@ -65,18 +65,24 @@ class SessionInfo:
     agent: str = ""  # the agent of its messages (not stored in state.db: the index holds it)
 
 
-def known_projects(path: Path) -> list[str]:
-    """Projects with indexed sessions, read without taking any lock (empty if no state yet)."""
+def _read_only(path: Path, sql: str, args=()) -> list:
+    """The rows of ``sql`` on state.db at ``path``, opened read-only without taking any lock;
+    [] when there is no state yet or it cannot be read."""
     if not path.exists():
         return []
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
         try:
-            return [r[0] for r in conn.execute("SELECT DISTINCT project FROM sessions") if r[0]]
+            return list(conn.execute(sql, args))
         finally:
             conn.close()
     except sqlite3.Error:
         return []
+
+
+def known_projects(path: Path) -> list[str]:
+    """Projects with indexed sessions, read without taking any lock (empty if no state yet)."""
+    return [r[0] for r in _read_only(path, "SELECT DISTINCT project FROM sessions") if r[0]]
 
 
 _SESSION_COLS = "session_id, project, cwd, first_prompt, summaries, files, started, ended, messages"
@@ -109,8 +115,6 @@ def list_sessions(
     from recall.core import paths as _paths
 
     path = path or _paths.state_db_path()
-    if not path.exists():
-        return []
     where, args = [], []
     if project:
         where.append("project=?")
@@ -127,14 +131,7 @@ def list_sessions(
     sql += " ORDER BY MAX(COALESCE(ended, 0), COALESCE(started, 0)) DESC, session_id"
     if limit:
         sql += f" LIMIT {int(limit)}"
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
-        try:
-            return [_session_info(r) for r in conn.execute(sql, args)]
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return []
+    return [_session_info(r) for r in _read_only(path, sql, args)]
 
 
 def session_facts(path: Path | None = None) -> list[tuple[str, str, str, float, float, int]]:
@@ -144,20 +141,11 @@ def session_facts(path: Path | None = None) -> list[tuple[str, str, str, float, 
     from recall.core import paths as _paths
 
     path = path or _paths.state_db_path()
-    if not path.exists():
-        return []
     sql = (
         "SELECT session_id, COALESCE(project, ''), COALESCE(cwd, ''), COALESCE(started, 0), COALESCE(ended, 0), "
         "COALESCE(messages, 0) FROM sessions"
     )
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
-        try:
-            return list(conn.execute(sql))
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return []
+    return _read_only(path, sql)
 
 
 def project_activity(path: Path | None = None) -> list[tuple[str, float]]:
@@ -166,20 +154,11 @@ def project_activity(path: Path | None = None) -> list[tuple[str, float]]:
     from recall.core import paths as _paths
 
     path = path or _paths.state_db_path()
-    if not path.exists():
-        return []
     sql = (
         "SELECT project, MAX(MAX(COALESCE(ended, 0), COALESCE(started, 0))) AS last FROM sessions "
         "WHERE project IS NOT NULL AND project != '' GROUP BY project ORDER BY last DESC"
     )
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
-        try:
-            return list(conn.execute(sql))
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return []
+    return _read_only(path, sql)
 
 
 def session_row(session_id: str) -> dict | None:
