@@ -37,6 +37,14 @@ NAMES = ("claude-code", "codex", "gemini")
 #: Each source's ``LABEL``, readable without importing its module (a test keeps them equal): what a
 #: hit from another agent says it came from, in the CLI, the MCP tools and the injected block.
 LABELS = {"claude-code": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}
+
+
+def cited_agent(agent: str | None) -> str:
+    """What a citation says of a hit's agent: ``"Codex CLI "`` before ``session …``, nothing
+    for Claude Code's (recall's own) or an unknown one's."""
+    return f"{LABELS.get(agent, agent)} " if agent and agent != DEFAULT else ""
+
+
 DEFAULT = "claude-code"
 _MODULES = {
     "claude-code": "indexer.sources.claude_code",

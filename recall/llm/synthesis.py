@@ -21,7 +21,7 @@ import os
 import time
 from pathlib import Path
 
-from indexer.sources import LABELS
+from indexer.sources import cited_agent
 from recall.core import config, paths
 from recall.core.jsonio import read_json
 from recall.llm import backend
@@ -70,8 +70,7 @@ def citation(hit) -> str:
         return f"[{date} memory]"
     if getattr(hit, "kind", "message") == "team":  # a teammate's (recall.team): who, not a session
         return f"[{date} team: {(getattr(hit, 'author', '') or 'a teammate')[:60]}]"
-    agent = getattr(hit, "agent", None)  # another agent's session says whose
-    who = f"{LABELS.get(agent, agent)} " if agent and agent != "claude-code" else ""
+    who = cited_agent(getattr(hit, "agent", None))  # another agent's session says whose
     return f"[{date} {who}session {(getattr(hit, 'session_id', '') or '?')[:8]}]"
 
 

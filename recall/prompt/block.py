@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 
-from indexer.sources import LABELS
+from indexer.sources import cited_agent
 from recall.core.text import cut
 from recall.prompt.candidates import informative_terms, query_text
 
@@ -87,8 +87,7 @@ def citation(hit) -> str:
         return f"[{date} memory]"
     if getattr(hit, "kind", "message") == "team":
         return f"[{date} team: {clean(str(getattr(hit, 'author', '') or 'a teammate'))[:60]}]"
-    agent = getattr(hit, "agent", None)  # another agent's session says whose (``[… Codex CLI session …]``)
-    who = f"{LABELS.get(agent, agent)} " if agent and agent != "claude-code" else ""
+    who = cited_agent(getattr(hit, "agent", None))  # another agent's session says whose (``[… Codex CLI session …]``)
     return f"[{date} {who}session {hit.session_id[:8]}]"
 
 
