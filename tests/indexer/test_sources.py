@@ -665,6 +665,9 @@ def test_each_source_s_label_is_the_registry_s_and_an_injected_hit_names_its_age
     from recall.search.hit import Hit
 
     assert sources.LABELS == {name: sources.module(name).LABEL for name in sources.NAMES}
+    from recall.search.run import AGENTS  # the fast path's copy of the names (it imports no indexer)
+
+    assert AGENTS == sources.NAMES
     base = dict(
         session_id="3c4e0949aaaa",
         project="/p",
