@@ -32,6 +32,18 @@ def main() -> int:
     except ImportError:  # pragma: no cover - every checkout has it
         cand = None
     searcher = None
+    store = encoder = None
+    try:  # the semantic channel (issue 34 on): the model path's candidates by meaning
+        from recall.search import semantic
+    except ImportError:
+        semantic = None
+    if semantic is not None and os.environ.get("RECALL_BENCH_SEMANTIC", "1") != "0":
+        from indexer.vectors import VectorStore
+        from recall.search.minilm import MiniLM
+
+        store = VectorStore()
+        encoder = MiniLM(threads=int(os.environ.get("RECALL_BENCH_THREADS", "2")))
+        semantic.attach(store)
     out = sys.stdout
     for line in sys.stdin:
         req = json.loads(line)
@@ -47,6 +59,13 @@ def main() -> int:
             if searcher is not None:
                 searcher.refresh()
             res = {"ok": True, "seconds": round(time.perf_counter() - t0, 2)}
+            if store is not None and req.get("embed"):
+                if searcher is None:
+                    searcher = Searcher()
+                t1 = time.perf_counter()
+                projects = [canonical_project(os.path.abspath(c)) for c in req["embed"]]
+                res["embedded"] = semantic.embed_all(searcher, store, projects, encoder)
+                res["embed_seconds"] = round(time.perf_counter() - t1, 2)
         elif op == "ask":
             if searcher is None:
                 searcher = Searcher()
@@ -80,7 +99,20 @@ def main() -> int:
                 hs = hook_settings()
                 judged, s = cand.judged_candidates(prompt, cwd, None, hs, searcher)
                 judged = rc.without_rule_docs(judged)
-                res["model"] = list(dict.fromkeys(h.session_id for h in cand.model_decision(judged, hs).hits))
+                lexical = cand.model_decision(judged, hs).hits
+                res["model"] = list(dict.fromkeys(h.session_id for h in lexical))
+                if store is not None:
+                    res["model_lexical"] = res["model"]
+                    near = semantic.related(searcher, store, prompt, project, sessions=5, floor=-1.0, encoder=encoder)
+                    res["near"] = [[h.session_id, h.similarity] for h in near]
+                    found = [
+                        h
+                        for h in near
+                        if h.similarity >= hs["semantic_min_similarity"] and h.session_id not in res["model"]
+                    ][: hs["semantic_sessions"]]
+                    res["model"] = list(
+                        dict.fromkeys(h.session_id for h in cand.model_candidates(lexical, found, hs))
+                    )
                 if req.get("rows") and judged:
                     from recall.search import confidence as conf
 

@@ -105,8 +105,13 @@ class Driver:
             raise RuntimeError(f"the {self.code.name} driver ended (exit {self.proc.poll()})")
         return json.loads(line)
 
-    def index(self, *roots: Path) -> float:
-        return self.call({"op": "index", "roots": [str(r) for r in roots]}).get("seconds", 0.0)
+    def index(self, *roots: Path, embed: list[str] | None = None) -> float:
+        """Index ``roots``; with ``embed`` (the cwds prompts are asked in), embed those projects
+        for the semantic channel too (a checkout without it ignores the key)."""
+        req = {"op": "index", "roots": [str(r) for r in roots]}
+        if embed:
+            req["embed"] = list(embed)
+        return self.call(req).get("seconds", 0.0)
 
     def ask(self, prompt: str, cwd: str, rows: bool = False) -> dict:
         return self.call({"op": "ask", "prompt": prompt, "cwd": cwd, "rows": rows})
@@ -154,6 +159,9 @@ def record(
     if "model" in res:
         rec["model_candidates"] = len(res["model"])
         rec["model_has_evidence"] = bool(evidence & set(res["model"]))
+    if "model_lexical" in res:
+        rec["model_lexical_has_evidence"] = bool(evidence & set(res["model_lexical"]))
+        rec["near"] = [[sid, sim, sid in evidence] for sid, sim in res.get("near") or []]
     if res.get("rows"):
         rec["rows"] = [{**r, "label": int(r["session"] in evidence)} for r in res["rows"]]
     rec.update(extra or {})
@@ -274,7 +282,7 @@ def run_coding(
                 p = ev.prompt
                 if pending:
                     for d in drivers.values():
-                        d.index(root)
+                        d.index(root, embed=[pr.cwd for pr in group])
                     pending = False
                 cwd = next(pr.cwd for pr in group if pr.slug == p.project)
                 visible = seen.get(p.project, [])
@@ -463,8 +471,8 @@ def run_lme(draw: Draw, codes: list[Codebase], work: Path, log=print) -> list[di
         fresh = not (home / "index").exists()
         d = Driver(code, home, scratch)
         try:
+            t = d.index(root, embed=[POOL_CWD])
             if fresh:
-                t = d.index(root)
                 log(f"  {draw.name} {code.name}: indexed {len(draw.sessions)} sessions in {t:.0f} s")
             for pid, text, kind, split, ev in draw.prompts:
                 res = d.ask(text, POOL_CWD, rows=code.name == "ours")
@@ -547,6 +555,13 @@ def figures(recs: list[dict]) -> dict:
     model = [r for r in answerable if "model_has_evidence" in r]
     if model:
         out["model_candidate_recall"] = share(r["model_has_evidence"] for r in model)
+        for kind in ("question", "task", "paraphrase"):
+            ks = [r for r in model if r["kind"] == kind]
+            if ks:
+                out[f"model_candidate_recall_{kind}"] = share(r["model_has_evidence"] for r in ks)
+        lexical = [r for r in model if "model_lexical_has_evidence" in r]
+        if lexical:
+            out["model_lexical_candidate_recall"] = share(r["model_lexical_has_evidence"] for r in lexical)
         new = [r for r in recs if r["kind"] == "new-task" and "model_candidates" in r]
         out["model_silent_new_task"] = share(r["model_candidates"] == 0 for r in new)
         out["model_candidates_per_prompt"] = round(

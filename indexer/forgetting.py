@@ -493,6 +493,11 @@ def remove_from_index(ix, intent: dict) -> int:
                 ix.add_messages(batch, archive=False, positions=positions)
     ix.pending_other = True
     ix.commit()
+    # the semantic channel's vectors of what was touched: the job embeds what is left again
+    from indexer.vectors import forget_vectors
+
+    whole_project = sel.project if sel.whole and sel.project and not sel.sessions else None
+    forget_vectors(sessions=intent.get("sessions") or [], project=whole_project)
     return max(0, before - _count_messages(ix))
 
 

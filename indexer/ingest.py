@@ -1008,6 +1008,9 @@ class Indexer:
         self.pending_touches = [t for t in self.pending_touches if t[1] not in gone]
         self.writer.commit()
         self.state.forget_sessions(session_ids)
+        from indexer.vectors import forget_vectors
+
+        forget_vectors(sessions=session_ids)
 
     # whole runs ----------------------------------------------------------------------
     def plan(self, roots: Iterable[Path]) -> tuple[list[Path], list[tuple[Path, int]]]:

@@ -85,6 +85,12 @@ def known_projects(path: Path) -> list[str]:
     return [r[0] for r in _read_only(path, "SELECT DISTINCT project FROM sessions") if r[0]]
 
 
+def projects_by_activity(path: Path) -> list[str]:
+    """Projects with indexed sessions, the one with the latest session first."""
+    rows = _read_only(path, "SELECT project, max(ended) FROM sessions GROUP BY project ORDER BY 2 DESC")
+    return [r[0] for r in rows if r[0]]
+
+
 _SESSION_COLS = "session_id, project, cwd, first_prompt, summaries, files, started, ended, messages"
 
 

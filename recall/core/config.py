@@ -86,6 +86,9 @@ DEFAULTS: dict = {
         "min_confidence": 0.6,  # raw path: inject only hits this sure to bear on the prompt (recall.search.confidence)
         "model_min_confidence": 0.25,  # model path: hand the synthesis hits this sure; it answers NONE for the rest
         "raw_limit": 3,  # raw path: at most this many hits, one per past session
+        "semantic": True,  # model path: also hand the synthesis the sessions nearest in meaning (recall.search.semantic)
+        "semantic_min_similarity": 0.3,  # ... those at least this near the prompt (cosine)
+        "semantic_sessions": 3,  # ... at most this many past sessions of them
         "raw_max_chars": 1500,  # raw path: size of the injected block
         "synthesize": True,  # False: always inject raw snippets
         "max_rules": 5,  # triggered rules injected per prompt (recall rules); 0: none

@@ -164,6 +164,39 @@ def model_decision(judged: list, hook: dict, skip_sessions=frozenset()):
     )
 
 
+def semantic_candidates(prompt: str, cwd: str | None, session_id: str | None, hook: dict, searcher, have=()) -> list:
+    """The semantic channel's picks for the model path (``recall.search.semantic.related``):
+    the current project's past sessions nearest the prompt in meaning, not of ``have`` (sessions
+    the lexical candidates already bring); [] where no vectors are attached (only the service
+    has them) or ``hook.semantic`` is off."""
+    from recall.search import semantic
+
+    store = semantic.attached()
+    if store is None or searcher is None or not semantic.enabled(hook) or hook.get("scope") == "all":
+        return []
+    from indexer.project import canonical_project
+
+    project = canonical_project(os.path.abspath(cwd or os.getcwd()))
+    return semantic.related(
+        searcher,
+        store,
+        prompt[:MAX_PROMPT_CHARS],
+        project,
+        exclude_session=session_id or None,
+        sessions=int(hook.get("semantic_sessions", semantic.DEFAULT_SESSIONS)),
+        floor=float(hook.get("semantic_min_similarity", semantic.DEFAULT_MIN_SIMILARITY)),
+        skip_sessions=frozenset(have),
+    )
+
+
+def model_candidates(model_hits: list, extra: list, hook: dict) -> list:
+    """The model path's reading: the lexical picks, then the semantic channel's, at most
+    ``hook.limit``."""
+    limit = max(1, int(hook.get("limit", 8)))
+    lexical = list(model_hits)[: max(1, limit - min(len(extra), limit // 2))]
+    return (lexical + list(extra))[:limit]
+
+
 def find_hits(
     prompt: str,
     cwd: str | None = None,

@@ -173,7 +173,14 @@ def build_context(
         return None
     # imported here, not at the top: a trivial prompt, or one the service answers, needs neither
     from recall.prompt.block import format_rules, hook_output
-    from recall.prompt.candidates import judged_candidates, model_decision, raw_decision, with_answers
+    from recall.prompt.candidates import (
+        judged_candidates,
+        model_candidates,
+        model_decision,
+        raw_decision,
+        semantic_candidates,
+        with_answers,
+    )
     from recall.prompt.injections import injected_sessions
 
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload.get("cwd") else None
@@ -189,7 +196,18 @@ def build_context(
     before = injected_sessions(session_id) if judged and session_id else frozenset()
     raw = raw_decision(judged, hook, before)
     model = model_decision(judged, hook, before)
-    path, backend_name = ("raw", "") if not model.hits else choose_path(hook, cfg)
+    found = []  # the semantic channel's (the service only): the model decides on them too
+    from recall.search.semantic import attached
+
+    if attached() is not None and choose_path(hook, cfg)[0] == "model":
+        if session_id and not before:
+            before = injected_sessions(session_id)
+        s = s or searcher
+        have = {h.session_id for h in model.hits} | set(before)
+        found = semantic_candidates(prompt, cwd, session_id, hook, s, have)
+        if found:
+            trace["semantic"] = [{"session": h.session_id, "similarity": h.similarity} for h in found]
+    path, backend_name = ("raw", "") if not (model.hits or found) else choose_path(hook, cfg)
     if backend_name:
         trace["backend"] = backend_name
     trace["path"] = path
@@ -199,20 +217,15 @@ def build_context(
     if chosen.repeated:
         trace["repeated"] = chosen.repeated  # sessions injected earlier in this conversation
     hits = chosen.hits
+    if path == "model":
+        hits = model_candidates(hits, found, hook)
     if path == "model" and hits:
         hits = with_answers(s, hits, int(hook["limit"]) + int(hook["limit"]) // 2)
     if hits and hook.get("stale_marks", True):
         from recall.search.stale import mark_hits  # stat calls and state.db: no subprocess
 
         mark_hits(hits, cwd)
-    trace["hits"] = [
-        {
-            "session": h.session_id,
-            "score": round(float(h.score), 3),
-            **({"confidence": round(h.confidence, 3)} if h.confidence is not None else {}),
-        }
-        for h in hits
-    ]
+    trace["hits"] = [_traced(h) for h in hits]
     if not hits:
         if chosen.repeated and chosen.best is not None and chosen.best >= chosen.gate:
             why = "every confident hit is of a session injected earlier in this conversation"
@@ -241,6 +254,16 @@ def build_context(
     return out
 
 
+def _traced(hit) -> dict:
+    """A hit as the injection log keeps it."""
+    return {
+        "session": hit.session_id,
+        "score": round(float(hit.score), 3),
+        **({"confidence": round(hit.confidence, 3)} if hit.confidence is not None else {}),
+        **({"similarity": round(hit.similarity, 3)} if getattr(hit, "similarity", None) is not None else {}),
+    }
+
+
 def _redacted(text: str) -> str:
     try:
         from indexer.redact import redact
@@ -267,14 +290,7 @@ def _deliver(prompt, hits, raw_hits, hook, cfg, deadline, on_fallback, trace, ru
         trace.update(outcome="raw", why=why)
         trace["injected"] = list(dict.fromkeys(h.session_id for h in raw_hits))
         if trace.get("path") == "model":
-            trace["hits"] = [
-                {
-                    "session": h.session_id,
-                    "score": round(float(h.score), 3),
-                    **({"confidence": round(h.confidence, 3)} if h.confidence is not None else {}),
-                }
-                for h in raw_hits
-            ]
+            trace["hits"] = [_traced(h) for h in raw_hits]
         return raw
 
     if any(getattr(h, "kind", "") == "memory" for h in hits):
@@ -309,8 +325,9 @@ def _deliver(prompt, hits, raw_hits, hook, cfg, deadline, on_fallback, trace, ru
     if not result.strip():
         trace.update(
             outcome="rules" if only_rules is not None else "nothing",
-            why=f"the model found nothing relevant in the {len(hits)} hits above "
-            f"hook.model_min_confidence {float(hook['model_min_confidence']):.2f}",
+            why=f"the model found nothing relevant in the {len(hits)} hits it read (lexical above "
+            f"hook.model_min_confidence {float(hook['model_min_confidence']):.2f}, semantic above "
+            f"hook.semantic_min_similarity {float(hook.get('semantic_min_similarity', 0.3)):.2f})",
         )
         return only_rules  # the model found nothing in the hits that bears on the prompt
     trace.update(outcome="synthesized", why="")

@@ -33,6 +33,8 @@ def hook_settings(cfg: dict | None = None) -> dict:
     out["limit"] = int(min(max(out["limit"], 1), 50))
     out["raw_limit"] = int(min(max(out["raw_limit"], 1), 50))
     out["raw_max_chars"] = int(min(max(out["raw_max_chars"], 300), out["max_chars"]))
+    out["semantic_sessions"] = int(min(max(out["semantic_sessions"], 0), 10))
+    out["semantic_min_similarity"] = float(min(out["semantic_min_similarity"], 1.0))
     out["budget_seconds"] = float(min(max(out["budget_seconds"], 0.5), 120))
     if out.get("scope") not in ("project", "all"):
         out["scope"] = "project"

@@ -25,6 +25,7 @@ class Hit:
     reply: str | None = None  # a user prompt's hit: the reply it got (recall.search.exchange)
     question: str | None = None  # an assistant message's hit: the prompt it answered
     confidence: float | None = None  # that it bears on the query (recall.search.confidence)
+    similarity: float | None = None  # a semantic hit's cosine to the prompt (recall.search.semantic)
     echo: bool = False  # it restates what recall itself recalled (ranked below its source)
     # files it names or its session wrote that changed since (recall.search.stale): [] when none
     stale: list = field(default_factory=list)
@@ -37,6 +38,8 @@ class Hit:
         d["score"] = round(self.score, 4)
         if self.confidence is not None:
             d["confidence"] = round(self.confidence, 4)
+        if self.similarity is None:
+            d.pop("similarity")
         return d
 
 

@@ -473,6 +473,73 @@ class Searcher:
             hits.append(hit)
         return self.shown(hits)
 
+    def by_keys(self, keys: list[str], now: float | None = None) -> list[Hit]:
+        """The hits of these index keys ("m:<uuid>"), in the order given, with their text and
+        the exchange around them; a key no longer in the index, or that no reader may show,
+        is left out (the semantic channel's vectors name documents by key)."""
+        if not keys:
+            return []
+        s = self.index.searcher()
+        tq = tantivy.Query
+        query = tq.term_set_query(self.schema, "key", list(keys))
+        found = {}
+        now = time.time() if now is None else now
+        for _score, address in s.search(query, len(keys), count=False).hits:
+            doc = s.doc(address)
+            hit, rec, fd = self._read(doc, 0.0, now, boost=False, keep_open=True)
+            try:
+                if rec is not None and hit.kind == "message":
+                    flags: dict = {}
+                    hit.reply, hit.question = exchange(
+                        self.archive_root,
+                        hit.project,
+                        hit.session_id,
+                        int(doc.get_first("apos")),
+                        hit.role,
+                        str(rec.get("source") or ""),
+                        fd=fd,
+                        flags=flags,
+                    )
+                    hit.echo = hit.echo or bool(flags.get("echo"))
+            finally:
+                if fd is not None:
+                    os.close(fd)
+            found[stored_value(doc, "key")] = hit
+        return self.shown([found[k] for k in keys if k in found])
+
+    def newest_messages(self, project: str, limit: int, since: int = 0) -> list[tuple[str, str, int, str]]:
+        """``(key, session, ts, text)`` of ``project``'s newest ``limit`` user prompts and
+        assistant replies at or after ``since`` (what the semantic channel embeds), newest
+        first; what no reader may show left out."""
+        s = self.index.searcher()
+        tq = tantivy.Query
+        schema = self.schema
+
+        def must(field, value):
+            return (tantivy.Occur.Must, tq.term_query(schema, field, value, index_option="basic"))
+
+        clauses = [
+            must("project", project),
+            must("doctype", "message"),
+            (tantivy.Occur.Must, tq.term_set_query(schema, "role", ["user", "assistant"])),
+        ]
+        if since:
+            clauses.append(
+                (tantivy.Occur.Must, tq.range_query(schema, "ts", tantivy.FieldType.Integer, int(since), 2**62))
+            )
+        result = s.search(tq.boolean_query(clauses), limit, count=False, order_by_field="ts", order=tantivy.Order.Desc)
+        now = time.time()
+        hits, keys, stamps = [], [], []
+        for _score, address in result.hits:
+            doc = s.doc(address)
+            hits.append(self._hit(doc, 0.0, now, boost=False))
+            keys.append(stored_value(doc, "key"))
+            stamps.append(int(stored_value(doc, "ts", 0) or 0))
+        shown_ids = {id(h) for h in self.shown(hits)}
+        return [
+            (k, h.session_id, ts, h.text) for k, h, ts in zip(keys, hits, stamps) if id(h) in shown_ids and h.text
+        ]
+
     def doc_freqs(self, terms: list[str], project: str | None = None) -> tuple[dict[str, int], int]:
         """How many messages (and memories) of ``project`` hold each of ``terms`` in their
         content, and how many documents ``project`` has: the history the prompt hook judges

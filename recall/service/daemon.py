@@ -70,6 +70,7 @@ RESCAN_INTERVAL = float(os.environ.get("RECALL_RESCAN_SECONDS", "30"))
 NATIVE_DELAY = 0.3  # seconds after a memory-file event before re-reading them
 STATUS_INTERVAL = 1.0
 HEARTBEAT_INTERVAL = 5.0
+SEMANTIC_SLICE = 2.0  # seconds of embedding per turn of the semantic job (a thread of its own)
 ROOT_CHECK_INTERVAL = 1.0
 AGENT_LIVE_SECONDS = 3600.0  # another agent's lines this recent are a live session's (due a memory capture)
 REDACTION_PAUSE = 0.02  # between two slices of the re-redaction pass
@@ -226,6 +227,9 @@ class Service:
         self._search_lock = threading.Lock()
         self._searcher = None
         self._searcher_gen = -1
+        self._vectors = None  # the semantic channel's store (recall.search.semantic), once it runs
+        self._backlog = None
+        self._semantic_busy = False
         self.state = "starting"
         self.started = time.time()
         self.started_mono = time.monotonic()
@@ -431,6 +435,47 @@ class Service:
                 self._searcher.refresh()
                 self._searcher_gen = self.generation
             return self._searcher
+
+    # the semantic channel (recall.search.semantic) ------------------------------------------
+    def _semantic_due(self) -> bool:
+        return self.ix is not None and not self.dirty and not self.scan_dirs and not self._semantic_busy
+
+    def _semantic_kick(self) -> None:
+        """Embed a slice of what is new, in a thread of its own at a low priority, while the
+        model path can use it (a backend exists and ``hook.semantic`` is on)."""
+        from recall.core import config
+        from recall.prompt.context import choose_path
+        from recall.prompt.settings import hook_settings
+        from recall.search import semantic
+
+        cfg = config.load()
+        hook = hook_settings(cfg)
+        if not semantic.enabled(hook) or choose_path(hook, cfg)[0] != "model":
+            semantic.attach(None)
+            return
+        if self._vectors is None:
+            from indexer.vectors import VectorStore
+
+            self._vectors = VectorStore()
+            self._backlog = semantic.Backlog()
+        semantic.attach(self._vectors)
+        self._semantic_busy = True
+        threading.Thread(target=self._semantic_slice, name="recall-semantic", daemon=True).start()
+
+    def _semantic_slice(self) -> None:
+        from recall.search import semantic
+
+        try:
+            process.lower_priority(10)
+            n = semantic.embed_step(
+                self.searcher(), self._vectors, self._backlog, semantic.projects_by_activity(), SEMANTIC_SLICE
+            )
+            if n:
+                self.log.info("semantic channel: %d messages embedded, %d left", n, len(self._backlog.pending))
+        except Exception as exc:  # noqa: BLE001 - the lexical path does not depend on it
+            self.log.warning("semantic channel: %s: %s", type(exc).__name__, str(exc)[:300])
+        finally:
+            self._semantic_busy = False
 
     def _drop_searcher(self) -> None:
         with self._search_lock:
@@ -1255,6 +1300,7 @@ JOBS: tuple[Job, ...] = (
     Job("restart on new code", lambda s: CODE_CHECK_INTERVAL, Service._code_changed, ends_turn=True),
     Job("re-redaction slice", _every_turn, Service._redaction_step, when=lambda s: s.redaction_due),
     Job("touches slice", _every_turn, Service._touches_step, when=lambda s: s.touches_due),
+    Job("semantic vectors slice", _heartbeat, Service._semantic_kick, when=Service._semantic_due),
     Job("commit", _every_turn, lambda s: s._maybe_commit(COMMIT_INTERVAL)),
     Job("status file", _every_turn, lambda s: s._write_status(periodic=True)),
 )

