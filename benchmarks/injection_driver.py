@@ -110,9 +110,7 @@ def main() -> int:
                         for h in near
                         if h.similarity >= hs["semantic_min_similarity"] and h.session_id not in res["model"]
                     ][: hs["semantic_sessions"]]
-                    res["model"] = list(
-                        dict.fromkeys(h.session_id for h in cand.model_candidates(lexical, found, hs))
-                    )
+                    res["model"] = list(dict.fromkeys(h.session_id for h in cand.model_candidates(lexical, found, hs)))
                 if req.get("rows") and judged:
                     from recall.search import confidence as conf
 

@@ -536,9 +536,7 @@ class Searcher:
             keys.append(stored_value(doc, "key"))
             stamps.append(int(stored_value(doc, "ts", 0) or 0))
         shown_ids = {id(h) for h in self.shown(hits)}
-        return [
-            (k, h.session_id, ts, h.text) for k, h, ts in zip(keys, hits, stamps) if id(h) in shown_ids and h.text
-        ]
+        return [(k, h.session_id, ts, h.text) for k, h, ts in zip(keys, hits, stamps) if id(h) in shown_ids and h.text]
 
     def doc_freqs(self, terms: list[str], project: str | None = None) -> tuple[dict[str, int], int]:
         """How many messages (and memories) of ``project`` hold each of ``terms`` in their

@@ -19,7 +19,7 @@ from recall.core import config
 from recall.prompt import context as rc
 from recall.prompt import injections
 from recall.search import semantic
-from tests.prompt.test_small_history import PARAPHRASES, _decision, mundane_sessions, payload
+from tests.prompt.test_small_history import PARAPHRASES, mundane_sessions, payload
 from tests.support.standin import request_text
 from tests.support.standin import text as answer
 
@@ -30,7 +30,12 @@ def test_the_encoder_reproduces_the_published_similarities():
 
     assert available()
     v = MiniLM().embed(
-        ["A man is eating food.", "A man is eating a piece of bread.", "The new movie is awesome", "The new movie is so great"]
+        [
+            "A man is eating food.",
+            "A man is eating a piece of bread.",
+            "The new movie is awesome",
+            "The new movie is so great",
+        ]
     )
     assert abs(float(v[0] @ v[1]) - 0.755) < 0.02
     assert abs(float(v[2] @ v[3]) - 0.894) < 0.02
@@ -150,7 +155,7 @@ def test_the_price_paraphrase_is_found_by_meaning_alone(attached, model_backend,
 
 
 def test_a_paraphrase_nothing_links_stays_silent(attached, model_backend, decisions, project):
-    """"remind me how the webhook dedup works": the session says "stripe sends the same event
+    """ "remind me how the webhook dedup works": the session says "stripe sends the same event
     twice" and never "webhook" or "dedup" (MiniLM similarity 0.10): found only through a typed
     memory (tests/prompt/test_small_history.py); without one, nothing wrong is injected."""
     text, _trace = _ask(project, PARAPHRASES["dedup"][0])
