@@ -21,6 +21,8 @@
                      makes a forget resumable
 ``forget_rules``     a ``--match``/``--secret`` forget standing for the lines archived after
                      it, held as a salted digest, never the text
+``vectors``          the semantic channel's vectors (vectors.db): one per embedded message,
+                     dropped by every forget
 ``purge``            making deleted documents' bytes leave the index's segments
 ``reredact_archive`` re-redacting what older rules stored: the rules version on record, one
                      archive file re-redacted

@@ -14,6 +14,10 @@
   ``exchange``    the reply a question got, the question a reply answered
   ``stale``       each hit's marks: the files it names or its session wrote that changed since;
                   what ``recall show``/``sessions`` say of a session's files, with git
+  ``minilm``      all-MiniLM-L6-v2, the sentence encoder (int8 ONNX, its WordPiece tokenizer;
+                  ``data/`` holds the vocabulary)
+  ``semantic``    the semantic channel: messages embedded in the background, the sessions nearest
+                  a prompt in meaning, for the prompt hook's model path
   ``timespec``    ``--since``
   ``run``         the service first, else in-process
 """
