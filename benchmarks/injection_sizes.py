@@ -892,6 +892,36 @@ def kinds_table(tab: dict, split: str, names: dict | None = None) -> str:
     return "\n".join(lines)
 
 
+def model_table(tab: dict, split: str, names: dict | None = None) -> str:
+    """The model path's reading per size (recall only): the answering session among the
+    candidates the synthesis reads, from the lexical gate alone and with the semantic channel,
+    by kind, and the new tasks for which no model call is made."""
+    names = names or SIZE_LABELS
+    head = (
+        "| history | lexical candidates only | with the semantic channel | questions | tasks | paraphrases "
+        "| new tasks with no candidate | candidates per prompt |"
+    )
+    lines = [head, "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for size in SIZE_ORDER:
+        if size not in tab:
+            continue
+        f = ((tab[size].get("ours") or {}).get(split)) or {}
+        if "model_candidate_recall" not in f:
+            continue
+
+        def c(key: str) -> str:
+            x = f.get(key)
+            return "—" if x is None else f"{x:.2f}"
+
+        lines.append(
+            f"| {names[size]} | {c('model_lexical_candidate_recall')} | {c('model_candidate_recall')} | "
+            f"{c('model_candidate_recall_question')} | {c('model_candidate_recall_task')} | "
+            f"{c('model_candidate_recall_paraphrase')} | {c('model_silent_new_task')} | "
+            f"{f.get('model_candidates_per_prompt', '—')} |"
+        )
+    return "\n".join(lines)
+
+
 def clopper_pearson_upper(k: int, n: int, alpha: float = 0.05) -> float:
     """The exact (Clopper–Pearson) one-sided upper bound at 1 - ``alpha`` of a share seen as
     ``k`` of ``n``: the largest p with P(X <= k | n, p) >= alpha."""
@@ -966,6 +996,7 @@ def sections(res: dict | None = None) -> list[str]:
                 )
             )
             out.append(prose("sizes-kinds", half=split, table=kinds_table(tab["coding"], split, labels(res))))
+            out.append(prose("sizes-model", half=split, table=model_table(tab["coding"], split, labels(res))))
         if "longmemeval" in tab:
             out.append(
                 prose(
@@ -975,6 +1006,7 @@ def sections(res: dict | None = None) -> list[str]:
                     table=corpus_table(tab["longmemeval"], split, False),
                 )
             )
+            out.append(prose("sizes-model", half=split, table=model_table(tab["longmemeval"], split)))
     b = res.get("budgets")
     if b:
         rows = ["| process | recall | main | recall − main | budget |", "|---|---:|---:|---:|---|"]

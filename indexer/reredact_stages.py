@@ -35,6 +35,10 @@ def reindex_file(ix, res: FileResult) -> int:
         writer.delete_documents_by_term("key", "m:" + m.uuid)
         writer.add_document(message_document(m, res.positions[i]))
     ix.pending_messages += len(keep)
+    if res.changed:  # embedded from the text before: the semantic job embeds the new one
+        from indexer.vectors import forget_vectors
+
+        forget_vectors(keys=["m:" + old.uuid for old, _new in res.changed])
     sessions: set[str] = set()
     for old, new in res.changed:
         s = ix.sessions.get(old.session_id) or ix.state.session(old.session_id)

@@ -8,7 +8,8 @@ the text there: ``hash``).
 
 Forgetting goes through here too: ``indexer.forgetting.remove_from_index`` drops the vectors of
 every session it touches and of a whole forgotten project, before the job may embed what is
-left again; ``recall purge`` and uninstall remove the file with the rest of ``$RECALL_HOME``.
+left again; the re-redaction pass drops those of the messages it rewrote (a secret the newer
+rules catch leaves no vector behind); ``recall purge`` and uninstall remove the file with the rest of ``$RECALL_HOME``.
 A model change (``MODEL``) empties the table: vectors of two encoders never mix.
 """
 
@@ -153,13 +154,14 @@ class VectorStore:
         return keys, sessions, hashes, m
 
 
-def forget_vectors(sessions=(), project: str | None = None) -> None:
-    """The forget step of the vectors (``indexer.forgetting``): nothing to do when there is no
+def forget_vectors(sessions=(), project: str | None = None, keys=()) -> None:
+    """The forget step of the vectors (``indexer.forgetting``; ``keys``: the messages the
+    re-redaction pass rewrote, ``indexer.reredact_stages``): nothing to do when there is no
     vectors.db; a failure is raised (the forget is retried, nothing is left behind)."""
-    if not db_path().exists():
+    if not db_path().exists() or not (sessions or project or keys):
         return
     store = VectorStore()
     try:
-        store.forget(sessions=sessions, project=project)
+        store.forget(sessions=sessions, project=project, keys=keys)
     finally:
         store.close()

@@ -370,6 +370,13 @@ def _print_index_lines(info: dict, now: float) -> None:
         from recall.cli.output import backfill_text
 
         echo(f"Backfill: {backfill_text(svc['backfill'])}, newest sessions first")
+    sem = svc.get("semantic") if svc.get("running") else None
+    if sem:
+        if sem.get("on"):
+            waiting = f", {sem['waiting']:,} waiting" if sem.get("waiting") else ""
+            echo(f"Semantic: {counted(sem.get('vectors') or 0, 'message')} embedded{waiting} (the model path)")
+        else:
+            echo(f"Semantic: off: {sem.get('why')}")
     arch = info["archive"]
     echo(
         f"Archive: {counted(arch['sessions'], 'session')}, {arch['bytes'] / 1e6:.1f} MB ({short_project(arch['path'])})"

@@ -230,6 +230,7 @@ class Service:
         self._vectors = None  # the semantic channel's store (recall.search.semantic), once it runs
         self._backlog = None
         self._semantic_busy = False
+        self.semantic_status: dict | None = None  # `recall status`: vectors, waiting, or why off
         self.state = "starting"
         self.started = time.time()
         self.started_mono = time.monotonic()
@@ -452,6 +453,14 @@ class Service:
         hook = hook_settings(cfg)
         if not semantic.enabled(hook) or choose_path(hook, cfg)[0] != "model":
             semantic.attach(None)
+            why = "hook.semantic is false" if not hook.get("semantic", True) else None
+            if why is None:
+                from recall.search.minilm import available
+
+                why = (
+                    "no model backend (only the model path uses it)" if available() else "the encoder is not installed"
+                )
+            self.semantic_status = {"on": False, "why": why}
             return
         if self._vectors is None:
             from indexer.vectors import VectorStore
@@ -472,6 +481,7 @@ class Service:
             )
             if n:
                 self.log.info("semantic channel: %d messages embedded, %d left", n, len(self._backlog.pending))
+            self.semantic_status = {"on": True, "vectors": self._vectors.count(), "waiting": len(self._backlog.pending)}
         except Exception as exc:  # noqa: BLE001 - the lexical path does not depend on it
             self.log.warning("semantic channel: %s: %s", type(exc).__name__, str(exc)[:300])
         finally:
@@ -975,6 +985,7 @@ class Service:
                 "anon_mb": anon,
                 "peak_anon_mb": self.peak_anon_mb or None,
                 "socket_requests": getattr(self.server, "requests", 0),
+                "semantic": self.semantic_status,
             }
         )
         return st

@@ -243,3 +243,31 @@ def test_the_hook_process_never_loads_the_encoder():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == ""
     assert semantic.attached() is None
+
+
+def test_the_re_redaction_pass_drops_the_vectors_of_what_it_rewrote(claude_projects, project, monkeypatch):
+    """A secret the newer rules catch leaves no vector embedded from the text that held it."""
+    from indexer.ingest import Indexer
+    from indexer.vectors import VectorStore
+    from recall.privacy import redaction_pass
+    from recall.privacy.forget import attach as attach_privacy
+    from recall.search.searcher import Searcher
+    from tests.privacy.test_reredact import SECRET, old_rules, write_history
+
+    with old_rules(monkeypatch):
+        (s,) = write_history(claude_projects, project)
+        index_all()
+        store = VectorStore()
+        assert semantic.embed_all(Searcher(), store, [_project_key(project)]) == 4
+    before = dict(zip(*store.matrix(_project_key(project))[:3:2]))
+    with Indexer() as ix:
+        attach_privacy(ix)
+        assert redaction_pass.run(ix)["rewritten"] == 2
+    keys, _sessions, hashes, _m = store.matrix(_project_key(project))
+    assert len(keys) == 2  # the two messages that held the secret: their vectors are gone
+    assert all(before[k] == h for k, h in zip(keys, hashes))
+    # the job embeds their redacted text again
+    assert semantic.embed_all(Searcher(), store, [_project_key(project)]) == 2
+    texts = [h.text for h in Searcher().by_keys(store.matrix(_project_key(project))[0])]
+    assert len(texts) == 4 and not any(SECRET in t for t in texts)
+    del s
