@@ -139,7 +139,17 @@ class VectorStore:
             hit = self._cache.get(project)
             if hit is not None and hit[0] == stamp:
                 return hit[1], hit[2], hit[3], hit[4]
-            rows = self.conn.execute("SELECT key, session, hash, v FROM vec WHERE project=?", (project,)).fetchall()
+            since = 0
+            if hit is not None and hit[0][1] is not None and stamp[1] is not None:
+                # only rows added since (the background job appends): read those, keep the rest
+                new = self.conn.execute(
+                    "SELECT count(*) FROM vec WHERE project=? AND rowid>?", (project, hit[0][1])
+                ).fetchone()[0]
+                if hit[0][0] + new == stamp[0]:
+                    since = hit[0][1]
+            rows = self.conn.execute(
+                "SELECT key, session, hash, v FROM vec WHERE project=? AND rowid>? ORDER BY rowid", (project, since)
+            ).fetchall()
         keys = [r[0] for r in rows]
         sessions = [r[1] for r in rows]
         hashes = [r[2] for r in rows]
@@ -148,6 +158,9 @@ class VectorStore:
             if rows
             else np.zeros((0, DIM), np.float32)
         )
+        if since:
+            keys, sessions, hashes = hit[1] + keys, hit[2] + sessions, hit[3] + hashes
+            m = np.concatenate([hit[4], m]) if len(m) else hit[4]
         if len(self._cache) >= 4:  # the projects prompts come from: a few at a time
             self._cache.pop(next(iter(self._cache)))
         self._cache[project] = (stamp, keys, sessions, hashes, m)

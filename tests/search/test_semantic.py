@@ -271,3 +271,30 @@ def test_the_re_redaction_pass_drops_the_vectors_of_what_it_rewrote(claude_proje
     texts = [h.text for h in Searcher().by_keys(store.matrix(_project_key(project))[0])]
     assert len(texts) == 4 and not any(SECRET in t for t in texts)
     del s
+
+
+def test_the_matrix_follows_appends_replacements_and_forgets():
+    """The service's in-memory copy of a project's vectors: rows appended by the job are read
+    alone; a replaced or forgotten row makes it read the project again."""
+    import numpy as np
+
+    from indexer.vectors import VectorStore
+
+    store = VectorStore()
+    rng = np.random.default_rng(1)
+
+    def vec():
+        v = rng.standard_normal(384).astype(np.float32)
+        return v / np.linalg.norm(v)
+
+    store.put([(f"m:{i}", "/p", f"s{i}", i, "h", vec()) for i in range(5)])
+    assert store.matrix("/p")[0] == [f"m:{i}" for i in range(5)]
+    store.put([("m:5", "/p", "s5", 5, "h", vec())])
+    keys, _s, _h, m = store.matrix("/p")
+    assert keys == [f"m:{i}" for i in range(6)] and m.shape == (6, 384)
+    store.put([("m:2", "/p", "s2", 2, "h2", vec())])  # re-embedded: its old row is replaced
+    keys, _s, hashes, m = store.matrix("/p")
+    assert sorted(keys) == [f"m:{i}" for i in range(6)] and m.shape == (6, 384)
+    assert hashes[keys.index("m:2")] == "h2"
+    store.forget(keys=["m:0"])
+    assert sorted(store.matrix("/p")[0]) == [f"m:{i}" for i in range(1, 6)]
