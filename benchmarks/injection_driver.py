@@ -37,12 +37,12 @@ def main() -> int:
         from recall.search import semantic
     except ImportError:
         semantic = None
-    if semantic is not None and os.environ.get("RECALL_BENCH_SEMANTIC", "1") != "0":
+    if semantic is not None:
         from indexer.vectors import VectorStore
         from recall.search.minilm import MiniLM
 
         store = VectorStore()
-        encoder = MiniLM(threads=int(os.environ.get("RECALL_BENCH_THREADS", "2")))
+        encoder = MiniLM(threads=2)  # the benchmark embeds whole pools at once: both cores
         semantic.attach(store)
     out = sys.stdout
     for line in sys.stdin:
