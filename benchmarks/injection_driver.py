@@ -103,13 +103,10 @@ def main() -> int:
                 res["model"] = list(dict.fromkeys(h.session_id for h in lexical))
                 if store is not None:
                     res["model_lexical"] = res["model"]
-                    near = semantic.related(searcher, store, prompt, project, sessions=5, floor=-1.0, encoder=encoder)
-                    res["near"] = [[h.session_id, h.similarity] for h in near]
-                    found = [
-                        h
-                        for h in near
-                        if h.similarity >= hs["semantic_min_similarity"] and h.session_id not in res["model"]
-                    ][: hs["semantic_sessions"]]
+                    near = cand.nearest_sessions(prompt, cwd, None, hs, searcher)
+                    res["near"] = [[h.session_id, h.similarity] for h in near[:5]]
+                    raw_hits = cand.raw_decision(judged, hs).hits
+                    found, _raw_extra = cand.semantic_picks(near, judged, lexical, raw_hits, hs)
                     res["model"] = list(dict.fromkeys(h.session_id for h in cand.model_candidates(lexical, found, hs)))
                 if req.get("rows") and judged:
                     from recall.search import confidence as conf

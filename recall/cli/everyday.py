@@ -374,7 +374,7 @@ def _print_index_lines(info: dict, now: float) -> None:
     if sem:
         if sem.get("on"):
             waiting = f", {sem['waiting']:,} waiting" if sem.get("waiting") else ""
-            echo(f"Semantic: {counted(sem.get('vectors') or 0, 'message')} embedded{waiting} (the model path)")
+            echo(f"Semantic: {counted(sem.get('vectors') or 0, 'message')} embedded{waiting}")
         else:
             echo(f"Semantic: off: {sem.get('why')}")
     arch = info["archive"]

@@ -164,11 +164,12 @@ def model_decision(judged: list, hook: dict, skip_sessions=frozenset()):
     )
 
 
-def semantic_candidates(prompt: str, cwd: str | None, session_id: str | None, hook: dict, searcher, have=()) -> list:
-    """The semantic channel's picks for the model path (``recall.search.semantic.related``):
-    the current project's past sessions nearest the prompt in meaning, not of ``have`` (sessions
-    the lexical candidates already bring); [] where no vectors are attached (only the service
-    has them) or ``hook.semantic`` is off."""
+def nearest_sessions(prompt: str, cwd: str | None, session_id: str | None, hook: dict, searcher, skip=()) -> list:
+    """The semantic channel's nearest past sessions of the current project (one hit each, best
+    first, ``recall.search.semantic.related``), enough of them for both paths' picks
+    (``semantic_picks``); [] where no vectors are attached (only the service has them),
+    ``hook.semantic`` is off or ``hook.scope`` is ``all``. Not of the current session, nor of
+    ``skip`` (sessions injected earlier in this conversation)."""
     from recall.search import semantic
 
     store = semantic.attached()
@@ -177,16 +178,48 @@ def semantic_candidates(prompt: str, cwd: str | None, session_id: str | None, ho
     from indexer.project import canonical_project
 
     project = canonical_project(os.path.abspath(cwd or os.getcwd()))
+    floor = min(
+        float(hook.get("semantic_min_similarity", semantic.DEFAULT_MIN_SIMILARITY)), semantic.RAW_MIN_SIMILARITY
+    )
     return semantic.related(
         searcher,
         store,
         prompt[:MAX_PROMPT_CHARS],
         project,
         exclude_session=session_id or None,
-        sessions=int(hook.get("semantic_sessions", semantic.DEFAULT_SESSIONS)),
-        floor=float(hook.get("semantic_min_similarity", semantic.DEFAULT_MIN_SIMILARITY)),
-        skip_sessions=frozenset(have),
+        sessions=int(hook.get("semantic_sessions", semantic.DEFAULT_SESSIONS)) + int(hook.get("limit", 8)),
+        floor=floor,
+        skip_sessions=frozenset(skip),
     )
+
+
+def semantic_picks(near: list, judged: list, model_hits: list, raw_hits: list, hook: dict) -> tuple[list, list]:
+    """What the semantic channel adds to each path, from ``near`` (``nearest_sessions``).
+
+    * the model path: the nearest sessions at or above ``hook.semantic_min_similarity`` that its
+      lexical picks do not already bring, at most ``hook.semantic_sessions``: the model decides;
+    * the raw path, where nobody reads before it is injected: the nearest session only, and only
+      when two signals agree: its cosine reaches ``RAW_MIN_SIMILARITY`` and its best lexical
+      candidate reaches ``RAW_MIN_CONFIDENCE`` (below ``hook.min_confidence``, which alone
+      suffices), within ``hook.raw_limit``."""
+    from recall.search import semantic
+
+    floor = float(hook.get("semantic_min_similarity", semantic.DEFAULT_MIN_SIMILARITY))
+    have = {h.session_id for h in model_hits}
+    model_extra = [h for h in near if h.similarity >= floor and h.session_id not in have]
+    model_extra = model_extra[: int(hook.get("semantic_sessions", semantic.DEFAULT_SESSIONS))]
+    raw_extra = []
+    if near and len(raw_hits) < int(hook.get("raw_limit", 3)):
+        top = near[0]
+        lexical = max((h.confidence or 0.0 for h in judged if h.session_id == top.session_id), default=0.0)
+        if (
+            top.similarity >= semantic.RAW_MIN_SIMILARITY
+            and lexical >= semantic.RAW_MIN_CONFIDENCE
+            and top.session_id not in {h.session_id for h in raw_hits}
+        ):
+            top.confidence = round(lexical, 4)
+            raw_extra = [top]
+    return model_extra, raw_extra
 
 
 def model_candidates(model_hits: list, extra: list, hook: dict) -> list:

@@ -177,8 +177,9 @@ def build_context(
         judged_candidates,
         model_candidates,
         model_decision,
+        nearest_sessions,
         raw_decision,
-        semantic_candidates,
+        semantic_picks,
         with_answers,
     )
     from recall.prompt.injections import injected_sessions
@@ -196,17 +197,18 @@ def build_context(
     before = injected_sessions(session_id) if judged and session_id else frozenset()
     raw = raw_decision(judged, hook, before)
     model = model_decision(judged, hook, before)
-    found = []  # the semantic channel's (the service only): the model decides on them too
+    found = []  # the semantic channel's additions to the model path (the service only)
     from recall.search.semantic import attached
 
-    if attached() is not None and choose_path(hook, cfg)[0] == "model":
+    if attached() is not None:
         if session_id and not before:
             before = injected_sessions(session_id)
         s = s or searcher
-        have = {h.session_id for h in model.hits} | set(before)
-        found = semantic_candidates(prompt, cwd, session_id, hook, s, have)
-        if found:
-            trace["semantic"] = [{"session": h.session_id, "similarity": h.similarity} for h in found]
+        near = nearest_sessions(prompt, cwd, session_id, hook, s, before)
+        found, raw_extra = semantic_picks(near, judged, model.hits, raw.hits, hook)
+        raw.hits = list(raw.hits) + raw_extra
+        if found or raw_extra:
+            trace["semantic"] = [{"session": h.session_id, "similarity": h.similarity} for h in found or raw_extra]
     path, backend_name = ("raw", "") if not (model.hits or found) else choose_path(hook, cfg)
     if backend_name:
         trace["backend"] = backend_name

@@ -31,6 +31,12 @@ FULL_RESCAN_SECONDS = 3600.0  # and all of its newest MAX_PER_PROJECT (a forget,
 OVERLAP_SECONDS = 3600  # a quick rescan reaches this far back (messages indexed late)
 DEFAULT_MIN_SIMILARITY = 0.3
 DEFAULT_SESSIONS = 3
+# the raw path (no model reads it): the nearest session joins its picks only when both signals
+# agree: this cosine and this lexical confidence (below hook.min_confidence, which alone suffices).
+# Chosen on the tune half of benchmarks/injection_sizes.py (coding and LongMemEval) among
+# 0.4-0.6 x 0-0.4: the most useful pair whose false share stayed within 0.01 of the lexical one
+RAW_MIN_SIMILARITY = 0.4
+RAW_MIN_CONFIDENCE = 0.4
 SCAN_TOP = 400  # nearest messages looked at to find the best sessions
 
 

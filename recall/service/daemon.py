@@ -442,24 +442,16 @@ class Service:
         return self.ix is not None and not self.dirty and not self.scan_dirs and not self._semantic_busy
 
     def _semantic_kick(self) -> None:
-        """Embed a slice of what is new, in a thread of its own at a low priority, while the
-        model path can use it (a backend exists and ``hook.semantic`` is on)."""
+        """Embed a slice of what is new, in a thread of its own at a low priority, while
+        ``hook.semantic`` is on and the encoder is installed."""
         from recall.core import config
-        from recall.prompt.context import choose_path
         from recall.prompt.settings import hook_settings
         from recall.search import semantic
 
-        cfg = config.load()
-        hook = hook_settings(cfg)
-        if not semantic.enabled(hook) or choose_path(hook, cfg)[0] != "model":
+        hook = hook_settings(config.load())
+        if not semantic.enabled(hook):
             semantic.attach(None)
-            why = "hook.semantic is false" if not hook.get("semantic", True) else None
-            if why is None:
-                from recall.search.minilm import available
-
-                why = (
-                    "no model backend (only the model path uses it)" if available() else "the encoder is not installed"
-                )
+            why = "hook.semantic is false" if not hook.get("semantic", True) else "the encoder is not installed"
             self.semantic_status = {"on": False, "why": why}
             return
         if self._vectors is None:

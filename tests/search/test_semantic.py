@@ -175,10 +175,43 @@ def test_the_model_answers_none_for_a_new_task_and_nothing_is_injected(attached,
     assert trace["outcome"] in ("nothing", "rules")
 
 
-def test_the_raw_path_never_uses_it(attached, decisions, project):
+def test_the_raw_path_does_not_inject_by_meaning_alone(attached, decisions, project):
+    """No model reads the raw path's picks: meaning alone (the price paraphrase shares no word
+    with its session) is not enough there."""
     config.set_value("model.backend", "off")
     text, trace = _ask(project, PARAPHRASES["prices"][0])
-    assert "semantic" not in trace and trace["path"] == "raw"
+    assert trace["path"] == "raw" and text == ""
+
+
+def _hit(session, confidence=None, similarity=None):
+    from recall.search.hit import Hit
+
+    return Hit(
+        session, "u-" + session, "/p", "/p", "", "assistant", "t", "", 0.0, confidence=confidence, similarity=similarity
+    )
+
+
+def test_the_raw_path_takes_the_nearest_session_when_both_signals_agree():
+    from recall.prompt.candidates import semantic_picks
+    from recall.prompt.settings import hook_settings
+    from recall.search.semantic import RAW_MIN_CONFIDENCE, RAW_MIN_SIMILARITY
+
+    hook = hook_settings()
+    near = [_hit("a", similarity=RAW_MIN_SIMILARITY + 0.05), _hit("b", similarity=0.35)]
+    agreeing = [_hit("a", confidence=RAW_MIN_CONFIDENCE + 0.05)]
+    model_extra, raw_extra = semantic_picks(near, agreeing, [], [], hook)
+    assert [h.session_id for h in raw_extra] == ["a"]
+    assert [h.session_id for h in model_extra] == ["a", "b"]  # both above hook.semantic_min_similarity 0.3
+    # words too weak, or meaning too weak: nothing on the raw path
+    assert semantic_picks(near, [_hit("a", confidence=RAW_MIN_CONFIDENCE - 0.1)], [], [], hook)[1] == []
+    far = [_hit("a", similarity=RAW_MIN_SIMILARITY - 0.05)]
+    assert semantic_picks(far, agreeing, [], [], hook)[1] == []
+    # already picked, or the raw path full: nothing added
+    assert semantic_picks(near, agreeing, [], [_hit("a", confidence=0.9)], hook)[1] == []
+    full = [_hit(x, confidence=0.9) for x in "xyz"]
+    assert semantic_picks(near, agreeing, [], full, hook)[1] == []
+    # the model path does not read twice what its lexical picks bring
+    assert [h.session_id for h in semantic_picks(near, agreeing, [_hit("a")], [], hook)[0]] == ["b"]
 
 
 def test_a_forgotten_session_is_never_found_by_meaning(attached, model_backend, decisions, project):
