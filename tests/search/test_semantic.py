@@ -20,6 +20,7 @@ from recall.prompt import context as rc
 from recall.prompt import injections
 from recall.search import semantic
 from tests.prompt.test_small_history import PARAPHRASES, mundane_sessions, payload
+from tests.service.test_service import run_cli, serve  # noqa: F401 - serve is a fixture
 from tests.support.standin import request_text
 from tests.support.standin import text as answer
 
@@ -331,3 +332,40 @@ def test_the_matrix_follows_appends_replacements_and_forgets():
     assert hashes[keys.index("m:2")] == "h2"
     store.forget(keys=["m:0"])
     assert sorted(store.matrix("/p")[0]) == [f"m:{i}" for i in range(1, 6)]
+
+
+# --------------------------------------------------------------------------- through the running service
+@pytest.mark.slow
+def test_the_service_embeds_in_the_background_and_the_hook_finds_by_meaning(
+    serve, claude_projects, project, standin, monkeypatch
+):
+    """`recall serve` embeds a new history on its own; a prompt through the real hook (which
+    asks the service) reaches the paraphrase's session; `recall status` says what is embedded."""
+    from recall.core import service_client as client
+    from tests.prompt.test_small_history import hook
+    from tests.support.wait import wait_for
+
+    sessions = {}
+    for i, (name, (_, make, args, _mem)) in enumerate(PARAPHRASES.items()):
+        sessions[name] = make(project, i * 3, *args)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", standin.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-real")
+    config.set_value("model.backend", "api")
+    config.set_value("hook.budget_seconds", 60)
+    standin.handler = _model_judge(sessions)
+    svc = serve().ready()
+    for s in sessions.values():
+        s.write(claude_projects)
+
+    def embedded():
+        sem = client.call("status", {}, timeout=5.0).get("semantic") or {}
+        return sem if sem.get("on") and sem.get("vectors", 0) >= 2 * len(sessions) and not sem.get("waiting") else None
+
+    wait_for(embedded, 120, interval=0.5, what="the service to embed the history")
+    text = hook(project, PARAPHRASES["prices"][0])
+    assert sessions["prices"].session_id[:8] in text
+    rec = injections.read()[-1]
+    assert rec.get("via") == "service" and rec["path"] == "model"
+    out = run_cli("status")
+    assert f"Semantic: {2 * len(sessions)} messages embedded" in out.stdout, out.stdout
+    assert svc.terminate() == 0
