@@ -512,6 +512,21 @@ class Searcher:
         assistant replies at or after ``since`` (what the semantic channel embeds), newest
         first; what no reader may show left out."""
         s = self.index.searcher()
+        result = s.search(
+            self._prose_query(project, since), limit, count=False, order_by_field="ts", order=tantivy.Order.Desc
+        )
+        now = time.time()
+        hits, keys, stamps = [], [], []
+        for _score, address in result.hits:
+            doc = s.doc(address)
+            hits.append(self._hit(doc, 0.0, now, boost=False))
+            keys.append(stored_value(doc, "key"))
+            stamps.append(int(stored_value(doc, "ts", 0) or 0))
+        shown_ids = {id(h) for h in self.shown(hits)}
+        return [(k, h.session_id, ts, h.text) for k, h, ts in zip(keys, hits, stamps) if id(h) in shown_ids and h.text]
+
+    def _prose_query(self, project: str, since: int = 0):
+        """``project``'s user prompts and assistant replies (at or after ``since``)."""
         tq = tantivy.Query
         schema = self.schema
 
@@ -527,16 +542,11 @@ class Searcher:
             clauses.append(
                 (tantivy.Occur.Must, tq.range_query(schema, "ts", tantivy.FieldType.Integer, int(since), 2**62))
             )
-        result = s.search(tq.boolean_query(clauses), limit, count=False, order_by_field="ts", order=tantivy.Order.Desc)
-        now = time.time()
-        hits, keys, stamps = [], [], []
-        for _score, address in result.hits:
-            doc = s.doc(address)
-            hits.append(self._hit(doc, 0.0, now, boost=False))
-            keys.append(stored_value(doc, "key"))
-            stamps.append(int(stored_value(doc, "ts", 0) or 0))
-        shown_ids = {id(h) for h in self.shown(hits)}
-        return [(k, h.session_id, ts, h.text) for k, h, ts in zip(keys, hits, stamps) if id(h) in shown_ids and h.text]
+        return tq.boolean_query(clauses)
+
+    def count_prose(self, project: str) -> int:
+        """How many user prompts and assistant replies ``project`` has in the index."""
+        return self.index.searcher().search(self._prose_query(project), 1, count=True).count
 
     def doc_freqs(self, terms: list[str], project: str | None = None) -> tuple[dict[str, int], int]:
         """How many messages (and memories) of ``project`` hold each of ``terms`` in their

@@ -27,7 +27,11 @@ MAX_PER_PROJECT = 20_000  # newest messages of one project that get a vector
 EMBED_CHARS = 2000  # of a message's text (the encoder reads ~128 tokens of it anyway)
 BATCH = 32
 RESCAN_SECONDS = 60.0  # a project's new messages looked for at most this often
-FULL_RESCAN_SECONDS = 3600.0  # and all of its newest MAX_PER_PROJECT (a forget, a rebuild)
+# all of its newest MAX_PER_PROJECT looked at again: when the index holds more of them than have
+# a vector (a backfill indexes older history after newer, a forget re-adds what it kept), at
+# most this often, and anyway this often (what the gate hides is never embedded)
+MISSING_RESCAN_SECONDS = 300.0
+FULL_RESCAN_SECONDS = 3600.0
 OVERLAP_SECONDS = 3600  # a quick rescan reaches this far back (messages indexed late)
 DEFAULT_MIN_SIMILARITY = 0.3
 DEFAULT_SESSIONS = 3
@@ -82,7 +86,11 @@ class Backlog:
             quick, full, newest = self.scanned.get(project, (0.0, 0.0, 0))
             if now - quick < RESCAN_SECONDS:
                 continue
-            since = 0 if now - full >= FULL_RESCAN_SECONDS else max(0, newest - OVERLAP_SECONDS)
+            whole = now - full >= FULL_RESCAN_SECONDS
+            if not whole and now - full >= MISSING_RESCAN_SECONDS:
+                waiting = sum(1 for p in self.pending if p[1] == project)
+                whole = min(searcher.count_prose(project), MAX_PER_PROJECT) > store.count(project) + waiting
+            since = 0 if whole else max(0, newest - OVERLAP_SECONDS)
             rows = searcher.newest_messages(project, MAX_PER_PROJECT, since)
             known = store.known([r[0] for r in rows])
             queued = {p[0] for p in self.pending}

@@ -369,3 +369,31 @@ def test_the_service_embeds_in_the_background_and_the_hook_finds_by_meaning(
     out = run_cli("status")
     assert f"Semantic: {2 * len(sessions)} messages embedded" in out.stdout, out.stdout
     assert svc.terminate() == 0
+
+
+def test_older_history_indexed_later_is_embedded_on_the_next_look_for_what_is_missing(claude_projects, project):
+    """A backfill indexes the newest sessions first: the older ones reach the index after the
+    job's first look, and its next look for what is missing (``MISSING_RESCAN_SECONDS``) finds them."""
+    from indexer.vectors import VectorStore
+    from recall.search.searcher import Searcher
+    from tests.prompt.test_small_history import _session
+
+    newer = _session(project, 40)
+    newer.user("rename the invoices table to billing_invoices")
+    newer.assistant("Renamed it with a migration; the ORM models follow.")
+    newer.write(claude_projects)
+    index_all()
+    store, backlog, here = VectorStore(), semantic.Backlog(), _project_key(project)
+    t0 = 1_000_000.0
+    backlog.scan(Searcher(), store, [here], now=t0)
+    assert backlog.embed(store, 60) == 2
+    older = _session(project, 1)
+    older.user("set up the invoices table")
+    older.assistant("Created invoices with integer cents amounts.")
+    older.write(claude_projects)
+    index_all()
+    backlog.scan(Searcher(), store, [here], now=t0 + semantic.RESCAN_SECONDS + 1)
+    assert backlog.pending == []  # a quick look reaches back an hour before the newest message only
+    backlog.scan(Searcher(), store, [here], now=t0 + semantic.MISSING_RESCAN_SECONDS + 1)
+    assert backlog.embed(store, 60) == 2
+    assert store.count(here) == 4
