@@ -278,6 +278,40 @@ def check_redaction(service_up: bool = False) -> Check:
     )
 
 
+def check_semantic() -> Check:
+    """The semantic channel: its encoder loads and answers (a warning: words alone still work)."""
+    from recall.core import config
+    from recall.prompt.settings import hook_settings
+
+    if not hook_settings(config.load()).get("semantic", True):
+        return Check("semantic channel", True, "off (hook.semantic is false): the hook finds by words only")
+    from recall.search import minilm
+
+    fix = "reinstall recall (`pip install --force-reinstall recall-memory`), or `recall config set hook.semantic false`"
+    if not minilm.available():
+        return Check("semantic channel", False, "the sentence encoder is not installed", fix, warn=True)
+    try:
+        vec = minilm.MiniLM().embed(["store prices as integer cents"])
+        if vec.shape != (1, minilm.DIM):
+            raise ValueError(f"a vector of shape {vec.shape}")
+    except Exception as exc:  # noqa: BLE001 - whatever onnxruntime says, said once
+        return Check(
+            "semantic channel", False, f"the sentence encoder fails: {type(exc).__name__}: {exc}", fix, warn=True
+        )
+    from indexer.vectors import db_path
+
+    held = ""
+    if db_path().exists():
+        from indexer.vectors import VectorStore
+
+        store = VectorStore()
+        try:
+            held = f"; {store.count():,} messages embedded"
+        finally:
+            store.close()
+    return Check("semantic channel", True, f"all-MiniLM-L6-v2 loads and answers{held}")
+
+
 def check_forget() -> Check:
     """Whether a forget (or a `recall: off` drop) was interrupted before its last step: work
     in progress until it is finished (``recall.privacy.forget``)."""
@@ -704,6 +738,7 @@ def doctor(project: Path | str | None = None) -> list[Check]:
         check_index(),
         check_redaction(service.ok),
         check_forget(),
+        check_semantic(),
         check_key(service.ok),
         check_backend(service.ok),
         *mcp,

@@ -397,3 +397,20 @@ def test_older_history_indexed_later_is_embedded_on_the_next_look_for_what_is_mi
     backlog.scan(Searcher(), store, [here], now=t0 + semantic.MISSING_RESCAN_SECONDS + 1)
     assert backlog.embed(store, 60) == 2
     assert store.count(here) == 4
+
+
+def test_doctor_checks_the_encoder(monkeypatch):
+    from recall.cli import checks
+    from recall.search import minilm
+
+    c = checks.check_semantic()
+    assert c.ok and c.detail == "all-MiniLM-L6-v2 loads and answers"
+    monkeypatch.setattr(minilm, "available", lambda: False)
+    c = checks.check_semantic()
+    assert not c.ok and c.warn and c.detail == "the sentence encoder is not installed"
+    assert c.fix == (
+        "reinstall recall (`pip install --force-reinstall recall-memory`), or `recall config set hook.semantic false`"
+    )
+    config.set_value("hook.semantic", False)
+    c = checks.check_semantic()
+    assert c.ok and c.detail == "off (hook.semantic is false): the hook finds by words only"
