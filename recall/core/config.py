@@ -82,7 +82,7 @@ DEFAULTS: dict = {
         "min_chars": 15,  # shorter prompts are trivial
         "skip": ACKNOWLEDGEMENTS,  # whole-prompt acknowledgements (case/punctuation-insensitive)
         "scope": "project",  # project | all
-        "limit": 8,  # hits handed to synthesis
+        "limit": 8,  # lexical hits handed to synthesis (the semantic channel adds at most semantic_sessions)
         "min_confidence": 0.6,  # raw path: inject only hits this sure to bear on the prompt (recall.search.confidence)
         "model_min_confidence": 0.25,  # model path: hand the synthesis hits this sure; it answers NONE for the rest
         "raw_limit": 3,  # raw path: at most this many hits, one per past session

@@ -223,11 +223,9 @@ def semantic_picks(near: list, judged: list, model_hits: list, raw_hits: list, h
 
 
 def model_candidates(model_hits: list, extra: list, hook: dict) -> list:
-    """The model path's reading: the lexical picks, then the semantic channel's, at most
-    ``hook.limit``."""
-    limit = max(1, int(hook.get("limit", 8)))
-    lexical = list(model_hits)[: max(1, limit - min(len(extra), limit // 2))]
-    return (lexical + list(extra))[:limit]
+    """The model path's reading: the lexical picks (at most ``hook.limit``), then the semantic
+    channel's (at most ``hook.semantic_sessions`` more): neither crowds the other out."""
+    return list(model_hits)[: max(1, int(hook.get("limit", 8)))] + list(extra)
 
 
 def find_hits(

@@ -222,7 +222,7 @@ def build_context(
     if path == "model":
         hits = model_candidates(hits, found, hook)
     if path == "model" and hits:
-        hits = with_answers(s, hits, int(hook["limit"]) + int(hook["limit"]) // 2)
+        hits = with_answers(s, hits, len(hits) + int(hook["limit"]) // 2)
     if hits and hook.get("stale_marks", True):
         from recall.search.stale import mark_hits  # stat calls and state.db: no subprocess
 
