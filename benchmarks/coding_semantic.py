@@ -34,7 +34,7 @@ def run() -> dict:
 
     from recall.search.minilm import MiniLM
 
-    model = MiniLM(threads=2)
+    model = MiniLM()
 
     def embed(texts: list[str]):
         return np.asarray(model.embed(texts), dtype=np.float32)

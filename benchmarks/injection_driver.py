@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "2")  # the benchmark embeds whole pools at once: both cores
 import time
 import uuid
 
@@ -42,7 +44,7 @@ def main() -> int:
         from recall.search.minilm import MiniLM
 
         store = VectorStore()
-        encoder = MiniLM(threads=2)  # the benchmark embeds whole pools at once: both cores
+        encoder = MiniLM()
         semantic.attach(store)
     out = sys.stdout
     for line in sys.stdin:

@@ -47,7 +47,7 @@ def run(runs: int = 15) -> dict:
 
     rss0 = _rss_mb()
     t = time.perf_counter()
-    enc = minilm.MiniLM(threads=1)
+    enc = minilm.MiniLM()
     load_s = time.perf_counter() - t
     enc.embed(["warm up"])
     rss_model = _rss_mb() - rss0

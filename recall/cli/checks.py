@@ -294,7 +294,7 @@ def check_semantic() -> Check:
         vec = minilm.MiniLM().embed(["store prices as integer cents"])
         if vec.shape != (1, minilm.DIM):
             raise ValueError(f"a vector of shape {vec.shape}")
-    except Exception as exc:  # noqa: BLE001 - whatever onnxruntime says, said once
+    except Exception as exc:  # noqa: BLE001 - whatever numpy or the file says, said once
         return Check(
             "semantic channel", False, f"the sentence encoder fails: {type(exc).__name__}: {exc}", fix, warn=True
         )

@@ -193,6 +193,19 @@ def nearest_sessions(prompt: str, cwd: str | None, session_id: str | None, hook:
     )
 
 
+def may_corroborate(judged: list, raw_hits: list, hook: dict) -> bool:
+    """Whether the raw path could take a session by meaning (``semantic_picks``): a place is
+    left and some candidate's confidence is in between ``RAW_MIN_CONFIDENCE`` and
+    ``hook.min_confidence``. When not, the raw path does not embed the prompt at all."""
+    from recall.search.confidence import DEFAULT_MIN_CONFIDENCE
+    from recall.search.semantic import RAW_MIN_CONFIDENCE
+
+    if len(raw_hits) >= int(hook.get("raw_limit", 3)):
+        return False
+    gate = float(hook.get("min_confidence", DEFAULT_MIN_CONFIDENCE))
+    return any(RAW_MIN_CONFIDENCE <= (h.confidence or 0.0) < gate for h in judged)
+
+
 def semantic_picks(near: list, judged: list, model_hits: list, raw_hits: list, hook: dict) -> tuple[list, list]:
     """What the semantic channel adds to each path, from ``near`` (``nearest_sessions``).
 

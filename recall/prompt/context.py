@@ -175,6 +175,7 @@ def build_context(
     from recall.prompt.block import format_rules, hook_output
     from recall.prompt.candidates import (
         judged_candidates,
+        may_corroborate,
         model_candidates,
         model_decision,
         nearest_sessions,
@@ -200,7 +201,7 @@ def build_context(
     found = []  # the semantic channel's additions to the model path (the service only)
     from recall.search.semantic import attached
 
-    if attached() is not None:
+    if attached() is not None and (choose_path(hook, cfg)[0] == "model" or may_corroborate(judged, raw.hits, hook)):
         if session_id and not before:
             before = injected_sessions(session_id)
         s = s or searcher

