@@ -439,7 +439,14 @@ class Service:
 
     # the semantic channel (recall.search.semantic) ------------------------------------------
     def _semantic_due(self) -> bool:
-        return self.ix is not None and not self.dirty and not self.scan_dirs and not self._semantic_busy
+        """Nothing waits to be indexed (a backfill, a dirty file): words come first."""
+        return (
+            self.ix is not None
+            and not self.backfill_progress
+            and not self.dirty
+            and not self.scan_dirs
+            and not self._semantic_busy
+        )
 
     def _semantic_kick(self) -> None:
         """Embed a slice of what is new, in a thread of its own at a low priority, while
