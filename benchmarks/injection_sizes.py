@@ -964,6 +964,28 @@ def false_bound(tab: dict, corpus: str, split: str) -> tuple[int, int, float]:
     return k, n, clopper_pearson_upper(k, n)
 
 
+def _cost_values() -> dict:
+    """``benchmarks/semantic_cost.json``'s figures for the prose (— when not measured)."""
+    path = Path(__file__).with_name("semantic_cost.json")
+    try:
+        c = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        c = {}
+    q = c.get("query") or {}
+
+    def f(x, fmt):
+        return "—" if x is None else format(x, fmt)
+
+    return {
+        "load_s": f(c.get("load_seconds"), ".2f"),
+        "rss_mb": f(c.get("model_rss_mb"), ".0f"),
+        "rate": f(c.get("messages_per_second_1_thread"), ".0f"),
+        "hours_20k": f(c.get("hours_per_20k_messages"), ".2f"),
+        "q1k": f((q.get("1000") or {}).get("p50_ms"), ".1f"),
+        "q20k": f((q.get("20000") or {}).get("p50_ms"), ".1f"),
+    }
+
+
 def sections(res: dict | None = None) -> list[str]:
     """The section of docs/benchmarks.md (``benchmarks.report``), from ``res`` or the committed
     ``benchmarks/injection_sizes.json``; prose in benchmarks/prose/sizes*.md."""
@@ -1070,6 +1092,7 @@ def sections(res: dict | None = None) -> list[str]:
                 task_r3=r("task", 3),
                 question_r1=r("question", 1),
                 lex_r1="–".join(f"{x:.2f}" for x in sorted(set(x for x in lex if x is not None))),
+                **_cost_values(),
             )
         )
     out.insert(

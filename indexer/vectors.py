@@ -67,6 +67,7 @@ class VectorStore:
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES('model', ?)", (MODEL,))
         self._secure()
         self._cache: dict[str, tuple] = {}
+        self._writes = 0  # this connection's writes (PRAGMA data_version counts the others')
 
     def _secure(self) -> None:
         for suffix in ("", "-wal", "-shm"):
@@ -93,6 +94,7 @@ class VectorStore:
                 [(k, p, s, int(ts), h, np.asarray(v, np.float16).tobytes()) for k, p, s, ts, h, v in rows],
             )
             self.conn.execute("COMMIT")
+            self._writes += 1
         self._secure()
 
     def forget(self, sessions=(), project: str | None = None, keys=()) -> int:
@@ -107,6 +109,7 @@ class VectorStore:
             for key in keys:
                 n += self.conn.execute("DELETE FROM vec WHERE key=?", (key,)).rowcount
             self.conn.execute("COMMIT")
+            self._writes += 1
             if n:
                 self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # nor do they linger in the WAL
         if n:
@@ -135,9 +138,14 @@ class VectorStore:
         import numpy as np
 
         with self.lock:
-            stamp = self.conn.execute("SELECT count(*), max(rowid) FROM vec WHERE project=?", (project,)).fetchone()
+            # no write since the last look (by this connection or another): the copy holds
+            version = (self._writes, self.conn.execute("PRAGMA data_version").fetchone()[0])
             hit = self._cache.get(project)
+            if hit is not None and hit[5] == version:
+                return hit[1], hit[2], hit[3], hit[4]
+            stamp = self.conn.execute("SELECT count(*), max(rowid) FROM vec WHERE project=?", (project,)).fetchone()
             if hit is not None and hit[0] == stamp:
+                self._cache[project] = (*hit[:5], version)
                 return hit[1], hit[2], hit[3], hit[4]
             since = 0
             if hit is not None and hit[0][1] is not None and stamp[1] is not None:
@@ -163,7 +171,7 @@ class VectorStore:
             m = np.concatenate([hit[4], m]) if len(m) else hit[4]
         if len(self._cache) >= 4:  # the projects prompts come from: a few at a time
             self._cache.pop(next(iter(self._cache)))
-        self._cache[project] = (stamp, keys, sessions, hashes, m)
+        self._cache[project] = (stamp, keys, sessions, hashes, m, version)
         return keys, sessions, hashes, m
 
 

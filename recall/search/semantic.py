@@ -169,7 +169,11 @@ def related(
     encoder = encoder or minilm.shared()
     q = encoder.embed([text[: EMBED_CHARS * 2]])[0]
     sims = m @ q
-    top = np.argsort(-sims)[:SCAN_TOP]
+    if len(sims) > SCAN_TOP:
+        part = np.argpartition(-sims, SCAN_TOP)[:SCAN_TOP]
+        top = part[np.argsort(-sims[part])]
+    else:
+        top = np.argsort(-sims)
     best: dict[str, tuple[int, float]] = {}
     for i in top:
         sim = float(sims[i])

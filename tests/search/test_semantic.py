@@ -428,3 +428,20 @@ def test_doctor_checks_the_encoder(monkeypatch):
     config.set_value("hook.semantic", False)
     c = checks.check_semantic()
     assert c.ok and c.detail == "off (hook.semantic is false): the hook finds by words only"
+
+
+def test_the_matrix_sees_another_processs_writes():
+    """A forget run by another process (`recall forget` with the service running elsewhere in
+    the same home) is seen by the service's copy at its next read."""
+    import numpy as np
+
+    from indexer.vectors import VectorStore
+
+    service, other = VectorStore(), VectorStore()
+    v = np.ones(384, np.float32) / np.sqrt(384)
+    service.put([("m:a", "/p", "s1", 1, "h", v), ("m:b", "/p", "s2", 2, "h", v)])
+    assert sorted(service.matrix("/p")[0]) == ["m:a", "m:b"]
+    other.forget(sessions=["s1"])
+    assert service.matrix("/p")[0] == ["m:b"]
+    other.put([("m:c", "/p", "s3", 3, "h", v)])
+    assert sorted(service.matrix("/p")[0]) == ["m:b", "m:c"]
