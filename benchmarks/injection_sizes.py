@@ -964,6 +964,21 @@ def false_bound(tab: dict, corpus: str, split: str) -> tuple[int, int, float]:
     return k, n, clopper_pearson_upper(k, n)
 
 
+def _asked(tab: dict) -> str:
+    """The share of the coding report half's new tasks the model would be asked about (some
+    candidate to read), as a span over the sizes."""
+    xs = [
+        1 - f["model_silent_new_task"]
+        for size in tab.get("coding", {}).values()
+        for f in [((size.get("ours") or {}).get("report") or {})]
+        if f.get("model_silent_new_task") is not None
+    ]
+    if not xs:
+        return "—"
+    lo, hi = f"{min(xs):.2f}", f"{max(xs):.2f}"
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
 def _cost_values() -> dict:
     """``benchmarks/semantic_cost.json``'s figures for the prose (— when not measured)."""
     path = Path(__file__).with_name("semantic_cost.json")
@@ -1111,6 +1126,9 @@ def sections(res: dict | None = None) -> list[str]:
             coding_task=span("coding", "ours", "useful_task"),
             coding_paraphrase=span("coding", "ours", "useful_paraphrase"),
             coding_model=span("coding", "ours", "model_candidate_recall"),
+            coding_model_lex=span("coding", "ours", "model_lexical_candidate_recall"),
+            coding_model_para=span("coding", "ours", "model_candidate_recall_paraphrase"),
+            coding_asked=_asked(tab),
             coding_chars=span("coding", "ours", "chars_per_injection"),
             coding_max=span("coding", "ours", "max_chars"),
             lme_silent=span("longmemeval", "ours", "silent_new_task"),
