@@ -899,7 +899,7 @@ def model_table(tab: dict, split: str, names: dict | None = None) -> str:
     names = names or SIZE_LABELS
     head = (
         "| history | lexical candidates only | with the semantic channel | questions | tasks | paraphrases "
-        "| new tasks with no candidate | candidates per prompt |"
+        "| new tasks with no candidate | past sessions read per prompt |"
     )
     lines = [head, "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for size in SIZE_ORDER:
@@ -995,7 +995,8 @@ def _cost_values() -> dict:
         "load_s": f(c.get("load_seconds"), ".2f"),
         "rss_mb": f(c.get("model_rss_mb"), ".0f"),
         "rate": f(c.get("messages_per_second_1_thread"), ".0f"),
-        "hours_20k": f(c.get("hours_per_20k_messages"), ".2f"),
+        "minutes_20k": f(None if c.get("hours_per_20k_messages") is None else c["hours_per_20k_messages"] * 60, ".0f"),
+        "mean_chars": f(c.get("mean_chars"), ".0f"),
         "q1k": f((q.get("1000") or {}).get("p50_ms"), ".1f"),
         "q20k": f((q.get("20000") or {}).get("p50_ms"), ".1f"),
     }
