@@ -328,9 +328,13 @@ def _deliver(prompt, hits, raw_hits, hook, cfg, deadline, on_fallback, trace, ru
     if not result.strip():
         trace.update(
             outcome="rules" if only_rules is not None else "nothing",
-            why=f"the model found nothing relevant in the {len(hits)} hits it read (lexical above "
-            f"hook.model_min_confidence {float(hook['model_min_confidence']):.2f}, semantic above "
-            f"hook.semantic_min_similarity {float(hook.get('semantic_min_similarity', 0.3)):.2f})",
+            why=f"the model found nothing relevant in the {len(hits)} hits it read (above "
+            f"hook.model_min_confidence {float(hook['model_min_confidence']):.2f}"
+            + (
+                f"; by meaning, above hook.semantic_min_similarity {float(hook['semantic_min_similarity']):.2f})"
+                if trace.get("semantic")
+                else ")"
+            ),
         )
         return only_rules  # the model found nothing in the hits that bears on the prompt
     trace.update(outcome="synthesized", why="")

@@ -15,7 +15,10 @@ it brings and answers NONE when nothing bears on the prompt (``recall.prompt.con
 * **What is found** (``related``): the prompt's nearest messages in the current project, the best
   one of each past session, sessions at or above ``hook.semantic_min_similarity``, at most
   ``hook.semantic_sessions`` of them, never the current session. Each is read back from the
-  index by key, through the gate, and only while its text is the text it was embedded from.
+  index by key, through the gate, and only while its text is the text it was embedded from; an
+  echo (a question asked before whose reply added nothing, a reply restating recall's own
+  block: ``recall.search.exchange``) is passed over, so a question asked again finds the
+  decision, not the earlier asking.
 """
 
 from __future__ import annotations
@@ -198,6 +201,8 @@ def related(
             continue
         if text_hash(h.text[:EMBED_CHARS]) != hashes[i]:  # rewritten since (a forget): not this vector
             stale.append(keys[i])
+            continue
+        if h.echo:  # the same question asked before and answered "OK.", or recall's own words back
             continue
         h.similarity = round(sim, 4)
         out.append(h)

@@ -445,3 +445,23 @@ def test_the_matrix_sees_another_processs_writes():
     assert service.matrix("/p")[0] == ["m:b"]
     other.put([("m:c", "/p", "s3", 3, "h", v)])
     assert sorted(service.matrix("/p")[0]) == ["m:b", "m:c"]
+
+
+def test_a_question_asked_again_finds_the_decision_not_the_earlier_asking(decisions, claude_projects, project):
+    """An earlier session asked the same question and got only "OK.": by meaning it is the
+    nearest of all (the same words), and it is passed over for the session that decided."""
+    from indexer.vectors import VectorStore
+    from recall.search.searcher import Searcher
+    from tests.prompt.test_small_history import _session
+
+    asked = _session(project, 30)
+    asked.user(PARAPHRASES["prices"][0])
+    asked.assistant("OK.")
+    asked.write(claude_projects)
+    index_all()
+    store = VectorStore()
+    semantic.embed_all(Searcher(), store, [_project_key(project)])
+    near = semantic.related(Searcher(), store, PARAPHRASES["prices"][0], _project_key(project), sessions=3, floor=0.0)
+    sessions = [h.session_id for h in near]
+    assert asked.session_id not in sessions
+    assert decisions["prices"].session_id == sessions[0]
