@@ -452,26 +452,32 @@ class Searcher:
         hits = []
         for c in ranked[:limit]:
             doc = s.doc(c.address)
-            hit, rec, fd = self._read(doc, c.score, now, boost=False, keep_open=True)
-            try:
-                if rec is not None and hit.kind == "message":
-                    flags: dict = {}
-                    hit.reply, hit.question = exchange(
-                        self.archive_root,
-                        hit.project,
-                        hit.session_id,
-                        int(doc.get_first("apos")),
-                        hit.role,
-                        str(rec.get("source") or ""),
-                        fd=fd,
-                        flags=flags,
-                    )
-                    hit.echo = hit.echo or bool(flags.get("echo"))
-            finally:
-                if fd is not None:
-                    os.close(fd)
+            hit = self._with_exchange(doc, c.score, now)
             hits.append(hit)
         return self.shown(hits)
+
+    def _with_exchange(self, doc: tantivy.Document, score: float, now: float) -> Hit:
+        """The hit of a stored document (``score`` as given) with the exchange around it: a
+        message's reply or question, and whether that exchange is an echo."""
+        hit, rec, fd = self._read(doc, score, now, boost=False, keep_open=True)
+        try:
+            if rec is not None and hit.kind == "message":
+                flags: dict = {}
+                hit.reply, hit.question = exchange(
+                    self.archive_root,
+                    hit.project,
+                    hit.session_id,
+                    int(doc.get_first("apos")),
+                    hit.role,
+                    str(rec.get("source") or ""),
+                    fd=fd,
+                    flags=flags,
+                )
+                hit.echo = hit.echo or bool(flags.get("echo"))
+        finally:
+            if fd is not None:
+                os.close(fd)
+        return hit
 
     def by_keys(self, keys: list[str], now: float | None = None) -> list[Hit]:
         """The hits of these index keys ("m:<uuid>"), in the order given, with their text and
@@ -486,24 +492,7 @@ class Searcher:
         now = time.time() if now is None else now
         for _score, address in s.search(query, len(keys), count=False).hits:
             doc = s.doc(address)
-            hit, rec, fd = self._read(doc, 0.0, now, boost=False, keep_open=True)
-            try:
-                if rec is not None and hit.kind == "message":
-                    flags: dict = {}
-                    hit.reply, hit.question = exchange(
-                        self.archive_root,
-                        hit.project,
-                        hit.session_id,
-                        int(doc.get_first("apos")),
-                        hit.role,
-                        str(rec.get("source") or ""),
-                        fd=fd,
-                        flags=flags,
-                    )
-                    hit.echo = hit.echo or bool(flags.get("echo"))
-            finally:
-                if fd is not None:
-                    os.close(fd)
+            hit = self._with_exchange(doc, 0.0, now)
             found[stored_value(doc, "key")] = hit
         return self.shown([found[k] for k in keys if k in found])
 
