@@ -201,7 +201,8 @@ def build_context(
     found = []  # the semantic channel's additions to the model path (the service only)
     from recall.search.semantic import attached
 
-    if attached() is not None and (choose_path(hook, cfg)[0] == "model" or may_corroborate(judged, raw.hits, hook)):
+    choice = choose_path(hook, cfg) if attached() is not None else None  # asked once, below too
+    if choice is not None and (choice[0] == "model" or may_corroborate(judged, raw.hits, hook)):
         if session_id and not before:
             before = injected_sessions(session_id)
         s = s or searcher
@@ -210,7 +211,7 @@ def build_context(
         raw.hits = list(raw.hits) + raw_extra
         if found or raw_extra:
             trace["semantic"] = [{"session": h.session_id, "similarity": h.similarity} for h in found or raw_extra]
-    path, backend_name = ("raw", "") if not (model.hits or found) else choose_path(hook, cfg)
+    path, backend_name = ("raw", "") if not (model.hits or found) else (choice or choose_path(hook, cfg))
     if backend_name:
         trace["backend"] = backend_name
     trace["path"] = path
