@@ -24,6 +24,30 @@ import time
 import uuid
 
 
+def _background(store, encoder, prompt: str, project: str) -> dict:
+    """The prompt's cosine against every vector of ``project``: each session's best, the top 30
+    (best first), and the mean and spread of all: how far the nearest stands out."""
+    import numpy as np
+
+    keys, owners, _hashes, m = store.matrix(project)
+    if not keys:
+        return {}
+    sims = m @ encoder.embed([prompt])[0]
+    best: dict = {}
+    for sid, sim in zip(owners, sims.tolist()):
+        if sim > best.get(sid, -1.0):
+            best[sid] = sim
+    top = sorted(best.values(), reverse=True)
+    return {
+        "sessions": [round(x, 4) for x in top[:30]],
+        "n_sessions": len(top),
+        "n": len(keys),
+        "mean": round(float(sims.mean()), 4),
+        "std": round(float(sims.std()), 4),
+        "p99": round(float(np.quantile(sims, 0.99)), 4),
+    }
+
+
 def main() -> int:
     from indexer.project import canonical_project
     from recall.prompt import context as rc
@@ -107,6 +131,8 @@ def main() -> int:
                     res["model_lexical"] = res["model"]
                     near = cand.nearest_sessions(prompt, cwd, None, hs, searcher)
                     res["near"] = [[h.session_id, h.similarity] for h in near[:5]]
+                    if req.get("rows"):
+                        res["background"] = _background(store, encoder, prompt, canonical_project(os.path.abspath(cwd)))
                     raw_hits = cand.raw_decision(judged, hs).hits
                     found, _raw_extra = cand.semantic_picks(near, judged, lexical, raw_hits, hs)
                     res["model"] = list(dict.fromkeys(h.session_id for h in cand.model_candidates(lexical, found, hs)))

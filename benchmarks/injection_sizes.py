@@ -152,6 +152,7 @@ def record(
         "chars": len(text),
         "cited": cited,
         "evidence_cited": bool(evidence & set(cited)),
+        "evidence_cited_3": bool(evidence & set(cited[:3])),  # among its first three sessions
         "rank": first_rank(res.get("ranked") or [], evidence) if evidence else None,
         "sessions": sessions_seen,
         "ms": res.get("ms"),
@@ -162,6 +163,9 @@ def record(
     if "model_lexical" in res:
         rec["model_lexical_has_evidence"] = bool(evidence & set(res["model_lexical"]))
         rec["near"] = [[sid, sim, sid in evidence] for sid, sim in res.get("near") or []]
+    if res.get("background"):
+        rec["background"] = res["background"]
+        rec["evidence"] = sorted(evidence)
     if res.get("rows"):
         rec["rows"] = [{**r, "label": int(r["session"] in evidence)} for r in res["rows"]]
     rec.update(extra or {})
@@ -543,6 +547,8 @@ def figures(recs: list[dict]) -> dict:
         "silent_new_task": share(not injected(r) for r in recs if r["kind"] == "new-task"),
         "silent_unanswerable": share(not injected(r) for r in recs if r["kind"] in ("abstention", "left-out")),
     }
+    if answerable and all("evidence_cited_3" in r for r in answerable):
+        out["useful_first3"] = share(r["evidence_cited_3"] for r in answerable)
     for kind in ("question", "task", "paraphrase"):
         ks = [r for r in answerable if r["kind"] == kind]
         if ks:
@@ -1135,6 +1141,10 @@ def sections(res: dict | None = None) -> list[str]:
             lme_silent=span("longmemeval", "ours", "silent_new_task"),
             lme_full_useful=at("longmemeval", "full", "ours", "useful"),
             lme_full_useful_main=at("longmemeval", "full", "main", "useful"),
+            lme_full_useful_main3=at("longmemeval", "full", "main", "useful_first3"),
+            lme_1000_useful=at("longmemeval", "1000", "ours", "useful"),
+            lme_1000_useful_main=at("longmemeval", "1000", "main", "useful"),
+            lme_1000_useful_main3=at("longmemeval", "1000", "main", "useful_first3"),
             lme_useful=span("longmemeval", "ours", "useful"),
             lme_useful_main=span("longmemeval", "main", "useful"),
             lme_model=span("longmemeval", "ours", "model_candidate_recall"),
