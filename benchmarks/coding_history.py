@@ -44,6 +44,12 @@ class CodingSession:
     start: datetime
     branch: str
     turns: list[dict]
+    memories: list[dict] = field(default_factory=list)  # what the extraction model returns for it
+
+    @property
+    def end(self) -> datetime:
+        """About when the session ended (its turns are seconds to a minute apart)."""
+        return self.start + timedelta(minutes=len(self.turns))
 
     @property
     def session_id(self) -> str:
@@ -90,6 +96,13 @@ def load(slug: str, data_dir: Path = DATA_DIR) -> CodingProject:
         for s in data["sessions"]
     ]
     sessions.sort(key=lambda s: s.start)
+    memories = data_dir / f"{slug}.memories.json"
+    if memories.exists():
+        # the typed memories the extraction model returns for each session (``<slug>.memories.json``,
+        # written from each session's extraction excerpt alone, as the model would)
+        answers = json.loads(memories.read_text(encoding="utf-8"))
+        for s in sessions:
+            s.memories = [m for m in answers.get(s.sid) or [] if isinstance(m, dict) and m.get("content")]
     last = sessions[-1].sid
     known = {s.sid for s in sessions}
     proj = CodingProject(slug, str(data.get("kind") or ""), cwd, sessions)

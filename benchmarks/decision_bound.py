@@ -209,7 +209,14 @@ def shipped(r: dict) -> dict[str, int]:
 
 
 def group(records: list[dict], corpus: str, size: str | None, split: str) -> list[dict]:
-    return [r for r in records if r["corpus"] == corpus and r["split"] == split and (size is None or r["size"] == size)]
+    """The records of ``corpus`` at ``size`` (None: every size but ``memories``, another history)."""
+    return [
+        r
+        for r in records
+        if r["corpus"] == corpus
+        and r["split"] == split
+        and (r["size"] == size if size is not None else r["size"] != "memories")
+    ]
 
 
 def bound(records: list[dict]) -> dict:
@@ -224,7 +231,7 @@ def bound(records: list[dict]) -> dict:
             for corpus, size in GROUPS
         }
     for fitted, form in (("tune", False), ("report", False), ("report", True)):
-        model = fit([r for r in records if r["split"] == fitted and r["corpus"] == "coding"], form)
+        model = fit(group(records, "coding", None, fitted), form)
         sweep: dict = {}
         for t in THRESHOLDS:
 

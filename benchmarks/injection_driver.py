@@ -71,6 +71,7 @@ def main() -> int:
         encoder = MiniLM()
         semantic.attach(store)
     out = sys.stdout
+    states: dict = {}  # project -> the typed memories written so far (op "memories")
     for line in sys.stdin:
         req = json.loads(line)
         op = req.get("op")
@@ -92,6 +93,51 @@ def main() -> int:
                 projects = [canonical_project(os.path.abspath(c)) for c in req["embed"]]
                 res["embedded"] = semantic.embed_all(searcher, store, projects, encoder)
                 res["embed_seconds"] = round(time.perf_counter() - t1, 2)
+        elif op == "memories":
+            # typed memories as the extraction writes them (``add_memory``: redaction, dedup,
+            # supersession) into a state kept here, not in the project folder (the benchmark's
+            # projects do not exist on this machine); then their index documents, in the form
+            # ``Indexer.upsert_memory_docs`` takes (main's checkout has no ``index_docs`` yet)
+            from indexer.ingest import Indexer
+            from recall.memory import store as mstore
+
+            project = canonical_project(os.path.abspath(req["cwd"]))
+            state = states.setdefault(project, mstore.State(project=project))
+            changed: set = set()
+            for m in req["items"]:
+                outcome = mstore.add_memory(
+                    state,
+                    m["type"],
+                    m["content"],
+                    m.get("tags") or (),
+                    session_id=m["session_id"],
+                    supersedes_content=m.get("supersedes_content"),
+                    now=float(m["ts"]),
+                )
+                changed.update(x.id for x in (outcome.memory, outcome.replaced) if x is not None)
+            upserts, deletes = [], []
+            for mid in sorted(changed):
+                m = state.by_id(mid)
+                if m is None or m.status != "active":
+                    deletes.append(f"mem:{mid}")
+                    continue
+                upserts.append(
+                    {
+                        "id": m.id,
+                        "project": project,
+                        "type": m.type,
+                        "content": m.content,
+                        "tags": list(m.tags),
+                        "updated": float(m.updated or m.created),
+                        "session_ids": list(m.sessions),
+                    }
+                )
+            with Indexer() as ix:
+                if upserts:
+                    ix.upsert_memory_docs(upserts)
+                if deletes:
+                    ix.delete_keys(deletes)
+            res = {"ok": True, "memories": len(state.active())}
         elif op == "ask":
             if searcher is None:
                 searcher = Searcher()
@@ -117,6 +163,8 @@ def main() -> int:
                 "ms": round(ms, 1),
                 "ranked": list(dict.fromkeys(ranked)),
                 "outcome": trace.get("outcome"),
+                "injected": trace.get("injected"),
+                "memory_hits": sum(1 for line in text.splitlines() if " memory]" in line),
                 "best": trace.get("best"),
             }
             if cand is not None and hasattr(cand, "judged_candidates"):

@@ -55,7 +55,8 @@ from benchmarks.retrieval import REPO, Case, find_data_dir, longmemeval_haystack
 MAIN_COMMIT = "89f881b"
 RESULTS = Path(__file__).with_name("injection_sizes.json")
 DRIVER = Path(__file__).with_name("injection_driver.py")
-CODING_SIZES = ("project", "3 projects", "+1k", "+4k")
+CODING_SIZES = ("project", "memories", "3 projects", "+1k", "+4k")
+ALONE = ("project", "memories")  # sizes that ask each project of its own history
 FILLER = {"+1k": 1000, "+4k": 4000}
 LME_SIZES = {"5": 8, "30": 4, "100": 2, "1000": 1, "full": 2}  # size -> draws
 ANSWERABLE = ("question", "task", "paraphrase", "answerable")
@@ -113,6 +114,12 @@ class Driver:
             req["embed"] = list(embed)
         return self.call(req).get("seconds", 0.0)
 
+    def memories(self, session: ch.CodingSession) -> None:
+        """Write ``session``'s typed memories, as the extraction does after it (``coding_history``)."""
+        items = [{**m, "session_id": session.session_id, "ts": session.end.timestamp()} for m in session.memories]
+        if items:
+            self.call({"op": "memories", "cwd": session.cwd, "items": items})
+
     def ask(self, prompt: str, cwd: str, rows: bool = False) -> dict:
         return self.call({"op": "ask", "prompt": prompt, "cwd": cwd, "rows": rows})
 
@@ -142,6 +149,8 @@ def record(
     """One prompt's record from a driver's answer."""
     text = res.get("text") or ""
     cited = cited_sessions(text, by_prefix)
+    if res.get("memory_hits") and res.get("injected"):  # a memory cites no session: count its source
+        cited = list(dict.fromkeys([*cited, *res["injected"]]))
     rec = {
         "code": code,
         "corpus": corpus,
@@ -244,10 +253,10 @@ def run_coding(
     size: str, projects: list[ch.CodingProject], codes: list[Codebase], work: Path, data: Path, log=print
 ) -> list[dict]:
     """Every coding prompt at ``size`` through each code base (and BM25 over the project's sessions)."""
-    groups = [[p] for p in projects] if size == "project" else [projects]
+    groups = [[p] for p in projects] if size in ALONE else [projects]
     out: list[dict] = []
     for group in groups:
-        tag = size.replace(" ", "-").replace("+", "plus") + ("-" + group[0].slug if size == "project" else "")
+        tag = size.replace(" ", "-").replace("+", "plus") + ("-" + group[0].slug if size in ALONE else "")
         base = work / "coding" / tag
         filler_root = None
         if size in FILLER:
@@ -275,18 +284,24 @@ def run_coding(
         by_prefix: dict[str, str] = {}
         seen: dict[str, list[ch.CodingSession]] = {}
         pending = False
+        unsent: list[ch.CodingSession] = []  # sessions whose typed memories are not written yet (``memories``)
         try:
             for ev in coding_events(group):
                 if ev.session is not None:
                     ch.write_session(ev.session, root)
                     by_prefix[ev.session.session_id[:8]] = ev.session.session_id
                     seen.setdefault(ev.session.project, []).append(ev.session)
+                    if size == "memories":
+                        unsent.append(ev.session)
                     pending = True
                     continue
                 p = ev.prompt
                 if pending:
                     for d in drivers.values():
                         d.index(root, embed=[pr.cwd for pr in group])
+                        for s in unsent:
+                            d.memories(s)
+                    unsent = []
                     pending = False
                 cwd = next(pr.cwd for pr in group if pr.slug == p.project)
                 visible = seen.get(p.project, [])
@@ -541,6 +556,7 @@ def figures(recs: list[dict]) -> dict:
     out = {
         "prompts": len(recs),
         "answerable": len(answerable),
+        "paraphrases": sum(r["kind"] == "paraphrase" for r in answerable),
         "useful": share(r["evidence_cited"] for r in answerable),
         "false_share": share(not r["evidence_cited"] for r in inj),
         "injected_share": share(injected(r) for r in recs),
@@ -578,6 +594,8 @@ def figures(recs: list[dict]) -> dict:
 
 def size_bucket(r: dict) -> str:
     """The row a record is reported in: a coding prompt of the ``project`` size by the sessions it saw."""
+    if r["corpus"] == "coding" and r["size"] == "memories":
+        return "memories"
     if r["corpus"] == "coding" and r["size"] == "project":
         return "≤10" if r["sessions"] <= 10 else "11–36"
     return r["size"]
@@ -820,10 +838,11 @@ if __name__ == "__main__":
 # ------------------------------------------------------------------------------------
 # docs/benchmarks.md: this benchmark's section, from the committed results
 
-SIZE_ORDER = ("≤10", "11–36", "3 projects", "+1k", "+4k", "5", "30", "100", "1000", "full")
+SIZE_ORDER = ("≤10", "11–36", "memories", "3 projects", "+1k", "+4k", "5", "30", "100", "1000", "full")
 SIZE_LABELS = {
     "≤10": "one project, ≤10 sessions",
     "11–36": "one project, 11–36 sessions",
+    "memories": "one project, with typed memories",
     "3 projects": "3 projects (~100 sessions)",
     "+1k": "3 projects + 1,000 others",
     "+4k": "3 projects + 4,000 others",
@@ -956,7 +975,7 @@ def false_bound(tab: dict, corpus: str, split: str) -> tuple[int, int, float]:
     the 95% upper bound of the false share."""
     k = n = 0
     for size, codes in tab.get(corpus, {}).items():
-        if size in ("≤10", "11–36"):  # the project rows split one history: counted once, below
+        if size in ("≤10", "11–36", "memories"):  # the project rows: counted once, below; memories: apart
             continue
         f = (codes.get("ours") or {}).get(split) or {}
         inj = round((f.get("injected_share") or 0) * (f.get("prompts") or 0))
@@ -970,12 +989,29 @@ def false_bound(tab: dict, corpus: str, split: str) -> tuple[int, int, float]:
     return k, n, clopper_pearson_upper(k, n)
 
 
+def _pooled(tab: dict, sizes: tuple[str, ...], key: str, code: str = "ours", split: str = "report") -> str:
+    """``key`` over the rows ``sizes`` together (weighted by their answerable prompts, or by the
+    paraphrases for a paraphrase figure): the project rows are one history cut in two."""
+    num = den = 0.0
+    for size in sizes:
+        f = ((tab.get("coding", {}).get(size) or {}).get(code) or {}).get(split) or {}
+        if f.get(key) is None:
+            continue
+        n = f.get("answerable") or 0
+        if key.endswith("paraphrase"):
+            n = f.get("paraphrases") or n
+        num += f[key] * n
+        den += n
+    return f"{num / den:.2f}" if den else "—"
+
+
 def _asked(tab: dict) -> str:
     """The share of the coding report half's new tasks the model would be asked about (some
     candidate to read), as a span over the sizes."""
     xs = [
         1 - f["model_silent_new_task"]
-        for size in tab.get("coding", {}).values()
+        for name, size in tab.get("coding", {}).items()
+        if name != "memories"
         for f in [((size.get("ours") or {}).get("report") or {})]
         if f.get("model_silent_new_task") is not None
     ]
@@ -1073,7 +1109,7 @@ def sections(res: dict | None = None) -> list[str]:
         cells = [
             ((tab.get(corpus, {}).get(size) or {}).get(code) or {}).get(split, {})
             for size in SIZE_ORDER
-            if size in tab.get(corpus, {})
+            if size in tab.get(corpus, {}) and size != "memories"  # the histories as they are: apart
         ]
         xs = [c.get(key) for c in cells if (c.get("answerable") or 0) >= least]
         xs = [x for x in xs if x is not None]
@@ -1142,6 +1178,14 @@ def sections(res: dict | None = None) -> list[str]:
             lme_full_useful=at("longmemeval", "full", "ours", "useful"),
             lme_full_useful_main=at("longmemeval", "full", "main", "useful"),
             lme_full_useful_main3=at("longmemeval", "full", "main", "useful_first3"),
+            mem_useful=at("coding", "memories", "ours", "useful"),
+            mem_plain=_pooled(tab, ("≤10", "11–36"), "useful"),
+            mem_para=at("coding", "memories", "ours", "useful_paraphrase"),
+            mem_para_plain=_pooled(tab, ("≤10", "11–36"), "useful_paraphrase"),
+            mem_false=at("coding", "memories", "ours", "false_share"),
+            mem_silent=at("coding", "memories", "ours", "silent_new_task"),
+            mem_model=at("coding", "memories", "ours", "model_candidate_recall"),
+            mem_model_para=at("coding", "memories", "ours", "model_candidate_recall_paraphrase"),
             lme_1000_useful=at("longmemeval", "1000", "ours", "useful"),
             lme_1000_useful_main=at("longmemeval", "1000", "main", "useful"),
             lme_1000_useful_main3=at("longmemeval", "1000", "main", "useful_first3"),

@@ -51,3 +51,51 @@ def test_sessions_are_written_as_claude_code_transcripts(claude_projects):
     first_prompt = next(t["user"] for t in s.turns if "user" in t)
     hits = Searcher().search(first_prompt, limit=3)
     assert hits and hits[0].session_id == s.session_id
+
+
+def test_every_session_carries_the_memories_the_extraction_model_returns():
+    from recall.memory.store import TYPES
+
+    for p in ch.load_all():
+        known = {s.sid for s in p.sessions}
+        answers = json.loads((ch.DATA_DIR / f"{p.slug}.memories.json").read_text(encoding="utf-8"))
+        assert set(answers) == known  # an answer for every session, empty when nothing lasts
+        mems = [m for s in p.sessions for m in s.memories]
+        assert len(mems) >= len(p.sessions)
+        for m in mems:
+            assert m["type"] in TYPES and 0 < len(m["content"]) <= 400 and 1 <= len(m.get("tags") or ()) <= 4
+        assert all(s.end > s.start for s in p.sessions)
+
+
+def test_the_benchmark_writes_a_sessions_memories_as_the_extraction_does(tmp_path):
+    """``injection_sizes``'s driver takes a session's typed memories (op ``memories``) into the
+    index as memory documents of that session; ``recall --raw`` finds them."""
+    import os
+    import subprocess
+    import sys
+
+    from benchmarks import injection_sizes as bench
+
+    proj = ch.load("shipyard")
+    s = proj.sessions[0]
+    s.memories = [
+        {"type": "decision", "content": "Shipyard talks to databases through database/sql, no ORM.", "tags": ["db"]}
+    ]
+    root = tmp_path / "transcripts"
+    ch.write_session(s, root)
+    driver = bench.Driver(bench.Here("ours", bench.REPO), tmp_path / "home", tmp_path / "scratch")
+    try:
+        driver.index(root)
+        driver.memories(s)
+    finally:
+        driver.close()
+    env = {**os.environ, "RECALL_HOME": str(tmp_path / "home"), "RECALL_NO_SERVICE": "1"}
+    out = subprocess.run(
+        [sys.executable, "-m", "recall", "search", "--raw", "--project", proj.cwd, "database/sql ORM"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "memory  session " + s.session_id[:8] in out.stdout
