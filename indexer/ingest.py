@@ -821,6 +821,10 @@ class Indexer:
         if mem and log:
             self.archive.log_memory(deletes=mem)
         self.pending_other = self.pending_other or bool(keys)
+        if keys:  # the semantic channel's vectors of them (a forgotten memory) go too
+            from indexer.vectors import forget_vectors
+
+            forget_vectors(keys=keys)
         return len(keys)
 
     # forgetting ----------------------------------------------------------------------

@@ -480,7 +480,7 @@ class Searcher:
         return hit
 
     def by_keys(self, keys: list[str], now: float | None = None) -> list[Hit]:
-        """The hits of these index keys ("m:<uuid>"), in the order given, with their text and
+        """The hits of these index keys ("m:<uuid>", "mem:<id>"), in the order given, with their text and
         the exchange around them; a key no longer in the index, or that no reader may show,
         is left out (the semantic channel's vectors name documents by key)."""
         if not keys:
@@ -497,9 +497,10 @@ class Searcher:
         return self.shown([found[k] for k in keys if k in found])
 
     def newest_messages(self, project: str, limit: int, since: int = 0) -> list[tuple[str, str, int, str]]:
-        """``(key, session, ts, text)`` of ``project``'s newest ``limit`` user prompts and
-        assistant replies at or after ``since`` (what the semantic channel embeds), newest
-        first; what no reader may show left out."""
+        """``(key, session, ts, text)`` of ``project``'s newest ``limit`` user prompts,
+        assistant replies and typed memories (a memory's session: the first it came from) at or
+        after ``since`` (what the semantic channel embeds), newest first; what no reader may
+        show left out."""
         s = self.index.searcher()
         result = s.search(
             self._prose_query(project, since), limit, count=False, order_by_field="ts", order=tantivy.Order.Desc
@@ -515,17 +516,24 @@ class Searcher:
         return [(k, h.session_id, ts, h.text) for k, h, ts in zip(keys, hits, stamps) if id(h) in shown_ids and h.text]
 
     def _prose_query(self, project: str, since: int = 0):
-        """``project``'s user prompts and assistant replies (at or after ``since``)."""
+        """``project``'s user prompts, assistant replies and typed memories (at or after ``since``)."""
         tq = tantivy.Query
         schema = self.schema
 
         def must(field, value):
             return (tantivy.Occur.Must, tq.term_query(schema, field, value, index_option="basic"))
 
+        prose = tq.boolean_query(
+            [must("doctype", "message"), (tantivy.Occur.Must, tq.term_set_query(schema, "role", ["user", "assistant"]))]
+        )
+        from recall.memory import TYPES  # a typed memory's (not a rule's, nor a session summary's)
+
+        memory = tq.boolean_query(
+            [must("doctype", "memory"), (tantivy.Occur.Must, tq.term_set_query(schema, "mtype", list(TYPES)))]
+        )
         clauses = [
             must("project", project),
-            must("doctype", "message"),
-            (tantivy.Occur.Must, tq.term_set_query(schema, "role", ["user", "assistant"])),
+            (tantivy.Occur.Must, tq.boolean_query([(tantivy.Occur.Should, prose), (tantivy.Occur.Should, memory)])),
         ]
         if since:
             clauses.append(
@@ -534,7 +542,7 @@ class Searcher:
         return tq.boolean_query(clauses)
 
     def count_prose(self, project: str) -> int:
-        """How many user prompts and assistant replies ``project`` has in the index."""
+        """How many user prompts, assistant replies and typed memories ``project`` has in the index."""
         return self.index.searcher().search(self._prose_query(project), 1, count=True).count
 
     def doc_freqs(self, terms: list[str], project: str | None = None) -> tuple[dict[str, int], int]:

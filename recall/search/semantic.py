@@ -7,8 +7,10 @@ them. all-MiniLM-L6-v2 (``recall.search.minilm``) can, and on the model path a m
 it brings and answers NONE when nothing bears on the prompt (``recall.prompt.context``).
 
 * **What is embedded**: the user prompts and assistant replies of each project's newest
-  ``MAX_PER_PROJECT`` messages (tool calls and results are not: their words are the lexical
-  index's strength), their first ``EMBED_CHARS`` characters, as the index holds them (redacted),
+  ``MAX_PER_PROJECT`` messages, and its typed memories (a decision in one sentence is what a
+  paraphrase asks for; a memory counts for the first session it came from); tool calls and
+  results are not: their words are the lexical index's strength. Their first ``EMBED_CHARS``
+  characters, as the index holds them (redacted),
   only what the ledger's gate shows. The service embeds them in the background, newest first,
   a slice at a time (``embed_step``), only while a model backend exists and
   ``hook.semantic`` is on; vectors live in ``indexer.vectors``.
@@ -183,7 +185,7 @@ def related(
         if sim < floor:
             break
         sid = owners[i]
-        if sid == exclude_session or sid in skip_sessions or sid in best:
+        if not sid or sid == exclude_session or sid in skip_sessions or sid in best:  # "": a memory of no session
             continue
         best[sid] = (int(i), sim)
         if len(best) >= sessions * 2:  # spares: a hit may no longer be shown
@@ -192,7 +194,7 @@ def related(
         return []
     picks = sorted(best.values(), key=lambda p: -p[1])
     hits = searcher.by_keys([keys[i] for i, _ in picks])
-    by_key = {f"m:{h.uuid}": h for h in hits}
+    by_key = {f"{'mem' if h.kind == 'memory' else 'm'}:{h.uuid}": h for h in hits}
     out = []
     stale = []
     for i, sim in picks:

@@ -465,3 +465,79 @@ def test_a_question_asked_again_finds_the_decision_not_the_earlier_asking(decisi
     sessions = [h.session_id for h in near]
     assert asked.session_id not in sessions
     assert decisions["prices"].session_id == sessions[0]
+
+
+# --------------------------------------------------------------------------- typed memories
+def _remember(project, content, session_id, tags=("billing",)):
+    """A typed memory as the extraction writes it, and its index document."""
+    from indexer.ingest import Indexer
+    from recall.memory import index_docs as memory_index
+    from recall.memory import store
+
+    root = str(project)
+    with store.transaction(root) as state:
+        m = store.add_memory(state, "decision", content, tags=tags, session_id=session_id).memory
+    with Indexer() as ix:
+        ix.upsert_memory_docs(memory_index.changes(root, [m.id], [])[0])
+        ix.commit()
+    return m
+
+
+def test_a_typed_memory_is_embedded_and_found_by_meaning_then_forgotten(decisions, project):
+    """A memory says a decision in one sentence, what a paraphrase asks for: the job embeds it
+    (it counts for the session it came from), ``related`` finds it, and deleting the memory
+    drops its vector."""
+    from indexer.ingest import Indexer
+    from indexer.vectors import VectorStore
+    from recall.search.searcher import Searcher
+
+    sid = decisions["m0"].session_id  # a mundane session: the memory alone speaks of money
+    m = _remember(
+        project, "Every monetary amount is kept as a whole number of minor units (cents), never a float.", sid
+    )
+    store = VectorStore()
+    try:
+        semantic.embed_all(Searcher(), store, [_project_key(project)])
+        keys, sessions, _h, _m = store.matrix(_project_key(project))
+        assert f"mem:{m.id}" in keys and sessions[keys.index(f"mem:{m.id}")] == sid
+        near = semantic.related(
+            Searcher(), store, "how do we represent currency values?", _project_key(project), sessions=8
+        )
+        memory = [h for h in near if h.kind == "memory"]
+        assert memory and memory[0].session_id == sid and memory[0].similarity >= semantic.DEFAULT_MIN_SIMILARITY
+        with Indexer() as ix:
+            ix.delete_keys([f"mem:{m.id}"])
+            ix.commit()
+        assert f"mem:{m.id}" not in store.matrix(_project_key(project))[0]
+    finally:
+        store.close()
+
+
+def test_a_memory_rewritten_since_it_was_embedded_is_not_found_by_its_old_vector(decisions, project):
+    from indexer.vectors import VectorStore
+    from recall.search.searcher import Searcher
+
+    sid = decisions["m1"].session_id
+    m = _remember(
+        project, "Every monetary amount is kept as a whole number of minor units (cents), never a float.", sid
+    )
+    store = VectorStore()
+    try:
+        semantic.embed_all(Searcher(), store, [_project_key(project)])
+        from indexer.ingest import Indexer
+        from recall.memory import index_docs as memory_index
+        from recall.memory import store as mstore
+
+        with mstore.transaction(str(project)) as state:
+            mstore.edit(state, m.id, "The staging database is reset every Sunday night.")
+        with Indexer() as ix:
+            ix.upsert_memory_docs(memory_index.changes(str(project), [m.id], [])[0])
+            ix.commit()
+        near = semantic.related(
+            Searcher(), store, "how do we represent currency values?", _project_key(project), sessions=8
+        )
+        assert all(h.kind != "memory" for h in near)
+        # the next look embeds the new text
+        assert semantic.embed_all(Searcher(), store, [_project_key(project)]) == 1
+    finally:
+        store.close()
