@@ -1000,6 +1000,8 @@ def _pooled(tab: dict, sizes: tuple[str, ...], key: str, code: str = "ours", spl
         n = f.get("answerable") or 0
         if key.endswith("paraphrase"):
             n = f.get("paraphrases") or n
+        elif key == "false_share":  # a share of the injections
+            n = (f.get("injected_share") or 0) * (f.get("prompts") or 0)
         num += f[key] * n
         den += n
     return f"{num / den:.2f}" if den else "—"
@@ -1183,6 +1185,10 @@ def sections(res: dict | None = None) -> list[str]:
             mem_para=at("coding", "memories", "ours", "useful_paraphrase"),
             mem_para_plain=_pooled(tab, ("≤10", "11–36"), "useful_paraphrase"),
             mem_false=at("coding", "memories", "ours", "false_share"),
+            mem_false_plain=_pooled(tab, ("≤10", "11–36"), "false_share"),
+            mem_model_para_plain=_pooled(tab, ("≤10", "11–36"), "model_candidate_recall_paraphrase"),
+            mem_model_para_tune=at("coding", "memories", "ours", "model_candidate_recall_paraphrase", "tune"),
+            mem_model_para_tune_plain=_pooled(tab, ("≤10", "11–36"), "model_candidate_recall_paraphrase", split="tune"),
             mem_silent=at("coding", "memories", "ours", "silent_new_task"),
             mem_model=at("coding", "memories", "ours", "model_candidate_recall"),
             mem_model_para=at("coding", "memories", "ours", "model_candidate_recall_paraphrase"),
