@@ -824,7 +824,12 @@ class Indexer:
         if keys:  # the semantic channel's vectors of them (a forgotten memory) go too
             from indexer.vectors import forget_vectors
 
-            forget_vectors(keys=keys)
+            try:
+                forget_vectors(keys=keys)
+            except Exception as exc:  # noqa: BLE001 - a vector holds no text; the search skips a key gone
+                from recall.core import log
+
+                log.get("ingest").warning("vectors of %d deleted documents kept for now: %s", len(keys), exc)
         return len(keys)
 
     # forgetting ----------------------------------------------------------------------
