@@ -411,19 +411,7 @@ class Searcher:
                 if hit.text and not _matches(wanted, pattern, hit.text, doc):
                     continue  # (no text: its archive line is gone; shown, recall doctor tells)
                 hit.snippet = snippet(hit.text, pattern)
-                if rec is not None and hit.kind == "message":
-                    flags: dict = {}
-                    hit.reply, hit.question = exchange(
-                        self.archive_root,
-                        hit.project,
-                        hit.session_id,
-                        int(doc.get_first("apos")),
-                        hit.role,
-                        str(rec.get("source") or ""),
-                        fd=fd,
-                        flags=flags,
-                    )
-                    hit.echo = hit.echo or bool(flags.get("echo"))  # a prompt answered by recall's output
+                self._attach_exchange(hit, rec, fd, doc)
             finally:
                 if fd is not None:
                     os.close(fd)
@@ -456,24 +444,30 @@ class Searcher:
             hits.append(hit)
         return self.shown(hits)
 
+    def _attach_exchange(self, hit: Hit, rec, fd, doc: tantivy.Document) -> None:
+        """A message hit's reply or question (``recall.search.exchange``, read through ``fd``,
+        ``_read``'s open archive file), and whether that exchange is an echo (a prompt answered
+        by recall's output, a reply that added nothing)."""
+        if rec is None or hit.kind != "message":
+            return
+        flags: dict = {}
+        hit.reply, hit.question = exchange(
+            self.archive_root,
+            hit.project,
+            hit.session_id,
+            int(doc.get_first("apos")),
+            hit.role,
+            str(rec.get("source") or ""),
+            fd=fd,
+            flags=flags,
+        )
+        hit.echo = hit.echo or bool(flags.get("echo"))
+
     def _with_exchange(self, doc: tantivy.Document, score: float, now: float) -> Hit:
-        """The hit of a stored document (``score`` as given) with the exchange around it: a
-        message's reply or question, and whether that exchange is an echo."""
+        """The hit of a stored document (``score`` as given) with the exchange around it."""
         hit, rec, fd = self._read(doc, score, now, boost=False, keep_open=True)
         try:
-            if rec is not None and hit.kind == "message":
-                flags: dict = {}
-                hit.reply, hit.question = exchange(
-                    self.archive_root,
-                    hit.project,
-                    hit.session_id,
-                    int(doc.get_first("apos")),
-                    hit.role,
-                    str(rec.get("source") or ""),
-                    fd=fd,
-                    flags=flags,
-                )
-                hit.echo = hit.echo or bool(flags.get("echo"))
+            self._attach_exchange(hit, rec, fd, doc)
         finally:
             if fd is not None:
                 os.close(fd)
