@@ -333,13 +333,9 @@ PARAPHRASES = {
 }
 
 
-@pytest.fixture
-def with_memories(claude_projects, project):
-    """Four decision sessions, two mundane ones, and the typed memories the extraction made of
-    the decisions (``recall.memory``), as a history of a few weeks holds them."""
-    from recall.memory import index_docs as memory_index
-    from recall.memory import store
-
+def decision_history(claude_projects, project) -> dict:
+    """The four decision sessions of ``PARAPHRASES`` and two mundane ones, written and indexed
+    (no typed memories): name -> session (``m0``, ``m1``: the mundane ones)."""
     sessions = {}
     for i, (name, (_, make, args, _mem)) in enumerate(PARAPHRASES.items()):
         sessions[name] = make(project, i * 3, *args)
@@ -348,6 +344,17 @@ def with_memories(claude_projects, project):
     for s in sessions.values():
         s.write(claude_projects)
     index_all()
+    return sessions
+
+
+@pytest.fixture
+def with_memories(claude_projects, project):
+    """Four decision sessions, two mundane ones, and the typed memories the extraction made of
+    the decisions (``recall.memory``), as a history of a few weeks holds them."""
+    from recall.memory import index_docs as memory_index
+    from recall.memory import store
+
+    sessions = decision_history(claude_projects, project)
     root = str(project)
     with store.transaction(root) as state:
         for name, (_, _, _, (mtype, content, tags)) in PARAPHRASES.items():

@@ -19,7 +19,7 @@ from recall.core import config
 from recall.prompt import context as rc
 from recall.prompt import injections
 from recall.search import semantic
-from tests.prompt.test_small_history import PARAPHRASES, mundane_sessions, payload
+from tests.prompt.test_small_history import PARAPHRASES, decision_history, payload
 from tests.service.test_service import run_cli, serve  # noqa: F401 - serve is a fixture
 from tests.support.standin import request_text
 from tests.support.standin import text as answer
@@ -94,15 +94,7 @@ def test_vectors_are_private_and_forgotten_by_session_and_project():
 @pytest.fixture
 def decisions(claude_projects, project):
     """Four decision sessions and two mundane ones, no typed memories: only their words."""
-    sessions = {}
-    for i, (name, (_, make, args, _mem)) in enumerate(PARAPHRASES.items()):
-        sessions[name] = make(project, i * 3, *args)
-    for i, s in enumerate(mundane_sessions(project)[:2]):
-        sessions[f"m{i}"] = s
-    for s in sessions.values():
-        s.write(claude_projects)
-    index_all()
-    return sessions
+    return decision_history(claude_projects, project)
 
 
 @pytest.fixture
