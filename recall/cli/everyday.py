@@ -418,7 +418,9 @@ def _print_prompts_line(p: dict) -> None:
         why = ", ".join(f"{n} {k}" for k, n in sorted(p["raw_why"].items(), key=lambda kv: -kv[1]))
         echo(
             f"Prompts: last 24 h: {o['synthesized']} synthesized, {o['raw']} raw"
-            f"{f' ({why})' if why else ''}, {o['nothing']} nothing found, {o['trivial']} trivial; "
+            f"{f' ({why})' if why else ''}, {o['nothing']} nothing found, {o['trivial']} trivial"
+            f"{f', {n} rules only' if (n := o['rules']) else ''}"
+            f"{f', {n} briefings too late for their turn' if (n := o['dropped']) else ''}; "
             f"~{p['injected_tokens']:,} tokens injected (`recall log` lists them)"
         )
     else:
@@ -431,6 +433,15 @@ def _when(t) -> str:
         return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(t)))
     except (TypeError, ValueError, OverflowError):
         return "?"
+
+
+def _held(rec: dict) -> str:
+    """`` (background: held 41 ms)``: which way the prompt took and how long it was held
+    (``recall.prompt.ways``), for records that say so."""
+    way, held = rec.get("way"), rec.get("held_ms")
+    if way not in ("nothing", "raw", "wait", "background") or not isinstance(held, (int, float)):
+        return ""
+    return f" ({way}: held {held:.0f} ms)"
 
 
 def _path(rec: dict) -> str:
@@ -506,7 +517,7 @@ def log(limit: int = 20, show: int | None = None, as_json: bool = False) -> int:
         wrong = "  [marked wrong]" if rec.get("wrong") is True else ""
         echo(
             f"#{i:<3} {_when(rec.get('t'))}  {project}  {_outcome(rec)}{via}{_path(rec)}  {size}  "
-            f"{float(rec.get('latency_ms') or 0):.0f} ms{wrong}"
+            f"{float(rec.get('latency_ms') or 0):.0f} ms{_held(rec)}{wrong}"
         )
         if rec.get("hits"):
             echo(f"     hits: {_hits(rec)}")
