@@ -5,8 +5,9 @@
 ``memory_ask`` tool. Both raise ``recall.llm.errors.NoKey`` / ``ModelError`` and send nothing that
 is not in the hits (plus the question), redacted once more before it leaves.
 
-Answers are cached under ``$RECALL_HOME/cache/synthesis`` keyed by the model and the exact
-hit set (and the question, for ``answer_question``): the same hits never cost a second call.
+Answers are cached under ``$RECALL_HOME/cache/synthesis`` keyed by the model, the exact hit set
+and the prompt (the question, for ``answer_question``): the same prompt with the same hits never
+costs a second call, and another prompt never gets a briefing (or a NONE) written for the first.
 A cache hit does not import the anthropic SDK. An entry lives ``CACHE_TTL_SECONDS``: expired
 entries are deleted (``prune``: at every write, and by the service), and the privacy controls
 reach the cache too: ``recall forget``, `recall exclude add`, a `recall: off` session and the
@@ -213,7 +214,8 @@ def synthesize_recall(prompt: str, hits: list, timeout: float, max_chars: int = 
     cfg = config.load()
     model = _model(cfg)
     chars = max(300, int(max_chars) - 250)
-    key = cache_key("recall", model, hits, str(chars))
+    # keyed by the prompt too: two prompts with the same candidates may need different briefings (or NONE)
+    key = cache_key("recall", model, hits, f"{chars}\0{' '.join(prompt.lower().split())}")
     cached = cache_get(key)
     if cached is not None:
         return cached
