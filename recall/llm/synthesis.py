@@ -81,15 +81,38 @@ def _redact(text: str) -> str:
     return redact(text)
 
 
+ASKED_CHARS = 200  # of an excerpt's turn: the prompt it served ...
+CONCLUDED_CHARS = 700  # ... and what the turn concluded, within HIT_CHARS in all
+
+
+def _flat(text: str | None, limit: int) -> str:
+    body = " ".join((text or "").split())
+    return body if len(body) <= limit else body[: max(0, limit - 2)].rstrip() + " …"
+
+
+def _excerpt_body(h) -> str:
+    """One hit as the model reads it: an exchange, as the raw path and ``recall --raw`` show it.
+    A prompt with the reply it got; any other message with the prompt of its turn before it
+    and what the turn concluded after it (``Searcher.with_turns``), all within ``HIT_CHARS``."""
+    role = h.role or "?"
+    if getattr(h, "kind", "message") != "message":
+        return _flat(h.text, HIT_CHARS)
+    asked = _flat(getattr(h, "question", None), ASKED_CHARS) if role != "user" else ""
+    concluded = _flat(getattr(h, "reply", None), CONCLUDED_CHARS)
+    own = HIT_CHARS - len(asked) - len(concluded)
+    lines = [f"user asked: {asked}"] if asked else []
+    lines.append(f"{role}: {_flat(h.text, max(200, own))}")
+    if concluded:
+        lines.append(f"→ assistant: {concluded}" if role == "user" else f"→ the turn concluded: {concluded}")
+    return "\n".join(lines)
+
+
 def _excerpts(hits: list) -> str:
     parts = []
     for h in hits:
-        body = " ".join((h.text or "").split())
-        if len(body) > HIT_CHARS:
-            body = body[:HIT_CHARS] + " …"
         project = os.path.basename((h.project or "").rstrip("/")) or "?"
         changed = _changed_line(h)
-        parts.append(f"{citation(h)} ({h.role}, project {project})\n{changed}{body}")
+        parts.append(f"{citation(h)} ({h.role}, project {project})\n{changed}{_excerpt_body(h)}")
     return "\n\n".join(parts)
 
 
@@ -131,9 +154,9 @@ def cache_key(kind: str, model: str, hits: list, extra: str = "") -> str:
 
 
 def _cached_text(hit) -> str:
-    """What of a hit the model saw: its text, and its stale marks when it has any."""
+    """What of a hit the model saw: its exchange, and its stale marks when it has any."""
     marks = getattr(hit, "stale", None)
-    return (hit.text or "") + ("\0" + json.dumps(marks, sort_keys=True) if marks else "")
+    return _excerpt_body(hit) + ("\0" + json.dumps(marks, sort_keys=True) if marks else "")
 
 
 def cache_get(key: str) -> str | None:

@@ -104,10 +104,11 @@ def without_rule_docs(hits: list) -> list:
     compact hit is not the hook's default until the retrieval benchmark says it helps) and
     minus echoes (``Hit.echo``: a reply restating what recall gave, a ``/recall`` turn, a
     question whose reply added nothing), bare acknowledgements ("OK.") and calls of recall's own
-    tools that an older version indexed: never injected, the session they point to is."""
-    from recall.search.exchange import adds_nothing
+    tools that an older version indexed: never injected, the session they point to is; and minus
+    content-free lines of a session that has lines saying something (``content_free``)."""
+    from recall.search.exchange import adds_nothing, content_free
 
-    return [
+    kept = [
         h
         for h in hits
         if not (getattr(h, "kind", "") in ("memory", "team") and str(h.uuid).startswith(("rule-", "sum-")))
@@ -118,6 +119,12 @@ def without_rule_docs(hits: list) -> list:
             and str(getattr(h, "text", "")).startswith(("mcp__recall__", "mcp__plugin_recall_"))
         )
     ]
+    # a content-free line (a tool's "File created successfully at: …", a bare `Write: path`)
+    # never takes the place of its session's lines that say something; alone, it stands for
+    # its session, and the model reads its turn (``Searcher.with_turns``)
+    free = [content_free(str(getattr(h, "role", "")), str(getattr(h, "text", "") or "")) for h in kept]
+    speaking = {h.session_id for h, f in zip(kept, free) if not f}
+    return [h for h, f in zip(kept, free) if not f or h.session_id not in speaking]
 
 
 def nothing_why(best: float | None, hook: dict, path: str = "raw", gate: float | None = None) -> str:
@@ -278,6 +285,8 @@ def plan_context(
         hits = model_candidates(hits, found, hook)
     if path == "model" and hits:
         hits = with_answers(s, hits, len(hits) + int(hook["limit"]) // 2)
+        if s is not None:
+            s.with_turns(hits)  # each excerpt the model reads carries its turn: the prompt, the conclusion
     if hits and hook.get("stale_marks", True):
         from recall.search.stale import mark_hits  # stat calls and state.db: no subprocess
 

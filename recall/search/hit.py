@@ -22,8 +22,10 @@ class Hit:
     snippet: str
     score: float
     kind: str = "message"  # message | session | memory | team
-    reply: str | None = None  # a user prompt's hit: the reply it got (recall.search.exchange)
-    question: str | None = None  # an assistant message's hit: the prompt it answered
+    # a user prompt's hit: the reply it got (recall.search.exchange); on the model path any
+    # message's hit: what followed it in its turn, the conclusion first (Searcher.with_turns)
+    reply: str | None = None
+    question: str | None = None  # an assistant message's (on the model path any message's) hit: its turn's prompt
     confidence: float | None = None  # that it bears on the query (recall.search.confidence)
     similarity: float | None = None  # a semantic hit's cosine to the prompt (recall.search.semantic)
     echo: bool = False  # it restates what recall itself recalled (ranked below its source)

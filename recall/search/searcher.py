@@ -29,7 +29,7 @@ from indexer.schema import DOCTYPES_BY_CODE, ECHO_TAG, IndexCorrupt, SchemaMisma
 from recall.core import paths
 from recall.core.errors import IndexMissing, RecallError
 from recall.search.confidence import judge
-from recall.search.exchange import exchange
+from recall.search.exchange import exchange, turn
 from recall.search.hit import Hit, iso
 from recall.search.query import IDENT, QUOTED, W_CONTENT, analyze, common_terms, is_stopword, unique, weighty
 from recall.search.snippets import highlighter, snippet
@@ -489,6 +489,39 @@ class Searcher:
             hit = self._with_exchange(doc, 0.0, now)
             found[stored_value(doc, "key")] = hit
         return self.shown([found[k] for k in keys if k in found])
+
+    def with_turns(self, hits: list[Hit]) -> list[Hit]:
+        """``hits`` (in place, and returned) with each message's turn: ``question`` the prompt it
+        served (a user prompt's own: unchanged) and ``reply`` what the assistant said after it in
+        that turn, its conclusion first (``recall.search.exchange.turn``). What the model path's
+        excerpts carry; a hit not in the index any more keeps what it had."""
+        keys = [f"m:{h.uuid}" for h in hits if h.kind == "message" and h.role != "user" and not h.reply]
+        if not keys:
+            return hits
+        s = self.index.searcher()
+        query = tantivy.Query.term_set_query(self.schema, "key", keys)
+        found = {}
+        for _score, address in s.search(query, len(keys), count=False).hits:
+            doc = s.doc(address)
+            pos = doc.get_first("apos")
+            if pos is not None:
+                found[stored_value(doc, "key")] = int(pos)
+        for h in hits:
+            pos = found.get(f"m:{h.uuid}")
+            if pos is None or h.role == "user":
+                continue
+            fd = open_session(self.archive_root, h.project, h.session_id)
+            if fd is None:
+                continue
+            try:
+                rec = read_message(self.archive_root, h.project, h.session_id, pos, h.uuid, fd=fd)
+                source = str((rec or {}).get("source") or "")
+                asked, concluded = turn(self.archive_root, h.project, h.session_id, pos, h.role, source, fd=fd)
+            finally:
+                os.close(fd)
+            h.question = h.question or asked
+            h.reply = concluded
+        return hits
 
     def newest_messages(self, project: str, limit: int, since: int = 0) -> list[tuple[str, str, int, str]]:
         """``(key, session, ts, text)`` of ``project``'s newest ``limit`` user prompts,
