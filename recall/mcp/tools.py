@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import tantivy
 
 from indexer.project import canonical_project
-from indexer.schema import stored_value
+from indexer.schema import ECHO_TAG, stored_value
 from recall.core import paths
 from recall.core.errors import RecallError, UsageError
 from recall.core.text import clip
@@ -339,11 +339,12 @@ def memory_related(
             score=float(len(matched) or score),
             kind="memory",
         )
+        hit.echo = any(ECHO_TAG in str(v).split() for v in doc.get_all("tags"))  # a summary of an echo
         rows.append((len(matched) or score, project == here, ts_val, hit, doc, matched))
     visible = {id(h) for h in s.shown([r[3] for r in rows])}  # excluded, switched off, forgotten: never
     rows = [r for r in rows if id(r[3]) in visible]
     total = len(rows)
-    rows.sort(key=lambda r: (r[0], r[1], r[2]), reverse=True)
+    rows.sort(key=lambda r: (not r[3].echo, r[0], r[1], r[2]), reverse=True)  # echoes last
     matches = []
     for _n, _here, _ts, hit, doc, matched in rows[:limit]:
         matches.append(

@@ -74,6 +74,13 @@ class SearchIndexError(RecallError):
     pass
 
 
+def echoes_last(hits: list) -> list:
+    """``hits`` in their order, echoes (``Hit.echo``: a question asked before and answered
+    "OK.", recall's own block restated) after every other hit: the session that holds the
+    answer ranks above an earlier asking of the same question, on every search surface."""
+    return [h for h in hits if not h.echo] + [h for h in hits if h.echo]
+
+
 class Searcher:
     """A read-only view of the index. Cheap to keep open (the service keeps one warm)."""
 
@@ -371,8 +378,9 @@ class Searcher:
         ranked = _with_neighbours(ranked)
         if not messages:
             ranked = _group_by_session(ranked)
-        if messages:  # one message each: the engine's order (the model judges whole exchanges)
-            return judge(searcher, text, self.hits(searcher, ranked, terms, now, limit=limit), reorder=False)
+        if messages:  # one message each: the engine's order (the model judges whole exchanges) ...
+            hits = judge(searcher, text, self.hits(searcher, ranked, terms, now, limit=limit), reorder=False)
+            return echoes_last(hits)  # ... but an echo never ranks above what it points to
         hits = self.hits(searcher, ranked, terms, now, limit=max(limit, JUDGED))
         return judge(searcher, text, hits)[:limit]
 
