@@ -162,6 +162,10 @@ class Match:
             d["reply"] = h.reply  # a question's match: the reply it got (recall.search.exchange)
         if h.question:
             d["question"] = h.question  # a reply's match: the question it answered
+        if h.channel:
+            d["channel"] = h.channel  # with the service: which channel found it (lexical, semantic, both)
+            if h.similarity is not None:
+                d["similarity"] = round(h.similarity, 4)
         if h.author:
             d["author"] = h.author  # a team item's match: who shared it
         if h.agent:
@@ -237,7 +241,10 @@ def merged_matches(
     tree ``cwd`` is in) and the memories' types and tags. With ``mtype`` only memories of that
     type; with ``team`` only the team's items.
     """
-    ranked = mark_hits(merged_search(searcher, text, limit=limit, mtype=mtype, project=project, team=team), cwd)
+    ranked = merged_search(searcher, text, limit=limit, mtype=mtype, project=project, team=team)
+    if not mtype and not team:
+        ranked = _with_meaning(searcher, ranked, text, limit, project, cwd)
+    ranked = mark_hits(ranked, cwd)
     details = _memory_details(searcher, [h.uuid for h in ranked if h.kind in ("memory", "team")])
     out = []
     for h in ranked:
@@ -251,6 +258,21 @@ def merged_matches(
         else:
             out.append(Match(h))
     return out
+
+
+def _with_meaning(
+    searcher: Searcher, ranked: list, text: str, limit: int, project: str | None, cwd: str | None
+) -> list:
+    """``ranked`` fused with the semantic channel's nearest sessions where it applies: in the
+    service, which holds the vectors and runs these tools when it is up (``recall.search.fused``);
+    ``ranked`` as it is elsewhere."""
+    from recall.search.fused import fuse, semantic_side
+
+    try:
+        semantic = semantic_side(searcher, text, {"project": project, "limit": limit}, cwd)
+    except Exception:  # noqa: BLE001 - the words alone, never a failed search
+        return ranked
+    return ranked if semantic is None else fuse(ranked, semantic, limit)
 
 
 # the operations ------------------------------------------------------------------------

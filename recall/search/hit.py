@@ -34,6 +34,7 @@ class Hit:
     author: str | None = None  # a team item's hit: the teammate (PostgreSQL role) who shared it
     agent: str | None = None  # a message's or session's: the agent it came from (indexer.sources)
     tags: list = field(default_factory=list)  # a memory's tags (judged with its text: recall.search.confidence)
+    channel: str | None = None  # which channel found it, where both ran: lexical | semantic | both (search.fused)
 
     def as_json(self) -> dict:
         d = asdict(self)
@@ -42,6 +43,8 @@ class Hit:
             d["confidence"] = round(self.confidence, 4)
         if self.similarity is None:
             d.pop("similarity")
+        if self.channel is None:
+            d.pop("channel")
         return d
 
 
