@@ -243,9 +243,9 @@ def synthesize_recall(prompt: str, hits: list, timeout: float, max_chars: int = 
     if cached is not None:
         return cached
     backend.require(cfg)
-    user = _redact(f"New prompt:\n{prompt[:4000]}\n\nExcerpts of past sessions:\n\n{_excerpts(hits)}")
+    system, user = recall_request(prompt, hits, max_chars)
     text = backend.complete(
-        RECALL_SYSTEM.format(chars=chars),
+        system,
         user,
         purpose="recall",
         max_tokens=max(200, min(1500, chars // 3 + 100)),
@@ -257,6 +257,15 @@ def synthesize_recall(prompt: str, hits: list, timeout: float, max_chars: int = 
         text = ""
     cache_put(key, text)
     return text
+
+
+def recall_request(prompt: str, hits: list, max_chars: int = 3000) -> tuple[str, str]:
+    """``(system, user)``: exactly what the per-prompt synthesis sends the model for ``prompt``
+    and ``hits`` (redacted once more), for ``synthesize_recall`` and the benchmarks that record
+    what the model reads."""
+    chars = max(300, int(max_chars) - 250)
+    user = _redact(f"New prompt:\n{prompt[:4000]}\n\nExcerpts of past sessions:\n\n{_excerpts(hits)}")
+    return RECALL_SYSTEM.format(chars=chars), user
 
 
 def answer_question(question: str, hits: list, timeout: float = 30) -> str:

@@ -287,6 +287,7 @@ def plan_context(
         hits = with_answers(s, hits, len(hits) + int(hook["limit"]) // 2)
         if s is not None:
             s.with_turns(hits)  # each excerpt the model reads carries its turn: the prompt, the conclusion
+            hits = _told_once(hits)
     if hits and hook.get("stale_marks", True):
         from recall.search.stale import mark_hits  # stat calls and state.db: no subprocess
 
@@ -320,6 +321,20 @@ def plan_context(
     way = ways.model_way(prompt, hits, hook)
     trace["way"] = way
     return None, Pending(prompt, hits, raw.hits, hook, cfg, trace, rules, only_rules, way)
+
+
+def _told_once(hits: list) -> list:
+    """``hits`` without a message another hit's excerpt already carries whole: a recalled prompt's
+    excerpt holds the reply it got, so that reply's own hit would only say it twice."""
+    told = [" ".join(str(h.reply).split()) for h in hits if getattr(h, "reply", None)]
+    if not told:
+        return hits
+
+    def carried(h) -> bool:
+        body = " ".join(str(h.text or "").split())
+        return len(body) >= 40 and h.role == "assistant" and any(body[:300] in t for t in told)
+
+    return [h for h in hits if not carried(h)]
 
 
 def _traced(hit) -> dict:
