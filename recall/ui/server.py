@@ -269,7 +269,7 @@ class Handler(BaseHTTPRequestHandler):
             self._send(204, b"", "image/x-icon")
         elif path == "/events" or path.startswith("/fragment/"):
             # EventSource cannot set a header: the stream's key comes in its query
-            why = self._key_refusal(sid, query.get("key", "") if path == "/events" else None)
+            why = self._key_refusal(sid, (query.get("key") or None) if path == "/events" else None)
             if why:
                 self._refuse(403, why)
             elif path == "/events":
