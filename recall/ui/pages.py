@@ -68,12 +68,14 @@ def page(title: str, body: str, csrf: str, active: str = "") -> str:
     )
 
 
-def shell() -> str:
+def shell(elsewhere: bool = False) -> str:
     """What a request with the cookie alone gets for any page: the same bytes for every page,
     nothing of the data (browsers send 127.0.0.1's cookies to every port). ``ui.js`` reads the
-    page again with its key and shows it."""
+    page again with its key and shows it; not by itself when another site or another local port
+    sent the browser here (``elsewhere``): a click on the page then does."""
+    mark = "elsewhere" if elsewhere else ""
     return (
-        '<!doctype html><html lang="en" data-shell=""><head><meta charset="utf-8">'
+        f'<!doctype html><html lang="en" data-shell="{mark}"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1"><title>recall</title>'
         '<link rel="stylesheet" href="/static/ui.css"><script src="/static/ui.js" defer></script></head>'
         '<body><main><p class="dim" id="shell">Opening the page…</p><noscript><p class="problem">This page '

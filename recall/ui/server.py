@@ -277,7 +277,8 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 self._send(200, pages.fragment(path[len("/fragment/") :], query))
         elif self._key_refusal(sid):  # a navigation, or the cookie replayed: the page without its data
-            self._send(200, pages.shell())
+            site = (self.headers.get("Sec-Fetch-Site") or "").strip().lower()
+            self._send(200, pages.shell(elsewhere=site in ("same-site", "cross-site")))
         else:
             html = pages.route(path, query, csrf)
             if html is None:

@@ -417,6 +417,8 @@ class _Elsewhere(http.server.BaseHTTPRequestHandler):
                 {k: v[-1] for k, v in parse_qs(self.path.split("?", 1)[1], keep_blank_values=True).items()}
             )
             body = b"ok"
+        elif self.path == "/go":  # sends the browser to recall's page
+            body = f'<!doctype html><script>location.href = "{self.target}/search?q=which+database";</script>'.encode()
         else:
             body = textwrap.dedent(
                 f"""\
@@ -480,6 +482,23 @@ def test_a_page_of_another_port_gets_nothing_in_the_browser(history, tmp_path):
         assert status == 200 and 'data-shell=""' in text and "SQLite" not in text
         status, _, text = replay.get("/fragment/search?q=which+database")
         assert status == 403 and "SQLite" not in text
+        # sent to recall's page by the other port's page: the page does not load itself (no search
+        # runs, nothing counts as used); a click on it does
+        keyed = srv.keyed
+        evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=evil.serve_forever, daemon=True).start()
+        try:
+            d.get(f"http://127.0.0.1:{evil.server_address[1]}/go")
+            wait_for(lambda: d.current_url.startswith(f"http://127.0.0.1:{srv.port}/search"), 30, "recall's page")
+        finally:
+            evil.shutdown()
+            evil.server_close()
+        main = wait_for(lambda: d.find_elements(By.CSS_SELECTOR, "main p.problem"), 30, "the shell's line")[0]
+        assert "Another site or another local port opened this page" in main.text
+        assert not d.find_elements(By.ID, "results") and srv.keyed == keyed
+        d.find_element(By.LINK_TEXT, "Open it").click()
+        wait_for(lambda: d.find_elements(By.ID, "results"), 30, "the page, opened from itself")
+        assert "which database did we choose" in d.find_element(By.ID, "results").text
         d.get(f"http://127.0.0.1:{srv.port}/search?q=which+database")  # the user's page: whole
         assert "which database did we choose" in d.find_element(By.ID, "results").text
 

@@ -34,6 +34,14 @@
     return;
   }
   var key = stored();
+  if (root.dataset.shell === "elsewhere") {  // another site or local port sent the browser here
+    say("Another site or another local port opened this page: it was not loaded by itself.");
+    var go = document.createElement("a");
+    go.href = location.href;
+    go.textContent = "Open it";
+    document.querySelector("main").appendChild(go);
+    return;
+  }
   if (root.dataset.shell !== undefined) {  // the page itself, read with the key (before the load event)
     if (!key) {
       say("This browser holds no key for this page: open the address `recall ui` printed " +
