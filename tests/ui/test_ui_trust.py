@@ -563,3 +563,38 @@ def test_an_excluded_projects_memories_are_neither_shown_nor_changed(history, ca
     assert (state.read_bytes(), claude_md.read_bytes()) == before
     config.set_value("exclude", [])
     assert mem in _memories(blog)  # back in: all there
+
+
+def test_no_code_or_key_reaches_the_log(history, caplog):
+    with caplog.at_level(logging.DEBUG, logger="recall.ui"), serving() as srv:
+        code = srv.code()
+        c = Client(srv.port, code)
+        assert c.get("/events", headers={"Sec-Fetch-Site": "cross-site"})[0] == 403
+        assert Client(srv.port).get(f"/prompts?token={code}")[0] == 403
+        assert c.get("/prompts")[0] == 200
+    assert "GET /prompts" in caplog.text or "refused GET /prompts" in caplog.text
+    for secret in (code, c.key, c.cookie.split("=", 1)[1], srv.token):
+        assert secret not in caplog.text
+
+
+def test_recall_ui_opens_no_browser_on_a_secret(history, monkeypatch, capsys):
+    """The command's two edges: no browser here (the file is removed at once, the printed address
+    is enough), and a service older than the one-time codes (its address would put its secret on
+    the browser's command line: it is printed, never handed to a browser)."""
+    import webbrowser
+
+    from recall.cli.commands import ui as command
+
+    opened = []
+    monkeypatch.setattr(webbrowser, "open", lambda url, new=0: opened.append(url) or False)
+    with serving() as srv:
+        path = srv.open_file()
+        command._open(path)
+        assert opened == [Path(path).as_uri()] and not Path(path).exists()
+        assert capsys.readouterr().err == command.NO_BROWSER + "\n"
+        command._open(None)
+        assert opened == [Path(path).as_uri()]
+        assert capsys.readouterr().err == (
+            "(the running service is older than this recall: restart it with `recall service restart` "
+            "to have the page opened here; the address above opens it)\n"
+        )
