@@ -710,12 +710,12 @@ def memories(
     mtype: str | None = None, project=None, all_: bool = False, as_json: bool = False, stale: bool = False
 ) -> int:
     """``recall memories`` (the list; ``stale``: only those whose files changed since)."""
-    from recall.cli.command_utils import check_type, project_root
+    from recall.cli.command_utils import check_type, included_root
     from recall.memory import TYPES, store
     from recall.memory.stale import mark_text
 
     t = check_type(mtype)
-    root = project_root(project)
+    root = included_root(project)
     store.fold_access()
     state = store.load(root)
     store.refresh_stale(root, state)
