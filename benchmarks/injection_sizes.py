@@ -191,6 +191,8 @@ def record(
         rec["asked"] = bool(res["asked"])
         rec["way"] = res.get("way")
         rec["read_has_evidence"] = bool(evidence & set(res.get("read") or []))
+        rec["read"] = list(res.get("read") or [])
+        rec["evidence"] = sorted(evidence)
         if res.get("request"):
             rec["request"] = request_hash(res["request"])
             REQUESTS[rec["request"]] = res["request"]
