@@ -140,6 +140,7 @@ class _Keyed:
 
 
 _KEYED: dict[bytes, _Keyed] = {}
+_WARNED: list = []  # the missing key said once per process
 
 
 def keyed(key: bytes) -> _Keyed:
@@ -389,6 +390,13 @@ class _Scan:
             self.lengths.setdefault(r.length, set()).add(r.tag)
         key = load_key() if self.rules else None
         self.k = keyed(key) if key is not None else None
+        if self.rules and key is None and not _WARNED:
+            from recall.core import log
+
+            _WARNED.append(True)
+            log.get("ingest").warning(
+                "%s is missing: the %d forget rule(s) keyed by it catch nothing more", key_path(), len(self.rules)
+            )
 
     def spans(self, texts: list[str]) -> list[dict[int, list[tuple[int, int]]]]:
         """For each text, {id(rule): its spans} of the rules found in it (each rule's spans
