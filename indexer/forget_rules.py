@@ -404,11 +404,11 @@ class _Scan:
         out: list[dict[int, list[tuple[int, int]]]] = [{} for _ in texts]
         if self.k is None or not texts:
             return out
-        windows = sum(max(0, len(t) - n + 1) for t in texts for n in self.lengths)
-        if not windows:
+        chars = sum(map(len, texts))
+        if chars < min(self.lengths):
             return out
         hits: list[tuple[int, int, int]] = []  # (text, start, length)
-        if windows <= SMALL:
+        if chars * len(self.lengths) <= SMALL:
             for ti, t in enumerate(texts):
                 for n in self.lengths:
                     hits += ((ti, i, n) for i in range(len(t) - n + 1))
