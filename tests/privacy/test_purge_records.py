@@ -107,3 +107,26 @@ def test_the_records_flags_say_what_goes_with_what(capsys):
     )
     code, _, err = cli(capsys, "setup", "--uninstall", "--global", "--purge", "--keep-records", "--no-keep-records")
     assert code == 2 and "--keep-records and --no-keep-records exclude each other: pick one." in err
+
+
+def test_the_purge_keeps_the_agents_turned_off_and_the_removed_worktrees_a_forget_needs(
+    tmp_path, capsys, no_service_manager
+):
+    from indexer.archive import Tombstones
+
+    Tombstones(paths.archive_dir() / "forgotten.json").add(project=str(tmp_path / "gone"))
+    paths.atomic_write(
+        paths.recall_home() / "worktrees.json", json.dumps({str(tmp_path / "wt"): str(tmp_path / "gone")})
+    )
+    config.set_value("sources", {"codex": False})
+    config.set_value("search", {"limit": 7})
+    (paths.recall_home() / "logs").mkdir(parents=True, exist_ok=True)
+    (paths.recall_home() / "logs" / "recall.log").write_text("a log line\n")
+    code, out, err = cli(capsys, "setup", "--uninstall", "--global", "--purge", "--yes")
+    assert code == 0, err
+    assert "only the records of forgets, the agents whose sessions are not read (codex) (" in out
+    assert "worktrees.json" in out and "config.json (sources only)" in out
+    home = paths.recall_home()
+    left = sorted(str(p.relative_to(home)) for p in home.rglob("*") if p.is_file())
+    assert left == ["archive/forgotten.json", "config.json", "worktrees.json"]
+    assert json.loads(paths.config_path().read_text()) == {"sources": {"codex": False}}
