@@ -305,8 +305,10 @@ def clear_synthesis_cache() -> int:
 def hide_excluded(pattern: str, projects: list[str], sessions_by_cwd: list[str] = ()) -> dict:
     """`recall exclude add`: what the derived stores hold of the excluded ``projects`` (or of
     prompts written where ``pattern`` matches) goes: the injection log's records of prompts
-    there or drawn from their sessions, and the synthesis cache (emptied). The archive and the
-    index keep it hidden (``--purge`` removes it from them too)."""
+    there or drawn from their sessions, the synthesis cache (emptied), and the semantic
+    channel's vectors of them, with whatever its job had queued (the exclusion is in force
+    before: the job reads nothing of them again). The archive and the index keep it hidden
+    (``--purge`` removes it from them too)."""
     from indexer.archive_files import project_slug
     from indexer.ledger import excluded_by
 
@@ -324,7 +326,24 @@ def hide_excluded(pattern: str, projects: list[str], sessions_by_cwd: list[str] 
     from recall.prompt import injections
 
     logged = injections.rewrite_or_warn(keep, "cleaned by exclude", "cli")
-    return {"injection_log": logged, "synthesis_cache": clear_synthesis_cache()}
+    vectors = _drop_vectors(projects, sessions)
+    return {"injection_log": logged, "synthesis_cache": clear_synthesis_cache(), "vectors": vectors}
+
+
+def _drop_vectors(projects: list[str], sessions) -> bool:
+    """The vectors of excluded ``projects`` and ``sessions`` (``hide_excluded``); False when
+    vectors.db could not be written now (the gate hides them meanwhile; logged)."""
+    from indexer.vectors import forget_vectors
+
+    try:
+        for project in projects:
+            forget_vectors(project=project)
+        if sessions:
+            forget_vectors(sessions=sorted(sessions))
+    except Exception as exc:  # noqa: BLE001 - a vector holds no text, and nothing shows an excluded hit
+        log.get("cli").warning("exclude: the vectors of %s kept for now: %s", ", ".join(projects) or "it", exc)
+        return False
+    return True
 
 
 def forget_team(ix, sel: Selection) -> dict:
