@@ -481,12 +481,12 @@ class Service:
             return
         why = store.damaged if store is not None else None
         semantic.attach(None)
+        aside = None
         if store is not None:
             store.close()
             self._vectors = None
-            if not why:
-                why = "vectors.db was removed (a forget could not read it)"
-        aside = vectors.set_aside() if store is not None and store.damaged else None
+            if why:
+                aside = vectors.set_aside()
         fresh = None
         try:
             fresh = vectors.VectorStore()
@@ -499,15 +499,20 @@ class Service:
             fresh = vectors.VectorStore()
         self._vectors = fresh
         self._backlog = semantic.Backlog()
+        if store is None and not why:
+            return
         if why:
-            where = f"set aside as {aside.name}" if aside is not None else "gone"
+            where = f"set aside as {aside.name}" if aside is not None else "removed"
             self.log.warning(
                 "semantic channel: vectors.db is damaged (%s): %s; rebuilding it in the background "
                 "(prompts find by words meanwhile)",
                 why[:200],
                 where,
             )
-            self.semantic_rebuild = {"why": why[:200], "aside": aside.name if aside else None, "since": time.time()}
+        else:  # a forget that could not read it removed it (``indexer.vectors.forget_vectors``)
+            why = "removed while the service had it open"
+            self.log.warning("semantic channel: vectors.db was %s; rebuilding it in the background", why)
+        self.semantic_rebuild = {"why": why[:200], "aside": aside.name if aside else None, "since": time.time()}
 
     def _semantic_slice(self) -> None:
         from indexer.vectors import Damaged

@@ -26,7 +26,7 @@ from recall.core import paths
 from recall.search import semantic
 from recall.search.searcher import Searcher
 from tests.prompt.test_small_history import _session, decision_history
-from tests.service.test_service import run_cli
+from tests.service.test_service import run_cli, serve  # noqa: F401 - serve is a fixture
 
 
 def _key(project) -> str:
@@ -418,3 +418,69 @@ def test_a_forget_removes_a_damaged_store_it_cannot_read_and_every_copy_set_asid
     assert not db_path().exists()
     assert not list(db_path().parent.glob("vectors.db.corrupt-*"))
     vectors.forget_vectors(sessions=["another"])  # nothing left to do: no failure
+
+
+def test_a_store_a_forget_removed_under_the_service_is_rebuilt(embedded, service, project, caplog):
+    """A forget in the service that could not read vectors.db deletes it while the job has it
+    open: the job's next turn opens a new one and rebuilds it (one line in the log)."""
+    from indexer import vectors
+
+    caplog.set_level(logging.INFO)
+    service._semantic_slice()
+    opened = service._vectors
+    assert semantic.attached() is opened and opened.count() == embedded
+    vectors.remove()
+    service._semantic_slice()
+    assert service._vectors is not opened and service._vectors.count() == embedded
+    lines = [r.getMessage() for r in caplog.records if "vectors.db was removed" in r.getMessage()]
+    assert lines == [
+        "semantic channel: vectors.db was removed while the service had it open; rebuilding it in the background"
+    ]
+    assert semantic.attached() is service._vectors
+
+
+@pytest.mark.slow
+def test_through_the_running_service_a_damaged_store_costs_no_prompt_its_speed(
+    serve, claude_projects, project, standin, monkeypatch
+):
+    """The audit's case end to end: a service started on a damaged vectors.db answers the real
+    hook itself (no in-process fallback), sets the file aside once, rebuilds it, and the
+    paraphrase is found by meaning again."""
+    from recall.core import config
+    from recall.core import service_client as client
+    from recall.prompt import injections
+    from tests.prompt.test_small_history import PARAPHRASES, hook
+    from tests.search.test_semantic import _model_judge
+    from tests.support.wait import wait_for
+
+    sessions = decision_history(claude_projects, project)
+    store = VectorStore()
+    assert semantic.embed_all(Searcher(), store, [_key(project)]) == 12
+    store.close()
+    _damage("garbage")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", standin.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-real")
+    config.set_value("model.backend", "api")
+    config.set_value("hook.budget_seconds", 60)
+    standin.handler = _model_judge(sessions)
+    svc = serve().ready()
+    text = hook(project, PARAPHRASES["timezone"][0])
+    rec = injections.read()[-1]
+    assert rec.get("via") == "service", rec  # not the in-process fallback
+    del text
+
+    def rebuilt():
+        sem = client.call("status", {}, timeout=5.0).get("semantic") or {}
+        return sem if sem.get("on") and not sem.get("rebuilding") and sem.get("vectors") == 12 else None
+
+    wait_for(rebuilt, 120, interval=0.5, what="the service to rebuild vectors.db")
+    text = hook(project, PARAPHRASES["prices"][0])
+    assert sessions["prices"].session_id[:8] in text
+    rec = injections.read()[-1]
+    assert rec.get("via") == "service" and rec["path"] == "model"
+    log = (paths.recall_home() / "logs" / "recall.log").read_text()
+    assert log.count("vectors.db is damaged") == 1, log
+    assert len(list(db_path().parent.glob("vectors.db.corrupt-*"))) == 1
+    out = run_cli("status")
+    assert "Semantic: 12 messages embedded" in out.stdout, out.stdout
+    assert svc.terminate() == 0
