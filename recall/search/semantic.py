@@ -14,6 +14,13 @@ it brings and answers NONE when nothing bears on the prompt (``recall.prompt.con
   only what the ledger's gate shows. The service embeds them in the background, newest first,
   a slice at a time (``embed_step``), only while a model backend exists and
   ``hook.semantic`` is on; vectors live in ``indexer.vectors``.
+* **What is forgotten stays out**: a forget (an exclusion, a `recall: off` session, the
+  re-redaction pass) changes the store's epoch in the transaction that drops its vectors, once
+  the index no longer holds what it removed; the queue (``Backlog``) is filled under one epoch,
+  read before the index, and a batch is written only while it is still the store's
+  (``VectorStore.put``): otherwise the queue is dropped unwritten and filled again from the index.
+* **A damaged store** (``indexer.vectors.Damaged``) finds nothing (``related`` answers []); the
+  service sets it aside and rebuilds it (``recall.service.daemon``).
 * **What is found** (``related``): the prompt's nearest messages in the current project, the best
   one of each past session, sessions at or above ``hook.semantic_min_similarity``, at most
   ``hook.semantic_sessions`` of them, never the current session. Each is read back from the
@@ -83,7 +90,6 @@ class Backlog:
         self.scanned: dict[str, tuple[float, float, int]] = {}  # project -> (last quick, last full, newest ts)
         self.lock = threading.Lock()
         self.epoch: str | None = None  # the store's forget epoch the queue was filled under
-        self.dropped = 0  # queued messages a forget made obsolete (never written)
 
     def current(self, searcher, store) -> bool:
         """Whether the queue was filled under the store's epoch. When a forget (an exclusion,
@@ -93,7 +99,6 @@ class Backlog:
         epoch = store.epoch()
         if epoch == self.epoch:
             return True
-        self.dropped += len(self.pending)
         self.pending = []
         self.scanned.clear()
         self.epoch = epoch
@@ -149,7 +154,6 @@ class Backlog:
             if not store.put(
                 [(k, proj, sid, ts, h, v) for (k, proj, sid, ts, h, _t), v in zip(batch, vecs)], self.epoch
             ):
-                self.pending = batch + self.pending
                 self._obsolete()
                 break
             done += len(batch)
@@ -158,7 +162,6 @@ class Backlog:
     def _obsolete(self) -> None:
         """A forget came since the queue was filled: none of it is written; the next scan
         (``current``) fills it again from the index as the forget left it."""
-        self.dropped += len(self.pending)
         self.pending = []
         self.scanned.clear()
         self.epoch = None
