@@ -216,6 +216,25 @@ def test_the_re_redaction_pass_mid_backlog_leaves_no_vector_of_the_old_text(clau
     assert len(texts) == 8 and not any(SECRET in t for t in texts.values())
 
 
+def test_a_memory_deleted_while_its_batch_is_embedded_gets_no_vector(claude_projects, project, monkeypatch):
+    """A deleted memory's vector goes once the index no longer holds it (``Indexer.commit``):
+    the job, which read it before, writes nothing of its batch."""
+    from tests.search.test_semantic import _remember
+
+    sessions = decision_history(claude_projects, project)
+    m = _remember(project, "Every monetary amount is kept in integer cents.", sessions["m0"].session_id)
+
+    def delete():
+        with Indexer() as ix:
+            ix.delete_keys([f"mem:{m.id}"])
+            ix.commit()
+
+    store, queued = mid_backlog(project, delete, monkeypatch, at=1)
+    assert f"mem:{m.id}" in [p[0] for p in queued[:2]]  # in the batch being embedded
+    assert f"mem:{m.id}" not in _vectors(store, project)
+    assert_consistent(store, project)
+
+
 def test_a_forget_moves_the_epoch_in_the_transaction_that_drops_the_vectors():
     """What the job holds back on: a write of a queue filled before any forget is refused."""
     import numpy as np
