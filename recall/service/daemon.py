@@ -528,7 +528,8 @@ class Service:
             )
             if n:
                 self.log.info("semantic channel: %d messages embedded, %d left", n, len(self._backlog.pending))
-            if self.semantic_rebuild is not None and self._backlog.scanned and not self._backlog.pending:
+            # rebuilt: every project looked at under the store's epoch, and nothing left to embed
+            if self.semantic_rebuild is not None and self._backlog.epoch is not None and not self._backlog.pending:
                 self.log.info("semantic channel: vectors.db rebuilt (%d messages embedded)", self._vectors.count())
                 self.semantic_rebuild = None
                 semantic.attach(self._vectors)
