@@ -156,7 +156,10 @@ def remove_from_memories(ix, sel: Selection, gone: set[str], projects: list[str]
 def write_memory_docs(ix, upserts: list[dict], deletes: list[str]) -> None:
     """The changed memories' index documents, written with ``ix`` and committed. The archive's
     memory log keeps every version of a document: it is compacted to the current ones, so a
-    rebuild cannot bring back what was forgotten or re-redacted."""
+    rebuild cannot bring back what was forgotten or re-redacted. The vectors of the rewritten
+    ones go once the new text is committed (a deleted one's with it, ``Indexer.commit``): the
+    semantic job may have embedded the text before (a secret cut out of it) since the forget's
+    index step; it embeds the new text."""
     if upserts:
         ix.upsert_memory_docs(upserts)
     if deletes:
@@ -164,6 +167,10 @@ def write_memory_docs(ix, upserts: list[dict], deletes: list[str]) -> None:
     if upserts or deletes:
         ix.archive.compact_memory()
         ix.commit()
+    if upserts:
+        from indexer.vectors import forget_vectors
+
+        forget_vectors(keys=["mem:" + str(d["id"]) for d in upserts if d.get("id")])
 
 
 def refresh_briefings(projects: list[str]) -> int:

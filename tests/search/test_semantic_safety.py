@@ -160,6 +160,44 @@ def test_a_secret_forgotten_mid_backlog_leaves_no_vector_of_the_text_that_held_i
     assert not any(secret in t for t in texts.values())
 
 
+def test_a_secret_cut_out_of_a_memory_leaves_no_vector_of_it_when_the_job_runs_between_the_forgets_steps(
+    claude_projects, project, monkeypatch
+):
+    """The index step drops the session's vectors; the memories step rewrites the memory that
+    held the secret later: a turn of the job in between embeds the memory's old text, and
+    that vector goes once the memory's new text is committed."""
+    from indexer.forgetting import Selection
+    from recall.privacy import forget as privacy_forget
+    from tests.search.test_semantic import _remember
+
+    decision_history(claude_projects, project)
+    secret = "orchid lantern 4417"
+    s = _session(project, -30)
+    s.user(f"the staging locker code is {secret}, keep it handy")
+    s.assistant("Noted.")
+    s.write(claude_projects)
+    index_all()
+    m = _remember(project, f"The staging locker code is {secret}.", s.session_id, tags=("staging",))
+    store, backlog, searcher = VectorStore(), semantic.Backlog(), Searcher()
+    semantic.embed_step(searcher, store, backlog, [_key(project)], budget=600)
+    old = _vectors(store, project)[f"mem:{m.id}"][1]
+    real = privacy_forget.remove_from_memories
+
+    def job_then_memories(*args, **kwargs):
+        backlog.scanned.clear()  # its next look at the project is due
+        semantic.embed_step(searcher, store, backlog, [_key(project)], budget=600)  # the job's turn
+        assert _vectors(store, project)[f"mem:{m.id}"][1] == old  # embedded again from the old text
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(privacy_forget, "remove_from_memories", job_then_memories)
+    _forget(Selection(secret=secret))
+    for _ in range(3):
+        semantic.embed_step(searcher, store, backlog, [_key(project)], budget=600)
+    assert old not in {h for _s, h in _vectors(store, project).values()}
+    texts = assert_consistent(store, project)
+    assert not any(secret in t for t in texts.values()) and f"mem:{m.id}" in texts
+
+
 def test_a_project_excluded_mid_backlog_keeps_no_vector(claude_projects, project, monkeypatch):
     decision_history(claude_projects, project)
 
