@@ -358,6 +358,7 @@ class Indexer:
         self.failed_files: set[str] = set()  # files whose lines were in a failed commit
         self._secured: set[str] = set()  # index files already made 0600 (secure_files)
         self._memory_ops: list[tuple[str, list]] = []  # memory changes since the last commit
+        self._vector_drops: list[str] = []  # keys deleted since the last commit: their vectors go after it
         # parsing state of recently read files (tool names, seen blocks), bounded: a backfill
         # of thousands of files must not keep all of them
         self.contexts: OrderedDict[str, FileContext] = OrderedDict()
@@ -822,16 +823,23 @@ class Indexer:
         if mem and log:
             self.archive.log_memory(deletes=mem)
         self.pending_other = self.pending_other or bool(keys)
-        if keys:  # the semantic channel's vectors of them (a forgotten memory) go too
-            from indexer.vectors import forget_vectors
-
-            try:
-                forget_vectors(keys=keys)
-            except Exception as exc:  # noqa: BLE001 - a vector holds no text; the search skips a key gone
-                from recall.core import log
-
-                log.get("ingest").warning("vectors of %d deleted documents kept for now: %s", len(keys), exc)
+        # the semantic channel's vectors of them (a forgotten memory) go too, once the index no
+        # longer holds them (``commit``): the job, reading it before, would embed them again
+        self._vector_drops += keys
         return len(keys)
+
+    def _drop_vectors(self) -> None:
+        keys, self._vector_drops = self._vector_drops, []
+        if not keys:
+            return
+        from indexer.vectors import forget_vectors
+
+        try:
+            forget_vectors(keys=keys)
+        except Exception as exc:  # noqa: BLE001 - a vector holds no text; the search skips a key gone
+            from recall.core import log
+
+            log.get("ingest").warning("vectors of %d deleted documents kept for now: %s", len(keys), exc)
 
     # forgetting ----------------------------------------------------------------------
     def _count(self, query) -> int:
@@ -940,6 +948,7 @@ class Indexer:
             self._abandon_batch()
             raise storage_error(exc, self.index_path) from None
         self._memory_ops.clear()
+        self._drop_vectors()
         secure_files(self.index_path, self._secured)
         try:
             self.state.save(list(self.pending_files.values()), dirty, self.pending_touches, self.pending_undo)

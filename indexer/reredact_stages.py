@@ -35,10 +35,6 @@ def reindex_file(ix, res: FileResult) -> int:
         writer.delete_documents_by_term("key", "m:" + m.uuid)
         writer.add_document(message_document(m, res.positions[i]))
     ix.pending_messages += len(keep)
-    if res.changed:  # embedded from the text before: the semantic job embeds the new one
-        from indexer.vectors import forget_vectors
-
-        forget_vectors(keys=["m:" + old.uuid for old, _new in res.changed])
     sessions: set[str] = set()
     for old, new in res.changed:
         s = ix.sessions.get(old.session_id) or ix.state.session(old.session_id)
@@ -71,9 +67,11 @@ def messages_step(ix, st: dict, budget: float | None) -> bool:
     todo = [(r, f) for r, f in files if r > p["after"]]
     p["files_total"] = int(p.get("files_done") or 0) + len(todo)
     working = set(p.get("working") or [])
+    resumed = set(working)  # files an interrupted slice was rewriting
     committed = json.loads(json.dumps(st))  # what the saved record may say until the commit
     t0 = time.monotonic()
     done = 0
+    rewritten: list[str] = []  # the keys of the messages rewritten in this slice
     for rel, path in todo:
         if done and budget is not None and time.monotonic() - t0 >= budget:
             break
@@ -87,6 +85,9 @@ def messages_step(ix, st: dict, budget: float | None) -> bool:
         res = redact_file(path, before_rewrite=note_working)
         if res.changed or rel in working:
             p["sessions"] = int(p.get("sessions") or 0) + reindex_file(ix, res)
+            # a file taken up again after an interruption: its rewrite is done, its vectors maybe not
+            gone = res.messages if rel in resumed else [old for old, _new in res.changed]
+            rewritten += ["m:" + m.uuid for m in gone]
         p["after"] = rel
         p["files_done"] = int(p.get("files_done") or 0) + 1
         p["messages"] = int(p.get("messages") or 0) + len(res.messages)
@@ -94,6 +95,11 @@ def messages_step(ix, st: dict, budget: float | None) -> bool:
         done += 1
     if ix.pending_messages or ix.dirty_sessions:
         ix.commit()
+    if rewritten:  # embedded from the text before: once the new text is committed, their vectors
+        # go (and the job's queue, filled before, with them); the job embeds the redacted text
+        from indexer.vectors import forget_vectors
+
+        forget_vectors(keys=rewritten)
     p["working"] = []
     finished = done >= len(todo)
     if finished:
@@ -138,6 +144,10 @@ def facts_step(ix, st: dict) -> None:
     if n or docs:
         ix.pending_other = True
         ix.commit()
+    if docs:  # the memories' vectors were embedded from the text before (see ``messages_step``)
+        from indexer.vectors import forget_vectors
+
+        forget_vectors(keys=["mem:" + str(d.get("id")) for d in docs if d.get("id")])
     ix.state.scrub()  # the old facts' bytes leave state.db's free pages and WAL too
     p = st["pass"]
     p["sessions"] = int(p.get("sessions") or 0) + n

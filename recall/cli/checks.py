@@ -278,8 +278,9 @@ def check_redaction(service_up: bool = False) -> Check:
     )
 
 
-def check_semantic() -> Check:
-    """The semantic channel: its encoder loads and answers (a warning: words alone still work)."""
+def check_semantic(service_status: dict | None = None) -> Check:
+    """The semantic channel: its encoder loads and answers, its vectors can be read, or the
+    service is rebuilding them (a warning: words alone still work)."""
     from recall.core import config
     from recall.prompt.settings import hook_settings
 
@@ -298,17 +299,32 @@ def check_semantic() -> Check:
         return Check(
             "semantic channel", False, f"the sentence encoder fails: {type(exc).__name__}: {exc}", fix, warn=True
         )
-    from indexer.vectors import db_path
+    sem = (service_status if service_status is not None else _service_status()).get("semantic") or {}
+    if sem.get("rebuilding"):
+        from recall.cli.output import semantic_rebuild_text
+
+        return Check("semantic channel", False, f"vectors.db {semantic_rebuild_text(sem)}", warn=True)
+    from indexer.vectors import Damaged, VectorStore, db_path
 
     held = ""
     if db_path().exists():
-        from indexer.vectors import VectorStore
-
-        store = VectorStore()
         try:
-            held = f"; {store.count():,} messages embedded"
-        finally:
-            store.close()
+            store = VectorStore()
+            try:
+                held = f"; {store.count():,} messages embedded"
+                if not sem:  # no service has it open: its pages read once, as the service will
+                    store.check()
+            finally:
+                store.close()
+        except Damaged as exc:
+            return Check(
+                "semantic channel",
+                False,
+                f"vectors.db is damaged ({exc}): the service sets it aside and rebuilds it when it starts; "
+                "prompts find by words until then",
+                "start the service (`recall service start`)",
+                warn=True,
+            )
     return Check("semantic channel", True, f"all-MiniLM-L6-v2 loads and answers{held}")
 
 

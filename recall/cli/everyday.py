@@ -16,7 +16,7 @@ import shutil
 import sys
 import time
 
-from recall.cli.output import counted, short_project
+from recall.cli.output import counted, semantic_rebuild_text, short_project
 from recall.core import paths
 from recall.core.errors import RecallError, UsageError
 from recall.core.text import one_line
@@ -372,7 +372,9 @@ def _print_index_lines(info: dict, now: float) -> None:
         echo(f"Backfill: {backfill_text(svc['backfill'])}, newest sessions first")
     sem = svc.get("semantic") if svc.get("running") else None
     if sem:
-        if sem.get("on"):
+        if sem.get("rebuilding"):
+            echo(f"Semantic: {semantic_rebuild_text(sem)}")
+        elif sem.get("on"):
             waiting = f", {sem['waiting']:,} waiting" if sem.get("waiting") else ""
             echo(f"Semantic: {counted(sem.get('vectors') or 0, 'message')} embedded{waiting}")
         else:

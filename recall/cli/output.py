@@ -134,6 +134,18 @@ def reredact_line(done: dict) -> str:
     )
 
 
+def semantic_rebuild_text(sem: dict) -> str:
+    """The semantic channel's store being rebuilt (``recall status`` and ``recall doctor``)."""
+    rebuild = sem.get("rebuilding") or {}
+    aside = f"; set aside as {rebuild['aside']}" if rebuild.get("aside") else ""
+    waiting = f", {int(sem['waiting']):,} waiting" if sem.get("waiting") else ""
+    return (
+        f"being rebuilt: vectors.db was damaged ({rebuild.get('why') or 'unreadable'}){aside}; "
+        f"{counted(int(sem.get('vectors') or 0), 'message')} embedded again{waiting}; "
+        "prompts find by words until it is done"
+    )
+
+
 def redaction_status_line(p: dict) -> str:
     """The re-redaction pass under way (``recall status``)."""
     stage = p.get("stage")

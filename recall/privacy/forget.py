@@ -156,7 +156,10 @@ def remove_from_memories(ix, sel: Selection, gone: set[str], projects: list[str]
 def write_memory_docs(ix, upserts: list[dict], deletes: list[str]) -> None:
     """The changed memories' index documents, written with ``ix`` and committed. The archive's
     memory log keeps every version of a document: it is compacted to the current ones, so a
-    rebuild cannot bring back what was forgotten or re-redacted."""
+    rebuild cannot bring back what was forgotten or re-redacted. The vectors of the rewritten
+    ones go once the new text is committed (a deleted one's with it, ``Indexer.commit``): the
+    semantic job may have embedded the text before (a secret cut out of it) since the forget's
+    index step; it embeds the new text."""
     if upserts:
         ix.upsert_memory_docs(upserts)
     if deletes:
@@ -164,6 +167,10 @@ def write_memory_docs(ix, upserts: list[dict], deletes: list[str]) -> None:
     if upserts or deletes:
         ix.archive.compact_memory()
         ix.commit()
+    if upserts:
+        from indexer.vectors import forget_vectors
+
+        forget_vectors(keys=["mem:" + str(d["id"]) for d in upserts if d.get("id")])
 
 
 def refresh_briefings(projects: list[str]) -> int:
@@ -305,8 +312,10 @@ def clear_synthesis_cache() -> int:
 def hide_excluded(pattern: str, projects: list[str], sessions_by_cwd: list[str] = ()) -> dict:
     """`recall exclude add`: what the derived stores hold of the excluded ``projects`` (or of
     prompts written where ``pattern`` matches) goes: the injection log's records of prompts
-    there or drawn from their sessions, and the synthesis cache (emptied). The archive and the
-    index keep it hidden (``--purge`` removes it from them too)."""
+    there or drawn from their sessions, the synthesis cache (emptied), and the semantic
+    channel's vectors of them, with whatever its job had queued (the exclusion is in force
+    before: the job reads nothing of them again). The archive and the index keep it hidden
+    (``--purge`` removes it from them too)."""
     from indexer.archive_files import project_slug
     from indexer.ledger import excluded_by
 
@@ -324,7 +333,24 @@ def hide_excluded(pattern: str, projects: list[str], sessions_by_cwd: list[str] 
     from recall.prompt import injections
 
     logged = injections.rewrite_or_warn(keep, "cleaned by exclude", "cli")
-    return {"injection_log": logged, "synthesis_cache": clear_synthesis_cache()}
+    vectors = _drop_vectors(projects, sessions)
+    return {"injection_log": logged, "synthesis_cache": clear_synthesis_cache(), "vectors": vectors}
+
+
+def _drop_vectors(projects: list[str], sessions) -> bool:
+    """The vectors of excluded ``projects`` and ``sessions`` (``hide_excluded``); False when
+    vectors.db could not be written now (the gate hides them meanwhile; logged)."""
+    from indexer.vectors import forget_vectors
+
+    try:
+        for project in projects:
+            forget_vectors(project=project)
+        if sessions:
+            forget_vectors(sessions=sorted(sessions))
+    except Exception as exc:  # noqa: BLE001 - a vector holds no text, and nothing shows an excluded hit
+        log.get("cli").warning("exclude: the vectors of %s kept for now: %s", ", ".join(projects) or "it", exc)
+        return False
+    return True
 
 
 def forget_team(ix, sel: Selection) -> dict:

@@ -14,6 +14,13 @@ it brings and answers NONE when nothing bears on the prompt (``recall.prompt.con
   only what the ledger's gate shows. The service embeds them in the background, newest first,
   a slice at a time (``embed_step``), only while a model backend exists and
   ``hook.semantic`` is on; vectors live in ``indexer.vectors``.
+* **What is forgotten stays out**: a forget (an exclusion, a `recall: off` session, the
+  re-redaction pass) changes the store's epoch in the transaction that drops its vectors, once
+  the index no longer holds what it removed; the queue (``Backlog``) is filled under one epoch,
+  read before the index, and a batch is written only while it is still the store's
+  (``VectorStore.put``): otherwise the queue is dropped unwritten and filled again from the index.
+* **A damaged store** (``indexer.vectors.Damaged``) finds nothing (``related`` answers []); the
+  service sets it aside and rebuilds it (``recall.service.daemon``).
 * **What is found** (``related``): the prompt's nearest messages in the current project, the best
   one of each past session, sessions at or above ``hook.semantic_min_similarity``, at most
   ``hook.semantic_sessions`` of them, never the current session. Each is read back from the
@@ -82,12 +89,30 @@ class Backlog:
         self.pending: list[tuple[str, str, str, int, str, str]] = []  # key, project, session, ts, hash, text
         self.scanned: dict[str, tuple[float, float, int]] = {}  # project -> (last quick, last full, newest ts)
         self.lock = threading.Lock()
+        self.epoch: str | None = None  # the store's forget epoch the queue was filled under
+
+    def current(self, searcher, store) -> bool:
+        """Whether the queue was filled under the store's epoch. When a forget (an exclusion,
+        a `recall: off`, the re-redaction pass) came since, the queue is emptied, unwritten,
+        every project is looked at whole again, and the searcher reads the index as it is now
+        (the forget committed before it changed the epoch)."""
+        epoch = store.epoch()
+        if epoch == self.epoch:
+            return True
+        self.pending = []
+        self.scanned.clear()
+        self.epoch = epoch
+        refresh = getattr(searcher, "refresh", None)
+        if refresh is not None:
+            refresh()
+        return False
 
     def scan(self, searcher, store, projects: list[str], now: float | None = None) -> int:
         """Queue the messages of ``projects`` that have no vector (or one of other text)."""
         from indexer.vectors import text_hash
 
         now = time.time() if now is None else now
+        self.current(searcher, store)  # the epoch first, then the index
         added = 0
         for project in projects:
             quick, full, newest = self.scanned.get(project, (0.0, 0.0, 0))
@@ -120,11 +145,26 @@ class Backlog:
         done = 0
         started = time.monotonic()
         while self.pending and time.monotonic() - started < budget:
+            if self.epoch is None or store.epoch() != self.epoch:  # a forget since the scan
+                self._obsolete()
+                break
             batch, self.pending = self.pending[:BATCH], self.pending[BATCH:]
             vecs = encoder.embed([p[5] for p in batch])
-            store.put([(k, proj, sid, ts, h, v) for (k, proj, sid, ts, h, _t), v in zip(batch, vecs)])
+            # written only if no forget came while they were embedded (checked in the write's transaction)
+            if not store.put(
+                [(k, proj, sid, ts, h, v) for (k, proj, sid, ts, h, _t), v in zip(batch, vecs)], self.epoch
+            ):
+                self._obsolete()
+                break
             done += len(batch)
         return done
+
+    def _obsolete(self) -> None:
+        """A forget came since the queue was filled: none of it is written; the next scan
+        (``current``) fills it again from the index as the forget left it."""
+        self.pending = []
+        self.scanned.clear()
+        self.epoch = None
 
 
 def embed_step(searcher, store, backlog: Backlog, projects: list[str], budget: float = 1.0) -> int:
@@ -163,12 +203,21 @@ def related(
 ) -> list:
     """The best message of each of the ``sessions`` past sessions of ``project`` nearest to
     ``text`` at or above ``floor`` (cosine), best first, each hit's ``similarity`` set."""
+    import sqlite3
+
     import numpy as np
 
-    from indexer.vectors import text_hash
+    from indexer.vectors import Damaged, text_hash
     from recall.search import minilm
 
-    keys, owners, hashes, m = store.matrix(project)
+    if getattr(store, "damaged", None):  # set aside and rebuilt by the service's job: words only meanwhile
+        return []
+    try:
+        keys, owners, hashes, m = store.matrix(project)
+    except Damaged:  # said once, by the job that sets it aside (``store.damaged``)
+        return []
+    except sqlite3.Error:  # busy: this prompt goes without meaning
+        return []
     if not keys or sessions <= 0:
         return []
     encoder = encoder or minilm.shared()
@@ -211,5 +260,8 @@ def related(
         if len(out) >= sessions:
             break
     if stale:
-        store.forget(keys=stale)
+        try:
+            store.forget(keys=stale, bump=False)  # nothing queued depends on these (rewritten since)
+        except (Damaged, sqlite3.Error):
+            pass
     return out

@@ -231,6 +231,9 @@ class Service:
         self._backlog = None
         self._semantic_busy = False
         self.semantic_status: dict | None = None  # `recall status`: vectors, waiting, or why off
+        # vectors.db found damaged: set aside and being rebuilt (why, where it went, since when);
+        # the hook finds by words until the job has embedded everything again
+        self.semantic_rebuild: dict | None = None
         self.state = "starting"
         self.started = time.time()
         self.started_mono = time.monotonic()
@@ -461,30 +464,93 @@ class Service:
             why = "hook.semantic is false" if not hook.get("semantic", True) else "the encoder is not installed"
             self.semantic_status = {"on": False, "why": why}
             return
-        if self._vectors is None:
-            from indexer.vectors import VectorStore
-
-            self._vectors = VectorStore()
-            self._backlog = semantic.Backlog()
-        semantic.attach(self._vectors)
         self._semantic_busy = True
         threading.Thread(target=self._semantic_slice, name="recall-semantic", daemon=True).start()
 
+    def _semantic_store(self) -> None:
+        """The store the job writes and the hook reads, opened once (its pages read once:
+        ``VectorStore.check``). One found damaged, at that open, by the job or by a hook op
+        (``VectorStore.damaged``), is set aside (``indexer.vectors.set_aside``: one log line)
+        and a new one built by the job from the index (``semantic_rebuild``); so is one a
+        forget deleted because it could not read it (``moved``)."""
+        from indexer import vectors
+        from recall.search import semantic
+
+        store = self._vectors
+        if store is not None and not store.damaged and not store.moved():
+            return
+        why = store.damaged if store is not None else None
+        semantic.attach(None)
+        aside = None
+        if store is not None:
+            store.close()
+            self._vectors = None
+            if why:
+                aside = vectors.set_aside()
+        fresh = None
+        try:
+            fresh = vectors.VectorStore()
+            if store is None:  # the service's first open: every page read once
+                fresh.check()
+        except vectors.Damaged as exc:
+            if fresh is not None:
+                fresh.close()
+            why, aside = str(exc), vectors.set_aside()
+            fresh = vectors.VectorStore()
+        self._vectors = fresh
+        self._backlog = semantic.Backlog()
+        if store is None and not why:
+            return
+        if why:
+            where = f"set aside as {aside.name}" if aside is not None else "removed"
+            self.log.warning(
+                "semantic channel: vectors.db is damaged (%s): %s; rebuilding it in the background "
+                "(prompts find by words meanwhile)",
+                why[:200],
+                where,
+            )
+        else:  # a forget that could not read it removed it (``indexer.vectors.forget_vectors``)
+            why = "removed while the service had it open"
+            self.log.warning("semantic channel: vectors.db was %s; rebuilding it in the background", why)
+        self.semantic_rebuild = {"why": why[:200], "aside": aside.name if aside else None, "since": time.time()}
+
     def _semantic_slice(self) -> None:
+        from indexer.vectors import Damaged
         from recall.search import semantic
 
         try:
             process.lower_priority(10)
+            self._semantic_store()
+            if self.semantic_rebuild is None:
+                semantic.attach(self._vectors)
             n = semantic.embed_step(
                 self.searcher(), self._vectors, self._backlog, semantic.projects_by_activity(), SEMANTIC_SLICE
             )
             if n:
                 self.log.info("semantic channel: %d messages embedded, %d left", n, len(self._backlog.pending))
+            # rebuilt: every project looked at under the store's epoch, and nothing left to embed
+            if self.semantic_rebuild is not None and self._backlog.epoch is not None and not self._backlog.pending:
+                self.log.info("semantic channel: vectors.db rebuilt (%d messages embedded)", self._vectors.count())
+                self.semantic_rebuild = None
+                semantic.attach(self._vectors)
             self.semantic_status = {"on": True, "vectors": self._vectors.count(), "waiting": len(self._backlog.pending)}
+        except Damaged:  # said once when it is set aside, at the next turn (``_semantic_store``)
+            semantic.attach(None)
         except Exception as exc:  # noqa: BLE001 - the lexical path does not depend on it
             self.log.warning("semantic channel: %s: %s", type(exc).__name__, str(exc)[:300])
         finally:
             self._semantic_busy = False
+
+    def semantic_report(self) -> dict | None:
+        """``semantic`` in the status: vectors and waiting, or why off, or being rebuilt."""
+        sem = self.semantic_status
+        store = self._vectors
+        rebuild = self.semantic_rebuild
+        if rebuild is None and store is not None and store.damaged:  # found by a hook op: set aside next turn
+            rebuild = {"why": store.damaged[:200], "aside": None, "since": time.time()}
+        if rebuild is None:
+            return sem
+        return {**(sem or {}), "on": True, "rebuilding": rebuild}
 
     def _drop_searcher(self) -> None:
         with self._search_lock:
@@ -987,7 +1053,7 @@ class Service:
                 "anon_mb": anon,
                 "peak_anon_mb": self.peak_anon_mb or None,
                 "socket_requests": getattr(self.server, "requests", 0),
-                "semantic": self.semantic_status,
+                "semantic": self.semantic_report(),
             }
         )
         return st
