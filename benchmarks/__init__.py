@@ -24,6 +24,7 @@ Which module answers which question:
 | does the right past session rank first (LoCoMo, LongMemEval-S) | ``retrieval`` | BM25 (rank_bm25) |
 | does the hook inject when it helps and stay silent when not (issue 25) | ``injection`` (+ ``injection_figures``, ``new_task_prompts``) | today's main, BM25 |
 | the same at every history size, on coding histories (issue 34) | ``injection_sizes`` (+ ``coding_history``, ``injection_driver``) | today's main, BM25 |
+| how long the prompt hook holds the prompt when the model takes 2 s (issue 47) | ``hold`` | the raw path, today's main, ``python -c pass`` |
 | the semantic stage as a candidate source and a feature (issue 25, not shipped then) | ``semantic_study`` | the lexical gate |
 | the shipped semantic channel's ranking on the coding history (issue 34) | ``coding_semantic`` | ``recall --raw``'s ranking (``injection_sizes``) |
 | what the semantic channel costs: load, memory, embedding rate, latency per prompt | ``semantic_cost`` | — (the hook's own p50 is in ``injection_sizes``) |

@@ -195,14 +195,17 @@ def logged(home: Path, session_id: str) -> dict:
 
 
 def way_of(rec: dict) -> str:
-    """The way a prompt took: the log's ``way``; for a checkout that logs none, from its outcome
-    (a model call was always waited for)."""
+    """The way a prompt took: the log's ``way``; for a checkout that logs none (main before
+    issue 47, where a model call was always waited for), from its outcome."""
     if rec.get("way"):
         return rec["way"]
     if not rec:
         return "?"
-    if rec.get("backend") and rec.get("outcome") not in ("trivial",):
+    why = str(rec.get("why") or "")
+    if rec.get("outcome") == "synthesized" or why.startswith("the model found nothing"):
         return "wait"
+    if rec.get("backend") not in ("", "off", None) and why.split(";")[0] in ("deadline", "error", "cap"):
+        return "wait"  # the model was asked and waited for, then its fallback printed
     return "raw" if rec.get("chars") else "nothing"
 
 
@@ -250,13 +253,13 @@ def wait_ready(code: Codebase, env: dict, timeout: float = 600) -> dict:
     raise SystemExit(f"the {code.name} service was not ready within {timeout:g} s: {st}")
 
 
-def run(main_dir: Path | None, work: Path, new_tasks: int = NEW_TASKS, log=print) -> dict:
+def run(main_dir: Path | None, work: Path, new_tasks: int = NEW_TASKS, limit: int | None = None, log=print) -> dict:
     from tests.support.standin import StandIn
 
     t_start = time.time()
     load_start = os.getloadavg()
     projects = placed(ch.load_all(), work / "projects")
-    prompts = sample(projects, new_tasks)
+    prompts = sample(projects, new_tasks)[:limit]
     cwd_of = {p.slug: p.cwd for p in projects}
     codes = {"ours": Here("ours", REPO), "raw": Here("raw", REPO), "main": ensure_main(main_dir, MAIN_COMMIT)}
     warm = [p for proj in projects for p in proj.prompts if p.split == "tune"][:WARMUP]
@@ -270,15 +273,22 @@ def run(main_dir: Path | None, work: Path, new_tasks: int = NEW_TASKS, log=print
         try:
             for name, code in codes.items():
                 home, scratch = work / name / "home", work / name / "scratch"
-                prepare_home(home, MODEL_CONFIG if name != "raw" else RAW_CONFIG)
-                root = scratch / ".claude" / "projects"
-                for proj in projects:
-                    for s in proj.sessions:
-                        ch.write_session(s, root)
                 t0 = time.perf_counter()
-                d = Driver(code, home, scratch)
-                res = d.call({"op": "index", "roots": [str(root)], "embed": list(cwd_of.values())})
-                d.close()
+                if name == "raw":  # the same tree: the model path's index and vectors (copied), its transcripts
+                    scratch = work / "ours" / "scratch"
+                    (home / "config.json").write_text(json.dumps(RAW_CONFIG))
+                    res = {}
+                else:
+                    prepare_home(home, MODEL_CONFIG)
+                    root = scratch / ".claude" / "projects"
+                    for proj in projects:
+                        for s in proj.sessions:
+                            ch.write_session(s, root)
+                    d = Driver(code, home, scratch)
+                    res = d.call({"op": "index", "roots": [str(root)], "embed": list(cwd_of.values())})
+                    d.close()
+                    if name == "ours":  # copied for raw before its service writes anything
+                        shutil.copytree(home, work / "raw" / "home")
                 env = bench_env(home, scratch, service=True)
                 if name != "raw":
                     env.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=KEY)
@@ -334,6 +344,7 @@ def run(main_dir: Path | None, work: Path, new_tasks: int = NEW_TASKS, log=print
         "prompts": {k: sum(1 for p in prompts if p.kind == k) for k in KINDS},
         "report_mix": mix,
         "synthesis_requests": synth_requests,
+        "warmup": len(warm),
         "setup": setup,
         "figures": figures(records, mix),
         "records": records,
@@ -477,9 +488,7 @@ def sections(res: dict | None = None) -> list[str]:
         for c in codes
         if c != "floor"
     ]
-    way_table = "\n".join(
-        ["| code base | " + " | ".join(ways) + " |", "|---|" + "---:|" * len(ways), *way_lines]
-    )
+    way_table = "\n".join(["| code base | " + " | ".join(ways) + " |", "|---|" + "---:|" * len(ways), *way_lines])
     n = res["prompts"]
     mix = res["report_mix"]
     return [
@@ -504,6 +513,7 @@ def sections(res: dict | None = None) -> list[str]:
             load_end=" / ".join(f"{x:.2f}" for x in res["load_end"]),
             load_median=f"{res['load_median']:.2f}",
             requests=res["synthesis_requests"],
+            warmup=res.get("warmup", WARMUP),
             table=table,
             ways=way_table,
         )
@@ -519,6 +529,7 @@ def main(argv: list[str] | None = None) -> int:
         help=f"a checkout of main {MAIN_COMMIT} with its own .venv (default: a git worktree under the temp directory)",
     )
     ap.add_argument("--new-tasks", type=int, default=NEW_TASKS, help="new-task prompts sampled from the report half")
+    ap.add_argument("--limit", type=int, default=None, help="ask only the first N sampled prompts (a smoke run)")
     ap.add_argument("--work", type=Path, default=None, help="keep the homes here (default: a temp directory)")
     ap.add_argument("--write-json", action="store_true", help=f"write {RESULTS.name} (docs/benchmarks.md reads it)")
     args = ap.parse_args(argv)
@@ -527,7 +538,7 @@ def main(argv: list[str] | None = None) -> int:
         work = args.work or Path(tmp)
         if args.work and work.exists():
             shutil.rmtree(work)
-        res = run(args.main, work, args.new_tasks)
+        res = run(args.main, work, args.new_tasks, args.limit)
     print(json.dumps({k: v for k, v in res.items() if k != "records"}, indent=1))
     if args.write_json:
         RESULTS.write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
