@@ -253,15 +253,21 @@ def plan_context(
         on_fallback(only_rules)
     if rules:
         trace["rules"] = [f.rule.id for f in rules]
+    from recall.search.semantic import attached
+
+    choice = choose_path(hook, cfg) if attached() is not None else None  # asked once, below too
+    if choice is not None and choice[0] == "model" and isinstance(prompt, str):
+        from recall.prompt.candidates import MAX_PROMPT_CHARS
+        from recall.search.semantic import embed_ahead, enabled
+
+        if enabled(hook) and hook.get("scope") != "all":
+            embed_ahead(prompt[:MAX_PROMPT_CHARS])  # the prompt's vector, while the words are searched
     judged, s = judged_candidates(prompt, cwd, session_id, hook, searcher)
     judged = without_rule_docs(judged)
     before = injected_sessions(session_id) if judged and session_id else frozenset()
     raw = raw_decision(judged, hook, before)
     model = model_decision(judged, hook, before)
     found = []  # the semantic channel's additions to the model path (the service only)
-    from recall.search.semantic import attached
-
-    choice = choose_path(hook, cfg) if attached() is not None else None  # asked once, below too
     if choice is not None and (choice[0] == "model" or may_corroborate(judged, raw.hits, hook)):
         if session_id and not before:
             before = injected_sessions(session_id)

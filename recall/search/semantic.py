@@ -190,6 +190,65 @@ def projects_by_activity() -> list[str]:
 
 
 # finding --------------------------------------------------------------------------------------
+PROMPT_CACHE = 64  # prompts whose vector is kept: a prompt sent again is not embedded again
+_prompt_vectors: dict = {}  # (encoder id, text) -> its vector, oldest first
+_prompt_lock = threading.Lock()
+_pending: dict = {}  # (encoder id, text) -> the Event of an embedding under way (``embed_ahead``)
+
+
+def prompt_vector(text: str, encoder):
+    """The vector of a prompt (its first ``EMBED_CHARS * 2`` characters): from the cache of the
+    last ``PROMPT_CACHE`` prompts, or waiting for the embedding ``embed_ahead`` started, or
+    embedded now."""
+    key = (id(encoder), text[: EMBED_CHARS * 2])
+    with _prompt_lock:
+        q = _prompt_vectors.get(key)
+        started = _pending.get(key)
+    if q is not None:
+        return q
+    if started is not None:
+        started.wait(5.0)
+        with _prompt_lock:
+            q = _prompt_vectors.get(key)
+        if q is not None:
+            return q
+    return _embed_now(key, encoder)
+
+
+def _embed_now(key: tuple, encoder):
+    q = encoder.embed([key[1]])[0]
+    with _prompt_lock:
+        _prompt_vectors[key] = q
+        while len(_prompt_vectors) > PROMPT_CACHE:
+            _prompt_vectors.pop(next(iter(_prompt_vectors)))
+    return q
+
+
+def embed_ahead(text: str, encoder=None) -> None:
+    """Start embedding a prompt in a thread of its own, while the lexical search runs (numpy's
+    work releases the GIL): ``related`` then finds its vector ready (``prompt_vector``)."""
+    from recall.search import minilm
+
+    encoder = encoder or minilm.shared()
+    key = (id(encoder), text[: EMBED_CHARS * 2])
+    with _prompt_lock:
+        if key in _prompt_vectors or key in _pending:
+            return
+        done = _pending[key] = threading.Event()
+
+    def work() -> None:
+        try:
+            _embed_now(key, encoder)
+        except Exception:  # noqa: BLE001 - the search embeds it itself, or goes without meaning
+            pass
+        finally:
+            with _prompt_lock:
+                _pending.pop(key, None)
+            done.set()
+
+    threading.Thread(target=work, name="recall-embed-prompt", daemon=True).start()
+
+
 def related(
     searcher,
     store,
@@ -220,8 +279,7 @@ def related(
         return []
     if not keys or sessions <= 0:
         return []
-    encoder = encoder or minilm.shared()
-    q = encoder.embed([text[: EMBED_CHARS * 2]])[0]
+    q = prompt_vector(text, encoder or minilm.shared())
     sims = m @ q
     if len(sims) > SCAN_TOP:
         part = np.argpartition(-sims, SCAN_TOP)[:SCAN_TOP]

@@ -63,3 +63,28 @@ def test_fuse_by_reciprocal_rank():
 @pytest.mark.parametrize("limit", [1, 2])
 def test_fuse_keeps_the_limit(limit):
     assert len(fuse([_h("a"), _h("b")], [_h("c", similarity=0.9)], limit)) == limit
+
+
+def test_a_prompt_is_embedded_once_and_ahead_of_the_search():
+    """Issue 48 (item 2): the prompt's vector is started beside the lexical search and kept for
+    a prompt sent again."""
+    import numpy as np
+
+    from recall.search import semantic
+
+    class Counting:
+        calls = 0
+
+        def embed(self, texts):
+            Counting.calls += 1
+            return np.ones((len(texts), 4), np.float32)
+
+    enc = Counting()
+    semantic.embed_ahead("why did we drop redis?", enc)
+    q = semantic.prompt_vector("why did we drop redis?", enc)
+    assert q.shape == (4,) and Counting.calls == 1  # the one started ahead was awaited, not redone
+    semantic.prompt_vector("why did we drop redis?", enc)
+    semantic.embed_ahead("why did we drop redis?", enc)
+    assert Counting.calls == 1
+    semantic.prompt_vector("another prompt", enc)
+    assert Counting.calls == 2
