@@ -297,7 +297,12 @@ def feed_list(query: dict) -> str:
             f'<span class="proj">{e(short(it["project"]) or "?")}</span> {agent}{" ".join(bits)} {link}</div>'
             f"{text}</article>"
         )
-    return "".join(out)
+    more = (
+        f'<p class="dim">The newest {len(items)} shown: a shorter time, a project or an agent shows the rest.</p>'
+        if len(items) >= views.FEED_LIMIT
+        else ""
+    )
+    return "".join(out) + more
 
 
 def feed_page(query: dict, csrf: str) -> str:

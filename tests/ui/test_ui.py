@@ -715,7 +715,11 @@ def timeline(tmp_path, claude_projects):
     s2 = Session(cwd=str(blog), start=now - timedelta(hours=3))
     s2.user("which static site generator for the blog?")
     s2.assistant("Hugo.")
-    for s in (old, s1, s2):
+    long = Session(cwd=str(blog), start=now - timedelta(days=4))
+    long.user("the long migration of the blog's comments")
+    long.clock = now - timedelta(days=1)  # worked on again yesterday
+    long.assistant("Comments moved to the new store.")
+    for s in (old, s1, s2, long):
         s.write(claude_projects)
     codex = "0c0dec00-1111-7222-8333-944445555666"
     _codex_session(shop, codex, now - timedelta(hours=4), "codex: tidy the export code", "Tidied.")
@@ -737,8 +741,8 @@ def timeline(tmp_path, claude_projects):
         {**base, "t": time.time() - 1800, "project": str(blog), "session": s2.session_id, "outcome": "synthesized",
          "way": "background", "held_ms": 4.0, "text": "<recalled-context>Hugo</recalled-context>"}
     )  # fmt: skip
-    return {"shop": shop, "blog": blog, "old": old, "s1": s1, "s2": s2, "codex": codex, "mem": made.memory.id,
-            "hand": hand, "t1": t1}  # fmt: skip
+    return {"shop": shop, "blog": blog, "old": old, "s1": s1, "s2": s2, "long": long, "codex": codex,
+            "mem": made.memory.id, "hand": hand, "t1": t1}  # fmt: skip
 
 
 def test_the_feed_newest_first_over_the_last_days_by_project_and_agent(timeline):
@@ -757,11 +761,13 @@ def test_the_feed_newest_first_over_the_last_days_by_project_and_agent(timeline)
         ("session", tl["s2"].session_id),
         ("session", tl["codex"]),
         ("session", tl["s1"].session_id),
+        ("session", tl["long"].session_id),  # started 4 days ago, went on yesterday
     ]
     by = {(x["kind"], x["session"]): x for x in items}
     s1 = by[("session", tl["s1"].session_id)]
     assert s1["what"] == "started" and s1["text"] == "which queue <b>backend</b> for the shop?"  # its first line
     assert s1["agent"] == "claude-code" and by[("session", tl["codex"])]["agent"] == "codex"
+    assert by[("session", tl["long"].session_id)]["what"] == "went on"
     inj = by[("injection", tl["s1"].session_id)]
     assert (inj["what"], inj["way"], inj["held_ms"], inj["project"]) == ("raw", "raw", 9.0, str(tl["shop"]))
     mem = by[("memory", tl["s1"].session_id)]

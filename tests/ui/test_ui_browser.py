@@ -2,7 +2,9 @@
 (``tests/support/ui.py``: skipped when they are absent, a failure in CI). A real ``recall serve``
 serves the page (``recall ui --no-open`` asks it for the URL); a real hook call's injection shows
 up on the Prompts page by itself; search finds a known session and opening it shows its exchange;
-forgetting a memory in the page removes it from ``recall memories``; a request without the token,
+forgetting a memory in the page removes it from ``recall memories``; a Prompts card shows the prompt
+it ran on and its hits' confidence; the Feed lists sessions, memories and injections newest first,
+narrows to a project, takes a new injection live and opens a session; a request without the token,
 under another host name, or a cross-origin POST is refused. Screenshots go to
 ``$RECALL_UI_SCREENSHOTS`` when set (docs/ui/ is made so), else to the test's temp folder."""
 
