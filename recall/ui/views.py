@@ -177,7 +177,8 @@ def judge_used(records: list[dict], fresh: bool = True, cache: dict | None = Non
 
 PROMPT_CHARS = 200  # of a prompt's first line shown
 _asked_lock = threading.Lock()
-_asked: dict[tuple, tuple[str, float]] = {}  # (t, cwd, session) -> (first line, its time): found in the archive
+# (t, cwd, session) -> (first line, its time, the archive file's inode when it was read)
+_asked: dict[tuple, tuple[str, float, int]] = {}
 ASKED_KEEP = 4096  # prompts' first lines kept at most (the oldest go first)
 
 
@@ -191,18 +192,44 @@ def first_line(text: str, limit: int = PROMPT_CHARS) -> str:
     return ""
 
 
+def _archive_inode(cwd: str, session: str) -> int:
+    """The inode of the conversation's archive file (the file ``used.read_turns`` reads), 0 when
+    there is none: a rewrite (``recall forget``, a redaction) replaces the file, an append keeps it."""
+    from indexer.archive_files import session_relpath
+    from indexer.project import canonical_project
+
+    try:
+        return os.stat(os.path.join(paths.archive_dir(), session_relpath(canonical_project(cwd), session))).st_ino
+    except OSError:
+        return 0
+
+
+def _known_asked(key: tuple, gate, everyone: bool) -> tuple[str, bool] | None:
+    """(the first line, hidden) of a prompt found before, while its archive file is the one it
+    was read from; None otherwise."""
+    from indexer.project import canonical_project
+
+    with _asked_lock:
+        known = _asked.get(key)
+    t, cwd, session = key
+    if known is None or _archive_inode(cwd, session) != known[2]:
+        return None
+    if everyone or not gate.hides(canonical_project(cwd), cwd, session, "", known[1]):
+        return known[0], False
+    return "", True
+
+
 def read_asked(records: list[dict], fresh: bool = True, cache: dict | None = None) -> None:
     """Set ``asked`` on each record: the first line of the prompt the hook ran on, read from the
     archive as ``recall stats`` reads it (``recall.prompt.used.turn_at`` of the conversation's
     turns: its user prompt nearest the record's time; the log never stores the prompt), cut to
     ``PROMPT_CHARS``. "" when the archive does not hold it (yet), or when no reader may see it
     (its session switched off by ``recall: off``, its project excluded, a pause, forgotten: then
-    ``asked_hidden`` too);
-    None when it was not read: not ``fresh`` (the page's first paint) and not found before. A
-    prompt found is kept (the archive's text of it does not change), and the gate asked again
-    on every read. ``cache``: each conversation's turns, read once (shared with ``judge_used``)."""
+    ``asked_hidden`` too); None when it was not read: not ``fresh`` (the page's first paint) and
+    not found before. A prompt found is kept while its archive file is not rewritten, and the
+    gate asked again on every read. ``cache``: each conversation's turns, read once (shared with
+    ``judge_used``)."""
     from indexer.ledger import reader_gate
-    from indexer.project import canonical_project
     from recall.prompt import used
 
     gate = reader_gate().refresh()
@@ -215,26 +242,26 @@ def read_asked(records: list[dict], fresh: bool = True, cache: dict | None = Non
             rec["asked"] = ""
             continue
         key = (t, cwd, session)
-        with _asked_lock:
-            known = _asked.get(key)
+        known = _known_asked(key, gate, everyone)
         if known is None and fresh:
+            inode = _archive_inode(cwd, session)  # (before the read: a rewrite during it is seen next time)
             try:
                 turn = used.turn_at(used.turns_for(rec, cache), float(t))
             except Exception:  # noqa: BLE001 - an unreadable archive: not known
                 turn = None
             line = first_line(turn.prompt) if turn is not None else ""
             if line:
-                known = (line, turn.ts)
                 with _asked_lock:
-                    _asked[key] = known
+                    _asked[key] = (line, turn.ts, inode)
                     while len(_asked) > ASKED_KEEP:
                         _asked.pop(next(iter(_asked)))
+                known = _known_asked(key, gate, everyone)
         if known is None:
             rec["asked"] = "" if fresh else None
-        elif everyone or not gate.hides(canonical_project(cwd), cwd, session, "", known[1]):
-            rec["asked"] = known[0]
         else:
-            rec["asked"], rec["asked_hidden"] = "", True
+            rec["asked"] = known[0]
+            if known[1]:
+                rec["asked_hidden"] = True
 
 
 def prompts(limit: int = 50, fresh: bool = True) -> list[dict]:
@@ -677,8 +704,7 @@ def feed(days: int = 3, project: str = "", agent: str = "", now: float | None = 
             if not everyone and gate.hides(root, cwd, sid, sid, t, "session"):
                 continue
             held = slim.get("held_ms")
-            with _asked_lock:
-                asked = _asked.get((slim.get("t"), cwd, sid))
+            asked = _known_asked((slim.get("t"), cwd, sid), gate, everyone)  # as the Prompts page read it
             items.append(
                 {
                     "kind": "injection",
@@ -687,7 +713,7 @@ def feed(days: int = 3, project: str = "", agent: str = "", now: float | None = 
                     "project": root or cwd,
                     "session": sid,
                     "agent": DEFAULT,
-                    "text": asked[0] if asked and (everyone or not gate.hides(root, cwd, sid, "", asked[1])) else "",
+                    "text": asked[0] if asked else "",
                     "way": slim.get("way") if isinstance(slim.get("way"), str) else "",
                     "held_ms": _num(held, None) if held is not None else None,
                     "tokens": int(_num(slim.get("tokens"))),

@@ -662,6 +662,17 @@ def test_a_prompts_card_shows_its_prompt_and_what_the_log_holds_of_each_hit(tmp_
     rec = next(r for r in injections.read() if r.get("session") == conv.session_id)  # what `recall stats` reads
     assert used.turn_at(used.turns_for(rec, {}), rec["t"]).prompt.startswith("which pooler <b>did</b>")
     assert "which pooler &lt;b&gt;did" in body(c.get("/prompts")[2])  # once found, the first paint has it
+    import os
+
+    from indexer.archive_files import session_relpath
+    from indexer.project import canonical_project
+
+    archived = paths.archive_dir() / session_relpath(canonical_project(str(cwd)), conv.session_id)
+    tmp = archived.with_name(archived.name + ".tmp")  # rewritten (a forget, a redaction): read again
+    tmp.write_text(archived.read_text().replace("which pooler <b>did</b> we pick?", "[redacted: 1 secret]"))
+    os.replace(tmp, archived)
+    assert "which pooler" not in body(c.get("/prompts")[2])
+    assert '<q class="prompt-line">[redacted: 1 secret]</q>' in body(c.get("/fragment/prompts")[2])
 
 
 def _codex_session(project, sid: str, start: datetime, prompt: str, reply: str):
