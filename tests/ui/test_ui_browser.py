@@ -258,11 +258,12 @@ def test_a_prompts_card_and_the_feed_in_a_browser(world, claude_projects, shots,
         wait_for(lambda: d.current_url.endswith("/feed"), 30, "the Feed page")
         wait_for(lambda: "on" in d.find_element(By.ID, "live").get_attribute("class"), 30, "the live stream")
 
-        def items():
-            return [
-                (a.get_attribute("data-kind"), a.get_attribute("data-session"), float(a.get_attribute("data-t")))
-                for a in d.find_elements(By.CSS_SELECTOR, "#feed article.item")
-            ]
+        def items():  # read at once (a live refresh replaces the section's elements)
+            got = d.execute_script(
+                "return Array.from(document.querySelectorAll('#feed article.item'))"
+                ".map(function (a) { return [a.dataset.kind, a.dataset.session, a.dataset.t]; });"
+            )
+            return [(k, s, float(t)) for k, s, t in got]
 
         got = items()
         kinds = [k for k, _s, _t in got]
@@ -288,9 +289,18 @@ def test_a_prompts_card_and_the_feed_in_a_browser(world, claude_projects, shots,
         wait_for(lambda: items()[0][:2] == ("injection", "live-session"), 30, "the new injection on the feed")
 
         # a click opens the session
-        d.find_element(
-            By.CSS_SELECTOR, f'#feed article[data-kind="session"][data-session="{other.session_id}"] a.open'
-        ).click()
+        def click_session():
+            from selenium.common.exceptions import StaleElementReferenceException
+
+            try:
+                d.find_element(
+                    By.CSS_SELECTOR, f'#feed article[data-kind="session"][data-session="{other.session_id}"] a.open'
+                ).click()
+            except StaleElementReferenceException:  # the section re-rendered under the click: again
+                return False
+            return True
+
+        wait_for(click_session, 30, "a click on the session's item")
         wait_for(lambda: d.current_url.endswith(f"/sessions/{other.session_id}"), 30, "the session page")
         assert "PaperMod, with the archive page on." in d.find_element(By.ID, "transcript").text
         assert no_alert(d)
