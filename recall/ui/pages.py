@@ -246,7 +246,6 @@ def prompts_page(csrf: str) -> str:
 
 # the feed ------------------------------------------------------------------------------------
 FEED_DAYS_LABELS = (("1", "last day"), ("3", "last 3 days"), ("7", "last week"), ("30", "last 30 days"))
-FEED_KINDS = {"session": "session", "memory": "memory", "injection": "injection"}
 
 
 def _feed_query(query: dict) -> dict:
@@ -293,7 +292,7 @@ def feed_list(query: dict) -> str:
         out.append(
             f'<article class="item k-{e(kind)}" data-kind="{e(kind)}" data-t="{it["t"]!r}" '
             f'data-session="{e(it["session"])}"><div class="head"><time>{e(when(it["t"]))}</time> '
-            f'<b class="kind">{e(FEED_KINDS[kind])}</b> <span class="what">{e(it["what"])}</span> '
+            f'<b class="kind">{e(kind)}</b> <span class="what">{e(it["what"])}</span> '
             f'<span class="proj">{e(short(it["project"]) or "?")}</span> {agent}{" ".join(bits)} {link}</div>'
             f"{text}</article>"
         )
