@@ -19,6 +19,7 @@ from recall.memory.sessions import TOOL_LINE_CHARS
 
 NAV = (
     ("prompts", "Prompts"),
+    ("feed", "Feed"),
     ("search", "Search"),
     ("sessions", "Sessions"),
     ("memories", "Memories"),
@@ -157,6 +158,18 @@ def prompts_list(records: list[dict]) -> str:
             f'<span class="pill">{e(r["backend"])}</span>' if r["backend"] and r["outcome"] == "synthesized" else ""
         )
         via = f'<span class="pill">via {e(r["via"])}</span>' if r["via"] else ""
+        way = f'<span class="pill" title="which way the prompt took">way: {e(r["way"])}</span>' if r["way"] else ""
+        held = f' · held {r["held_ms"]:.0f} ms' if isinstance(r.get("held_ms"), float) else ""
+        g = r.get("gate") or {}
+        gate = ""
+        if isinstance(g.get("best"), float) or isinstance(g.get("value"), float):
+            best = f'best {g["best"]:.2f}' if isinstance(g.get("best"), float) else "no candidate"
+            under = (
+                f' against {e(g["setting"] or "the gate")} {g["value"]:.2f}'
+                if isinstance(g.get("value"), float)
+                else ""
+            )
+            gate = f'<span class="dim gate">{best}{under}</span>'
         used = ""
         if r.get("injected"):  # whether the next reply used it, as `recall log` says it
             kind = {True: "yes", False: "no"}.get(r.get("used"), "unknown") if r.get("used_label") else "checking"
@@ -164,11 +177,19 @@ def prompts_list(records: list[dict]) -> str:
                 f'<div class="used u-{kind}" title="whether the next reply used it">used: '
                 f'{e(r["used_label"] or "checking…")}</div>'
             )
+        asked = r.get("asked")
+        if asked:
+            said = f'<q class="prompt-line">{e(asked)}</q>'
+        elif asked is None:
+            said = '<span class="dim">reading…</span>'
+        else:
+            said = '<span class="dim">(not in the archive yet)</span>'
+        ask = "" if r.get("asked_hidden") else f'<div class="asked"><span class="role">asked</span> {said}</div>'
         head = (
             f'<div class="head"><b>#{r["n"]}</b> <time>{e(when(r["t"]))}</time> '
             f'<span class="proj">{e(short(r["project"]) or "?")}</span> '
-            f'<span class="outcome o-{e(r["outcome"])}">{e(r["outcome"])}{why}</span> {path}{backend}{via}'
-            f' <span class="dim">{r["tokens"]} tokens · {r["latency_ms"]:.0f} ms</span>'
+            f'<span class="outcome o-{e(r["outcome"])}">{e(r["outcome"])}{why}</span> {way}{path}{backend}{via}'
+            f' <span class="dim">{r["tokens"]} tokens · {r["latency_ms"]:.0f} ms{held}</span> {gate}'
             + (' <span class="badge">marked wrong</span>' if r["wrong"] else "")
             + "</div>"
         )
@@ -177,18 +198,16 @@ def prompts_list(records: list[dict]) -> str:
             rows = []
             for h in r["hits"]:
                 conf = f'{h["confidence"]:.2f}' if isinstance(h["confidence"], float) else "–"
-                feats = " ".join(
-                    f'{e(k)}={e(round(v, 3) if isinstance(v, float) else v)}' for k, v in h["features"].items()
-                )
+                sim = f'{h["similarity"]:.2f}' if isinstance(h["similarity"], float) else "–"
                 rows.append(
-                    f'<tr><td>{session_link(h["session"])}</td><td class="num">{conf}</td>'
-                    f'<td class="num">{h["score"]:.2f}</td><td class="feat">{feats or "–"}</td>'
-                    f'<td>{_marks(h["stale"])}</td><td><button type="button" class="danger" '
-                    f'data-action="forget-session" data-session="{e(h["session"])}">forget</button></td></tr>'
+                    f'<tr><td>{session_link(h["session"])}</td><td class="num conf">{conf}</td>'
+                    f'<td class="num">{sim}</td><td class="num">{h["score"]:.2f}</td>'
+                    f'<td><button type="button" class="danger" data-action="forget-session" '
+                    f'data-session="{e(h["session"])}">forget</button></td></tr>'
                 )
             hits = (
-                '<table class="hits"><thead><tr><th>hit</th><th>confidence</th><th>score</th><th>features</th>'
-                f'<th>stale</th><th></th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
+                '<table class="hits"><thead><tr><th>hit</th><th>confidence</th><th>similarity</th><th>score</th>'
+                f'<th></th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
             )
         text = (
             (
@@ -204,7 +223,7 @@ def prompts_list(records: list[dict]) -> str:
             if r["text"]
             else ""
         )
-        out.append(f'<article class="{cls}" data-n="{r["n"]}">{head}{used}{hits}{text}{mark}</article>')
+        out.append(f'<article class="{cls}" data-n="{r["n"]}">{head}{ask}{used}{hits}{text}{mark}</article>')
     return "".join(out)
 
 
@@ -213,15 +232,99 @@ def prompts_page(csrf: str) -> str:
 
     # the first paint has the verdicts known for good; the fragment asked for after it, the rest
     shown = views.prompts(fresh=False)
-    load = ' data-load="1"' if any(r["injected"] and not r["used_label"] for r in shown) else ""
+    load = ' data-load="1"' if any((r["injected"] and not r["used_label"]) or r["asked"] is None for r in shown) else ""
     body = (
         '<h1>Prompts</h1><p class="dim">What the prompt hook put in front of Claude, newest first, as '
-        '<code>recall log</code> lists it, with whether the next reply used what was injected; new '
+        '<code>recall log</code> lists it, with the prompt it ran on (its first line, from the archive) and '
+        'whether the next reply used what was injected; new '
         'prompts appear here as they happen.</p>'
         f'<section id="prompts" data-fragment="/fragment/prompts" data-live="prompts"{load}>'
         f'{prompts_list(shown)}</section>'
     )
     return page("Prompts", body, csrf, "prompts")
+
+
+# the feed ------------------------------------------------------------------------------------
+FEED_DAYS_LABELS = (("1", "last day"), ("3", "last 3 days"), ("7", "last week"), ("30", "last 30 days"))
+
+
+def _feed_query(query: dict) -> dict:
+    return {"days": query.get("days") or "3", "project": query.get("project", ""), "agent": query.get("agent", "")}
+
+
+def feed_list(query: dict) -> str:
+    """The feed's items (``views.feed``), newest first, each opening its session."""
+    from indexer.sources import LABELS
+    from recall.ui import views
+
+    q = _feed_query(query)
+    try:
+        items = views.feed(q["days"], q["project"], q["agent"])
+    except RecallError as exc:
+        return problem(str(exc))
+    if not items:
+        return '<p class="empty">Nothing in this time: no session, memory or injection.</p>'
+    out = []
+    for it in items:
+        kind = it["kind"]
+        bits = []
+        if kind == "session":
+            bits.append(f'<span class="dim">{e(it["messages"])} msgs</span>')
+        elif kind == "memory":
+            bits.append(f'<span class="pill mtype">{e(it["type"])}</span>')
+            if not it["active"]:
+                bits.append(f'<span class="badge">{e(it["status"])}</span>')
+        elif kind == "injection":
+            if it["way"]:
+                bits.append(f'<span class="pill">way: {e(it["way"])}</span>')
+            held = f' · held {it["held_ms"]:.0f} ms' if isinstance(it.get("held_ms"), float) else ""
+            bits.append(f'<span class="dim">{it["tokens"]} tokens{held}</span>')
+            if it["wrong"]:
+                bits.append('<span class="badge">marked wrong</span>')
+        agent = f'<span class="pill agent">{e(LABELS.get(it["agent"], it["agent"]))}</span>' if it["agent"] else ""
+        if it["session"]:
+            link = f'<a class="open" href="/sessions/{quote(it["session"], safe="")}">open session {e(it["session"][:8])}</a>'
+        elif kind == "memory":
+            link = f'<a class="open" href="/memories?{e(urlencode({"project": it["project"]}))}">its project\'s memories</a>'
+        else:
+            link = ""
+        text = f'<p class="text">{e(it["text"])}</p>' if it["text"] else ""
+        out.append(
+            f'<article class="item k-{e(kind)}" data-kind="{e(kind)}" data-t="{it["t"]!r}" '
+            f'data-session="{e(it["session"])}"><div class="head"><time>{e(when(it["t"]))}</time> '
+            f'<b class="kind">{e(kind)}</b> <span class="what">{e(it["what"])}</span> '
+            f'<span class="proj">{e(short(it["project"]) or "?")}</span> {agent}{" ".join(bits)} {link}</div>'
+            f"{text}</article>"
+        )
+    more = (
+        f'<p class="dim">The newest {len(items)} shown: a shorter time, a project or an agent shows the rest.</p>'
+        if len(items) >= views.FEED_LIMIT
+        else ""
+    )
+    return "".join(out) + more
+
+
+def feed_page(query: dict, csrf: str) -> str:
+    from indexer.sources import LABELS, NAMES
+    from recall.ui import views
+
+    q = _feed_query(query)
+    agents = [("", "every agent"), *((n, LABELS.get(n, n)) for n in NAMES)]
+    form = (
+        f'<form id="feed-filters" class="filters" action="/feed" method="get" data-target="feed">'
+        f'<select name="days" aria-label="time">{_options(FEED_DAYS_LABELS, q["days"])}</select>'
+        f'{_project_select(views.projects(), q["project"])}'
+        f'<select name="agent" aria-label="agent">{_options(agents, q["agent"])}</select>'
+        f'<noscript><button>Show</button></noscript></form>'
+    )
+    qs = urlencode({k: v for k, v in q.items() if v})
+    body = (
+        '<h1>Feed</h1><p class="dim">Sessions, memories and injections, newest first; new ones appear here as '
+        f'they happen. Each opens its session.</p>{form}'
+        f'<section id="feed" data-fragment="/fragment/feed?{e(qs)}" data-live="prompts sessions">'
+        f"{feed_list(q)}</section>"
+    )
+    return page("Feed", body, csrf, "feed")
 
 
 # search --------------------------------------------------------------------------------------
@@ -709,6 +812,8 @@ def history_fragment() -> str:
 def route(path: str, query: dict, csrf: str) -> str | None:
     if path == "/prompts":
         return prompts_page(csrf)
+    if path == "/feed":
+        return feed_page(query, csrf)
     if path == "/search":
         return search_page(query, csrf)
     if path == "/sessions":
@@ -731,6 +836,8 @@ def fragment(name: str, query: dict) -> str:
 
     if name == "prompts":
         return prompts_list(views.prompts())
+    if name == "feed":
+        return feed_list(query)
     if name == "search":
         return search_results(query)
     if name == "sessions":

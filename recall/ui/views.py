@@ -24,39 +24,43 @@ def _num(value, default=0.0) -> float:
 
 
 def decision_path(rec: dict) -> str:
-    """Which path decided what went in: the record's own ``path``/``decision`` field where it has
-    one (read defensively: a string, or an object with a ``path``), else from the outcome."""
-    for key in ("path", "decision"):
-        v = rec.get(key)
-        if isinstance(v, str) and v:
-            return v
-        if isinstance(v, dict):
-            inner = v.get("path") or v.get("kind") or v.get("by")
-            if isinstance(inner, str) and inner:
-                return inner
+    """Which path decided what went in: the record's ``path`` (``model`` or ``raw``), else the
+    outcome's (a record from before the field was written)."""
+    v = rec.get("path")
+    if isinstance(v, str) and v:
+        return v
     outcome = rec.get("outcome")
     return {"synthesized": "model", "raw": "raw"}.get(outcome if isinstance(outcome, str) else "", "")
 
 
 def _hit(h) -> dict | None:
+    """A hit as the log holds it (``recall.prompt.context._traced``): its session, score,
+    confidence and, for a pick by meaning, its similarity."""
     if not isinstance(h, dict):
         return None
-    features = h.get("features") if isinstance(h.get("features"), dict) else {}
-    stale = [m for m in h.get("stale") or [] if isinstance(m, dict)] if isinstance(h.get("stale"), list) else []
-    conf = h.get("confidence")
+    conf, sim = h.get("confidence"), h.get("similarity")
     return {
         "session": str(h.get("session") or ""),
         "confidence": _num(conf, None) if conf is not None else None,
+        "similarity": _num(sim, None) if sim is not None else None,
         "score": _num(h.get("score")),
-        "features": {str(k): v for k, v in features.items() if isinstance(v, (int, float, str, bool))},
-        "stale": stale,
-        "kind": str(h.get("kind") or ""),
+    }
+
+
+def _gate(rec: dict) -> dict:
+    g = rec.get("gate") if isinstance(rec.get("gate"), dict) else {}
+    value = g.get("value")
+    return {
+        "setting": str(g.get("setting") or ""),
+        "value": _num(value, None) if value is not None else None,
+        "best": _num(rec.get("best"), None) if rec.get("best") is not None else None,
     }
 
 
 _log_lock = threading.Lock()
 _log_files: dict[str, tuple] = {}  # path -> (inode, bytes read, slim records)
-SLIM = ("t", "outcome", "why", "tokens", "used", "wrong")  # what counts and charts read of a record
+SLIM = ("t", "outcome", "why", "tokens", "used", "wrong", "project", "session", "way", "held_ms")
+# (what counts, charts and the feed read of a record)
 
 
 def _slim(rec: dict, path: str, offset: int, length: int) -> dict:
@@ -143,12 +147,13 @@ _verdicts_lock = threading.Lock()
 _verdicts: dict[tuple, tuple] = {}  # (t, project, session, text) -> (used, why): final verdicts only
 
 
-def judge_used(records: list[dict], fresh: bool = True) -> None:
+def judge_used(records: list[dict], fresh: bool = True, cache: dict | None = None) -> None:
     """Whether the next reply used each injected record, as ``recall log`` says it
     (``recall.prompt.used``: ``used`` True/False/None, ``used_why``), for the records on screen
     only. A final verdict (``used.final``: a yes, or a no once the reply is complete) is kept
     and never computed again; the others are computed when ``fresh`` (one read of each
-    conversation's archive), else left out (the page's first paint: its fragment fills them)."""
+    conversation's archive, ``cache``: shared with ``read_asked``), else left out (the page's
+    first paint: its fragment fills them)."""
     from recall.prompt import used
 
     todo = []
@@ -162,7 +167,7 @@ def judge_used(records: list[dict], fresh: bool = True) -> None:
             rec["used"], rec["used_why"] = known
         elif fresh:
             todo.append((key, rec))
-    cache: dict = {}
+    cache = cache if cache is not None else {}
     used.annotate([rec for _key, rec in todo], cache)
     for key, rec in todo:
         if used.final(rec, cache):
@@ -170,30 +175,129 @@ def judge_used(records: list[dict], fresh: bool = True) -> None:
                 _verdicts[key] = (rec["used"], rec.get("used_why"))
 
 
+PROMPT_CHARS = 200  # of a prompt's first line shown
+_asked_lock = threading.Lock()
+# (t, cwd, session) -> (first line, its time, the archive file's inode when it was read)
+_asked: dict[tuple, tuple[str, float, int]] = {}
+ASKED_KEEP = 4096  # prompts' first lines kept at most (the oldest go first)
+
+
+def first_line(text: str, limit: int = PROMPT_CHARS) -> str:
+    """The first line of ``text`` that holds anything, on one line, cut to ``limit``."""
+    from recall.core.text import one_line
+
+    for line in (text or "").splitlines():
+        if line.strip():
+            return one_line(line, limit)
+    return ""
+
+
+def _archive_inode(cwd: str, session: str) -> int:
+    """The inode of the conversation's archive file (the file ``used.read_turns`` reads), 0 when
+    there is none: a rewrite (``recall forget``, a redaction) replaces the file, an append keeps it."""
+    from indexer.archive_files import session_relpath
+    from indexer.project import canonical_project
+
+    try:
+        return os.stat(os.path.join(paths.archive_dir(), session_relpath(canonical_project(cwd), session))).st_ino
+    except OSError:
+        return 0
+
+
+def _known_asked(key: tuple, gate, everyone: bool) -> tuple[str, bool] | None:
+    """(the first line, hidden) of a prompt found before, while its archive file is the one it
+    was read from; None otherwise."""
+    from indexer.project import canonical_project
+
+    with _asked_lock:
+        known = _asked.get(key)
+    t, cwd, session = key
+    if known is None or _archive_inode(cwd, session) != known[2]:
+        return None
+    if everyone or not gate.hides(canonical_project(cwd), cwd, session, "", known[1]):
+        return known[0], False
+    return "", True
+
+
+def read_asked(records: list[dict], fresh: bool = True, cache: dict | None = None) -> None:
+    """Set ``asked`` on each record: the first line of the prompt the hook ran on, read from the
+    archive as ``recall stats`` reads it (``recall.prompt.used.turn_at`` of the conversation's
+    turns: its user prompt nearest the record's time; the log never stores the prompt), cut to
+    ``PROMPT_CHARS``. "" when the archive does not hold it (yet), or when no reader may see it
+    (its session switched off by ``recall: off``, its project excluded, a pause, forgotten: then
+    ``asked_hidden`` too); None when it was not read: not ``fresh`` (the page's first paint) and
+    not found before. A prompt found is kept while its archive file is not rewritten, and the
+    gate asked again on every read. ``cache``: each conversation's turns, read once (shared with
+    ``judge_used``)."""
+    from indexer.ledger import reader_gate
+    from recall.prompt import used
+
+    gate = reader_gate().refresh()
+    everyone = gate.readers_see_all()
+    cache = cache if cache is not None else {}
+    for rec in records:
+        t = rec.get("t")
+        cwd, session = used.conversation(rec)
+        if not isinstance(t, (int, float)) or not session or not cwd:
+            rec["asked"] = ""
+            continue
+        key = (t, cwd, session)
+        known = _known_asked(key, gate, everyone)
+        if known is None and fresh:
+            inode = _archive_inode(cwd, session)  # (before the read: a rewrite during it is seen next time)
+            try:
+                turn = used.turn_at(used.turns_for(rec, cache), float(t))
+            except Exception:  # noqa: BLE001 - an unreadable archive: not known
+                turn = None
+            line = first_line(turn.prompt) if turn is not None else ""
+            if line:
+                with _asked_lock:
+                    _asked[key] = (line, turn.ts, inode)
+                    while len(_asked) > ASKED_KEEP:
+                        _asked.pop(next(iter(_asked)))
+                known = _known_asked(key, gate, everyone)
+        if known is None:
+            rec["asked"] = "" if fresh else None
+        else:
+            rec["asked"] = known[0]
+            if known[1]:
+                rec["asked_hidden"] = True
+
+
 def prompts(limit: int = 50, fresh: bool = True) -> list[dict]:
     """The injection log newest first, numbered as ``recall log`` numbers them (1 = newest),
-    each injection with whether the next reply used it (``judge_used``; ``fresh``)."""
+    each with the first line of its prompt (``read_asked``) and, for an injection, whether the
+    next reply used it (``judge_used``); both read from the archive when ``fresh``."""
     from recall.prompt import used
 
     records = log_records()[::-1]
     whole = [(n, _whole(slim)) for n, slim in enumerate(records[:limit], 1)]
-    judge_used([rec for _n, rec in whole if rec is not None], fresh)
+    shown = [rec for _n, rec in whole if rec is not None]
+    cache: dict = {}
+    judge_used(shown, fresh, cache)
+    read_asked(shown, fresh, cache)
     out = []
     for n, rec in whole:
         if rec is None:
             continue
         hits = [x for x in (_hit(h) for h in (rec.get("hits") if isinstance(rec.get("hits"), list) else [])) if x]
+        held = rec.get("held_ms")
         out.append(
             {
                 "n": n,
                 "t": _num(rec.get("t")),
                 "project": str(rec.get("project") or ""),
                 "session": str(rec.get("session") or ""),
+                "asked": rec.get("asked"),
+                "asked_hidden": bool(rec.get("asked_hidden")),
                 "outcome": str(rec.get("outcome") or "?"),
                 "why": str(rec.get("why") or ""),
                 "backend": str(rec.get("backend") or ""),
                 "via": str(rec.get("via") or ""),
                 "path": decision_path(rec),
+                "way": rec.get("way") if isinstance(rec.get("way"), str) else "",
+                "held_ms": _num(held, None) if held is not None else None,
+                "gate": _gate(rec),
                 "text": rec.get("text") if isinstance(rec.get("text"), str) else "",
                 "tokens": int(_num(rec.get("tokens"))),
                 "latency_ms": _num(rec.get("latency_ms")),
@@ -462,6 +566,162 @@ def briefing_block(project: str) -> tuple[str | None, str | None]:
     if start < 0 or end < start:
         return None, path
     return text[start : end + len(briefing.END)], path
+
+
+# the feed ------------------------------------------------------------------------------------
+FEED_DAYS = (1, 3, 7, 30)
+FEED_LIMIT = 300  # items of the feed at most, the newest
+_agents_lock = threading.Lock()
+_agents: dict[str, str] = {}  # session id -> the agent whose session it is (it never changes)
+
+
+def session_agent(session_id: str, project: str = "") -> str:
+    """The agent (``indexer.sources.NAMES``) a session is of, as its archived messages say (the
+    first line of its archive file; state.db does not hold it): "" when it is not archived."""
+    from indexer.archive_files import iter_lines, session_filename, session_relpath
+    from indexer.sources import DEFAULT
+
+    if not session_id:
+        return ""
+    with _agents_lock:
+        known = _agents.get(session_id)
+    if known is not None:
+        return known
+    root = paths.archive_dir()
+    files = [root / session_relpath(project, session_id)] if project else []
+    if not files or not files[0].is_file():
+        files = sorted((root / "sessions").glob(f"*/{session_filename(session_id)}"))
+    for path in files:
+        for _pos, rec in iter_lines(path):
+            agent = str(rec.get("agent") or DEFAULT)
+            with _agents_lock:
+                _agents[session_id] = agent
+            return agent
+    return ""
+
+
+def _feed_args(days, project: str, agent: str) -> int:
+    from indexer.sources import NAMES
+
+    try:
+        days = int(days)
+    except (TypeError, ValueError):
+        days = 0
+    if days not in FEED_DAYS:
+        raise UsageError(f"days must be one of {', '.join(map(str, FEED_DAYS))}.")
+    if project and not os.path.isabs(project):
+        raise UsageError("project must be an absolute path.")
+    if agent and agent not in NAMES:
+        raise UsageError(f"agent {agent!r}: use one of {', '.join(NAMES)}.")
+    return days
+
+
+def feed(days: int = 3, project: str = "", agent: str = "", now: float | None = None, limit: int = FEED_LIMIT):
+    """What happened over the last ``days`` days, newest first, each item opening its session:
+    sessions (``recall sessions``: when each started, or went on when it started before; its
+    summary or first prompt), typed memories (``recall memories``: created or updated), and
+    injections (``recall log``: the outcome, the way, the hold). Of one ``project`` (a project
+    as ``projects()`` names it) and one ``agent`` (a source: claude-code, codex, gemini) when
+    given; through the readers' gate, as the pages they come from. UsageError for a bad filter."""
+    from indexer.ledger import reader_gate
+    from indexer.project import canonical_project
+    from indexer.sources import DEFAULT
+    from recall.memory import sessions as session_store
+    from recall.memory import store
+    from recall.search.stale import epoch
+
+    days = _feed_args(days, project, agent)
+    now = time.time() if now is None else now
+    after = now - days * 86400
+    items: list[dict] = []
+    for r in session_store.recent(project or None, after, limit):
+        started, ended = epoch(r["started"]), epoch(r["ended"])
+        who = session_agent(r["session_id"], r["project"] or "") or DEFAULT
+        if agent and who != agent:
+            continue
+        text = r["summary"] or r["first_prompt"] or ""
+        went_on = started < after
+        items.append(
+            {
+                "kind": "session",
+                "t": ended if went_on else (started or ended),
+                "what": "went on" if went_on else "started",
+                "project": r["project"] or "",
+                "session": r["session_id"],
+                "agent": who,
+                "text": first_line(text),
+                "summary": bool(r["summary"]),
+                "messages": r["messages"],
+            }
+        )
+    for p in memory_projects():
+        if project and p != project:
+            continue
+        try:
+            state = store.load(p)
+        except store.StateError:
+            continue
+        for m in state.memories:
+            updated = bool(m.updated and m.created and m.updated - m.created > 1.0)
+            t = m.updated if updated else (m.created or m.updated)
+            if not t or t < after:
+                continue
+            sid = m.sessions[0] if m.sessions else ""
+            who = session_agent(sid, p) if sid else ""
+            if agent and who != agent:
+                continue
+            items.append(
+                {
+                    "kind": "memory",
+                    "t": t,
+                    "what": "updated" if updated else "created",
+                    "project": p,
+                    "session": sid,
+                    "agent": who,
+                    "text": first_line(m.content),
+                    "type": m.type,
+                    "id": m.id,
+                    "status": m.status,
+                    "active": m.active,
+                }
+            )
+    if not agent or agent == DEFAULT:  # the prompt hook is Claude Code's
+        gate = reader_gate().refresh()
+        everyone = gate.readers_see_all()
+        roots: dict[str, str] = {}
+        for slim in reversed(log_records()):
+            t = _num(slim.get("t"))
+            if t < after:
+                break
+            if slim.get("outcome") not in ("raw", "synthesized") or not slim.get("text"):
+                continue
+            cwd, sid = str(slim.get("project") or ""), str(slim.get("session") or "")
+            if cwd not in roots:
+                roots[cwd] = canonical_project(cwd) if cwd else ""
+            root = roots[cwd]
+            if project and root != project:
+                continue
+            if not everyone and gate.hides(root, cwd, sid, sid, t, "session"):
+                continue
+            held = slim.get("held_ms")
+            asked = _known_asked((slim.get("t"), cwd, sid), gate, everyone)  # as the Prompts page read it
+            items.append(
+                {
+                    "kind": "injection",
+                    "t": t,
+                    "what": str(slim.get("outcome")),
+                    "project": root or cwd,
+                    "session": sid,
+                    "agent": DEFAULT,
+                    "text": asked[0] if asked else "",
+                    "way": slim.get("way") if isinstance(slim.get("way"), str) else "",
+                    "held_ms": _num(held, None) if held is not None else None,
+                    "tokens": int(_num(slim.get("tokens"))),
+                    "wrong": bool(slim.get("wrong")),
+                }
+            )
+    items.sort(key=lambda x: -x["t"])
+    return items[:limit]
 
 
 # status --------------------------------------------------------------------------------------

@@ -349,13 +349,7 @@ def _injection(project, session: str, text: str = "<recalled-context>SQLite WAL<
         "outcome": "raw",
         "why": "no backend",
         "hits": [
-            {
-                "session": "abcdef1234",
-                "score": 3.2,
-                "confidence": 0.71,
-                "features": {"bm25": 3.2, "coverage": 0.8},
-                "stale": [{"path": "q.py", "state": "changed"}],
-            },
+            {"session": "abcdef1234", "score": 3.2, "confidence": 0.71, "similarity": 0.83},
             "junk",
             {"session": None},
         ],
@@ -365,7 +359,11 @@ def _injection(project, session: str, text: str = "<recalled-context>SQLite WAL<
         "tokens": 9,
         "latency_ms": 40.0,
         "text": text,
-        "path": {"path": "raw"},
+        "path": "raw",
+        "gate": {"setting": "hook.min_confidence", "value": 0.6},
+        "best": 0.71,
+        "way": "raw",
+        "held_ms": 38.4,
     }
     injections.append(rec)
     return rec
@@ -377,7 +375,8 @@ def test_prompts_page_and_mark_wrong_reaches_recall_log(history, page, capsys):
     injections.append({"t": "garbage", "hits": "nope", "text": 5})  # another writer's damaged line
     text = body(c.get("/prompts")[2])
     assert "&lt;recalled-context&gt;use &lt;script&gt;x&lt;/script&gt;" in text
-    assert "0.71" in text and "bm25=3.2" in text and "q.py (changed)" in text and "path: raw" in text
+    assert "0.71" in text and "0.83" in text and "path: raw" in text  # confidence, similarity: what the log holds
+    assert "way: raw" in text and "held 38 ms" in text and "best 0.71 against hook.min_confidence 0.60" in text
     status, out = c.post("/api/prompts/wrong", {"t": "1790000000.123", "session": "sess-1"}, srv.csrf)
     assert status == 200 and out["marked"] == 1
     code, log, _ = cli(capsys, "log")
@@ -602,3 +601,219 @@ def test_a_long_transcript_is_paged(tmp_path, claude_projects):
         text = c.get(f"/sessions/{s.session_id}?from={views.TRANSCRIPT_PAGE}")[2]
         assert f"question number {views.TRANSCRIPT_PAGE + 9} about" in text and "question number 0 about" not in text
         assert c.get(f"/sessions/{s.session_id}?from=nonsense")[0] == 200
+
+
+# issue 44, items 6 and 7: the prompt on each card, the feed -----------------------------------------
+def _at(line: dict, later: float = 0.8) -> float:
+    return datetime.fromisoformat(line["timestamp"].replace("Z", "+00:00")).timestamp() + later
+
+
+def test_a_prompts_card_shows_its_prompt_and_what_the_log_holds_of_each_hit(tmp_path, claude_projects, page):
+    """The log never stores the prompt: the card reads its first line from the archive, as
+    `recall stats` does (``recall.prompt.used.turn_at``), escaped, through the readers' gate;
+    a hit shows its confidence and similarity, the prompt its way and how long it was held."""
+    from datetime import timedelta
+
+    from recall.prompt import used
+
+    srv, c = page
+    cwd = tmp_path / "work" / "api"
+    cwd.mkdir(parents=True)
+    conv = Session(cwd=str(cwd), start=datetime.now(timezone.utc) - timedelta(hours=2))
+    p1 = conv.user("which pooler <b>did</b> we pick?\nand a second line of the prompt")
+    conv.assistant("pgbouncer.")
+    p2 = conv.user("what about the retries?")
+    conv.assistant("Three of them.")
+    hush = Session(cwd=str(cwd), start=datetime.now(timezone.utc) - timedelta(hours=1))
+    p3 = hush.user("the walrus plan, said in a session switched off")
+    hush.assistant("ok")
+    conv.write(claude_projects)
+    hush.write(claude_projects)
+    index_all()
+    for line, sess in ((p1, conv), (p2, conv), (p3, hush)):
+        injections.append(
+            {
+                "t": _at(line),
+                "project": str(cwd),
+                "session": sess.session_id,
+                "outcome": "nothing",
+                "why": "no hit confident enough",
+                "hits": [{"session": "0badc0de99", "score": 1.2, "confidence": 0.42, "similarity": 0.61}],
+                "path": "raw",
+                "gate": {"setting": "hook.min_confidence", "value": 0.6},
+                "best": 0.42,
+                "way": "nothing",
+                "held_ms": 12.0,
+                "text": "",
+            }
+        )
+    injections.append({"t": time.time(), "project": str(cwd), "session": "not-archived", "outcome": "trivial"})
+    ledger.switch_off([hush.session_id])  # `recall: off` typed in it: its prompt is shown nowhere
+    first = body(c.get("/prompts")[2])  # the first paint reads no archive: the fragment after it does
+    assert "reading…" in first and 'data-load="1"' in first and "which pooler" not in first
+    text = body(c.get("/fragment/prompts")[2])
+    assert '<q class="prompt-line">which pooler &lt;b&gt;did&lt;/b&gt; we pick?</q>' in text
+    assert "second line" not in text and "<b>did" not in text
+    assert '<q class="prompt-line">what about the retries?</q>' in text
+    assert "walrus" not in text and text.count("(not in the archive yet)") == 1  # (the one not archived)
+    assert text.count('<div class="asked">') == 3  # the switched-off session's prompt: not even a line
+    assert text.count('<td class="num conf">0.42</td>') == 3 and "0.61" in text and "features" not in text
+    assert "way: nothing" in text and "held 12 ms" in text and "best 0.42 against hook.min_confidence 0.60" in text
+    rec = next(r for r in injections.read() if r.get("session") == conv.session_id)  # what `recall stats` reads
+    assert used.turn_at(used.turns_for(rec, {}), rec["t"]).prompt.startswith("which pooler <b>did</b>")
+    assert "which pooler &lt;b&gt;did" in body(c.get("/prompts")[2])  # once found, the first paint has it
+    import os
+
+    from indexer.archive_files import session_relpath
+    from indexer.project import canonical_project
+
+    archived = paths.archive_dir() / session_relpath(canonical_project(str(cwd)), conv.session_id)
+    tmp = archived.with_name(archived.name + ".tmp")  # rewritten (a forget, a redaction): read again
+    tmp.write_text(archived.read_text().replace("which pooler <b>did</b> we pick?", "[redacted: 1 secret]"))
+    os.replace(tmp, archived)
+    assert "which pooler" not in body(c.get("/prompts")[2])
+    assert '<q class="prompt-line">[redacted: 1 secret]</q>' in body(c.get("/fragment/prompts")[2])
+
+
+def _codex_session(project, sid: str, start: datetime, prompt: str, reply: str):
+    """A Codex CLI rollout file (the shape tests/indexer/test_sources.py reads)."""
+    import os
+    from datetime import timedelta
+    from pathlib import Path
+
+    def at(s):
+        return (start + timedelta(seconds=s)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+    lines = [
+        {"timestamp": at(0), "type": "session_meta", "payload": {"id": sid, "cwd": str(project)}},
+        {
+            "timestamp": at(1),
+            "type": "response_item",
+            "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": prompt}]},
+        },
+        {
+            "timestamp": at(2),
+            "type": "response_item",
+            "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": reply}]},
+        },
+    ]
+    folder = Path(os.environ["HOME"]) / ".codex" / "sessions" / start.strftime("%Y/%m/%d")
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"rollout-{start.strftime('%Y-%m-%dT%H-%M-%S')}-{sid}.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+@pytest.fixture
+def timeline(tmp_path, claude_projects):
+    """Two projects' last days: Claude Code sessions (one 10 days old), a Codex session, a memory
+    of a session, one typed by hand, and the injection log's records."""
+    from datetime import timedelta
+
+    from recall.memory import store
+
+    now = datetime.now(timezone.utc)
+    shop = tmp_path / "work" / "shop"
+    shop.mkdir(parents=True)
+    blog = tmp_path / "work" / "blog"
+    blog.mkdir(parents=True)
+    old = Session(cwd=str(shop), start=now - timedelta(days=10))
+    old.user("the old refund question")
+    old.assistant("Refunds go through Stripe.")
+    s1 = Session(cwd=str(shop), start=now - timedelta(hours=5))
+    s1.user("which queue <b>backend</b> for the shop?\nsecond line")
+    s1.assistant("SQLite in WAL mode.")
+    s2 = Session(cwd=str(blog), start=now - timedelta(hours=3))
+    s2.user("which static site generator for the blog?")
+    s2.assistant("Hugo.")
+    long = Session(cwd=str(blog), start=now - timedelta(days=4))
+    long.user("the long migration of the blog's comments")
+    long.clock = now - timedelta(days=1)  # worked on again yesterday
+    long.assistant("Comments moved to the new store.")
+    for s in (old, s1, s2, long):
+        s.write(claude_projects)
+    codex = "0c0dec00-1111-7222-8333-944445555666"
+    _codex_session(shop, codex, now - timedelta(hours=4), "codex: tidy the export code", "Tidied.")
+    index_all()
+    with store.transaction(shop) as state:
+        made = store.add_memory(state, "decision", "The queue is SQLite <i>WAL</i>.", session_id=s1.session_id)
+        made.memory.created = made.memory.updated = time.time() - 2 * 3600
+    hand = _memory(shop, "Deploys go through the walrus host.", "gotcha")  # now, of no session
+    base = {"why": "", "hits": [{"session": old.session_id, "score": 2.0, "confidence": 0.8}], "tokens": 30}
+    t1 = time.time() - 3600
+    injections.append(
+        {**base, "t": t1, "project": str(shop), "session": s1.session_id, "outcome": "raw", "way": "raw",
+         "held_ms": 9.0, "text": "<recalled-context>SQLite</recalled-context>"}
+    )  # fmt: skip
+    injections.append(
+        {**base, "t": t1 + 60, "project": str(shop), "session": s1.session_id, "outcome": "nothing", "text": ""}
+    )
+    injections.append(
+        {**base, "t": time.time() - 1800, "project": str(blog), "session": s2.session_id, "outcome": "synthesized",
+         "way": "background", "held_ms": 4.0, "text": "<recalled-context>Hugo</recalled-context>"}
+    )  # fmt: skip
+    return {"shop": shop, "blog": blog, "old": old, "s1": s1, "s2": s2, "long": long, "codex": codex,
+            "mem": made.memory.id, "hand": hand, "t1": t1}  # fmt: skip
+
+
+def test_the_feed_newest_first_over_the_last_days_by_project_and_agent(timeline):
+    from recall.core.errors import UsageError
+    from recall.ui import views
+
+    tl = timeline
+    items = views.feed(3)
+    assert [x["t"] for x in items] == sorted((x["t"] for x in items), reverse=True)
+    got = [(x["kind"], x["session"]) for x in items]
+    assert got == [
+        ("memory", ""),  # typed by hand just now: of no session
+        ("injection", tl["s2"].session_id),
+        ("injection", tl["s1"].session_id),  # (the record that got nothing is no injection)
+        ("memory", tl["s1"].session_id),  # a memory opens the session it came from
+        ("session", tl["s2"].session_id),
+        ("session", tl["codex"]),
+        ("session", tl["s1"].session_id),
+        ("session", tl["long"].session_id),  # started 4 days ago, went on yesterday
+    ]
+    by = {(x["kind"], x["session"]): x for x in items}
+    s1 = by[("session", tl["s1"].session_id)]
+    assert s1["what"] == "started" and s1["text"] == "which queue <b>backend</b> for the shop?"  # its first line
+    assert s1["agent"] == "claude-code" and by[("session", tl["codex"])]["agent"] == "codex"
+    assert by[("session", tl["long"].session_id)]["what"] == "went on"
+    inj = by[("injection", tl["s1"].session_id)]
+    assert (inj["what"], inj["way"], inj["held_ms"], inj["project"]) == ("raw", "raw", 9.0, str(tl["shop"]))
+    mem = by[("memory", tl["s1"].session_id)]
+    assert (mem["what"], mem["type"], mem["text"]) == ("created", "decision", "The queue is SQLite <i>WAL</i>.")
+    assert tl["old"].session_id not in {x["session"] for x in items}  # 10 days ago: not in the last 3
+    assert tl["old"].session_id in {x["session"] for x in views.feed(30)}
+    shop = views.feed(3, project=str(tl["shop"]))
+    assert shop and {x["project"] for x in shop} == {str(tl["shop"])}
+    assert tl["s2"].session_id not in {x["session"] for x in shop}
+    assert [x["session"] for x in views.feed(3, agent="codex")] == [tl["codex"]]
+    claude = views.feed(3, agent="claude-code")
+    assert tl["codex"] not in {x["session"] for x in claude} and ("memory", "") not in {
+        (x["kind"], x["session"]) for x in claude
+    }  # a memory of no session is of no agent
+    assert views.feed(1, agent="gemini") == []
+    for bad in ({"days": 2}, {"agent": "vim"}, {"project": "relative/path"}):
+        with pytest.raises(UsageError):
+            views.feed(**{"days": 3, **bad})
+    config.set_value("exclude", [str(tl["blog"])])  # an excluded project: neither its sessions nor its injections
+    assert str(tl["blog"]) not in {x["project"] for x in views.feed(3)}
+
+
+def test_the_feed_page_its_filters_and_its_live_section(timeline, page):
+    srv, c = page
+    tl = timeline
+    text = body(c.get("/feed")[2])
+    assert '<a href="/feed" class="on">Feed</a>' in c.get("/feed")[2]
+    assert 'data-live="prompts sessions"' in text and 'data-fragment="/fragment/feed?days=3"' in text
+    assert f'href="/sessions/{tl["s1"].session_id}"' in text and f'href="/sessions/{tl["codex"]}"' in text
+    assert "which queue &lt;b&gt;backend&lt;/b&gt; for the shop?" in text and "<b>backend" not in text
+    assert "The queue is SQLite &lt;i&gt;WAL&lt;/i&gt;." in text and "way: background" in text
+    assert "Codex CLI" in text and "its project's memories" in text
+    part = body(c.get(f"/fragment/feed?days=3&project={tl['blog']}")[2])
+    assert tl["s2"].session_id in part and tl["s1"].session_id not in part
+    part = body(c.get("/fragment/feed?days=3&agent=codex")[2])
+    assert tl["codex"] in part and tl["s1"].session_id not in part
+    assert "days must be one of 1, 3, 7, 30." in c.get("/fragment/feed?days=5")[2]
+    assert "agent &#x27;vim&#x27;: use one of claude-code, codex, gemini." in c.get("/fragment/feed?agent=vim")[2]

@@ -2,7 +2,9 @@
 (``tests/support/ui.py``: skipped when they are absent, a failure in CI). A real ``recall serve``
 serves the page (``recall ui --no-open`` asks it for the URL); a real hook call's injection shows
 up on the Prompts page by itself; search finds a known session and opening it shows its exchange;
-forgetting a memory in the page removes it from ``recall memories``; a request without the token,
+forgetting a memory in the page removes it from ``recall memories``; a Prompts card shows the prompt
+it ran on and its hits' confidence; the Feed lists sessions, memories and injections newest first,
+narrows to a project, takes a new injection live and opens a session; a request without the token,
 under another host name, or a cross-origin POST is refused. Screenshots go to
 ``$RECALL_UI_SCREENSHOTS`` when set (docs/ui/ is made so), else to the test's temp folder."""
 
@@ -14,7 +16,7 @@ import os
 import subprocess
 import sys
 import threading
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -202,6 +204,106 @@ def test_the_page_in_a_browser(world, shots, tmp_path):
         wait_for(lambda: len(d.find_elements(By.CSS_SELECTOR, "figure.chart svg")) == 5, 30, "the five charts")
         assert "used share" in d.find_element(By.ID, "weekly").text  # per week, as `recall stats` counts it
         d.save_screenshot(str(shots / "charts.png"))
+
+
+def _hook(cwd, session_id: str, prompt: str) -> None:
+    payload = {
+        "session_id": session_id,
+        "transcript_path": "/nowhere.jsonl",
+        "cwd": str(cwd),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
+    hook = run("hook", "user-prompt-submit", stdin=json.dumps(payload))
+    assert hook.returncode == 0 and "SQLite in WAL mode" in hook.stdout, hook.stderr
+
+
+def test_a_prompts_card_and_the_feed_in_a_browser(world, claude_projects, shots, tmp_path):
+    """Issue 44, items 6 and 7: a Prompts card shows the prompt it ran on (from the archive) and
+    its hit's confidence; the Feed shows a session, a memory and an injection newest first, its
+    project filter narrows it, a new injection appears by itself, a click opens the session."""
+    import re
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    port, _token = port_and_token(world["url"])
+    now = datetime.now(timezone.utc)
+    shop, blog = world["shop"], world["blog"]
+    asked = QUESTION + "\nit must survive a restart of the host"  # the conversation's prompt, archived
+    conv = Session(cwd=str(shop), start=now - timedelta(seconds=40))
+    conv.user(asked)
+    conv.write(claude_projects)
+    other = Session(cwd=str(blog), start=now - timedelta(minutes=3))
+    other.user("which theme for the blog's new layout?")
+    other.assistant("PaperMod, with the archive page on.")
+    other.write(claude_projects)
+    for s in (conv, other):
+        sid = s.session_id
+        wait_for(lambda: run("show", sid).returncode == 0, 60, "the service to index the new sessions", 0.3)
+    _hook(shop, conv.session_id, asked)
+    with browser(tmp_path / "profile") as d:
+        d.get(world["url"])
+        card = wait_for(
+            lambda: d.find_elements(By.CSS_SELECTOR, '#prompts article[data-n="1"] .asked q'), 30, "the card's prompt"
+        )
+        assert card[0].text.strip("“”") == QUESTION  # its first line, read from the archive
+        article = d.find_element(By.CSS_SELECTOR, '#prompts article[data-n="1"]')
+        confidences = [td.text for td in article.find_elements(By.CSS_SELECTOR, "table.hits td.conf")]
+        assert confidences and all(re.fullmatch(r"\d\.\d\d", c) for c in confidences), confidences
+        assert "restart of the host" not in article.text and no_alert(d)
+        d.save_screenshot(str(shots / "prompts.png"))
+
+        d.find_element(By.CSS_SELECTOR, 'nav a[href="/feed"]').click()
+        wait_for(lambda: d.current_url.endswith("/feed"), 30, "the Feed page")
+        wait_for(lambda: "on" in d.find_element(By.ID, "live").get_attribute("class"), 30, "the live stream")
+
+        def items():  # read at once (a live refresh replaces the section's elements)
+            got = d.execute_script(
+                "return Array.from(document.querySelectorAll('#feed article.item'))"
+                ".map(function (a) { return [a.dataset.kind, a.dataset.session, a.dataset.t]; });"
+            )
+            return [(k, s, float(t)) for k, s, t in got]
+
+        got = items()
+        kinds = [k for k, _s, _t in got]
+        assert [t for _k, _s, t in got] == sorted((t for _k, _s, t in got), reverse=True)  # newest first
+        assert {"session", "memory", "injection"} <= set(kinds), got
+        assert kinds[0] == "injection"  # the hook's, the newest of them all
+        assert ("injection", conv.session_id) in [(k, s) for k, s, _t in got]
+        assert ("session", other.session_id) in [(k, s) for k, s, _t in got]
+        assert "The job queue stores jobs in SQLite (WAL mode)." in d.find_element(By.ID, "feed").text
+        d.save_screenshot(str(shots / "feed.png"))
+
+        # the project filter narrows it to one project
+        Select(d.find_element(By.CSS_SELECTOR, '#feed-filters select[name="project"]')).select_by_value(str(blog))
+        wait_for(
+            lambda: {s for _k, s, _t in items()} == {other.session_id}, 30, "the feed narrowed to the blog's items"
+        )
+        assert "project=" in d.current_url
+        Select(d.find_element(By.CSS_SELECTOR, '#feed-filters select[name="project"]')).select_by_value("")
+        wait_for(lambda: conv.session_id in {s for _k, s, _t in items()}, 30, "every project's items again")
+
+        # a new injection appears by itself, on top
+        _hook(shop, "live-session", QUESTION)
+        wait_for(lambda: items()[0][:2] == ("injection", "live-session"), 30, "the new injection on the feed")
+
+        # a click opens the session
+        def click_session():
+            from selenium.common.exceptions import StaleElementReferenceException
+
+            try:
+                d.find_element(
+                    By.CSS_SELECTOR, f'#feed article[data-kind="session"][data-session="{other.session_id}"] a.open'
+                ).click()
+            except StaleElementReferenceException:  # the section re-rendered under the click: again
+                return False
+            return True
+
+        wait_for(click_session, 30, "a click on the session's item")
+        wait_for(lambda: d.current_url.endswith(f"/sessions/{other.session_id}"), 30, "the session page")
+        assert "PaperMod, with the archive page on." in d.find_element(By.ID, "transcript").text
+        assert no_alert(d)
 
 
 class _Attacker(http.server.BaseHTTPRequestHandler):

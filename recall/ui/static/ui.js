@@ -133,6 +133,21 @@
     form.addEventListener("submit", function (ev) { ev.preventDefault(); clearTimeout(timer); run(false); });
   }
 
+  // filters that re-read one section (the feed's: time, project, agent) ------------------------------
+  document.querySelectorAll("form[data-target]").forEach(function (f) {
+    var target = document.getElementById(f.dataset.target);
+    if (!target) return;
+    var base = target.dataset.fragment.split("?")[0];
+    var apply = function () {
+      var qs = new URLSearchParams(new FormData(f)).toString();
+      history.replaceState(null, "", f.getAttribute("action") + "?" + qs);
+      target.dataset.fragment = base + "?" + qs;
+      refresh(target);
+    };
+    f.addEventListener("change", apply);
+    f.addEventListener("submit", function (ev) { ev.preventDefault(); apply(); });
+  });
+
   // live updates ----------------------------------------------------------------------------------
   if (window.EventSource) {
     var live = document.getElementById("live");
@@ -141,7 +156,7 @@
     es.onerror = function () { if (live) live.classList.remove("on"); };
     ["prompts", "sessions", "status"].forEach(function (kind) {
       es.addEventListener(kind, function () {
-        document.querySelectorAll('[data-live="' + kind + '"]').forEach(function (s) { refresh(s); });
+        document.querySelectorAll('[data-live~="' + kind + '"]').forEach(function (s) { refresh(s); });
       });
     });
   }
@@ -166,7 +181,7 @@
     if (a === "wrong") {
       post("/api/prompts/wrong", {t: b.dataset.t, session: b.dataset.session, wrong: b.dataset.wrong}).then(function () {
         toast(b.dataset.wrong === "1" ? "marked wrong" : "mark taken back");
-        document.querySelectorAll('[data-live="prompts"]').forEach(function (s) { refresh(s); });
+        document.querySelectorAll('[data-live~="prompts"]').forEach(function (s) { refresh(s); });
       });
     } else if (a === "forget-session") {
       if (!confirm("Forget session " + b.dataset.session.slice(0, 8) + " from every store (archive, index, " +
