@@ -253,11 +253,19 @@ def wait_ready(code: Codebase, env: dict, timeout: float = 600) -> dict:
     raise SystemExit(f"the {code.name} service was not ready within {timeout:g} s: {st}")
 
 
-def run(main_dir: Path | None, work: Path, new_tasks: int = NEW_TASKS, limit: int | None = None, log=print) -> dict:
+def run(
+    main_dir: Path | None,
+    work: Path,
+    new_tasks: int = NEW_TASKS,
+    limit: int | None = None,
+    reuse: bool = False,
+    log=print,
+) -> dict:
     from tests.support.standin import StandIn
 
     t_start = time.time()
     load_start = os.getloadavg()
+    dirty, commit = _dirty(REPO), _commit(REPO)  # what the processes run: the tree as the run starts
     projects = placed(ch.load_all(), work / "projects")
     prompts = sample(projects, new_tasks)[:limit]
     cwd_of = {p.slug: p.cwd for p in projects}
@@ -274,8 +282,16 @@ def run(main_dir: Path | None, work: Path, new_tasks: int = NEW_TASKS, limit: in
             for name, code in codes.items():
                 home, scratch = work / name / "home", work / name / "scratch"
                 t0 = time.perf_counter()
-                if name == "raw":  # the same tree: the model path's index and vectors (copied), its transcripts
+                if name == "raw":  # the same tree: the model path's transcripts
                     scratch = work / "ours" / "scratch"
+                if reuse and (home / "config.json").exists():  # indexed and embedded by an earlier run
+                    for left in ("cache", "turns", "injections.jsonl", "usage.jsonl"):  # no briefing cached
+                        if (home / left).is_dir():
+                            shutil.rmtree(home / left)
+                        elif (home / left).exists():
+                            (home / left).unlink()
+                    res = {}
+                elif name == "raw":  # ... and its index and vectors (copied)
                     (home / "config.json").write_text(json.dumps(RAW_CONFIG))
                     res = {}
                 else:
@@ -331,7 +347,8 @@ def run(main_dir: Path | None, work: Path, new_tasks: int = NEW_TASKS, limit: in
     res = {
         "started": time.strftime("%Y-%m-%d %H:%M", time.gmtime(t_start)),
         "seconds": round(time.time() - t_start, 1),
-        "commit": _commit(REPO),
+        "commit": commit,
+        "uncommitted": dirty,
         "main": MAIN_COMMIT,
         "model_seconds": MODEL_SECONDS,
         "held_ms": HELD_MS,
@@ -350,6 +367,20 @@ def run(main_dir: Path | None, work: Path, new_tasks: int = NEW_TASKS, limit: in
         "records": records,
     }
     return res
+
+
+def _dirty(repo: Path) -> list[str]:
+    """The product's files changed in the work tree (not committed) as the run starts: its
+    figures are of the commit plus these."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(repo), "status", "--porcelain", "--", "recall", "indexer"],
+            capture_output=True,
+            text=True,
+        ).stdout
+    except OSError:
+        return []
+    return sorted(line[3:] for line in out.splitlines() if line.strip())
 
 
 def _commit(repo: Path) -> str:
@@ -409,6 +440,29 @@ def figures(records: list[dict], mix: dict[str, int]) -> dict:
     if "main" in out and "raw" in out:
         out["main"]["p50_vs_raw_ms"] = round(out["main"]["p50_ms"] - out["raw"]["p50_ms"], 1)
     return out
+
+
+def headline(res: dict) -> dict:
+    """One run's figures the page lists run by run."""
+    fig = res["figures"]
+    return {
+        "started": res["started"],
+        "commit": res["commit"],
+        "uncommitted": bool(res.get("uncommitted")),
+        "load_median": res["load_median"],
+        "prompts": sum(res["prompts"].values()),
+        **{f"{c}_{k}": fig.get(c, {}).get(k) for c in (*CODES, "floor") for k in ("over_all", "p50_ms")},
+        "ours_over_new_task": fig["ours"]["over_new_task"],
+        "raw_over_new_task": fig["raw"]["over_new_task"],
+        "ours_vs_raw_paired_p50_ms": fig["ours"].get("vs_raw_paired_p50_ms"),
+        "ours_wait": fig["ours"]["ways"].get("wait", 0.0),
+    }
+
+
+def runs_kept(before: dict | None, res: dict) -> list[dict]:
+    """Every run's headline, the earlier ones (from the results ``before`` this run) first."""
+    runs = list((before or {}).get("runs") or ([headline(before)] if before and "figures" in before else []))
+    return [*runs, headline(res)]
 
 
 # ------------------------------------------------------------------------------------
@@ -473,6 +527,11 @@ def sections(res: dict | None = None) -> list[str]:
         if gap is not None
         else "",
     )
+    lines.append(
+        "| hold over the raw path's on the same prompt, p50 of the differences, ms | "
+        + " | ".join("—" if c == "raw" else f"{fig[c].get('vs_raw_paired_p50_ms'):+,.0f}" for c in codes)
+        + " |  |"
+    )
     row("hold p90, ms", "p90_ms", ms)
     row("hold p99, ms", "p99_ms", ms)
     row("process start to exit p50, ms", "exit_p50_ms", ms)
@@ -491,13 +550,60 @@ def sections(res: dict | None = None) -> list[str]:
     way_table = "\n".join(["| code base | " + " | ".join(ways) + " |", "|---|" + "---:|" * len(ways), *way_lines])
     n = res["prompts"]
     mix = res["report_mix"]
+    commit = res["commit"] + (
+        f" plus its uncommitted changes to {', '.join(f'`{f}`' for f in res['uncommitted'])}"
+        if res.get("uncommitted")
+        else ""
+    )
+    recs = [r for r in res.get("records") or [] if r["code"] == "ours"]
+    waited = [r for r in recs if r.get("way") == "wait"]
+    over_else = [r for r in recs if r.get("way") != "wait" and r["hold_ms"] > HELD_MS]
+    gaps = [abs(r["hold_ms"] - r["held_ms_logged"]) for r in recs if r.get("held_ms_logged") is not None]
+    raw_hold = {r["pid"]: r["hold_ms"] for r in res.get("records") or [] if r["code"] == "raw"}
+    went_on = [r["hold_ms"] - raw_hold[r["pid"]] for r in recs if r.get("way") != "wait" and r["pid"] in raw_hold]
+    try:  # the page's own run, on an idle machine (benchmarks/run.json)
+        idle = json.loads(Path(__file__).with_name("run.json").read_text(encoding="utf-8"))["processes"]
+        idle_floor, idle_hook = idle["hook_service"]["python_pass_p50_ms"], idle["hook_service"]["p50_ms"]
+    except (OSError, ValueError, KeyError, TypeError):
+        idle_floor = idle_hook = None
+    kept = res.get("runs") or [headline(res)]
+    run_lines = [
+        f"| {r['started']} | {r['commit']}{' +' if r.get('uncommitted') else ''} | {r['load_median']:.1f} | "
+        f"{r['prompts']} | {_pct(r['ours_over_all'])} | {_pct(r['ours_over_new_task'])} | {_pct(r['ours_wait'])} | "
+        f"{ms(r['ours_p50_ms'])} | {ms(r['raw_p50_ms'])} | {r['ours_vs_raw_paired_p50_ms']:+,.0f} | "
+        f"{_pct(r['raw_over_all'])} | {_pct(r['main_over_all'])} | {ms(r['main_p50_ms'])} | {ms(r['floor_p50_ms'])} |"
+        for r in kept
+    ]
+    runs_table = "\n".join(
+        [
+            "| run (UTC) | commit | median load | prompts | model path > 500 ms | new tasks > 500 ms | waited | "
+            "p50 ms | raw p50 ms | over raw, paired p50 ms | raw > 500 ms | main > 500 ms | main p50 ms | "
+            "`python -c pass` p50 ms |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            *run_lines,
+        ]
+    )
     return [
         prose(
             "hold",
             model_seconds=f"{res['model_seconds']:g}",
             held_ms=f"{res['held_ms']:.0f}",
             main=res["main"],
-            commit=res["commit"],
+            commit=commit,
+            runs=runs_table,
+            waited=_pct(len(waited) / len(recs) if recs else None),
+            waited_new_task=sum(1 for r in waited if r["kind"] == "new-task"),
+            waited_p50=ms(percentile([r["hold_ms"] for r in waited], 0.5)),
+            over_else=_pct(len(over_else) / len(recs) if recs else None),
+            raw_over=_pct(fig["raw"]["over_all"]),
+            raw_p50=ms(fig["raw"]["p50_ms"]),
+            floor_p50=ms(fig["floor"]["p50_ms"]),
+            paired=f"{percentile(went_on, 0.5) or 0:+,.0f}",
+            idle_floor="—" if idle_floor is None else f"{idle_floor:,.0f}",
+            idle_hook="—" if idle_hook is None else f"{idle_hook:,.0f}",
+            main_over=_pct(fig["main"]["over_all"]),
+            logged_gap=f"{percentile(gaps, 0.5) or 0:,.1f}",
+            logged_gap_p90=f"{percentile(gaps, 0.9) or 0:,.1f}",
             sessions=res["sessions"],
             asked=sum(n.values()),
             question=n["question"],
@@ -531,16 +637,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--new-tasks", type=int, default=NEW_TASKS, help="new-task prompts sampled from the report half")
     ap.add_argument("--limit", type=int, default=None, help="ask only the first N sampled prompts (a smoke run)")
     ap.add_argument("--work", type=Path, default=None, help="keep the homes here (default: a temp directory)")
+    ap.add_argument(
+        "--reuse", action="store_true", help="reuse the indexed and embedded homes an earlier run left in --work"
+    )
     ap.add_argument("--write-json", action="store_true", help=f"write {RESULTS.name} (docs/benchmarks.md reads it)")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(REPO))  # tests.support.standin
     with tempfile.TemporaryDirectory(prefix="recall-hold-") as tmp:
         work = args.work or Path(tmp)
-        if args.work and work.exists():
+        if args.work and work.exists() and not args.reuse:
             shutil.rmtree(work)
-        res = run(args.main, work, args.new_tasks, args.limit)
+        res = run(args.main, work, args.new_tasks, args.limit, args.reuse)
     print(json.dumps({k: v for k, v in res.items() if k != "records"}, indent=1))
     if args.write_json:
+        try:
+            before = json.loads(RESULTS.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            before = None
+        res["runs"] = runs_kept(before, res)
         RESULTS.write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"wrote {RESULTS}")
     print("\n".join(sections(res)))
