@@ -19,6 +19,7 @@ import signal
 from pathlib import Path
 
 from recall.core import paths
+from recall.core.text import counted
 from recall.memory.store import CLAUDE_MD_EXCLUDE_NOTE
 
 #: the files recall writes in a project's .memory/ (anything else there is left, and said)
@@ -105,18 +106,18 @@ def leftover_lines(left: dict) -> list[str]:
         lines.append(f"your history (archive, index, config, logs) in {left['home']}")
     if left["memories"]:
         lines.append(
-            f"the memories of {len(left['memories'])} project(s): "
+            f"the memories of {counted(len(left['memories']), 'project')}: "
             + ", ".join(left["memories"][:5])
             + (" …" if len(left["memories"]) > 5 else "")
         )
     if left["blocks"]:
         lines.append(
-            f"recall's block in {len(left['blocks'])} CLAUDE.md file(s): "
+            f"recall's block in {counted(len(left['blocks']), 'CLAUDE.md file')}: "
             + ", ".join(left["blocks"][:5])
             + (" …" if len(left["blocks"]) > 5 else "")
         )
     if left["excludes"]:
-        lines.append(f"recall's lines in {len(left['excludes'])} .git/info/exclude file(s)")
+        lines.append(f"recall's lines in {counted(len(left['excludes']), '.git/info/exclude file')}")
     return lines
 
 
@@ -165,11 +166,11 @@ def records_text(records: dict) -> str:
     if "controls" in records:
         parts.append("pauses and `recall: off` sessions")
     if records.get("exclude"):
-        parts.append(f"{len(records['exclude'])} exclusion(s)")
+        parts.append(counted(len(records["exclude"]), "exclusion"))
     return ", ".join(parts)
 
 
-def _restore_records(records: dict) -> list[str]:
+def _restore_records(records: dict) -> None:
     import json
 
     from indexer.ledger import controls_path
@@ -180,10 +181,6 @@ def _restore_records(records: dict) -> list[str]:
         paths.atomic_write(controls_path(), records["controls"])
     if records.get("exclude"):
         paths.atomic_write(paths.config_path(), json.dumps({"exclude": records["exclude"]}, indent=2) + "\n")
-    return [
-        f"kept the records of {records_text(records)} in {paths.recall_home()}: a new `recall setup` keeps "
-        "them out (delete that folder to drop them too)"
-    ]
 
 
 def purge(projects: list[Path], home: bool = True, keep_records: bool = False) -> list[str]:
@@ -242,11 +239,22 @@ def purge(projects: list[Path], home: bool = True, keep_records: bool = False) -
     if home and where.exists():
         records = privacy_records() if keep_records else {}
         shutil.rmtree(where, ignore_errors=True)
-        done.append(
-            f"deleted {where} (your history, the index, config and logs)"
-            if not where.exists()
-            else f"could not delete all of {where}: remove it yourself"
-        )
+        whole = not where.exists()
         if records:
-            done += _restore_records(records)
+            _restore_records(records)
+        done.append(home_purge_line(where, whole, records))
     return done
+
+
+def home_purge_line(where: Path, whole: bool, kept: dict) -> str:
+    """The one line the purge says of ``$RECALL_HOME``: exactly what was deleted and what was
+    kept (issue 44: it said it deleted the folder, then that it kept records in it)."""
+    if not whole:
+        return f"could not delete all of {where}: remove it yourself"
+    if not kept:
+        return f"deleted {where}: your history (the archive), the index, the config and the logs"
+    return (
+        f"deleted your history (the archive), the index, the config and the logs from {where}; kept in it "
+        f"only the records of {records_text(kept)} (no text of what they keep out), so a new `recall setup` "
+        f"does not bring that back (delete {where} to drop them too)"
+    )
