@@ -276,6 +276,7 @@ def print_service_line(info: dict) -> None:
 #: the features that run with the hooks' credentials, not this shell's, and the purposes of
 #: their calls in the usage log (``recall.llm.usage``)
 HOOK_FEATURES = {"synthesis": ("recall",), "memory": ("extraction", "consolidation", "summary")}
+_CALLS = {"synthesis": "synthesis", "memory": "extraction"}  # what each feature's calls are named
 
 
 def _count_memories(info: dict) -> None:
@@ -327,14 +328,13 @@ def _hook_backends(info: dict) -> None:
         used = [
             name
             for name, b in sorted(by_backend.items(), key=lambda kv: -kv[1].get("calls", 0))
-            if any((b.get("ok_purposes") or b.get("purposes") or {}).get(p) for p in purposes)
-            and b.get("calls", 0) > b.get("failed", 0)
+            if any((b.get("ok_purposes") or {}).get(p) for p in purposes) and b.get("calls", 0) > b.get("failed", 0)
         ]
         if used and mine.get("backend") not in used:
             calls = sum(((by_backend[used[0]].get("ok_purposes") or {}).get(p, 0)) for p in purposes)
             features[feature] = {
                 "backend": used[0],
-                "why": f"today's {feature} calls went to {used[0]}"
+                "why": f"today's {_CALLS[feature]} calls went to {used[0]}"
                 + (f" ({calls} succeeded)" if calls else "")
                 + f", with the hooks' credentials; this shell would use {mine.get('backend')}",
             }

@@ -171,7 +171,7 @@ def used_today(summary: dict | None = None) -> list[dict]:
         if ok <= 0:
             continue
         callers: dict[str, int] = {}
-        for purpose, n in (b.get("ok_purposes") or b.get("purposes") or {}).items():
+        for purpose, n in (b.get("ok_purposes") or {}).items():
             who = CALLERS.get(purpose, purpose)
             callers[who] = callers.get(who, 0) + int(n)
         out.append(

@@ -99,7 +99,7 @@ def test_status_names_the_backend_the_hooks_used_next_to_this_shells(capsys, cla
         "hooks' credentials; this shell would use claude-code)\n"
     ) in out
     assert (
-        "         memory extraction and consolidation: api (today's memory calls went to api (3 succeeded), "
+        "         memory extraction and consolidation: api (today's extraction calls went to api (3 succeeded), "
         "with the hooks' credentials; this shell would use claude-code)\n"
     ) in out
     assert "         recall ask / MCP memory_ask: claude-code (Claude Code's own login" in out
@@ -195,3 +195,28 @@ def test_status_counts_the_memories_recall_memories_lists(project, capsys, claud
     code, out, _ = cli(capsys, "status")
     index_line = next(ln for ln in out.splitlines() if ln.startswith("Index:"))
     assert ", 3 memories" in index_line, index_line
+
+
+def test_doctor_from_a_shell_does_not_replace_the_hooks_credentials(monkeypatch):
+    """Doctor asks the service which backend this shell's credentials would give: that probe is
+    not remembered as the last hook's credentials, which memory extraction runs with."""
+    import logging
+
+    from recall.core import service_client as client
+    from recall.service import registry as ops
+    from recall.service.socket_server import SocketServer
+
+    ops.load_modules()
+    srv = SocketServer(logging.getLogger("test"))
+    srv.start()
+    try:
+        with monkeypatch.context() as m:  # a hook, in Claude Code's environment
+            m.setenv("ANTHROPIC_API_KEY", HOOK_ENV["ANTHROPIC_API_KEY"])
+            client.call("ping", {}, timeout=5.0, credentials=True)
+        monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+        probe = client.call("backend", {}, timeout=5.0, credentials=True)  # doctor, from a shell without the key
+        assert probe["caller"]["backend"] != "api"
+        assert client.call("backend", {}, timeout=5.0)["memory"]["backend"] == "api"
+    finally:
+        srv.stop()
+        caller._remembered.clear()
