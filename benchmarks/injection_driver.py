@@ -48,6 +48,48 @@ def _background(store, encoder, prompt: str, project: str) -> dict:
     }
 
 
+class _Asked(Exception):
+    """What the model would have been sent: the hook falls back as after a failed call."""
+
+
+def _model_pass(rc, payload: dict, searcher) -> dict:
+    """The hook once more as with a model backend (``choose_path`` says ``model``): whether the
+    model would be asked (``asked``), the exact request it would read (``request``: system and
+    user text, as ``recall.llm.synthesis`` builds it), the way the prompt takes (``way``, where the
+    checkout has ways) and the sessions it would read (``read``). The model is never called: the
+    synthesis is replaced by a recorder that fails, so the hook falls back as after an error."""
+    from recall.llm import synthesis
+
+    seen: dict = {}
+
+    def record(prompt, hits, timeout, max_chars=3000):
+        seen["prompt"], seen["hits"], seen["max_chars"] = prompt, list(hits), max_chars
+        raise _Asked()
+
+    real_choose, real_synth = rc.choose_path, synthesis.synthesize_recall
+    rc.choose_path = lambda hook, cfg: ("model", "api")
+    synthesis.synthesize_recall = record
+    trace: dict = {}
+    try:
+        rc.build_context(dict(payload), time.time() + 30, searcher=searcher, trace=trace)
+    finally:
+        rc.choose_path, synthesis.synthesize_recall = real_choose, real_synth
+    out = {"way": trace.get("way"), "asked": "hits" in seen}
+    if "hits" in seen:
+        hits = seen["hits"]
+        if hasattr(synthesis, "recall_request"):
+            system, user = synthesis.recall_request(seen["prompt"], hits, seen["max_chars"])
+        else:  # main before issue 47: the same formula, its own excerpts
+            chars = max(300, int(seen["max_chars"]) - 250)
+            system = synthesis.RECALL_SYSTEM.format(chars=chars)
+            user = synthesis._redact(
+                f"New prompt:\n{seen['prompt'][:4000]}\n\nExcerpts of past sessions:\n\n{synthesis._excerpts(hits)}"
+            )
+        out["request"] = {"system": system, "user": user}
+        out["read"] = list(dict.fromkeys(h.session_id for h in hits))
+    return out
+
+
 def main() -> int:
     from indexer.project import canonical_project
     from recall.prompt import context as rc
@@ -158,15 +200,26 @@ def main() -> int:
             text = hook["hookSpecificOutput"]["additionalContext"] if hook else ""
             project = canonical_project(os.path.abspath(cwd))
             ranked = [h.session_id for h in searcher.search(prompt, limit=10, project=project)]
+            try:  # with the service (issue 47 on): words and meaning fused, as `recall --raw` gets them
+                from recall.search.fused import fused_search
+            except ImportError:
+                fused_search = None
+            ranked_service = (
+                [h.session_id for h in fused_search(searcher, prompt, {"limit": 10, "project": project}, cwd)]
+                if fused_search is not None and store is not None
+                else None
+            )
             res = {
                 "text": text,
                 "ms": round(ms, 1),
                 "ranked": list(dict.fromkeys(ranked)),
+                **({"ranked_service": list(dict.fromkeys(ranked_service))} if ranked_service is not None else {}),
                 "outcome": trace.get("outcome"),
                 "injected": trace.get("injected"),
                 "memory_hits": sum(1 for line in text.splitlines() if " memory]" in line),
                 "best": trace.get("best"),
             }
+            res.update(_model_pass(rc, payload, searcher))
             if cand is not None and hasattr(cand, "judged_candidates"):
                 from recall.prompt.settings import hook_settings
 

@@ -52,7 +52,7 @@ from benchmarks import coding_history as ch
 from benchmarks.injection import DATA_FILE, Codebase, bench_env, cited_sessions, ensure_main, first_rank, prepare_home
 from benchmarks.retrieval import REPO, Case, find_data_dir, longmemeval_haystack, split_of, uid, write_transcripts
 
-MAIN_COMMIT = "89f881b"
+MAIN_COMMIT = "325fc0b"
 RESULTS = Path(__file__).with_name("injection_sizes.json")
 DRIVER = Path(__file__).with_name("injection_driver.py")
 CODING_SIZES = ("project", "memories", "3 projects", "+1k", "+4k")
@@ -133,6 +133,17 @@ class Driver:
             self.proc.wait()
 
 
+#: every synthesis request of the run, by its hash (``--requests DIR`` writes them, one file each)
+REQUESTS: dict[str, dict] = {}
+
+
+def request_hash(request: dict) -> str:
+    """A synthesis request's key: what the model reads, system and user text."""
+    import hashlib
+
+    return hashlib.sha256(f"{request['system']}\0{request['user']}".encode("utf-8")).hexdigest()[:20]
+
+
 def record(
     code: str,
     corpus: str,
@@ -163,6 +174,10 @@ def record(
         "evidence_cited": bool(evidence & set(cited)),
         "evidence_cited_3": bool(evidence & set(cited[:3])),  # among its first three sessions
         "rank": first_rank(res.get("ranked") or [], evidence) if evidence else None,
+        # `recall --raw` with the service: words and meaning fused (where the checkout fuses them)
+        "rank_service": first_rank(res.get("ranked_service") or res.get("ranked") or [], evidence)
+        if evidence
+        else None,
         "sessions": sessions_seen,
         "ms": res.get("ms"),
     }
@@ -172,6 +187,15 @@ def record(
     if "model_lexical" in res:
         rec["model_lexical_has_evidence"] = bool(evidence & set(res["model_lexical"]))
         rec["near"] = [[sid, sim, sid in evidence] for sid, sim in res.get("near") or []]
+    if "asked" in res:  # the model pass (``injection_driver._model_pass``): with a model backend
+        rec["asked"] = bool(res["asked"])
+        rec["way"] = res.get("way")
+        rec["read_has_evidence"] = bool(evidence & set(res.get("read") or []))
+        rec["read"] = list(res.get("read") or [])
+        rec["evidence"] = sorted(evidence)
+        if res.get("request"):
+            rec["request"] = request_hash(res["request"])
+            REQUESTS[rec["request"]] = res["request"]
     if res.get("background"):
         rec["background"] = res["background"]
         rec["evidence"] = sorted(evidence)
@@ -571,6 +595,18 @@ def figures(recs: list[dict]) -> dict:
             out[f"useful_{kind}"] = share(r["evidence_cited"] for r in ks)
     for k in (1, 5):
         out[f"R@{k}"] = share(r["rank"] is not None and r["rank"] <= k for r in answerable)
+    if answerable and all("rank_service" in r for r in answerable):
+        out["R@5_service"] = share(r["rank_service"] is not None and r["rank_service"] <= 5 for r in answerable)
+        out["MRR_service"] = round(
+            sum(1 / r["rank_service"] for r in answerable if r["rank_service"]) / len(answerable), 4
+        )
+        out["MRR"] = round(sum(1 / r["rank"] for r in answerable if r["rank"]) / len(answerable), 4)
+        para = [r for r in answerable if r["kind"] == "paraphrase"]
+        if para:
+            out["R@5_paraphrase"] = share(r["rank"] is not None and r["rank"] <= 5 for r in para)
+            out["R@5_service_paraphrase"] = share(
+                r["rank_service"] is not None and r["rank_service"] <= 5 for r in para
+            )
     if recs and all(r.get("chars") is not None for r in recs):
         out["chars_per_injection"] = round(sum(r["chars"] for r in inj) / len(inj), 1) if inj else 0
         out["max_chars"] = max(r["chars"] for r in recs)
@@ -584,6 +620,20 @@ def figures(recs: list[dict]) -> dict:
         lexical = [r for r in model if "model_lexical_has_evidence" in r]
         if lexical:
             out["model_lexical_candidate_recall"] = share(r["model_lexical_has_evidence"] for r in lexical)
+    asked = [r for r in recs if "asked" in r]
+    if asked:
+        new_asked = [r for r in asked if r["kind"] == "new-task"]
+        if new_asked:
+            out["asked_new_task"] = share(r["asked"] for r in new_asked)
+        ans = [r for r in asked if r["kind"] in ANSWERABLE]
+        if ans:
+            out["read_recall"] = share(r["read_has_evidence"] for r in ans)
+            out["asked_answerable"] = share(r["asked"] for r in ans)
+        if any(r.get("way") for r in asked):
+            out["waits"] = share(r.get("way") == "wait" for r in asked)
+            if new_asked:
+                out["waits_new_task"] = share(r.get("way") == "wait" for r in new_asked)
+    if model:
         new = [r for r in recs if r["kind"] == "new-task" and "model_candidates" in r]
         out["model_silent_new_task"] = share(r["model_candidates"] == 0 for r in new)
         out["model_candidates_per_prompt"] = round(
@@ -787,6 +837,12 @@ def _save_partial(args, records) -> None:
     if args.records:
         with open(args.records, "w", encoding="utf-8") as fh:
             json.dump(records, fh)
+    if getattr(args, "requests", None):
+        args.requests.mkdir(parents=True, exist_ok=True)
+        for key, req in REQUESTS.items():
+            path = args.requests / f"{key}.json"
+            if not path.exists():
+                path.write_text(json.dumps(req, ensure_ascii=False), encoding="utf-8")
 
 
 def _commit() -> str:
@@ -812,6 +868,12 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         default=None,
         help="write every prompt's record (with its candidates' features) here, for --fit",
+    )
+    ap.add_argument(
+        "--requests",
+        type=Path,
+        default=None,
+        help="write every synthesis request the hook would send (system and user text) here, one file per hash",
     )
     ap.add_argument("--fit", type=Path, default=None, help="fit the model on the tune half of these records")
     ap.add_argument("--write-json", action="store_true")

@@ -20,7 +20,7 @@
 ``forgetting``       forgetting from the archive, index and offsets, with the intent that
                      makes a forget resumable
 ``forget_rules``     a ``--match``/``--secret`` forget standing for the lines archived after
-                     it, held as a salted digest, never the text
+                     it, held as its length and digests keyed by forget.key, never the text
 ``vectors``          the semantic channel's vectors (vectors.db): one per embedded message,
                      dropped by every forget
 ``purge``            making deleted documents' bytes leave the index's segments

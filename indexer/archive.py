@@ -211,6 +211,40 @@ class Tombstones:
         self.rewritten.update(str(u) for u in rewritten if u)
         self.dropped.update(str(s) for s in dropped if s)
         self.rules.extend(rules)
+        self._write()
+
+    def upgrade_rules(self, found: list) -> int:
+        """Replace each legacy rule of ``found`` ((rule, the text it caught), from
+        ``indexer.forget_rules.apply_many``) by a keyed rule of the same text and scope; how
+        many changed."""
+        from indexer.forget_rules import Rule
+
+        texts = {id(r): text for r, text in found if r.legacy is not None and r.legacy.same(text)}
+        changed = 0
+        for i, r in enumerate(self.rules):
+            text = texts.get(id(r))
+            if text is None:
+                continue
+            new = Rule.of(r.kind, text, sessions=r.sessions, project=r.project, before=r.before)
+            new.at = r.at
+            self.rules[i] = new
+            changed += 1
+        if changed:
+            self._write()
+        return changed
+
+    def strip_linear(self) -> bool:
+        """Rewrite the file without the rolling hashes legacy rules no longer need (the linear
+        part a text can be solved back from); whether it changed."""
+        from recall.core.jsonio import read_json
+
+        raw = read_json(self.path, {}, dict).get("rules") or []
+        if not any(isinstance(d, dict) and "rolling" in d and d.get("ends") for d in raw):
+            return False
+        self._write()
+        return True
+
+    def _write(self) -> None:
         atomic_write(
             self.path,
             json.dumps(

@@ -415,7 +415,11 @@ def record_tombstones(ix, sel: Selection, intent: dict, totals: _Totals | None =
             from indexer.forget_rules import Rule
 
             scope = {"sessions": sel.sessions, "project": sel.project, "before": sel.before}
-            if not any(r.is_of(kind, text, **scope) for r in t.rules):
+            same = [r for r in t.rules if r.is_of(kind, text, **scope)]
+            old = [r for r in same if r.legacy is not None]  # written before the key: replaced
+            if old:
+                t.rules = [r for r in t.rules if not any(r is o for o in old)]
+            if len(same) == len(old):
                 rules.append(Rule.of(kind, text, **scope))
     if totals.dropped_uuids or totals.rewritten_uuids or rules:
         t.add(messages=totals.dropped_uuids, rewritten=totals.rewritten_uuids, rules=rules)

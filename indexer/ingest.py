@@ -656,6 +656,7 @@ class Indexer:
             self.stats,
             replay=not archive,
             session_facts=self._session_facts,
+            upgrade=True,
         )
         if len(keep) < len(messages):
             messages = [messages[i] for i in keep]

@@ -420,13 +420,25 @@ class Gate:
 
 
 def admit(
-    messages: list, gate: Gate, tombstones=None, stats=None, replay: bool = False, session_facts=None
+    messages: list,
+    gate: Gate,
+    tombstones=None,
+    stats=None,
+    replay: bool = False,
+    session_facts=None,
+    upgrade: bool = False,
 ) -> tuple[list[int], list[str]]:
     """The ingest filter: (indices of the messages to keep, sessions switched off that the
     archive and the index must now be rid of); a message a standing ``--secret`` rule
     rewrites is replaced in ``messages``. A ``recall: off`` prompt among the messages
     switches its session off at once. ``replay``: the messages come from the archive.
-    ``session_facts(session_id)``: what is known of a session (``by_session``)."""
+    ``session_facts(session_id)``: what is known of a session (``by_session``). ``upgrade``
+    (the index writer's): a legacy rule that caught its text is replaced by a keyed one.
+
+    A message a ``--secret`` forget rewrote (``rewritten``), read again from its transcript,
+    comes back with the value cut out when a standing rule finds it there (the archive held
+    its cut copy, or held nothing any more after a purge that kept the records); when no
+    rule does, it stays out whole, as before."""
     gate.refresh()
     judged = by_session(messages, session_facts, assign=not replay)
     marked = {
@@ -444,23 +456,42 @@ def admit(
         return list(range(len(messages))), drop
     keep = []
     rules = getattr(tombstones, "rules", None) if not replay else None
+    ruled: list[int] = []  # the messages the standing rules judge, all at once below
     for i, m in enumerate(messages):
         project, cwd, ts = judged.get(i) or (m.project, m.cwd, m.timestamp)
         why = gate.refuses(project, cwd, m.session_id, ts, _folder(m)) if gate else None
         if why is None and tombstones and tombstones.covers(m, replay=replay):
             why = "forgotten"
-        if why is None and rules:  # a forget's --match/--secret, standing (indexer.forget_rules)
-            from indexer.forget_rules import apply
-
-            ruled = apply(rules, m)
-            if ruled is None:
-                why = "forgotten"
-            elif ruled is not m:
-                messages[i] = ruled
+            if rules and m.uuid in tombstones.rewritten and not tombstones.covers(m, replay=True):
+                # a message a --secret forget rewrote, read from its transcript again: the
+                # archive's copy has the value cut out; with no copy there (a purge kept the
+                # records), the rules cut it out of this one, the rest comes back
+                why = None
+                ruled.append(~i)
         if why is None:
-            keep.append(i)
+            if rules:
+                if not ruled or ruled[-1] != ~i:
+                    ruled.append(i)
+            else:
+                keep.append(i)
         elif stats is not None:
             stats[why] += 1
+    if ruled:  # a forget's --match/--secret, standing (indexer.forget_rules)
+        from indexer.forget_rules import apply_many
+
+        found: list | None = [] if upgrade else None
+        idx = [i if i >= 0 else ~i for i in ruled]
+        after = apply_many(rules, [messages[i] for i in idx], found)
+        for r, i, m in zip(ruled, idx, after):
+            if m is None or (r < 0 and m is messages[i]):  # dropped; or nothing to cut out of it
+                if stats is not None:
+                    stats["forgotten"] += 1
+                continue
+            messages[i] = m
+            keep.append(i)
+        keep.sort()
+        if found:
+            tombstones.upgrade_rules(found)
     return keep, drop
 
 

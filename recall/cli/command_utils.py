@@ -27,6 +27,24 @@ def project_root(project) -> str:
     return canonical_project(raw)
 
 
+def included_root(project) -> str:
+    """``project_root(project)``, refused (one line, exit 1) for an excluded project: its
+    memories are neither listed, shown, added, forgotten nor consolidated, on any face (the
+    page refuses them too)."""
+    import shlex
+
+    from indexer.ledger import excluded_by, exclusions
+
+    root = project_root(project)
+    pattern = excluded_by(root, root, exclusions())
+    if pattern is not None:
+        raise RecallError(
+            f"{root} is excluded from recall: its memories are neither shown nor changed. "
+            f"`recall exclude remove {shlex.quote(pattern)}` takes it back in."
+        )
+    return root
+
+
 def check_type(mtype: str | None) -> str | None:
     """A ``--type`` value as a memory type (lower case), None for None; UsageError otherwise."""
     from recall.memory import TYPES

@@ -460,7 +460,9 @@ def _print_prompts_line(p: dict) -> None:
         why = ", ".join(f"{n} {k}" for k, n in sorted(p["raw_why"].items(), key=lambda kv: -kv[1]))
         echo(
             f"Prompts: last 24 h: {o['synthesized']} synthesized, {o['raw']} raw"
-            f"{f' ({why})' if why else ''}, {o['nothing']} nothing found, {o['trivial']} trivial; "
+            f"{f' ({why})' if why else ''}, {o['nothing']} nothing found, {o['trivial']} trivial"
+            f"{f', {n} rules only' if (n := o['rules']) else ''}"
+            f"{f', {n} briefings too late for their turn' if (n := o['dropped']) else ''}; "
             f"~{p['injected_tokens']:,} tokens injected (`recall log` lists them)"
         )
     else:
@@ -473,6 +475,15 @@ def _when(t) -> str:
         return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(t)))
     except (TypeError, ValueError, OverflowError):
         return "?"
+
+
+def _held(rec: dict) -> str:
+    """`` (background: held 41 ms)``: which way the prompt took and how long it was held
+    (``recall.prompt.ways``), for records that say so."""
+    way, held = rec.get("way"), rec.get("held_ms")
+    if way not in ("nothing", "raw", "wait", "background") or not isinstance(held, (int, float)):
+        return ""
+    return f" ({way}: held {held:.0f} ms)"
 
 
 def _path(rec: dict) -> str:
@@ -548,7 +559,7 @@ def log(limit: int = 20, show: int | None = None, as_json: bool = False) -> int:
         wrong = "  [marked wrong]" if rec.get("wrong") is True else ""
         echo(
             f"#{i:<3} {_when(rec.get('t'))}  {project}  {_outcome(rec)}{via}{_path(rec)}  {size}  "
-            f"{float(rec.get('latency_ms') or 0):.0f} ms{wrong}"
+            f"{float(rec.get('latency_ms') or 0):.0f} ms{_held(rec)}{wrong}"
         )
         if rec.get("hits"):
             echo(f"     hits: {_hits(rec)}")
@@ -741,12 +752,12 @@ def memories(
     mtype: str | None = None, project=None, all_: bool = False, as_json: bool = False, stale: bool = False
 ) -> int:
     """``recall memories`` (the list; ``stale``: only those whose files changed since)."""
-    from recall.cli.command_utils import check_type, project_root
+    from recall.cli.command_utils import check_type, included_root
     from recall.memory import TYPES, store
     from recall.memory.stale import mark_text
 
     t = check_type(mtype)
-    root = project_root(project)
+    root = included_root(project)
     store.fold_access()
     state = store.load(root)
     store.refresh_stale(root, state)

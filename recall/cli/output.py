@@ -59,6 +59,8 @@ def print_hits(hits, query: str, team: bool = False) -> None:
                 from indexer.sources import LABELS  # here: a shell search with the service imports no indexer
 
                 head += f"  ({LABELS.get(h.agent, h.agent)})"  # which agent said it
+        if getattr(h, "channel", None) == "semantic":
+            head += "  (found by meaning)"  # the service's semantic channel: no word of the query in it
         mark = stale_line(h)
         if tty:
             console.print(Text(head, style="dim"))

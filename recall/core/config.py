@@ -91,6 +91,8 @@ DEFAULTS: dict = {
         "semantic_sessions": 3,  # ... at most this many past sessions of them
         "raw_max_chars": 1500,  # raw path: size of the injected block
         "synthesize": True,  # False: always inject raw snippets
+        "background": True,  # the model writes its briefing while the prompt goes on (recall.prompt.ways)
+        "background_seconds": 20.0,  # ... for at most this long, from the prompt's start
         "max_rules": 5,  # triggered rules injected per prompt (recall rules); 0: none
         "stale_marks": True,  # mark hits whose files changed since (recall.search.stale)
     },

@@ -59,6 +59,9 @@ def _capture(event: str, payload: dict) -> None:
 
 
 def stop(payload: dict) -> dict | None:
+    from recall.prompt.turns import mark_stop
+
+    mark_stop(payload.get("session_id"))  # a briefing still being written for this turn now stays out
     return _capture("stop", payload)
 
 

@@ -158,6 +158,20 @@ def emit(output) -> bool:
         return True
 
 
+def emit_async(timeout_ms: int) -> None:
+    """Claude Code's async marker as this hook's first stdout line: the prompt goes on at once,
+    and the JSON ``emit`` prints when the hook ends reaches the model's next request of the turn
+    (``recall.prompt.ways``). Printed at most once, before any output."""
+    with _emit_lock:
+        if _emitted:
+            return
+        try:
+            sys.stdout.write(json.dumps({"async": True, "asyncTimeout": int(timeout_ms)}) + "\n")
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+
+
 def _say_config_problem() -> None:
     """A config file that does not parse: the next prompt's output says so, once per problem
     (the hooks keep using the last good settings meanwhile: ``recall.core.config``)."""

@@ -11,7 +11,7 @@ from recall.hooks import dispatch
 def handle(payload: dict) -> dict | None:
     from recall.prompt.context import run_hook
 
-    return run_hook(payload, dispatch.process_start(), dispatch.emit)
+    return run_hook(payload, dispatch.process_start(), dispatch.emit, dispatch.emit_async)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,9 @@
 ``memory_ask`` tool. Both raise ``recall.llm.errors.NoKey`` / ``ModelError`` and send nothing that
 is not in the hits (plus the question), redacted once more before it leaves.
 
-Answers are cached under ``$RECALL_HOME/cache/synthesis`` keyed by the model and the exact
-hit set (and the question, for ``answer_question``): the same hits never cost a second call.
+Answers are cached under ``$RECALL_HOME/cache/synthesis`` keyed by the model, the exact hit set
+and the prompt (the question, for ``answer_question``): the same prompt with the same hits never
+costs a second call, and another prompt never gets a briefing (or a NONE) written for the first.
 A cache hit does not import the anthropic SDK. An entry lives ``CACHE_TTL_SECONDS``: expired
 entries are deleted (``prune``: at every write, and by the service), and the privacy controls
 reach the cache too: ``recall forget``, `recall exclude add`, a `recall: off` session and the
@@ -80,15 +81,38 @@ def _redact(text: str) -> str:
     return redact(text)
 
 
+ASKED_CHARS = 200  # of an excerpt's turn: the prompt it served ...
+CONCLUDED_CHARS = 700  # ... and what the turn concluded, within HIT_CHARS in all
+
+
+def _flat(text: str | None, limit: int) -> str:
+    body = " ".join((text or "").split())
+    return body if len(body) <= limit else body[: max(0, limit - 2)].rstrip() + " …"
+
+
+def _excerpt_body(h) -> str:
+    """One hit as the model reads it: an exchange, as the raw path and ``recall --raw`` show it.
+    A prompt with the reply it got; any other message with the prompt of its turn before it
+    and what the turn concluded after it (``Searcher.with_turns``), all within ``HIT_CHARS``."""
+    role = h.role or "?"
+    if getattr(h, "kind", "message") != "message":
+        return _flat(h.text, HIT_CHARS)
+    asked = _flat(getattr(h, "question", None), ASKED_CHARS) if role != "user" else ""
+    concluded = _flat(getattr(h, "reply", None), CONCLUDED_CHARS)
+    own = HIT_CHARS - len(asked) - len(concluded)
+    lines = [f"user asked: {asked}"] if asked else []
+    lines.append(f"{role}: {_flat(h.text, max(200, own))}")
+    if concluded:
+        lines.append(f"→ assistant: {concluded}" if role == "user" else f"→ the turn concluded: {concluded}")
+    return "\n".join(lines)
+
+
 def _excerpts(hits: list) -> str:
     parts = []
     for h in hits:
-        body = " ".join((h.text or "").split())
-        if len(body) > HIT_CHARS:
-            body = body[:HIT_CHARS] + " …"
         project = os.path.basename((h.project or "").rstrip("/")) or "?"
         changed = _changed_line(h)
-        parts.append(f"{citation(h)} ({h.role}, project {project})\n{changed}{body}")
+        parts.append(f"{citation(h)} ({h.role}, project {project})\n{changed}{_excerpt_body(h)}")
     return "\n\n".join(parts)
 
 
@@ -130,9 +154,9 @@ def cache_key(kind: str, model: str, hits: list, extra: str = "") -> str:
 
 
 def _cached_text(hit) -> str:
-    """What of a hit the model saw: its text, and its stale marks when it has any."""
+    """What of a hit the model saw: its exchange, and its stale marks when it has any."""
     marks = getattr(hit, "stale", None)
-    return (hit.text or "") + ("\0" + json.dumps(marks, sort_keys=True) if marks else "")
+    return _excerpt_body(hit) + ("\0" + json.dumps(marks, sort_keys=True) if marks else "")
 
 
 def cache_get(key: str) -> str | None:
@@ -213,14 +237,15 @@ def synthesize_recall(prompt: str, hits: list, timeout: float, max_chars: int = 
     cfg = config.load()
     model = _model(cfg)
     chars = max(300, int(max_chars) - 250)
-    key = cache_key("recall", model, hits, str(chars))
+    # keyed by the prompt too: two prompts with the same candidates may need different briefings (or NONE)
+    key = cache_key("recall", model, hits, f"{chars}\0{' '.join(prompt.lower().split())}")
     cached = cache_get(key)
     if cached is not None:
         return cached
     backend.require(cfg)
-    user = _redact(f"New prompt:\n{prompt[:4000]}\n\nExcerpts of past sessions:\n\n{_excerpts(hits)}")
+    system, user = recall_request(prompt, hits, max_chars)
     text = backend.complete(
-        RECALL_SYSTEM.format(chars=chars),
+        system,
         user,
         purpose="recall",
         max_tokens=max(200, min(1500, chars // 3 + 100)),
@@ -232,6 +257,15 @@ def synthesize_recall(prompt: str, hits: list, timeout: float, max_chars: int = 
         text = ""
     cache_put(key, text)
     return text
+
+
+def recall_request(prompt: str, hits: list, max_chars: int = 3000) -> tuple[str, str]:
+    """``(system, user)``: exactly what the per-prompt synthesis sends the model for ``prompt``
+    and ``hits`` (redacted once more), for ``synthesize_recall`` and the benchmarks that record
+    what the model reads."""
+    chars = max(300, int(max_chars) - 250)
+    user = _redact(f"New prompt:\n{prompt[:4000]}\n\nExcerpts of past sessions:\n\n{_excerpts(hits)}")
+    return RECALL_SYSTEM.format(chars=chars), user
 
 
 def answer_question(question: str, hits: list, timeout: float = 30) -> str:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import tantivy
 
 from indexer.project import canonical_project
-from indexer.schema import stored_value
+from indexer.schema import ECHO_TAG, stored_value
 from recall.core import paths
 from recall.core.errors import RecallError, UsageError
 from recall.core.text import clip
@@ -162,6 +162,10 @@ class Match:
             d["reply"] = h.reply  # a question's match: the reply it got (recall.search.exchange)
         if h.question:
             d["question"] = h.question  # a reply's match: the question it answered
+        if h.channel:
+            d["channel"] = h.channel  # with the service: which channel found it (lexical, semantic, both)
+            if h.similarity is not None:
+                d["similarity"] = round(h.similarity, 4)
         if h.author:
             d["author"] = h.author  # a team item's match: who shared it
         if h.agent:
@@ -237,7 +241,10 @@ def merged_matches(
     tree ``cwd`` is in) and the memories' types and tags. With ``mtype`` only memories of that
     type; with ``team`` only the team's items.
     """
-    ranked = mark_hits(merged_search(searcher, text, limit=limit, mtype=mtype, project=project, team=team), cwd)
+    ranked = merged_search(searcher, text, limit=limit, mtype=mtype, project=project, team=team)
+    if not mtype and not team:
+        ranked = _with_meaning(searcher, ranked, text, limit, project, cwd)
+    ranked = mark_hits(ranked, cwd)
     details = _memory_details(searcher, [h.uuid for h in ranked if h.kind in ("memory", "team")])
     out = []
     for h in ranked:
@@ -251,6 +258,21 @@ def merged_matches(
         else:
             out.append(Match(h))
     return out
+
+
+def _with_meaning(
+    searcher: Searcher, ranked: list, text: str, limit: int, project: str | None, cwd: str | None
+) -> list:
+    """``ranked`` fused with the semantic channel's nearest sessions where it applies: in the
+    service, which holds the vectors and runs these tools when it is up (``recall.search.fused``);
+    ``ranked`` as it is elsewhere."""
+    from recall.search.fused import fuse, semantic_side
+
+    try:
+        semantic = semantic_side(searcher, text, {"project": project, "limit": limit}, cwd)
+    except Exception:  # noqa: BLE001 - the words alone, never a failed search
+        return ranked
+    return ranked if semantic is None else fuse(ranked, semantic, limit)
 
 
 # the operations ------------------------------------------------------------------------
@@ -339,11 +361,12 @@ def memory_related(
             score=float(len(matched) or score),
             kind="memory",
         )
+        hit.echo = any(ECHO_TAG in str(v).split() for v in doc.get_all("tags"))  # a summary of an echo
         rows.append((len(matched) or score, project == here, ts_val, hit, doc, matched))
     visible = {id(h) for h in s.shown([r[3] for r in rows])}  # excluded, switched off, forgotten: never
     rows = [r for r in rows if id(r[3]) in visible]
     total = len(rows)
-    rows.sort(key=lambda r: (r[0], r[1], r[2]), reverse=True)
+    rows.sort(key=lambda r: (not r[3].echo, r[0], r[1], r[2]), reverse=True)  # echoes last
     matches = []
     for _n, _here, _ts, hit, doc, matched in rows[:limit]:
         matches.append(

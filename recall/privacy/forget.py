@@ -404,8 +404,16 @@ def drop_sessions(ix, intent: dict) -> None:
 def attach(ix, finish: bool = True) -> None:
     """Hook ``drop_sessions`` into an Indexer (the service's, `recall index`'s) and, with
     ``finish``, finish what an interrupted forget left (before anything else is indexed).
-    A forget that cannot be finished now stays recorded (and `recall doctor` says so)."""
+    A forget that cannot be finished now stays recorded (and `recall doctor` says so). The
+    rolling hashes of rules written before the key leave ``forgotten.json`` here."""
     ix.on_drop.append(lambda intent: drop_sessions(ix, intent))
+    tombstones = ix.archive.tombstones
+    if tombstones is not None and tombstones.rules:
+        try:
+            if tombstones.strip_linear():  # rules written before the key (indexer.forget_rules)
+                log.get("service").info("dropped the rolling hashes of the forget rules written before the key")
+        except OSError as exc:
+            log.get("service").warning("forget rules not rewritten without their rolling hashes: %s", exc)
     if finish and forgetting.intents(ix.archive.root):
         from recall.core.errors import StorageError
 

@@ -266,14 +266,15 @@ def find_hits(
 
 
 def with_answers(searcher, hits: list, cap: int) -> list:
-    """``hits`` with the reply to each recalled user prompt right after it (no duplicates)."""
-    if not any(h.role == "user" for h in hits):
-        return hits
+    """``hits`` with the reply to each recalled user prompt that does not carry it already
+    (``Hit.reply``) right after it (no duplicates), at most ``cap``."""
+    if not any(h.role == "user" and not h.reply for h in hits):
+        return hits[:cap]
     have = {h.uuid for h in hits}
     out = []
     for h in hits:
         out.append(h)
-        if h.role == "user" and h.kind == "message":
+        if h.role == "user" and h.kind == "message" and not h.reply:  # its excerpt carries the reply it got
             a = searcher.reply_after(h)
             if a is not None and a.uuid not in have:
                 have.add(a.uuid)

@@ -104,10 +104,11 @@ def without_rule_docs(hits: list) -> list:
     compact hit is not the hook's default until the retrieval benchmark says it helps) and
     minus echoes (``Hit.echo``: a reply restating what recall gave, a ``/recall`` turn, a
     question whose reply added nothing), bare acknowledgements ("OK.") and calls of recall's own
-    tools that an older version indexed: never injected, the session they point to is."""
-    from recall.search.exchange import adds_nothing
+    tools that an older version indexed: never injected, the session they point to is; and minus
+    content-free lines of a session that has lines saying something (``content_free``)."""
+    from recall.search.exchange import adds_nothing, content_free
 
-    return [
+    kept = [
         h
         for h in hits
         if not (getattr(h, "kind", "") in ("memory", "team") and str(h.uuid).startswith(("rule-", "sum-")))
@@ -118,6 +119,12 @@ def without_rule_docs(hits: list) -> list:
             and str(getattr(h, "text", "")).startswith(("mcp__recall__", "mcp__plugin_recall_"))
         )
     ]
+    # a content-free line (a tool's "File created successfully at: …", a bare `Write: path`)
+    # never takes the place of its session's lines that say something; alone, it stands for
+    # its session, and the model reads its turn (``Searcher.with_turns``)
+    free = [content_free(str(getattr(h, "role", "")), str(getattr(h, "text", "") or "")) for h in kept]
+    speaking = {h.session_id for h, f in zip(kept, free) if not f}
+    return [h for h, f in zip(kept, free) if not f or h.session_id not in speaking]
 
 
 def nothing_why(best: float | None, hook: dict, path: str = "raw", gate: float | None = None) -> str:
@@ -141,6 +148,36 @@ def choose_path(hook: dict, cfg: dict) -> tuple[str, str]:
     return ("raw", "off") if choice.name == "off" else ("model", choice.name)
 
 
+class Pending:
+    """A prompt the model will read (``plan_context``): what ``deliver`` needs, and the way
+    (``recall.prompt.ways``: ``wait`` or ``background``) it takes."""
+
+    __slots__ = ("prompt", "hits", "raw_hits", "hook", "cfg", "trace", "rules", "only_rules", "way")
+
+    def __init__(self, prompt, hits, raw_hits, hook, cfg, trace, rules, only_rules, way) -> None:
+        self.prompt, self.hits, self.raw_hits, self.hook, self.cfg = prompt, hits, raw_hits, hook, cfg
+        self.trace, self.rules, self.only_rules, self.way = trace, rules, only_rules, way
+
+    def fallback(self) -> dict | None:
+        """What the prompt gets when the model fails or is late: the raw path's own pick (the
+        strict gate), else the fired rules alone, else nothing."""
+        from recall.prompt.block import format_raw, hook_output
+
+        if not self.raw_hits:
+            return self.only_rules
+        scope_all = self.hook.get("scope") == "all"
+        return hook_output(
+            format_raw(self.raw_hits, self.prompt, self.hook["raw_max_chars"], scope_all, rules=self.rules)
+        )
+
+    def deliver(self, deadline: float, on_fallback=None) -> dict | None:
+        """The briefing (or the fallback), ready by ``deadline``; ``trace`` completed."""
+        out = _deliver(self, deadline, on_fallback)
+        if out is not None:
+            self.trace["text"] = _redacted(out["hookSpecificOutput"]["additionalContext"])
+        return out
+
+
 def build_context(
     payload: dict,
     deadline: float,
@@ -152,12 +189,35 @@ def build_context(
     screened: bool = False,
 ) -> dict | None:
     """The hook's output for ``payload`` (or None: nothing to inject), ready by ``deadline``
-    (``time.time()`` seconds). ``on_fallback(output)`` is told the raw-snippet output as soon as
-    it exists, so a watchdog can emit it if the synthesis overruns. ``trace`` (a dict) is
-    filled with what happened, for the injection log (``recall.prompt.injections``): ``path``
-    says which path decided (``model``: the synthesis read the candidates above
-    ``hook.model_min_confidence``; ``raw``: no model, the strict ``hook.min_confidence``)
-    and ``gate`` the setting and value it used."""
+    (``time.time()`` seconds), the model's briefing waited for whatever the way
+    (``plan_context`` says which way a prompt takes). ``on_fallback(output)`` is told the
+    raw-snippet output as soon as it exists, so a watchdog can emit it if the synthesis
+    overruns. ``trace`` (a dict) is filled with what happened, for the injection log
+    (``recall.prompt.injections``)."""
+    trace = trace if trace is not None else {}
+    out, pending = plan_context(
+        payload, cfg=cfg, searcher=searcher, on_fallback=on_fallback, trace=trace, screened=screened
+    )
+    return pending.deliver(deadline, on_fallback) if pending is not None else out
+
+
+def plan_context(
+    payload: dict,
+    *,
+    cfg: dict | None = None,
+    searcher=None,
+    on_fallback=None,
+    trace: dict | None = None,
+    screened: bool = False,
+) -> tuple[dict | None, Pending | None]:
+    """What the prompt gets before any model is asked: ``(output, None)`` when no model reads
+    it (nothing, the fired rules, or the raw path's snippets), else ``(None, pending)``: the
+    model will read ``pending.hits`` (``Pending.deliver``), waited for or in the background
+    (``pending.way``, ``recall.prompt.ways``). ``trace`` gets ``path`` (``model``: the
+    synthesis reads the candidates above ``hook.model_min_confidence``; ``raw``: no model, the
+    strict ``hook.min_confidence``), ``gate`` (the setting and value it used) and ``way``."""
+    from recall.prompt import ways
+
     trace = trace if trace is not None else {}
     cfg = cfg if cfg is not None else config.load()
     hook = hook_settings(cfg)
@@ -166,13 +226,13 @@ def build_context(
     refused = None if screened else refusal(payload, cfg)
     if refused:  # paused, switched off or excluded: nothing injected, nothing logged
         trace.update(outcome="refused", why=refused)
-        return None
+        return None, None
     reason = None if screened else trivial_reason(prompt, hook)
     if reason:
         trace.update(outcome="trivial", why=str(reason))
-        return None
+        return None, None
     # imported here, not at the top: a trivial prompt, or one the service answers, needs neither
-    from recall.prompt.block import format_rules, hook_output
+    from recall.prompt.block import format_raw, format_rules, hook_output
     from recall.prompt.candidates import (
         judged_candidates,
         may_corroborate,
@@ -225,6 +285,9 @@ def build_context(
         hits = model_candidates(hits, found, hook)
     if path == "model" and hits:
         hits = with_answers(s, hits, len(hits) + int(hook["limit"]) // 2)
+        if s is not None:
+            s.with_turns(hits)  # each excerpt the model reads carries its turn: the prompt, the conclusion
+            hits = _told_once(hits)
     if hits and hook.get("stale_marks", True):
         from recall.search.stale import mark_hits  # stat calls and state.db: no subprocess
 
@@ -235,27 +298,43 @@ def build_context(
             why = "every confident hit is of a session injected earlier in this conversation"
         else:
             why = nothing_why(chosen.best, hook, path, chosen.gate)
+        trace["way"] = ways.NOTHING
         if only_rules is None:
             trace.update(outcome="nothing", why=why)
-            return None
+            return None, None
         trace.update(outcome="rules", why=why)
-        out = only_rules
-    else:
-        out = _deliver(
-            prompt,
-            hits,
-            raw.hits if path == "model" else hits,
-            hook,
-            cfg,
-            deadline,
-            on_fallback,
-            trace,
-            rules,
-            only_rules,
-        )
-    if out is not None:
+        trace["text"] = _redacted(only_rules["hookSpecificOutput"]["additionalContext"])
+        return only_rules, None
+    if any(getattr(h, "kind", "") == "memory" for h in hits):
+        from recall.memory import note_access  # import-light: one append, never raises
+
+        note_access(hits)
+    if path != "model":
+        trace["way"] = ways.RAW
+        trace.update(outcome="raw", why="synthesis off" if not hook.get("synthesize", True) else "no backend")
+        trace["injected"] = list(dict.fromkeys(h.session_id for h in hits))
+        out = hook_output(format_raw(hits, prompt, hook["raw_max_chars"], hook.get("scope") == "all", rules=rules))
+        if on_fallback is not None:
+            on_fallback(out)
         trace["text"] = _redacted(out["hookSpecificOutput"]["additionalContext"])
-    return out
+        return out, None
+    way = ways.model_way(prompt, hits, hook)
+    trace["way"] = way
+    return None, Pending(prompt, hits, raw.hits, hook, cfg, trace, rules, only_rules, way)
+
+
+def _told_once(hits: list) -> list:
+    """``hits`` without a message another hit's excerpt already carries whole: a recalled prompt's
+    excerpt holds the reply it got, so that reply's own hit would only say it twice."""
+    told = [" ".join(str(h.reply).split()) for h in hits if getattr(h, "reply", None)]
+    if not told:
+        return hits
+
+    def carried(h) -> bool:
+        body = " ".join(str(h.text or "").split())
+        return len(body) >= 40 and h.role == "assistant" and any(body[:300] in t for t in told)
+
+    return [h for h in hits if not carried(h)]
 
 
 def _traced(hit) -> dict:
@@ -277,11 +356,13 @@ def _redacted(text: str) -> str:
         return ""
 
 
-def _deliver(prompt, hits, raw_hits, hook, cfg, deadline, on_fallback, trace, rules, only_rules) -> dict | None:
-    """Inject ``hits``: on the model path (``trace["path"]``) a synthesis of them, with the
-    raw path's own pick (``raw_hits``, the strict gate) as the fallback; on the raw path the
-    compact snippets of ``hits``."""
-    from recall.prompt.block import format_raw, format_synthesis, hook_output
+def _deliver(p: Pending, deadline: float, on_fallback=None) -> dict | None:
+    """The model path's output for ``p``: a synthesis of ``p.hits``, with the raw path's own
+    pick (``p.raw_hits``, the strict gate) as the fallback when the model fails or is late."""
+    from recall.prompt.block import format_synthesis, hook_output
+
+    hook, trace, only_rules, raw_hits = p.hook, p.trace, p.only_rules, p.raw_hits
+    raw = p.fallback() if raw_hits else None
 
     def raw_because(why: str) -> dict | None:
         if raw is None:  # nothing passes the raw path's gate: nothing rather than a loose guess
@@ -293,27 +374,19 @@ def _deliver(prompt, hits, raw_hits, hook, cfg, deadline, on_fallback, trace, ru
             return only_rules
         trace.update(outcome="raw", why=why)
         trace["injected"] = list(dict.fromkeys(h.session_id for h in raw_hits))
-        if trace.get("path") == "model":
-            trace["hits"] = [_traced(h) for h in raw_hits]
+        trace["hits"] = [_traced(h) for h in raw_hits]
         return raw
 
-    if any(getattr(h, "kind", "") == "memory" for h in hits):
-        from recall.memory import note_access  # import-light: one append, never raises
-
-        note_access(hits)
     scope_all = hook.get("scope") == "all"
     max_chars = hook["max_chars"]
-    raw = hook_output(format_raw(raw_hits, prompt, hook["raw_max_chars"], scope_all, rules=rules)) if raw_hits else None
     if raw is not None and on_fallback is not None:
         on_fallback(raw)
-    if trace.get("path") != "model":
-        return raw_because("synthesis off" if not hook.get("synthesize", True) else "no backend")
     from recall.llm import backend
 
     left = deadline - time.time()
     if left < (backend.CLAUDE_CODE_HOOK_SECONDS if trace.get("backend") == "claude-code" else MIN_SYNTH_SECONDS):
         return raw_because("deadline")
-    finished, result = _synthesize_within(prompt, hits, left, max_chars)
+    finished, result = _synthesize_within(p.prompt, p.hits, left, max_chars)
     if not finished:
         _log().warning("synthesis did not finish within the hook budget; injected raw snippets")
         return raw_because("deadline")
@@ -326,6 +399,7 @@ def _deliver(prompt, hits, raw_hits, hook, cfg, deadline, on_fallback, trace, ru
     if isinstance(result, BaseException):
         _log().warning("synthesis failed (%s); injected raw snippets", str(result)[:300])
         return raw_because("error")
+    hits = p.hits
     if not result.strip():
         trace.update(
             outcome="rules" if only_rules is not None else "nothing",
@@ -343,7 +417,9 @@ def _deliver(prompt, hits, raw_hits, hook, cfg, deadline, on_fallback, trace, ru
         dict.fromkeys(h.session_id for h in hits)
     )
     return hook_output(
-        format_synthesis(result, max_chars, scope_all, rules=rules, marks=any(getattr(h, "stale", None) for h in hits))
+        format_synthesis(
+            result, max_chars, scope_all, rules=p.rules, marks=any(getattr(h, "stale", None) for h in hits)
+        )
     )
 
 
@@ -389,6 +465,44 @@ def _reset_breaker() -> None:
         os.unlink(_breaker_path())
     except OSError:
         pass
+
+
+class Later:
+    """The service's answer for a prompt whose briefing the model writes in the background:
+    the ``ticket`` to fetch it with (``hook_deliver``) and the ``fallback`` (raw output, or
+    None) for a model that fails or is late."""
+
+    __slots__ = ("ticket", "fallback")
+
+    def __init__(self, ticket: str, fallback: dict | None) -> None:
+        self.ticket, self.fallback = ticket, fallback
+
+
+def service_deliver_call(later: Later, deadline: float, trace: dict) -> dict | None:
+    """The briefing of a prompt the service kept (``Later``), asked for by ``deadline``; the
+    fallback when the service fails or does not answer in time."""
+    from recall.core import service_client as client
+
+    left = deadline - time.time()
+    try:
+        result = client.call(
+            "hook_deliver",
+            {"ticket": later.ticket, "_budget": max(0.2, left - SERVICE_SLACK)},
+            timeout=max(0.5, left - SERVICE_SLACK + 0.15),
+            credentials=True,
+        )
+    except Exception as exc:  # noqa: BLE001 - the raw fallback, as for a model that failed
+        _log().warning(
+            "service hook_deliver failed (%s: %s); injected the fallback", type(exc).__name__, str(exc)[:200]
+        )
+        trace.update(outcome="raw" if later.fallback else "nothing", why="error")
+        return later.fallback
+    if not isinstance(result, dict) or not isinstance(result.get("_trace"), dict):
+        trace.update(outcome="raw" if later.fallback else "nothing", why="error")
+        return later.fallback
+    result = dict(result)
+    trace.update(result.pop("_trace"))
+    return result if "hookSpecificOutput" in result else None
 
 
 def service_context(payload: dict, deadline: float, trace: dict | None = None):
@@ -437,6 +551,9 @@ def service_context(payload: dict, deadline: float, trace: dict | None = None):
         result = dict(result)
         trace.update(result.pop("_trace"))
         trace["via"] = "service"
+        if isinstance(result.get("_background"), str):
+            fallback = result.get("_fallback")
+            return True, Later(result["_background"], fallback if isinstance(fallback, dict) else None)
         if "hookSpecificOutput" not in result:
             result = None
     if result is None or (isinstance(result, dict) and "hookSpecificOutput" in result):
@@ -445,19 +562,38 @@ def service_context(payload: dict, deadline: float, trace: dict | None = None):
     return False, None
 
 
-def service_op(args: dict, searcher=None) -> dict | None:
+def service_op(args: dict, searcher=None, keep=None) -> dict | None:
     """The service side of ``hook_context``: ``args`` is the hook payload plus ``_budget``.
     Returns the hook's output with ``_trace`` (what happened, for the injection log) added,
-    or ``{"_trace": ...}`` alone when there is nothing to inject."""
+    or ``{"_trace": ...}`` alone when there is nothing to inject. With ``_ways`` (the hook can
+    go on in the background) and a prompt whose way is ``background``, the model is not asked
+    yet: ``keep(pending)`` keeps it under a ticket that the answer carries (``_background``,
+    with ``_fallback``: the raw output for a failed or late model), for ``hook_deliver``."""
     args = dict(args) if isinstance(args, dict) else {}
     budget = args.pop("_budget", None)
     screened = args.pop("_screened", None) is True  # the hook checked refusal and triviality
+    ways_ok = args.pop("_ways", None) is True and keep is not None
     if not isinstance(budget, (int, float)) or not math.isfinite(budget) or budget <= 0:
         budget = hook_settings()["budget_seconds"] - 1.0
     deadline = time.time() + min(float(budget), 120.0)
     trace: dict = {}
-    out = build_context(args, deadline, searcher=searcher, trace=trace, screened=screened)
+    out, pending = plan_context(args, searcher=searcher, trace=trace, screened=screened)
+    if pending is not None and pending.way == "background" and ways_ok:
+        return {"_trace": dict(trace), "_background": keep(pending), "_fallback": pending.fallback()}
+    if pending is not None:
+        out = pending.deliver(deadline)
     return {**(out or {}), "_trace": trace}
+
+
+def service_deliver(pending: Pending | None, budget) -> dict:
+    """The service side of ``hook_deliver``: the briefing of a prompt ``service_op`` kept, by
+    ``budget`` seconds from now; ``{"_trace": ...}`` alone when there is nothing to inject."""
+    if pending is None:
+        return {"_trace": {"outcome": "nothing", "why": "the service no longer held the prompt (restarted?)"}}
+    if not isinstance(budget, (int, float)) or not math.isfinite(budget) or budget <= 0:
+        budget = pending.hook["background_seconds"] - 1.0
+    out = pending.deliver(time.time() + min(float(budget), 300.0))
+    return {**(out or {}), "_trace": pending.trace}
 
 
 def stop_children() -> None:
@@ -506,10 +642,13 @@ class Watchdog:
         self._timer.cancel()
 
 
-def run_hook(payload: dict, started: float, emit) -> dict | None:
+def run_hook(payload: dict, started: float, emit, go_async=None) -> dict | None:
     """The whole UserPromptSubmit hook. ``started``: process start (epoch seconds);
-    ``emit(output) -> bool`` writes the output once (False if it was already written)."""
-    from recall.prompt import injections
+    ``emit(output) -> bool`` writes the output once (False if it was already written);
+    ``go_async(timeout_ms)`` writes Claude Code's async marker as the first line (the prompt
+    goes on at once; what ``emit`` writes later joins the turn): given, a prompt whose way is
+    ``background`` (``recall.prompt.ways``) does not hold the prompt for the model."""
+    from recall.prompt import injections, turns, ways
 
     cfg = config.load()
     hook = hook_settings(cfg)
@@ -518,24 +657,60 @@ def run_hook(payload: dict, started: float, emit) -> dict | None:
     trace: dict = {}
     reason = trivial_reason(payload.get("prompt"), hook)
     if reason:
-        trace.update(outcome="trivial", why=str(reason))
+        trace.update(outcome="trivial", why=str(reason), way=ways.NOTHING)
         injections.append(injections.record(payload, trace, None, started))
         return None
+    session_id = payload.get("session_id")
+    mark = turns.mark_prompt(session_id)  # a background briefing of an earlier prompt now stays out
     deadline = started + hook["budget_seconds"] - SAFETY_SECONDS
+    background_ok = go_async is not None and bool(hook.get("background", True))
 
     def on_fire(fallback) -> None:  # the watchdog ended the hook: log what it emitted
         trace.update(outcome="raw" if fallback else "nothing", why="deadline")
         injections.append(injections.record(payload, trace, fallback, started))
 
     dog = Watchdog(started + hook["budget_seconds"] - WATCHDOG_SECONDS, emit, on_fire)
+    pending = None
     try:
         # screened: refusal and trivial_reason ran above, once per prompt; neither side repeats them
-        answered, out = service_context({**payload, "_screened": True}, deadline, trace)
+        ask = {**payload, "_screened": True, **({"_ways": True} if background_ok else {})}
+        answered, out = service_context(ask, deadline, trace)
         if not answered:
             trace["via"] = "in-process"
-            out = build_context(payload, deadline, cfg=cfg, on_fallback=dog.offer, trace=trace, screened=True)
+            out, pending = plan_context(payload, cfg=cfg, on_fallback=dog.offer, trace=trace, screened=True)
+            if pending is not None and not (background_ok and pending.way == ways.BACKGROUND):
+                out, pending = pending.deliver(deadline, dog.offer), None
     finally:
         dog.cancel()
-    if emit(out):  # printed now, then logged: the log never delays the prompt's context
+    if pending is None and not isinstance(out, Later):
+        if emit(out):  # printed now, then logged: the log never delays the prompt's context
+            trace["held_ms"] = round((time.time() - started) * 1000, 1)
+            injections.append(injections.record(payload, trace, out, started))
+        return None
+    # the model in the background: the prompt goes on now, the briefing joins the turn later
+    go_async(int(max(1.0, hook["background_seconds"] - (time.time() - started)) * 1000) + 2000)
+    trace["held_ms"] = round((time.time() - started) * 1000, 1)
+    fallback = out.fallback if isinstance(out, Later) else pending.fallback()
+
+    def in_turn(output):
+        """``output``, or None when its turn is over (``recall.prompt.turns``)."""
+        late = turns.ended_since(session_id, mark, started) if output is not None else None
+        if late:
+            trace.update(outcome="dropped", why=f"{late} before the briefing was ready")
+            return None
+        return output
+
+    late_dog = Watchdog(started + hook["background_seconds"] - WATCHDOG_SECONDS, lambda o: emit(in_turn(o)), on_fire)
+    late_dog.offer(fallback)
+    try:
+        until = started + hook["background_seconds"] - SAFETY_SECONDS
+        if isinstance(out, Later):
+            out = service_deliver_call(out, until, trace)
+        else:
+            out = pending.deliver(until, late_dog.offer)
+    finally:
+        late_dog.cancel()
+    out = in_turn(out)
+    if emit(out):
         injections.append(injections.record(payload, trace, out, started))
     return None

@@ -6,7 +6,8 @@ with or without the service). When the file passes ``MAX_BYTES`` it becomes
 ``injections.jsonl.1`` (the previous one dropped): the log stays under twice that size.
 
 A record: ``t`` (epoch seconds), ``project`` (the prompt's cwd), ``session``, ``outcome``
-(``trivial`` | ``nothing`` | ``raw`` | ``synthesized``), ``why`` (trivial: which rule;
+(``trivial`` | ``nothing`` | ``rules`` | ``raw`` | ``synthesized`` | ``dropped``: a briefing written
+in the background after its turn had ended), ``why`` (trivial: which rule;
 raw: why there was no synthesis — ``no backend``, ``deadline``, ``error``, ``cap``,
 ``synthesis off``; nothing: ``no hits`` or ``model found nothing relevant``),
 ``hits`` ([{``session``, ``score``}]), ``backend`` (``api`` | ``claude-code`` | ``off``),
@@ -16,7 +17,9 @@ the candidates above ``hook.model_min_confidence``; ``raw``, no model, the stric
 best candidate's confidence), ``injected`` (the past sessions whose content went in: a later prompt
 of the same conversation does not get them again) and ``repeated`` (sessions passed over because
 they were injected earlier in it), ``chars`` and ``tokens`` (estimated, chars / 4) of the
-injected text, ``latency_ms`` (process start to output) and ``text``: the exact text injected;
+injected text, ``latency_ms`` (process start to output), ``way`` (``nothing`` | ``raw`` | ``wait`` |
+``background``: ``recall.prompt.ways``) and ``held_ms`` (how long the prompt was held: process start
+to the first line out, the async marker on the ``background`` way) and ``text``: the exact text injected;
 ``wrong`` (and ``wrong_at``) once the user marked the injection wrong in ``recall ui``.
 The prompt itself is never stored; the injected text comes from the redacted archive (and is
 redacted once more where it was built).
@@ -31,7 +34,7 @@ import os
 import time
 
 MAX_BYTES = 2 << 20
-OUTCOMES = ("trivial", "nothing", "raw", "synthesized")
+OUTCOMES = ("trivial", "nothing", "rules", "raw", "synthesized", "dropped")
 
 
 def log_path():
@@ -100,6 +103,8 @@ def record(payload: dict, trace: dict, output: dict | None, started: float) -> d
         "chars": len(text),
         "tokens": estimate_tokens(len(text)),
         "latency_ms": round((time.time() - started) * 1000, 1),
+        "way": trace.get("way", ""),
+        "held_ms": trace.get("held_ms"),
         "text": trace.get("text", text) if text else "",
     }
     if trace.get("repeated"):

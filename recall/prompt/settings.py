@@ -36,6 +36,7 @@ def hook_settings(cfg: dict | None = None) -> dict:
     out["semantic_sessions"] = int(min(max(out["semantic_sessions"], 0), 10))
     out["semantic_min_similarity"] = float(min(out["semantic_min_similarity"], 1.0))
     out["budget_seconds"] = float(min(max(out["budget_seconds"], 0.5), 120))
+    out["background_seconds"] = float(min(max(out["background_seconds"], out["budget_seconds"]), 300))
     if out.get("scope") not in ("project", "all"):
         out["scope"] = "project"
     return out

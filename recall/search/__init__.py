@@ -18,6 +18,7 @@
                   ``data/`` holds the vocabulary)
   ``semantic``    the semantic channel: messages embedded in the background, the sessions nearest
                   a prompt in meaning, for the prompt hook's model path
+  ``fused``       words and meaning in one ranking, where people search (the service's search, MCP)
   ``timespec``    ``--since``
   ``run``         the service first, else in-process
 """

@@ -223,3 +223,40 @@ def exchange(
                 flags["echo"] = flags["hollow"] = True  # "OK." answers nothing
         return None, question_from(last_line_before(root, project, session_id, pos, _PROMPT_LINE, fd=fd), source)
     return None, None
+
+
+def turn(
+    root: Path, project: str, session_id: str, pos: int, role: str, source: str = "", fd: int | None = None
+) -> tuple[str | None, str | None]:
+    """``(asked, concluded)`` around the message at ``pos``: the prompt of its turn and what the
+    assistant said after it in that turn, its concluding text first (``reply_from``'s bounds).
+    What the model path reads with each excerpt, so that a line such as "Let me write the money
+    helper." or ``Write: src/money.py`` comes with the question it served and the decision the
+    turn ended on. A user prompt's own turn: ``(None, its reply)``."""
+    if role == "user":
+        return None, reply_from(lines_after(root, project, session_id, pos, fd=fd), source)
+    asked = question_from(last_line_before(root, project, session_id, pos, _PROMPT_LINE, fd=fd), source)
+    concluded = reply_from(lines_after(root, project, session_id, pos, fd=fd), source)
+    return asked, concluded
+
+
+#: tool output that says only that a tool did its job: no content of its own
+_BOILERPLATE = re.compile(
+    r"^\s*(?:File created successfully at\b|The file \S.*? has been (?:updated|created)\b|"
+    r".{0,300}\bhas been (?:updated|created|written) successfully\b|Successfully (?:wrote|created|updated|edited)\b|"
+    r"Applied \d+ edits?\b|Wrote \d+ lines? to\b|\(no output\)\s*$|\(Bash completed with no output\))",
+    re.I | re.S,
+)
+_BARE_TOOL = re.compile(r"^\s*[A-Za-z_][\w.-]{0,40}: \S{1,300}\s*$")
+
+
+def content_free(role: str, text: str) -> bool:
+    """A line that holds nothing but a tool's bookkeeping: a tool result such as "File created
+    successfully at: …" or "… has been updated successfully", or a bare tool call such as
+    ``Write: src/money.py``. It matches a prompt only on a common word or a path, and is never
+    read as an answer on its own (the model path reads its turn instead: ``turn``)."""
+    if role == "tool_result":
+        return bool(_BOILERPLATE.match(text[:400]))
+    if role == "tool_use":
+        return bool(_BARE_TOOL.match(text[:400])) and "\n" not in text.strip()
+    return False

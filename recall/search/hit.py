@@ -22,8 +22,10 @@ class Hit:
     snippet: str
     score: float
     kind: str = "message"  # message | session | memory | team
-    reply: str | None = None  # a user prompt's hit: the reply it got (recall.search.exchange)
-    question: str | None = None  # an assistant message's hit: the prompt it answered
+    # a user prompt's hit: the reply it got (recall.search.exchange); on the model path any
+    # message's hit: what followed it in its turn, the conclusion first (Searcher.with_turns)
+    reply: str | None = None
+    question: str | None = None  # an assistant message's (on the model path any message's) hit: its turn's prompt
     confidence: float | None = None  # that it bears on the query (recall.search.confidence)
     similarity: float | None = None  # a semantic hit's cosine to the prompt (recall.search.semantic)
     echo: bool = False  # it restates what recall itself recalled (ranked below its source)
@@ -32,6 +34,7 @@ class Hit:
     author: str | None = None  # a team item's hit: the teammate (PostgreSQL role) who shared it
     agent: str | None = None  # a message's or session's: the agent it came from (indexer.sources)
     tags: list = field(default_factory=list)  # a memory's tags (judged with its text: recall.search.confidence)
+    channel: str | None = None  # which channel found it, where both ran: lexical | semantic | both (search.fused)
 
     def as_json(self) -> dict:
         d = asdict(self)
@@ -40,6 +43,8 @@ class Hit:
             d["confidence"] = round(self.confidence, 4)
         if self.similarity is None:
             d.pop("similarity")
+        if self.channel is None:
+            d.pop("channel")
         return d
 
 

@@ -11,7 +11,7 @@ one search): a curated memory outranks a transcript hit of the same score.
 
 from __future__ import annotations
 
-from recall.search.searcher import DISTILLED, Searcher
+from recall.search.searcher import DISTILLED, Searcher, echoes_last
 
 #: A memory's score against a transcript hit's, when the two lists are merged. 1.5 is what
 #: both former copies (`recall ask`, the MCP tools) used.
@@ -46,4 +46,6 @@ def merged_search(
         if mtype or team
         else searcher.search(text, limit=limit, messages=False, project=project, doctypes=TRANSCRIPTS)
     )
-    return sorted([*memories, *transcript], key=lambda h: h.score, reverse=True)[:limit]
+    # an echo (a question asked before and answered "OK.", recall's own block restated) never
+    # outranks what it points to: merged by score, echoes after the rest
+    return echoes_last(sorted([*memories, *transcript], key=lambda h: h.score, reverse=True))[:limit]

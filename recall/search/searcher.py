@@ -29,7 +29,7 @@ from indexer.schema import DOCTYPES_BY_CODE, ECHO_TAG, IndexCorrupt, SchemaMisma
 from recall.core import paths
 from recall.core.errors import IndexMissing, RecallError
 from recall.search.confidence import judge
-from recall.search.exchange import exchange
+from recall.search.exchange import exchange, turn
 from recall.search.hit import Hit, iso
 from recall.search.query import IDENT, QUOTED, W_CONTENT, analyze, common_terms, is_stopword, unique, weighty
 from recall.search.snippets import highlighter, snippet
@@ -72,6 +72,13 @@ DISTILLED = ("memory", "team")  # ranked alike: a typed memory, or a teammate's 
 
 class SearchIndexError(RecallError):
     pass
+
+
+def echoes_last(hits: list) -> list:
+    """``hits`` in their order, echoes (``Hit.echo``: a question asked before and answered
+    "OK.", recall's own block restated) after every other hit: the session that holds the
+    answer ranks above an earlier asking of the same question, on every search surface."""
+    return [h for h in hits if not h.echo] + [h for h in hits if h.echo]
 
 
 class Searcher:
@@ -371,8 +378,9 @@ class Searcher:
         ranked = _with_neighbours(ranked)
         if not messages:
             ranked = _group_by_session(ranked)
-        if messages:  # one message each: the engine's order (the model judges whole exchanges)
-            return judge(searcher, text, self.hits(searcher, ranked, terms, now, limit=limit), reorder=False)
+        if messages:  # one message each: the engine's order (the model judges whole exchanges) ...
+            hits = judge(searcher, text, self.hits(searcher, ranked, terms, now, limit=limit), reorder=False)
+            return echoes_last(hits)  # ... but an echo never ranks above what it points to
         hits = self.hits(searcher, ranked, terms, now, limit=max(limit, JUDGED))
         return judge(searcher, text, hits)[:limit]
 
@@ -489,6 +497,39 @@ class Searcher:
             hit = self._with_exchange(doc, 0.0, now)
             found[stored_value(doc, "key")] = hit
         return self.shown([found[k] for k in keys if k in found])
+
+    def with_turns(self, hits: list[Hit]) -> list[Hit]:
+        """``hits`` (in place, and returned) with each message's turn: ``question`` the prompt it
+        served (a user prompt's own: unchanged) and ``reply`` what the assistant said after it in
+        that turn, its conclusion first (``recall.search.exchange.turn``). What the model path's
+        excerpts carry; a hit not in the index any more keeps what it had."""
+        keys = [f"m:{h.uuid}" for h in hits if h.kind == "message" and h.role != "user" and not h.reply]
+        if not keys:
+            return hits
+        s = self.index.searcher()
+        query = tantivy.Query.term_set_query(self.schema, "key", keys)
+        found = {}
+        for _score, address in s.search(query, len(keys), count=False).hits:
+            doc = s.doc(address)
+            pos = doc.get_first("apos")
+            if pos is not None:
+                found[stored_value(doc, "key")] = int(pos)
+        for h in hits:
+            pos = found.get(f"m:{h.uuid}")
+            if pos is None or h.role == "user":
+                continue
+            fd = open_session(self.archive_root, h.project, h.session_id)
+            if fd is None:
+                continue
+            try:
+                rec = read_message(self.archive_root, h.project, h.session_id, pos, h.uuid, fd=fd)
+                source = str((rec or {}).get("source") or "")
+                asked, concluded = turn(self.archive_root, h.project, h.session_id, pos, h.role, source, fd=fd)
+            finally:
+                os.close(fd)
+            h.question = h.question or asked
+            h.reply = concluded
+        return hits
 
     def newest_messages(self, project: str, limit: int, since: int = 0) -> list[tuple[str, str, int, str]]:
         """``(key, session, ts, text)`` of ``project``'s newest ``limit`` user prompts,

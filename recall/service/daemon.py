@@ -770,6 +770,9 @@ class Service:
             return
         if gone:
             self.log.info("synthesis cache: %d expired entries deleted", gone)
+        from recall.prompt.turns import prune as prune_turns
+
+        prune_turns()  # the marks of conversations older than two days (never raises)
 
     def _touches_step(self) -> None:
         """One slice of recording the touches of history archived before recall kept them

@@ -9,6 +9,10 @@ What recall leaves after an uninstall (and ``--purge`` removes, only what recall
     ``<!-- MEMORY:START -->`` and ``<!-- MEMORY:END -->``; a file left empty is deleted);
   * the lines recall added to each project's ``.git/info/exclude`` (``/.memory/``,
     ``/CLAUDE.local.md``).
+
+The purge keeps, in ``$RECALL_HOME``, the records of what was forgotten, paused and excluded
+(``privacy_records``: no text of it), unless told in so many words (``--drop-records``):
+Claude Code still keeps its transcripts, and a new setup would index all of it again.
 """
 
 from __future__ import annotations
@@ -140,22 +144,43 @@ def stop_worker() -> str | None:
     return f"stopped the memory worker (pid {pid})"
 
 
+DROP_RECORDS = "recall setup --uninstall --global --purge --drop-records"
+
+
 def privacy_records() -> dict:
     """What keeps forgotten, paused and excluded things out of a new setup's backfill (Claude
-    Code still keeps the transcripts): {"tombstones": bytes, "controls": bytes, "exclude": [...]},
-    only those present. None of them holds the text of what they keep out."""
+    Code still keeps the transcripts), only those present: {"tombstones": path, "key": path,
+    "controls": path, "worktrees": path, "exclude": [...], "sources": {...}}. None of them holds
+    the text of what they keep out: ``archive/forgotten.json`` (ids, paths, dates, the keyed
+    digests of the ``--match``/``--secret`` rules), ``forget.key`` (the key those digests need),
+    ``controls.json`` (pause windows, sessions switched off), ``worktrees.json`` (the removed
+    worktrees a forgotten or excluded project had), and of ``config.json`` the ``exclude`` list
+    and the agents whose sessions are not read (``sources``)."""
+    from indexer.forget_rules import key_path
     from indexer.ledger import controls_path
     from recall.core import config
 
     out: dict = {}
-    for key, path in (("tombstones", paths.archive_dir() / "forgotten.json"), ("controls", controls_path())):
-        try:
-            out[key] = path.read_bytes()
-        except OSError:
-            pass
-    exclude = config.load().get("exclude") or []
+    for name, path in (
+        ("tombstones", paths.archive_dir() / "forgotten.json"),
+        ("key", key_path()),
+        ("controls", controls_path()),
+    ):
+        if path.is_file():
+            out[name] = path
+    try:
+        cfg = config.load()
+    except Exception:  # noqa: BLE001 - a damaged config keeps no exclusion (the purge goes on)
+        cfg = {}
+    exclude = cfg.get("exclude") or []
     if exclude:
         out["exclude"] = list(exclude)
+    sources = cfg.get("sources")
+    if isinstance(sources, dict) and any(v is False for v in sources.values()):
+        out["sources"] = {k: False for k, v in sources.items() if v is False}
+    wt = paths.recall_home() / "worktrees.json"  # (indexer.project)
+    if ("tombstones" in out or "exclude" in out) and wt.is_file():
+        out["worktrees"] = wt
     return out
 
 
@@ -167,26 +192,87 @@ def records_text(records: dict) -> str:
         parts.append("pauses and `recall: off` sessions")
     if records.get("exclude"):
         parts.append(counted(len(records["exclude"]), "exclusion"))
+    if records.get("sources"):
+        parts.append("the agents whose sessions are not read (" + ", ".join(sorted(records["sources"])) + ")")
     return ", ".join(parts)
 
 
-def _restore_records(records: dict) -> None:
+def records_files(records: dict, where: Path) -> list[str]:
+    """The files the records are kept in, relative to ``where``."""
+    files = [records[k] for k in ("tombstones", "key", "controls", "worktrees") if k in records]
+    names = [str(Path(f).relative_to(where)) if Path(f).is_relative_to(where) else str(f) for f in files]
+    if records.get("exclude") or records.get("sources"):
+        names.append("config.json (" + " and ".join(k for k in ("exclude", "sources") if records.get(k)) + " only)")
+    return names
+
+
+def _remove_all_but(root: Path, keep: set[Path]) -> bool:
+    """Delete everything under ``root`` but the files of ``keep`` (and the folders holding
+    them); whether nothing else is left."""
+    ok = True
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return False
+    for e in entries:
+        path = Path(e.path)
+        if path in keep:
+            continue
+        if e.is_dir(follow_symlinks=False) and any(k.is_relative_to(path) for k in keep):
+            ok = _remove_all_but(path, keep) and ok
+            continue
+        try:
+            if e.is_dir(follow_symlinks=False):
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        except OSError:
+            ok = False
+    return ok
+
+
+def _purge_home(where: Path, keep_records: bool) -> list[str]:
+    """``$RECALL_HOME`` deleted, but for the privacy records when ``keep_records``: each line
+    says exactly what went and what stayed."""
     import json
 
-    from indexer.ledger import controls_path
+    records = privacy_records()
+    if not (keep_records and records):
+        shutil.rmtree(where, ignore_errors=True)
+        if where.exists():
+            return [f"could not delete all of {where}: remove it yourself"]
+        out = [f"deleted {where} (your history, the index, the config, the logs)"]
+        if records:
+            out.append(
+                f"dropped the records of {records_text(records)}: a new `recall setup` indexes again what "
+                "you forgot, paused and excluded (Claude Code still keeps its transcripts)"
+            )
+        return out
+    keep = {Path(records[k]) for k in ("tombstones", "key", "controls", "worktrees") if k in records}
+    cfg = {k: records[k] for k in ("exclude", "sources") if records.get(k)}
+    if cfg:
+        keep.add(paths.config_path())
+    ok = _remove_all_but(where, keep)
+    if cfg:
+        paths.atomic_write(paths.config_path(), json.dumps(cfg, indent=2) + "\n")
+    out = [
+        f"deleted your history, the index, the logs and the rest of the config in {where}"
+        if ok
+        else f"could not delete all of your history in {where}: remove what is left yourself"
+    ]
+    out.append(
+        f"kept in {where} only the records of {records_text(records)} ({', '.join(records_files(records, where))}; "
+        f"no text of what they keep out), so a new `recall setup` does not bring it back: "
+        f"`{DROP_RECORDS}` drops them too"
+    )
+    return out
 
-    if "tombstones" in records:
-        paths.atomic_write(paths.archive_dir() / "forgotten.json", records["tombstones"])
-    if "controls" in records:
-        paths.atomic_write(controls_path(), records["controls"])
-    if records.get("exclude"):
-        paths.atomic_write(paths.config_path(), json.dumps({"exclude": records["exclude"]}, indent=2) + "\n")
 
-
-def purge(projects: list[Path], home: bool = True, keep_records: bool = False) -> list[str]:
+def purge(projects: list[Path], home: bool = True, keep_records: bool = True) -> list[str]:
     """Remove what recall leaves in ``projects`` (see the module), and with ``home`` the whole
-    of ``$RECALL_HOME`` (``keep_records``: but for the records of what was forgotten, paused
-    and excluded, ``privacy_records``); returns one line per thing removed."""
+    of ``$RECALL_HOME`` but for the records of what was forgotten, paused and excluded
+    (``privacy_records``; ``keep_records=False``, said in so many words: those too); returns
+    one line per thing removed or kept."""
     from recall.memory import briefing
 
     done = []
@@ -237,24 +323,5 @@ def purge(projects: list[Path], home: bool = True, keep_records: bool = False) -
             done.append(f"removed recall's lines from {exclude}")
     where = paths.recall_home()
     if home and where.exists():
-        records = privacy_records() if keep_records else {}
-        shutil.rmtree(where, ignore_errors=True)
-        whole = not where.exists()
-        if records:
-            _restore_records(records)
-        done.append(home_purge_line(where, whole, records))
+        done += _purge_home(where, keep_records)
     return done
-
-
-def home_purge_line(where: Path, whole: bool, kept: dict) -> str:
-    """The one line the purge says of ``$RECALL_HOME``: exactly what was deleted and what was
-    kept (issue 44: it said it deleted the folder, then that it kept records in it)."""
-    if not whole:
-        return f"could not delete all of {where}: remove it yourself"
-    if not kept:
-        return f"deleted {where}: your history (the archive), the index, the config and the logs"
-    return (
-        f"deleted your history (the archive), the index, the config and the logs from {where}; kept in it "
-        f"only the records of {records_text(kept)} (no text of what they keep out), so a new `recall setup` "
-        f"does not bring that back (delete {where} to drop them too)"
-    )

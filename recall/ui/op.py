@@ -2,9 +2,12 @@
 ``recall ui`` asks (never at the service's start: nothing of it is imported before), and answer
 where it listens.
 
-``ui``  args ``{"port": int | null}`` -> ``{"port", "url", "pid"}`` (the url holds the token: the
-        socket is the user's own, 0600, its listener checked by ``recall.core.service_client``).
-        A port other than the one it listens on moves it there.
+``ui``  args ``{"port": int | null, "open": bool}`` -> ``{"port", "url", "pid"}``, and
+        ``"open_file"`` when ``open``: ``url`` holds a one-time code, the file (0600, under
+        ``$RECALL_HOME/ui/``) another, for the browser to be opened on (``UIServer.open_file``).
+        Each call mints new ones; the server's secret never leaves it. (The socket is the
+        user's own, 0600, its listener checked by ``recall.core.service_client``.) A port other
+        than the one it listens on moves it there.
 """
 
 from __future__ import annotations
@@ -49,7 +52,10 @@ def ui(args: dict) -> dict:
                     f"cannot serve the page on 127.0.0.1:{port or 0} ({exc.strerror or exc}): "
                     "pick another port with --port."
                 ) from None
-        return {"port": _server.port, "url": _server.url(), "pid": os.getpid()}
+        out = {"port": _server.port, "url": _server.url(), "pid": os.getpid()}
+        if (args or {}).get("open"):
+            out["open_file"] = _server.open_file()
+        return out
 
 
 def stop() -> None:

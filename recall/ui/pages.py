@@ -68,6 +68,40 @@ def page(title: str, body: str, csrf: str, active: str = "") -> str:
     )
 
 
+def shell(elsewhere: bool = False) -> str:
+    """What a request with the cookie alone gets for any page: the same bytes for every page,
+    nothing of the data (browsers send 127.0.0.1's cookies to every port). ``ui.js`` reads the
+    page again with its key and shows it; not by itself when another site or another local port
+    sent the browser here (``elsewhere``): a click on the page then does."""
+    mark = "elsewhere" if elsewhere else ""
+    return (
+        f'<!doctype html><html lang="en" data-shell="{mark}"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1"><title>recall</title>'
+        '<link rel="stylesheet" href="/static/ui.css"><script src="/static/ui.js" defer></script></head>'
+        '<body><main><p class="dim" id="shell">Opening the page…</p><noscript><p class="problem">This page '
+        "needs JavaScript: its script sends the key each read needs.</p></noscript></main></body></html>"
+    )
+
+
+def hop(key: str, target: str) -> str:
+    """The answer to an address holding a live one-time code: the new session's key for the
+    page's own storage, and where to go on (``ui.js``)."""
+    return (
+        f'<!doctype html><html lang="en" data-key="{e(key)}" data-next="{e(target)}"><head><meta charset="utf-8">'
+        '<title>recall</title><script src="/static/ui.js" defer></script></head>'
+        f'<body><p>Opening recall… (<a href="{e(target)}">go on</a>)</p></body></html>'
+    )
+
+
+def open_file(url: str) -> str:
+    """The local file ``recall ui`` opens the browser on (0600): it carries a one-time code on
+    to the page, so no command line holds it."""
+    return (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={e(url)}">'
+        f'<title>recall</title></head><body><p><a href="{e(url)}">Open recall</a></p></body></html>'
+    )
+
+
 def problem(text: str) -> str:
     return f'<p class="problem">{e(text)}</p>'
 

@@ -1,6 +1,8 @@
 """The page's HTTP server: the standard library's threading server on 127.0.0.1, one thread
 per request, started lazily (by the service when ``recall ui`` first asks it, or by ``recall ui``
-itself when no service runs). Every request passes ``recall.ui.guard`` first; pages are
+itself when no service runs). Every request passes ``recall.ui.guard`` first: the server's
+secret never leaves it, ``url`` and ``open_file`` hand out one-time codes, and a read of data or
+a write needs the key of the session a code opened, not only its cookie. Pages are
 rendered by ``recall.ui.pages`` from ``recall.ui.views`` (the readers the CLI uses), writes go
 to ``recall.ui.actions``; ``/events`` streams server-sent events when the injection log, the
 sessions or the service's status change.
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -37,11 +40,15 @@ class _HTTPServer(ThreadingHTTPServer):
 
 
 class UIServer:
-    """One running page server: ``url()`` is what ``recall ui`` prints."""
+    """One running page server: ``url()`` is what ``recall ui`` prints, ``open_file()`` what it
+    opens the browser on; each holds a one-time code of its own. ``token`` is the server's
+    secret (the CSRF token is derived from it): it is never printed, sent or written."""
 
     def __init__(self, port: int = 0, token: str | None = None) -> None:
         self.token = token or guard.new_token()
         self.csrf = guard.csrf_token(self.token)
+        self.sessions = guard.Sessions()
+        self.keyed = 0  # requests served with a session's key (the page's own script's)
         self.stop_event = threading.Event()
         self.httpd = _HTTPServer(("127.0.0.1", int(port or 0)), Handler)
         self.httpd.ui = self
@@ -50,8 +57,30 @@ class UIServer:
         self.requests = 0
         self.started = time.time()
 
-    def url(self, path: str = "/") -> str:
-        return f"http://127.0.0.1:{self.port}{path}?token={self.token}"
+    def code(self, file: str | None = None) -> str:
+        """A new one-time code (``guard.Sessions.mint``)."""
+        return self.sessions.mint(file)
+
+    def url(self, path: str = "/", code: str | None = None) -> str:
+        """An address that opens the page once, within ``guard.CODE_TTL`` seconds."""
+        return f"http://127.0.0.1:{self.port}{path}?token={code or self.code()}"
+
+    def open_file(self) -> str:
+        """A local page for the browser to be opened on, readable by this user only (0600, in
+        ``$RECALL_HOME/ui/``), that goes on to an address with a code of its own: the browser's
+        command line holds this file's path, never a code. It is removed once its code is used,
+        or at the code's expiry."""
+        from recall.core import paths
+        from recall.ui import pages
+
+        folder = paths.ensure_dir(paths.recall_home() / "ui")
+        path = str(folder / f"open-{self.port}-{secrets.token_hex(8)}.html")
+        code = self.code(file=path)
+        paths.atomic_write(paths.Path(path), pages.open_file(self.url("/", code)), mode=0o600)
+        timer = threading.Timer(self.sessions.code_ttl + 1.0, self.sessions.sweep)
+        timer.daemon = True
+        timer.start()
+        return path
 
     def start(self) -> "UIServer":
         self.thread = threading.Thread(
@@ -62,6 +91,7 @@ class UIServer:
 
     def stop(self) -> None:
         self.stop_event.set()
+        self.sessions.close()
         try:
             self.httpd.shutdown()
         except Exception:  # noqa: BLE001 - never started
@@ -93,6 +123,10 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base class's name
         log.debug("ui: " + format, *args)
 
+    def log_request(self, code="-", size="-") -> None:
+        # the path without its query: a one-time code or the event stream's key never reaches the log
+        self.log_message("%s %s %s", self.command, self.path.split("?", 1)[0], code)
+
     # answers ----------------------------------------------------------------------------
     def _send(
         self, status: int, body: bytes | str, ctype: str = "text/html; charset=utf-8", extra: dict | None = None
@@ -120,8 +154,9 @@ class Handler(BaseHTTPRequestHandler):
         self._send(status, json.dumps(obj, ensure_ascii=False), "application/json; charset=utf-8")
 
     # the guard ---------------------------------------------------------------------------
-    def _admitted(self) -> tuple[str, dict] | None:
-        """(path, query) of an admitted request; None after refusing it."""
+    def _admitted(self) -> tuple[str, dict, str] | None:
+        """(path, query, session) of an admitted request (its cookie names a live session);
+        None after refusing it, or after trading a one-time code for a session."""
         ui = self.server.ui
         ui.requests += 1
         if not guard.host_ok(self.headers.get("Host"), ui.port):
@@ -130,26 +165,42 @@ class Handler(BaseHTTPRequestHandler):
         parts = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
         if "token" in query and self.command == "GET":
-            if not guard.same(query["token"], ui.token):
-                self._refuse(403, "wrong token: open the URL `recall ui` printed")
+            opened = ui.sessions.redeem(query["token"])
+            if opened is None:
+                self._refuse(
+                    403,
+                    "this address was used already or has expired (each opens the page once, within "
+                    f"{int(ui.sessions.code_ttl // 60)} minutes): run `recall ui` again for a new one",
+                )
                 return None
+            sid, key = opened
+            from recall.ui import pages
+
             rest = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "token"])
-            target = (parts.path or "/") + (f"?{rest}" if rest else "")
-            self._send(303, "", extra={"Location": target, "Set-Cookie": guard.set_cookie(ui.port, ui.token)})
+            target = guard.safe_next((parts.path or "/") + (f"?{rest}" if rest else ""))
+            self._send(200, pages.hop(key, target), extra={"Set-Cookie": guard.set_cookie(ui.port, sid)})
             return None
-        if not guard.authorized(self.headers.get("Cookie"), ui.port, ui.token):
-            self._refuse(403, "no token: open the URL `recall ui` printed (run `recall ui` again for it)")
+        sid = guard.cookie_session(self.headers.get("Cookie"), ui.port)
+        if not ui.sessions.known(sid):
+            self._refuse(403, "no token: open the address `recall ui` printed (run `recall ui` again for a new one)")
             return None
-        return parts.path or "/", query
+        return parts.path or "/", query, sid
+
+    def _key_refusal(self, sid: str, key: str | None = None) -> str | None:
+        ui = self.server.ui
+        why = guard.key_refusal(self.headers, sid, ui.sessions, key)
+        if why is None:
+            ui.keyed += 1
+        return why
 
     # verbs -------------------------------------------------------------------------------
     def do_GET(self) -> None:  # noqa: N802 - the base class's name
         admitted = self._admitted()
         if admitted is None:
             return
-        path, query = admitted
+        path, query, sid = admitted
         try:
-            self._get(path, query)
+            self._get(path, query, sid)
         except (BrokenPipeError, ConnectionResetError):
             pass
         except RecallError as exc:
@@ -168,8 +219,8 @@ class Handler(BaseHTTPRequestHandler):
         admitted = self._admitted()
         if admitted is None:
             return
-        path, _query = admitted
-        why = guard.write_refusal(self.headers, self.server.ui.port, self.server.ui.token)
+        path, _query, sid = admitted
+        why = guard.write_refusal(self.headers, self.server.ui.port, self.server.ui.token) or self._key_refusal(sid)
         if why:
             self._refuse(403, f"write refused: {why}")
             return
@@ -205,7 +256,7 @@ class Handler(BaseHTTPRequestHandler):
     do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _other
 
     # GET routes --------------------------------------------------------------------------
-    def _get(self, path: str, query: dict) -> None:
+    def _get(self, path: str, query: dict, sid: str) -> None:
         from recall.ui import pages
 
         csrf = self.server.ui.csrf
@@ -214,12 +265,20 @@ class Handler(BaseHTTPRequestHandler):
         elif path.startswith("/static/") and path[len("/static/") :] in STATIC:
             name = path[len("/static/") :]
             self._send(200, _static(name), STATIC[name])
-        elif path == "/events":
-            self._events()
-        elif path.startswith("/fragment/"):
-            self._send(200, pages.fragment(path[len("/fragment/") :], query))
         elif path == "/favicon.ico":
             self._send(204, b"", "image/x-icon")
+        elif path == "/events" or path.startswith("/fragment/"):
+            # EventSource cannot set a header: the stream's key comes in its query
+            why = self._key_refusal(sid, (query.get("key") or None) if path == "/events" else None)
+            if why:
+                self._refuse(403, why)
+            elif path == "/events":
+                self._events()
+            else:
+                self._send(200, pages.fragment(path[len("/fragment/") :], query))
+        elif self._key_refusal(sid):  # a navigation, or the cookie replayed: the page without its data
+            site = (self.headers.get("Sec-Fetch-Site") or "").strip().lower()
+            self._send(200, pages.shell(elsewhere=site in ("same-site", "cross-site")))
         else:
             html = pages.route(path, query, csrf)
             if html is None:

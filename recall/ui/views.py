@@ -384,10 +384,21 @@ def has_memories(project: str) -> bool:
 
 
 def memory_project(project: str) -> str:
-    """``project`` when it is a folder with recall's memories; UsageError otherwise (the page
-    reads and writes no other folder)."""
+    """``project`` when it is a folder with recall's memories and not excluded; UsageError
+    otherwise (the page reads and writes no other folder: an excluded project's memories are
+    neither shown nor changed, as ``recall memories`` refuses them)."""
+    import shlex
+
+    from indexer.ledger import excluded_by, exclusions
+
     if not has_memories(project or ""):
         raise UsageError(f"{project or 'That'} has no recall memories: pick a project from the Memories page's list.")
+    pattern = excluded_by(project, project, exclusions())
+    if pattern is not None:
+        raise UsageError(
+            f"{project} is excluded from recall: its memories are neither shown nor changed "
+            f"(`recall exclude remove {shlex.quote(pattern)}` takes it back in)."
+        )
     return project
 
 

@@ -460,6 +460,21 @@ def test_synthesis_through_the_stand_in(indexed, project, api):
     assert cached and all((f.stat().st_mode & 0o777) == 0o600 for f in cached)
 
 
+def test_the_synthesis_cache_keys_on_the_prompt_and_the_hits(indexed, project, api):
+    """Two prompts with the same candidates get a briefing each (a NONE for one is no NONE for
+    the other); the same prompt again is answered from the cache."""
+    from recall.prompt.candidates import find_hits
+
+    hits = find_hits(QUESTION, str(project), "now", path="model")
+    assert hits
+    api.script(text("NONE"), text(SYNTH))
+    assert synthesis.synthesize_recall("how do we run the linter before a commit?", hits, timeout=30) == ""
+    assert synthesis.synthesize_recall(QUESTION, hits, timeout=30) == SYNTH
+    assert synthesis.synthesize_recall(QUESTION, hits, timeout=30) == SYNTH  # cached
+    assert synthesis.synthesize_recall("How do we  run the linter before a commit?", hits, timeout=30) == ""
+    assert len(api.messages_requests()) == 2
+
+
 def test_model_setting_is_used(indexed, project, api):
     config.set_value("model", "claude-haiku-9-test")
     api.script(text(SYNTH))

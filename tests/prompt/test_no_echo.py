@@ -141,6 +141,40 @@ def test_a_question_asked_again_finds_the_decision_not_the_earlier_asking(claude
     assert f"session {told.session_id[:8]}]" in text and "secret/stripe-webhooks" in text
 
 
+def test_the_echo_leaves_every_search_surface(claude_projects, project, capsys):
+    """Issue 47 (item 6): `recall --raw` (grouped and --messages), MCP memory_search and the
+    page's search rank the decision above an earlier asking of the same question."""
+    import json
+
+    from recall.cli.app import run
+    from recall.mcp import tools
+    from recall.search.merged import merged_search
+    from recall.ui import views
+
+    decision = Session(cwd=str(project), start=START)
+    decision.user("how do we handle stripe webhooks retries?")
+    decision.assistant(DECISION)
+    asked = Session(cwd=str(project), start=START + timedelta(days=20))  # newer: the recency prior favours it
+    asked.user("what did we decide about stripe webhooks?")
+    asked.assistant("OK.")
+    for s in (decision, asked):
+        s.write(claude_projects)
+    index_all()
+    q = "what did we decide about stripe webhooks?"
+    assert Searcher().search(q, messages=True, limit=5)[0].session_id == decision.session_id
+    assert merged_search(Searcher(), q, limit=5)[0].session_id == decision.session_id
+    for args in (["--raw", "--json"], ["--raw", "--json", "--messages"]):
+        assert run([*args, "--project", str(project), q]) == 0
+        out = json.loads(capsys.readouterr().out)
+        rows = out if isinstance(out, list) else out.get("hits", out.get("results", []))
+        assert rows and rows[0]["session_id"] == decision.session_id, (args, rows)
+    found = tools.memory_search(q, cwd=str(project))
+    matches = found["matches"] if isinstance(found, dict) else found
+    assert matches[0]["session_id"] == decision.session_id
+    for kind in ("", "message"):
+        assert views.search(q, kind=kind)[0].session_id == decision.session_id
+
+
 def test_the_hook_drops_echoes_acknowledgements_and_recall_calls_an_older_version_indexed():
     from recall.search.hit import Hit
 

@@ -525,8 +525,12 @@ def _records(tmp_path) -> None:
 def test_purge_says_a_new_setup_would_bring_back_what_was_forgotten(tmp_path, capsys, no_service_manager):
     _records(tmp_path)
     code, out, err = cli(capsys, "setup", "--uninstall", "--global", "--purge")
-    assert code == 2 and "a new `recall setup` would index all of that again" in err
-    assert "--keep-records" in err and len(err.strip().splitlines()) == 1
+    assert code == 2 and "a new `recall setup` would index all of that again without them" in err
+    assert "but not the records of what you forgot" in err and "--drop-records drops them too" in err
+    assert len(err.strip().splitlines()) == 1
+    code, out, err = cli(capsys, "setup", "--uninstall", "--global", "--purge", "--drop-records")
+    assert code == 2 and "so a new `recall setup` will index all of that again" in err
+    assert "run the same `recall setup --uninstall --global --purge --drop-records` again with --yes" in err
 
 
 def test_purge_keeps_the_records_when_asked(tmp_path, capsys, monkeypatch, no_service_manager):
@@ -541,14 +545,7 @@ def test_purge_keeps_the_records_when_asked(tmp_path, capsys, monkeypatch, no_se
     monkeypatch.setattr(typer, "confirm", lambda *a, **kw: next(answers))
     code, out, err = cli(capsys, "setup", "--uninstall", "--global", "--purge")
     assert code == 0, err
-    home = paths.recall_home()
-    # one line says what went and what stayed (issue 44: it said it deleted the folder, then that it kept records in it)
-    assert (
-        f"deleted your history (the archive), the index, the config and the logs from {home}; kept in it only "
-        "the records of forgets, pauses and `recall: off` sessions, 1 exclusion (no text of what they keep out), "
-        f"so a new `recall setup` does not bring that back (delete {home} to drop them too)"
-    ) in out
-    assert f"deleted {home}:" not in out and f"deleted {home} " not in out
+    assert "kept in " in out and "only the records of forgets, pauses and `recall: off` sessions, 1 exclusion" in out
     assert not (paths.archive_dir() / "sessions").exists()  # the history itself is gone
     assert "forgotten-session-1" in Tombstones(paths.archive_dir() / "forgotten.json").sessions
     from indexer.ledger import current_pause, read_controls
@@ -558,12 +555,14 @@ def test_purge_keeps_the_records_when_asked(tmp_path, capsys, monkeypatch, no_se
     assert json.loads(paths.config_path().read_text()) == {"exclude": [str(tmp_path / "client-secret-project")]}
 
 
-def test_purge_with_yes_removes_the_records_unless_told_to_keep_them(tmp_path, capsys, no_service_manager):
+def test_purge_with_yes_keeps_the_records_unless_told_to_drop_them(tmp_path, capsys, no_service_manager):
+    # issue 46 item 6: without a terminal the records stay unless the user says otherwise in so many words
     _records(tmp_path)
     code, out, err = cli(capsys, "setup", "--uninstall", "--global", "--purge", "--yes", "--keep-records")
     assert code == 0 and (paths.archive_dir() / "forgotten.json").exists()
     assert not (paths.archive_dir() / "sessions").exists()
     code, out, err = cli(capsys, "setup", "--uninstall", "--global", "--purge", "--yes")
+    assert code == 0 and (paths.archive_dir() / "forgotten.json").exists()
+    code, out, err = cli(capsys, "setup", "--uninstall", "--global", "--purge", "--yes", "--drop-records")
     assert code == 0 and not paths.recall_home().exists()
-    assert f"deleted {paths.recall_home()}: your history (the archive), the index, the config and the logs" in out
-    assert "kept" not in out
+    assert "dropped the records of forgets, pauses and `recall: off` sessions, 1 exclusion" in out

@@ -1,5 +1,6 @@
 """The page of ``recall ui`` for tests: a server of this process (``serving``), plain HTTP
-requests with or without its cookie (``Client``), and Debian's chromium driven by selenium
+requests with or without its cookie and key (``Client``, which trades a one-time code for them
+as the page does: ``exchange``), and Debian's chromium driven by selenium
 (``browser``; skipped when absent, a failure with ``RECALL_REQUIRE_BROWSER=1``, set by ``.ci/run``).
 Nothing here downloads a browser or a driver."""
 
@@ -9,6 +10,7 @@ import contextlib
 import http.client
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
@@ -43,12 +45,35 @@ def serving(port: int = 0):
         srv.stop()
 
 
-class Client:
-    """Raw HTTP to the page: every header as given (Host, Origin, Cookie), nothing added."""
+def exchange(port: int, code: str) -> tuple[str, str]:
+    """(the Cookie header, the session's key) a one-time code opens, as a browser gets them:
+    the answer's Set-Cookie and the key it hands the page's script (``data-key``)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.putrequest("GET", f"/?token={code}", skip_host=True, skip_accept_encoding=True)
+        conn.putheader("Host", f"127.0.0.1:{port}")
+        conn.endheaders()
+        resp = conn.getresponse()
+        text = resp.read().decode("utf-8", "replace")
+        assert resp.status == 200, (resp.status, text)
+        cookie = resp.getheader("Set-Cookie").split(";", 1)[0]
+        found = re.search(r'data-key="([^"]+)"', text)
+        assert found, text
+        return cookie, found.group(1)
+    finally:
+        conn.close()
 
-    def __init__(self, port: int, token: str | None = None) -> None:
+
+class Client:
+    """Raw HTTP to the page: every header as given (Host, Origin, Cookie, the key), nothing
+    added. With a one-time ``code``, it first trades it for a session (``exchange``); ``key``
+    False sends the cookie alone (what another port's page or server has)."""
+
+    def __init__(self, port: int, code: str | None = None, key: bool = True) -> None:
         self.port = port
-        self.cookie = f"recall_ui_{port}={token}" if token else None
+        self.cookie, self.key = exchange(port, code) if code else (None, None)
+        if not key:
+            self.key = None
 
     def request(
         self,
@@ -64,6 +89,8 @@ class Client:
             h = {"Host": host or f"127.0.0.1:{self.port}"}
             if cookie and self.cookie:
                 h["Cookie"] = self.cookie
+            if self.key:
+                h["X-Recall-Key"] = self.key
             data = None
             if body is not None:
                 data = urlencode(body).encode()
@@ -99,6 +126,7 @@ class Client:
 
 
 def port_and_token(url: str) -> tuple[int, str]:
+    """The port and the one-time code of an address ``recall ui`` printed."""
     parts = urlsplit(url)
     return int(parts.port), parts.query.split("token=", 1)[1]
 

@@ -55,7 +55,7 @@ def history(tmp_path, claude_projects):
 @pytest.fixture
 def page():
     with serving() as srv:
-        yield srv, Client(srv.port, srv.token)
+        yield srv, Client(srv.port, srv.code())
 
 
 def body(text: str) -> str:
@@ -78,9 +78,24 @@ def test_guard_functions():
     assert guard.write_refusal({"X-CSRF-Token": csrf}, 8123, token) == "no Origin header"
     assert "CSRF" in guard.write_refusal({**ok, "X-CSRF-Token": "nope"}, 8123, token)
     assert "cross-site" in guard.write_refusal({**ok, "Sec-Fetch-Site": "cross-site"}, 8123, token)
-    assert guard.authorized(f"a=1; recall_ui_8123={token}", 8123, token)
-    assert not guard.authorized(f"recall_ui_8124={token}", 8123, token)
-    assert not guard.authorized("recall_ui_8123=other", 8123, token)
+    assert guard.cookie_session(f"a=1; recall_ui_8123={token}", 8123) == token
+    assert guard.cookie_session(f"recall_ui_8124={token}", 8123) is None
+    assert guard.cookie_session('recall_ui_8123="unterminated', 8123) is None
+    sessions = guard.Sessions()
+    code = sessions.mint()
+    sid, key = sessions.redeem(code)
+    assert len({code, sid, key}) == 3 and sessions.known(sid) and not sessions.known(code)
+    assert sessions.redeem(code) is None  # once
+    assert sessions.admits(sid, key) and not sessions.admits(sid, "x" + key[1:]) and not sessions.admits(key, sid)
+    assert guard.key_refusal({guard.KEY_HEADER: key}, sid, sessions) is None
+    assert guard.key_refusal({}, sid, sessions).startswith("no key")
+    assert guard.key_refusal({guard.KEY_HEADER: sid}, sid, sessions).startswith("wrong key")
+    assert guard.key_refusal({guard.KEY_HEADER: key, "Sec-Fetch-Site": "same-site"}, sid, sessions) == (
+        "cross-site request (same-site)"  # another port of 127.0.0.1 is the same site, not the same origin
+    )
+    assert guard.key_refusal({}, sid, sessions, key=key) is None
+    for target, where in (("/search?q=x", "/search?q=x"), ("/", "/prompts"), ("//evil.example/x", "/prompts")):
+        assert guard.safe_next(target) == where
 
 
 def test_the_token_once_then_the_cookie_and_nothing_without(history, page):
@@ -98,12 +113,19 @@ def test_the_token_once_then_the_cookie_and_nothing_without(history, page):
         status, headers, text = anon.get(path)
         assert status == 403, path
         assert "SQLite" not in text and "token" in text
-    status, headers, _ = anon.get(f"/search?q=x&token={srv.token}")
-    assert status == 303 and headers["Location"] == "/search?q=x"
+    code = srv.code()
+    status, headers, text = anon.get(f"/search?q=x&token={code}")
+    assert status == 200 and 'data-next="/search?q=x"' in text and "SQLite" not in text
+    key = re.search(r'data-key="([^"]+)"', text).group(1)
     cookie = headers["Set-Cookie"]
-    assert cookie.startswith(f"recall_ui_{srv.port}={srv.token};")
+    sid = cookie.split(";", 1)[0].split("=", 1)[1]
+    assert cookie.startswith(f"recall_ui_{srv.port}={sid};") and len({sid, key, code, srv.token}) == 4
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert srv.token not in text + cookie and srv.csrf not in text  # the server's secret never leaves it
+    status, _, text = anon.get(f"/search?q=x&token={code}")  # once only
+    assert status == 403 and "used already or has expired" in text and "Set-Cookie" not in _
     assert anon.get("/prompts?token=wrong")[0] == 403
+    assert anon.get(f"/prompts?token={srv.token}")[0] == 403  # the secret is no code
     status, headers, text = c.get("/search?q=database")
     assert status == 200 and "SQLite" in text
     assert headers["Content-Security-Policy"] == guard.CSP
@@ -490,7 +512,7 @@ def test_events_stream_says_when_a_prompt_was_logged(history, page):
 
     srv, c = page
     conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
-    conn.putrequest("GET", "/events", skip_host=True)
+    conn.putrequest("GET", f"/events?key={c.key}", skip_host=True)
     conn.putheader("Host", f"127.0.0.1:{srv.port}")
     conn.putheader("Cookie", c.cookie)
     conn.endheaders()
@@ -537,7 +559,7 @@ def test_the_service_op_starts_the_page_lazily(history):
         "print(sorted(m for m in sys.modules if m.startswith('recall.ui')), 'http.server' in sys.modules)\n"
         "out = registry.OPS['ui']({'port': None})\n"
         "print('recall.ui.server' in sys.modules, out['url'].startswith('http://127.0.0.1:'))\n"
-        "again = registry.OPS['ui']({})\nprint(again['url'] == out['url'])\n"
+        "again = registry.OPS['ui']({})\nprint(again['port'] == out['port'] and again['url'] != out['url'])\n"
         "import socket\ns = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]; s.close()\n"
         "moved = registry.OPS['ui']({'port': port})\nprint(moved['port'] == port != out['port'])\n"
         "try:\n    registry.OPS['ui']({'port': 'eighty'})\nexcept Exception as exc:\n    print(exc)\n"
@@ -573,7 +595,7 @@ def test_a_long_transcript_is_paged(tmp_path, claude_projects):
     s.write(claude_projects)
     index_all()
     with serving() as srv:
-        c = Client(srv.port, srv.token)
+        c = Client(srv.port, srv.code())
         text = c.get(f"/sessions/{s.session_id}")[2]
         assert f"messages 1–{views.TRANSCRIPT_PAGE} of {views.TRANSCRIPT_PAGE + 10}" in text
         assert "question number 0 about" in text and f"question number {views.TRANSCRIPT_PAGE} about" not in text

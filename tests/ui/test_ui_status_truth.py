@@ -23,7 +23,7 @@ WHERE = "Checked in the service's environment, not your shell's"
 def page(monkeypatch):
     monkeypatch.setattr(views, "_doctor", {})  # no result from another test
     with serving() as srv:
-        yield srv, Client(srv.port, srv.token)
+        yield srv, Client(srv.port, srv.code())
 
 
 def body(text: str) -> str:

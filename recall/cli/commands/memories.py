@@ -14,7 +14,7 @@ from typing import List, Optional
 
 import typer
 
-from recall.cli.command_utils import PROJECT_HELP, after_change, check_type, project_root
+from recall.cli.command_utils import PROJECT_HELP, after_change, check_type, included_root
 from recall.core.errors import RecallError, UsageError
 from recall.core.text import one_line
 
@@ -215,7 +215,7 @@ def memories_list(
     if ctx.invoked_subcommand is not None:
         return
     if backfill:
-        _backfill(since or "30d", None if every_project else project_root(project), yes, as_json)
+        _backfill(since or "30d", None if every_project else included_root(project), yes, as_json)
         return
     if since is not None or every_project or yes:
         raise UsageError(
@@ -235,7 +235,7 @@ def memories_show(
     from recall.memory import store
     from recall.memory.stale import mark_text
 
-    root = project_root(project)
+    root = included_root(project)
     state = store.load(root)
     m = state.find(ref)
     store.refresh_stale(root, state)
@@ -289,7 +289,7 @@ def memories_add(
     content = " ".join(text).strip()
     if not content:
         raise UsageError("The memory is empty: pass its text, e.g. recall memories add gotcha \"...\".")
-    root = project_root(project)
+    root = included_root(project)
     with store.transaction(root) as state:
         out = store.add_memory(state, t, content, tags or (), origin="manual")
     after_change(root, state)
@@ -309,7 +309,7 @@ def memories_forget(
 ) -> None:
     from recall.memory import store
 
-    root = project_root(project)
+    root = included_root(project)
     with store.transaction(root) as state:
         m = store.forget(state, ref)
     after_change(root, state)
@@ -324,7 +324,7 @@ def consolidate_cmd(
 ) -> None:
     from recall.memory import briefing, consolidate, index_docs, store
 
-    root = project_root(project)
+    root = included_root(project)
     if not store.state_path(root).exists():
         raise RecallError(f"No memories for {root} yet: nothing to consolidate.")
     from recall.llm import backend

@@ -140,15 +140,20 @@ def _uninstall(
             records = un.privacy_records() if left.get("home") else {}
             if records:
                 lines.append(
-                    f"the records of what you forgot, paused and excluded ({un.records_text(records)}): "
-                    "Claude Code still keeps its transcripts, so a new `recall setup` would index all of "
-                    "that again unless they stay (--keep-records keeps them; they hold no text)"
+                    f"but not the records of what you forgot, paused and excluded ({un.records_text(records)}; "
+                    "they hold no text of it): Claude Code still keeps its transcripts, and a new `recall setup` "
+                    "would index all of that again without them (--drop-records drops them too)"
+                    if keep_records is not False
+                    else f"and the records of what you forgot, paused and excluded ({un.records_text(records)}): "
+                    "Claude Code still keeps its transcripts, so a new `recall setup` will index all of that again"
                 )
             again = (
                 "recall setup --uninstall --global --purge"
                 if global_
                 else f"recall setup --uninstall --project {shlex.quote(str(root))} --purge"
             )
+            if keep_records is False and global_:
+                again += " --drop-records"
             if not confirm_or_stop(scope, lines, yes, again):
                 typer.echo("Nothing was removed.")
                 return
@@ -193,7 +198,7 @@ def _uninstall(
         )
     if purge:
         report.changes += (
-            un.purge(projects, keep_records=bool(keep_records)) if global_ else un.purge([root], home=False)
+            un.purge(projects, keep_records=keep_records is not False) if global_ else un.purge([root], home=False)
         )
     _print_report(report)
     if purge:
@@ -377,11 +382,12 @@ def setup_cmd(
     yes: bool = typer.Option(False, "--yes", "-y", help="With --purge: do not ask first."),
     keep_records: Optional[bool] = typer.Option(
         None,
-        "--keep-records/--no-keep-records",
-        help="With --purge: keep (or not) the records of what you forgot, "
-        "paused and excluded, so a new setup does not index it again "
-        "(asked when there is a terminal).",
+        "--keep-records/--drop-records",
+        help="With --purge: keep (the default, even without a terminal) or drop the records of "
+        "what you forgot, paused and excluded; kept, a new setup does not index it again "
+        "(asked when there is a terminal and neither is given).",
     ),
+    no_keep_records: bool = typer.Option(False, "--no-keep-records", hidden=True),  # older spelling of --drop-records
     codex: bool = typer.Option(
         False,
         "--codex",
@@ -402,6 +408,15 @@ def setup_cmd(
         return
     if purge and not uninstall:
         raise UsageError("--purge goes with --uninstall: `recall setup --uninstall --global --purge`.")
+    if no_keep_records:
+        if keep_records:
+            raise UsageError("--keep-records and --no-keep-records exclude each other: pick one.")
+        keep_records = False
+    if keep_records is not None and not purge:
+        raise UsageError(
+            "--keep-records and --drop-records go with --purge: "
+            "`recall setup --uninstall --global --purge --drop-records`."
+        )
     if uninstall:
         _uninstall(project, global_, purge, yes, keep_records)
         return

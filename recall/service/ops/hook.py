@@ -4,9 +4,35 @@ result: the hook's output dict, or None when there is nothing to inject)."""
 
 from __future__ import annotations
 
+import secrets
+import threading
+import time
+
 from recall.core.errors import IndexMissing
-from recall.prompt.context import service_op
+from recall.prompt.context import service_deliver, service_op
 from recall.service.registry import op, searcher
+
+#: prompts whose briefing the model writes in the background: ticket -> (kept at, Pending);
+#: one the hook never comes back for is dropped after KEEP_SECONDS
+_pending: dict[str, tuple[float, object]] = {}
+_pending_lock = threading.Lock()
+KEEP_SECONDS = 60.0
+
+
+def _keep(pending) -> str:
+    ticket = secrets.token_hex(12)
+    now = time.monotonic()
+    with _pending_lock:
+        for old in [t for t, (at, _) in _pending.items() if now - at > KEEP_SECONDS]:
+            del _pending[old]
+        _pending[ticket] = (now, pending)
+    return ticket
+
+
+def _take(ticket) -> object | None:
+    with _pending_lock:
+        kept = _pending.pop(ticket, None) if isinstance(ticket, str) else None
+    return kept[1] if kept is not None else None
 
 
 @op("backend")
@@ -34,4 +60,11 @@ def hook_context(args: dict) -> dict | None:
         warm = searcher()
     except IndexMissing:
         return None
-    return service_op(args, searcher=warm)
+    return service_op(args, searcher=warm, keep=_keep)
+
+
+@op("hook_deliver")
+def hook_deliver(args: dict) -> dict:
+    """The briefing of a prompt ``hook_context`` kept for the background (``args``: ``ticket``
+    and ``_budget``, the seconds the hook has left), with its ``_trace``."""
+    return service_deliver(_take(args.get("ticket")), args.get("_budget"))

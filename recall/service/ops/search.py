@@ -10,7 +10,8 @@ search args (all optional but ``text``):
     doctypes          list   e.g. ["message"], ["memory"], ["message", "session"], ["team"]
     cwd               str    the caller's folder: files are judged there for the stale marks
     agent             str    only this agent's messages and sessions (claude-code, codex, gemini)
-result: a list of ``Hit.as_json()`` dicts, best first, each with its ``stale`` marks.
+result: a list of ``Hit.as_json()`` dicts, best first, each with its ``stale`` marks; fused with the
+semantic channel's nearest sessions where it applies (``recall.search.fused``: each hit's ``channel``).
 """
 
 from __future__ import annotations
@@ -84,9 +85,11 @@ def search(args: dict) -> list[dict]:
     kw = search_args(args)
     text = kw.pop("text")
     cwd = args.get("cwd") if isinstance(args.get("cwd"), str) and os.path.isabs(args["cwd"]) else None
+    from recall.search.fused import fused_search
     from recall.search.stale import mark_hits
 
-    return [h.as_json() for h in mark_hits(searcher().search(text, **kw), cwd)]
+    # words and meaning in one ranking: the service holds the semantic channel's vectors
+    return [h.as_json() for h in mark_hits(fused_search(searcher(), text, kw, cwd), cwd)]
 
 
 @op("ping")

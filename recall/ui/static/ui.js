@@ -1,7 +1,64 @@
 // recall ui: search as you type, live sections (server-sent events), and the page's few writes.
 // Every fragment is HTML the server rendered and escaped; this file never builds HTML from data.
+//
+// The session's key: the address `recall ui` printed answers with it (data-key, once); it is kept
+// in this origin's storage (scheme, host and port: a page of another port cannot read it, though
+// the browser sends it the cookie) and sent with every read and write (X-Recall-Key; the event
+// stream's ?key=). A page navigated to with the cookie alone is a shell without data: it is read
+// again here with the key and shown in its place before the page counts as loaded.
 "use strict";
 (function () {
+  var KEY = "recall-ui-key";
+  var root = document.documentElement;
+
+  function stored() {
+    try { return window.localStorage.getItem(KEY) || ""; } catch (err) { return ""; }
+  }
+
+  function say(text) {
+    var main = document.querySelector("main") || document.body;
+    var p = document.createElement("p");
+    p.className = "problem";
+    p.textContent = text;
+    main.replaceChildren(p);
+  }
+
+  if (root.dataset.key !== undefined) {  // the one-time address's answer: keep the key, go on
+    try {
+      window.localStorage.setItem(KEY, root.dataset.key);
+    } catch (err) {
+      say("This browser keeps no storage for this page, and the page needs it for its key.");
+      return;
+    }
+    location.replace(root.dataset.next || "/prompts");
+    return;
+  }
+  var key = stored();
+  if (root.dataset.shell === "elsewhere") {  // another site or local port sent the browser here
+    say("Another site or another local port opened this page: it was not loaded by itself.");
+    var go = document.createElement("a");
+    go.href = location.href;
+    go.textContent = "Open it";
+    document.querySelector("main").appendChild(go);
+    return;
+  }
+  if (root.dataset.shell !== undefined) {  // the page itself, read with the key (before the load event)
+    if (!key) {
+      say("This browser holds no key for this page: open the address `recall ui` printed " +
+          "(run `recall ui` again for a new one).");
+      return;
+    }
+    var xhr = new XMLHttpRequest();
+    xhr.open("GET", location.pathname + location.search, false);
+    xhr.setRequestHeader("X-Recall-Key", key);
+    try { xhr.send(); } catch (err) { say("The page did not answer: is `recall ui` still serving it?"); return; }
+    var doc = new DOMParser().parseFromString(xhr.responseText, "text/html");
+    document.title = doc.title;
+    var meta = doc.querySelector('meta[name="csrf-token"]');
+    if (meta) document.head.appendChild(document.adoptNode(meta));
+    document.body.replaceWith(document.adoptNode(doc.body));
+    if (!meta) return;  // a refusal (the key is dead): shown as it is
+  }
   var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
 
   function toast(text) {
@@ -16,7 +73,7 @@
   function post(path, data) {
     return fetch(path, {
       method: "POST", credentials: "same-origin",
-      headers: {"X-CSRF-Token": csrf, "Content-Type": "application/x-www-form-urlencoded"},
+      headers: {"X-CSRF-Token": csrf, "X-Recall-Key": key, "Content-Type": "application/x-www-form-urlencoded"},
       body: new URLSearchParams(data)
     }).then(function (r) {
       return r.json().catch(function () { return {ok: false, error: "refused (" + r.status + ")"}; });
@@ -32,7 +89,7 @@
     url = url || section.dataset.fragment;
     if (busy.get(section)) { busy.set(section, "again"); return; }
     busy.set(section, true);
-    fetch(url, {credentials: "same-origin"}).then(function (r) { return r.text(); }).then(function (html) {
+    fetch(url, {credentials: "same-origin", headers: {"X-Recall-Key": key}}).then(function (r) { return r.text(); }).then(function (html) {
       section.innerHTML = html;
       section.dispatchEvent(new CustomEvent("refreshed", {bubbles: true}));
     }).catch(function () {}).finally(function () {
@@ -57,7 +114,8 @@
       ctl = new AbortController();
       clearTimeout(settle);
       if (typing) settle = setTimeout(function () { run(false); }, 1000);
-      fetch("/fragment/search?" + qs + (typing ? "&typing=1" : ""), {credentials: "same-origin", signal: ctl.signal})
+      fetch("/fragment/search?" + qs + (typing ? "&typing=1" : ""),
+            {credentials: "same-origin", headers: {"X-Recall-Key": key}, signal: ctl.signal})
         .then(function (r) { return r.text(); })
         .then(function (html) {
           if (mine === seq && html !== shown) {  // the settled query's answer is mostly the same: left as is
@@ -78,7 +136,7 @@
   // live updates ----------------------------------------------------------------------------------
   if (window.EventSource) {
     var live = document.getElementById("live");
-    var es = new EventSource("/events");
+    var es = new EventSource("/events?key=" + encodeURIComponent(key));
     es.onopen = function () { if (live) live.classList.add("on"); };
     es.onerror = function () { if (live) live.classList.remove("on"); };
     ["prompts", "sessions", "status"].forEach(function (kind) {
