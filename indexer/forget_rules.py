@@ -392,10 +392,14 @@ class _Scan:
         self.k = keyed(key) if key is not None else None
         if self.rules and key is None and not _WARNED:
             from recall.core import log
+            from recall.core.text import counted
 
             _WARNED.append(True)
             log.get("ingest").warning(
-                "%s is missing: the %d forget rule(s) keyed by it catch nothing more", key_path(), len(self.rules)
+                "%s is missing: the %s keyed by it %s nothing more",
+                key_path(),
+                counted(len(self.rules), "forget rule"),
+                "catches" if len(self.rules) == 1 else "catch",
             )
 
     def spans(self, texts: list[str]) -> list[dict[int, list[tuple[int, int]]]]:

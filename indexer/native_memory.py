@@ -11,8 +11,10 @@ said it. recall's own briefing block inside a CLAUDE.md is left out (it repeats 
 that are indexed already).
 
 ``sync(ix, roots)`` compares every file's (mtime, size, inode) with the registry
-``$RECALL_HOME/native-memory.json``: a changed file is re-indexed (its old notes replaced),
-a deleted one leaves the index. ``recall index`` and the service's rescan run it; the
+``$RECALL_HOME/native-memory.json``, then, for a file whose stamp moved, the hash of its text
+without recall's block: a file whose notes changed is re-indexed (its old notes replaced), a
+deleted one leaves the index; a file only touched, or whose recall block alone was rewritten,
+is left as it is (issue 44: recall's own briefing writes re-indexed a CLAUDE.md every pass). ``recall index`` and the service's rescan run it; the
 service also runs it soon after a watched ``.md`` file changes.
 """
 
@@ -235,8 +237,18 @@ def label(source: Source) -> str:
     return os.path.relpath(source.path, source.project)
 
 
-def docs_for(source: Source, mtime: float) -> list[dict]:
-    text = read_text(source.path)
+def content_hash(text: str | None) -> str:
+    """The hash of the notes a file's text makes (recall's block left out, blank lines and
+    spacing aside): the same, nothing to re-index, whatever its mtime says (recall rewrites
+    its own block in a CLAUDE.md)."""
+    if text is None:
+        return ""
+    joined = "\0".join(chunks(text))
+    return hashlib.blake2b(joined.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
+
+def docs_for(source: Source, mtime: float, text: str | None = None) -> list[dict]:
+    text = read_text(source.path) if text is None else text
     if text is None:
         return []
     key = _file_key(source.path)
@@ -286,6 +298,7 @@ def sync(ix, roots, known_projects: list[str] | None = None) -> dict:
     upserts: list[dict] = []
     deletes: list[str] = []
     indexed = removed = 0
+    stamps_moved = False
     for s in sources:
         stamp = _stamp(s.path)
         if stamp is None:
@@ -293,17 +306,28 @@ def sync(ix, roots, known_projects: list[str] | None = None) -> dict:
         prior = files.get(s.path) or {}
         if prior.get("stamp") == stamp and prior.get("project") == s.project:
             continue
-        docs = docs_for(s, stamp[0] / 1e9)
+        text = read_text(s.path)
+        digest = content_hash(text)
+        if prior.get("hash") == digest and prior.get("project") == s.project and prior.get("kind") == s.kind:
+            # touched, or only recall's block in it rewritten: its notes are the same
+            files[s.path] = {**prior, "stamp": stamp}
+            stamps_moved = True
+            continue
+        docs = docs_for(s, stamp[0] / 1e9, text)
         ids = [d["id"] for d in docs]
-        deletes += [f"mem:{i}" for i in prior.get("ids", []) if i not in ids]
+        gone = [f"mem:{i}" for i in prior.get("ids", []) if i not in ids]
+        deletes += gone
         upserts += docs
-        files[s.path] = {"stamp": stamp, "ids": ids, "project": s.project, "kind": s.kind}
-        indexed += 1
+        files[s.path] = {"stamp": stamp, "ids": ids, "project": s.project, "kind": s.kind, "hash": digest}
+        stamps_moved = True
+        indexed += 1 if docs or gone else 0  # a file with no notes, then or now, changed nothing
     for path in [p for p in files if p not in current]:
-        deletes += [f"mem:{i}" for i in files[path].get("ids", [])]
+        gone = [f"mem:{i}" for i in files[path].get("ids", [])]
+        deletes += gone
         del files[path]
-        removed += 1
-    changed = bool(upserts or deletes) or folders != reg["folders"]
+        stamps_moved = True
+        removed += 1 if gone else 0
+    changed = stamps_moved or folders != reg["folders"]
     if upserts:
         ix.upsert_memory_docs(upserts)
     if deletes:

@@ -16,6 +16,7 @@ from pathlib import Path
 from indexer import sources as agent_sources
 from recall.core import config, paths
 from recall.core.errors import RecallError
+from recall.core.text import counted
 from recall.setup.install import HOOK_EVENTS, MCP_NAME, SetupError, load_json, mcp_file, project_root
 
 
@@ -26,6 +27,12 @@ class Check:
     detail: str
     fix: str = ""
     warn: bool = False  # a failed check that does not make recall unusable
+    shell: bool = False  # its answer depends on the environment it runs in (PATH, ANTHROPIC_* variables)
+
+
+#: the checks whose answer depends on the environment of the process that runs them: the page,
+#: served by the service, leaves them out (``doctor(shell=False)``); `recall doctor` in a shell runs them
+SHELL_CHECKS = ("recall command", "UserPromptSubmit hook run", "Claude Code loads recall", "API key", "model backend")
 
 
 def find_hooks(root: Path) -> dict[str, tuple[Path, dict]]:
@@ -52,7 +59,9 @@ def _runnable(command: str) -> str | None:
     return None
 
 
-def check_hooks(root: Path) -> list[Check]:
+def check_hooks(root: Path, run: bool = True) -> list[Check]:
+    """Recall's hooks in Claude Code's settings, each runnable; with ``run``, the prompt hook run
+    once (in this process's environment)."""
     checks = []
     found = find_hooks(root)
     fix = f"run `recall setup --project {shlex.quote(str(root))}`"
@@ -73,7 +82,7 @@ def check_hooks(root: Path) -> list[Check]:
             checks.append(Check(f"{event} hook", False, f"{why} ({path})", fix))
         elif not isinstance(h.get("timeout"), (int, float)):
             checks.append(Check(f"{event} hook", False, f"has no timeout ({path})", fix))
-    if "UserPromptSubmit" in found and not _runnable(str(found["UserPromptSubmit"][1].get("command"))):
+    if run and "UserPromptSubmit" in found and not _runnable(str(found["UserPromptSubmit"][1].get("command"))):
         command = str(found["UserPromptSubmit"][1]["command"])
         payload = json.dumps(
             {"prompt": "ok", "cwd": str(root), "session_id": "recall-doctor", "hook_event_name": "UserPromptSubmit"}
@@ -237,11 +246,10 @@ def check_index() -> Check:
         return Check(
             "index",
             False,
-            f"{docs} documents; {behind} transcript file(s) have lines not indexed yet",
+            f"{counted(docs, 'document')}; {counted(behind, 'transcript file')} "
+            f"{'has' if behind == 1 else 'have'} lines not indexed yet",
             "run `recall index` (or `recall service start` to keep it fresh)",
         )
-    from recall.cli.output import counted
-
     return Check("index", True, f"{counted(docs, 'document')}, up to date with every transcript")
 
 
@@ -398,35 +406,57 @@ def check_key(service_up: bool = False) -> Check:
     key, where = find_api_key()
     if key:
         return Check("API key", True, f"found in {where}")
+    from recall.llm import backend
+
+    keys = sorted({k for u in backend.used_today() if u["backend"] == "api" for k in u["keys"]})
+    elsewhere = f"; today's api calls had one: {', '.join(keys)}" if keys else ""
     return Check(
         "API key",
         False,
-        "none found: the model backend is Claude Code's own login if it can be used (see the backend line)",
+        "none found in this shell's environment or recall's config: the model backend here is Claude Code's "
+        f"own login if it can be used (see the backend line){elsewhere}",
         "export ANTHROPIC_API_KEY, or run `recall config set api_key KEY`",
         warn=True,
     )
 
 
-def _claude_code_calls_today() -> int:
+def _claude_code_calls_today(used: list[dict]) -> int:
     """Model calls through Claude Code that succeeded today (the usage log)."""
-    from recall.llm.usage import usage_summary
+    return next((u["ok"] for u in used if u["backend"] == "claude-code"), 0)
 
-    try:
-        b = (usage_summary(days=1).get("today_by_backend") or {}).get("claude-code") or {}
-    except Exception:  # noqa: BLE001 - an unreadable log: no evidence either way
-        return 0
-    return max(0, int(b.get("calls", 0)) - int(b.get("failed", 0)))
+
+def _used_line(used: list[dict]) -> str:
+    """``today: api: 33 calls succeeded today (prompt hook 30, memory 3; key ANTHROPIC_API_KEY
+    from a hook's environment)``: the backend each caller really used (issue 44)."""
+    from recall.llm import backend
+
+    return "; ".join(backend.used_text(u) for u in used)
 
 
 def check_backend(service_up: bool = False) -> Check:
-    """The backend each feature uses right now, here and in the service: FAIL when the service,
-    given this shell's credentials as a hook would pass them, would still have none."""
+    """The backend each feature would use from this shell, and the ones today's calls really
+    went to (the hooks run with Claude Code's environment, which may hold a key or a login this
+    shell lacks). FAIL only when nothing works: no backend here and no call succeeded today, or
+    the service, given this shell's credentials as a hook would pass them, would still have none
+    (a warning when today's calls succeeded all the same)."""
     from recall.llm import backend
 
     here = backend.describe()
+    used = backend.used_today()
+    worked = sum(u["ok"] for u in used)
     detail = "; ".join(f"{name}: {f['backend']}" for name, f in here["features"].items())
-    detail = f"model.backend = {here['setting']}: {detail} ({here['why']})"
+    detail = f"model.backend = {here['setting']}: {detail} ({here['why']}) as this shell would call it"
+    today = f"; but the hooks' and the service's calls work: {_used_line(used)}" if worked else ""
     if here["backend"] == "off":
+        if worked:
+            return Check(
+                "model backend",
+                False,
+                f"{detail}: a model call from this shell (`recall ask`) has no backend{today}",
+                "to call models from this shell too: export ANTHROPIC_API_KEY, `recall config set api_key KEY`, "
+                "or install and log in to Claude Code",
+                warn=True,
+            )
         return Check(
             "model backend",
             False,
@@ -444,15 +474,26 @@ def check_backend(service_up: bool = False) -> Check:
                 "run `claude` and log in (/login), or give recall an API key: export ANTHROPIC_API_KEY or "
                 "`recall config set api_key KEY`"
             )
-            worked = _claude_code_calls_today()
-            if worked:  # the hooks run it in Claude Code's environment, which may hold a login this shell lacks
+            through = _claude_code_calls_today(used)
+            if through:  # the hooks run it in Claude Code's environment, which may hold a login this shell lacks
+                others = [u for u in used if u["backend"] != "claude-code"]
                 return Check(
                     "model backend",
                     False,
                     f"{detail}; Claude Code at {choice.source} says it is not logged in in this shell "
-                    f"({said}), but {worked} of today's model calls through it succeeded (from the "
-                    "hooks and the service); a call from this shell (`recall ask`) fails",
+                    f"({said}), but {through} of today's model calls through it succeeded (from the "
+                    "hooks and the service); a call from this shell (`recall ask`) fails"
+                    + (f"; today: {_used_line(used)}" if others else ""),
                     fix,
+                    warn=True,
+                )
+            if worked:  # the hooks' calls went to another backend (a key in Claude Code's environment)
+                return Check(
+                    "model backend",
+                    False,
+                    f"{detail}; Claude Code at {choice.source} is not logged in in this shell ({said}), "
+                    f"so a model call from this shell (`recall ask`) fails{today}",
+                    f"to call models from this shell too: {fix}",
                     warn=True,
                 )
             return Check(
@@ -466,7 +507,8 @@ def check_backend(service_up: bool = False) -> Check:
             return Check(
                 "model backend",
                 False,
-                f"{detail}; whether Claude Code is logged in could not be told ({said})",
+                f"{detail}; whether Claude Code is logged in could not be told ({said})"
+                + (f"; today: {_used_line(used)}" if worked else ""),
                 "run `claude auth status`",
                 warn=True,
             )
@@ -480,8 +522,9 @@ def check_backend(service_up: bool = False) -> Check:
             return Check(
                 "model backend",
                 False,
-                f"{detail}; the service cannot say which it would use ({exc})",
+                f"{detail}; the service cannot say which it would use ({exc}){today}",
                 "run `recall service restart`",
+                warn=bool(worked),
             )
         theirs = (remote or {}).get("caller") or {}
         if theirs.get("backend") != here["backend"]:
@@ -489,11 +532,12 @@ def check_backend(service_up: bool = False) -> Check:
                 "model backend",
                 False,
                 f"{detail}; but the service, given the hook's credentials, would use "
-                f"{theirs.get('backend', '?')} ({theirs.get('why', 'no answer')})",
+                f"{theirs.get('backend', '?')} ({theirs.get('why', 'no answer')}){today}",
                 "run `recall service restart` from a shell that has your key and Claude Code on PATH, "
                 "or `recall config set api_key KEY`",
+                warn=bool(worked),
             )
-    return Check("model backend", True, detail)
+    return Check("model backend", True, detail + (f"; today: {_used_line(used)}" if worked else ""))
 
 
 def check_mcp(root: Path) -> Check:
@@ -735,18 +779,22 @@ def check_command() -> Check:
     )
 
 
-def doctor(project: Path | str | None = None) -> list[Check]:
+def doctor(project: Path | str | None = None, shell: bool = True) -> list[Check]:
+    """Every check. ``shell=False``: without those whose answer depends on the environment they
+    run in (``SHELL_CHECKS``: the page runs doctor in the service's, not the user's shell)."""
     root = project_root(project)
     wiring, by_plugin = check_wiring(root)  # the plugin's hooks and MCP server replace setup's
     service = check_service()
-    hooks = [] if by_plugin else check_hooks(root)
+    hooks = [] if by_plugin else check_hooks(root, run=shell)
     mcp = [] if by_plugin else [check_mcp(root)]
     loads = (
-        [check_claude_loads(root, by_plugin, bool(mcp) and mcp[0].ok)] if by_plugin or any(c.ok for c in hooks) else []
+        [check_claude_loads(root, by_plugin, bool(mcp) and mcp[0].ok)]
+        if shell and (by_plugin or any(c.ok for c in hooks))
+        else []
     )
     checks = [
         check_config(),
-        check_command(),
+        *([check_command()] if shell else []),
         *wiring,
         *hooks,
         *loads,
@@ -755,12 +803,14 @@ def doctor(project: Path | str | None = None) -> list[Check]:
         check_redaction(service.ok),
         check_forget(),
         check_semantic(),
-        check_key(service.ok),
-        check_backend(service.ok),
+        *([check_key(service.ok), check_backend(service.ok)] if shell else []),
         *mcp,
     ]
     modes = check_folder_modes(root)
-    return [*checks, *check_agents(), *check_memory(root), *check_rules(root), *([modes] if modes else [])]
+    out = [*checks, *check_agents(), *check_memory(root), *check_rules(root), *([modes] if modes else [])]
+    for c in out:
+        c.shell = c.shell or c.name in SHELL_CHECKS
+    return out if shell else [c for c in out if not c.shell]
 
 
 def check_agents() -> list[Check]:
@@ -813,11 +863,24 @@ def check_rules(root: Path) -> list[Check]:
 
 def check_memory(project=None) -> list[Check]:
     """Whether memory extraction is on, and the project's memory state readable."""
+    from recall.llm import backend
     from recall.memory.status import DISABLED, NO_KEY, memory_status
 
     s = memory_status(str(project) if project else None)
     checks = []
-    if not s["key"]:
+    worked = [u for u in backend.used_today() if u["callers"].get("memory")]
+    if not s["key"] and worked and s["configured"]:  # no backend here, but the service's extraction works
+        u = worked[0]
+        checks.append(
+            Check(
+                "memory",
+                True,
+                f"extraction on with the hooks' credentials ({u['backend']}: "
+                f"{counted(u['callers']['memory'], 'memory call')} succeeded today), though this shell has "
+                f"no model backend; {counted(s['active'], 'active memory', 'active memories')} in {s['project']}",
+            )
+        )
+    elif not s["key"]:
         checks.append(
             Check(
                 "memory",
@@ -825,6 +888,7 @@ def check_memory(project=None) -> list[Check]:
                 NO_KEY.format(why=s["backend_why"]),
                 "export ANTHROPIC_API_KEY, run `recall config set api_key KEY`, or install and log in to Claude Code",
                 warn=True,
+                shell=True,  # this process has no backend: the hooks' environment may have one
             )
         )
     elif not s["configured"]:
@@ -844,7 +908,7 @@ def check_memory(project=None) -> list[Check]:
             Check(
                 "memory",
                 True,
-                f"extraction on; {s['active']} active memories in {s['project']}; "
+                f"extraction on; {counted(s['active'], 'active memory')} in {s['project']}; "
                 f"{s['calls_today']} call{'' if s['calls_today'] == 1 else 's'} today, est. ${s['cost_total']:.2f} in all",
             )
         )

@@ -273,39 +273,74 @@ def print_service_line(info: dict) -> None:
         echo(f"Service: not running{last}; `recall service start` starts it")
 
 
-def _service_memory_backend(info: dict) -> None:
-    """Memory extraction runs in the service, with the credentials of the last hook that reached
-    it, not this shell's: when the service runs, the memory feature names the backend it uses
-    there (issue 36)."""
-    feature = info["backends"]["features"].get("memory") or {}
-    if feature.get("backend") == "off":
+#: the features that run with the hooks' credentials, not this shell's, and the purposes of
+#: their calls in the usage log (``recall.llm.usage``)
+HOOK_FEATURES = {"synthesis": ("recall",), "memory": ("extraction", "consolidation", "summary")}
+_CALLS = {"synthesis": "synthesis", "memory": "extraction"}  # what each feature's calls are named
+
+
+def _count_memories(info: dict) -> None:
+    """``index.memories``: the typed memories ``recall memories`` lists, across projects (the
+    index's memory documents, session summaries, rules and Claude Code's memory files among
+    them, are ``index.memory_documents``)."""
+    from recall.memory.status import typed_memories
+
+    idx = info["index"]
+    if "memories" in idx:
+        idx["memory_documents"] = idx.pop("memories")
+    try:
+        counted_ = typed_memories(also=(info["memory"].get("project") or "",))
+    except Exception:  # noqa: BLE001 - unreadable state: the memory line says the problem
         return
+    idx["memories"] = counted_["memories"]
+    idx["memory_projects"] = counted_["projects"]
+
+
+def _hook_backends(info: dict) -> None:
+    """The per-prompt synthesis runs in the hook (or the service for it) with Claude Code's
+    environment, and memory extraction in the service with the credentials of the last hook
+    that reached it: not this shell's. When the service runs, those features name the backend it
+    uses with the last hook's credentials (issue 36); without one, the backend today's calls of
+    that feature went to, when that is not this shell's pick (issue 44)."""
+    features = info["backends"]["features"]
+    remote = None
     if info["service"].get("running"):
         from recall.core import service_client as client
 
         try:
             remote = client.call("backend", {}, timeout=2.0) or {}
         except client.Unavailable:
-            remote = {}
-        mem = remote.get("memory") if isinstance(remote, dict) else None
-        if isinstance(mem, dict) and mem.get("backend"):
-            info["backends"]["features"]["memory"] = {
-                "backend": mem["backend"],
-                "why": f"in the service, with the last hook's credentials: {mem.get('why', '')}",
+            remote = None
+    by_backend = (info.get("model_usage") or {}).get("today_by_backend") or {}
+    for feature, purposes in HOOK_FEATURES.items():
+        mine = features.get(feature) or {}
+        if mine.get("why", "").startswith(("hook.synthesize", "memory.enabled")):
+            continue  # switched off by a setting: off wherever it runs
+        theirs = remote.get("memory") if isinstance(remote, dict) else None  # the last hook's credentials
+        if isinstance(theirs, dict) and theirs.get("backend"):
+            if feature == "memory" or theirs["backend"] not in ("off", mine.get("backend")):
+                features[feature] = {
+                    "backend": theirs["backend"],
+                    "why": f"in the service, with the last hook's credentials: {theirs.get('why', '')}",
+                }
+            if feature == "memory" or theirs["backend"] != "off":
+                continue
+        used = [
+            name
+            for name, b in sorted(by_backend.items(), key=lambda kv: -kv[1].get("calls", 0))
+            if any((b.get("ok_purposes") or {}).get(p) for p in purposes) and b.get("calls", 0) > b.get("failed", 0)
+        ]
+        if used and mine.get("backend") not in used:
+            calls = sum(((by_backend[used[0]].get("ok_purposes") or {}).get(p, 0)) for p in purposes)
+            features[feature] = {
+                "backend": used[0],
+                "why": f"today's {_CALLS[feature]} calls went to {used[0]}"
+                + (f" ({calls} succeeded)" if calls else "")
+                + f", with the hooks' credentials; this shell would use {mine.get('backend')}",
             }
-            return
-    # no service to ask: what today's extraction calls went to, when that is not this shell's pick
-    used = [
-        name
-        for name, b in ((info.get("model_usage") or {}).get("today_by_backend") or {}).items()
-        if (b.get("purposes") or {}).get("extraction") and b.get("calls", 0) > b.get("failed", 0)
-    ]
-    if used and feature.get("backend") not in used:
-        info["backends"]["features"]["memory"] = {
-            "backend": used[0],
-            "why": f"today's extraction calls went to {used[0]} (the hooks' credentials); "
-            f"this shell would use {feature.get('backend')}",
-        }
+    mem = features.get("memory") or {}
+    if info.get("memory") and mem.get("backend") not in (None, "off"):  # the Memory line says the same
+        info["memory"].update(key=True, enabled=info["memory"].get("configured", True), backend=mem["backend"])
 
 
 def status(as_json: bool = False) -> int:
@@ -316,8 +351,9 @@ def status(as_json: bool = False) -> int:
 
     info = collect_status()
     info["memory"] = memory_status()
+    _count_memories(info)
     info["backends"] = backend.describe()
-    _service_memory_backend(info)
+    _hook_backends(info)
     info["prompts_today"] = injections.day_summary()
     if as_json:
         echo(json.dumps(info, default=str))
@@ -356,7 +392,8 @@ def _print_index_lines(info: dict, now: float) -> None:
             counted(idx.get("sessions_indexed", idx.get("sessions", 0)), "session"),
         ]
         if idx.get("memories"):
-            parts.append(counted(idx["memories"], "memory"))
+            held = idx.get("memory_projects") or 0
+            parts.append(counted(idx["memories"], "memory") + (f" (in {counted(held, 'project')})" if held > 1 else ""))
         if idx.get("files") is not None:
             parts.append(f"from {counted(idx['files'], 'transcript file')}")
         echo(f"Index:   {', '.join(parts)}")
@@ -402,11 +439,16 @@ def _print_model_lines(info: dict) -> None:
         for name, b in sorted((usage.get("today_by_backend") or {}).items(), key=lambda kv: -kv[1]["calls"]):
             what = ", ".join(f"{p} {n}" for p, n in sorted(b["purposes"].items(), key=lambda kv: -kv[1]))
             failed = f"; {b['failed']} failed: {b['last_error']}" if b.get("failed") else ""
-            echo(f"         today on {name}: {b['calls']} ({what}){failed}")
+            keys = b.get("keys") or {}
+            key = f"; key {', '.join(sorted(keys, key=lambda k: -keys[k]))}" if keys else ""
+            echo(f"         today on {name}: {b['calls']} ({what}){failed}{key}")
     b = info["backends"]
     features = b["features"]
     if len({(f["backend"], f["why"]) for f in features.values()}) == 1:
-        echo(f"Backend: model.backend = {b['setting']}: {b['backend']} for every feature ({b['why']})")
+        echo(
+            f"Backend: model.backend = {b['setting']}: {b['backend']} for every feature ({b['why']}), "
+            "as this shell would call it"
+        )
     else:
         echo(f"Backend: model.backend = {b['setting']}")
         for feature, label in backend.FEATURES.items():

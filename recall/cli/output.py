@@ -9,14 +9,9 @@ import re
 import sys
 from typing import Any, Callable, Iterator
 
+from recall.core.text import counted  # noqa: F401 - re-exported: the CLI's modules import it from here
+
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
-_IRREGULAR = {"memory": "memories", "summary": "summaries", "this": "these"}
-
-
-def counted(n: int, noun: str) -> str:
-    """``1 session``, ``2 sessions``, ``1,204 memories``: never "1 sessions"."""
-    n = int(n or 0)
-    return f"{n:,} {noun if n == 1 else _IRREGULAR.get(noun, noun + 's')}"
 
 
 def _console(stderr: bool = False):
@@ -194,7 +189,11 @@ def print_index_summary(summary) -> None:
     if bad:
         from recall.core import log
 
-        print(f"  {len(bad)} line(s) were not JSON and were skipped (all named in {log.log_file()}), first: {bad[0]}")
+        n = len(bad)
+        print(
+            f"  {counted(n, 'line')} {'was' if n == 1 else 'were'} not JSON and {'was' if n == 1 else 'were'} "
+            f"skipped (all named in {log.log_file()}), first: {bad[0]}"
+        )
 
 
 @contextlib.contextmanager

@@ -6,6 +6,9 @@
 (line breaks too) made one space first. ``clip``: one line, cut at a word boundary when one is
 near the end. ``clip_block``: line breaks kept, cut at a word or line boundary near the end.
 
+``counted``: a count with its noun, singular or plural as the number says ("1 problem",
+"2 problems"), never "problem(s)".
+
 Not here, on purpose: ``indexer.transcripts``' ``…[N more characters]`` (a stored message
 says how much of it was left out).
 """
@@ -14,6 +17,23 @@ from __future__ import annotations
 
 ELLIPSIS = "…"
 REPLACEMENT = "\ufffd"
+_IRREGULAR = {"memory": "memories", "summary": "summaries", "this": "these", "entry": "entries", "is": "are"}
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 session``, ``2 sessions``, ``1,204 memories``: never "1 sessions" nor "session(s)".
+    ``plural`` for a noun that does not take an "s" (``counted(n, "CLAUDE.md file")`` needs none)."""
+    n = int(n or 0)
+    return f"{n:,} {noun if n == 1 else plural or plural_of(noun)}"
+
+
+def plural_of(noun: str) -> str:
+    """``noun``'s plural: the last word's (``transcript file`` -> ``transcript files``)."""
+    head, _, last = noun.rpartition(" ")
+    many = _IRREGULAR.get(last) or (
+        last[:-1] + "ies" if last.endswith("y") and last[-2:-1] not in "aeiou" else last + "s"
+    )
+    return f"{head} {many}" if head else many
 
 
 def storable(text: str) -> str:

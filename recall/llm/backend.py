@@ -9,7 +9,9 @@
 
 The choice is made in the caller's environment (``recall.core.caller``): the service working
 for a hook decides with the hook's variables, not its own. ``choose()`` never raises and
-always says why; ``describe()`` is what ``recall status`` / ``recall doctor`` print.
+always says why; ``describe()`` is what ``recall status`` / ``recall doctor`` print, next to
+``used_today()``: the backend each caller's calls really went to today, from the usage log (a
+hook's calls run with Claude Code's environment, which may hold a key the shell lacks: issue 44).
 """
 
 from __future__ import annotations
@@ -141,3 +143,55 @@ def describe(cfg: dict | None = None, env: dict | None = None) -> dict:
             )
         out["features"][feature] = {"backend": name, "why": why}
     return out
+
+
+#: who makes a model call of each purpose (``recall.llm.usage``): what ``used_today`` names
+CALLERS = {
+    "recall": "prompt hook",
+    "extraction": "memory",
+    "consolidation": "memory",
+    "summary": "memory",
+    "answer": "recall ask",
+}
+
+
+def used_today(summary: dict | None = None) -> list[dict]:
+    """The backends today's model calls succeeded on, most first: ``{"backend", "ok", "failed",
+    "callers": {caller: calls}, "keys": {where the key came from: calls}}`` (the usage log)."""
+    from recall.llm.usage import usage_summary
+
+    if summary is None:
+        try:
+            summary = usage_summary(days=1)
+        except Exception:  # noqa: BLE001 - an unreadable log: no evidence either way
+            return []
+    out = []
+    for name, b in (summary.get("today_by_backend") or {}).items():
+        ok = int(b.get("calls", 0)) - int(b.get("failed", 0))
+        if ok <= 0:
+            continue
+        callers: dict[str, int] = {}
+        for purpose, n in (b.get("ok_purposes") or {}).items():
+            who = CALLERS.get(purpose, purpose)
+            callers[who] = callers.get(who, 0) + int(n)
+        out.append(
+            {
+                "backend": name,
+                "ok": ok,
+                "failed": int(b.get("failed", 0)),
+                "callers": callers,
+                "keys": b.get("keys") or {},
+            }
+        )
+    return sorted(out, key=lambda u: -u["ok"])
+
+
+def used_text(used: dict) -> str:
+    """``api: 33 calls succeeded today (prompt hook 30, memory 3; key ANTHROPIC_API_KEY from a
+    hook's environment)``."""
+    from recall.core.text import counted
+
+    callers = ", ".join(f"{who} {n}" for who, n in sorted(used["callers"].items(), key=lambda kv: -kv[1]))
+    keys = ", ".join(sorted(used["keys"], key=lambda k: -used["keys"][k]))
+    more = "; ".join(x for x in (callers, f"key {keys}" if keys else "") if x)
+    return f"{used['backend']}: {counted(used['ok'], 'call')} succeeded today" + (f" ({more})" if more else "")

@@ -42,17 +42,24 @@ def api_complete(
     """One non-streaming Messages call with the caller's credentials."""
     model_id = model or config.model()
     c = client(timeout=timeout)
+    where = (find_credentials() or {}).get("where") or ""
     try:
         resp = c.messages.create(
             model=model_id, max_tokens=max_tokens, system=system, messages=[{"role": "user", "content": prompt}]
         )
     except Exception as exc:  # the SDK's APIError family, timeouts, connection errors
         err = ModelError(f"model call failed: {type(exc).__name__}: {str(exc)[:400]}")
-        record_usage(model_id, 0, 0, purpose, error=str(err)[len("model call failed: ") :][:150])
+        record_usage(model_id, 0, 0, purpose, error=str(err)[len("model call failed: ") :][:150], key=where)
         # not chained: the SDK's error holds the endpoint's reply, which may echo the key
         raise err from None
     usage = getattr(resp, "usage", None)
-    record_usage(model_id, getattr(usage, "input_tokens", 0) or 0, getattr(usage, "output_tokens", 0) or 0, purpose)
+    record_usage(
+        model_id,
+        getattr(usage, "input_tokens", 0) or 0,
+        getattr(usage, "output_tokens", 0) or 0,
+        purpose,
+        key=where,
+    )
     text = "".join(getattr(b, "text", "") for b in (resp.content or []) if getattr(b, "type", "") == "text")
     if not text.strip():
         raise ModelError("model returned no text")

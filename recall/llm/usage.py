@@ -40,9 +40,21 @@ def _usage_lock(kind: int):
 
 
 def record_usage(
-    model: str, input_tokens: int, output_tokens: int, purpose: str, backend: str = "api", error: str = ""
+    model: str,
+    input_tokens: int,
+    output_tokens: int,
+    purpose: str,
+    backend: str = "api",
+    error: str = "",
+    key: str = "",
 ) -> None:
+    """One model call. ``key``: where the api backend's credentials came from (the variable's
+    name or the file's path, never the secret); ``env`` is recorded as "caller" when the call
+    ran with a caller's environment (a hook's, sent to the service), so ``recall status`` and
+    ``recall doctor`` can say which backend each caller really used (issue 44)."""
     import fcntl
+
+    from recall.core import caller
 
     rec = {
         "t": time.time(),
@@ -52,6 +64,10 @@ def record_usage(
         "purpose": purpose,
         "backend": backend,
     }
+    if key:
+        rec["key"] = key
+    if caller.is_caller():
+        rec["env"] = "caller"
     if error:  # the backend answered, with an error ("Not logged in"): `recall status` says so
         rec["error"] = error[:200]
     line = json.dumps(rec) + "\n"
@@ -76,7 +92,8 @@ def record_usage(
 
 
 def compact_usage() -> int:
-    """Roll ``usage.jsonl`` up to one line per (UTC day, model, purpose, backend), each with
+    """Roll ``usage.jsonl`` up to one line per (UTC day, model, purpose, backend, key source,
+    environment), each with
     its call count ``n`` and token sums: every figure read from it (calls and cost today and
     in all, per purpose and backend, the daily cap) stays exact, and the file stays small
     (it grew by a line per prompt). Returns the lines written."""
@@ -94,10 +111,21 @@ def compact_usage() -> int:
         for rec in filter(None, map(loads_object, lines)):
             t = float(rec.get("t", 0) or 0)
             day = datetime.fromtimestamp(t, tz=timezone.utc).date().isoformat()
-            key = (day, str(rec.get("model", "")), str(rec.get("purpose", "other")), str(rec.get("backend", "api")))
+            key = (
+                day,
+                str(rec.get("model", "")),
+                str(rec.get("purpose", "other")),
+                str(rec.get("backend", "api")),
+                str(rec.get("key", "")),
+                str(rec.get("env", "")),
+            )
             g = groups.setdefault(
                 key, {"t": t, "model": key[1], "in": 0, "out": 0, "purpose": key[2], "backend": key[3], "n": 0}
             )
+            if key[4]:
+                g["key"] = key[4]
+            if key[5]:
+                g["env"] = key[5]
             g["t"] = max(g["t"], t)
             g["in"] += int(rec.get("in", 0) or 0)
             g["out"] += int(rec.get("out", 0) or 0)
@@ -145,13 +173,21 @@ def usage_summary(days: int | None = None) -> dict:
         if datetime.fromtimestamp(rec.get("t", 0), tz=timezone.utc).date() == today:
             out["today_calls"] += n
             out["today_cost"] += cost
-            tb = out["today_by_backend"].setdefault(b, {"calls": 0, "failed": 0, "purposes": {}, "last_error": ""})
+            tb = out["today_by_backend"].setdefault(
+                b, {"calls": 0, "failed": 0, "purposes": {}, "last_error": "", "keys": {}, "ok_purposes": {}}
+            )
             tb["calls"] += n
             tb["purposes"][p] = tb["purposes"].get(p, 0) + n
             failed = int(rec.get("failed", 1 if rec.get("error") else 0) or 0)
             if failed:
                 tb["failed"] += failed
                 tb["last_error"] = str(rec.get("error") or tb["last_error"])
+            if n - failed > 0:  # what worked: per purpose (which caller) and per key source
+                tb["ok_purposes"][p] = tb["ok_purposes"].get(p, 0) + n - failed
+                where = str(rec.get("key") or "")
+                if where:
+                    label = f"{where} from a hook's environment" if rec.get("env") == "caller" else where
+                    tb["keys"][label] = tb["keys"].get(label, 0) + n - failed
     return out
 
 
@@ -162,3 +198,14 @@ def calls_today(purposes: tuple[str, ...] = ("extraction", "consolidation", "sum
         if rec.get("purpose") in purposes and datetime.fromtimestamp(rec.get("t", 0), tz=timezone.utc).date() == today:
             n += int(rec.get("n", 1) or 1)
     return n
+
+
+def succeeded_today(summary: dict | None = None) -> dict[str, int]:
+    """backend -> the model calls on it that succeeded today (no backend: none worked)."""
+    summary = summary if summary is not None else usage_summary(days=1)
+    out = {}
+    for name, b in (summary.get("today_by_backend") or {}).items():
+        ok = int(b.get("calls", 0)) - int(b.get("failed", 0))
+        if ok > 0:
+            out[name] = ok
+    return out

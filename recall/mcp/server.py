@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field, ValidationError
 from recall import __version__
 from recall.core import log
 from recall.core.errors import RecallError, UsageError
-from recall.core.text import clip, clip_block
+from recall.core.text import clip, clip_block, counted
 from recall.mcp import rule_tools, tools
 
 #: Size cap of one tool result, for its text and its structured JSON each (Claude Code
@@ -339,7 +339,7 @@ def _scope(page: _Page) -> str:
 
 
 def render_search(page: SearchOut) -> str:
-    lines = [f'memory_search "{page.query}" in {_scope(page)}: {page.shown} result(s).']
+    lines = [f'memory_search "{page.query}" in {_scope(page)}: {counted(page.shown, "result")}.']
     if page.note:
         lines.append(page.note)
     return "\n".join(lines + _render_matches(page))
@@ -370,7 +370,7 @@ def render_recall(page: RecallSearchOut) -> str:
         opts.append(f"since {page.since}")
     if page.messages:
         opts.append("single messages")
-    lines = [f'recall_search "{page.query}" ({", ".join(opts)}): {page.shown} hit(s).']
+    lines = [f'recall_search "{page.query}" ({", ".join(opts)}): {counted(page.shown, "hit")}.']
     if page.note:
         lines.append(page.note)
     return "\n".join(lines + _render_matches(page))

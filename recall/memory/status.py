@@ -8,6 +8,7 @@ import os
 import time
 
 from recall.core import config
+from recall.core.text import counted
 from recall.llm.usage import calls_today, usage_summary
 
 NO_KEY = "memory extraction is off: {why}"
@@ -66,6 +67,34 @@ def memory_status(cwd: str | None = None, cfg: dict | None = None) -> dict:
     return out
 
 
+def memory_projects(also: tuple[str, ...] = ()) -> list[str]:
+    """Every project recall may hold typed memories for: those with indexed sessions, and
+    ``also`` (the working directory's, which may have memories added by hand)."""
+    from indexer.state import known_projects
+    from recall.core import paths
+
+    return sorted(set(known_projects(paths.state_db_path())) | {p for p in also if p})
+
+
+def typed_memories(also: tuple[str, ...] = ()) -> dict:
+    """What ``recall memories`` lists, across projects: ``{"memories": active typed memories,
+    "projects": projects holding one}``. Not the index's memory documents: those count session
+    summaries, rules and Claude Code's own memory files too (issue 44: status said 23 for 5)."""
+    from recall.memory import store
+
+    total = held = 0
+    for project in memory_projects(also):
+        if not os.path.isfile(store.state_path(project)):
+            continue
+        try:
+            n = len(store.load(project).active())
+        except store.StateError:
+            continue
+        total += n
+        held += 1 if n else 0
+    return {"memories": total, "projects": held}
+
+
 def _worker_status() -> dict:
     """The worker's last run (``recall.memory.worker.read_status``), without importing it."""
     from recall.core.jsonio import read_json
@@ -98,16 +127,18 @@ def status_lines(cwd: str | None = None, cfg: dict | None = None, s: dict | None
             "(raise it with `recall config set memory.daily_call_cap N`)"
         )
     where = {"claude_md": "CLAUDE.md", "local": "CLAUDE.local.md", "none": "SessionStart context"}[s["briefing"]]
-    lines.append(f"{pad}{s['active']} active memories in {s['project']} (briefing: {where})")
+    lines.append(f"{pad}{counted(s['active'], 'active memory')} in {s['project']} (briefing: {where})")
     if s["problem"]:
         lines.append(f"{pad}{s['problem']}")
     if s["queued"]:
-        lines.append(f"{pad}{s['queued']} capture(s) queued" + (f", worker pid {s['worker']}" if s["worker"] else ""))
+        lines.append(
+            f"{pad}{counted(s['queued'], 'capture')} queued" + (f", worker pid {s['worker']}" if s["worker"] else "")
+        )
     if s["retrying"]:
         first = min(s["retrying"], key=lambda r: r["retry_at"])
         wait = max(0, int(first["retry_at"] - time.time()))
         lines.append(
-            f"{pad}{len(s['retrying'])} session(s) kept for another try after an error (next in "
+            f"{pad}{counted(len(s['retrying']), 'session')} kept for another try after an error (next in "
             f"{wait // 60} min: {first['error'][:120]})"
         )
     if s["last_problem"] and s["last_run"] and time.time() - float(s["last_run"]) < 86400:

@@ -53,6 +53,12 @@ class RuleError(UsageError):
     """A rule that cannot be stored, found or read; the message names the field and the fix."""
 
 
+class RuleNotFound(RuleError):
+    """No rule has that id: an ordinary error (exit 1), not a malformed option (issue 44)."""
+
+    exit_code = 1
+
+
 @dataclass
 class Rule:
     id: str
@@ -440,7 +446,7 @@ def find(rule_id: str, project: str | None) -> Rule:
     hits = exact or [r for r in rules if r.id.startswith(rule_id)]
     if not hits:
         where = "this project's or the global rules" if project else "the global rules"
-        raise RuleError(f"No rule {rule_id!r} in {where}: `recall rules list` shows the ids.")
+        raise RuleNotFound(f"No rule {rule_id!r} in {where}: `recall rules list` shows the ids.")
     if len(hits) > 1:
         raise RuleError(f"Rule id {rule_id!r} is ambiguous ({', '.join(r.id for r in hits[:4])}): give more of it.")
     return hits[0]

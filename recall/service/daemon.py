@@ -58,6 +58,7 @@ from recall.core import paths, process
 from recall.core import service_client as client
 from recall.core.errors import IndexBusy, RecallError, StorageError
 from recall.core.service_state import lock_path, status_path
+from recall.core.text import counted
 from recall.privacy import redaction_pass
 from recall.privacy.forget import attach as attach_privacy
 from recall.service import registry
@@ -303,8 +304,13 @@ class Service:
         except Exception as exc:  # never stops the service: the next rescan tries again
             self.error(f"Claude Code's memory files could not be indexed: {type(exc).__name__}: {exc}")
             return None
-        if out["indexed"] or out["removed"]:
-            self.log.info("Claude Code memory files: %d re-indexed, %d removed", out["indexed"], out["removed"])
+        said = [
+            f"{counted(out[k], 'file')} {what}"
+            for k, what in (("indexed", "re-indexed"), ("removed", "removed"))
+            if out[k]
+        ]
+        if said:  # a pass that changed nothing says nothing (issue 44)
+            self.log.info("Claude Code memory files: %s", ", ".join(said))
         return out
 
     def mark_scan(self, directory: str) -> None:

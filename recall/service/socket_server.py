@@ -28,6 +28,9 @@ from recall.service import registry
 MAX_CLIENTS = 32
 MAX_REQUEST = 16 << 20
 IDLE_TIMEOUT = 300.0
+#: ops that only ask what a caller's credentials would give (`recall doctor` from a shell): their
+#: environment is not remembered as the last hook's, which memory extraction runs with (issue 44)
+PROBE_OPS = frozenset({"backend"})
 
 
 def _reply(ok: bool, **fields) -> bytes:
@@ -71,7 +74,7 @@ def handle(line: bytes, handshaken: bool, log: logging.Logger) -> tuple[bytes, b
     if not isinstance(args, dict):
         return _reply(False, code="bad_request", error="args must be a JSON object"), handshaken
     env = caller.clean(req.get("env"))
-    if env is not None:
+    if env is not None and name not in PROBE_OPS:
         caller.remember(env)  # for the memory worker thread (memory only)
     try:
         with caller.use(env):  # the op's model calls see the caller's variables, not ours

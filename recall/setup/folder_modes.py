@@ -35,6 +35,7 @@ from pathlib import Path
 
 from recall.core import paths
 from recall.core.jsonio import read_json
+from recall.core.text import counted
 
 
 @dataclass
@@ -112,13 +113,23 @@ def _judge(folder: Path, why: str) -> Suspect:
     if not modes:
         return Suspect(folder, why, None, f"no folder beside it in {folder.parent} to tell its usual mode")
     if 0o700 in modes:
-        return Suspect(folder, why, None, f"{modes[0o700]} folder(s) beside it are 0700 too: it may be your choice")
+        return Suspect(
+            folder,
+            why,
+            None,
+            f"{counted(modes[0o700], 'folder')} beside it {'is' if modes[0o700] == 1 else 'are'} 0700 too: it may be your choice",
+        )
     mode, n = modes.most_common(1)[0]
     if n * 3 < sum(modes.values()) * 2:
         return Suspect(
             folder, why, None, f"the folders beside it have mixed modes ({', '.join(f'{m:o}' for m in modes)})"
         )
-    return Suspect(folder, why, mode, f"{n} of the {sum(modes.values())} folder(s) beside it are {mode:o}")
+    return Suspect(
+        folder,
+        why,
+        mode,
+        f"{n} of the {counted(sum(modes.values()), 'folder')} beside it {'is' if n == 1 else 'are'} {mode:o}",
+    )
 
 
 def _manifest() -> dict:

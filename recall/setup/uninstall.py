@@ -23,6 +23,7 @@ import signal
 from pathlib import Path
 
 from recall.core import paths
+from recall.core.text import counted
 from recall.memory.store import CLAUDE_MD_EXCLUDE_NOTE
 
 #: the files recall writes in a project's .memory/ (anything else there is left, and said)
@@ -109,18 +110,18 @@ def leftover_lines(left: dict) -> list[str]:
         lines.append(f"your history (archive, index, config, logs) in {left['home']}")
     if left["memories"]:
         lines.append(
-            f"the memories of {len(left['memories'])} project(s): "
+            f"the memories of {counted(len(left['memories']), 'project')}: "
             + ", ".join(left["memories"][:5])
             + (" …" if len(left["memories"]) > 5 else "")
         )
     if left["blocks"]:
         lines.append(
-            f"recall's block in {len(left['blocks'])} CLAUDE.md file(s): "
+            f"recall's block in {counted(len(left['blocks']), 'CLAUDE.md file')}: "
             + ", ".join(left["blocks"][:5])
             + (" …" if len(left["blocks"]) > 5 else "")
         )
     if left["excludes"]:
-        lines.append(f"recall's lines in {len(left['excludes'])} .git/info/exclude file(s)")
+        lines.append(f"recall's lines in {counted(len(left['excludes']), '.git/info/exclude file')}")
     return lines
 
 
@@ -190,7 +191,7 @@ def records_text(records: dict) -> str:
     if "controls" in records:
         parts.append("pauses and `recall: off` sessions")
     if records.get("exclude"):
-        parts.append(f"{len(records['exclude'])} exclusion(s)")
+        parts.append(counted(len(records["exclude"]), "exclusion"))
     if records.get("sources"):
         parts.append("the agents whose sessions are not read (" + ", ".join(sorted(records["sources"])) + ")")
     return ", ".join(parts)

@@ -30,6 +30,7 @@ from typing import Callable
 
 from recall.core import log, paths
 from recall.core.errors import RecallError
+from recall.core.text import counted
 from recall.team import local
 from recall.team.items import Item, Keeper, collect, sources_stamp
 
@@ -235,8 +236,8 @@ class Sync:
         if stuck:
             out.setdefault("stuck", []).extend(it.id for it, _why in stuck)
             self.log.warning(
-                "team: %d item(s) of %s not sent, e.g. %s: %s",
-                len(stuck),
+                "team: %s of %s not sent, e.g. %s: %s",
+                counted(len(stuck), "item"),
                 remote,
                 stuck[0][0].ref.split("\0")[-1],
                 stuck[0][1],
@@ -283,7 +284,11 @@ class Sync:
         n = len(stale) + len(unknown)
         if n:
             self._done.clear()
-            self.log.info("team: %d item(s) of this machine differ on the server; the next push mends them", n)
+            self.log.info(
+                "team: %s of this machine %s on the server; the next push mends them",
+                counted(n, "item"),
+                "differs" if n == 1 else "differ",
+            )
         return n
 
     # pull -----------------------------------------------------------------------------------
@@ -331,8 +336,8 @@ class Sync:
                     db.apply_pulled(remote, ups, dels, rows[-1][10], skipped=bad)
                     if bad:
                         self.log.warning(
-                            "team: %d item(s) of %s skipped, e.g. %s: %s",
-                            len(bad),
+                            "team: %s of %s skipped, e.g. %s: %s",
+                            counted(len(bad), "item"),
                             remote,
                             str(bad[0][0])[:80],
                             bad[0][1],

@@ -14,7 +14,7 @@ import time
 from urllib.parse import quote, urlencode
 
 from recall.core.errors import RecallError
-from recall.core.text import one_line
+from recall.core.text import counted, one_line
 from recall.memory.sessions import TOOL_LINE_CHARS
 
 NAV = (
@@ -483,7 +483,7 @@ def session_page(ref: str, csrf: str, query: dict | None = None) -> str:
                 what += f" → {f['to']}"
             commits = f.get("commits") or []
             extra = (
-                f'{len(commits)} commit(s) since by {", ".join(sorted({c.get("author", "?") for c in commits}))}'
+                f'{counted(len(commits), "commit")} since by {", ".join(sorted({c.get("author", "?") for c in commits}))}'
                 if commits
                 else ""
             )
@@ -631,11 +631,14 @@ def status_fragment() -> str:
         rows.append(_row("Rebuild", f'{bf["replayed"]:,} messages replayed from the archive'))
     counts = svc.get("counts") or {}
     if counts:
+        typed = st.get("typed_memories")  # what `recall memories` lists, not the index's memory documents
+        memories = typed["memories"] if isinstance(typed, dict) else None
         rows.append(
             _row(
                 "Index",
-                f'{counts.get("messages", 0):,} messages, {counts.get("sessions", 0):,} sessions, '
-                f'{counts.get("memories", 0):,} memories; lag {svc.get("lag_seconds", 0)} s',
+                f'{counts.get("messages", 0):,} messages, {counts.get("sessions", 0):,} sessions'
+                + (f", {counted(memories, 'memory')}" if memories is not None else "")
+                + f'; lag {svc.get("lag_seconds", 0)} s',
             )
         )
     if svc.get("redaction"):
@@ -646,13 +649,21 @@ def status_fragment() -> str:
     else:
         extra = []
         if cap["excluded"]:
-            extra.append(f'{len(cap["excluded"])} exclusion(s)')
+            extra.append(counted(len(cap["excluded"]), "exclusion"))
         if cap["sessions_off"]:
-            extra.append(f'{cap["sessions_off"]} session(s) switched off by <code>recall: off</code>')
+            extra.append(f'{counted(cap["sessions_off"], "session")} switched off by <code>recall: off</code>')
         rows.append(_row("Capture", "on" + (f" ({'; '.join(extra)})" if extra else "")))
     b = st["backends"]
+    from recall.llm.backend import used_text
+
+    used = st.get("used") or []
     rows.append(
-        _row("Model backend", f'model.backend = {e(b.get("setting"))}: {e(b.get("backend"))} ({e(b.get("why"))})')
+        _row(
+            "Model backend",
+            f'model.backend = {e(b.get("setting"))}: {e(b.get("backend"))} ({e(b.get("why"))}), '
+            f'{e(b.get("whose") or "in the service")}'
+            + ("; today: " + e("; ".join(used_text(u) for u in used)) if used else "; no model call succeeded today"),
+        )
     )
     u = st["usage"] or {}
     rows.append(
@@ -680,7 +691,7 @@ def status_fragment() -> str:
             _row(
                 "Memory",
                 f'extraction {"on" if mem.get("enabled") else "off"}; '
-                f'{mem.get("queued", 0)} session(s) queued'
+                f'{counted(mem.get("queued", 0), "session")} queued'
                 + (f'; last problem: {e(mem["last_problem"])}' if mem.get("last_problem") else ""),
             )
         )
@@ -695,8 +706,9 @@ def status_fragment() -> str:
         rows.append(
             _row(
                 "Team",
-                f'{e(team["server"])} as {e(team["role"])}; {e(team.get("shares", 0))} shared '
-                f'project(s); {counts}' + (f"; {synced}" if synced else "; not synced yet"),
+                f'{e(team["server"])} as {e(team["role"])}; '
+                f'{e(counted(team.get("shares", 0), "shared project"))}; {counts}'
+                + (f"; {synced}" if synced else "; not synced yet"),
             )
         )
     errors = svc.get("errors") or []
@@ -708,16 +720,25 @@ def status_fragment() -> str:
     )
 
 
-def doctor_fragment() -> str:
+DOCTOR_WHERE = (
+    "Checked in the service's environment, not your shell's: the checks that depend on your shell "
+    "(the <code>recall</code> on your PATH, the API key and model backend it would use, a run of the "
+    "hook and of Claude Code) are left out: <code>recall doctor</code> in a terminal runs them."
+)
+
+
+def doctor_fragment(d: dict | None = None) -> str:
     from recall.ui import views
 
-    d = views.doctor()
+    d = d if d is not None else views.doctor()
     if d.get("error"):
         return problem(d["error"])
+    checked = f" (checked {e(when(d['checked']))})" if d.get("checked") else ""
+    where = f'<p class="dim">{DOCTOR_WHERE}{checked}</p>'
     checks = d.get("checks") or []
     bad = [c for c in checks if isinstance(c, dict) and not c.get("ok")]
     if not bad:
-        return '<p class="ok">No problems: every check of <code>recall doctor</code> passed.</p>'
+        return '<p class="ok">No problems: every check of <code>recall doctor</code> run here passed.</p>' + where
     items = "".join(
         f'<li class="{"warn" if c.get("warn") else "fail"}"><b>{"warn" if c.get("warn") else "FAIL"}'
         f'</b> {e(c.get("name"))}: {e(c.get("detail"))}'
@@ -725,15 +746,22 @@ def doctor_fragment() -> str:
         + "</li>"
         for c in bad
     )
-    return f'<ul class="doctor">{items}</ul>'
+    return f'<ul class="doctor">{items}</ul>' + where
 
 
 def status_page(csrf: str) -> str:
+    from recall.ui import views
+
+    had = views.doctor(wait=False)  # the last result at once (a stale one is run again meanwhile)
+    doctor = (
+        f'<section id="doctor" data-fragment="/fragment/doctor">{doctor_fragment(had)}</section>'
+        if had
+        else '<section id="doctor" data-fragment="/fragment/doctor" data-load="1"><p class="dim">checking…</p>'
+        "</section>"
+    )
     body = (
         '<h1>Status</h1><section id="status" data-fragment="/fragment/status" data-live="status">'
-        f'{status_fragment()}</section><h2>Problems <code>recall doctor</code> reports</h2>'
-        '<section id="doctor" data-fragment="/fragment/doctor" data-load="1"><p class="dim">checking…</p>'
-        '</section>'
+        f"{status_fragment()}</section><h2>Problems <code>recall doctor</code> reports</h2>{doctor}"
     )
     return page("Status", body, csrf, "status")
 

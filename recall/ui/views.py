@@ -742,15 +742,33 @@ def service_status() -> dict:
         return {**saved, "running": False}
 
 
+def hook_backends() -> dict:
+    """``backend.describe()`` for the calls the hooks make: with the last hook's credentials when
+    one reached this service in the last day (the page is served by the service, whose own
+    environment is not Claude Code's), else this process's, said in ``whose`` (issue 44)."""
+    from recall.core import caller
+    from recall.llm import backend
+
+    last = caller.remembered()
+    out = backend.describe(env=last) if last is not None else backend.describe()
+    out["whose"] = (
+        "with the last hook's credentials"
+        if last is not None
+        else "in the service's own environment (no hook reached it in the last day)"
+    )
+    return out
+
+
 def status() -> dict:
     from indexer.ledger import current_pause, exclusions, off_sessions, read_controls
     from recall.llm import backend
     from recall.llm.usage import usage_summary
-    from recall.memory.status import memory_status
+    from recall.memory.status import memory_status, typed_memories
     from recall.prompt import injections
 
     controls = read_controls()
     pause = current_pause(controls)
+    usage = usage_summary()
     out = {
         "service": service_status(),
         "home": str(paths.recall_home()),
@@ -761,13 +779,22 @@ def status() -> dict:
             "sessions_off": len(off_sessions(controls)),
         },
         "prompts_today": injections.day_summary(records=log_records()),
-        "usage": usage_summary(),
-        "backends": backend.describe(),
+        "usage": usage,
+        "backends": hook_backends(),
+        "used": backend.used_today(usage),  # the backends today's calls really went to
     }
     try:
         out["memory"] = memory_status(cwd="/")
+        mem_backend = out["backends"]["features"]["memory"]["backend"]
+        worked = any(u["callers"].get("memory") for u in out["used"])
+        if out["memory"].get("configured") and (mem_backend != "off" or worked):
+            out["memory"]["enabled"] = True  # extraction runs with the hooks' credentials, not the service's
     except Exception as exc:  # noqa: BLE001 - one part of the page, never the whole
         out["memory"] = {"problem": f"{type(exc).__name__}: {exc}"}
+    try:
+        out["typed_memories"] = typed_memories()  # what `recall memories` lists, not index documents
+    except Exception:  # noqa: BLE001
+        out["typed_memories"] = None
     out["team"] = team_status()
     return out
 
@@ -790,34 +817,71 @@ def team_status() -> dict | None:
         return {"problem": f"{type(exc).__name__}: {exc}"}
 
 
-_doctor_lock = threading.Lock()
+_doctor_lock = threading.Lock()  # guards _doctor
+_doctor_running = threading.Lock()  # held while a `recall doctor` child runs
 _doctor: dict = {}
 
 
-def doctor(max_age: float = 60.0) -> dict:
-    """The problems ``recall doctor`` reports: its own checks, run as ``recall doctor --json`` in
-    a child process (the service never imports the command line), at most once a minute."""
+def _run_doctor() -> dict:
+    """``recall doctor --json --no-shell-checks`` in a child process (the service never imports
+    the command line): the checks whose answer depends on the environment they run in are left
+    out, since this one is the service's, not the user's shell's (issue 44)."""
     import json
     import subprocess
     import sys
 
+    started = time.time()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "recall", "doctor", "--json", "--no-shell-checks"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+            cwd=os.path.expanduser("~"),
+        )
+        checks = json.loads(proc.stdout or "[]")
+        checks = [c for c in checks if isinstance(c, dict) and not c.get("shell")] if isinstance(checks, list) else []
+        return {"checks": checks, "error": "", "checked": started}
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
+        return {"checks": [], "error": f"`recall doctor` did not run: {exc}", "checked": started}
+
+
+def _refresh_doctor() -> None:
+    with _doctor_running:
+        result = _run_doctor()
+        with _doctor_lock:
+            _doctor.update(result, at=time.monotonic())
+
+
+def _refresh_doctor_later() -> None:
+    if _doctor_running.locked():
+        return  # one is under way
+    threading.Thread(target=_refresh_doctor, name="recall-ui-doctor", daemon=True).start()
+
+
+def doctor(max_age: float = 60.0, wait: bool = True) -> dict:
+    """The problems ``recall doctor`` reports (``_run_doctor``), never older than ``max_age``
+    without a new run under way: a result already had is answered at once (a stale one while
+    the next run goes on in the background), so the page does not wait on the checks. With
+    nothing had yet: ``wait`` runs them now (or waits for the run under way); without it, {}
+    and the run starts in the background."""
     with _doctor_lock:
-        if _doctor.get("at") and time.monotonic() - _doctor["at"] < max_age:
-            return _doctor
-        try:
-            proc = subprocess.run(
-                [sys.executable, "-m", "recall", "doctor", "--json"],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                stdin=subprocess.DEVNULL,
-                cwd=os.path.expanduser("~"),
-            )
-            checks = json.loads(proc.stdout or "[]")
-            _doctor.update(at=time.monotonic(), checks=checks if isinstance(checks, list) else [], error="")
-        except (OSError, ValueError, subprocess.SubprocessError) as exc:
-            _doctor.update(at=time.monotonic(), checks=[], error=f"`recall doctor` did not run: {exc}")
-        return _doctor
+        had = dict(_doctor)
+    if had.get("at"):
+        if time.monotonic() - had["at"] >= max_age:
+            _refresh_doctor_later()
+        return had
+    if not wait:
+        _refresh_doctor_later()
+        return {}
+    if _doctor_running.locked():
+        with _doctor_running:  # the run under way: its result
+            pass
+    else:
+        _refresh_doctor()
+    with _doctor_lock:
+        return dict(_doctor)
 
 
 # charts --------------------------------------------------------------------------------------

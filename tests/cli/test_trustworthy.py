@@ -73,7 +73,10 @@ def test_status_names_the_backend_memory_extraction_uses_in_the_service(
             client.call("ping", {}, timeout=5.0, credentials=True)
         code, out, _ = cli(capsys, "status", "--json")
         features = json.loads(out)["backends"]["features"]
-        assert features["synthesis"]["backend"] == "claude-code"  # this shell: the logged-out claude
+        # the hooks' synthesis runs with the hook's credentials too, not this shell's logged-out claude (issue 44)
+        assert features["synthesis"]["backend"] == "api", features["synthesis"]
+        assert features["synthesis"]["why"].startswith("in the service, with the last hook's credentials")
+        assert features["ask"]["backend"] == "claude-code"  # `recall ask` from this shell: the logged-out claude
         assert features["memory"]["backend"] == "api", features["memory"]
         assert features["memory"]["why"].startswith("in the service, with the last hook's credentials")
         code, out, _ = cli(capsys, "status")
@@ -127,5 +130,5 @@ def test_status_shows_memory_work_kept_for_another_try(capsys, tmp_path):
         retry={"attempts": 2, "retry_at": 4e9, "error": "model error: overloaded"},
     )
     code, out, _ = cli(capsys, "status")
-    assert "1 session(s) kept for another try after an error" in out and "model error: overloaded" in out
+    assert "1 session kept for another try after an error" in out and "model error: overloaded" in out
     assert worker.retrying()[0]["attempts"] == 2

@@ -62,7 +62,7 @@ def test_a_purge_without_a_terminal_keeps_the_records_and_a_new_setup_brings_not
     assert code == 0, err
     assert f"deleted your history, the index, the logs and the rest of the config in {home}" in out
     assert (
-        f"kept in {home} only the records of forgets, 1 exclusion(s) (archive/forgotten.json, forget.key, "
+        f"kept in {home} only the records of forgets, 1 exclusion (archive/forgotten.json, forget.key, "
         "config.json (exclude only); no text of what they keep out), so a new `recall setup` does not bring it "
         "back: `recall setup --uninstall --global --purge --drop-records` drops them too" in out
     )
@@ -92,7 +92,7 @@ def test_only_drop_records_said_in_so_many_words_drops_them(
     assert code == 0, err
     assert not paths.recall_home().exists()
     assert f"deleted {paths.recall_home()} (your history, the index, the config, the logs)" in out
-    assert "dropped the records of forgets, 1 exclusion(s): a new `recall setup` indexes again" in out
+    assert "dropped the records of forgets, 1 exclusion: a new `recall setup` indexes again" in out
     code, out, err = cli(capsys, "setup", "--global", "--no-service")
     assert code == 0, err
     assert texts("flamingo") and texts("llama")  # what the user chose to drop

@@ -272,7 +272,7 @@ def test_rules_commands(project, capsys):
         "recall: Nothing to change: give --text, --path, --any, --all, --regex, --tool, --expires or --clear."
     )
     code, out, err = cli(capsys, "rules", "show", "zzz", "--project", p)
-    assert code == 2 and err.strip() == (
+    assert code == 1 and err.strip() == (  # an unknown id is an ordinary error, not a malformed option (issue 44)
         "recall: No rule 'zzz' in this project's or the global rules: `recall rules list` shows the ids."
     )
     code, out, err = cli(capsys, "rules", "add", "x", "--global", "--project", p)

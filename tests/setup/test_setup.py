@@ -450,7 +450,7 @@ def test_home_made_0700_by_an_earlier_global_setup(tmp_path, capsys, monkeypatch
     code_, out, err = cli(capsys, "setup", "--global", "--no-service", "--no-index")
     assert code_ == 0, err
     assert stat.S_IMODE(os.stat(me).st_mode) == 0o755
-    assert f"put back the mode of {me}: 755 like the folders beside it (2 of the 2 folder(s) beside it are 755)" in out
+    assert f"put back the mode of {me}: 755 like the folders beside it (2 of the 2 folders beside it are 755)" in out
 
 
 # ------------------------------------------------------------------------------ `recall` on PATH (issue 27 item 5)
@@ -545,7 +545,7 @@ def test_purge_keeps_the_records_when_asked(tmp_path, capsys, monkeypatch, no_se
     monkeypatch.setattr(typer, "confirm", lambda *a, **kw: next(answers))
     code, out, err = cli(capsys, "setup", "--uninstall", "--global", "--purge")
     assert code == 0, err
-    assert "kept in " in out and "only the records of forgets, pauses and `recall: off` sessions, 1 exclusion(s)" in out
+    assert "kept in " in out and "only the records of forgets, pauses and `recall: off` sessions, 1 exclusion" in out
     assert not (paths.archive_dir() / "sessions").exists()  # the history itself is gone
     assert "forgotten-session-1" in Tombstones(paths.archive_dir() / "forgotten.json").sessions
     from indexer.ledger import current_pause, read_controls
@@ -565,4 +565,4 @@ def test_purge_with_yes_keeps_the_records_unless_told_to_drop_them(tmp_path, cap
     assert code == 0 and (paths.archive_dir() / "forgotten.json").exists()
     code, out, err = cli(capsys, "setup", "--uninstall", "--global", "--purge", "--yes", "--drop-records")
     assert code == 0 and not paths.recall_home().exists()
-    assert "dropped the records of forgets, pauses and `recall: off` sessions, 1 exclusion(s)" in out
+    assert "dropped the records of forgets, pauses and `recall: off` sessions, 1 exclusion" in out

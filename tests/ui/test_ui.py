@@ -491,7 +491,7 @@ def test_status_charts_doctor_and_live_marks(history, page):
 
     local.save_join("postgresql://alice@db.example/team", "alice@db.example:5432/team", "alice")
     text = body(c.get("/fragment/status")[2])
-    assert "alice@db.example:5432/team as alice; 0 shared project(s)" in text and "not synced yet" in text
+    assert "alice@db.example:5432/team as alice; 0 shared projects;" in text and "not synced yet" in text
     text = body(c.get("/fragment/doctor")[2])
     assert "FAIL" in text or "No problems" in text
     text = body(c.get("/charts")[2])

@@ -14,6 +14,7 @@ import typer
 from recall.cli.command_utils import confirm_or_stop, run_forget
 from recall.cli.output import short_project
 from recall.core.errors import UsageError
+from recall.core.text import counted
 
 commands = typer.Typer()  # merged into the app by recall.cli.app
 
@@ -133,8 +134,6 @@ def forget_cmd(
     if sel.whole and not result.get("messages") and not result.get("index") and not result.get("memories"):
         typer.echo(f"Nothing indexed for {what}; recall will not index its past messages from now on.")
         return
-    from recall.cli.output import counted
-
     bits = [
         f"{counted(result.get('index', 0), 'message')} removed from the index, {result.get('messages', 0):,} "
         f"from the archive"
@@ -163,7 +162,10 @@ def forget_cmd(
     elif team == "queued":
         typer.echo("Whatever of it this machine shared is being withdrawn from the team server too.")
     elif team.startswith("sent") and team != "sent 0":
-        typer.echo(f"{team.split()[1]} item(s) this machine shared were withdrawn from the team server too.")
+        n = int(team.split()[1])
+        typer.echo(
+            f"{counted(n, 'item')} this machine shared {'was' if n == 1 else 'were'} withdrawn from the team server too."
+        )
 
 
 def describe(sel) -> str:

@@ -22,7 +22,9 @@ def _args(args, allowed: tuple[str, ...]) -> dict:
         raise UsageError("this op takes an object of arguments.")
     unknown = sorted(set(args) - set(allowed))
     if unknown:
-        raise UsageError(f"unknown argument(s) {', '.join(unknown)}; this op takes {', '.join(allowed)}.")
+        raise UsageError(
+            f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; this op takes {', '.join(allowed)}."
+        )
     for name in ("project", "cwd", "mtype", "since"):
         if args.get(name) is not None and not isinstance(args[name], str):
             raise UsageError(f"{name} must be a string.")
