@@ -89,6 +89,8 @@ DEFAULTS: dict = {
         "semantic": True,  # model path: also hand the synthesis the sessions nearest in meaning (recall.search.semantic)
         "semantic_min_similarity": 0.3,  # ... those at least this near the prompt (cosine)
         "semantic_sessions": 3,  # ... at most this many past sessions of them
+        "ask_min_confidence": 0.4,  # model path: ask the model only when a hit is this sure ...
+        "ask_min_similarity": 0.35,  # ... or a past session is this near in meaning (benchmarks/call_gate.py)
         "raw_max_chars": 1500,  # raw path: size of the injected block
         "synthesize": True,  # False: always inject raw snippets
         "background": True,  # the model writes its briefing while the prompt goes on (recall.prompt.ways)

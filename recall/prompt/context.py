@@ -137,6 +137,22 @@ def nothing_why(best: float | None, hook: dict, path: str = "raw", gate: float |
     return f"no hit confident enough: the best was {best:.2f}, under {setting} {gate:.2f}"
 
 
+def not_worth_asking(best: float | None, nearest: float, hook: dict) -> str | None:
+    """Why the model is not asked about a prompt whose candidates it would read, or None: the
+    best candidate's confidence is under ``hook.ask_min_confidence`` and the nearest past
+    session in meaning under ``hook.ask_min_similarity``. A new task in a project's area has
+    candidates above the model path's looser floors, and the model would answer NONE after
+    reading them: a call for nothing (``benchmarks/call_gate.py`` chose the pair)."""
+    lexical = float(hook.get("ask_min_confidence", 0.4))
+    semantic = float(hook.get("ask_min_similarity", 0.35))
+    if (best or 0.0) >= lexical or nearest >= semantic:
+        return None
+    return (
+        f"not worth a model call: the best hit was {best or 0.0:.2f}, under hook.ask_min_confidence {lexical:.2f}"
+        f"; the nearest in meaning {nearest:.2f}, under hook.ask_min_similarity {semantic:.2f}"
+    )
+
+
 def choose_path(hook: dict, cfg: dict) -> tuple[str, str]:
     """``("model", backend)`` when a synthesis may decide (a model backend exists and
     ``hook.synthesize`` is on), else ``("raw", why not)``."""
@@ -268,11 +284,13 @@ def plan_context(
     raw = raw_decision(judged, hook, before)
     model = model_decision(judged, hook, before)
     found = []  # the semantic channel's additions to the model path (the service only)
+    nearest = 0.0  # the nearest past session's cosine (the service only)
     if choice is not None and (choice[0] == "model" or may_corroborate(judged, raw.hits, hook)):
         if session_id and not before:
             before = injected_sessions(session_id)
         s = s or searcher
         near = nearest_sessions(prompt, cwd, session_id, hook, s, before)
+        nearest = max((h.similarity or 0.0 for h in near), default=0.0)
         found, raw_extra = semantic_picks(near, judged, model.hits, raw.hits, hook)
         raw.hits = list(raw.hits) + raw_extra
         if found or raw_extra:
@@ -289,6 +307,15 @@ def plan_context(
     hits = chosen.hits
     if path == "model":
         hits = model_candidates(hits, found, hook)
+        unasked = not_worth_asking(chosen.best, nearest, hook)
+        if unasked and hits:  # the model is not asked: nothing bears on the prompt strongly enough
+            trace.update(
+                way=ways.NOTHING, hits=[], outcome="rules" if only_rules is not None else "nothing", why=unasked
+            )
+            if only_rules is None:
+                return None, None
+            trace["text"] = _redacted(only_rules["hookSpecificOutput"]["additionalContext"])
+            return only_rules, None
     if path == "model" and hits:
         hits = with_answers(s, hits, len(hits) + int(hook["limit"]) // 2)
         if s is not None:
