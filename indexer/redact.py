@@ -11,6 +11,10 @@ Public API
     Same result plus how many replacements of each kind were made (``private``
     counts removed ``<private>`` blocks, ``error`` the fail-closed case below).
     ``(text, {})`` -- the input object itself -- when nothing matched.
+``redact_stated(text) -> str``
+    What a memory or a rule someone states keeps (``recall remember``, the model's
+    memories, the team's copy of either): ``redact`` and the value after a secret's name
+    wherever it stands in the prose. One decision for every copy.
 ``KINDS``
     Every kind label this module can emit.
 
@@ -161,7 +165,7 @@ import re
 from bisect import bisect_left
 from collections import Counter
 
-__all__ = ["redact", "redact_counts", "KINDS", "REDACTION_VERSION"]
+__all__ = ["redact", "redact_counts", "redact_stated", "KINDS", "REDACTION_VERSION"]
 
 # The version of these rules. Bump it whenever a change makes them redact more: the history
 # stored under an older version (the archive, the index, state.db's session facts, memories)
@@ -1860,3 +1864,48 @@ def redact(text: str) -> str:
     The input object itself is returned when nothing needed redacting.
     """
     return redact_counts(text)[0]
+
+
+# --------------------------------------------------------------------------
+# What a person states: memories (``recall remember``, the model's), their rules
+# --------------------------------------------------------------------------
+# A memory is prose, and it goes further than a transcript line: into the project's
+# CLAUDE.md block, every session's briefing and the team's server. So besides ``redact``,
+# the value after a secret's name is cut wherever it stands ("secret = hunterplum" inside
+# a sentence, "sandbox token: tok_9f8e..." after a comma), not only where ``redact`` is
+# sure of it. One function decides for every copy (issue 46): what stays here, its
+# CLAUDE.md block and what is shared with the team are cut alike.
+_STATED = re.compile(
+    r"(?i)(?<![A-Za-z0-9_])(?:secret|passw(?:or)?d|passphrase|pwd?|token|api[ _-]?key|"
+    r"access[ _-]?key|private[ _-]?key)[ \t]*(?:=|:|\bis\b|\bwas\b)[ \t]*"
+    r"(?P<q>[\"'`]?)(?P<v>[^\s\"'`]{4,256})(?P=q)"
+)
+_NOT_STATED_VALUES = frozenset(
+    """none null nil true false required optional missing empty invalid expired correct wrong
+    stored rotated hashed set unset changed reset needed the a an not in on from for with and or""".split()
+)
+
+
+def _cut_stated(m: re.Match) -> str:
+    v = m.group("v").rstrip(",;.:!?)")
+    if (
+        v.startswith(_MARK)
+        or not any(c.isalnum() for c in v)
+        or v.lower() in _NOT_STATED_VALUES
+        or (v[0] in "{<$%" and not v[1:2].isalnum())
+        or v.startswith(("${", "{{", "<", "$"))
+    ):
+        return m.group(0)
+    start = m.start("v") - m.start()
+    return m.group(0)[:start] + _MARK + "secret-assignment]" + m.group(0)[start + len(v) :]
+
+
+def redact_stated(text: str) -> str:
+    """``redact(text)``, then the value after a secret's name cut wherever it stands: the one
+    redaction of a memory (or a rule) a person or the model states, for the local store,
+    ``CLAUDE.md`` and the team's copy alike. The input object itself when nothing changed."""
+    out = redact(text)
+    if not _STATED.search(out):
+        return out
+    cut = _STATED.sub(_cut_stated, out)
+    return out if cut == out else cut
