@@ -180,7 +180,9 @@ def print_index_summary(summary) -> None:
     if bad:
         from recall.core import log
 
-        print(f"  {len(bad)} line(s) could not be read (not JSON, or past the line cap) and were skipped (all named in {log.log_file()}), first: {bad[0]}")
+        print(
+            f"  {len(bad)} line(s) could not be read (not JSON, or past the line cap) and were skipped (all named in {log.log_file()}), first: {bad[0]}"
+        )
 
 
 @contextlib.contextmanager
