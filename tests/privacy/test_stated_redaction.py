@@ -64,6 +64,7 @@ def test_a_standing_instruction_is_cut_the_same(project, capsys):
         SAID,
         "the shared secret = hunterplum, for the QA box",
         "remember: the deploy password was Tr0ub4dor for the old host",
+        "the door code is 7r1ckyD00rC0de, the alarm PIN: 4821",  # issue 46 item 11: it reached the team too
     ],
 )
 def test_the_local_copy_is_never_less_redacted_than_the_team_copy(project, text):
@@ -71,6 +72,7 @@ def test_the_local_copy_is_never_less_redacted_than_the_team_copy(project, text)
         out = store.add_memory(state, "context", text, origin="manual")
     (shared,) = [i for i in _team_copy(project) if i.kind == "memory"]
     assert out.memory.content == shared.content == redact_stated(text).strip()
+    assert "7r1ckyD00rC0de" not in shared.content and "4821" not in shared.content
 
 
 def test_redact_stated_returns_its_input_when_nothing_changes():
