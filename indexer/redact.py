@@ -1801,44 +1801,53 @@ def _scan_said(text: str, low: str, starts: list[int], aligned: bool, spans: lis
 # Issue 46: basic auth, curl -u, sshpass -p, YAML passwords and secrets said in a sentence,
 # in the spellings an audit's held-out corpus showed leaking; each behind its literal
 # --------------------------------------------------------------------------
+class _Lazy:
+    """A pattern compiled when first used: these forms are rare, and the hook imports this
+    module (its import stays as cheap as before them)."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._args = (pattern, flags)
+
+    def __getattr__(self, name: str):
+        rx = re.compile(*self._args)
+        self.match, self.search, self.finditer, self.fullmatch = rx.match, rx.search, rx.finditer, rx.fullmatch
+        return getattr(rx, name)
+
+
 # Each form is found at the positions of its literal (str.find), then matched there: ordinary
 # text costs a few finds.
 # "Basic" then the credential wrapped onto the next line, URL-encoded (Basic%20...), or
 # concatenated ('Basic ' + '<b64>'): the base64 is checked to be user:password
-_BASIC_SPLIT = re.compile(
+_BASIC_SPLIT = _Lazy(
     r"basic(?:[ \t]*\r?\n[ \t]*|%20|[ \t]*[\"'`][ \t]*\+[ \t]*[\"'`])([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])",
     re.I,
 )
 # base64.b64encode(b"user:PW"), Buffer.from("user:PW").toString("base64"): a Basic credential
 # built in code from the literal pair (at the "(")
-_B64_OF_PAIR = re.compile(r"\([ \t]*b?(?P<q>[\"'])[^\s:\"'@/]{1,64}:(?P<v>[^\n\"']{1,256})(?P=q)")
+_B64_OF_PAIR = _Lazy(r"\([ \t]*b?(?P<q>[\"'])[^\s:\"'@/]{1,64}:(?P<v>[^\n\"']{1,256})(?P=q)")
 _B64_CALLS = ("b64encode(", "Buffer.from(")
 # requests/httpx auth=("user", "PW"), HTTPBasicAuth("user", "PW") (and Digest, Proxy): at the "("
-_AUTH_PAIR = re.compile(
-    r"\([ \t]*(?P<uq>[\"'])[^\n\"']{1,64}(?P=uq)[ \t]*,[ \t]*(?P<q>[\"'])(?P<v>[^\n\"']{1,256})(?P=q)"
-)
-_AUTH_KW = re.compile(r"auth[ \t]*=[ \t]*\(")  # (on the lower-case text)
-_AUTH_CLASS = re.compile(r"HTTP(?:Basic|Digest|Proxy)Auth\(")
+_AUTH_PAIR = _Lazy(r"\([ \t]*(?P<uq>[\"'])[^\n\"']{1,64}(?P=uq)[ \t]*,[ \t]*(?P<q>[\"'])(?P<v>[^\n\"']{1,256})(?P=q)")
+_AUTH_KW = _Lazy(r"auth[ \t]*=[ \t]*\(")  # (on the lower-case text)
+_AUTH_CLASS = _Lazy(r"HTTP(?:Basic|Digest|Proxy)Auth\(")
 # curl's -u in a cluster of short flags (-su, -ku, -sSku, -Lu), -U (--proxy-user), and the
 # password quoted apart from the user (-u admin:'PW', -u "admin":"PW"): at the "-"
-_CLI_USER_MORE = re.compile(
+_CLI_USER_MORE = _Lazy(
     r"-(?:[A-Za-z]{0,6}u|U|-user|-proxy-user)(?:[ \t]+|=)?"
     r"(?:(?P<uq>[\"'])[^\s:\"'@/]{1,64}(?P=uq)|[^\s:\"'@/]{1,64}):"
     r"(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))"
 )
 # httpie: http -a user:PW / --auth user:PW (at the "-")
-_HTTPIE = re.compile(r"-(?:a|-auth)(?:[ \t]+|=)[\"']?[^\s:\"'@/]{1,64}:(?P<v>[^\s\"']{1,256})")
-_HTTPIE_CMD = re.compile(r"(?:^|[\s;|&(`$])https?[ \t]")
+_HTTPIE = _Lazy(r"-(?:a|-auth)(?:[ \t]+|=)[\"']?[^\s:\"'@/]{1,64}:(?P<v>[^\s\"']{1,256})")
+_HTTPIE_CMD = _Lazy(r"(?:^|[\s;|&(`$])https?[ \t]")
 # sshpass with options that take an argument before -p (-P assphrase, -d 3)
-_SSHPASS_ARGS = re.compile(
+_SSHPASS_ARGS = _Lazy(
     r"sshpass(?:[ \t]+-[A-Za-oq-z](?:[ \t]+(?:[\"'][^\n\"']{0,64}[\"']|[^\s\-][^\s]{0,63}))?){1,8}[ \t]+-p[ \t]*"
     r"(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))"
 )
 # argv lists: ["sshpass", "-p", "PW", ...], ['curl', ..., '-u', 'user:PW']
-_ARGV_SSHPASS = re.compile(
-    r"sshpass[\"'][ \t]*,[ \t]*[\"']-p[\"'][ \t]*,[ \t]*(?P<q>[\"'])(?P<v>[^\n\"']{1,256})(?P=q)"
-)
-_ARGV_CURL = re.compile(
+_ARGV_SSHPASS = _Lazy(r"sshpass[\"'][ \t]*,[ \t]*[\"']-p[\"'][ \t]*,[ \t]*(?P<q>[\"'])(?P<v>[^\n\"']{1,256})(?P=q)")
+_ARGV_CURL = _Lazy(
     r"(?:[\"'](?:-u|--user|-U|--proxy-user)[\"'][ \t]*,[ \t]*|[\"'](?:--user|--proxy-user)=)"
     r"(?P<q>[\"']?)[^\s:\"'@/]{1,64}:(?P<v>[^\n\"']{1,256})[\"']"
 )
@@ -1847,20 +1856,20 @@ _ARGV_CURL = re.compile(
 # (- name: DB_PASSWORD / value: PW; {"name": "API_TOKEN", "value": "PW"}); matched from the
 # start of the line of their literal
 _YAML_NAME = r"[A-Za-z_][A-Za-z0-9_.\-]{0,80}"
-_YAML_TAGGED = re.compile(
+_YAML_TAGGED = _Lazy(
     rf"[ \t]*(?:-[ \t]+)?(?P<name>{_YAML_NAME})[ \t]*:[ \t]+"
     r"(?:&[A-Za-z0-9_.\-]{1,64}[ \t]+(?:!![a-z]{1,12}[ \t]+)?|!!(?:str|binary)[ \t]+(?:&[A-Za-z0-9_.\-]{1,64}[ \t]+)?)"
     r"(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>(?![|>][\-+]?[ \t]*$)[^\s][^\n]{0,255}?))[ \t]*(?:[ \t]#[^\n]*)?(?:\r?\n|$)"
 )
-_YAML_NEXT_LINE = re.compile(
+_YAML_NEXT_LINE = _Lazy(
     rf"(?P<ind>[ \t]*)(?:-[ \t]+)?(?P<name>{_YAML_NAME})[ \t]*:[ \t]*\r?\n(?P=ind)[ \t]+"
     r"(?![^\n]*:(?:[ \t]|\r?\n|$))(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"'#&*!|>\-{\[][^\s]{0,255}))[ \t]*(?:\r?\n|$)"
 )
-_ENV_PAIR = re.compile(
+_ENV_PAIR = _Lazy(
     rf"(?P<ind>[ \t]*)-[ \t]+name:[ \t]*(?P<nq>[\"']?)(?P<name>{_YAML_NAME})(?P=nq)[ \t]*\r?\n"
     r"(?P=ind)[ \t]+value:[ \t]*(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"'#&*!|>][^\n]{0,255}?))[ \t]*(?:\r?\n|$)"
 )
-_ENV_PAIR_JSON = re.compile(
+_ENV_PAIR_JSON = _Lazy(
     rf"name[\"'][ \t]*:[ \t]*[\"'](?P<name>{_YAML_NAME})[\"'][ \t]*,[ \t]*[\"']value[\"'][ \t]*:[ \t]*"
     r"(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)"
 )
@@ -1869,29 +1878,29 @@ _ENV_PAIR_JSON = re.compile(
 # "the admin secret was ..."; the value must look like one (a code: digits, or letters and
 # digits; a token or key: 8+ characters, letters and digits, not a word of the sentence).
 # Matched right after the noun.
-_CODE_BEFORE = re.compile(
+_CODE_BEFORE = _Lazy(
     r"(?:(?<![A-Za-z0-9_\-])(?:door|gate|garage|alarm|entry|entrance|access|lock|locker|safe|building|keypad"
     r"|unlock|security|lockbox|padlock|wifi|wi-fi|voicemail|sim|phone|card)[ \t\-]+|(?<![A-Za-z0-9_\-])pin[ \t_\-]?"
     r"|(?<![A-Za-z0-9_\-])pass)$"
 )
-_SAID_TAIL_CODE = re.compile(
+_SAID_TAIL_CODE = _Lazy(
     r"(?:[ \t]+(?:is|was|is[ \t]+now)[ \t]+|[ \t]*:[ \t]*)(?:(?P<q>[\"'`])(?P<qv>[^\n\"'`]{3,64})(?P=q)|(?P<v>[^\s\"'`]{3,64}))",
     re.I,
 )
-_KEY_BEFORE = re.compile(
+_KEY_BEFORE = _Lazy(
     r"(?<![A-Za-z0-9_\-])(?:api|access|license|licence|secret|signing|encryption|wifi|wi-fi|product|activation"
     r"|master)[ \t\-]+$"
 )
-_SAID_TAIL_TOKEN = re.compile(
+_SAID_TAIL_TOKEN = _Lazy(
     r"(?:[ \t]+(?:is|was|is[ \t]+now)[ \t]+|[ \t]*:[ \t]+)(?:(?P<q>[\"'`])(?P<qv>[^\n\"'`]{8,256})(?P=q)|(?P<v>[^\s\"'`]{8,256}))",
     re.I,
 )
-_CODE_VALUE = re.compile(
+_CODE_VALUE = _Lazy(
     r"[#*]?(?:[0-9]{3,12}|[0-9]{1,4}(?:[\-.][0-9]{1,4}){1,5}|(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])[A-Za-z0-9!@#$%^&*_\-.~+]{4,64})[#*]?"
 )
 _NOT_CODES = frozenset("1password 2fa mfa 4g 5g 3g wpa2 wpa3 a4 u2f".split())
-_WORDISH_PART = re.compile(r"[A-Za-z][a-z]{3,}")
-_VERSIONISH = re.compile(r"v?[0-9]+(?:\.[0-9]+)+[A-Za-z0-9.\-]*|[0-9]+(?:st|nd|rd|th|s|m|h|d|ms|min|kb|mb|gb|px|k)")
+_WORDISH_PART = _Lazy(r"[A-Za-z][a-z]{3,}")
+_VERSIONISH = _Lazy(r"v?[0-9]+(?:\.[0-9]+)+[A-Za-z0-9.\-]*|[0-9]+(?:st|nd|rd|th|s|m|h|d|ms|min|kb|mb|gb|px|k)")
 
 
 def _code_said(v: str) -> bool:
