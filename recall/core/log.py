@@ -63,7 +63,10 @@ def setup(stderr: bool = False, level: int = logging.INFO) -> logging.Logger:
     if target != _file_path:
         if _file_handler is not None:
             logger.removeHandler(_file_handler)
-            _file_handler.close()
+            try:
+                _file_handler.close()  # its last buffered record may not fit on a full disk
+            except (OSError, ValueError):
+                pass
             _file_handler = None
         _file_path = target
         try:

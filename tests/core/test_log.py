@@ -77,6 +77,14 @@ def test_a_full_disk_says_so_once_per_process(capsys):
     assert "Traceback" not in err and len(err.splitlines()) <= 1, err
 
 
+def test_the_next_log_opens_after_a_full_one(tmp_path, monkeypatch):
+    _full_log()
+    log.get("test").warning("lost: %s", "x" * 9000)  # left in the handler's buffer
+    monkeypatch.setenv("RECALL_HOME", str(tmp_path / "elsewhere"))
+    log.get("test").warning("the next home's first record")  # closing the full log raises nothing
+    assert "the next home's first record" in log.log_file().read_text(encoding="utf-8")
+
+
 def logging_handlers():
     import logging
 
