@@ -30,7 +30,7 @@ Which module answers which question:
 | what the semantic channel costs: load, memory, embedding rate, latency per prompt | ``semantic_cost`` | — (the hook's own p50 is in ``injection_sizes``) |
 | ranking ideas measured and not shipped (issue 18) | ``ranking_ideas`` (+ ``minilm_numpy``) | the shipped ranking |
 | Chinese and Japanese matching | ``cjk_probe`` | per-character terms |
-| what redaction leaks and what it changes | ``redaction`` (+ ``redaction_heldout``, a held-out set run once) | the previous rules version |
+| what redaction leaks and what it changes | ``redaction`` (+ ``redaction_heldout``, ``redaction_heldout46``: held-out sets run once) | the previous rules version |
 | what re-redacting a stored history costs | ``reredact`` | indexing it |
 | what making forgotten bytes leave the disk costs | ``forget`` | the index without the forget |
 | whether stale marks are right and what they cost | ``stale`` | no marks |

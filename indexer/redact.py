@@ -11,6 +11,10 @@ Public API
     Same result plus how many replacements of each kind were made (``private``
     counts removed ``<private>`` blocks, ``error`` the fail-closed case below).
     ``(text, {})`` -- the input object itself -- when nothing matched.
+``redact_stated(text) -> str``
+    What a memory or a rule someone states keeps (``recall remember``, the model's
+    memories, the team's copy of either): ``redact`` and the value after a secret's name
+    wherever it stands in the prose. One decision for every copy.
 ``KINDS``
     Every kind label this module can emit.
 
@@ -161,7 +165,7 @@ import re
 from bisect import bisect_left
 from collections import Counter
 
-__all__ = ["redact", "redact_counts", "KINDS", "REDACTION_VERSION"]
+__all__ = ["redact", "redact_counts", "redact_stated", "KINDS", "REDACTION_VERSION"]
 
 # The version of these rules. Bump it whenever a change makes them redact more: the history
 # stored under an older version (the archive, the index, state.db's session facts, memories)
@@ -176,7 +180,13 @@ __all__ = ["redact", "redact_counts", "KINDS", "REDACTION_VERSION"]
 #      user/password, SSHPASS=, twilio Client(sid, token), "secret = word" alone on its line,
 #      a URL password holding # < >, strong passwords that start like a flag, a home path or
 #      a call (-Az=Uv|8t/0o, ~vUEw6t, cTFUaF1(w)
-REDACTION_VERSION = 4
+#   5: (issue 46) Basic credentials wrapped, URL-encoded or concatenated, built from a literal
+#      (b64encode(b"user:PW")), auth=("user", "PW") and HTTPBasicAuth; curl -su/-ku/-U, a password
+#      quoted apart from its user, a curl continued over lines, httpie -a, argv lists; sshpass
+#      options with arguments before -p; YAML anchors and tags before a value, a value on the
+#      next line, container env lists; codes, PINs, combinations, tokens, keys and secrets
+#      said in a sentence ("the door code is ...", "PIN: 4821", "sandbox token: tok_...")
+REDACTION_VERSION = 5
 
 KINDS = (
     "anthropic-key",
@@ -950,7 +960,9 @@ _META_NAME = re.compile(
 _PLACEHOLDER = re.compile(
     r"(?:\$\{?\{?[A-Za-z_][A-Za-z0-9_.:\-]*\}?\}?|\$\{\{.*\}\}|\$\(.*\)|\{\{.*\}\}|<[A-Za-z_][\w .\-:/|]*>|%\([A-Za-z_]+\)s"
     r"|%[A-Za-z_]+%|\{[A-Za-z_][^{}\s]*\}|(?:<[A-Za-z_][\w .\-:/|]*>[:@/ ._\-]*)+|\*+|[xX]{3,}|\.{3,}|\u2026|#+|-+|_+|\?+|your[-_ ].*|my[-_ ]?(?:secret|token|password|api[-_]?key).*"
-    r"|my[-_][a-z\-_]*(?:secret|token|password|key)|.*[-_]here|\[redacted:.*)",
+    r"|my[-_][a-z\-_]*(?:secret|token|password|key)|.*[-_]here|\[redacted:.*"
+    r"|&[A-Za-z_][A-Za-z0-9_.\-]*|!!(?:null|bool|int|float|map|seq|set|omap|timestamp)"  # a YAML anchor or tag alone
+    r"|realm=.*)",  # WWW-Authenticate: Basic realm="..."
     re.S,
 )
 _PLACEHOLDER_WORDS = frozenset(
@@ -1785,6 +1797,344 @@ def _scan_said(text: str, low: str, starts: list[int], aligned: bool, spans: lis
             spans.append((s, e, _P_ASSIGN, "secret-assignment"))
 
 
+# --------------------------------------------------------------------------
+# Issue 46: basic auth, curl -u, sshpass -p, YAML passwords and secrets said in a sentence,
+# in the spellings an audit's held-out corpus showed leaking; each behind its literal
+# --------------------------------------------------------------------------
+class _Lazy:
+    """A pattern compiled when first used: these forms are rare, and the hook imports this
+    module (its import stays as cheap as before them)."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._args = (pattern, flags)
+
+    def __getattr__(self, name: str):
+        rx = re.compile(*self._args)
+        self.match, self.search, self.finditer, self.fullmatch = rx.match, rx.search, rx.finditer, rx.fullmatch
+        return getattr(rx, name)
+
+
+# Each form is found at the positions of its literal (str.find), then matched there: ordinary
+# text costs a few finds.
+# "Basic" then the credential wrapped onto the next line, URL-encoded (Basic%20...), or
+# concatenated ('Basic ' + '<b64>'): the base64 is checked to be user:password
+_BASIC_SPLIT = _Lazy(
+    r"basic(?:[ \t]*\r?\n[ \t]*|%20|[ \t]*[\"'`][ \t]*\+[ \t]*[\"'`])([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])",
+    re.I,
+)
+# base64.b64encode(b"user:PW"), Buffer.from("user:PW").toString("base64"): a Basic credential
+# built in code from the literal pair (at the "(")
+_B64_OF_PAIR = _Lazy(r"\([ \t]*b?(?P<q>[\"'])[^\s:\"'@/]{1,64}:(?P<v>[^\n\"']{1,256})(?P=q)")
+_B64_CALLS = ("b64encode(", "Buffer.from(")
+# requests/httpx auth=("user", "PW"), HTTPBasicAuth("user", "PW") (and Digest, Proxy): at the "("
+_AUTH_PAIR = _Lazy(r"\([ \t]*(?P<uq>[\"'])[^\n\"']{1,64}(?P=uq)[ \t]*,[ \t]*(?P<q>[\"'])(?P<v>[^\n\"']{1,256})(?P=q)")
+_AUTH_KW = _Lazy(r"auth[ \t]*=[ \t]*\(")  # (on the lower-case text)
+_AUTH_CLASS = _Lazy(r"HTTP(?:Basic|Digest|Proxy)Auth\(")
+# curl's -u in a cluster of short flags (-su, -ku, -sSku, -Lu), -U (--proxy-user), and the
+# password quoted apart from the user (-u admin:'PW', -u "admin":"PW"): at the "-"
+_CLI_USER_MORE = _Lazy(
+    r"-(?:[A-Za-z]{0,6}u|U|-user|-proxy-user)(?:[ \t]+|=)?"
+    r"(?:(?P<uq>[\"'])[^\s:\"'@/]{1,64}(?P=uq)|[^\s:\"'@/]{1,64}):"
+    r"(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))"
+)
+# httpie: http -a user:PW / --auth user:PW (at the "-")
+_HTTPIE = _Lazy(r"-(?:a|-auth)(?:[ \t]+|=)[\"']?[^\s:\"'@/]{1,64}:(?P<v>[^\s\"']{1,256})")
+_HTTPIE_CMD = _Lazy(r"(?:^|[\s;|&(`$])https?[ \t]")
+# sshpass with options that take an argument before -p (-P assphrase, -d 3)
+_SSHPASS_ARGS = _Lazy(
+    r"sshpass(?:[ \t]+-[A-Za-oq-z](?:[ \t]+(?:[\"'][^\n\"']{0,64}[\"']|[^\s\-][^\s]{0,63}))?){1,8}[ \t]+-p[ \t]*"
+    r"(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))"
+)
+# argv lists: ["sshpass", "-p", "PW", ...], ['curl', ..., '-u', 'user:PW']
+_ARGV_SSHPASS = _Lazy(r"sshpass[\"'][ \t]*,[ \t]*[\"']-p[\"'][ \t]*,[ \t]*(?P<q>[\"'])(?P<v>[^\n\"']{1,256})(?P=q)")
+_ARGV_CURL = _Lazy(
+    r"(?:[\"'](?:-u|--user|-U|--proxy-user)[\"'][ \t]*,[ \t]*|[\"'](?:--user|--proxy-user)=)"
+    r"(?P<q>[\"']?)[^\s:\"'@/]{1,64}:(?P<v>[^\n\"']{1,256})[\"']"
+)
+# YAML: an anchor or a core tag before the value (password: &db_pw PW, password: !!str 1234),
+# the value alone on the next, deeper line (password:\n    PW), and a container's env list
+# (- name: DB_PASSWORD / value: PW; {"name": "API_TOKEN", "value": "PW"}); matched from the
+# start of the line of their literal
+_YAML_NAME = r"[A-Za-z_][A-Za-z0-9_.\-]{0,80}"
+_YAML_TAGGED = _Lazy(
+    rf"[ \t]*(?:-[ \t]+)?(?P<name>{_YAML_NAME})[ \t]*:[ \t]+"
+    r"(?:&[A-Za-z0-9_.\-]{1,64}[ \t]+(?:!![a-z]{1,12}[ \t]+)?|!!(?:str|binary)[ \t]+(?:&[A-Za-z0-9_.\-]{1,64}[ \t]+)?)"
+    r"(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>(?![|>][\-+]?[ \t]*$)[^\s][^\n]{0,255}?))[ \t]*(?:[ \t]#[^\n]*)?(?:\r?\n|$)"
+)
+_YAML_NEXT_LINE = _Lazy(
+    rf"(?P<ind>[ \t]*)(?:-[ \t]+)?(?P<name>{_YAML_NAME})[ \t]*:[ \t]*\r?\n(?P=ind)[ \t]+"
+    r"(?![^\n]*:(?:[ \t]|\r?\n|$))(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"'#&*!|>\-{\[][^\s]{0,255}))[ \t]*(?:\r?\n|$)"
+)
+_ENV_PAIR = _Lazy(
+    rf"(?P<ind>[ \t]*)-[ \t]+name:[ \t]*(?P<nq>[\"']?)(?P<name>{_YAML_NAME})(?P=nq)[ \t]*\r?\n"
+    r"(?P=ind)[ \t]+value:[ \t]*(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"'#&*!|>][^\n]{0,255}?))[ \t]*(?:\r?\n|$)"
+)
+_ENV_PAIR_JSON = _Lazy(
+    rf"name[\"'][ \t]*:[ \t]*[\"'](?P<name>{_YAML_NAME})[\"'][ \t]*,[ \t]*[\"']value[\"'][ \t]*:[ \t]*"
+    r"(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)"
+)
+# secrets said in a sentence: "the door code is 7r1cky...", "my PIN is 4821", "PIN: 4821",
+# "the safe combination is 12-34-56", "the sandbox token: tok_9f8e...", "the api key is ...",
+# "the admin secret was ..."; the value must look like one (a code: digits, or letters and
+# digits; a token or key: 8+ characters, letters and digits, not a word of the sentence).
+# Matched right after the noun.
+_CODE_BEFORE = _Lazy(
+    r"(?:(?<![A-Za-z0-9_\-])(?:door|gate|garage|alarm|entry|entrance|access|lock|locker|safe|building|keypad"
+    r"|unlock|security|lockbox|padlock|wifi|wi-fi|voicemail|sim|phone|card)[ \t\-]+|(?<![A-Za-z0-9_\-])pin[ \t_\-]?"
+    r"|(?<![A-Za-z0-9_\-])pass)$"
+)
+_SAID_TAIL_CODE = _Lazy(
+    r"(?:[ \t]+(?:is|was|is[ \t]+now)[ \t]+|[ \t]*:[ \t]*)(?:(?P<q>[\"'`])(?P<qv>[^\n\"'`]{3,64})(?P=q)|(?P<v>[^\s\"'`]{3,64}))",
+    re.I,
+)
+_KEY_BEFORE = _Lazy(
+    r"(?<![A-Za-z0-9_\-])(?:api|access|license|licence|secret|signing|encryption|wifi|wi-fi|product|activation"
+    r"|master)[ \t\-]+$"
+)
+_SAID_TAIL_TOKEN = _Lazy(
+    r"(?:[ \t]+(?:is|was|is[ \t]+now)[ \t]+|[ \t]*:[ \t]+)(?:(?P<q>[\"'`])(?P<qv>[^\n\"'`]{8,256})(?P=q)|(?P<v>[^\s\"'`]{8,256}))",
+    re.I,
+)
+_CODE_VALUE = _Lazy(
+    r"[#*]?(?:[0-9]{3,12}|[0-9]{1,4}(?:[\-.][0-9]{1,4}){1,5}|(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])[A-Za-z0-9!@#$%^&*_\-.~+]{4,64})[#*]?"
+)
+_NOT_CODES = frozenset("1password 2fa mfa 4g 5g 3g wpa2 wpa3 a4 u2f".split())
+_WORDISH_PART = _Lazy(r"[A-Za-z][a-z]{3,}")
+_VERSIONISH = _Lazy(r"v?[0-9]+(?:\.[0-9]+)+[A-Za-z0-9.\-]*|[0-9]+(?:st|nd|rd|th|s|m|h|d|ms|min|kb|mb|gb|px|k)")
+
+
+def _code_said(v: str) -> bool:
+    core = v.rstrip(",;.:!?)")
+    return (
+        len(core) >= 3
+        and _CODE_VALUE.fullmatch(core) is not None
+        and core.lower() not in _NOT_CODES
+        and _VERSIONISH.fullmatch(core) is None
+        and not _placeholder(core)
+        and not core.startswith(_MARK)
+    )
+
+
+def _token_said(v: str) -> bool:
+    """Whether ``v`` after "the token is" / "sandbox token:" reads as a credential."""
+    core = v.rstrip(",;.:!?)")
+    if len(core) < 8 or core.startswith(_MARK) or _placeholder(core) or not _said_value(core):
+        return False
+    if any(c in core for c in "()[]{}=/\\<>$%") or "://" in core or _VERSIONISH.fullmatch(core):
+        return False  # a call, a path, a template, a version: not a value
+    digits = sum(c.isdigit() for c in core)
+    letters = sum(c.isalpha() for c in core)
+    if letters < 2 or not (digits >= 2 or (digits and len(core) >= 12 and _mixed(core))):
+        return False
+    parts = re.split(r"[\-_.]", core)
+    if any(
+        _WORDISH_PART.fullmatch(p) and (p.lower() in _SAID_NOT or _SAID_WORDISH.fullmatch(p.lower())) for p in parts
+    ):
+        return False  # base64-encoded, RS256-signed: words of the sentence
+    if (
+        _DOTTED.fullmatch(core)
+        and all(map(_CODE_IDENT.fullmatch, core.split(".")))
+        and all(sum(c.isdigit() for c in p) < 2 for p in core.split("."))
+    ):
+        return False  # an attribute (cfg.token2)
+    return True
+
+
+def _span_of(m: re.Match) -> tuple[int, int, bool]:
+    if m.groupdict().get("qv") is not None:
+        s, e = m.span("qv")
+        return s, e, True
+    s, e = m.span("v")
+    return s, e, False
+
+
+def _continued_http(text: str, at: int) -> bool:
+    """Is ``at`` on a command line continued (``\\`` at the end of the lines before) from one an
+    HTTP client's (``curl \\`` then ``  -u admin:PW \\``)?"""
+    lo = text.rfind("\n", 0, at)
+    for _ in range(20):
+        if lo <= 0:
+            return False
+        prev_end = lo
+        if text[prev_end - 1 : prev_end] == "\r":
+            prev_end -= 1
+        if text[prev_end - 1 : prev_end] != "\\":
+            return False
+        lo = text.rfind("\n", 0, prev_end)
+        line = text[lo + 1 : prev_end].lower()
+        if "curl" in line or "wget" in line or "://" in line:
+            return True
+    return False
+
+
+def _finds(hay: str, lit: str):
+    i = hay.find(lit)
+    while i >= 0:
+        yield i
+        i = hay.find(lit, i + 1)
+
+
+def _line_at(text: str, i: int) -> int:
+    return text.rfind("\n", 0, i) + 1
+
+
+def _word_end(low: str, e: int) -> bool:
+    return e >= len(low) or not (low[e].isalnum() or low[e] == "_")
+
+
+def _add(spans: list, m: re.Match, kind: str, check, trim: bool = True, text: str = "") -> None:
+    s, e, quoted = _span_of(m)
+    if not quoted and trim:
+        e = _trim_tail(text, s, e)
+    if e > s and check(text[s:e]):
+        spans.append((s, e, _P_ASSIGN, kind))
+
+
+def _scan_issue46(text: str, low: str, starts: list[int], spans: list) -> None:
+    _scan_http_auth(text, low, starts, spans)
+    if starts and ":" in text:
+        _scan_yaml_more(text, starts, spans)
+    _scan_said_more(text, low, starts, spans)
+
+
+def _scan_http_auth(text: str, low: str, starts: list[int], spans: list) -> None:
+    """Basic credentials, curl -u and httpie -a, sshpass -p (issue 46). What has a keyword
+    (auth, pass) is looked for at its positions (``starts``), the rest behind a rare literal."""
+    literal = lambda v: len(v) >= 3 and not _placeholder(v)  # noqa: E731
+    if "basic" in low:
+        for i in _finds(low, "basic"):
+            m = _BASIC_SPLIT.match(text, i)
+            if m is not None and _basic_credential(m.group(1)):
+                spans.append((m.start(1), m.end(1), _P_BASIC, "basic-auth"))
+    for k in starts:
+        if low.startswith("auth", k):
+            if text.startswith("Auth(", k) and text[max(0, k - 10) : k].endswith(
+                ("HTTPBasic", "HTTPDigest", "HTTPProxy")
+            ):
+                at = k + 4
+            elif not (k and (low[k - 1].isalnum() or low[k - 1] == "_")):
+                m = _AUTH_KW.match(low, k)
+                at = m.end() - 1 if m is not None else -1
+            else:
+                continue  # (oauth=(, my_auth=()
+            p = _AUTH_PAIR.match(text, at) if at >= 0 else None
+            if p is not None:
+                _add(spans, p, "basic-auth", literal, False, text)
+        elif k >= 3 and low.startswith("sshpass", k - 3):
+            for rx in (_SSHPASS_ARGS, _ARGV_SSHPASS):
+                m = rx.match(text, k - 3)
+                if m is not None:
+                    _add(spans, m, "cli-password", lambda v: len(v) >= 2 and not _placeholder(v), False, text)
+    if "(" in text and ("b64encode(" in text or "Buffer.from(" in text):
+        for call in _B64_CALLS:
+            for i in _finds(text, call):
+                m = _B64_OF_PAIR.match(text, i + len(call) - 1)
+                if m is not None:
+                    _add(spans, m, "basic-auth", literal, False, text)
+    curl = "curl" in low
+    if not (curl or "http" in low or "wget" in low):
+        return  # every form below is an HTTP client's command line
+    for m in _CLI_USER_MORE.finditer(text):
+        i = m.start()
+        if (i and (text[i - 1].isalnum() or text[i - 1] in "_-")) or not (
+            _http_line(text, i) or _continued_http(text, i)
+        ):
+            continue
+        s, e, quoted = _span_of(m)
+        if not quoted:
+            e = _trim_tail(text, s, e)
+            while e > s and text[e - 1] == "\\":
+                e -= 1
+        value = text[s:e]
+        if e - s >= 3 and not value.isdigit() and not _placeholder(value):
+            spans.append((s, e, _P_ASSIGN, "cli-password"))
+    for lit in (" -a", " --auth"):
+        if lit in text:
+            for i in _finds(text, lit):
+                m = _HTTPIE.match(text, i + 1)
+                if m is not None and _HTTPIE_CMD.search(text, _line_at(text, i), i + 1):
+                    _add(spans, m, "cli-password", literal, True, text)
+    if curl and "[" in text:
+        if "'-u'" in text or '"-u"' in text or "--user" in text or "'-U'" in text or '"-U"' in text:
+            for m in _ARGV_CURL.finditer(text):
+                _add(spans, m, "cli-password", lambda v: literal(v) and not v.isdigit(), False, text)
+
+
+def _scan_yaml_more(text: str, starts: list[int], spans: list) -> None:
+    """YAML anchors and tags before a value, a value on the next line, env lists (issue 46):
+    each needs a secret's name, so only the lines of the keyword positions (``starts``) are
+    looked at."""
+    seen: set[int] = set()
+    for k in starts:
+        ls = _line_at(text, k)
+        if ls in seen:
+            continue
+        seen.add(ls)
+        le = text.find("\n", k)
+        line = text[ls : le if le >= 0 else len(text)]
+        if ":" not in line:
+            continue
+        if "&" in line or "!!" in line:
+            m = _YAML_TAGGED.match(text, ls)
+            if m is not None and _strength(m.group("name")) >= 1:
+                _add(spans, m, "secret-assignment", lambda v: not _placeholder(v, 2), False, text)
+        if le >= 0 and line.rstrip().endswith(":"):
+            m = _YAML_NEXT_LINE.match(text, ls)
+            if m is not None and _strength(m.group("name")) >= 1:
+                _add(spans, m, "secret-assignment", lambda v: len(v) >= 3 and not _placeholder(v, 2), False, text)
+        if "name:" in line and le >= 0:
+            m = _ENV_PAIR.match(text, ls)
+            if m is not None and _strength(m.group("name")) >= 1:
+                _add(spans, m, "secret-assignment", lambda v: not _placeholder(v, 2), True, text)
+        if "value" in line:
+            n = line.rfind("name", 0, k - ls)
+            if n >= 0:
+                m = _ENV_PAIR_JSON.match(text, ls + n)
+                if m is not None and _strength(m.group("name")) >= 1:
+                    _add(spans, m, "secret-assignment", lambda v: not _placeholder(v, 2), False, text)
+
+
+# right after a noun: "is", "was" or a colon (each noun is found with str.find, which beats a
+# regex's scan several times over on ordinary text)
+_SAID_AFTER = re.compile(r"(?=[ \t]+(?:is|was)[ \t]|[ \t]*:)")
+
+
+def _scan_said_more(text: str, low: str, starts: list[int], spans: list) -> None:
+    """Codes, PINs, combinations, tokens, keys and secrets said in a sentence (issue 46)."""
+    found = [
+        (i, i + len(noun), noun)
+        for noun in ("code", "combination", "key")
+        if noun in low
+        for i in _finds(low, noun)
+        if _SAID_AFTER.match(low, i + len(noun))
+    ]
+    if "PIN" in text:
+        found += [(i, i + 3, "pin") for i in _finds(text, "PIN") if _SAID_AFTER.match(text, i + 3)]
+    for k in starts:  # token, secret: keywords, their positions known
+        for noun in ("token", "secret"):
+            if low.startswith(noun, k) and _SAID_AFTER.match(low, k + len(noun)):
+                found.append((k, k + len(noun), noun))
+    for i, e, noun in found:
+        before = low[i - 1] if i else " "
+        if noun == "code":
+            if before not in " \t-_s" or not _CODE_BEFORE.search(low, max(0, i - 24), i):
+                continue  # (encode, unicode, exit code, source code)
+            tail, check = _SAID_TAIL_CODE, _code_said
+        elif noun in ("pin", "combination"):  # (PIN in capitals: a lower-case pin alone is a GPIO's, pin: 13)
+            if before.isalnum() or before == "_":
+                continue
+            tail, check = _SAID_TAIL_CODE, _code_said
+        else:
+            if before.isalnum() or before in "_-":
+                continue
+            if noun == "key" and not _KEY_BEFORE.search(low, max(0, i - 16), i):
+                continue
+            tail, check = _SAID_TAIL_TOKEN, _token_said
+        t = tail.match(text, e)
+        if t is not None:
+            _add(spans, t, "secret-assignment", check, True, text)
+
+
 def _pass(text: str) -> tuple[str, dict]:
     counts: dict[str, int] = {}
     low = text.lower()
@@ -1819,6 +2169,8 @@ def _pass(text: str) -> tuple[str, dict]:
         _scan_url(text, spans)
     _scan_literals(text, low, spans)
     _scan_said(text, low, starts, aligned, spans)
+    if aligned:
+        _scan_issue46(text, low, starts, spans)
     _scan_runs(text, spans)
 
     if not spans:
@@ -1860,3 +2212,48 @@ def redact(text: str) -> str:
     The input object itself is returned when nothing needed redacting.
     """
     return redact_counts(text)[0]
+
+
+# --------------------------------------------------------------------------
+# What a person states: memories (``recall remember``, the model's), their rules
+# --------------------------------------------------------------------------
+# A memory is prose, and it goes further than a transcript line: into the project's
+# CLAUDE.md block, every session's briefing and the team's server. So besides ``redact``,
+# the value after a secret's name is cut wherever it stands ("secret = hunterplum" inside
+# a sentence, "sandbox token: tok_9f8e..." after a comma), not only where ``redact`` is
+# sure of it. One function decides for every copy (issue 46): what stays here, its
+# CLAUDE.md block and what is shared with the team are cut alike.
+_STATED = re.compile(
+    r"(?i)(?<![A-Za-z0-9_])(?:secret|passw(?:or)?d|passphrase|pwd?|token|api[ _-]?key|"
+    r"access[ _-]?key|private[ _-]?key)[ \t]*(?:=|:|\bis\b|\bwas\b)[ \t]*"
+    r"(?P<q>[\"'`]?)(?P<v>[^\s\"'`]{4,256})(?P=q)"
+)
+_NOT_STATED_VALUES = frozenset(
+    """none null nil true false required optional missing empty invalid expired correct wrong
+    stored rotated hashed set unset changed reset needed the a an not in on from for with and or""".split()
+)
+
+
+def _cut_stated(m: re.Match) -> str:
+    v = m.group("v").rstrip(",;.:!?)")
+    if (
+        v.startswith(_MARK)
+        or not any(c.isalnum() for c in v)
+        or v.lower() in _NOT_STATED_VALUES
+        or (v[0] in "{<$%" and not v[1:2].isalnum())
+        or v.startswith(("${", "{{", "<", "$"))
+    ):
+        return m.group(0)
+    start = m.start("v") - m.start()
+    return m.group(0)[:start] + _MARK + "secret-assignment]" + m.group(0)[start + len(v) :]
+
+
+def redact_stated(text: str) -> str:
+    """``redact(text)``, then the value after a secret's name cut wherever it stands: the one
+    redaction of a memory (or a rule) a person or the model states, for the local store,
+    ``CLAUDE.md`` and the team's copy alike. The input object itself when nothing changed."""
+    out = redact(text)
+    if not _STATED.search(out):
+        return out
+    cut = _STATED.sub(_cut_stated, out)
+    return out if cut == out else cut

@@ -81,6 +81,76 @@ def tool_result_chars() -> int:
 MESSAGE_CHARS = int(os.environ.get("RECALL_MESSAGE_CHARS", "100000"))
 CUT_MARGIN = 4096
 
+# The longest line of a session file read (bytes, its newline included), whatever the source
+# (plain or compressed). A message keeps MESSAGE_CHARS at most and a tool result
+# tool_result_chars, so a longer line holds nothing a message would keep that a shorter one
+# could not: it is skipped (``capped_lines``), streamed through in chunks and never held
+# whole, the read position moved past it, and named once in the log with its file and size.
+# (Issue 46: a 33 KB .zst holding one 1 GB line took the service to 2,267 MB.)
+LINE_CAP = 16 << 20
+READ_CHUNK = 1 << 20  # bytes read from a file at a time
+
+
+class LongLine:
+    """A line longer than ``LINE_CAP``, as ``capped_lines`` gives it: its size in bytes, and
+    whether it ended (its newline was read) or the data ended inside it."""
+
+    __slots__ = ("size", "ended")
+
+    def __init__(self, size: int, ended: bool) -> None:
+        self.size = size
+        self.ended = ended
+
+    def why(self) -> str:
+        more = "" if self.ended else " so far (the data ends inside it)"
+        return f"{self.size:,} bytes long{more}, more than the {LINE_CAP:,}-byte line cap: skipped"
+
+
+def capped_lines(chunks) -> Iterator[bytes | LongLine]:
+    """The lines of a stream of byte ``chunks``, each with its newline, and a last one without
+    a newline if the data ends inside it. A line longer than ``LINE_CAP`` comes as a
+    ``LongLine`` (its size): its bytes are counted as they pass, never kept, so what is held
+    at any moment is one chunk and at most ``LINE_CAP`` bytes of the line being read."""
+    cap = LINE_CAP
+    held: list[bytes] = []  # the pieces of the line being read (at most cap bytes in all)
+    size = 0  # its length so far
+    long = False  # it passed the cap: counted, not kept
+    for chunk in chunks:
+        start, n = 0, len(chunk)
+        while start < n:
+            nl = chunk.find(b"\n", start)
+            end = n if nl < 0 else nl + 1
+            piece_len = end - start
+            if long or size + piece_len > cap:
+                long = True
+                held = []
+            else:
+                held.append(chunk[start:end] if start or end < n else chunk)
+            size += piece_len
+            start = end
+            if nl < 0:
+                break
+            if long:
+                yield LongLine(size, True)
+            else:
+                yield held[0] if len(held) == 1 else b"".join(held)
+            held, size, long = [], 0, False
+    if long:
+        yield LongLine(size, False)
+    elif held:
+        yield b"".join(held)
+
+
+def file_chunks(fh) -> Iterator[bytes]:
+    """``fh`` from where it stands, ``READ_CHUNK`` bytes at a time (at most ``LINE_CAP``)."""
+    step = max(1, min(READ_CHUNK, LINE_CAP))
+    while True:
+        chunk = fh.read(step)
+        if not chunk:
+            return
+        yield chunk
+
+
 # line types that are bookkeeping, never a message (each counted under its own name)
 _BOOKKEEPING = (
     "queue-operation",
@@ -120,6 +190,7 @@ SKIP_REASONS = (
     "empty",
     "unknown-type",
     "malformed-json",
+    "too-long",
 )
 
 # Our own injected block: a closed block anywhere, or an unclosed one (cut short) whose
@@ -819,6 +890,13 @@ def _kind(mode: int) -> str:
     return "not a file"
 
 
+def skip_long(raw: LongLine, ctx, stats: Counter) -> None:
+    """Count a line past ``LINE_CAP`` (``too-long``) and name it, with its size, in the log."""
+    stats["too-long"] += 1
+    if len(ctx.bad) < ctx.MAX_BAD:
+        ctx.bad.append((ctx.line, raw.why()))
+
+
 def read_lines(
     path: Path, offset: int, ctx: FileContext, stats: Counter, max_bytes: int = 8 << 20
 ) -> Iterator[tuple[list[Message], int]]:
@@ -826,7 +904,8 @@ def read_lines(
 
     A partial last line (no newline yet) is left for the next read: the offset stops
     before it. Memory stays bounded whatever the file size. ``ctx.line`` counts the lines
-    read; a line that is not JSON even once repaired is noted in ``ctx.bad`` by number.
+    read; a line that is not JSON even once repaired is noted in ``ctx.bad`` by number, and
+    so is one longer than ``LINE_CAP`` (skipped whole, never held: ``capped_lines``).
     Only a regular file is read (see ``open_regular``): a FIFO named ``*.jsonl`` never blocks.
     """
     ctx.tool_result_chars = tool_result_chars()
@@ -835,7 +914,18 @@ def read_lines(
         pos = offset
         batch: list[Message] = []
         consumed = 0
-        for raw in fh:
+        for raw in capped_lines(file_chunks(fh)):
+            if isinstance(raw, LongLine):
+                if not raw.ended:
+                    break  # wait for its newline (ingest scans only what is appended for it)
+                pos += raw.size
+                consumed += raw.size
+                ctx.line += 1
+                skip_long(raw, ctx, stats)
+                if consumed >= max_bytes:
+                    yield batch, pos
+                    batch, consumed = [], 0
+                continue
             if not raw.endswith(b"\n"):
                 break  # partial line: wait for its newline
             pos += len(raw)

@@ -31,7 +31,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from indexer.sources.lines import AgentContext, clip, is_recall_tool, make, open_nofollow, read_jsonl
+from indexer.sources.lines import AgentContext, clip, is_recall_tool, make, open_nofollow, read_jsonl, read_whole
 from indexer.transcripts import Message, loads, path_text
 
 NAME = "gemini"
@@ -114,7 +114,10 @@ def _read_whole(path: Path, ctx: AgentContext, stats: Counter):
     written is read again once its writer is done."""
     ctx.whole = True
     with open_nofollow(path) as fh:
-        data = fh.read()
+        data = read_whole(fh, ctx, stats)
+    if data is None:  # past the cap: skipped (named in the log) until it changes
+        yield [], path.stat().st_size
+        return
     try:
         obj = loads(data)
     except ValueError:
@@ -137,7 +140,10 @@ def _read_logs(path: Path, ctx: AgentContext, stats: Counter):
     deleted) is indexed from here, the prompt alone."""
     ctx.whole = True
     with open_nofollow(path) as fh:
-        data = fh.read()
+        data = read_whole(fh, ctx, stats)
+    if data is None:  # past the cap: skipped (named in the log) until it changes
+        yield [], path.stat().st_size
+        return
     try:
         entries = loads(data)
     except ValueError:

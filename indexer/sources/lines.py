@@ -22,17 +22,22 @@ from typing import Callable, Iterator
 from indexer.project import canonical_project
 from indexer.redact import redact
 from indexer.transcripts import (
+    READ_CHUNK,
     JSONError,
+    LongLine,
     Message,
     NotRegularFile,
     cap_text,
+    capped_lines,
     clean_text,
+    file_chunks,
     lenient_loads,
     loads,
     parse_timestamp,
     path_text,
     precut,
     private_carry,
+    skip_long,
     tool_result_chars,
 )
 
@@ -84,33 +89,67 @@ def open_nofollow(path: Path):
         raise
 
 
-def _zstd_lines(fh, state: dict):
-    """The lines (with their newline) of a zstd file (Codex's ``.jsonl.zst``: one frame or more),
-    and a last one without a newline if the data ends inside one. ``state["whole"]``: the last
-    frame ended where the file does (False: the file was cut short)."""
+# A zstd block gives at most 128 KiB and takes at least 4 bytes in (an RLE block), so a
+# byte of a .zst can stand for ~32 KiB: it is fed to the decompressor this many bytes at a
+# time, so that one call gives at most ~LINE_CAP / 2 (1 GB in 33 KB is what zstd can do).
+def _zstd_slice() -> int:
+    from indexer import transcripts
+
+    return max(16, transcripts.LINE_CAP >> 16)
+
+
+def _zstd_chunks(fh, state: dict):
+    """The decompressed bytes of a zstd file (Codex's ``.jsonl.zst``: one frame or more), in
+    chunks of at most about ``LINE_CAP / 2``: however much one compressed byte stands for,
+    never more at once. ``state["whole"]``: the last frame ended where the file does (False:
+    the file was cut short)."""
     try:
         import zstandard
     except ImportError:  # pragma: no cover - a dependency of recall
         raise OSError(0, "a .zst file needs the zstandard package: pip install zstandard") from None
-    dobj = zstandard.ZstdDecompressor().decompressobj()
-    rest = b""
+    new = zstandard.ZstdDecompressor().decompressobj
+    dobj = new()
+    step = _zstd_slice()
     state["whole"] = True
     while True:
-        chunk = fh.read(1 << 20)
-        if not chunk:
+        data = fh.read(READ_CHUNK)
+        if not data:
             break
-        out = dobj.decompress(chunk)
-        while dobj.eof and dobj.unused_data:  # another frame follows
-            more = dobj.unused_data
-            dobj = zstandard.ZstdDecompressor().decompressobj()
-            out += dobj.decompress(more)
-        rest += out
-        *lines, rest = rest.split(b"\n")
-        for line in lines:
-            yield line + b"\n"
+        view = memoryview(data)
+        for i in range(0, len(data), step):
+            if dobj.eof:  # the frame ended with the last slice: another one follows
+                dobj = new()
+            out = dobj.decompress(view[i : i + step])
+            if out:
+                yield out
+            while dobj.eof and dobj.unused_data:  # another frame follows inside this slice
+                more = dobj.unused_data
+                dobj = new()
+                out = dobj.decompress(more)
+                if out:
+                    yield out
     state["whole"] = dobj.eof
-    if rest:
-        yield rest
+
+
+def whole_cap() -> int:
+    """The largest whole-file session read (Gemini CLI's older ``session-*.json``, its
+    ``logs.json``): one JSON document, parsed whole, so four line caps."""
+    from indexer import transcripts
+
+    return 4 * transcripts.LINE_CAP
+
+
+def read_whole(fh, ctx: AgentContext, stats: Counter) -> bytes | None:
+    """All of a whole-file session, or None (counted ``too-long``, named in the log with its
+    size) when it is larger than ``whole_cap()``: never read past the cap."""
+    cap = whole_cap()
+    size = os.fstat(fh.fileno()).st_size
+    data = fh.read(cap + 1) if size <= cap else b""
+    if size > cap or len(data) > cap:
+        stats["too-long"] += 1
+        ctx.bad.append((1, f"{max(size, len(data)):,} bytes, more than the {cap:,}-byte cap of a whole file: skipped"))
+        return None
+    return data
 
 
 def read_jsonl(
@@ -142,7 +181,14 @@ def read_jsonl(
             consumed = 0
             state: dict = {}
             try:
-                for raw in _zstd_lines(fh, state):
+                for raw in capped_lines(_zstd_chunks(fh, state)):
+                    if isinstance(raw, LongLine):  # skipped, never held; named in the log
+                        ctx.line += 1
+                        skip_long(raw, ctx, stats)
+                        consumed += raw.size
+                        if not raw.ended:
+                            break
+                        continue
                     if not raw.endswith(b"\n"):  # the data ends inside this line: it is lost
                         stats["malformed-json"] += 1
                         ctx.bad.append((ctx.line + 1, "cut short: the compressed file ends inside this line"))
@@ -170,12 +216,20 @@ def read_jsonl(
         pos = offset
         batch = []
         consumed = 0
-        for raw in fh:
-            if not raw.endswith(b"\n"):
+        for raw in capped_lines(file_chunks(fh)):
+            if isinstance(raw, LongLine):
+                if not raw.ended:
+                    break  # being written: wait for its newline
+                pos += raw.size
+                consumed += raw.size
+                ctx.line += 1
+                skip_long(raw, ctx, stats)  # skipped, never held; named in the log
+            elif not raw.endswith(b"\n"):
                 break  # being written: wait for its newline
-            pos += len(raw)
-            consumed += len(raw)
-            _one(raw, ctx, stats, parse, batch)
+            else:
+                pos += len(raw)
+                consumed += len(raw)
+                _one(raw, ctx, stats, parse, batch)
             if consumed >= max_bytes:
                 yield batch, pos
                 batch, consumed = [], 0

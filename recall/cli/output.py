@@ -191,7 +191,7 @@ def print_index_summary(summary) -> None:
 
         n = len(bad)
         print(
-            f"  {counted(n, 'line')} {'was' if n == 1 else 'were'} not JSON and {'was' if n == 1 else 'were'} "
+            f"  {counted(n, 'line')} could not be read (not JSON, or past the line cap) and {'was' if n == 1 else 'were'} "
             f"skipped (all named in {log.log_file()}), first: {bad[0]}"
         )
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import os
+import sys
 
 from recall.core import paths
 
 _file_handler: logging.Handler | None = None
 _file_path: str | None = None
 _stderr_handler: logging.Handler | None = None
+_said_unwritable = False  # this process has said once that its log cannot be written
 
 
 class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
@@ -24,6 +26,23 @@ class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
         except OSError:
             pass
         return open(fd, self.mode, encoding=self.encoding, errors=self.errors)
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        """A record that could not be written (a full disk: ENOSPC on the write, the flush or a
+        rollover; the log's folder gone): one short line on stderr, once per process, never
+        logging's traceback. The caller goes on (a hook still answers, exit 0); the next record
+        is tried again, so the log resumes once there is room."""
+        global _said_unwritable
+        if _said_unwritable or not logging.raiseExceptions:
+            return
+        _said_unwritable = True
+        exc = sys.exc_info()[1]
+        why = (getattr(exc, "strerror", None) or type(exc).__name__) if exc is not None else "unknown error"
+        try:
+            sys.stderr.write(f"recall: the log {self.baseFilename} cannot be written ({why}); going on without it\n")
+            sys.stderr.flush()
+        except Exception:  # noqa: BLE001 - stderr itself is gone: say nothing
+            pass
 
 
 def log_file():
@@ -44,7 +63,10 @@ def setup(stderr: bool = False, level: int = logging.INFO) -> logging.Logger:
     if target != _file_path:
         if _file_handler is not None:
             logger.removeHandler(_file_handler)
-            _file_handler.close()
+            try:
+                _file_handler.close()  # its last buffered record may not fit on a full disk
+            except (OSError, ValueError):
+                pass
             _file_handler = None
         _file_path = target
         try:

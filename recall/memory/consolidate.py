@@ -163,13 +163,13 @@ def apply(state: store.State, mtype: str, answer, now: float, result: Result) ->
         content = store.clean_content(merge.content)
         if len(ids) < 2 or not content:
             continue
-        from indexer.redact import redact
+        from indexer.redact import redact_stated
 
         sources = [live[i] for i in ids]
         new = store.Memory(
             id=store.new_id({m.id for m in state.memories}),
             type=mtype,
-            content=store.clean_content(redact(content)),
+            content=store.clean_content(redact_stated(content)),
             tags=store.clean_tags(merge.tags) or store.merge_list(*(m.tags for m in sources), limit=store.MAX_TAGS),
             created=min(m.created for m in sources),
             updated=max(m.updated for m in sources),
@@ -261,7 +261,7 @@ def build_recheck_prompt(items: list[tuple[store.Memory, list[tuple[str, float, 
 def recheck(project: str, cfg: dict, now: float, result: Result) -> None:
     """Ask the model about the project's stale memories (see the module docstring). Raises
     what ``backend.complete`` raises (the caller stops on it)."""
-    from indexer.redact import redact
+    from indexer.redact import redact, redact_stated
     from indexer.touches import Touches, state_connection
     from recall.memory.model import BadAnswer, parse_recheck
     from recall.memory.stale import refresh, snapshot
@@ -316,7 +316,7 @@ def recheck(project: str, cfg: dict, now: float, result: Result) -> None:
                 new = store.Memory(
                     id=store.new_id({x.id for x in st.memories}),
                     type=m.type,
-                    content=store.clean_content(redact(v.content)),
+                    content=store.clean_content(redact_stated(v.content)),
                     tags=list(m.tags),
                     created=now,
                     updated=now,

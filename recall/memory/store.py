@@ -580,16 +580,18 @@ def add_memory(
     now: float | None = None,
     origin: str = "extraction",
 ) -> Outcome:
-    """Write one memory with dedup: supersede a near-duplicate, refresh an identical one."""
-    from indexer.redact import redact
+    """Write one memory with dedup: supersede a near-duplicate, refresh an identical one. Its
+    text is redacted as what is stated is (``indexer.redact.redact_stated``): the same cut as
+    the team's copy, so no copy keeps what another one cuts."""
+    from indexer.redact import redact_stated
 
     now = time.time() if now is None else now
     if mtype not in TYPES:
         raise StateError(f"{mtype!r} is not a memory type: use one of {', '.join(TYPES)}.")
-    content = clean_content(redact(content))
+    content = clean_content(redact_stated(content))
     if not content:
         return Outcome("skipped", None)
-    tags = clean_tags(tags)
+    tags = [redact_stated(t) for t in clean_tags(tags)]
     toks = tokens(content)
     target = None
     if supersedes_content and supersedes_content.strip():

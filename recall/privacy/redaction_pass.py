@@ -17,7 +17,7 @@ from __future__ import annotations
 from indexer import reredact_archive as ingest_side
 from indexer import reredact_stages
 from indexer.forgetting import Selection
-from indexer.redact import redact
+from indexer.redact import redact, redact_stated
 from recall.core import log
 from recall.memory import store
 from recall.privacy.forget import known_projects, refresh_briefings, write_memory_docs
@@ -38,8 +38,8 @@ def redact_memories(ix) -> tuple[int, list[str]]:
             with store.transaction(project) as state:
                 n = 0
                 for m in state.memories:
-                    content = redact(m.content)
-                    tags = [redact(t) for t in m.tags]
+                    content = redact_stated(m.content)  # as a memory is stored (store.add_memory)
+                    tags = [redact_stated(t) for t in m.tags]
                     if content is m.content and all(a is b for a, b in zip(tags, m.tags)):
                         continue
                     m.set_content(content)

@@ -7,8 +7,8 @@ machine shares:
 * the session summaries of its sessions (``$RECALL_HOME/summaries``);
 * its project rules (``.memory/rules.json``; not the global ones, not expired ones).
 
-Never a transcript line. Each item's text and tags pass ``indexer.redact.redact`` again on
-the way out (secrets and ``<private>`` blocks: rules written since, or text typed by hand),
+Never a transcript line. Each item's text and tags pass ``indexer.redact.redact_stated`` (the
+redaction every memory is stored with) again on the way out (secrets and ``<private>`` blocks: rules written since, or text typed by hand),
 and an item is left out when the user keeps its source out of recall: an excluded project,
 a session switched off by ``recall: off``, or a time when capture was paused (the item's
 creation falls in a pause window). What is left out is withdrawn from the server if it was
@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from dataclasses import dataclass, field
 
 from recall.core import log
@@ -76,52 +75,16 @@ def _digest(item: Item) -> str:
     return hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
 
 
-# What leaves for the team is checked once more, more strictly than what stays here (a
-# memory is prose: "secret = hunterplum" inside a sentence, "token: Xk9..." after a comma)
-_STRICT = re.compile(
-    r"(?i)(?<![A-Za-z0-9_])(?:secret|passw(?:or)?d|passphrase|pwd?|token|api[ _-]?key|"
-    r"access[ _-]?key|private[ _-]?key)[ \t]*(?:=|:|\bis\b|\bwas\b)[ \t]*"
-    r"(?P<q>[\"'`]?)(?P<v>[^\s\"'`]{4,256})(?P=q)"
-)
-
-
-def strict(text: str) -> str:
-    """``text`` with the value after a secret's name cut out wherever it stands (not only
-    where ``indexer.redact`` is sure of it): what is shared goes to every teammate."""
-    if not _STRICT.search(text):
-        return text
-
-    def cut(m: re.Match) -> str:
-        v = m.group("v").rstrip(",;.:!?)")
-        if (
-            v.startswith("[redacted:")
-            or not any(c.isalnum() for c in v)
-            or v.lower() in _NOT_VALUES
-            or (v[0] in "{<$%" and not v[1:2].isalnum())
-            or v.startswith(("${", "{{", "<", "$"))
-        ):
-            return m.group(0)
-        start = m.start("v") - m.start()
-        return m.group(0)[:start] + "[redacted:secret-assignment]" + m.group(0)[start + len(v) :]
-
-    return _STRICT.sub(cut, text)
-
-
-_NOT_VALUES = frozenset(
-    """none null nil true false required optional missing empty invalid expired correct wrong
-    stored rotated hashed set unset changed reset needed the a an not in on from for with and or""".split()
-)
-
-
 def scrub(text: str) -> str:
     """``text`` through redaction (cached), made storable (no NUL, no unpaired surrogate:
     the server refuses either) and cut to what the server takes, saying so."""
     out = _REDACTED.get(text)
     if out is None:
-        from indexer.redact import redact
+        from indexer.redact import redact_stated
         from recall.core.text import storable
 
-        out = strict(storable(redact(storable(text)))).strip()
+        # the same redaction as the memory's local copy (recall.memory.store.add_memory)
+        out = storable(redact_stated(storable(text))).strip()
         if len(out) > MAX_CONTENT:
             note = f" … [cut for the team: the first {{n:,}} of {len(out):,} characters]"
             keep = MAX_CONTENT - len(note.format(n=MAX_CONTENT))

@@ -68,7 +68,7 @@ def test_forget_secret_keeps_the_summaries_that_do_not_hold_it_and_show_says_wha
 
     secret = "hunter2-Vq8Kd93xLmZ"
     s = Session(cwd=str(project))
-    s.user(f"the staging door code is {secret}, the pelican cache warms at boot")
+    s.user(f"the staging door opens with {secret}, the pelican cache warms at boot")
     s.write(claude_projects)
     other = Session(cwd=str(project))
     other.user(f"again {secret} for the heron queue")

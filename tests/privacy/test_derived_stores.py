@@ -31,11 +31,11 @@ def cached() -> list[str]:
 def shop(tmp_path, claude_projects):
     project = make_project(tmp_path, "shop")
     s = Session(cwd=str(project))
-    s.user(f"the walrus billing host door code is {SECRET}")
+    s.user(f"the walrus billing host door opens with {SECRET}")
     s.assistant("noted: the walrus billing host")
     s.write(claude_projects)
     index_all()
-    synthesis.cache_put("b" * 64, f"- The walrus billing host door code is {SECRET} [2026-11-01 session x]")
+    synthesis.cache_put("b" * 64, f"- The walrus billing host door opens with {SECRET} [2026-11-01 session x]")
     return project, s
 
 

@@ -84,7 +84,7 @@ def test_match_removes_the_messages_and_what_was_drawn_from_them_and_a_rebuild_k
 
 def test_secret_is_cut_out_everywhere_and_the_rest_kept(claude_projects, project):
     s = Session(cwd=str(project))
-    s.user(f"the staging door code is {SECRET} for the pelican admin")
+    s.user(f"the staging door opens with {SECRET} for the pelican admin")
     s.assistant("noted, the pelican admin is on staging")
     s.write(claude_projects)
     index_all()
@@ -327,7 +327,7 @@ def test_forget_cleans_the_injection_log(claude_projects, project):
     s.user("the albatross token lives in vault")
     s.write(claude_projects)
     other = Session(cwd=str(project))
-    other.user(f"the ibis door code is {SECRET}")
+    other.user(f"the ibis door opens with {SECRET}")
     other.write(claude_projects)
     index_all()
 
@@ -344,7 +344,7 @@ def test_forget_cleans_the_injection_log(claude_projects, project):
         )
 
     logged("now-1", s.session_id, "- [2026-11-20 session x] user: the albatross token lives in vault")
-    logged("now-2", other.session_id, f"- [2026-11-20 session y] user: the ibis door code is {SECRET}")
+    logged("now-2", other.session_id, f"- [2026-11-20 session y] user: the ibis door opens with {SECRET}")
     logged("now-3", "elsewhere", "- nothing about birds")
     forget(Selection(match="albatross").check())
     texts_left = [r["text"] for r in injections.read()]
@@ -482,7 +482,7 @@ def test_match_covers_lines_archived_after_the_forget(claude_projects, project):
 
 def test_secret_is_cut_from_lines_archived_after_the_forget(claude_projects, project):
     s = Session(cwd=str(project))
-    s.user(f"the staging door code is {SECRET} for the pelican admin")
+    s.user(f"the staging door opens with {SECRET} for the pelican admin")
     s.write(claude_projects)
     index_all()
     out = forget(Selection(secret=SECRET).check())

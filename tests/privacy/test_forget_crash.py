@@ -68,7 +68,7 @@ class History:
         self.other.write(claude_projects)
         index_all()
         for sid, text in (
-            (self.mixed.session_id, f"The walrus billing host door code is {SECRET}."),
+            (self.mixed.session_id, f"The walrus billing host door opens with {SECRET}."),
             (self.gone.session_id, "The walrus cache warms at boot."),
             (self.other.session_id, "The heron queue drains nightly."),
         ):
@@ -90,7 +90,7 @@ class History:
             )
         from recall.llm.synthesis import cache_put
 
-        cache_put("a" * 64, f"- The walrus billing host door code is {SECRET} [2026-10-01 session x]")
+        cache_put("a" * 64, f"- The walrus billing host door opens with {SECRET} [2026-10-01 session x]")
         self.messages = 10  # 4 + 2 + 2 messages, +2: the summaries' documents are memories
 
 

@@ -48,6 +48,7 @@ def old_rules(monkeypatch):
     with monkeypatch.context() as m:
         m.setattr(indexer.transcripts, "redact", _old_rules(indexer.transcripts.redact))
         m.setattr(indexer.redact, "redact", _old_rules(indexer.redact.redact))
+        m.setattr(indexer.redact, "redact_stated", _old_rules(indexer.redact.redact_stated))  # memories'
         yield
     # an archive from before redaction versions were recorded
     ingest_side.state_path(paths.archive_dir()).unlink(missing_ok=True)

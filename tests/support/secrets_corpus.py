@@ -870,6 +870,35 @@ KEY_VALUE_FORMS = {
     "jdbc-oracle-thin": lambda v: f"jdbc:oracle:thin:scott/{v}@db.internal:1521:ORCL",
     "sshpass-env": lambda v: f"$ SSHPASS={v} sshpass -e ssh deploy@10.0.0.5",
     "twilio-client-variable": lambda v: f"client = Client(account_sid, '{v}')\n",
+    # issue 46: basic auth, curl -u, sshpass -p, YAML and secrets said in a sentence, as they leaked
+    "basic-auth-wrapped": lambda v: "Authorization: Basic\n    " + base64.b64encode(f"admin:{v}".encode()).decode(),
+    "basic-auth-concat": lambda v: (
+        "headers = {'Authorization': 'Basic ' + '" + base64.b64encode(f"admin:{v}".encode()).decode() + "'}"
+    ),
+    "basic-auth-b64encode": lambda v: f'token = base64.b64encode(b"admin:{v}").decode()',
+    "requests-auth-tuple": lambda v: f"r = requests.get(url, auth=('admin', '{v}'))",
+    "http-basic-auth-call": lambda v: f"session.auth = HTTPBasicAuth('admin', '{v}')",
+    "curl-su-cluster": lambda v: f"$ curl -su admin:{v} https://registry.acme.io/v2/_catalog",
+    "curl-u-quoted-password": lambda v: f"$ curl -u admin:'{v}' https://registry.acme.io/v2/",
+    "curl-continued-line": lambda v: f"curl -X POST \\\n  -u admin:{v} \\\n  https://ci.acme.io/job/build",
+    "curl-proxy-U": lambda v: f"curl -U proxyuser:{v} -x http://proxy:3128 https://pypi.org/simple/",
+    "curl-argv": lambda v: f"subprocess.run(['curl', '-fsS', '-u', 'admin:{v}', url], check=True)",
+    "httpie-a": lambda v: f"$ http -a admin:{v} GET https://api.acme.io/v1/me",
+    "sshpass-P-then-p": lambda v: f"$ sshpass -P assphrase -p {v} ssh deploy@10.0.0.5",
+    "sshpass-argv": lambda v: f"subprocess.run(['sshpass', '-p', '{v}', 'ssh', 'root@10.0.0.5'])",
+    "yaml-anchor": lambda v: f"database:\n  password: &db_pw {v}\n  replica_password: *db_pw\n",
+    "yaml-str-tag": lambda v: f"database:\n  password: !!str {v}\n",
+    "yaml-next-line": lambda v: f"database:\n  password:\n    {v}\n  port: 5432\n",
+    "k8s-env-value": lambda v: f"env:\n  - name: DB_PASSWORD\n    value: {v}\n  - name: DB_HOST\n    value: db\n",
+    "door-code-prose": lambda v: f"the door code is {v}, see you at 9",
+    "alarm-code-colon": lambda v: f"alarm code: {v}",
+    "pin-prose": lambda v: f"my PIN is {v} for the staging card",
+    "pin-colon": lambda v: f"PIN: {v}",
+    "combination-prose": lambda v: f"the safe combination is {v}",
+    "token-said": lambda v: f"the token is {v} until the rotation",
+    "named-token-colon": lambda v: f"sandbox token: {v} (for the staging API)",
+    "api-key-said": lambda v: f"the api key is {v}",
+    "secret-said": lambda v: f"the webhook secret was {v} before I rotated it",
 }
 #: what of the value ends up in the text (and must not survive)
 _STORED = {
@@ -883,6 +912,8 @@ _STORED = {
         + ("DEPLOYMENT_PIPELINE_SERVICE_ACCOUNT_TOKEN=" + v)[60:]
     ),
     "k8s-secret-json": lambda v: base64.b64encode(v.encode()).decode(),
+    "basic-auth-wrapped": lambda v: base64.b64encode(f"admin:{v}".encode()).decode(),
+    "basic-auth-concat": lambda v: base64.b64encode(f"admin:{v}".encode()).decode(),
 }
 #: forms whose values have a fixed shape
 _SHAPED = {
@@ -890,7 +921,32 @@ _SHAPED = {
     "hex-under-_KEY": lambda g: g.hex(40),
     "twilio-auth-token": lambda g: g.hex(32),
     "twilio-client-pair": lambda g: g.hex(32),
+    "door-code-prose": lambda g: _code(g),
+    "alarm-code-colon": lambda g: _code(g),
+    "pin-prose": lambda g: g.digits(g.rng.choice((4, 6))),
+    "pin-colon": lambda g: g.digits(g.rng.choice((4, 5, 6, 8))),
+    "combination-prose": lambda g: "-".join(g.digits(2) for _ in range(3)),
+    "token-said": lambda g: _token(g),
+    "named-token-colon": lambda g: _token(g),
+    "api-key-said": lambda g: _token(g),
+    "secret-said": lambda g: _token(g),
 }
+
+
+def _code(g: _Gen) -> str:
+    """A door or alarm code: digits, or letters and digits (``7r1ckyD00rC0de``)."""
+    if g.rng.random() < 0.5:
+        return g.digits(g.rng.choice((4, 5, 6)))
+    leet = g.rng.choice(_WORDS).translate(str.maketrans("aeiost", "431057")) + g.digits(2)
+    return leet if any(c.isdigit() for c in leet) else leet + "7"
+
+
+def _token(g: _Gen) -> str:
+    """A token as services hand them out: a short prefix and random letters and digits."""
+    body = g.chars(_B62 if g.rng.random() < 0.5 else _HEX, g.rng.randint(12, 24))
+    return g.rng.choice(("tok_", "sk_test_", "key-", "", "st.")) + body
+
+
 #: characters a form's syntax does not allow in a value (a .netrc, .pgpass or URL query)
 _FORBIDDEN = {
     "pgpass": ":\\",
@@ -909,6 +965,18 @@ _FORBIDDEN = {
     "wrapped-terminal": "\\",
     "docker-password-stdin": "'",
     "redis-requirepass": "\"",
+    "curl-u-quoted-password": "'",
+    "curl-argv": "'\\",
+    "requests-auth-tuple": "'\\",
+    "http-basic-auth-call": "'\\",
+    "sshpass-argv": "'\\",
+    "basic-auth-b64encode": '"\\',
+    "curl-continued-line": "\\",
+    "yaml-anchor": "#",
+    "yaml-str-tag": "#",
+    "yaml-next-line": "#",
+    "k8s-env-value": "#",
+    "httpie-a": ":",
 }
 
 
@@ -1086,6 +1154,53 @@ KEY_ID=kms-prod-1
 REDIS_KEY_PREFIX=app:
 OBJECT_KEY=images/logo.png
 FOREIGN_KEY=user_id
+the return code is 2 when the lint fails
+the HTTP status code is 503 while the pod restarts
+the error code is EACCES: the socket is root's
+the door code is on the wiki page for the office
+the alarm code is changed every month by facilities
+the PIN is four digits and never leaves the phone
+my PIN is the same as my old one, so I reset it
+PIN: ask the on-call engineer
+the combination is stored in the team vault
+the token is refreshed by the client library
+the token is an opaque string, treat it as such
+the token is RS256-signed and expires in an hour
+the api key is missing from the CI variables
+the secret is rotated by the operator every 30 days
+the webhook secret was leaked once, so we rotate it now
+sandbox token: ask in #payments for a fresh one
+the token: see the README section on auth
+curl -su "$USER:$PASS" https://registry.acme.io/v2/
+curl -u admin https://registry.acme.io/v2/  # prompts for the password
+curl -U "$PROXY_USER:$PROXY_PASS" -x http://proxy:3128 https://pypi.org
+http -a "$USER:$PASSWORD" GET https://api.acme.io/v1/me
+sshpass -P assphrase -f ~/.ssh/pass.txt ssh deploy@10.0.0.5
+subprocess.run(['sshpass', '-f', pwfile, 'ssh', host])
+subprocess.run(['curl', '-u', f'{user}:{password}', url])
+r = requests.get(url, auth=(user, password))
+session.auth = HTTPBasicAuth(username, password)
+token = base64.b64encode(f"{user}:{password}".encode()).decode()
+Authorization: Basic realm="Restricted"
+the header is Authorization: Basic followed by base64 of user:password
+password: &default_pw
+password: !!null
+password:
+  from_env: DB_PASSWORD
+- name: DB_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: db
+      key: password
+- name: WORKERS
+  value: "4"
+pin: 2
+led_pin: 13
+combination of --force and --dry-run is refused
+the key is the first column of the table
+the api key header is X-Api-Key
+our PIN policy is 6 digits minimum
+the code is 1200 lines and needs a split
 description: >-
   A small service that serves the
   public catalogue.

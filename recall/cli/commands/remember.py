@@ -32,11 +32,13 @@ def remember_cmd(
     project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the memory as JSON."),
 ) -> None:
+    from indexer.redact import redact_stated
     from recall.memory.remember import is_standing_instruction, remember
 
     content = " ".join(text or []).strip()
     if not content:
         raise UsageError('Say what to remember: recall remember "the billing tests need docker running".')
+    content = redact_stated(content)  # a memory or a rule: cut as its team copy is
     root = project_root(project)
     if mtype is None and is_standing_instruction(content):
         _remember_as_rule(root, content, as_json)
