@@ -20,8 +20,8 @@ every question is asked with ``recall.search.searcher.Searcher().search`` scoped
 
 Metrics, averaged over questions: Recall@k = fraction of the relevant items in the top k;
 recall_all@k = 1 when all of them are in the top k (LongMemEval's own), else 0; NDCG@k
-with binary relevance. The baseline, computed in the same run over the same
-messages of the same project, is ``rank_bm25.BM25Okapi`` on lowercase whitespace tokens
+with binary relevance; MRR@10 = 1 / the rank of the first relevant item (0 beyond 10).
+The baseline, computed in the same run over the same messages of the same project, is ``rank_bm25.BM25Okapi`` on lowercase whitespace tokens
 (LongMemEval's BM25 protocol); at session level its documents are the sessions (the text
 of all their messages concatenated; LongMemEval's own script uses only the user turns).
 A second reference, reported beside it, runs the same BM25Okapi on recall's analyzer's
@@ -433,16 +433,25 @@ def recall_all_at(ranked: list[str], relevant: set[str], k: int) -> float:
     return float(bool(relevant) and relevant <= set(ranked[:k]))
 
 
+def mrr_at(ranked: list[str], relevant: set[str], k: int) -> float:
+    """1 / the rank of the first relevant item in the top k (0 when none is)."""
+    for i, item in enumerate(_dedup(ranked)[:k]):
+        if item in relevant:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
 def scores(ranked: list[str], relevant: set[str]) -> dict[str, float]:
     out = {}
     for k in KS:
         out[f"recall@{k}"] = recall_at(ranked, relevant, k)
         out[f"recall_all@{k}"] = recall_all_at(ranked, relevant, k)
         out[f"ndcg@{k}"] = ndcg_at(ranked, relevant, k)
+    out[f"mrr@{FETCH}"] = mrr_at(ranked, relevant, FETCH)
     return out
 
 
-METRICS = tuple(f"{m}@{k}" for k in KS for m in ("recall", "recall_all", "ndcg"))
+METRICS = tuple(f"{m}@{k}" for k in KS for m in ("recall", "recall_all", "ndcg")) + (f"mrr@{FETCH}",)
 
 
 # ------------------------------------------------------------------------------------
