@@ -1,5 +1,6 @@
-"""The query side of search: the index's terms for any text, the stopwords, and which
-terms are too common to decide a match (``common_terms``).
+"""The query side of search: the index's terms for any text, the stopwords, which terms
+are too common to decide a match (``common_terms``), and the word families the stemmer
+leaves apart (``variants``: decide -> decision).
 
 The query text is never handed to Tantivy's query parser (it raises on raw user text): it
 is analysed here with the index's own analyzer, and ``Searcher.build_query`` turns the
@@ -88,7 +89,7 @@ def variants(term: str) -> tuple[str, ...]:
     if _families is None:
         families: dict[str, tuple[str, ...]] = {}
         for group in _FAMILIES_RAW.split("|"):
-            stems = unique(t for w in group.split() for t in _ANALYZER.analyze(w))
+            stems = unique(_ANALYZER.analyze(group))  # (a call per group: ~0.1 ms in all, per word ~10)
             for s in stems:
                 families[s] = tuple(x for x in stems if x != s)
         _families = families

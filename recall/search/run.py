@@ -149,21 +149,22 @@ def index_lag() -> IndexLag | None:
     and backfill) and ``recall doctor`` (files with unread lines) tell; None when it is up to
     date. What a search that found nothing says next: run `recall index`, wait for the service,
     or try other words."""
-    from indexer.schema import index_exists
     from recall.core import paths
     from recall.core import service_client as client
 
-    if not index_exists(paths.index_dir()):
-        return IndexLag("missing")
     try:
         live = client.call("status", {}, timeout=1.0)
     except client.Unavailable:
         live = None
-    if isinstance(live, dict):
+    if isinstance(live, dict):  # the service's own count (no index import on the fast path)
         waiting = int(live.get("backlog_files") or 0)
         if live.get("backfill") or waiting or live.get("state") in _SERVICE_BUSY:
             return IndexLag("service", waiting)
         return None
+    from indexer.schema import index_exists
+
+    if not index_exists(paths.index_dir()):
+        return IndexLag("missing")
     waiting = files_waiting()
     return IndexLag("files", waiting) if waiting else None
 
