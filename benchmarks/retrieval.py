@@ -608,8 +608,9 @@ def aggregate(records: list[dict], by: str | None = None) -> dict:
 
 
 def markdown_table(summary: dict) -> str:
-    """ours vs the baseline; a last column for BM25 on recall's analyzed terms when it was run."""
-    rows = [entry[m] for levels in summary.values() for entry in levels.values() for m in METRICS]
+    """ours vs the baseline; a last column for BM25 on recall's analyzed terms when it was run.
+    A metric a summary lacks (MRR in results from before it was measured) has no row."""
+    rows = [entry[m] for levels in summary.values() for entry in levels.values() for m in METRICS if m in entry]
     analyzed = bool(rows) and all("baseline_analyzed" in r for r in rows)
     head = "| dataset | level | metric | recall | baseline (BM25) | ratio |"
     rule = "|---|---|---|---:|---:|---:|"
@@ -624,6 +625,8 @@ def markdown_table(summary: dict) -> str:
     for dataset, levels in summary.items():
         for level, entry in levels.items():
             for m in METRICS:
+                if m not in entry:
+                    continue
                 row = entry[m]
                 line = (
                     f"| {dataset} (n={entry['questions']}) | {level} | {m} | {row['ours']:.3f} | "
