@@ -30,6 +30,7 @@ Which module answers which question:
 | what the semantic channel costs: load, memory, embedding rate, latency per prompt | ``semantic_cost`` | — (the hook's own p50 is in ``injection_sizes``) |
 | ranking ideas measured and not shipped (issue 18) | ``ranking_ideas`` (+ ``minilm_numpy``) | the shipped ranking |
 | Chinese and Japanese matching | ``cjk_probe`` | per-character terms |
+| does a word finding its family (decide -> decision) help or hurt ranking (issue 44) | ``word_families`` | the same search without families |
 | what redaction leaks and what it changes | ``redaction`` (+ ``redaction_heldout``, ``redaction_heldout46``: held-out sets run once) | the previous rules version |
 | what re-redacting a stored history costs | ``reredact`` | indexing it |
 | what making forgotten bytes leave the disk costs | ``forget`` | the index without the forget |

@@ -20,8 +20,8 @@ every question is asked with ``recall.search.searcher.Searcher().search`` scoped
 
 Metrics, averaged over questions: Recall@k = fraction of the relevant items in the top k;
 recall_all@k = 1 when all of them are in the top k (LongMemEval's own), else 0; NDCG@k
-with binary relevance. The baseline, computed in the same run over the same
-messages of the same project, is ``rank_bm25.BM25Okapi`` on lowercase whitespace tokens
+with binary relevance; MRR@10 = 1 / the rank of the first relevant item (0 beyond 10).
+The baseline, computed in the same run over the same messages of the same project, is ``rank_bm25.BM25Okapi`` on lowercase whitespace tokens
 (LongMemEval's BM25 protocol); at session level its documents are the sessions (the text
 of all their messages concatenated; LongMemEval's own script uses only the user turns).
 A second reference, reported beside it, runs the same BM25Okapi on recall's analyzer's
@@ -433,16 +433,25 @@ def recall_all_at(ranked: list[str], relevant: set[str], k: int) -> float:
     return float(bool(relevant) and relevant <= set(ranked[:k]))
 
 
+def mrr_at(ranked: list[str], relevant: set[str], k: int) -> float:
+    """1 / the rank of the first relevant item in the top k (0 when none is)."""
+    for i, item in enumerate(_dedup(ranked)[:k]):
+        if item in relevant:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
 def scores(ranked: list[str], relevant: set[str]) -> dict[str, float]:
     out = {}
     for k in KS:
         out[f"recall@{k}"] = recall_at(ranked, relevant, k)
         out[f"recall_all@{k}"] = recall_all_at(ranked, relevant, k)
         out[f"ndcg@{k}"] = ndcg_at(ranked, relevant, k)
+    out[f"mrr@{FETCH}"] = mrr_at(ranked, relevant, FETCH)
     return out
 
 
-METRICS = tuple(f"{m}@{k}" for k in KS for m in ("recall", "recall_all", "ndcg"))
+METRICS = tuple(f"{m}@{k}" for k in KS for m in ("recall", "recall_all", "ndcg")) + (f"mrr@{FETCH}",)
 
 
 # ------------------------------------------------------------------------------------
@@ -599,8 +608,9 @@ def aggregate(records: list[dict], by: str | None = None) -> dict:
 
 
 def markdown_table(summary: dict) -> str:
-    """ours vs the baseline; a last column for BM25 on recall's analyzed terms when it was run."""
-    rows = [entry[m] for levels in summary.values() for entry in levels.values() for m in METRICS]
+    """ours vs the baseline; a last column for BM25 on recall's analyzed terms when it was run.
+    A metric a summary lacks (MRR in results from before it was measured) has no row."""
+    rows = [entry[m] for levels in summary.values() for entry in levels.values() for m in METRICS if m in entry]
     analyzed = bool(rows) and all("baseline_analyzed" in r for r in rows)
     head = "| dataset | level | metric | recall | baseline (BM25) | ratio |"
     rule = "|---|---|---|---:|---:|---:|"
@@ -615,6 +625,8 @@ def markdown_table(summary: dict) -> str:
     for dataset, levels in summary.items():
         for level, entry in levels.items():
             for m in METRICS:
+                if m not in entry:
+                    continue
                 row = entry[m]
                 line = (
                     f"| {dataset} (n={entry['questions']}) | {level} | {m} | {row['ours']:.3f} | "

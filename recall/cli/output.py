@@ -38,11 +38,9 @@ def print_hits(hits, query: str, team: bool = False) -> None:
         )
         return
     if not hits:
-        print(
-            f"No matches for {query!r}. Try fewer or other words, drop --since/--project, "
-            "or run `recall index` if you have not yet.",
-            file=out,
-        )
+        from recall.search.run import index_lag
+
+        print(no_matches_line(query, index_lag()), file=out)
         return
     tty = out.isatty()
     if tty:
@@ -84,6 +82,26 @@ def print_hits(hits, query: str, team: bool = False) -> None:
             for line in exchange_lines(h):
                 print(line, file=out)
         print(file=out)
+
+
+def no_matches_line(query: str, lag) -> str:
+    """What a search that found nothing says: `recall index` only when the index is behind the
+    transcripts (``recall.search.run.index_lag``), else other words."""
+    head = f"No matches for {query!r}"
+    if lag is None:
+        return f"{head}. The index is up to date: try fewer or other words, or drop --since/--project."
+    if lag.kind == "missing":
+        return f"{head}: there is no index yet. Run `recall index` to build it."
+    if lag.kind == "service":
+        waiting = f", {counted(lag.files, 'transcript file')} waiting" if lag.files else ""
+        return (
+            f"{head} so far: the service is still indexing{waiting} (`recall status` shows how far). "
+            "Try again in a moment, or with fewer or other words."
+        )
+    return (
+        f"{head}: {counted(lag.files, 'transcript file')} not indexed yet. Run `recall index` "
+        "(or `recall service start` to keep the index fresh), or try fewer or other words."
+    )
 
 
 def stale_line(hit) -> str:

@@ -1,7 +1,7 @@
 """Search: query terms, the searcher and its ranking, snippets, the hit type, and
 ``run_search`` (the service first, else in-process).
 
-  ``query``       terms, stopwords, common terms
+  ``query``       terms, stopwords, common terms, word families (decide -> decision)
   ``words``       prompt stopwords and framing words (standard library only)
   ``searcher``    queries, ranking, hits
   ``merged``      the one ranking of memories with transcripts, for ``recall ask`` and the MCP tools
@@ -20,5 +20,6 @@
                   a prompt in meaning, for the prompt hook's model path
   ``fused``       words and meaning in one ranking, where people search (the service's search, MCP)
   ``timespec``    ``--since``
-  ``run``         the service first, else in-process
+  ``run``         the service first, else in-process; whether the index is behind (a search
+                  that found nothing says so)
 """

@@ -1,5 +1,6 @@
-"""The query side of search: the index's terms for any text, the stopwords, and which
-terms are too common to decide a match (``common_terms``).
+"""The query side of search: the index's terms for any text, the stopwords, which terms
+are too common to decide a match (``common_terms``), and the word families the stemmer
+leaves apart (``variants``: decide -> decision).
 
 The query text is never handed to Tantivy's query parser (it raises on raw user text): it
 is analysed here with the index's own analyzer, and ``Searcher.build_query`` turns the
@@ -48,6 +49,51 @@ _HIRAGANA = re.compile("^[\u3040-\u309f]+$")
 _CJK_TERM = re.compile("^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+$")
 IDENT = re.compile(r"[\w]+(?:[./\\:\-#@]+[\w]+)+|\b[\w]*[a-z0-9][A-Z][\w]*")
 QUOTED = re.compile(r'"([^"]{2,200})"')
+
+
+# Word families the English stemmer leaves apart: it takes off inflections (decide, decided,
+# deciding -> "decid"), not derivations (decision -> "decis"), nor irregular forms (chose,
+# chosen). A query term of a family also matches the family's other terms
+# (``variants``), weighted VARIANT_WEIGHT of its own, so "what did we decide" finds
+# "Decision: ..." while a message with the query's own word still ranks first. Query-side
+# only: the index holds each word's own stem, so no re-index. Each family was checked against
+# every common English word that stems like one of its members
+# (``recall.search.common_words``): a stem shared with another sense is left out
+# (conversion/conversation: "convers"; definition/definitely: "definit").
+_FAMILIES_RAW = """decide decision | conclude conclusion | include inclusion | exclude exclusion
+| divide division | collide collision | provide provision | explode explosion | invade invasion
+| persuade persuasion | evade evasion | erode erosion | corrode corrosion | intrude intrusion
+| extend extension | expand expansion | intend intention | comprehend comprehension
+| admit admission | permit permission | submit submission | transmit transmission | omit omission
+| emit emission | describe description | subscribe subscription | prescribe prescription
+| assume assumption | consume consumption | resume resumption | presume presumption
+| reduce reduction | introduce introduction | deduce deduction | solve solution
+| resolve resolution | evolve evolution | absorb absorption | destroy destruction
+| retain retention | maintain maintenance | repeat repetition | acquire acquisition
+| explain explanation | verify verification | modify modification | notify notification
+| identify identification | classify classification | simplify simplification
+| clarify clarification | justify justification | qualify qualification | unify unification
+| represent representation | fail failure | agree agreement | disagree disagreement
+| settle settlement | argue argument | deny denial | sign signature | stable stability
+| choose chose chosen choice | write wrote written | build built | break broke broken
+| begin began begun | forget forgot forgotten | think thought | buy bought | teach taught
+| catch caught | bring brought | seek sought | fight fought | speak spoke spoken
+| steal stole stolen | freeze froze frozen"""
+VARIANT_WEIGHT = 0.5  # a family member's match, of the query's own word's (Searcher.build_query)
+_families: dict[str, tuple[str, ...]] | None = None
+
+
+def variants(term: str) -> tuple[str, ...]:
+    """The other terms of ``term``'s word family (``decid`` -> ``("decis",)``), or ()."""
+    global _families
+    if _families is None:
+        families: dict[str, tuple[str, ...]] = {}
+        for group in _FAMILIES_RAW.split("|"):
+            stems = unique(_ANALYZER.analyze(group))  # (a call per group: ~0.1 ms in all, per word ~10)
+            for s in stems:
+                families[s] = tuple(x for x in stems if x != s)
+        _families = families
+    return _families.get(term, ())
 
 
 def analyze(text: str) -> list[str]:

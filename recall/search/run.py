@@ -7,6 +7,7 @@ runs it in the service when one is up (its index is open and warm), else in-proc
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -128,6 +129,75 @@ def run_search(
         cwd,
     )
     return _noted(hits) if noted else hits
+
+
+@dataclass(frozen=True)
+class IndexLag:
+    """Why the index may not hold everything said yet (``index_lag``): ``missing`` (no index),
+    ``service`` (the running service is still indexing: a backfill, a rebuild, ``files`` waiting)
+    or ``files`` (no service, and that many transcript files have lines past their saved offsets)."""
+
+    kind: str
+    files: int = 0
+
+
+_SERVICE_BUSY = ("starting", "backfilling", "rebuilding", "retrying")
+
+
+def index_lag() -> IndexLag | None:
+    """Whether the index is behind the transcripts, as ``recall status`` (the service's backlog
+    and backfill) and ``recall doctor`` (files with unread lines) tell; None when it is up to
+    date. What a search that found nothing says next: run `recall index`, wait for the service,
+    or try other words."""
+    from recall.core import paths
+    from recall.core import service_client as client
+
+    try:
+        live = client.call("status", {}, timeout=1.0)
+    except client.Unavailable:
+        live = None
+    if isinstance(live, dict):  # the service's own count (no index import on the fast path)
+        waiting = int(live.get("backlog_files") or 0)
+        if live.get("backfill") or waiting or live.get("state") in _SERVICE_BUSY:
+            return IndexLag("service", waiting)
+        return None
+    from indexer.schema import index_exists
+
+    if not index_exists(paths.index_dir()):
+        return IndexLag("missing")
+    waiting = files_waiting()
+    return IndexLag("files", waiting) if waiting else None
+
+
+def files_waiting() -> int:
+    """Transcript files (every agent's) that state.db does not record as read to their end:
+    what `recall index` would read."""
+    import stat
+
+    from indexer import sources
+    from indexer.state import StateDB
+    from indexer.transcripts import path_text
+    from recall.core import paths
+
+    known: dict = {}
+    if paths.state_db_path().exists():
+        state = StateDB(paths.state_db_path())
+        try:
+            known = state.all_files()
+        finally:
+            state.close()
+    waiting = 0
+    for path in sources.discover(sources.all_roots()):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            continue  # a FIFO or device named *.jsonl: never indexed, never behind
+        k = known.get(path_text(path))
+        if k is None or k.size != st.st_size or k.inode != st.st_ino or k.offset != st.st_size:
+            waiting += 1  # (indexer.ingest.Indexer.plan's test)
+    return waiting
 
 
 AGENTS = ("claude-code", "codex", "gemini")  # indexer.sources.NAMES (not imported: the fast path stays light)

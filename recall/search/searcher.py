@@ -31,7 +31,20 @@ from recall.core.errors import IndexMissing, RecallError
 from recall.search.confidence import judge
 from recall.search.exchange import exchange, turn
 from recall.search.hit import Hit, iso
-from recall.search.query import IDENT, QUOTED, W_CONTENT, analyze, common_terms, is_stopword, unique, weighty
+from recall.search.query import (
+    COMMON_MIN_DOCS,
+    COMMON_SHARE,
+    IDENT,
+    QUOTED,
+    VARIANT_WEIGHT,
+    W_CONTENT,
+    analyze,
+    common_terms,
+    is_stopword,
+    unique,
+    variants,
+    weighty,
+)
 from recall.search.snippets import highlighter, snippet
 
 W_FILES = 2.0
@@ -166,7 +179,9 @@ class Searcher:
         agent: str | None = None,
     ) -> tuple[list[tantivy.Query], list[str]] | None:
         """The queries whose matches, merged by ``top``, rank a search, and the query's terms
-        (None when the text has no term).
+        with the words of their families it also matches (``recall.search.query.variants``:
+        decide -> decision, at VARIANT_WEIGHT of the word's own weight; what a hit must hold and
+        its snippet bolds); None when the text has no term.
 
         A document scores the sum of its term clauses (content, files, tools, and tags for
         memories; stopwords weighted down) and of the phrase and proximity bonuses it earns.
@@ -217,6 +232,25 @@ class Searcher:
                         ),
                     )
                 )
+        # the other words of a content word's family (decide -> decision), on content alone and
+        # below the word itself; none that is absent or too common to tell documents apart
+        floor = max(COMMON_MIN_DOCS, COMMON_SHARE * searcher.num_docs)
+        family = []
+        for v in unique(v for t in content_words if t not in common for v in variants(t)):
+            if v in dfs:
+                continue
+            df = searcher.doc_freq("content", v)
+            if 0 < df < floor:
+                family.append(v)
+                scored.append(
+                    (
+                        tantivy.Occur.Should,
+                        tantivy.Query.boost_query(
+                            tantivy.Query.term_query(schema, "content", v, index_option="position"),
+                            W_CONTENT * VARIANT_WEIGHT,
+                        ),
+                    )
+                )
         bonuses = []
         # adjacent words near each other; not two common ones (their pair is common too)
         bigrams = [
@@ -256,7 +290,7 @@ class Searcher:
         union = tantivy.Query.boolean_query(scored)
         # no filter: the bare union (a boolean around it costs ~15% and stops the pruning)
         queries.append(tantivy.Query.boolean_query([(tantivy.Occur.Must, union), *filters]) if filters else union)
-        return queries, terms
+        return queries, terms + family
 
     def _filters(self, doctypes, project, since, until, exclude_session, roles, mtype, agent=None) -> list:
         """The clauses that select documents without scoring them."""

@@ -23,6 +23,14 @@ needs_data = pytest.mark.skipif(
 )
 
 
+def test_mrr_is_the_rank_of_the_first_relevant_item():
+    assert rb.mrr_at(["x", "a", "b"], {"a", "b"}, 10) == 0.5
+    assert rb.mrr_at(["a"], {"a"}, 10) == 1.0
+    assert rb.mrr_at(["x", "y"], {"a"}, 10) == 0.0
+    assert rb.mrr_at(["x", "a"], {"a"}, 1) == 0.0
+    assert rb.scores(["x", "a"], {"a"})["mrr@10"] == 0.5 and "mrr@10" in rb.METRICS
+
+
 def test_metrics_on_toy_rankings():
     rel = {"a", "b"}
     assert rb.recall_at(["a", "x", "b"], rel, 2) == 0.5

@@ -1,7 +1,8 @@
 """The README's two commands, in order, on a fresh HOME with a `claude` on PATH (issue 27):
 the first installs recall and starts its service; the second (the test command) installs into
 a venv of its own and runs the suite; afterwards the service still runs, on the code it
-started with, and still captures a new session. No file or folder that recall did not create
+started with, and still captures a new session; the first command's demo query finds the decision
+a session from before the install holds (issue 44). No file or folder that recall did not create
 changed mode. (The uninstall side: tests/e2e/test_e2e_uninstall.py.)"""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.claude import support_cache_dir
+from tests.support.factory import Session
 from tests.support.fakes import unreachable_service_manager
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,6 +90,11 @@ def test_the_readme_commands_in_order_leave_a_working_service(tmp_path, claude_l
         PIP_DISABLE_PIP_VERSION_CHECK="1",
     )
     assert shutil.which("claude", path=env["PATH"]) == str(claude_logged_out)
+    # a session from before the install, whose reply holds the decision the README's demo asks for
+    past = Session(cwd=str(home / "work" / "shop"))
+    past.user("how should the orders table store prices?")
+    past.assistant("Decision: we store all prices as integer cents, never floats. Floats lose cents in sums.")
+    past.write(home / ".claude" / "projects")
     before = modes(home, clone)
     recall_bin = clone / ".venv" / "bin" / "recall"
     try:
@@ -102,6 +109,9 @@ def test_the_readme_commands_in_order_leave_a_working_service(tmp_path, claude_l
         assert main.returncode == 0, main.stdout[-3000:] + main.stderr[-3000:]
         assert "changed: started the recall service without a service manager" in main.stdout
         assert f"linked {home}/.local/bin/recall -> {recall_bin}" in main.stdout
+        # the demo query (`recall --raw --limit 5 "what did we decide"`) finds that decision
+        assert "**Decision**: we store all prices as integer cents, never floats" in main.stdout, main.stdout[-3000:]
+        assert "No matches" not in main.stdout
 
         def ping() -> dict | None:
             out = subprocess.run(
