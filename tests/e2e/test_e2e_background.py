@@ -126,3 +126,21 @@ def test_a_briefing_ready_after_its_turn_never_reaches_the_next_prompt(claude_en
     assert all(SYNTH_MARK not in request_text(r) for r in main)
     first = next(r for r in injections.read() if r.get("way") == "background")
     assert first["outcome"] == "dropped" and "turn ended" in first["why"]
+
+
+def test_a_question_about_the_past_waits_and_the_briefing_is_in_the_first_request(
+    claude_env, standin, recalled_project
+):
+    """The other way: a question about the past with a strong candidate, whose turn is likely the
+    answer alone, waits for the briefing; it is in Claude Code's first request."""
+    from tests.e2e.test_e2e_hook import QUESTION
+
+    _session1, mark = recalled_project
+    standin.handler = slow_synthesis(SYNTH_SECONDS)
+    script_turns(standin, text("pgbouncer, in transaction pooling mode."))
+    proc = claude_env.run(QUESTION, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    main = turns_of(standin, mark)
+    assert main and SYNTH_MARK in request_text(main[0])
+    rec = injections.read()[-1]
+    assert rec["way"] == "wait" and rec["outcome"] == "synthesized"
