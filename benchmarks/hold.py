@@ -19,7 +19,9 @@ request's excerpts (NONE when it holds none), the api backend pointed at it with
 
 Code bases, interleaved prompt by prompt (the order rotating):
 
-  ours     this tree, the model path (the 2 s stand-in)
+  ours     this tree (HEAD, frozen at the start: ``git archive`` imported through ``PYTHONPATH``,
+           so commits landing during the run change nothing; ``--live``: the files as they are),
+           the model path (the 2 s stand-in)
   raw      this tree with no model backend (no key, ``model.backend off``): the raw path
   main     today's main before issue 47 (``MAIN_COMMIT``), the same stand-in: every model prompt waits
   floor    ``python -c pass``
@@ -32,7 +34,9 @@ from the spawn to its first stdout line when that line is the async marker
 The process is waited for before the next sample, so one prompt's background briefing never
 competes with another's hold.
 
-    python -m benchmarks.hold [--main DIR] [--new-tasks N] [--write-json]
+    python -m benchmarks.hold [--main DIR] [--new-tasks N] [--work DIR [--reuse]] [--live] [--write-json]
+
+``--write-json`` keeps every earlier run's headline figures in ``runs`` (the page lists them).
 """
 
 from __future__ import annotations
@@ -259,13 +263,15 @@ def run(
     new_tasks: int = NEW_TASKS,
     limit: int | None = None,
     reuse: bool = False,
+    freeze: bool = True,
     log=print,
 ) -> dict:
     from tests.support.standin import StandIn
 
     t_start = time.time()
     load_start = os.getloadavg()
-    dirty, commit = _dirty(REPO), _commit(REPO)  # what the processes run: the tree as the run starts
+    dirty, commit = _dirty(REPO), _commit(REPO)
+    tree = snapshot(work / "tree") if freeze else None  # this tree's code as committed now, whatever lands later
     projects = placed(ch.load_all(), work / "projects")
     prompts = sample(projects, new_tasks)[:limit]
     cwd_of = {p.slug: p.cwd for p in projects}
@@ -300,12 +306,16 @@ def run(
                     for proj in projects:
                         for s in proj.sessions:
                             ch.write_session(s, root)
-                    d = Driver(code, home, scratch)
+                    with _importing(tree if name != "main" else None):
+                        d = Driver(code, home, scratch)
                     res = d.call({"op": "index", "roots": [str(root)], "embed": list(cwd_of.values())})
                     d.close()
                     if name == "ours":  # copied for raw before its service writes anything
                         shutil.copytree(home, work / "raw" / "home")
                 env = bench_env(home, scratch, service=True)
+                env.pop("PYTHONPATH", None)
+                if tree is not None and name != "main":
+                    env["PYTHONPATH"] = str(tree)
                 if name != "raw":
                     env.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=KEY)
                 services[name] = start_service(code, env)
@@ -348,7 +358,8 @@ def run(
         "started": time.strftime("%Y-%m-%d %H:%M", time.gmtime(t_start)),
         "seconds": round(time.time() - t_start, 1),
         "commit": commit,
-        "uncommitted": dirty,
+        "uncommitted": [] if tree is not None else dirty,
+        "frozen": tree is not None,
         "main": MAIN_COMMIT,
         "model_seconds": MODEL_SECONDS,
         "held_ms": HELD_MS,
@@ -367,6 +378,38 @@ def run(
         "records": records,
     }
     return res
+
+
+def snapshot(dest: Path) -> Path:
+    """This checkout's product code as committed at HEAD (``git archive``), unpacked in ``dest``:
+    the processes of this tree import it (``PYTHONPATH``), so a commit landing during the run
+    changes nothing."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", "HEAD", "recall", "indexer"], capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest
+
+
+class _importing:
+    """``PYTHONPATH`` set to ``tree`` in this process's environment (what ``bench_env`` copies)
+    while inside, as before after."""
+
+    def __init__(self, tree: Path | None) -> None:
+        self.tree, self.before = tree, os.environ.get("PYTHONPATH")
+
+    def __enter__(self) -> None:
+        os.environ.pop("PYTHONPATH", None)
+        if self.tree is not None:
+            os.environ["PYTHONPATH"] = str(self.tree)
+
+    def __exit__(self, *exc) -> None:
+        os.environ.pop("PYTHONPATH", None)
+        if self.before is not None:
+            os.environ["PYTHONPATH"] = self.before
 
 
 def _dirty(repo: Path) -> list[str]:
@@ -449,6 +492,7 @@ def headline(res: dict) -> dict:
         "started": res["started"],
         "commit": res["commit"],
         "uncommitted": bool(res.get("uncommitted")),
+        "frozen": bool(res.get("frozen")),
         "load_median": res["load_median"],
         "prompts": sum(res["prompts"].values()),
         **{f"{c}_{k}": fig.get(c, {}).get(k) for c in (*CODES, "floor") for k in ("over_all", "p50_ms")},
@@ -550,10 +594,14 @@ def sections(res: dict | None = None) -> list[str]:
     way_table = "\n".join(["| code base | " + " | ".join(ways) + " |", "|---|" + "---:|" * len(ways), *way_lines])
     n = res["prompts"]
     mix = res["report_mix"]
-    commit = res["commit"] + (
-        f" plus its uncommitted changes to {', '.join(f'`{f}`' for f in res['uncommitted'])}"
-        if res.get("uncommitted")
-        else ""
+    commit = (
+        res["commit"]
+        + (" as committed, frozen at the run's start" if res.get("frozen") else "")
+        + (
+            f" plus its uncommitted changes to {', '.join(f'`{f}`' for f in res['uncommitted'])}"
+            if res.get("uncommitted")
+            else ""
+        )
     )
     recs = [r for r in res.get("records") or [] if r["code"] == "ours"]
     waited = [r for r in recs if r.get("way") == "wait"]
@@ -568,7 +616,8 @@ def sections(res: dict | None = None) -> list[str]:
         idle_floor = idle_hook = None
     kept = res.get("runs") or [headline(res)]
     run_lines = [
-        f"| {r['started']} | {r['commit']}{' +' if r.get('uncommitted') else ''} | {r['load_median']:.1f} | "
+        f"| {r['started']} | {r['commit']}{' +' if r.get('uncommitted') else ''}{'' if r.get('frozen') else ' ~'} | "
+        f"{r['load_median']:.1f} | "
         f"{r['prompts']} | {_pct(r['ours_over_all'])} | {_pct(r['ours_over_new_task'])} | {_pct(r['ours_wait'])} | "
         f"{ms(r['ours_p50_ms'])} | {ms(r['raw_p50_ms'])} | {r['ours_vs_raw_paired_p50_ms']:+,.0f} | "
         f"{_pct(r['raw_over_all'])} | {_pct(r['main_over_all'])} | {ms(r['main_p50_ms'])} | {ms(r['floor_p50_ms'])} |"
@@ -640,6 +689,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--reuse", action="store_true", help="reuse the indexed and embedded homes an earlier run left in --work"
     )
+    ap.add_argument(
+        "--live", action="store_true", help="run this checkout's files as they are (default: HEAD, frozen at the start)"
+    )
     ap.add_argument("--write-json", action="store_true", help=f"write {RESULTS.name} (docs/benchmarks.md reads it)")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(REPO))  # tests.support.standin
@@ -647,7 +699,7 @@ def main(argv: list[str] | None = None) -> int:
         work = args.work or Path(tmp)
         if args.work and work.exists() and not args.reuse:
             shutil.rmtree(work)
-        res = run(args.main, work, args.new_tasks, args.limit, args.reuse)
+        res = run(args.main, work, args.new_tasks, args.limit, args.reuse, not args.live)
     print(json.dumps({k: v for k, v in res.items() if k != "records"}, indent=1))
     if args.write_json:
         try:
