@@ -168,11 +168,13 @@ class Pending:
     """A prompt the model will read (``plan_context``): what ``deliver`` needs, and the way
     (``recall.prompt.ways``: ``wait`` or ``background``) it takes."""
 
-    __slots__ = ("prompt", "hits", "raw_hits", "hook", "cfg", "trace", "rules", "only_rules", "way")
+    __slots__ = ("prompt", "hits", "raw_hits", "hook", "cfg", "trace", "rules", "only_rules", "way", "prepare")
 
-    def __init__(self, prompt, hits, raw_hits, hook, cfg, trace, rules, only_rules, way) -> None:
+    def __init__(self, prompt, hits, raw_hits, hook, cfg, trace, rules, only_rules, way, prepare=None) -> None:
         self.prompt, self.hits, self.raw_hits, self.hook, self.cfg = prompt, hits, raw_hits, hook, cfg
         self.trace, self.rules, self.only_rules, self.way = trace, rules, only_rules, way
+        # what the model reads, got ready after the prompt went on (the background way): called once
+        self.prepare = prepare
 
     def fallback(self) -> dict | None:
         """What the prompt gets when the model fails or is late: the raw path's own pick (the
@@ -188,6 +190,12 @@ class Pending:
 
     def deliver(self, deadline: float, on_fallback=None) -> dict | None:
         """The briefing (or the fallback), ready by ``deadline``; ``trace`` completed."""
+        if self.prepare is not None:
+            prepare, self.prepare = self.prepare, None
+            self.hits, self.raw_hits = prepare()
+        if not self.hits:  # nothing left for the model to read (e.g. every hit hidden meanwhile)
+            self.trace.update(outcome="rules" if self.only_rules else "nothing", why="no hit left to read")
+            return self.only_rules
         out = _deliver(self, deadline, on_fallback)
         if out is not None:
             self.trace["text"] = _redacted(out["hookSpecificOutput"]["additionalContext"])
@@ -283,18 +291,66 @@ def plan_context(
     before = injected_sessions(session_id) if judged and session_id else frozenset()
     raw = raw_decision(judged, hook, before)
     model = model_decision(judged, hook, before)
-    found = []  # the semantic channel's additions to the model path (the service only)
-    nearest = 0.0  # the nearest past session's cosine (the service only)
-    if choice is not None and (choice[0] == "model" or may_corroborate(judged, raw.hits, hook)):
-        if session_id and not before:
-            before = injected_sessions(session_id)
-        s = s or searcher
-        near = nearest_sessions(prompt, cwd, session_id, hook, s, before)
-        nearest = max((h.similarity or 0.0 for h in near), default=0.0)
+    state = {"s": s, "before": before}
+
+    def semantic_part() -> tuple[list, float]:
+        """The semantic channel's additions to each path (the service only): the model path's
+        picks and the nearest cosine; the raw path's corroborated pick joins ``raw.hits``."""
+        if session_id and not state["before"]:
+            state["before"] = injected_sessions(session_id)
+        state["s"] = state["s"] or searcher
+        near = nearest_sessions(prompt, cwd, session_id, hook, state["s"], state["before"])
         found, raw_extra = semantic_picks(near, judged, model.hits, raw.hits, hook)
         raw.hits = list(raw.hits) + raw_extra
         if found or raw_extra:
             trace["semantic"] = [{"session": h.session_id, "similarity": h.similarity} for h in found or raw_extra]
+        return found, max((h.similarity or 0.0 for h in near), default=0.0)
+
+    def finish(hits: list, model_path: bool) -> list:
+        """What is injected or read, ready: on the model path with the replies and turns the
+        model reads; stale marks; the log's hits."""
+        if model_path and hits:
+            sr = state["s"]
+            hits = with_answers(sr, hits, len(hits) + int(hook["limit"]) // 2)
+            if sr is not None:
+                sr.with_turns(hits)  # each excerpt the model reads carries its turn: the prompt, the conclusion
+                hits = _told_once(hits)
+        if hits and hook.get("stale_marks", True):
+            from recall.search.stale import mark_hits  # stat calls and state.db: no subprocess
+
+            mark_hits(hits, cwd)
+        if any(getattr(h, "kind", "") == "memory" for h in hits):
+            from recall.memory import note_access  # import-light: one append, never raises
+
+            note_access(hits)
+        trace["hits"] = [_traced(h) for h in hits]
+        return hits
+
+    if (
+        choice is not None
+        and choice[0] == "model"
+        and model.hits
+        and hook.get("background", True)
+        and not ways.asks_about_past(prompt or "")
+        and not_worth_asking(model.best, 0.0, hook) is None
+    ):
+        # the way is already known (the model in the background, for a prompt that asks for
+        # work with a candidate worth the call): what the model reads is got ready after the
+        # prompt has gone on (``Pending.deliver``), not while it is held
+        trace.update(backend=choice[1], path="model", gate={"setting": model.setting, "value": model.gate})
+        trace.update(best=model.best, way=ways.BACKGROUND)
+        if model.repeated:
+            trace["repeated"] = model.repeated
+
+        def prepare() -> tuple[list, list]:
+            found, _nearest = semantic_part()
+            return finish(model_candidates(model.hits, found, hook), True), raw.hits
+
+        return None, Pending(prompt, [], raw.hits, hook, cfg, trace, rules, only_rules, ways.BACKGROUND, prepare)
+    found = []  # the semantic channel's additions to the model path (the service only)
+    nearest = 0.0  # the nearest past session's cosine (the service only)
+    if choice is not None and (choice[0] == "model" or may_corroborate(judged, raw.hits, hook)):
+        found, nearest = semantic_part()
     path, backend_name = ("raw", "") if not (model.hits or found) else (choice or choose_path(hook, cfg))
     if backend_name:
         trace["backend"] = backend_name
@@ -316,16 +372,7 @@ def plan_context(
                 return None, None
             trace["text"] = _redacted(only_rules["hookSpecificOutput"]["additionalContext"])
             return only_rules, None
-    if path == "model" and hits:
-        hits = with_answers(s, hits, len(hits) + int(hook["limit"]) // 2)
-        if s is not None:
-            s.with_turns(hits)  # each excerpt the model reads carries its turn: the prompt, the conclusion
-            hits = _told_once(hits)
-    if hits and hook.get("stale_marks", True):
-        from recall.search.stale import mark_hits  # stat calls and state.db: no subprocess
-
-        mark_hits(hits, cwd)
-    trace["hits"] = [_traced(h) for h in hits]
+    hits = finish(hits, path == "model")
     if not hits:
         if chosen.repeated and chosen.best is not None and chosen.best >= chosen.gate:
             why = "every confident hit is of a session injected earlier in this conversation"
@@ -338,10 +385,6 @@ def plan_context(
         trace.update(outcome="rules", why=why)
         trace["text"] = _redacted(only_rules["hookSpecificOutput"]["additionalContext"])
         return only_rules, None
-    if any(getattr(h, "kind", "") == "memory" for h in hits):
-        from recall.memory import note_access  # import-light: one append, never raises
-
-        note_access(hits)
     if path != "model":
         trace["way"] = ways.RAW
         trace.update(outcome="raw", why="synthesis off" if not hook.get("synthesize", True) else "no backend")
