@@ -207,7 +207,7 @@ def prompt_vector(text: str, encoder):
     if q is not None:
         return q
     if started is not None:
-        started.wait(5.0)
+        started.wait(1.0)  # it takes milliseconds; a stalled one is not waited for
         with _prompt_lock:
             q = _prompt_vectors.get(key)
         if q is not None:
