@@ -25,6 +25,8 @@ Which module answers which question:
 | does the hook inject when it helps and stay silent when not (issue 25) | ``injection`` (+ ``injection_figures``, ``new_task_prompts``) | today's main, BM25 |
 | the same at every history size, on coding histories (issue 34) | ``injection_sizes`` (+ ``coding_history``, ``injection_driver``) | today's main, BM25 |
 | how long the prompt hook holds the prompt when the model takes 2 s (issue 47) | ``hold`` | the raw path, today's main, ``python -c pass`` |
+| when to ask the model at all: new tasks asked against the answer in the request (issue 47) | ``call_gate`` | asking about every prompt with a candidate |
+| the model path's own figures, from replies a reader wrote seeing only the requests (issue 47) | ``model_path`` (+ ``model_replies.json``) | today's main's requests, read the same way |
 | the semantic stage as a candidate source and a feature (issue 25, not shipped then) | ``semantic_study`` | the lexical gate |
 | the shipped semantic channel's ranking on the coding history (issue 34) | ``coding_semantic`` | ``recall --raw``'s ranking (``injection_sizes``) |
 | what the semantic channel costs: load, memory, embedding rate, latency per prompt | ``semantic_cost`` | — (the hook's own p50 is in ``injection_sizes``) |

@@ -108,3 +108,46 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def sections(res: dict | None = None) -> list[str]:
+    """The section of docs/benchmarks.md (``benchmarks.report``), from ``res`` or the committed
+    ``benchmarks/call_gate.json``; prose in benchmarks/prose/call_gate.md."""
+    from benchmarks.page import prose, rows
+
+    if res is None:
+        try:
+            res = json.loads(RESULTS.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+
+    def f(x):
+        return "–" if x is None else f"{x:.2f}"
+
+    body = []
+    halves = [("tune", "all sizes", res["tune"])] + [("report", size, t) for size, t in res["report"].items()]
+    for half, size, t in halves:
+        for name in ("today", "gate"):
+            fig = t.get(name)
+            if fig:
+                label = "every prompt with a candidate" if name == "today" else "the gate"
+                body.append(
+                    f"| {half} | {size} | {label} | {f(fig['read_recall'])} | {f(fig['asked_new_task'])} "
+                    f"| {f(fig['asked'])} |"
+                )
+    table = rows(
+        "| half | history | the model is asked about | answer in the request | new tasks asked | prompts asked |",
+        "|---|---|---|---|---|---|",
+        body,
+    )
+    chosen = res.get("chosen") or {}
+    return [
+        prose(
+            "call_gate",
+            table=table,
+            lexical=chosen.get("lexical", "–"),
+            semantic=chosen.get("semantic", "–"),
+            tolerance=res.get("tolerance", "–"),
+            target=res.get("target", "–"),
+        )
+    ]

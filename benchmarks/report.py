@@ -759,7 +759,18 @@ def render(res: dict) -> str:
     """docs/benchmarks.md from a run's results ``res`` and the results committed beside the
     benchmarks."""
     from benchmarks import agents as agents_bench
-    from benchmarks import cjk_probe, decision_bound, hold, injection, injection_sizes, plugin_launcher, startup, team
+    from benchmarks import (
+        call_gate,
+        cjk_probe,
+        decision_bound,
+        hold,
+        injection,
+        injection_sizes,
+        model_path,
+        plugin_launcher,
+        startup,
+        team,
+    )
     from benchmarks import forget as forget_bench
     from benchmarks import stale as stale_marks
     from benchmarks import ui as ui_page
@@ -807,6 +818,8 @@ def render(res: dict) -> str:
         *injection_sizes.sections(),
         *decision_bound.sections(),
         *hold.sections(),
+        *call_gate.sections(),
+        *model_path.sections(),
         *forget_bench.docs_sections(),
         *agents_bench.docs_sections(),
         *startup.sections(),
