@@ -177,12 +177,12 @@ def recall_attachment(session: Session, path: str, content: str) -> dict:
     return entry
 
 
-def test_a_memory_recall_attachment_is_claude_codes_memory_not_the_users_words(
-    shop, claude_projects, capsys, raw_hook
-):
+def test_a_memory_recall_attachment_is_claude_codes_memory_not_the_users_words(shop, claude_projects, capsys, raw_hook):
     s = Session(cwd=str(shop))
     s.user("how do we ship the shop?")
-    recall_attachment(s, str(claude_projects / "x" / "memory" / "deploy.md"), f"---\nname: deploy\n---\n\n{HEAD_NOTE}\n")
+    recall_attachment(
+        s, str(claude_projects / "x" / "memory" / "deploy.md"), f"---\nname: deploy\n---\n\n{HEAD_NOTE}\n"
+    )
     s.assistant("We ship with make ship.")
     s.write(claude_projects)
     index_all()
