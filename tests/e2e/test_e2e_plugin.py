@@ -23,6 +23,7 @@ import pytest
 
 from recall.core import config, paths, service_client, wiring
 from recall.search.searcher import Searcher
+from tests.support.claude import claude_version, version_tuple
 from tests.support.standin import is_claude_code_request, is_main_request, is_messages_request, request_text, text
 from tests.support.wait import wait_for
 from tests.support.wheelhouse import offline_pip_env, wheelhouse
@@ -143,7 +144,13 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     data = env.home / ".claude" / "plugins" / "data" / "recall-recall"
 
     # the checkout is a one-plugin marketplace
-    claude(env, "plugin", "validate", "--strict", str(CHECKOUT))
+    if version_tuple(claude_version()) < (2, 1, 332):
+        claude(env, "plugin", "validate", "--strict", str(CHECKOUT))
+    # 2.1.332's validator follows no link (.plugin/ is links) and says to validate the real files:
+    # a copy with the links dereferenced, as install copies them, passes as strictly
+    real = dereferenced_copy(env.home.parent / "plugin-copy")
+    claude(env, "plugin", "validate", "--strict", str(real))
+    claude(env, "plugin", "validate", "--strict", str(real / ".plugin"))
     claude(env, "plugin", "validate", "--strict", str(CHECKOUT / ".claude-plugin" / "plugin.json"))
     claude(env, "plugin", "marketplace", "add", str(CHECKOUT))
     claude(env, "plugin", "install", "recall@recall")
@@ -347,6 +354,18 @@ def plugin_runtime_building(data: Path) -> bool:
     from recall.setup import plugin_runtime
 
     return plugin_runtime.status(data, None)["state"] == "building"
+
+
+def dereferenced_copy(where: Path) -> Path:
+    """The marketplace's files with ``.plugin/``'s links replaced by what they point to."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for part in PLUGIN_PARTS:
+        src = CHECKOUT / part
+        if src.is_dir():
+            shutil.copytree(src, where / part, symlinks=False, ignore=ignore)
+        else:
+            shutil.copy2(src, where / part)
+    return where
 
 
 PLUGIN_PARTS = (".claude-plugin", ".plugin", "hooks", "recall", "indexer", "pyproject.toml", "README.md")
