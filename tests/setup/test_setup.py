@@ -566,13 +566,3 @@ def test_purge_with_yes_keeps_the_records_unless_told_to_drop_them(tmp_path, cap
     code, out, err = cli(capsys, "setup", "--uninstall", "--global", "--purge", "--yes", "--drop-records")
     assert code == 0 and not paths.recall_home().exists()
     assert "dropped the records of forgets, pauses and `recall: off` sessions, 1 exclusion(s)" in out
-
-
-def test_claude_codes_mcp_entry_loads_recalls_tools_up_front():
-    """Claude Code 2.1.332 defers an MCP server's tools behind its tool search unless the entry
-    says ``alwaysLoad`` (issue 44): setup's entry says it; other agents' entries stay plain."""
-    from recall.setup import install
-
-    out, done, _ = install.merge_mcp({}, ".mcp.json")
-    assert out["mcpServers"]["recall"] == {**install.mcp_entry(), "alwaysLoad": True} and done
-    assert "alwaysLoad" not in install.mcp_entry()
