@@ -31,8 +31,13 @@ from recall.core import paths
 from recall.core.jsonio import read_json
 
 AUTO_TYPE = "claude-memory"
+RECALLED_ROLE = "claude-memory"  # indexer.transcripts.CLAUDE_MEMORY_ROLE: a memory recall in a transcript
 CLAUDE_MD_TYPE = "claude-md"
 CHUNK_CHARS = 1200
+# what Claude Code puts of MEMORY.md in front of the model at session start (seen with 2.1.197 and
+# 2.1.332: "WARNING: MEMORY.md is 262 lines (limit: 200). Only part of it was loaded.")
+HEAD_LINES = 200
+HEAD_BYTES = 25_000
 MAX_FILE_BYTES = 512 * 1024
 MAX_TOPIC_FILES = 200
 # recall's briefing block (recall.memory.briefing.START / END; the ground floor cannot import it)
@@ -52,8 +57,85 @@ def encode_cwd(cwd: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "-", cwd)
 
 
-def auto_memory_dir(project: str) -> Path:
+def default_auto_memory_dir(project: str) -> Path:
     return paths.claude_config_dir() / "projects" / encode_cwd(project) / "memory"
+
+
+# Claude Code's settings, as it resolves them -------------------------------------------------------
+SETTINGS_SCOPES = ("local", "project", "user")  # the first that sets a key wins, as in Claude Code
+
+
+def _settings_files(project: str) -> list[tuple[str, Path]]:
+    """(scope, file) of the settings Claude Code reads for a session in ``project``, the
+    strongest first: ``<project>/.claude/settings.local.json``, ``<project>/.claude/
+    settings.json``, ``~/.claude/settings.json`` (``$CLAUDE_CONFIG_DIR`` moves the last)."""
+    out: list[tuple[str, Path]] = []
+    if project:
+        out += [("local", Path(project) / ".claude" / "settings.local.json")]
+        out += [("project", Path(project) / ".claude" / "settings.json")]
+    out.append(("user", paths.claude_config_dir() / "settings.json"))
+    return out
+
+
+def claude_setting(project: str, key: str) -> tuple[object, str]:
+    """(value, scope) of one of Claude Code's settings for ``project``: the strongest scope
+    that sets it (local > project > user); (None, "") when none does. A file that is missing
+    or not a JSON object sets nothing."""
+    for scope, path in _settings_files(project):
+        data = read_json(path, None, dict)
+        if isinstance(data, dict) and data.get(key) is not None:
+            return data[key], scope
+    return None, ""
+
+
+def _usable_dir(value: object) -> Path | None:
+    """An ``autoMemoryDirectory`` as Claude Code takes it: ``~/`` is the home folder; anything
+    else must be an absolute path, not a filesystem root; otherwise it is ignored (None)."""
+    if not isinstance(value, str) or not value.strip() or "\x00" in value:
+        return None
+    text = value.strip()
+    if text.startswith(("~/", "~\\")):
+        rest = os.path.normpath(text[2:] or ".")
+        if rest in (".", "..") or rest.startswith(".." + os.sep):
+            return None
+        text = os.path.join(str(Path.home()), rest)
+    if not os.path.isabs(text):
+        return None
+    text = os.path.normpath(text)
+    if len(text) < 3 or text == os.path.dirname(text):
+        return None
+    return Path(text)
+
+
+def auto_memory_setting(project: str) -> tuple[Path | None, str]:
+    """The ``autoMemoryDirectory`` Claude Code uses for ``project`` and the scope that set it,
+    or (None, "") for its default folder."""
+    value, scope = claude_setting(project, "autoMemoryDirectory")
+    where = _usable_dir(value)
+    return (where, scope) if where is not None else (None, "")
+
+
+def auto_memory_enabled(project: str) -> bool:
+    """Whether Claude Code reads and writes auto memory in ``project``: its ``autoMemoryEnabled``
+    setting (local > project > user; default on)."""
+    value, _ = claude_setting(project, "autoMemoryEnabled")
+    return value is not False
+
+
+def auto_memory_off_in_session(value: str | None = None) -> bool:
+    """``CLAUDE_CODE_DISABLE_AUTO_MEMORY`` set to a true value in the session's environment
+    (``value``, as the hook passed it on; else this process's, which the hook inherits from
+    Claude Code): auto memory is off for that one session."""
+    if value is None:
+        value = os.environ.get("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "")
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def auto_memory_dir(project: str) -> Path:
+    """The folder of ``project``'s auto memory: its ``autoMemoryDirectory`` setting, else
+    ``<projects root>/<encoded project>/memory``."""
+    where, _ = auto_memory_setting(project)
+    return where if where is not None else default_auto_memory_dir(project)
 
 
 @dataclass
@@ -180,8 +262,22 @@ def _project_of_folder(folder: Path, by_code: dict[str, str], remembered: dict) 
     return None
 
 
+def _memory_files(mem: Path) -> list[str]:
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(mem):
+        dirnames.sort()
+        found += [os.path.join(dirpath, n) for n in sorted(filenames) if n.endswith(".md")]
+    return found[:MAX_TOPIC_FILES]
+
+
 def discover(roots, known_projects: list[str], remembered: dict | None = None) -> tuple[list[Source], dict]:
-    """Every memory file to index, and the folder -> project map worked out on the way."""
+    """Every memory file to index, and the folder -> project map worked out on the way.
+
+    A project's auto memory is where Claude Code keeps it (``auto_memory_dir``: its
+    ``autoMemoryDirectory`` setting, else the folder beside its transcripts) and only while its
+    ``autoMemoryEnabled`` setting is not false: Claude Code neither reads nor writes it then,
+    so what is left there is not its memory. A directory set in the user's settings is every
+    project's (project "")."""
     remembered = dict(remembered or {})
     by_code = {encode_cwd(p): p for p in known_projects}
     sources: list[Source] = []
@@ -198,13 +294,16 @@ def discover(roots, known_projects: list[str], remembered: dict | None = None) -
                 continue
             remembered[folder.name] = project
             projects.add(project)
-            mem = folder / "memory"
-            found = []
-            for dirpath, dirnames, filenames in os.walk(mem):
-                dirnames.sort()
-                found += [os.path.join(dirpath, n) for n in sorted(filenames) if n.endswith(".md")]
-            for f in found[:MAX_TOPIC_FILES]:
+            if auto_memory_setting(project)[0] is not None or not auto_memory_enabled(project):
+                continue  # Claude Code keeps this project's memory elsewhere, or none
+            for f in _memory_files(folder / "memory"):
                 sources.append(Source(f, AUTO_TYPE, project))
+    for project in [*sorted(projects), ""]:  # "": a directory the user's settings set, for every project
+        where, scope = auto_memory_setting(project)
+        if where is not None and where.is_dir() and auto_memory_enabled(project):
+            owner = "" if scope == "user" else project
+            for f in _memory_files(where):
+                sources.append(Source(f, AUTO_TYPE, owner))
     for project in sorted(projects):
         for name in CLAUDE_MD_NAMES:
             f = os.path.join(project, name)
@@ -349,3 +448,88 @@ def project_notes(project: str) -> list[str]:
         if text:
             out += [n for _, n in notes(text)]
     return out
+
+
+# what Claude Code already put in front of the model ---------------------------------------------------
+def head(text: str, lines: int = HEAD_LINES, max_bytes: int = HEAD_BYTES) -> str:
+    """The part of a MEMORY.md Claude Code loads at session start: its first ``lines`` lines,
+    cut at the last whole line within ``max_bytes``."""
+    out: list[str] = []
+    size = 0
+    for line in text.splitlines(keepends=True)[:lines]:
+        size += len(line.encode("utf-8", "replace"))
+        if size > max_bytes:
+            break
+        out.append(line)
+    return "".join(out)
+
+
+def _head_chunks(text: str) -> list[str]:
+    """The chunks of a MEMORY.md that lie wholly in its head (a note cut by the limit is not)."""
+    full, top = chunks(text), chunks(head(text))
+    return [c for c, t in zip(full, top) if c == t]
+
+
+def loaded_at_start(cwd: str, auto_memory_off: bool = False) -> frozenset[str]:
+    """The notes, as indexed (label and chunk, redacted), that Claude Code itself loads when a
+    session starts in ``cwd``: every ``CLAUDE.md``, ``.claude/CLAUDE.md`` and ``CLAUDE.local.md``
+    from ``cwd`` up to the root, the user's ``~/.claude/CLAUDE.md``, and the head of the
+    project's auto-memory ``MEMORY.md`` (unless auto memory is off for the session or the
+    project). Topic files and the rest of MEMORY.md are read on demand, not at start."""
+    from indexer.project import canonical_project
+    from indexer.redact import redact
+
+    out: set[str] = set()
+
+    def add(path, name: str, pick=chunks) -> None:
+        text = read_text(str(path))
+        if text:
+            out.update(redact(f"{name}: {c}") for c in pick(text))
+
+    here = Path(os.path.abspath(cwd))
+    for folder in (here, *here.parents):
+        for name in CLAUDE_MD_NAMES:
+            add(folder / name, name)
+    add(paths.claude_config_dir() / "CLAUDE.md", "user CLAUDE.md")
+    project = canonical_project(str(here)) or str(here)
+    for p in dict.fromkeys((str(here), project)):
+        if auto_memory_off or not auto_memory_enabled(p):
+            continue
+        add(auto_memory_dir(p) / "MEMORY.md", "Claude Code memory MEMORY.md", _head_chunks)
+    return frozenset(out)
+
+
+def _is_note(hit) -> bool:
+    """A search hit that is one of the notes ``docs_for`` wrote (tagged "claude-code"; a hit's
+    tags come back as one space-separated string)."""
+    tags = " ".join(str(t) for t in (getattr(hit, "tags", None) or []))
+    return getattr(hit, "kind", "") == "memory" and "claude-code" in tags.split()
+
+
+def is_auto_memory(hit) -> bool:
+    """A search hit that is a note of Claude Code's auto memory (``docs_for``'s label)."""
+    return _is_note(hit) and str(getattr(hit, "text", "")).startswith("Claude Code memory ")
+
+
+def _claude_code_own(hit) -> bool:
+    return getattr(hit, "role", "") == RECALLED_ROLE or _is_note(hit)
+
+
+def without_loaded(hits: list, cwd: str | None, session_switch: str | None = None) -> list:
+    """``hits`` minus what Claude Code already put in front of the model at the start of a
+    session in ``cwd`` (``loaded_at_start``), minus every auto-memory note when auto memory is
+    off for the session (``CLAUDE_CODE_DISABLE_AUTO_MEMORY``: ``session_switch`` is its value as
+    the hook passed it on to the service, None in the hook's own process), and minus the copies of Claude Code's memory recalled into old transcripts
+    (role ``claude-memory``: the memory files themselves are indexed, as they are now): the
+    prompt hook never repeats them. Files are read only when a hit is one of Claude Code's own."""
+    if not any(_claude_code_own(h) for h in hits):
+        return hits
+    off = auto_memory_off_in_session(session_switch)
+    shown = loaded_at_start(cwd, off) if cwd else frozenset()
+    return [
+        h
+        for h in hits
+        if getattr(h, "role", "") != RECALLED_ROLE
+        and not (off and is_auto_memory(h))
+        and str(getattr(h, "text", "")) not in shown
+    ]

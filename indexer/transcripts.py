@@ -10,8 +10,10 @@ What becomes a message (one per transcript line):
   tool calls (name + salient input)                  -> role "tool_use"
   tool results (truncated to ``tool_result_chars``)  -> role "tool_result"
   compact summaries and session summaries            -> role "summary"
+  Claude Code's own memory recall (``relevant_memories``
+  attachments, 2.1.332)                              -> role "claude-memory"
 
-What is skipped, counted by reason (see ``SKIP_REASONS``): bookkeeping line types, every
+What is skipped, counted by reason (see ``SKIP_REASONS``): bookkeeping line types, every other
 ``attachment`` line (above all ``hook_additional_context``: recall's own injected context
 coming back), ``isMeta`` lines, slash-command wrappers, interrupted-request markers, lines
 left empty once ``<system-reminder>`` blocks and our own ``<recalled-context>`` blocks are
@@ -519,7 +521,7 @@ def parse_transcript_entry(obj, ctx: FileContext, stats: Counter) -> Message | N
         stats["unknown-type"] += 1
         return None
     kind = obj.get("type")
-    if kind in SKIPPED_TYPES:
+    if kind in SKIPPED_TYPES and not _is_memory_recall(obj):
         _count_skipped(obj, kind, ctx, stats)
         return None
     cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else ""
@@ -531,6 +533,8 @@ def parse_transcript_entry(obj, ctx: FileContext, stats: Counter) -> Message | N
         session_id = ctx.session_id
     if kind == "summary":
         return _summary_entry(obj, session_id, cwd, ctx, stats)
+    if kind == "attachment":
+        return _memory_recall_entry(obj, session_id, cwd, ctx, stats)
     if kind not in ("user", "assistant"):
         stats["unknown-type"] += 1
         return None
@@ -599,6 +603,41 @@ def _count_skipped(obj: dict, kind: str, ctx: FileContext, stats: Counter) -> No
                 ctx.recalled = frozenset(echo_terms(body))
             return
     stats[kind if kind in SKIP_REASONS else "system"] += 1
+
+
+# Claude Code's own memory recall (2.1.332): a ``relevant_memories`` attachment holds the memory
+# files it chose for the prompt (``memories``: ``path``, ``content``, ``header``...), sent to the
+# model as a system message. Indexed as Claude Code's memory, never as what the user said.
+CLAUDE_MEMORY_ROLE = "claude-memory"
+MEMORY_RECALL_TYPES = ("relevant_memories",)
+
+
+def _is_memory_recall(obj: dict) -> bool:
+    att = obj.get("attachment") if obj.get("type") == "attachment" else None
+    return isinstance(att, dict) and att.get("type") in MEMORY_RECALL_TYPES
+
+
+def _memory_recall_entry(obj: dict, session_id: str, cwd: str, ctx: FileContext, stats: Counter) -> Message | None:
+    """A ``relevant_memories`` attachment: one message of role ``claude-memory``, "Claude Code
+    recalled from its memory <file>: <text>" for each memory it holds."""
+    memories = obj["attachment"].get("memories")
+    parts = []
+    for mem in memories if isinstance(memories, list) else []:
+        if not isinstance(mem, dict) or not isinstance(mem.get("content"), str) or not mem["content"].strip():
+            continue
+        path = mem.get("path") if isinstance(mem.get("path"), str) else ""
+        parts.append(f"{os.path.basename(path) or 'memory'}: {mem['content'].strip()}")
+    if not parts:
+        stats["empty"] += 1
+        return None
+    if ctx.private_open:  # recalled for a prompt inside a private block
+        stats["private"] += 1
+        return None
+    uid = obj.get("uuid")
+    if not isinstance(uid, str) or not uid:
+        uid = "memrecall-" + hashlib.sha1(f"{session_id}\0{parts}".encode()).hexdigest()[:24]
+    text, dropped = precut("Claude Code recalled from its memory " + "\n\n".join(parts))
+    return _message(_Origin(uid, session_id, cwd, obj, ctx), CLAUDE_MEMORY_ROLE, cap_text(redact(text), dropped))
 
 
 def _summary_entry(obj: dict, session_id: str, cwd: str, ctx: FileContext, stats: Counter) -> Message | None:

@@ -256,6 +256,7 @@ def plan_context(
         trace.update(outcome="trivial", why=str(reason))
         return None, None
     # imported here, not at the top: a trivial prompt, or one the service answers, needs neither
+    from indexer.native_memory import without_loaded
     from recall.prompt.block import format_raw, format_rules, hook_output
     from recall.prompt.candidates import (
         judged_candidates,
@@ -288,6 +289,7 @@ def plan_context(
             embed_ahead(prompt[:MAX_PROMPT_CHARS])  # the prompt's vector, while the words are searched
     judged, s = judged_candidates(prompt, cwd, session_id, hook, searcher)
     judged = without_rule_docs(judged)
+    judged = without_loaded(judged, cwd, payload.get("_auto_memory_off"))  # Claude Code has them already
     before = injected_sessions(session_id) if judged and session_id else frozenset()
     raw = raw_decision(judged, hook, before)
     model = model_decision(judged, hook, before)
@@ -750,6 +752,7 @@ def run_hook(payload: dict, started: float, emit, go_async=None) -> dict | None:
     try:
         # screened: refusal and trivial_reason ran above, once per prompt; neither side repeats them
         ask = {**payload, "_screened": True, **({"_ways": True} if background_ok else {})}
+        ask["_auto_memory_off"] = os.environ.get("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "")  # this session's
         answered, out = service_context(ask, deadline, trace)
         if not answered:
             trace["via"] = "in-process"

@@ -106,6 +106,13 @@ def mcp_entry() -> dict:
     return {"type": "stdio", "command": exe[0], "args": [*exe[1:], "mcp"]}
 
 
+def claude_mcp_entry() -> dict:
+    """Claude Code's entry: ``mcp_entry`` with ``alwaysLoad``, so its tools are offered in every
+    request (Claude Code 2.1.332 otherwise defers an MCP server's tools behind its tool search;
+    2.1.197 knows the key too)."""
+    return {**mcp_entry(), "alwaysLoad": True}
+
+
 # ------------------------------------------------------------------------------ JSON files
 def load_json(path: Path) -> dict | None:
     """The object in ``path``; None if it does not exist. Raises SetupError for a bad file."""
@@ -259,7 +266,7 @@ def merge_mcp(data: dict, where: str) -> tuple[dict, list[str], list[str]]:
     servers = out.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise SetupError(f'"mcpServers" in {where} is not an object: fix it and run `recall setup` again.')
-    want = mcp_entry()
+    want = claude_mcp_entry()
     current = servers.get(MCP_NAME)
     if current == want:
         return out, [], [f"the recall MCP server is already registered in {where}"]

@@ -79,6 +79,7 @@ def test_claude_code_calls_memory_search_and_records_the_hit(tmp_path, claude_pr
                             "type": "stdio",
                             "command": str(RECALL_BIN),
                             "args": ["mcp"],
+                            "alwaysLoad": True,  # its tools offered up front, not behind a tool search
                             "env": {"RECALL_HOME": os.environ["RECALL_HOME"]},
                         }
                     }

@@ -13,6 +13,7 @@ uninstall` leaves no hook, MCP server, command or service behind, and the histor
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -22,6 +23,7 @@ import pytest
 
 from recall.core import config, paths, service_client, wiring
 from recall.search.searcher import Searcher
+from tests.support.claude import claude_version, version_tuple
 from tests.support.standin import is_claude_code_request, is_main_request, is_messages_request, request_text, text
 from tests.support.wait import wait_for
 from tests.support.wheelhouse import offline_pip_env, wheelhouse
@@ -142,7 +144,13 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     data = env.home / ".claude" / "plugins" / "data" / "recall-recall"
 
     # the checkout is a one-plugin marketplace
-    claude(env, "plugin", "validate", "--strict", str(CHECKOUT))
+    if version_tuple(claude_version()) < (2, 1, 332):
+        claude(env, "plugin", "validate", "--strict", str(CHECKOUT))
+    # 2.1.332's validator follows no link (.plugin/ is links) and says to validate the real files:
+    # a copy with the links dereferenced, as install copies them, passes as strictly
+    real = dereferenced_copy(env.home.parent / "plugin-copy")
+    claude(env, "plugin", "validate", "--strict", str(real))
+    claude(env, "plugin", "validate", "--strict", str(real / ".plugin"))
     claude(env, "plugin", "validate", "--strict", str(CHECKOUT / ".claude-plugin" / "plugin.json"))
     claude(env, "plugin", "marketplace", "add", str(CHECKOUT))
     claude(env, "plugin", "install", "recall@recall")
@@ -287,8 +295,14 @@ def test_plugin_install_first_session_builds_second_recalls_uninstall_leaves_not
     main = main_requests(standin, mark)[0]
     assert recall_requests(standin, mark) == [] and "<recalled-context>" not in json.dumps(main)
     assert not [n for n in tool_names(main) if "recall" in n]
+    mark = len(standin.snapshot())
     proc = env.run("/recall:recall-search connection pooler", allowed_tools=None)
-    assert "Unknown command" in proc.stdout + proc.stderr
+    if version_tuple(claude_version()) < (2, 1, 332):
+        assert "Unknown command" in proc.stdout + proc.stderr
+    else:  # 2.1.332 sends a command it does not know to the model, as the words typed
+        sent = request_text(main_requests(standin, mark)[0])
+        assert "/recall:recall-search connection pooler" in sent
+        assert "<command-name>/recall:recall-search" not in sent and "**pooler**" not in sent
     assert "hooks" not in json.loads((env.claude_dir / "settings.json").read_text())
     assert "recall" not in (json.loads(env.claude_json.read_text()).get("mcpServers") or {})
     assert not (env.claude_dir / "commands").exists()
@@ -346,3 +360,75 @@ def plugin_runtime_building(data: Path) -> bool:
     from recall.setup import plugin_runtime
 
     return plugin_runtime.status(data, None)["state"] == "building"
+
+
+def dereferenced_copy(where: Path) -> Path:
+    """The marketplace's files with ``.plugin/``'s links replaced by what they point to."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for part in PLUGIN_PARTS:
+        src = CHECKOUT / part
+        if src.is_dir():
+            shutil.copytree(src, where / part, symlinks=False, ignore=ignore)
+        else:
+            shutil.copy2(src, where / part)
+    return where
+
+
+PLUGIN_PARTS = (".claude-plugin", ".plugin", "hooks", "recall", "indexer", "pyproject.toml", "README.md")
+
+
+def test_a_clone_used_as_the_marketplace_runs_in_place_and_breaks_when_moved(claude_env, monkeypatch, tmp_path):
+    """What the README says of a clone added as the marketplace (issue 44 item 10): Claude Code
+    runs the plugin's MCP server and hooks from the clone's ``.plugin`` (``claude mcp list``
+    names ``<clone>/.plugin/hooks/recall``), not from its cached copy; once the clone moves the
+    plugin fails to load (no hooks, no MCP server, no commands) until the marketplace is added
+    again from where the clone is now."""
+    env = claude_env
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(env.home / ".claude"))
+    clone = tmp_path / "src" / "recall"
+    clone.mkdir(parents=True)
+    for part in PLUGIN_PARTS:  # the plugin's files, its links kept as links (never the venvs)
+        src = CHECKOUT / part
+        if src.is_dir() and not src.is_symlink():
+            ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+            shutil.copytree(src, clone / part, symlinks=True, ignore=ignore)
+        else:
+            shutil.copy2(src, clone / part, follow_symlinks=False)
+    # the launcher notes each run of it (where it ran from, and what for)
+    ran = tmp_path / "launcher-ran.txt"
+    launcher = clone / "hooks" / "recall"
+    shebang, rest = launcher.read_text().split("\n", 1)
+    launcher.write_text(f"{shebang}\nprintf '%s\\n' \"$0 $*\" >> '{ran}'\n{rest}")
+    empty = tmp_path / "no-wheels"  # the first session's runtime build fails at once, offline
+    empty.mkdir()
+    env.env.update(offline_pip_env(empty))
+    env.env["RECALL_PYTHON"] = sys.executable
+    claude(env, "plugin", "marketplace", "add", str(clone))
+    claude(env, "plugin", "install", "recall@recall")
+    listed = claude(env, "mcp", "list").stdout
+    assert f"plugin:recall:recall: {clone}/.plugin/hooks/recall mcp" in listed, listed
+    cached = env.home / ".claude" / "plugins" / "cache" / "recall" / "recall"
+    assert str(cached) not in listed and any(cached.iterdir())  # the copy is there, and unused
+    ran.unlink(missing_ok=True)
+    assert env.run("hello").returncode == 0
+    runs = ran.read_text().splitlines()  # the hooks run from the clone too
+    assert any(" hook session-start" in r for r in runs) and all(
+        r.startswith(f"{clone}/.plugin/hooks/recall ") for r in runs
+    ), runs
+
+    clone.rename(tmp_path / "src" / "recall-moved")
+    assert "plugin:recall:recall" not in claude(env, "mcp", "list").stdout
+    status = claude(env, "plugin", "list").stdout
+    assert "failed to load" in status, status
+    ran.unlink(missing_ok=True)
+    assert env.run("hello again").returncode == 0
+    assert not ran.exists()  # no hook of recall runs any more, not even the cached copy's
+
+    # the README's way out: the marketplace added again from where the clone is now
+    claude(env, "plugin", "marketplace", "remove", "recall")
+    claude(env, "plugin", "marketplace", "add", str(tmp_path / "src" / "recall-moved"))
+    claude(env, "plugin", "install", "recall@recall")
+    listed = claude(env, "mcp", "list").stdout
+    assert f"plugin:recall:recall: {tmp_path / 'src' / 'recall-moved'}/.plugin/hooks/recall mcp" in listed, listed
+    readme = (CHECKOUT / "README.md").read_text()
+    assert "must stay where it is" in readme and "marketplace remove recall" in readme

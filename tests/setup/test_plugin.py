@@ -62,7 +62,10 @@ def test_manifests_name_recall_at_one_version():
     assert plugin["name"] == market["name"] == "recall"  # /plugin install recall@recall
     assert [(p["name"], p["source"]) for p in market["plugins"]] == [("recall", "./.plugin")]
     assert plugin["version"] == __version__ == re.search(r'^version = "(.+)"', pyproject, re.M).group(1)
-    assert plugin["mcpServers"] == {"recall": {"command": "${CLAUDE_PLUGIN_ROOT}/hooks/recall", "args": ["mcp"]}}
+    # alwaysLoad: its tools in every request, not behind Claude Code 2.1.332's tool search (issue 44)
+    assert plugin["mcpServers"] == {
+        "recall": {"command": "${CLAUDE_PLUGIN_ROOT}/hooks/recall", "args": ["mcp"], "alwaysLoad": True}
+    }
     assert (ROOT / plugin["commands"]).is_dir()
     # the launcher's and the builder's minimum Python is the package's
     need = re.search(r'^requires-python = ">=(\d+)\.(\d+)"', pyproject, re.M).groups()

@@ -23,7 +23,11 @@ API
     account's home; npm-installs
     ``@anthropic-ai/claude-code@$RECALL_CLAUDE_CODE_VERSION`` (default
     ``CLAUDE_CODE_VERSION`` = 2.1.197) there when missing (~10 s, ~245 MB, under a
-    file lock).  A candidate counts only if ``--version`` prints "(Claude Code)".
+    file lock; a version other than the pinned one goes in ``<cache>/claude-code-<version>``,
+    so one cache holds both clients ``.ci/run`` tests).  A candidate counts only if
+    ``--version`` prints "<that version> (Claude Code)".  ``claude_version()`` is the
+    version of the binary in use (for the few tests whose client behaves differently by
+    version: ``version_tuple(claude_version()) >= (2, 1, 300)``).
     ``claude_binary_problem()`` says why it is None; ``require_claude()`` returns the
     path or ``pytest.skip``-s with that reason.
 ``ClaudeEnv(home, project, standin_url, binary=None, api_key=TEST_API_KEY, env={})``
@@ -124,6 +128,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import tempfile
@@ -139,6 +144,9 @@ __all__ = [
     "OFFLINE_ENV",
     "claude_binary",
     "claude_binary_problem",
+    "claude_version",
+    "version_tuple",
+    "wanted_version",
     "support_cache_dir",
     "require_claude",
     "read_jsonl",
@@ -167,7 +175,7 @@ OFFLINE_ENV: dict[str, str] = {
 _STRIP_PREFIXES = ("ANTHROPIC_", "CLAUDE", "OTEL_", "AWS_BEARER_TOKEN_BEDROCK", "VERTEX_", "MCP_")
 
 _problem: str | None = None
-_memo: dict[str, Path | None] = {}
+_memo: dict[str, Any] = {}
 
 
 _run_cache: Path | None = None
@@ -195,8 +203,19 @@ def support_cache_dir() -> Path:
     return _run_cache
 
 
-def _works(binary: Path) -> bool:
-    """``binary --version`` answers "<version> (Claude Code)" (run with a throw-away HOME)."""
+def wanted_version() -> str:
+    """The Claude Code version the tests drive: ``$RECALL_CLAUDE_CODE_VERSION`` (``.ci/run``'s
+    second pass sets the newest one npm serves), else the pinned ``CLAUDE_CODE_VERSION``."""
+    return os.environ.get("RECALL_CLAUDE_CODE_VERSION") or CLAUDE_CODE_VERSION
+
+
+def _exact(version: str) -> bool:
+    return re.fullmatch(r"\d+\.\d+\.\d+", version) is not None
+
+
+def version_of(binary: Path) -> str | None:
+    """The version ``binary --version`` prints ("2.1.332 (Claude Code)" -> "2.1.332"), or None
+    when it is not a working Claude Code (run with a throw-away HOME)."""
     with tempfile.TemporaryDirectory(prefix="recall-cc-version-") as home:
         try:
             out = subprocess.run(
@@ -208,8 +227,30 @@ def _works(binary: Path) -> bool:
                 env=_base_env(Path(home)),
             )
         except (OSError, subprocess.SubprocessError):
-            return False
-    return out.returncode == 0 and "Claude Code" in out.stdout
+            return None
+    if out.returncode != 0 or "Claude Code" not in out.stdout:
+        return None
+    return out.stdout.split()[0] if out.stdout.split() else None
+
+
+def _works(binary: Path) -> bool:
+    """``binary --version`` answers "<version> (Claude Code)", and that version is the one asked
+    for (``wanted_version()``, when it names an exact version: a cache holding 2.1.197 is no
+    answer to a run that asks for 2.1.332)."""
+    version = version_of(binary)
+    if version is None:
+        return False
+    wanted = wanted_version()
+    return version == wanted or not _exact(wanted)
+
+
+def install_prefix(cache: Path | None = None) -> Path:
+    """Where ``wanted_version()`` is installed: the cache itself for the pinned version (the
+    layout every existing cache has), ``<cache>/claude-code-<version>`` for any other, so one
+    cache holds both clients of ``.ci/run``'s two passes."""
+    cache = support_cache_dir() if cache is None else cache
+    wanted = wanted_version()
+    return cache if wanted == CLAUDE_CODE_VERSION else cache / f"claude-code-{wanted}"
 
 
 def _candidates(prefix: Path) -> list[Path]:
@@ -228,12 +269,22 @@ def _find_in(prefix: Path) -> Path | None:
     return None
 
 
+def _find(cache: Path) -> Path | None:
+    """The wanted version in the cache itself (a cache a developer filled with it) or in its
+    version folder (``install_prefix``)."""
+    found = _find_in(cache)
+    prefix = install_prefix(cache)
+    if found is None and prefix != cache:
+        found = _find_in(prefix)
+    return found
+
+
 def _npm_install(prefix: Path) -> str | None:
     """Install the client into ``prefix``; return an error text or None."""
     npm = shutil.which("npm")
     if npm is None:
         return "npm is not available to install @anthropic-ai/claude-code"
-    version = os.environ.get("RECALL_CLAUDE_CODE_VERSION") or CLAUDE_CODE_VERSION
+    version = wanted_version()
     prefix.mkdir(parents=True, exist_ok=True)
     if not (prefix / "package.json").exists():
         (prefix / "package.json").write_text('{"name": "recall-test-cache", "private": true}\n')
@@ -263,8 +314,10 @@ def claude_binary() -> Path | None:
 
     1. ``$RECALL_CLAUDE_BIN`` if set (used as is; None if it does not run);
     2. ``<cache>/node_modules/@anthropic-ai/claude-code/bin/claude.exe`` where
-       ``<cache>`` is ``support_cache_dir()``;
-    3. otherwise ``npm install @anthropic-ai/claude-code@<version>`` into ``<cache>``
+       ``<cache>`` is ``support_cache_dir()``, or the same below ``install_prefix()``
+       (``<cache>/claude-code-<version>`` for a version other than the pinned one), if its
+       ``--version`` is ``wanted_version()``;
+    3. otherwise ``npm install @anthropic-ai/claude-code@<version>`` into ``install_prefix()``
        (under a file lock, so parallel test workers install once) and retry 2.
 
     The answer is memoised per process.
@@ -281,8 +334,9 @@ def claude_binary() -> Path | None:
         else:
             _problem = f"RECALL_CLAUDE_BIN={env_bin} is not a working Claude Code binary"
     else:
-        prefix = support_cache_dir()
-        result = _find_in(prefix)
+        cache = support_cache_dir()
+        prefix = install_prefix(cache)
+        result = _find(cache)
         if result is None:
             try:
                 prefix.mkdir(parents=True, exist_ok=True)
@@ -291,19 +345,38 @@ def claude_binary() -> Path | None:
             else:
                 import fcntl
 
-                with open(prefix / ".install.lock", "w") as lock:
+                with open(cache / ".install.lock", "w") as lock:
                     fcntl.flock(lock, fcntl.LOCK_EX)
-                    result = _find_in(prefix)  # another worker may have installed it meanwhile
+                    result = _find(cache)  # another worker may have installed it meanwhile
                     if result is None:
                         err = _npm_install(prefix)
-                        result = _find_in(prefix)
+                        result = _find(cache)
                         if result is None:
                             _problem = err or (
-                                f"{PACKAGE} installed in {prefix} but no binary runs on "
+                                f"{PACKAGE}@{wanted_version()} installed in {prefix} but no binary runs on "
                                 f"{platform.system()}-{platform.machine()}"
                             )
     _memo["_cached"] = result
     return result
+
+
+def claude_version() -> str | None:
+    """The version of the binary the tests drive (``claude_binary()``), e.g. "2.1.332"; None
+    when there is none. End-to-end tests whose client legitimately behaves differently by
+    version ask this (never ``$RECALL_CLAUDE_CODE_VERSION``: ``$RECALL_CLAUDE_BIN`` may
+    name any version)."""
+    if "_version" not in _memo:
+        binary = claude_binary()
+        _memo["_version"] = version_of(binary) if binary is not None else None
+    return _memo["_version"]
+
+
+def version_tuple(version: str | None) -> tuple[int, ...]:
+    """ "2.1.332" -> (2, 1, 332); () for None or anything else."""
+    try:
+        return tuple(int(p) for p in str(version).split("."))
+    except ValueError:
+        return ()
 
 
 def claude_binary_problem() -> str | None:
