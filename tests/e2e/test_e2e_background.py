@@ -53,8 +53,13 @@ def slow_synthesis(seconds: float):
 def test_a_task_prompt_goes_on_at_once_and_the_briefing_joins_the_turn(claude_env, standin, recalled_project):
     _session1, mark = recalled_project
     standin.handler = slow_synthesis(SYNTH_SECONDS)
-    # the main model's first move is a tool call that outlasts the synthesis, then it answers
-    script_turns(standin, tool_use("Bash", {"command": "sleep 5", "description": "wait"}), text("done"))
+    # the main model's first move is a tool call that lasts until the hook has printed its
+    # briefing (it logs the prompt right after), then it answers
+    wait = (
+        'for i in $(seq 1 900); do grep -q \'"way":"background"\' "$RECALL_HOME/injections.jsonl" 2>/dev/null '
+        "&& break; sleep 0.1; done; sleep 1"
+    )
+    script_turns(standin, tool_use("Bash", {"command": wait, "description": "wait"}), text("done"))
     proc = claude_env.run(TASK, allowed_tools="Bash", timeout=120)
     assert proc.returncode == 0, proc.stderr
     ours = recall_requests(standin, mark)
