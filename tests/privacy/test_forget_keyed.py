@@ -100,7 +100,7 @@ def solve_back(rule: dict, digits: int) -> str | None:
 def test_the_audits_inversion_solves_an_old_rule_and_nothing_of_a_new_one(claude_projects, project):
     assert solve_back(legacy_rule(PIN), 8) == PIN  # the attack works on the old form
     s = Session(cwd=str(project))
-    s.user(f"the vault PIN is {PIN} for the heron safe")
+    s.user(f"the vault opens with {PIN} for the heron safe")
     s.write(claude_projects)
     index_all()
     assert forget(Selection(secret=PIN).check())["rewritten"] == 1
@@ -117,7 +117,7 @@ def test_the_audits_inversion_solves_an_old_rule_and_nothing_of_a_new_one(claude
 
 def test_a_secret_rule_is_its_length_and_keyed_digests_the_key_0600_beside_the_state(claude_projects, project):
     s = Session(cwd=str(project))
-    s.user(f"the staging door code is {SECRET} for the pelican admin")
+    s.user(f"the staging door opens with {SECRET} for the pelican admin")
     s.write(claude_projects)
     index_all()
     forget(Selection(secret=SECRET).check())
@@ -206,7 +206,7 @@ def test_rules_written_before_the_key_lose_their_rolling_hash_and_are_replaced_w
     assert "rolling" not in stored[0] and "base" not in stored[0] and stored[0]["ends"] == old["ends"]
     assert stored[1]["rolling"] == very_old["rolling"]  # it has nothing else to match by yet
     s = Session(cwd=str(project))
-    s.user(f"the staging door code is {SECRET} for the pelican admin")
+    s.user(f"the staging door opens with {SECRET} for the pelican admin")
     s.user("the quetzal-0xBEEF token opens the egret console")
     s.write(claude_projects)
     index_all()

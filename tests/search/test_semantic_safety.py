@@ -146,7 +146,7 @@ def test_a_secret_forgotten_mid_backlog_leaves_no_vector_of_the_text_that_held_i
     decision_history(claude_projects, project)
     secret = "orchid lantern 4417"
     s = _session(project, -30)  # the oldest session: queued last
-    s.user(f"the staging locker code is {secret}, keep it handy")
+    s.user(f"the staging locker opens with {secret}, keep it handy")
     s.assistant(f"Noted: {secret} opens the staging locker.")
     s.write(claude_projects)
     index_all()
@@ -172,11 +172,11 @@ def test_a_secret_cut_out_of_a_memory_leaves_no_vector_of_it_when_the_job_runs_b
     decision_history(claude_projects, project)
     secret = "orchid lantern 4417"
     s = _session(project, -30)
-    s.user(f"the staging locker code is {secret}, keep it handy")
+    s.user(f"the staging locker opens with {secret}, keep it handy")
     s.assistant("Noted.")
     s.write(claude_projects)
     index_all()
-    m = _remember(project, f"The staging locker code is {secret}.", s.session_id, tags=("staging",))
+    m = _remember(project, f"The staging locker opens with {secret}.", s.session_id, tags=("staging",))
     store, backlog, searcher = VectorStore(), semantic.Backlog(), Searcher()
     semantic.embed_step(searcher, store, backlog, [_key(project)], budget=600)
     old = _vectors(store, project)[f"mem:{m.id}"][1]
