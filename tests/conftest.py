@@ -75,6 +75,13 @@ def _isolated_state(tmp_path, monkeypatch, _path_without_claude):
 
     canonical_project.cache_clear()
     worktree_top.cache_clear()
+    # the last hook's credentials a service in this process remembered (recall.core.caller): a
+    # test's own, never an earlier test's
+    import sys
+
+    caller = sys.modules.get("recall.core.caller")
+    if caller is not None:
+        caller._remembered.clear()
     yield
 
 
