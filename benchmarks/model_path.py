@@ -147,6 +147,33 @@ def figures(records: list[dict], replies: dict[str, str]) -> dict:
     return out
 
 
+RAW_KEYS = (
+    "useful",
+    "false_share",
+    "silent_new_task",
+    "R@5",
+    "R@5_service",
+    "R@5_paraphrase",
+    "R@5_service_paraphrase",
+    "MRR",
+    "MRR_service",
+    "waits",
+    "waits_new_task",
+)
+
+
+def raw_figures(sizes: dict) -> dict:
+    """Of the same run's ``injection_sizes`` output: the raw path's figures and `recall --raw`'s
+    ranking without and with the service (words and meaning fused), per size and code base,
+    report half."""
+    out: dict = {}
+    for size, codes in (sizes.get("table", {}).get("coding") or {}).items():
+        for code in ("ours", "main"):
+            rep = (codes.get(code) or {}).get("report") or {}
+            out.setdefault(code, {})[size] = {k: rep.get(k) for k in RAW_KEYS}
+    return out
+
+
 # ------------------------------------------------------------------------------------
 # docs/benchmarks.md
 
@@ -180,7 +207,31 @@ def sections(results: dict | None = None) -> list[str]:
         "|---|---|---|---|---|---|---|---|---|---|---|",
         body,
     )
-    return [prose("model_path", table=table, commit=results.get("commit", ""), main=results.get("main", ""))]
+    body = []
+    for code in ("ours", "main"):
+        for size, t in (results.get("raw", {}).get(code) or {}).items():
+            who = "this tree" if code == "ours" else f"main {results.get('main', '')}"
+            body.append(
+                f"| {who} | {size} | {f(t['useful'])} | {f(t['false_share'])} | {f(t['silent_new_task'])} "
+                f"| {f(t['R@5'])} → {f(t['R@5_service'])} | {f(t['R@5_paraphrase'])} → {f(t['R@5_service_paraphrase'])} "
+                f"| {f(t['MRR'])} → {f(t['MRR_service'])} | {f(t['waits'])} | {f(t['waits_new_task'])} |"
+            )
+    raw = rows(
+        "| code base | history | raw useful | raw false share | raw new tasks silent | `--raw` R@5 (words → with the service) "
+        "| paraphrases R@5 | MRR | prompts that wait | new tasks that wait |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        body,
+    )
+    return [
+        prose(
+            "model_path",
+            table=table,
+            raw=raw,
+            new_tasks=results.get("new_tasks", NEW_TASKS),
+            commit=results.get("commit", ""),
+            main=results.get("main", ""),
+        )
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -197,6 +248,9 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--records", type=Path, required=True)
     s.add_argument("--main", default="325fc0b")
     s.add_argument("--commit", default="")
+    s.add_argument(
+        "--sizes", type=Path, default=None, help="the same run's injection_sizes output (its raw-path figures)"
+    )
     s.add_argument("--write-json", action="store_true")
     args = ap.parse_args(argv)
     if args.cmd == "pack":
@@ -210,10 +264,11 @@ def main(argv: list[str] | None = None) -> int:
     records = json.loads(args.records.read_text(encoding="utf-8"))
     table = figures(records, load_replies())
     print(json.dumps(table, indent=1))
+    out = {"main": args.main, "commit": args.commit, "new_tasks": NEW_TASKS, "table": table}
+    if args.sizes:
+        out["raw"] = raw_figures(json.loads(args.sizes.read_text(encoding="utf-8")))
     if args.write_json:
-        RESULTS.write_text(
-            json.dumps({"main": args.main, "commit": args.commit, "table": table}, indent=1) + "\n", encoding="utf-8"
-        )
+        RESULTS.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     return 0
 
 
