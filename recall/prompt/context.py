@@ -367,26 +367,15 @@ def plan_context(
         hits = model_candidates(hits, found, hook)
         unasked = not_worth_asking(chosen.best, nearest, hook)
         if unasked and hits:  # the model is not asked: nothing bears on the prompt strongly enough
-            trace.update(
-                way=ways.NOTHING, hits=[], outcome="rules" if only_rules is not None else "nothing", why=unasked
-            )
-            if only_rules is None:
-                return None, None
-            trace["text"] = _redacted(only_rules["hookSpecificOutput"]["additionalContext"])
-            return only_rules, None
+            trace["hits"] = []
+            return _nothing_but_rules(trace, only_rules, unasked), None
     hits = finish(hits, path == "model")
     if not hits:
         if chosen.repeated and chosen.best is not None and chosen.best >= chosen.gate:
             why = "every confident hit is of a session injected earlier in this conversation"
         else:
             why = nothing_why(chosen.best, hook, path, chosen.gate)
-        trace["way"] = ways.NOTHING
-        if only_rules is None:
-            trace.update(outcome="nothing", why=why)
-            return None, None
-        trace.update(outcome="rules", why=why)
-        trace["text"] = _redacted(only_rules["hookSpecificOutput"]["additionalContext"])
-        return only_rules, None
+        return _nothing_but_rules(trace, only_rules, why), None
     if path != "model":
         trace["way"] = ways.RAW
         trace.update(outcome="raw", why="synthesis off" if not hook.get("synthesize", True) else "no backend")
@@ -399,6 +388,16 @@ def plan_context(
     way = ways.model_way(prompt, hits, hook)
     trace["way"] = way
     return None, Pending(prompt, hits, raw.hits, hook, cfg, trace, rules, only_rules, way)
+
+
+def _nothing_but_rules(trace: dict, only_rules: dict | None, why: str) -> dict | None:
+    """No past session is injected (``why``): the fired rules alone, if any; the way is nothing."""
+    from recall.prompt import ways
+
+    trace.update(way=ways.NOTHING, outcome="rules" if only_rules is not None else "nothing", why=why)
+    if only_rules is not None:
+        trace["text"] = _redacted(only_rules["hookSpecificOutput"]["additionalContext"])
+    return only_rules
 
 
 def _told_once(hits: list) -> list:
