@@ -173,7 +173,8 @@ class Pending:
     def __init__(self, prompt, hits, raw_hits, hook, cfg, trace, rules, only_rules, way, prepare=None) -> None:
         self.prompt, self.hits, self.raw_hits, self.hook, self.cfg = prompt, hits, raw_hits, hook, cfg
         self.trace, self.rules, self.only_rules, self.way = trace, rules, only_rules, way
-        # what the model reads, got ready after the prompt went on (the background way): called once
+        # the search and the call gate, run after the prompt went on (the background way): called
+        # once, it returns ``_decide``'s ``(output, pending)``
         self.prepare = prepare
 
     def fallback(self) -> dict | None:
@@ -190,9 +191,12 @@ class Pending:
 
     def deliver(self, deadline: float, on_fallback=None) -> dict | None:
         """The briefing (or the fallback), ready by ``deadline``; ``trace`` completed."""
-        if self.prepare is not None:
+        if self.prepare is not None:  # the prompt went on before it was searched
             prepare, self.prepare = self.prepare, None
-            self.hits, self.raw_hits = prepare()
+            out, later = prepare(on_fallback)
+            if later is None:  # nothing for the model to read: nothing, the rules, or raw snippets
+                return out
+            self.hits, self.raw_hits = later.hits, later.raw_hits
         if not self.hits:  # nothing left for the model to read (e.g. every hit hidden meanwhile)
             self.trace.update(outcome="rules" if self.only_rules else "nothing", why="no hit left to read")
             return self.only_rules
@@ -255,9 +259,46 @@ def plan_context(
     if reason:
         trace.update(outcome="trivial", why=str(reason))
         return None, None
+    from recall.prompt.block import format_rules, hook_output
+
+    rules = fired_rules(payload, hook)
+    only_rules = hook_output(format_rules(rules, hook["max_chars"])) if rules else None
+    if only_rules is not None and on_fallback is not None:
+        on_fallback(only_rules)
+    if rules:
+        trace["rules"] = [f.rule.id for f in rules]
+    early = None
+    if hook.get("background", True) and isinstance(prompt, str) and not ways.asks_about_past(prompt):
+        early = choose_path(hook, cfg)
+        if early[0] == "model":
+            # the way is known before any search: a prompt that asks for work goes on at once
+            # (the model in the background); the search, the call gate and what the model
+            # reads are worked out after the prompt has gone on (``Pending.deliver``)
+            trace.update(backend=early[1], path="model", way=ways.BACKGROUND)
+
+            def prepare(on_fallback) -> tuple[dict | None, Pending | None]:
+                from recall.search.semantic import attached
+
+                choice = early if attached() is not None else None
+                out, later = _decide(payload, hook, cfg, searcher, trace, rules, only_rules, choice, on_fallback)
+                trace["way"] = ways.BACKGROUND  # the prompt went on at once, whatever the search found
+                return out, later
+
+            return None, Pending(prompt, [], [], hook, cfg, trace, rules, only_rules, ways.BACKGROUND, prepare)
+    from recall.search.semantic import attached
+
+    choice = (early or choose_path(hook, cfg)) if attached() is not None else None  # asked once, below too
+    return _decide(payload, hook, cfg, searcher, trace, rules, only_rules, choice, on_fallback)
+
+
+def _decide(payload, hook, cfg, searcher, trace, rules, only_rules, choice, on_fallback):
+    """``plan_context`` once the prompt is searched: the past sessions' candidates judged, each
+    path's gate, the semantic channel's picks; ``(output, None)`` or ``(None, pending)``.
+    ``choice``: ``choose_path``'s answer when the semantic channel is attached (the service), else None."""
     # imported here, not at the top: a trivial prompt, or one the service answers, needs neither
     from indexer.native_memory import without_loaded
-    from recall.prompt.block import format_raw, format_rules, hook_output
+    from recall.prompt import ways
+    from recall.prompt.block import format_raw, hook_output
     from recall.prompt.candidates import (
         judged_candidates,
         may_corroborate,
@@ -270,17 +311,9 @@ def plan_context(
     )
     from recall.prompt.injections import injected_sessions
 
+    prompt = payload.get("prompt")
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload.get("cwd") else None
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-    rules = fired_rules(payload, hook)
-    only_rules = hook_output(format_rules(rules, hook["max_chars"])) if rules else None
-    if only_rules is not None and on_fallback is not None:
-        on_fallback(only_rules)
-    if rules:
-        trace["rules"] = [f.rule.id for f in rules]
-    from recall.search.semantic import attached
-
-    choice = choose_path(hook, cfg) if attached() is not None else None  # asked once, below too
     if choice is not None and choice[0] == "model" and isinstance(prompt, str):
         from recall.prompt.candidates import MAX_PROMPT_CHARS
         from recall.search.semantic import embed_ahead, enabled
@@ -328,27 +361,6 @@ def plan_context(
         trace["hits"] = [_traced(h) for h in hits]
         return hits
 
-    if (
-        choice is not None
-        and choice[0] == "model"
-        and model.hits
-        and hook.get("background", True)
-        and not ways.asks_about_past(prompt or "")
-        and not_worth_asking(model.best, 0.0, hook) is None
-    ):
-        # the way is already known (the model in the background, for a prompt that asks for
-        # work with a candidate worth the call): what the model reads is got ready after the
-        # prompt has gone on (``Pending.deliver``), not while it is held
-        trace.update(backend=choice[1], path="model", gate={"setting": model.setting, "value": model.gate})
-        trace.update(best=model.best, way=ways.BACKGROUND)
-        if model.repeated:
-            trace["repeated"] = model.repeated
-
-        def prepare() -> tuple[list, list]:
-            found, _nearest = semantic_part()
-            return finish(model_candidates(model.hits, found, hook), True), raw.hits
-
-        return None, Pending(prompt, [], raw.hits, hook, cfg, trace, rules, only_rules, ways.BACKGROUND, prepare)
     found = []  # the semantic channel's additions to the model path (the service only)
     nearest = 0.0  # the nearest past session's cosine (the service only)
     if choice is not None and (choice[0] == "model" or may_corroborate(judged, raw.hits, hook)):
