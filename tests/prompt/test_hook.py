@@ -512,6 +512,70 @@ def test_hanging_model_gets_raw_snippets_before_the_deadline(indexed, project, a
     assert took < 50  # it gave up on the model instead of waiting for it
 
 
+WORK = "add a retry with backoff to the job queue store"
+
+
+@pytest.fixture
+def searches(monkeypatch):
+    """Every search the prompt hook makes of the past sessions (``judged_candidates``)."""
+    calls = []
+    real = candidates.judged_candidates
+
+    def recording(prompt, *args, **kwargs):
+        calls.append(prompt)
+        return real(prompt, *args, **kwargs)
+
+    monkeypatch.setattr(candidates, "judged_candidates", recording)
+    return calls
+
+
+def test_a_prompt_that_asks_for_work_goes_on_before_it_is_searched(indexed, project, api, searches):
+    """Issue 47: with a model backend, a prompt that asks for work takes the background way at
+    once: nothing is searched while the prompt is held; the search, the gate and the model's
+    reading come after it has gone on, and give what they gave when the prompt waited."""
+    api.script(text(SYNTH))
+    trace: dict = {}
+    out, pending = rc.plan_context(payload(project, WORK), trace=trace)
+    assert out is None and pending is not None and pending.way == "background"
+    assert trace["way"] == "background" and trace["path"] == "model"
+    assert searches == [] and api.messages_requests() == []
+    assert pending.fallback() is None  # nothing known to fall back on yet
+    briefing = pending.deliver(soon())
+    assert searches == [WORK]
+    assert trace["way"] == "background"
+    waited_trace: dict = {}
+    set_hook_config(background=False, budget_seconds=60)
+    api.script(text(SYNTH))
+    waited = rc.build_context(payload(project, WORK, session_id="another-session"), soon(), trace=waited_trace)
+    assert waited_trace["way"] == "wait"
+    assert (briefing is None) == (waited is None)
+    assert trace["outcome"] == waited_trace["outcome"] and trace.get("hits") == waited_trace.get("hits")
+
+
+def test_a_new_task_in_the_background_ends_in_nothing_without_a_call(indexed, project, api, searches):
+    trace: dict = {}
+    out, pending = rc.plan_context(payload(project, "write a limerick about autumn leaves"), trace=trace)
+    assert out is None and pending.way == "background" and searches == []
+    assert pending.deliver(soon()) is None
+    assert len(searches) == 1 and api.messages_requests() == []
+    assert trace["outcome"] == "nothing" and trace["way"] == "background" and trace["why"]
+
+
+def test_a_question_is_searched_before_its_way_is_chosen(indexed, project, api, searches):
+    api.script(text(SYNTH))
+    trace: dict = {}
+    out, pending = rc.plan_context(payload(project), trace=trace)
+    assert searches == [QUESTION] and pending is not None and pending.way == "wait"
+    assert SYNTH in context_of(pending.deliver(soon()))
+
+
+def test_without_a_model_a_work_prompt_is_searched_at_once(indexed, project, standin, monkeypatch, searches):
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", standin.url)
+    trace: dict = {}
+    out, pending = rc.plan_context(payload(project, "add a retry to the SQLite WAL job queue store"), trace=trace)
+    assert pending is None and len(searches) == 1 and trace["path"] == "raw"
+
+
 def test_no_key_means_raw_snippets_and_no_request(indexed, project, standin, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_BASE_URL", standin.url)
     ctx = context_of(rc.build_context(payload(project), soon()))
@@ -584,6 +648,7 @@ def service(indexed):
     from recall.service.socket_server import SocketServer
 
     assert "recall.service.ops.hook" in ops.OP_MODULES
+    assert ops.load_modules() == []  # as the server does at start (a test run alone has not yet)
     calls = []
     real = ops.OPS["hook_context"]
 
@@ -628,6 +693,17 @@ def test_service_op_synthesizes_and_respects_budget(service, project, api):
     api.script(text(SYNTH))
     out = ops.OPS["hook_context"](dict(payload(project), _budget=10))
     assert SYNTH in context_of(out)
+
+
+def test_the_service_keeps_a_work_prompt_before_searching_it(service, project, api, searches):
+    from recall.service import registry as ops
+
+    api.script(text(SYNTH))
+    kept = ops.OPS["hook_context"](dict(payload(project, WORK), _budget=10, _ways=True, _screened=True))
+    assert isinstance(kept.get("_background"), str) and kept["_trace"]["way"] == "background"
+    assert searches == [] and api.messages_requests() == []
+    done = ops.OPS["hook_deliver"]({"ticket": kept["_background"], "_budget": 10})
+    assert searches == [WORK] and done["_trace"]["way"] == "background" and done["_trace"]["outcome"]
 
 
 def test_broken_service_falls_back_in_process(indexed, project, tmp_path):
