@@ -27,6 +27,7 @@ Which module answers which question:
 | how long the prompt hook holds the prompt when the model takes 2 s (issue 47) | ``hold`` | the raw path, today's main, ``python -c pass`` |
 | when to ask the model at all: new tasks asked against the answer in the request (issue 47) | ``call_gate`` | asking about every prompt with a candidate |
 | the model path's own figures, from replies a reader wrote seeing only the requests (issue 47) | ``model_path`` (+ ``model_replies.json``) | today's main's requests, read the same way |
+| what any decision made of the raw path's signals can reach, the model path's semantic floor, companion sessions (issue 34) | ``decision_bound`` (on ``injection_sizes``' records: no hook runs) | the shipped raw decision (``hook.min_confidence``) on the same records |
 | the semantic stage as a candidate source and a feature (issue 25, not shipped then) | ``semantic_study`` | the lexical gate |
 | the shipped semantic channel's ranking on the coding history (issue 34) | ``coding_semantic`` | ``recall --raw``'s ranking (``injection_sizes``) |
 | what the semantic channel costs: load, memory, embedding rate, latency per prompt | ``semantic_cost`` | — (the hook's own p50 is in ``injection_sizes``) |
@@ -43,4 +44,5 @@ Which module answers which question:
 
 Shared pieces: ``harness`` (one percentile, one timed process, one service start and stop),
 ``generate`` (deterministic Claude Code transcripts), ``page`` and ``report`` (the page).
+Not a benchmark: ``common_words`` writes ``recall/search/common_words.py`` from wordfreq's list.
 """

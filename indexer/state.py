@@ -237,24 +237,8 @@ class StateDB:
 
     # sessions ------------------------------------------------------------------------
     def session(self, session_id: str) -> SessionInfo | None:
-        row = self.conn.execute(
-            "SELECT session_id, project, cwd, first_prompt, summaries, files, started, ended, messages"
-            " FROM sessions WHERE session_id=?",
-            (session_id,),
-        ).fetchone()
-        if not row:
-            return None
-        return SessionInfo(
-            row[0],
-            row[1] or "",
-            row[2] or "",
-            row[3] or "",
-            json.loads(row[4] or "[]"),
-            json.loads(row[5] or "[]"),
-            row[6] or 0.0,
-            row[7] or 0.0,
-            row[8] or 0,
-        )
+        row = self.conn.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE session_id=?", (session_id,)).fetchone()
+        return _session_info(row) if row else None
 
     def save(self, files: list[FileState], sessions: list[SessionInfo], touches=(), undo=()) -> None:
         """Persist offsets, session facts and the files the batch's tool calls touched

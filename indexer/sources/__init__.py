@@ -16,7 +16,8 @@ folders, as the environment says), ``wants(name)`` (a file name of a session of 
 ``whole(name)`` (such a file is read whole each time it changes, not from the last offset: a
 compressed or rewritten one), and ``context(path)`` / ``read(path, offset, ctx, stats, max_bytes)`` (the reader
 ``indexer.ingest.Indexer.index_file`` drives: batches of ``Message`` with the byte offset
-after them). Adding the next agent is one module and its name in ``NAMES``.
+after them). Adding the next agent is one module and its name in the tables below: the steps
+are in docs/CONTRIBUTING.md ("Add a source"), and only there.
 
 The user turns a source off or on with ``recall sources NAME off|on`` (config ``sources``);
 Claude Code's cannot be turned off (it is what recall is for: ``recall pause`` stops all).

@@ -21,7 +21,8 @@ only ``Indexer`` (the index writer) and:
 * runs its other background jobs from one declared table, ``JOBS`` (every N seconds: this
   method, when that holds), walked by the loop; the threads beside the loop (the memory
   worker, the team sync) are started by their op modules' ``start(service)``
-  (``recall.service.registry.start_modules``), the page of ``recall ui`` by its op;
+  (``recall.service.registry.start_modules``), the page of ``recall ui`` by its op (which
+  ``recall serve`` adds: ``registry.add_module``);
 * answers ops on a unix socket (``recall.service.socket_server``) with a warm ``Searcher`` that is
   reloaded after each commit; writes from ops (memory documents, forget, index,
   rebuild) run on the writer thread via ``run_in_writer``;

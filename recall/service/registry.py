@@ -2,13 +2,18 @@
 
 An op is a function ``args: dict -> JSON-able result`` registered with ``@op("name")``.
 The server imports every module named in ``OP_MODULES`` at start (a module that fails to
-import is logged, not fatal), so other parts of recall add ops by appending one string
-here and decorating functions in their own module::
+import is logged, not fatal): the service's own op modules, one a feature, add ops by
+appending one string there and decorating functions in their own module::
 
     from recall.service.registry import op
 
     @op("hook_context")
     def hook_context(args: dict) -> dict: ...
+
+A floor above the service never appears in that list (the service would import upwards, out
+of sight of the floor map): whoever starts the service imports that floor's op module itself
+and hands it in with ``add_module`` before the start, as ``recall serve`` does with the
+page's (``recall.ui.op``).
 
 A module that needs a thread of its own in the service defines ``start(service)``, which the
 service calls once its ops are loaded (``start_modules``; nothing starts a thread because it
@@ -30,11 +35,13 @@ from __future__ import annotations
 
 import importlib
 import logging
+import sys
+from types import ModuleType
 from typing import Any, Callable
 
 OPS: dict[str, Callable[[dict], Any]] = {}
 
-# Modules whose import registers ops; others append to this list.
+# The service's own modules whose import registers ops (``recall/service/ops/``).
 OP_MODULES: list[str] = [
     "recall.service.ops.search",
     "recall.service.ops.index",
@@ -42,8 +49,10 @@ OP_MODULES: list[str] = [
     "recall.service.ops.hook",
     "recall.service.ops.memory",
     "recall.service.ops.team",
-    "recall.ui.op",
-]  # the page of `recall ui` (a floor above: named here, never imported)
+]
+
+# Op modules of the floors above, imported there and handed in (``add_module``).
+ADDED: list[ModuleType] = []
 
 _service = None
 
@@ -56,6 +65,13 @@ def op(name: str):
         return fn
 
     return deco
+
+
+def add_module(module: ModuleType) -> None:
+    """Serve the ops of ``module``, a floor above that imported it (its ``@op`` functions are
+    registered by that import); its ``start``/``stop`` are called like those of OP_MODULES."""
+    if module not in ADDED:
+        ADDED.append(module)
 
 
 def load_modules(log: logging.Logger | None = None) -> list[str]:
@@ -72,9 +88,8 @@ def load_modules(log: logging.Logger | None = None) -> list[str]:
 
 
 def _loaded() -> list:
-    import sys
-
-    return [sys.modules[name] for name in list(OP_MODULES) if name in sys.modules]
+    named = [sys.modules[name] for name in list(OP_MODULES) if name in sys.modules]
+    return named + [module for module in ADDED if module not in named]
 
 
 def start_modules(service, log: logging.Logger | None = None) -> list[str]:

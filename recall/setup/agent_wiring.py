@@ -20,7 +20,16 @@ import os
 from pathlib import Path
 
 from recall.core.wiring import MCP_NAME, is_our_mcp
-from recall.setup.install import Report, SetupError, forget_created, load_json, mcp_entry, remember_created, write_json
+from recall.setup.install import (
+    Report,
+    SetupError,
+    forget_created,
+    load_json,
+    mcp_entry,
+    remember_created,
+    remove_if_emptied,
+    write_json,
+)
 
 AGENTS = ("codex", "gemini")
 LABELS = {"codex": "Codex CLI", "gemini": "Gemini CLI"}
@@ -159,7 +168,7 @@ def uninstall_codex(report: Report) -> None:
     if not rest.strip() and forget_created(path):
         path.unlink()
         report.changes.append(f"deleted {path} (setup had created it)")
-        _remove_folder(path.parent, report)
+        remove_if_emptied(path.parent, report)
         return
     _write_text(path, rest)
     report.changes.append(f"removed the recall MCP server from {path}")
@@ -209,19 +218,10 @@ def uninstall_gemini(report: Report) -> None:
     if not data and forget_created(path):
         path.unlink()
         report.changes.append(f"deleted {path} (setup had created it)")
-        _remove_folder(path.parent, report)
+        remove_if_emptied(path.parent, report)
         return
     write_json(path, data)
     report.changes.append(f"removed the recall MCP server from {path}")
-
-
-def _remove_folder(folder: Path, report: Report) -> None:
-    if folder.is_dir() and not any(folder.iterdir()) and forget_created(folder):
-        try:
-            folder.rmdir()
-            report.changes.append(f"deleted {folder} (setup had created it)")
-        except OSError:
-            pass
 
 
 INSTALL = {"codex": install_codex, "gemini": install_gemini}

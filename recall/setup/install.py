@@ -159,8 +159,8 @@ def remember_created(*created: Path) -> None:
     paths.atomic_write(_manifest_path(), json.dumps(data, indent=2) + "\n")
 
 
-def _remove_if_emptied(folder: Path, report) -> None:
-    """Delete a folder setup created, once nothing is left in it."""
+def remove_if_emptied(folder: Path, report) -> None:
+    """Delete a folder setup created, once nothing is left in it (and say so in ``report``)."""
     if folder.is_dir() and not any(folder.iterdir()) and forget_created(folder):
         try:
             folder.rmdir()
@@ -430,7 +430,7 @@ def uninstall_slash_commands(root: Path | None, global_: bool, report: "Report")
             report.changes.append(f"removed the /{name} command ({path})")
         elif forget_created(path):
             report.notes.append(f"left {path}: it was changed after setup wrote it")
-    _remove_if_emptied(d, report)
+    remove_if_emptied(d, report)
 
 
 # ------------------------------------------------------------------------------ install / uninstall
@@ -674,7 +674,7 @@ def uninstall_files(project: Path | str | None = None, global_: bool = False) ->
         else:
             write_json(path, after)
     for path, _ in targets:  # folders setup created, once nothing is left in them
-        _remove_if_emptied(path.parent, report)
+        remove_if_emptied(path.parent, report)
     if not report.changes:
         report.unchanged.append("nothing of recall's was installed there")
     return report

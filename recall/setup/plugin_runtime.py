@@ -255,20 +255,25 @@ class Build:
         }
         _write(self.data / "build.json", json.dumps(rec, indent=1) + "\n")
 
+    def command(self, argv: list[str], timeout: float, cwd: Path | None, env: dict | None = None):
+        """``argv`` run with no input, its output and errors as one text (for the log)."""
+        return subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+            cwd=cwd,
+            env=env,
+        )
+
     def run(self, step: str, argv: list[str], timeout: float, cwd: Path | None = None) -> str:
         """Run one command, its output into the log; the output's tail, or BuildFailed."""
         self.say(f"$ {' '.join(argv)}")
         try:
-            proc = subprocess.run(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                errors="replace",
-                timeout=timeout,
-                cwd=cwd,
-            )
+            proc = self.command(argv, timeout, cwd)
         except subprocess.TimeoutExpired as exc:
             out = exc.stdout if isinstance(exc.stdout, str) else ""
             self.log.write(out)
@@ -402,17 +407,7 @@ class Build:
         argv = [str(self.rt / "bin" / "python"), "-m", "recall.setup.plugin_service", "after-build"]
         self.say(f"$ {' '.join(argv)}")
         try:
-            proc = subprocess.run(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                errors="replace",
-                timeout=CHECK_TIMEOUT,
-                env=env,
-                cwd=self.data,
-            )
+            proc = self.command(argv, CHECK_TIMEOUT, self.data, env)
             self.log.write(proc.stdout)
         except (OSError, subprocess.SubprocessError) as exc:
             self.say(f"starting the service failed ({exc}): the next session start tries again")

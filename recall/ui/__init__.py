@@ -8,7 +8,8 @@ docs/ui.md). It reads what the CLI reads; the service serves it, the CLI starts 
   ``pages``    the HTML, every text escaped
   ``charts``   inline SVG
   ``actions``  the page's writes: mark wrong, forget, a memory's edit, pin and forget
-  ``op``       the service's "ui" op, named in the registry's list by string: it starts the
-               server in the service the first time it is asked
+  ``op``       the service's "ui" op, added by ``recall serve`` before the service starts
+               (``registry.add_module``): it starts the server in the service the first time
+               it is asked
   ``static/``  ui.js, ui.css
 """

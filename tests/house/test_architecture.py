@@ -4,7 +4,12 @@
 - ``recall/core/`` imports nothing of ours but itself and the package's ``__version__``, and
   nothing outside the standard library (floor 1: what runs before recall is installed);
 - every folder imports only the folders its row of the table lists ("everything below": the
-  rows above it in the table, which runs from the bottom floor up);
+  rows above it in the table, which runs from the bottom floor up), and a row lists only rows
+  above it, so no arrow runs back up and no circle closes;
+- a module of ours named whole in a string (``"recall.ui.op"``: loaded by ``importlib``, looked
+  up in ``sys.modules``, put in a list someone loads) is an import of it like any other (issue
+  45): a floor cannot reach up by a name the map does not see. A bare package (``"recall"``)
+  is its face, not a module, and ``-m name`` starts another process, which imports nothing here;
 - no module of ``recall/cli/commands/`` imports another command module;
 - no module uses another's private name (``from x import _name``, ``x._name``);
 - every module of ours is in a folder the table has a row for, every folder has its row, and
@@ -15,6 +20,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from pathlib import Path
@@ -66,6 +72,7 @@ def allowed(rows: list[tuple[str, str, str]]) -> dict[str, set[str]]:
     return out
 
 
+@functools.cache
 def modules() -> dict[str, Path]:
     out = {}
     for top in OURS:
@@ -78,8 +85,31 @@ def modules() -> dict[str, Path]:
     return out
 
 
+def named_in_strings(tree: ast.AST) -> list[tuple[int, str]]:
+    """Every module of ours a string names whole (``"recall.ui.op"``; not a file name such as
+    ``"recall.log"``), but the one after ``-m`` in a list or tuple (``[python, "-m",
+    "recall.entry"]``: another process runs it)."""
+    known = modules()
+    run_by_another = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.List, ast.Tuple)):
+            for flag, name in zip(node.elts, node.elts[1:]):
+                if isinstance(flag, ast.Constant) and flag.value == "-m":
+                    run_by_another.add(id(name))
+    return sorted(
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and "." in node.value
+        and node.value in known
+        and id(node) not in run_by_another
+    )
+
+
 def imports_of(path: Path, module: str) -> list[tuple[int, str]]:
-    """Every module of ours that ``path`` imports (at any depth in the file)."""
+    """Every module of ours that ``path`` imports (at any depth in the file), by an import
+    statement or by its name in a string (``named_in_strings``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = []
@@ -99,7 +129,7 @@ def imports_of(path: Path, module: str) -> list[tuple[int, str]]:
         for name in names:
             if name.split(".")[0] in OURS:
                 found.append((node.lineno, name))
-    return found
+    return found + named_in_strings(tree)
 
 
 def resolve(name: str, known: dict[str, Path]) -> str | None:
@@ -209,6 +239,41 @@ def test_each_folder_imports_only_what_its_row_lists():
             if there is not None and there not in may[here]:
                 wrong.append(f"{path.relative_to(ROOT)}:{line} ({here}) imports {target} ({there})")
     assert not wrong, "imports the map does not allow:\n" + "\n".join(sorted(set(wrong)))
+
+
+def test_the_map_points_only_down():
+    """A row names only rows above it in the table (the floors below it), so the imports the
+    map allows hold no arrow back up and no circle."""
+    rows = table()
+    folders = [f for f, _, _ in rows]
+    up = [
+        f"{folder} imports from {other}"
+        for i, (folder, _, _) in enumerate(rows)
+        for other in allowed(rows)[folder]
+        if folders.index(other) > i
+    ]
+    assert not up, f"docs/architecture.md's map has arrows back up: {up}"
+
+
+def test_a_module_named_in_a_string_is_an_import():
+    """What loads a module by its name (a list of names for ``importlib``, ``sys.modules``) is
+    seen as an import of it, so a floor that names one above it breaks the map like an import
+    statement would; a file name and a ``-m`` of another process are not imports."""
+    source = (
+        "import importlib, subprocess, sys\n"
+        'OP_MODULES = ["recall.service.ops.search", "recall.ui.op"]\n'
+        "def load():\n"
+        "    for name in OP_MODULES:\n"
+        "        importlib.import_module(name)\n"
+        '    return sys.modules.get("recall.llm.claude_code")\n'
+        'LOG = "recall.log"\n'
+        'subprocess.Popen([sys.executable, "-m", "recall.entry", "serve"])\n'
+    )
+    assert named_in_strings(ast.parse(source)) == [
+        (2, "recall.service.ops.search"),
+        (2, "recall.ui.op"),
+        (6, "recall.llm.claude_code"),
+    ]
 
 
 def test_core_imports_nothing_of_ours_but_itself():

@@ -330,6 +330,17 @@ def test_two_services_racing_for_the_lock(serve, claude_projects):
     assert winner.terminate() == 0
 
 
+def test_recall_serve_serves_the_page_op(serve, claude_projects):
+    """The service never names the page (a floor above it): `recall serve` adds its op before
+    the start, so `recall ui` finds it there, and the page's server goes with the service."""
+    svc = serve().ready()
+    assert "ui" in client.ping()["ops"]
+    out = client.call("ui", {"port": None}, timeout=30.0)
+    assert out["pid"] == svc.pid and out["url"].startswith(f"http://127.0.0.1:{out['port']}/")
+    assert svc.terminate() == 0
+    assert "Traceback" not in svc.output()
+
+
 def test_freshness_under_steady_load_batches_commits(serve, claude_projects):
     """50 lines/s across 20 files: every line becomes visible, with far fewer commits than
     lines (the latency itself is measured in benchmarks/freshness.py)."""

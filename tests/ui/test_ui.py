@@ -552,9 +552,11 @@ def test_recall_ui_without_a_service(history):
 
 
 def test_the_service_op_starts_the_page_lazily(history):
-    """The service imports the op at start, never the server: that waits for `recall ui`."""
+    """`recall serve` adds the op before the service starts, never the server: that waits for
+    `recall ui`."""
     code = (
-        "import sys\nfrom recall.service import registry\nassert not registry.load_modules()\n"
+        "import sys\nfrom recall.service import registry\nfrom recall.ui import op\n"
+        "registry.add_module(op)\nassert not registry.load_modules()\n"
         "print(sorted(m for m in sys.modules if m.startswith('recall.ui')), 'http.server' in sys.modules)\n"
         "out = registry.OPS['ui']({'port': None})\n"
         "print('recall.ui.server' in sys.modules, out['url'].startswith('http://127.0.0.1:'))\n"

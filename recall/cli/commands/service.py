@@ -2,7 +2,7 @@
 
 Thin: options in, ``recall.control`` does the work (the unit files, the service manager,
 start and stop), its one line out. ``recall serve`` runs ``recall.service``'s Service in the
-foreground."""
+foreground, with the page's op (``recall.ui.op``) added to the service's own."""
 
 from __future__ import annotations
 
@@ -57,8 +57,11 @@ def serve_cmd(
         h = logging.StreamHandler()
         h.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
         logger.addHandler(h)
+    from recall.service import registry
     from recall.service.daemon import Service
+    from recall.ui import op as page_op
 
+    registry.add_module(page_op)  # the page's op (`recall ui`): the service, a floor below, never names it
     service = Service(sources, log=logging.getLogger("recall.service"))
     service.run()
     if service.restart_requested:  # the installed code changed: the same command on the new code
