@@ -251,6 +251,13 @@ def _ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}" if a and b else "—"
 
 
+def _over(rows: dict, name: str) -> str:
+    """``name``'s CPU over ``python -c pass``'s in the same rounds, in ms ("?" when not measured)."""
+    if name not in rows:
+        return "?"
+    return f"{rows[name]['cpu_ms'] - rows['python -c pass']['cpu_ms']:.0f}"
+
+
 def table(phase: dict, trees: list[str]) -> str:
     rows = phase["rows"]
     base = rows["python -c pass"]
@@ -312,6 +319,9 @@ def sections(res: dict | None = None) -> list[str]:
             raw_sv_ratio=_ratio(raw_sv, fts5_sv),
             raw_ns_ratio=_ratio(raw_ns, fts5_ns),
             pass_ratio=_ratio(pass_ns, fts5_ns),
+            pass_sv_ratio=_ratio(fig(sv, "python -c pass", "wall_ms"), fts5_sv),
+            raw_sv_over=_over(sv, "recall --raw (this tree)"),
+            raw_sv_base_over=_over(sv, "recall --raw (baseline)"),
             raw_sv_cpu=pair(sv, "recall --raw"),
             raw_ns_cpu=pair(ns, "recall --raw"),
             status_cpu=pair(ns, "recall status"),
