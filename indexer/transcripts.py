@@ -48,6 +48,7 @@ except ImportError:  # pragma: no cover - exercised where orjson is absent
 
 from indexer.project import canonical_project
 from indexer.redact import private_open_after, redact
+from recall.core.lazy_re import lazy
 
 TOOL_RESULT_CHARS = 2000  # the default of the config's tool_result_chars
 _tool_result_chars: tuple[str, float, int] | None = None  # (the config read, when, its value)
@@ -199,8 +200,8 @@ SKIP_REASONS = (
 # opener starts the text or a line, or ends its line (every block recall injects does
 # both). A message that merely mentions the opener in a sentence ("we wrap output in
 # <recalled-context> tags? we decided ...") is not cut at it.
-_RECALLED_OPEN = re.compile(r"<recalled-context\b[^>\n]*>", re.I)
-_RECALLED_CLOSE = re.compile(r"</recalled-context>", re.I)
+_RECALLED_OPEN = lazy(r"<recalled-context\b[^>\n]*>", re.I)
+_RECALLED_CLOSE = lazy(r"</recalled-context>", re.I)
 
 
 def _cut_recalled(text: str) -> str:
@@ -236,12 +237,12 @@ def _cut_recalled(text: str) -> str:
     return "".join(out)
 
 
-_REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
-_COMMAND_WRAPPER = re.compile(
+_REMINDER = lazy(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
+_COMMAND_WRAPPER = lazy(
     r"^\s*<(command-name|command-message|command-args|local-command-stdout|local-command-stderr|"
     r"local-command-caveat|bash-input|bash-stdout|bash-stderr)>"
 )
-_INTERRUPTED = re.compile(r"^\s*\[Request interrupted by user[^\]]*\]\s*$")
+_INTERRUPTED = lazy(r"^\s*\[Request interrupted by user[^\]]*\]\s*$")
 
 SALIENT_INPUT_KEYS = (
     "command",
@@ -376,7 +377,7 @@ def path_text(path) -> str:
         return os.fsencode(text).decode("utf-8", "backslashreplace")
 
 
-_BAD_CHARS = re.compile("[\ud800-\udfff\x00\ufeff]")
+_BAD_CHARS = lazy("[\ud800-\udfff\x00\ufeff]")
 
 
 def _clean_value(value):
@@ -787,13 +788,9 @@ def _role(kind: str, message: dict, obj: dict, body: _Body) -> str:
 
 
 ECHO_SHARE = 0.5  # a reply with this share of its words in the block recall injected restates it
-_RECALL_COMMAND = re.compile(
-    r"<command-name>\s*/?(?:[\w-]+:)?(?:recall|recall-search|remember)\s*</command-name>", re.I
-)
-_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
-_RECALL_CLI = re.compile(
-    r"(?:^|[;&|(]\s*|\s)(?:\S*/)?recall(?:\s+(?:--raw|--json|ask|search|show|log|memories)\b|\s+[\"'])"
-)
+_RECALL_COMMAND = lazy(r"<command-name>\s*/?(?:[\w-]+:)?(?:recall|recall-search|remember)\s*</command-name>", re.I)
+_COMMAND_ARGS = lazy(r"<command-args>(.*?)</command-args>", re.S)
+_RECALL_CLI = lazy(r"(?:^|[;&|(]\s*|\s)(?:\S*/)?recall(?:\s+(?:--raw|--json|ask|search|show|log|memories)\b|\s+[\"'])")
 
 
 def _recall_tool(name: str, inp) -> bool:
