@@ -45,8 +45,8 @@ import time
 from pathlib import Path
 
 from indexer.archive_files import parse_record
+from indexer.message import Message
 from indexer.redact import REDACTION_VERSION, redact
-from indexer.transcripts import Message
 from recall.core import paths
 from recall.core.jsonio import read_json
 

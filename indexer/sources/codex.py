@@ -28,8 +28,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from indexer.message import Message
 from indexer.sources.lines import ZST, AgentContext, clip, is_recall_tool, make, open_nofollow, read_jsonl
-from indexer.transcripts import Message, loads
+from indexer.transcripts import loads
 
 NAME = "codex"
 LABEL = "Codex CLI"

@@ -31,8 +31,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from indexer.message import Message
 from indexer.sources.lines import AgentContext, clip, is_recall_tool, make, open_nofollow, read_jsonl, read_whole
-from indexer.transcripts import Message, loads, path_text
+from indexer.transcripts import loads, path_text
 
 NAME = "gemini"
 LABEL = "Gemini CLI"

@@ -110,7 +110,7 @@ def render_message(m, root: str = "") -> str | None:
 
 def archived_messages(session_id: str) -> list:
     from indexer.archive_files import iter_lines, session_filename
-    from indexer.transcripts import Message
+    from indexer.message import Message
     from recall.core import paths
 
     out = []

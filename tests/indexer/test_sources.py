@@ -368,7 +368,7 @@ def test_memory_extraction_reads_another_agents_session(tmp_path):
 def test_the_service_queues_a_quiet_live_session_of_another_agent(tmp_path, monkeypatch):
     import time
 
-    from indexer.transcripts import Message
+    from indexer.message import Message
     from recall.memory import queue
     from recall.service.daemon import Service
     from recall.service.ops import memory as memory_ops
