@@ -63,6 +63,7 @@ from indexer.transcripts import (
 
 NAME = "claude-code"
 LABEL = "Claude Code"
+VARIABLES = ("CLAUDE_CONFIG_DIR",)  # what moves its folders (and HOME)
 
 
 def roots() -> list[Path]:

@@ -34,6 +34,7 @@ from indexer.transcripts import loads
 
 NAME = "codex"
 LABEL = "Codex CLI"
+VARIABLES = ("CODEX_HOME",)  # what moves its folders (and HOME)
 
 _SKIP = {"event_msg": "event", "world_state": "system", "token_usage_record": "system"}
 # what Codex itself puts in a "user" message (the user's own words are in another one)

@@ -37,6 +37,7 @@ from indexer.transcripts import loads, path_text
 
 NAME = "gemini"
 LABEL = "Gemini CLI"
+VARIABLES = ("GEMINI_CLI_HOME",)  # what moves its folders (and HOME)
 LOGS = "logs.json"  # tmp/<project>/logs.json: the prompts typed (the client's Logger)
 
 _WORKSPACE = re.compile(r"\*\*Workspace Directories:\*\*\s*\n\s*-\s*(/[^\n]+)")
