@@ -23,8 +23,8 @@ compressed or rewritten one), and ``context(path)`` / ``read(path, offset, ctx, 
 after them). The registry below is built from the modules found here, when first asked for:
 ``NAMES``, ``LABELS`` and which module reads which agent, ``NAME`` and ``LABEL`` read from each
 module's text, so that the hook, the fast path and the page, which need only the names, import
-no parser (a parser loads the redaction rules: ~150 ms). Adding the next agent is adding its module: the steps are in
-docs/CONTRIBUTING.md ("Add a source"), and only there.
+no parser (a parser loads the redaction rules: ~150 ms). Adding the next agent is adding its
+module: the steps are in docs/CONTRIBUTING.md ("Add a source"), and only there.
 
 The user turns a source off or on with ``recall sources NAME off|on`` (config ``sources``);
 Claude Code's cannot be turned off (it is what recall is for: ``recall pause`` stops all).
@@ -73,10 +73,10 @@ def _found() -> dict[str, tuple[str, str]]:
     return found
 
 
-_registry: list = []  # [NAMES, LABELS, _MODULES] once read (``_read``)
+_registry: dict = {}  # NAMES, LABELS and _MODULES once read (``_read``)
 
 
-def _read() -> list:
+def _read() -> dict:
     """The registry, read from the modules found here the first time it is asked for (the hook
     cites Claude Code's hits without it): ``NAMES`` (the sources' names, Claude Code's first,
     then in the order of their modules' names), ``LABELS`` (each one's ``LABEL``, readable
@@ -85,14 +85,14 @@ def _read() -> list:
     if not _registry:
         found = _found()
         names = tuple(sorted(found, key=lambda n: (n != DEFAULT, found[n][0])))
-        _registry.extend([names, {n: found[n][1] for n in names}, {n: found[n][0] for n in names}])
-        globals().update(zip(("NAMES", "LABELS", "_MODULES"), _registry))
+        _registry.update(NAMES=names, LABELS={n: found[n][1] for n in names}, _MODULES={n: found[n][0] for n in names})
+        globals().update(_registry)  # asked for again: a plain attribute
     return _registry
 
 
 def __getattr__(name: str):
     if name in ("NAMES", "LABELS", "_MODULES"):
-        return _read()[("NAMES", "LABELS", "_MODULES").index(name)]
+        return _read()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -108,7 +108,7 @@ def refresh() -> None:
 def cited_agent(agent: str | None) -> str:
     """What a citation says of a hit's agent: ``"Codex CLI "`` before ``session …``, nothing
     for Claude Code's (recall's own) or an unknown one's."""
-    return f"{_read()[1].get(agent, agent)} " if agent and agent != DEFAULT else ""
+    return f"{_read()['LABELS'].get(agent, agent)} " if agent and agent != DEFAULT else ""
 
 
 def speaker(agent: str | None) -> str:
@@ -116,16 +116,16 @@ def speaker(agent: str | None) -> str:
     word of its label in capitals (``CLAUDE``, ``CODEX``, ``GEMINI``); an agent no module reads
     any more, by its own name."""
     agent = agent or DEFAULT
-    return (_read()[1].get(agent) or agent).split()[0].upper()
+    return (_read()["LABELS"].get(agent) or agent).split()[0].upper()
 
 
 def module(name: str) -> ModuleType:
     """The source module of agent ``name`` (KeyError for an unknown name)."""
-    return importlib.import_module(_read()[2][name])
+    return importlib.import_module(_read()["_MODULES"][name])
 
 
 def label(name: str) -> str:
-    return _read()[1][name]
+    return _read()["LABELS"][name]
 
 
 def setting(cfg: dict | None = None) -> dict[str, bool]:
@@ -136,7 +136,7 @@ def setting(cfg: dict | None = None) -> dict[str, bool]:
         cfg = config.load()
     raw = cfg.get("sources")
     raw = raw if isinstance(raw, dict) else {}
-    return {n: n == DEFAULT or raw.get(n) is not False for n in _read()[0]}
+    return {n: n == DEFAULT or raw.get(n) is not False for n in _read()["NAMES"]}
 
 
 def enabled(cfg: dict | None = None) -> list[str]:
@@ -176,11 +176,11 @@ def _owned() -> list[tuple[str, str]]:
     """(folder + "/", agent) of every other agent's folder, whether on or off (cached per
     environment: a file's reader never depends on the config's timing)."""
     if not _variables:
-        _variables.extend(dict.fromkeys(["HOME", *(v for n in _read()[0] for v in module(n).VARIABLES)]))
+        _variables.extend(dict.fromkeys(["HOME", *(v for n in _read()["NAMES"] for v in module(n).VARIABLES)]))
     key = tuple(os.environ.get(v) for v in _variables)
     got = _cache.get(key)
     if got is None:
-        got = [(str(root).rstrip(os.sep) + os.sep, name) for name, root in agent_roots(_read()[0])]
+        got = [(str(root).rstrip(os.sep) + os.sep, name) for name, root in agent_roots(_read()["NAMES"])]
         _cache.clear()
         _cache[key] = got
     return got
