@@ -20,6 +20,7 @@ Which module answers which question:
 | what the model backends add to the hook and to start-up | ``backends`` | no backend |
 | what the plugin's launcher adds to every hook | ``plugin_launcher`` | the hook without it |
 | how fast the everyday commands start | ``startup`` | ``python -c pass`` |
+| a shell search next to an FTS5 search process, the everyday commands' CPU at 200K (issue 48) | ``light`` (+ ``fts5_search``, the FTS5 process) | FTS5, ``python -c pass``, today's main |
 | how long matching triggered rules takes per prompt | ``rules`` | a prompt without rules |
 | does the right past session rank first (LoCoMo, LongMemEval-S) | ``retrieval`` | BM25 (rank_bm25) |
 | does the hook inject when it helps and stay silent when not (issue 25) | ``injection`` (+ ``injection_figures``, ``new_task_prompts``) | today's main, BM25 |

@@ -165,6 +165,8 @@ import re
 from bisect import bisect_left
 from collections import Counter
 
+from recall.core.lazy_re import lazy  # every pattern below compiles when first used
+
 __all__ = ["redact", "redact_counts", "redact_stated", "KINDS", "REDACTION_VERSION"]
 
 # The version of these rules. Bump it whenever a change makes them redact more: the history
@@ -248,7 +250,7 @@ _P_PEM, _P_PREFIX, _P_JWT, _P_BEARER, _P_URL, _P_ASSIGN, _P_BASIC, _P_ENTROPY = 
 # HTML output), as a numeric entity, JSON-escaped (\u003c) or full-width.
 _LT = r"(?:<|&lt;|&#0*60;|&#x0*3c;|\\u003c|\uff1c)"
 _GT = r"(?:>|&gt;|&#0*62;|&#x0*3e;|\\u003e|\uff1e)"
-_PRIV_TAG = re.compile(_LT + r"\s*(/)?\s*private(?:\s[^<>]*?)?(/)?\s*" + _GT, re.I)
+_PRIV_TAG = lazy(_LT + r"\s*(/)?\s*private(?:\s[^<>]*?)?(/)?\s*" + _GT, re.I)
 _PRIV_HINTS = ("<", "&lt", "&#", "\\u003c", "\uff1c")
 
 
@@ -338,16 +340,16 @@ def _remove_private(text: str) -> tuple[str, int]:
 # lower-case runs (paths, snake_case, kebab-case) in C: every vendor token
 # except Slack's hex ``xoxp-`` ones and every high-entropy candidate has one
 # (a random 20-char base62 string lacks upper case with p < 0.00002).
-_RUN_FIND = re.compile(r"[^A-Za-z0-9+/_\-](?=[A-Za-z0-9+/_\-]{20})([a-z0-9+/_\-]*+[A-Z][A-Za-z0-9+/_\-]*+)")
-_RUN_HEAD = re.compile(r"(?=[A-Za-z0-9+/_\-]{20})[a-z0-9+/_\-]*+[A-Z][A-Za-z0-9+/_\-]*+")
-_SLACK_XOX = re.compile(r"x(?<![A-Za-z0-9].)ox[abposre]-[A-Za-z0-9\-]{10,}", re.S)
+_RUN_FIND = lazy(r"[^A-Za-z0-9+/_\-](?=[A-Za-z0-9+/_\-]{20})([a-z0-9+/_\-]*+[A-Z][A-Za-z0-9+/_\-]*+)")
+_RUN_HEAD = lazy(r"(?=[A-Za-z0-9+/_\-]{20})[a-z0-9+/_\-]*+[A-Z][A-Za-z0-9+/_\-]*+")
+_SLACK_XOX = lazy(r"x(?<![A-Za-z0-9].)ox[abposre]-[A-Za-z0-9\-]{10,}", re.S)
 
 # Every alternative starts with a literal (so sre gets a charset prefix) and
 # then checks, by a fixed-width lookbehind, that the token does not start in
 # the middle of a word: that keeps "task-..." out and the scan linear.  The
 # kind is derived from the first characters (_prefixed_kind).
 _B = r"(?<![A-Za-z0-9].)"
-_PREFIXED = re.compile(
+_PREFIXED = lazy(
     r"s" + _B + r"k-ant-[A-Za-z0-9_\-]{20,}"
     r"|s" + _B + r"k-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"
     r"|s" + _B + r"k_(?:live|test)_[A-Za-z0-9]{16,}"
@@ -360,22 +362,22 @@ _PREFIXED = re.compile(
     r"|x" + _B + r"app-[0-9]-[A-Za-z0-9\-]{10,}",
     re.S,
 )
-_DOT_TAIL = re.compile(r"(?:\.[A-Za-z0-9_\-]+)+")  # routable gitlab tokens
+_DOT_TAIL = lazy(r"(?:\.[A-Za-z0-9_\-]+)+")  # routable gitlab tokens
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
 _SLACK_HOOK_PATHS = ("com/services/", "com/workflows/", "com/triggers/")
 
-_DIGIT = re.compile(r"[0-9]")
-_HEXISH = re.compile(r"(?:0[xX])?[0-9a-fA-F_\-]+")
-_HEX_SEG = re.compile(
+_DIGIT = lazy(r"[0-9]")
+_HEXISH = lazy(r"(?:0[xX])?[0-9a-fA-F_\-]+")
+_HEX_SEG = lazy(
     r"(?<![A-Za-z0-9])(?:[0-9a-fA-F]{16,}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
     r"[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(?![A-Za-z0-9])"
 )
 # "Words": lower-case runs (optionally Capitalised), long digit runs (dates,
 # versions) and stand-alone acronyms.  Random base62 rarely has many.
-_WORD = re.compile(r"[A-Z]?[a-z]{3,}|[0-9]{4,}|(?<![A-Za-z])[A-Z]{3,}(?![A-Za-z])")
-_CLASS_RUN = re.compile(r"[A-Z]+|[a-z]+|[0-9]+")
-_NOT_SECRET_RUN = re.compile(
+_WORD = lazy(r"[A-Z]?[a-z]{3,}|[0-9]{4,}|(?<![A-Za-z])[A-Z]{3,}(?![A-Za-z])")
+_CLASS_RUN = lazy(r"[A-Z]+|[a-z]+|[0-9]+")
+_NOT_SECRET_RUN = lazy(
     r"(?:sha1|sha256|sha384|sha512)-"  # SRI / npm integrity
     r"|pk_(?:live|test)_"  # Stripe publishable keys are public by design
     # SSH *public* key blobs (authorized_keys, *.pub): the base64 encodes the
@@ -414,7 +416,7 @@ def _random_looking(run: str, minlen: int = 32) -> bool:
     return _entropy(core) >= 3.8
 
 
-_PLAIN_SEG = re.compile(r"[a-z]*|[0-9]*|v[0-9]+")
+_PLAIN_SEG = lazy(r"[a-z]*|[0-9]*|v[0-9]+")
 
 
 def _trim_path(text: str, s: int, e: int) -> tuple[int, int]:
@@ -534,7 +536,7 @@ _TOKEN_END = r"(?![A-Za-z0-9_\-])"
 def _vendor_index(table) -> dict:
     out: dict = {}
     for prefix, kind, pattern in table:
-        out.setdefault(prefix, []).append((kind, re.compile(pattern + _TOKEN_END)))
+        out.setdefault(prefix, []).append((kind, lazy(pattern + _TOKEN_END)))
     return out
 
 
@@ -588,7 +590,7 @@ _PUBLIC_ID_HOSTS = (
     "ipfs://",
     "ipns://",
 )
-_IPFS_CID = re.compile(r"Qm[1-9A-HJ-NP-Za-km-z]{44}|b[a-z2-7]{58,}|z[1-9A-HJ-NP-Za-km-z]{46,}")
+_IPFS_CID = lazy(r"Qm[1-9A-HJ-NP-Za-km-z]{44}|b[a-z2-7]{58,}|z[1-9A-HJ-NP-Za-km-z]{46,}")
 
 
 def _public_id(text: str, s: int, run: str) -> bool:
@@ -651,7 +653,7 @@ def _scan_runs(text: str, spans: list) -> None:
         i = t.find(_RUN_NEEDLE, e)
 
 
-_ANY_RUN = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{20,}")
+_ANY_RUN = lazy(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{20,}")
 
 
 def _check_run(text: str, s: int, e: int, spans: list) -> None:
@@ -713,25 +715,25 @@ def _check_run(text: str, s: int, e: int, spans: list) -> None:
 # JWT, PEM, bearer, URL passwords
 # --------------------------------------------------------------------------
 # the lookbehind sits after the first literal to keep sre's literal prefix
-_JWT = re.compile(
+_JWT = lazy(
     r"e(?<![A-Za-z0-9_\-].)yJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]*"
     r"(?:\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+)?",  # JWE has five parts
     re.S,
 )
 
-_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
-_PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_PEM_BEGIN = lazy(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = lazy(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 # Body of a truncated block: base64 lines, armor headers, blank lines, with
 # real or JSON-escaped newlines.
-_PEM_BODY = re.compile(
+_PEM_BODY = lazy(
     r"(?:(?:\r?\n|\\r?\\n)[ \t]*(?:[A-Za-z0-9+/=]+|[A-Za-z][A-Za-z\-]*: ?[^\n\\]*)?"
     r"(?=[ \t]*(?:\r?\n|\\r?\\n|$|[\"'])))*"
 )
 
-_BEARER = re.compile(r"bearer[ \t]+(?!\[redacted:)([a-z0-9\-._~+/]+=*)")
-_BEARER_I = re.compile(_BEARER.pattern, re.I)
+_BEARER = lazy(r"bearer[ \t]+(?!\[redacted:)([a-z0-9\-._~+/]+=*)")
+_BEARER_I = lazy(_BEARER.pattern, re.I)
 
-_URL_PW = re.compile(r"://([^\s:@/?#\[\]\"'<>]*):(?!\[redacted:)([^\s@/?\"']+)@(?=[A-Za-z0-9\[])")
+_URL_PW = lazy(r"://([^\s:@/?#\[\]\"'<>]*):(?!\[redacted:)([^\s@/?\"']+)@(?=[A-Za-z0-9\[])")
 
 
 def _scan_pem(text: str, spans: list) -> None:
@@ -778,40 +780,40 @@ def _scan_url(text: str, spans: list) -> None:
 # --------------------------------------------------------------------------
 # Formats a run of token characters cannot hold, each behind its own literal
 # --------------------------------------------------------------------------
-_DJANGO = re.compile(r"django-insecure-[^\s\"'`]{20,}")
+_DJANGO = lazy(r"django-insecure-[^\s\"'`]{20,}")
 # Azure AD client secrets: 3 chars, a digit, "Q~", 31-34 chars (gitleaks azure-ad-client-secret)
-_AZURE_AD = re.compile(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.\-]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])")
+_AZURE_AD = lazy(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.\-]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])")
 # Azure SAS signatures (storage account keys are long base64: high-entropy catches them)
-_AZURE_SIG = re.compile(r"(?<![A-Za-z0-9])sig=([A-Za-z0-9%+/=_\-]{16,})")
-_HEX32 = re.compile(r"(?<![A-Za-z0-9])[0-9a-f]{32}(?![A-Za-z0-9])")
-_TWILIO_SID = re.compile(r"AC(?<![A-Za-z0-9]..)[0-9a-f]{32}(?![A-Za-z0-9])")  # (literal first: fast)
+_AZURE_SIG = lazy(r"(?<![A-Za-z0-9])sig=([A-Za-z0-9%+/=_\-]{16,})")
+_HEX32 = lazy(r"(?<![A-Za-z0-9])[0-9a-f]{32}(?![A-Za-z0-9])")
+_TWILIO_SID = lazy(r"AC(?<![A-Za-z0-9]..)[0-9a-f]{32}(?![A-Za-z0-9])")  # (literal first: fast)
 # "Basic <base64 of user:password>" anywhere (a header without a name, prose, curl -H)
-_BASIC = re.compile(r"basic[ \t]+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])", re.I)
+_BASIC = lazy(r"basic[ \t]+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])", re.I)
 # passwords on command lines: curl -u user:pw / --user user:pw, sshpass -p pw,
 # mysql-family -pPW (no space: "-p" alone prompts)
-_CLI_USER = re.compile(
+_CLI_USER = lazy(
     r"(?<![A-Za-z0-9_\-])(?:-u|--user|--proxy-user)(?:[ \t]+|=)?(?:\\{0,2}(?P<q>[\"']))?[^\s:\"'@/]{1,64}:"
     r"(?P<v>(?(q)[^\n\"']{1,256}|[^\s\"']{1,256}))"
 )
-_SSHPASS = re.compile(
+_SSHPASS = lazy(
     r"sshpass(?:[ \t]+-[^p\s]\S{0,64}){0,8}[ \t]+-p[ \t]*(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))"
 )
 # registry logins: docker/podman/buildah/skopeo/nerdctl/oras/helm login -p PW (--password: _FLAG)
-_REGISTRY_LOGIN = re.compile(
+_REGISTRY_LOGIN = lazy(
     r"(?:docker|podman|buildah|skopeo|nerdctl|oras|crane|helm(?:[ \t]+registry)?)[ \t]+login\b"
     r"[^\n|;&]{0,300}?[ \t](?:-p|--password)(?:[ \t]+|=)"
     r"(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))"
 )
 # echo PW | docker login --password-stdin
-_ECHO_LOGIN = re.compile(
+_ECHO_LOGIN = lazy(
     r"(?:echo|printf)[ \t]+(?:-n[ \t]+)?(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"'|]{1,256}))"
     r"[ \t]*\|[ \t]*(?:sudo[ \t]+)?[\w\-]+(?:[ \t]+registry)?[ \t]+login\b[^\n]{0,200}--password-stdin"
 )
 # redis-cli -a PW
-_REDIS_CLI = re.compile(
+_REDIS_CLI = lazy(
     r"redis-cli\b[^\n|;&]{0,300}?[ \t]-a[ \t]+(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))"
 )
-_MYSQL = re.compile(
+_MYSQL = lazy(
     r"(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b"
     r"[^\n|;&]{0,300}?[ \t]-p(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))",
     re.I,
@@ -914,13 +916,13 @@ _KW_ALT = (
     r"|auth(?!or(?!iz)|ent)"
     r"|(?<![a-z])pass(?![a-z])|(?<![a-z])pw(?![a-z])"  # DB_PASS, SMTP_PW (not bypass, compass)
 )
-_KEYWORD = re.compile(_KW_ALT)
-_KEYWORD_I = re.compile(_KW_ALT, re.I)
+_KEYWORD = lazy(_KW_ALT)
+_KEYWORD_I = lazy(_KW_ALT, re.I)
 # literals whose presence gates the keyword detectors; each keyword of
 # _KW_ALT starts with one of them
 _KW_LITERALS = ("token", "secret", "pass", "auth", "pwd", "api", "credential", "private", "pw")
 
-_ASSIGN = re.compile(
+_ASSIGN = lazy(
     r"(?:" + _KW_ALT + r")"
     r"(?P<rest>[a-z0-9_.\-]{0,64}+)"  # possessive: no backtracking into names
     r"(?P<nq>\\{0,2}[\"'])?"
@@ -935,16 +937,16 @@ _ASSIGN = re.compile(
     r"|(?P<wq>[\"'])(?P<wv>[^\n\"'`\\]{1,512}\n[^\n\"'`\\]{1,512})(?P=wq)"
     r"|(?P<bv>[^\s\"'`]{1,256}))"
 )
-_ASSIGN_I = re.compile(_ASSIGN.pattern, re.I)
+_ASSIGN_I = lazy(_ASSIGN.pattern, re.I)
 # "--password hunter2x": a command-line flag naming a secret, value after a space
-_FLAG = re.compile(
+_FLAG = lazy(
     r"--(?P<name>[a-z0-9_.\-]{0,64}?(?:" + _KW_ALT + r")[a-z0-9_.\-]{0,64}+)[ \t]+"
     r"(?!\[redacted:)(?P<bv>[^\s\"'`]{1,256})"
 )
-_FLAG_I = re.compile(_FLAG.pattern, re.I)
+_FLAG_I = lazy(_FLAG.pattern, re.I)
 
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-_META_NAME = re.compile(
+_META_NAME = lazy(
     r"(?:type|types|count|counts|len|length|size|limit|limits|max|min|file|files|path|paths|dir"
     r"|url|urls|uri|endpoint|helper|name|names|env|var|field|header|prefix|suffix|usage|used"
     r"|policy|method|methods|mode|required|enabled|disabled|ttl|expiry|expires|expires_at"
@@ -957,7 +959,7 @@ _META_NAME = re.compile(
     r"|location|source|kind|label|description|desc|hint|message|msg|error|status|state"
     r"|error_?code)s?$"
 )
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = lazy(
     r"(?:\$\{?\{?[A-Za-z_][A-Za-z0-9_.:\-]*\}?\}?|\$\{\{.*\}\}|\$\(.*\)|\{\{.*\}\}|<[A-Za-z_][\w .\-:/|]*>|%\([A-Za-z_]+\)s"
     r"|%[A-Za-z_]+%|\{[A-Za-z_][^{}\s]*\}|(?:<[A-Za-z_][\w .\-:/|]*>[:@/ ._\-]*)+|\*+|[xX]{3,}|\.{3,}|\u2026|#+|-+|_+|\?+|your[-_ ].*|my[-_ ]?(?:secret|token|password|api[-_]?key).*"
     r"|my[-_][a-z\-_]*(?:secret|token|password|key)|.*[-_]here|\[redacted:.*"
@@ -974,26 +976,26 @@ _PLACEHOLDER_WORDS = frozenset(
     float dict list tuple optional union callable datetime uuid literal sequence mapping
     password passwd pass secret token foo bar baz""".split()
 )
-_NUMBER = re.compile(r"[-+]?[0-9][0-9_,.]*[kKmM]?")
-_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_COLOR = re.compile(r"(?:(?:bold|italic|underline|noinherit|bg:|border:) ?)*#[0-9a-fA-F]{3,8}")
+_NUMBER = lazy(r"[-+]?[0-9][0-9_,.]*[kKmM]?")
+_DOTTED = lazy(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
+_IDENT = lazy(r"[A-Za-z_][A-Za-z0-9_]*")
+_COLOR = lazy(r"(?:(?:bold|italic|underline|noinherit|bg:|border:) ?)*#[0-9a-fA-F]{3,8}")
 # after "name: Word": "= ...", "| None", "[str]", ", other", ")": a type annotation
-_ANNOTATION_TAIL = re.compile(r"[ \t]*(?:=(?!=)|\||\[|,|\))")
+_ANNOTATION_TAIL = lazy(r"[ \t]*(?:=(?!=)|\||\[|,|\))")
 # quoted or bare values that are names, not secrets: "ANTHROPIC_API_KEY",
 # "refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange"
-_NAMEISH = re.compile(r"[A-Za-z_][A-Za-z_.:/\-]*")
-_WORDLIKE = re.compile(r"[A-Z]?[a-z]+")
+_NAMEISH = lazy(r"[A-Za-z_][A-Za-z_.:/\-]*")
+_WORDLIKE = lazy(r"[A-Z]?[a-z]+")
 # identifiers as people write them (snake_case, camelCase, PascalCase,
 # CONSTANT_CASE); random tokens mix case without that structure
-_CODE_IDENT = re.compile(
+_CODE_IDENT = lazy(
     r"_*[a-z][a-z0-9]*(?:_[a-z0-9]+)*_*|_*[a-z]+(?:[A-Z][a-z0-9]+)+|_*[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)*"
     r"|_*[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*"
 )
-_SNAKE_WORDS = re.compile(r"[a-z]+(?:_[a-z]+)+")
-_ONE_WORD = re.compile(r"[A-Za-z][a-z]*")
-_CAMEL = re.compile(r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+")
-_SCHEME_IN_VALUE = re.compile(r"(?i)(?:bearer|basic|token|digest)[ \t]+(?=\S)")
+_SNAKE_WORDS = lazy(r"[a-z]+(?:_[a-z]+)+")
+_ONE_WORD = lazy(r"[A-Za-z][a-z]*")
+_CAMEL = lazy(r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+")
+_SCHEME_IN_VALUE = lazy(r"(?i)(?:bearer|basic|token|digest)[ \t]+(?=\S)")
 
 
 def _placeholder(v: str, strength: int = 0) -> bool:
@@ -1013,7 +1015,7 @@ _USED_AS_PASSWORDS = frozenset("password passwd pass secret token admin".split()
 # What a name is, by its last word (its head): ``db_password`` is a password, ``password_file``
 # a file, ``auth_method`` a method. A value under a name whose head is a secret is a secret
 # whatever it looks like (issue 28), unless it is a placeholder or code (see _value_span).
-_NAME_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_NAME_WORDS = lazy(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _PASSWORD_HEADS = frozenset("password passwd pass pwd pw passphrase passcode secret".split())
 _SECRET_HEADS = _PASSWORD_HEADS | frozenset("token apikey credential credentials".split())
 # ``<qualifier>_key``: a key that is a secret (``signing_key``), unlike ``sort_key`` or ``cache_key``
@@ -1070,7 +1072,7 @@ class _Context:
         return self._words.get(word, 0) > 1
 
 
-_INI_SECTION = re.compile(r"(?m)^[ \t]*\[[A-Za-z0-9_. \-\"]{1,80}\][ \t]*$")
+_INI_SECTION = lazy(r"(?m)^[ \t]*\[[A-Za-z0-9_. \-\"]{1,80}\][ \t]*$")
 _CODE_MARKS = (
     "def ",
     "class ",
@@ -1091,9 +1093,9 @@ _CODE_MARKS = (
     "public ",
     "private ",
 )
-_WORD_RUN = re.compile(r"[A-Za-z0-9_$]+")
+_WORD_RUN = lazy(r"[A-Za-z0-9_$]+")
 # a CamelCase word that names a type (``token: AccessToken`` in a class body), by its ending
-_TYPE_SUFFIX = re.compile(
+_TYPE_SUFFIX = lazy(
     r".*(?:Str|String|Type|Field|Model|Config|Settings|Info|Data|Schema|Response|Request|Results?|Provider"
     r"|Manager|Client|Session|Handler|Store|Object|Params?|Spec|Ref|Id|Base|Bytes|Value|Dict|List|Set|Map"
     r"|Enum|Literal|Callable|Protocol|Interface|Builder|Factory|Service|Context|Options|Headers?|Pair"
@@ -1197,7 +1199,7 @@ def _wrapped(text: str, m, ns: int, spans: list) -> None:
 
 
 # the rest of a value on the next line: after a backslash, or a line cut by a terminal's width
-_NEXT_LINE_RUN = re.compile(r"[ \t]*([^\s\"'`]{4,256})[ \t]*(?:\n|$)")
+_NEXT_LINE_RUN = lazy(r"[ \t]*([^\s\"'`]{4,256})[ \t]*(?:\n|$)")
 
 
 def _continued(text: str, ve: int, spans: list) -> None:
@@ -1232,10 +1234,10 @@ def _meta_name(name: str) -> bool:
     return _META_NAME.search(name) is not None
 
 
-_VARIABLE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
-_OPERATOR_NEXT = re.compile(r"[ \t]+(?:or|if|else|\|\||&&|\?\?|==|!=|is)[ \t]")
-_PASCAL = re.compile(r"[A-Z][A-Za-z]*[a-z][A-Za-z]*")
-_YAML_TAG = re.compile(r"![A-Za-z][\w.\-!]*")
+_VARIABLE = lazy(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_OPERATOR_NEXT = lazy(r"[ \t]+(?:or|if|else|\|\||&&|\?\?|==|!=|is)[ \t]")
+_PASCAL = lazy(r"[A-Z][A-Za-z]*[a-z][A-Za-z]*")
+_YAML_TAG = lazy(r"![A-Za-z][\w.\-!]*")
 
 
 def _code_not_value(
@@ -1339,7 +1341,7 @@ def _scan_flags(text: str, low: str | None, spans: list) -> None:
             spans.append((vs, ve, _P_ASSIGN, _assign_kind(name)))
 
 
-_METAVAR = re.compile(r"[A-Z][A-Z_\-]*|<[A-Za-z_\-]+>")
+_METAVAR = lazy(r"[A-Z][A-Z_\-]*|<[A-Za-z_\-]+>")
 
 
 def _assign_kind(name: str) -> str:
@@ -1435,17 +1437,17 @@ def _password_callee(value: str) -> bool:
 # any of & ; , ( ) { } [ ] < > \ and a value cut at the first one leaks the rest.
 # These tell code and structure from such a value:
 # get_token(), os.environ.get(, config[, Optional[str], dict[str,  (a call, subscript, type)
-_CALLISH = re.compile(
+_CALLISH = lazy(
     r"[A-Za-z_$][\w.$]*(?:::[\w$]+)*[(\[]+[\w.$,:]*[)\]]*(?:\.[A-Za-z_$][\w$]*(?:\([\w.$,:]*\))?)*"
     r"[.,;)\]\[(]*"
 )
 # {user:  (a:  [a,  <<  : the start of a literal, not a value
-_STRUCTURE = re.compile(r"[\[{(<]+[A-Za-z_ .]*[:,)\]}>]*")
+_STRUCTURE = lazy(r"[\[{(<]+[A-Za-z_ .]*[:,)\]}>]*")
 # in JSON-escaped text a value ends at an escaped newline, tab or quote
-_ESCAPE_END = re.compile(r"\\(?:[nrt\"']|u00)")
+_ESCAPE_END = lazy(r"\\(?:[nrt\"']|u00)")
 _CLOSERS = {")": "(", "]": "[", "}": "{", ">": "<"}
 # values that start like a path, a shell variable or the next flag (and are nothing else)
-_NOT_A_VALUE = re.compile(
+_NOT_A_VALUE = lazy(
     r"[~.]{0,2}/[\w.\-~/@+:%=,]*|\.[\w.\-/]*|~[\w.\-/]*|--?[A-Za-z][\w\-]*(?:=\S*)?"
     r"|\$(?:[A-Za-z_]\w*|\{.*|\(.*|[0-9@*#?$!])"
 )
@@ -1493,7 +1495,7 @@ def _bare_end(text: str, vs: int, ve: int, before: str) -> int:
     return _trim_tail(text, vs, ve)
 
 
-_LINE_ASSIGN = re.compile(r"[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?[\"']?[A-Za-z0-9_.\-]+[\"']?[ \t]*(?:=|:)[ \t]*$")
+_LINE_ASSIGN = lazy(r"[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?[\"']?[A-Za-z0-9_.\-]+[\"']?[ \t]*(?:=|:)[ \t]*$")
 
 
 def _line_start(text: str, ns: int, ve: int) -> bool:
@@ -1514,13 +1516,13 @@ def _line_start(text: str, ns: int, ve: int) -> bool:
 # Secrets a config file holds by its place, not by a NAME=value
 # --------------------------------------------------------------------------
 # a YAML block scalar (``password: >-`` then the value on the lines below)
-_BLOCK_SCALAR = re.compile(
+_BLOCK_SCALAR = lazy(
     r"(?m)^([ \t]*)(?:-[ \t]+)?([A-Za-z0-9_.\-]{1,64})[ \t]*:[ \t]*(?:![^\s]*[ \t]+)?[|>][+\-]?[1-9]?[ \t]*"
     r"(?:#[^\n]*)?$"
 )
 
 
-_BLOCK_HINT = re.compile(r":[ \t]+(?:![^\s]*[ \t]+)?[|>]")
+_BLOCK_HINT = lazy(r":[ \t]+(?:![^\s]*[ \t]+)?[|>]")
 
 
 def _scan_blocks(text: str, spans: list) -> None:
@@ -1547,27 +1549,27 @@ def _scan_blocks(text: str, spans: list) -> None:
 
 
 # ~/.netrc: "machine HOST login USER password PW", on one line or several
-_NETRC_LINE = re.compile(
+_NETRC_LINE = lazy(
     r"(?m)^[ \t]*+(?:(?:machine|login|account|port|macdef)[ \t]++\S++[ \t]*+|default[ \t]*+"
     r"|(?:password|passwd)[ \t]++\S++[ \t]*+)++$"
 )
-_NETRC_PW = re.compile(r"(?:^|[ \t])(?:password|passwd)[ \t]+(\S+)")
-_NETRC_MACHINE = re.compile(r"(?:^|\s)(?:machine[ \t]+\S|default\s)")
+_NETRC_PW = lazy(r"(?:^|[ \t])(?:password|passwd)[ \t]+(\S+)")
+_NETRC_MACHINE = lazy(r"(?:^|\s)(?:machine[ \t]+\S|default\s)")
 # ~/.pgpass: "host:port:database:user:password", a whole line
-_PGPASS = re.compile(
+_PGPASS = lazy(
     r"(?m)^[ \t]*+(?:\*|(?=[0-9\-_\[\]]*+[A-Za-z.])[A-Za-z0-9.\-_\[\]]++):(?:[0-9]{1,5}|\*):[^:\s]++:[^:\s]++:"
     r"((?:\\.|[^\n\\])++)"
 )
-_PGPASS_HINT = re.compile(r":(?:[0-9]{1,5}|\*):[^:\s]++:[^:\s]++:[^\s]")
+_PGPASS_HINT = lazy(r":(?:[0-9]{1,5}|\*):[^:\s]++:[^:\s]++:[^\s]")
 # redis.conf "requirepass PW" / "masterauth PW"
-_REDIS_CONF = re.compile(r"(?m)^[ \t]*(?:requirepass|masterauth)[ \t]+(?:\"([^\"\n]+)\"|(\S+))")
+_REDIS_CONF = lazy(r"(?m)^[ \t]*(?:requirepass|masterauth)[ \t]+(?:\"([^\"\n]+)\"|(\S+))")
 # a Kubernetes Secret's data:/stringData: block, as YAML
-_K8S_DATA = re.compile(r"(?m)^([ \t]*)(?:data|stringData):[ \t]*$")
-_K8S_ITEM = re.compile(r"[ \t]*+[\"']?[A-Za-z0-9_.\-]{1,253}+[\"']?[ \t]*+:[ \t]++(\S[^\n]*+)")
+_K8S_DATA = lazy(r"(?m)^([ \t]*)(?:data|stringData):[ \t]*$")
+_K8S_ITEM = lazy(r"[ \t]*+[\"']?[A-Za-z0-9_.\-]{1,253}+[\"']?[ \t]*+:[ \t]++(\S[^\n]*+)")
 # ... and as JSON (kubectl get secret -o json)
-_K8S_JSON_DATA = re.compile(r"\"(?:data|stringData)\"[ \t]*:[ \t]*\{([^{}]{0,65536})\}")
-_JSON_STRING_VALUE = re.compile(r"\"[^\"\n]{1,253}\"[ \t]*:[ \t]*\"([^\"\n]+)\"")
-_K8S_KIND = re.compile(r"kind[\"']?[ \t]*:[ \t]*[\"']?Secret(?![A-Za-z])")
+_K8S_JSON_DATA = lazy(r"\"(?:data|stringData)\"[ \t]*:[ \t]*\{([^{}]{0,65536})\}")
+_JSON_STRING_VALUE = lazy(r"\"[^\"\n]{1,253}\"[ \t]*:[ \t]*\"([^\"\n]+)\"")
+_K8S_KIND = lazy(r"kind[\"']?[ \t]*:[ \t]*[\"']?Secret(?![A-Za-z])")
 
 
 def _scan_config(text: str, low: str, spans: list, starts: list[int] = ()) -> None:
@@ -1646,13 +1648,13 @@ def _yaml_documents(text: str):
 
 # NAME_KEY=<key material>: a key by its name (``ENCRYPTION_KEY``, ``signingKey``) holding
 # what a key looks like (32+ hex, or a long run of letters and digits)
-_KEY_VALUE = re.compile(r"[\"']?[ \t]*(?:=|:)[ \t]*(?:base64:)?[\"']?([A-Za-z0-9+/=_\-]{16,512})(?![A-Za-z0-9+/=_\-])")
+_KEY_VALUE = lazy(r"[\"']?[ \t]*(?:=|:)[ \t]*(?:base64:)?[\"']?([A-Za-z0-9+/=_\-]{16,512})(?![A-Za-z0-9+/=_\-])")
 _NOT_KEY_NAMES = frozenset(
     """cache sort primary partition foreign idempotency routing shard hash range dedup dedupe lookup map
     dict row object s3 gcs blob file bucket public pub publishable ssh gpg pgp fingerprint foreign join
     index unique composite natural surrogate sequence group order redis memcache etag""".split()
 )
-_HEX_KEY = re.compile(r"[0-9a-fA-F]{32,}")
+_HEX_KEY = lazy(r"[0-9a-fA-F]{32,}")
 
 
 def _scan_key_names(text: str, low: str, spans: list) -> None:
@@ -1713,20 +1715,18 @@ def _resolve(spans: list) -> list:
 # Issue 35: what an audit found leaking, each behind its literal
 # --------------------------------------------------------------------------
 # a .pgpass line quoted inside a sentence ("add db:5432:shop:app:PW to your ~/.pgpass")
-_PGPASS_INLINE = re.compile(
+_PGPASS_INLINE = lazy(
     r"(?<![\w.:\-])(?:\*|(?=[0-9\-_\[\]]*+[A-Za-z.])[A-Za-z0-9.\-_\[\]]++):(?:[0-9]{1,5}|\*):[^:\s]++:[^:\s]++:"
     r"((?:\\.|[^\s\\])++)"
 )
 # jdbc:oracle:thin:USER/PASSWORD@host
-_ORACLE_THIN = re.compile(r"jdbc:oracle:(?:thin|oci)[^:\s]*:([^/\s@:\"']{1,64})/([^@\s\"']{1,256})@", re.I)
+_ORACLE_THIN = lazy(r"jdbc:oracle:(?:thin|oci)[^:\s]*:([^/\s@:\"']{1,64})/([^@\s\"']{1,256})@", re.I)
 # SSHPASS=PW sshpass -e / export SSHPASS=PW
-_SSHPASS_ENV = re.compile(
-    r"(?<![A-Za-z0-9_])SSHPASS=(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))"
-)
+_SSHPASS_ENV = lazy(r"(?<![A-Za-z0-9_])SSHPASS=(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))")
 # twilio.rest.Client(account_sid, "<auth token>")
-_TWILIO_CLIENT = re.compile(r"Client\([^()\n]{1,120},[ \t]*[\"']([0-9a-f]{32})[\"']")
+_TWILIO_CLIENT = lazy(r"Client\([^()\n]{1,120},[ \t]*[\"']([0-9a-f]{32})[\"']")
 # "the deploy pw is <value>", "the staging password was <value>" in prose
-_SAID = re.compile(
+_SAID = lazy(
     r"(?<![A-Za-z0-9_\-])(?:pw|pwd|passwd|password|passphrase|passcode)"
     r"[ \t]+(?:is|was|is[ \t]+now|now[ \t]+is|became)[ \t]+"
     r"(?:[\"'`](?P<qv>[^\n\"'`]{3,256})[\"'`]|(?P<v>[^\s\"'`]{3,256}))",
@@ -1741,7 +1741,7 @@ _SAID_NOT = frozenset(
     null none nil undefined true false ok fine good bad enough mandatory needed necessary accepted
     rejected checked compared sent used generated random visible plain plaintext what which""".split()
 )
-_SAID_WORDISH = re.compile(r"[a-z]+(?:ed|ing|ly|able|ible)")
+_SAID_WORDISH = lazy(r"[a-z]+(?:ed|ing|ly|able|ible)")
 
 
 def _said_value(v: str) -> bool:
@@ -1801,53 +1801,40 @@ def _scan_said(text: str, low: str, starts: list[int], aligned: bool, spans: lis
 # Issue 46: basic auth, curl -u, sshpass -p, YAML passwords and secrets said in a sentence,
 # in the spellings an audit's held-out corpus showed leaking; each behind its literal
 # --------------------------------------------------------------------------
-class _Lazy:
-    """A pattern compiled when first used: these forms are rare, and the hook imports this
-    module (its import stays as cheap as before them)."""
-
-    def __init__(self, pattern: str, flags: int = 0) -> None:
-        self._args = (pattern, flags)
-
-    def __getattr__(self, name: str):
-        rx = re.compile(*self._args)
-        self.match, self.search, self.finditer, self.fullmatch = rx.match, rx.search, rx.finditer, rx.fullmatch
-        return getattr(rx, name)
-
-
 # Each form is found at the positions of its literal (str.find), then matched there: ordinary
 # text costs a few finds.
 # "Basic" then the credential wrapped onto the next line, URL-encoded (Basic%20...), or
 # concatenated ('Basic ' + '<b64>'): the base64 is checked to be user:password
-_BASIC_SPLIT = _Lazy(
+_BASIC_SPLIT = lazy(
     r"basic(?:[ \t]*\r?\n[ \t]*|%20|[ \t]*[\"'`][ \t]*\+[ \t]*[\"'`])([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])",
     re.I,
 )
 # base64.b64encode(b"user:PW"), Buffer.from("user:PW").toString("base64"): a Basic credential
 # built in code from the literal pair (at the "(")
-_B64_OF_PAIR = _Lazy(r"\([ \t]*b?(?P<q>[\"'])[^\s:\"'@/]{1,64}:(?P<v>[^\n\"']{1,256})(?P=q)")
+_B64_OF_PAIR = lazy(r"\([ \t]*b?(?P<q>[\"'])[^\s:\"'@/]{1,64}:(?P<v>[^\n\"']{1,256})(?P=q)")
 _B64_CALLS = ("b64encode(", "Buffer.from(")
 # requests/httpx auth=("user", "PW"), HTTPBasicAuth("user", "PW") (and Digest, Proxy): at the "("
-_AUTH_PAIR = _Lazy(r"\([ \t]*(?P<uq>[\"'])[^\n\"']{1,64}(?P=uq)[ \t]*,[ \t]*(?P<q>[\"'])(?P<v>[^\n\"']{1,256})(?P=q)")
-_AUTH_KW = _Lazy(r"auth[ \t]*=[ \t]*\(")  # (on the lower-case text)
-_AUTH_CLASS = _Lazy(r"HTTP(?:Basic|Digest|Proxy)Auth\(")
+_AUTH_PAIR = lazy(r"\([ \t]*(?P<uq>[\"'])[^\n\"']{1,64}(?P=uq)[ \t]*,[ \t]*(?P<q>[\"'])(?P<v>[^\n\"']{1,256})(?P=q)")
+_AUTH_KW = lazy(r"auth[ \t]*=[ \t]*\(")  # (on the lower-case text)
+_AUTH_CLASS = lazy(r"HTTP(?:Basic|Digest|Proxy)Auth\(")
 # curl's -u in a cluster of short flags (-su, -ku, -sSku, -Lu), -U (--proxy-user), and the
 # password quoted apart from the user (-u admin:'PW', -u "admin":"PW"): at the "-"
-_CLI_USER_MORE = _Lazy(
+_CLI_USER_MORE = lazy(
     r"-(?:[A-Za-z]{0,6}u|U|-user|-proxy-user)(?:[ \t]+|=)?"
     r"(?:(?P<uq>[\"'])[^\s:\"'@/]{1,64}(?P=uq)|[^\s:\"'@/]{1,64}):"
     r"(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))"
 )
 # httpie: http -a user:PW / --auth user:PW (at the "-")
-_HTTPIE = _Lazy(r"-(?:a|-auth)(?:[ \t]+|=)[\"']?[^\s:\"'@/]{1,64}:(?P<v>[^\s\"']{1,256})")
-_HTTPIE_CMD = _Lazy(r"(?:^|[\s;|&(`$])https?[ \t]")
+_HTTPIE = lazy(r"-(?:a|-auth)(?:[ \t]+|=)[\"']?[^\s:\"'@/]{1,64}:(?P<v>[^\s\"']{1,256})")
+_HTTPIE_CMD = lazy(r"(?:^|[\s;|&(`$])https?[ \t]")
 # sshpass with options that take an argument before -p (-P assphrase, -d 3)
-_SSHPASS_ARGS = _Lazy(
+_SSHPASS_ARGS = lazy(
     r"sshpass(?:[ \t]+-[A-Za-oq-z](?:[ \t]+(?:[\"'][^\n\"']{0,64}[\"']|[^\s\-][^\s]{0,63}))?){1,8}[ \t]+-p[ \t]*"
     r"(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"']{1,256}))"
 )
 # argv lists: ["sshpass", "-p", "PW", ...], ['curl', ..., '-u', 'user:PW']
-_ARGV_SSHPASS = _Lazy(r"sshpass[\"'][ \t]*,[ \t]*[\"']-p[\"'][ \t]*,[ \t]*(?P<q>[\"'])(?P<v>[^\n\"']{1,256})(?P=q)")
-_ARGV_CURL = _Lazy(
+_ARGV_SSHPASS = lazy(r"sshpass[\"'][ \t]*,[ \t]*[\"']-p[\"'][ \t]*,[ \t]*(?P<q>[\"'])(?P<v>[^\n\"']{1,256})(?P=q)")
+_ARGV_CURL = lazy(
     r"(?:[\"'](?:-u|--user|-U|--proxy-user)[\"'][ \t]*,[ \t]*|[\"'](?:--user|--proxy-user)=)"
     r"(?P<q>[\"']?)[^\s:\"'@/]{1,64}:(?P<v>[^\n\"']{1,256})[\"']"
 )
@@ -1856,20 +1843,20 @@ _ARGV_CURL = _Lazy(
 # (- name: DB_PASSWORD / value: PW; {"name": "API_TOKEN", "value": "PW"}); matched from the
 # start of the line of their literal
 _YAML_NAME = r"[A-Za-z_][A-Za-z0-9_.\-]{0,80}"
-_YAML_TAGGED = _Lazy(
+_YAML_TAGGED = lazy(
     rf"[ \t]*(?:-[ \t]+)?(?P<name>{_YAML_NAME})[ \t]*:[ \t]+"
     r"(?:&[A-Za-z0-9_.\-]{1,64}[ \t]+(?:!![a-z]{1,12}[ \t]+)?|!!(?:str|binary)[ \t]+(?:&[A-Za-z0-9_.\-]{1,64}[ \t]+)?)"
     r"(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>(?![|>][\-+]?[ \t]*$)[^\s][^\n]{0,255}?))[ \t]*(?:[ \t]#[^\n]*)?(?:\r?\n|$)"
 )
-_YAML_NEXT_LINE = _Lazy(
+_YAML_NEXT_LINE = lazy(
     rf"(?P<ind>[ \t]*)(?:-[ \t]+)?(?P<name>{_YAML_NAME})[ \t]*:[ \t]*\r?\n(?P=ind)[ \t]+"
     r"(?![^\n]*:(?:[ \t]|\r?\n|$))(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"'#&*!|>\-{\[][^\s]{0,255}))[ \t]*(?:\r?\n|$)"
 )
-_ENV_PAIR = _Lazy(
+_ENV_PAIR = lazy(
     rf"(?P<ind>[ \t]*)-[ \t]+name:[ \t]*(?P<nq>[\"']?)(?P<name>{_YAML_NAME})(?P=nq)[ \t]*\r?\n"
     r"(?P=ind)[ \t]+value:[ \t]*(?:(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)|(?P<v>[^\s\"'#&*!|>][^\n]{0,255}?))[ \t]*(?:\r?\n|$)"
 )
-_ENV_PAIR_JSON = _Lazy(
+_ENV_PAIR_JSON = lazy(
     rf"name[\"'][ \t]*:[ \t]*[\"'](?P<name>{_YAML_NAME})[\"'][ \t]*,[ \t]*[\"']value[\"'][ \t]*:[ \t]*"
     r"(?P<q>[\"'])(?P<qv>[^\n\"']{1,256})(?P=q)"
 )
@@ -1878,29 +1865,29 @@ _ENV_PAIR_JSON = _Lazy(
 # "the admin secret was ..."; the value must look like one (a code: digits, or letters and
 # digits; a token or key: 8+ characters, letters and digits, not a word of the sentence).
 # Matched right after the noun.
-_CODE_BEFORE = _Lazy(
+_CODE_BEFORE = lazy(
     r"(?:(?<![A-Za-z0-9_\-])(?:door|gate|garage|alarm|entry|entrance|access|lock|locker|safe|building|keypad"
     r"|unlock|security|lockbox|padlock|wifi|wi-fi|voicemail|sim|phone|card)[ \t\-]+|(?<![A-Za-z0-9_\-])pin[ \t_\-]?"
     r"|(?<![A-Za-z0-9_\-])pass)$"
 )
-_SAID_TAIL_CODE = _Lazy(
+_SAID_TAIL_CODE = lazy(
     r"(?:[ \t]+(?:is|was|is[ \t]+now)[ \t]+|[ \t]*:[ \t]*)(?:(?P<q>[\"'`])(?P<qv>[^\n\"'`]{3,64})(?P=q)|(?P<v>[^\s\"'`]{3,64}))",
     re.I,
 )
-_KEY_BEFORE = _Lazy(
+_KEY_BEFORE = lazy(
     r"(?<![A-Za-z0-9_\-])(?:api|access|license|licence|secret|signing|encryption|wifi|wi-fi|product|activation"
     r"|master)[ \t\-]+$"
 )
-_SAID_TAIL_TOKEN = _Lazy(
+_SAID_TAIL_TOKEN = lazy(
     r"(?:[ \t]+(?:is|was|is[ \t]+now)[ \t]+|[ \t]*:[ \t]+)(?:(?P<q>[\"'`])(?P<qv>[^\n\"'`]{8,256})(?P=q)|(?P<v>[^\s\"'`]{8,256}))",
     re.I,
 )
-_CODE_VALUE = _Lazy(
+_CODE_VALUE = lazy(
     r"[#*]?(?:[0-9]{3,12}|[0-9]{1,4}(?:[\-.][0-9]{1,4}){1,5}|(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])[A-Za-z0-9!@#$%^&*_\-.~+]{4,64})[#*]?"
 )
 _NOT_CODES = frozenset("1password 2fa mfa 4g 5g 3g wpa2 wpa3 a4 u2f".split())
-_WORDISH_PART = _Lazy(r"[A-Za-z][a-z]{3,}")
-_VERSIONISH = _Lazy(r"v?[0-9]+(?:\.[0-9]+)+[A-Za-z0-9.\-]*|[0-9]+(?:st|nd|rd|th|s|m|h|d|ms|min|kb|mb|gb|px|k)")
+_WORDISH_PART = lazy(r"[A-Za-z][a-z]{3,}")
+_VERSIONISH = lazy(r"v?[0-9]+(?:\.[0-9]+)+[A-Za-z0-9.\-]*|[0-9]+(?:st|nd|rd|th|s|m|h|d|ms|min|kb|mb|gb|px|k)")
 
 
 def _code_said(v: str) -> bool:
@@ -2096,7 +2083,7 @@ def _scan_yaml_more(text: str, starts: list[int], spans: list) -> None:
 
 # right after a noun: "is", "was" or a colon (each noun is found with str.find, which beats a
 # regex's scan several times over on ordinary text)
-_SAID_AFTER = re.compile(r"(?=[ \t]+(?:is|was)[ \t]|[ \t]*:)")
+_SAID_AFTER = lazy(r"(?=[ \t]+(?:is|was)[ \t]|[ \t]*:)")
 
 
 def _scan_said_more(text: str, low: str, starts: list[int], spans: list) -> None:
@@ -2223,7 +2210,7 @@ def redact(text: str) -> str:
 # a sentence, "sandbox token: tok_9f8e..." after a comma), not only where ``redact`` is
 # sure of it. One function decides for every copy (issue 46): what stays here, its
 # CLAUDE.md block and what is shared with the team are cut alike.
-_STATED = re.compile(
+_STATED = lazy(
     r"(?i)(?<![A-Za-z0-9_])(?:secret|passw(?:or)?d|passphrase|pwd?|token|api[ _-]?key|"
     r"access[ _-]?key|private[ _-]?key)[ \t]*(?:=|:|\bis\b|\bwas\b)[ \t]*"
     r"(?P<q>[\"'`]?)(?P<v>[^\s\"'`]{4,256})(?P=q)"

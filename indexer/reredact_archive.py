@@ -44,21 +44,23 @@ import os
 import time
 from pathlib import Path
 
-from indexer.archive_files import parse_record
-from indexer.message import Message
 from indexer.redact import REDACTION_VERSION, redact
 from recall.core import paths
 from recall.core.jsonio import read_json
 
-try:
-    import orjson
+# The archive's reader, the transcript records and orjson are imported by the pass itself:
+# ``recall status`` reads the recorded version (``progress``) without them.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from indexer.message import Message
 
-    def _dumps(obj) -> bytes:
-        return orjson.dumps(obj)
-except ImportError:  # pragma: no cover
 
-    def _dumps(obj) -> bytes:
+def _dumps(obj) -> bytes:
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover
         return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return orjson.dumps(obj)
 
 
 STATE_NAME = "REDACTION"
@@ -189,6 +191,9 @@ def redact_file(path: Path, before_rewrite=None) -> FileResult:
     changes, rewrite the file (tmp + rename, 0600) with only those lines replaced (a line that
     does not parse, a partial last line, unknown fields: kept byte for byte).
     ``before_rewrite()`` runs just before the rewrite (the pass records the file as working)."""
+    from indexer.archive_files import parse_record
+    from indexer.message import Message
+
     try:
         data = path.read_bytes()
     except FileNotFoundError:

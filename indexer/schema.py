@@ -39,7 +39,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
 from functools import lru_cache
 from pathlib import Path
 
@@ -47,6 +46,7 @@ import tantivy
 from tantivy import Filter, TextAnalyzerBuilder, Tokenizer
 
 from recall.core.jsonio import read_json
+from recall.core.lazy_re import lazy
 from recall.core.paths import atomic_write, ensure_dir
 
 # The tag of a memory document (a session summary) whose session mostly restated what recall
@@ -76,9 +76,10 @@ def text_analyzer() -> tantivy.TextAnalyzer:
     )
 
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-_CJK_RUN = re.compile(_CJK.pattern + "+")
+_CAMEL = lazy(r"(?<=[a-z0-9])(?=[A-Z])")
+# (compiled when first used: a class of these ranges costs ~3 ms, and English text never needs it)
+_CJK = lazy("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_CJK_RUN = lazy(_CJK.pattern + "+")
 # Lower-case letters and digits -> "a", upper case -> "A", the rest -> " ": every camelCase
 # boundary is then an ``aA`` found by ``bytes.find`` (C speed), where the regex above costs
 # ~3x more on the backfill path (long tool results).
@@ -225,6 +226,8 @@ def open_index(path: Path, create: bool = False) -> tantivy.Index:
         if not create:
             raise FileNotFoundError(path)
         if path.exists():
+            import shutil  # (here: reading the index, as `recall status` does, needs none of it)
+
             shutil.rmtree(path)
         ensure_dir(path)
         index = tantivy.Index(build_schema(), path=str(path))
@@ -245,4 +248,6 @@ def open_index(path: Path, create: bool = False) -> tantivy.Index:
 
 def drop_index(path: Path) -> None:
     if path.exists():
+        import shutil
+
         shutil.rmtree(path)

@@ -28,6 +28,7 @@ except ImportError:  # pragma: no cover - exercised where orjson is absent
     JSONError = (ValueError, TypeError, UnicodeDecodeError)
 
 from indexer.redact import private_open_after
+from recall.core.lazy_re import lazy
 
 TOOL_RESULT_CHARS = 2000  # the default of the config's tool_result_chars
 _tool_result_chars: tuple[str, float, int] | None = None  # (the config read, when, its value)
@@ -165,8 +166,8 @@ SKIP_REASONS = (
 # opener starts the text or a line, or ends its line (every block recall injects does
 # both). A message that merely mentions the opener in a sentence ("we wrap output in
 # <recalled-context> tags? we decided ...") is not cut at it.
-_RECALLED_OPEN = re.compile(r"<recalled-context\b[^>\n]*>", re.I)
-_RECALLED_CLOSE = re.compile(r"</recalled-context>", re.I)
+_RECALLED_OPEN = lazy(r"<recalled-context\b[^>\n]*>", re.I)
+_RECALLED_CLOSE = lazy(r"</recalled-context>", re.I)
 
 
 def _cut_recalled(text: str) -> str:
@@ -202,7 +203,7 @@ def _cut_recalled(text: str) -> str:
     return "".join(out)
 
 
-_REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
+_REMINDER = lazy(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
 
 
 def parse_timestamp(value) -> float:
@@ -253,7 +254,7 @@ def path_text(path) -> str:
         return os.fsencode(text).decode("utf-8", "backslashreplace")
 
 
-_BAD_CHARS = re.compile("[\ud800-\udfff\x00\ufeff]")
+_BAD_CHARS = lazy("[\ud800-\udfff\x00\ufeff]")
 
 
 def _clean_value(value):

@@ -60,6 +60,7 @@ from indexer.transcripts import (
     skip_long,
     tool_result_chars,
 )
+from recall.core.lazy_re import lazy
 
 NAME = "claude-code"
 LABEL = "Claude Code"
@@ -106,11 +107,11 @@ SKIPPED_TYPES = {
     "mode",
 }
 
-_COMMAND_WRAPPER = re.compile(
+_COMMAND_WRAPPER = lazy(
     r"^\s*<(command-name|command-message|command-args|local-command-stdout|local-command-stderr|"
     r"local-command-caveat|bash-input|bash-stdout|bash-stderr)>"
 )
-_INTERRUPTED = re.compile(r"^\s*\[Request interrupted by user[^\]]*\]\s*$")
+_INTERRUPTED = lazy(r"^\s*\[Request interrupted by user[^\]]*\]\s*$")
 
 SALIENT_INPUT_KEYS = (
     "command",
@@ -515,13 +516,9 @@ def _role(kind: str, message: dict, obj: dict, body: _Body) -> str:
 
 
 ECHO_SHARE = 0.5  # a reply with this share of its words in the block recall injected restates it
-_RECALL_COMMAND = re.compile(
-    r"<command-name>\s*/?(?:[\w-]+:)?(?:recall|recall-search|remember)\s*</command-name>", re.I
-)
-_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
-_RECALL_CLI = re.compile(
-    r"(?:^|[;&|(]\s*|\s)(?:\S*/)?recall(?:\s+(?:--raw|--json|ask|search|show|log|memories)\b|\s+[\"'])"
-)
+_RECALL_COMMAND = lazy(r"<command-name>\s*/?(?:[\w-]+:)?(?:recall|recall-search|remember)\s*</command-name>", re.I)
+_COMMAND_ARGS = lazy(r"<command-args>(.*?)</command-args>", re.S)
+_RECALL_CLI = lazy(r"(?:^|[;&|(]\s*|\s)(?:\S*/)?recall(?:\s+(?:--raw|--json|ask|search|show|log|memories)\b|\s+[\"'])")
 
 
 def _recall_tool(name: str, inp) -> bool:

@@ -31,6 +31,7 @@ from pathlib import Path
 from indexer.message import Message
 from indexer.sources.lines import ZST, AgentContext, clip, is_recall_tool, make, open_nofollow, read_jsonl
 from indexer.transcripts import loads
+from recall.core.lazy_re import lazy
 
 NAME = "codex"
 LABEL = "Codex CLI"
@@ -38,7 +39,7 @@ VARIABLES = ("CODEX_HOME",)  # what moves its folders (and HOME)
 
 _SKIP = {"event_msg": "event", "world_state": "system", "token_usage_record": "system"}
 # what Codex itself puts in a "user" message (the user's own words are in another one)
-_INJECTED = re.compile(
+_INJECTED = lazy(
     r"^\s*(?:<environment_context>|<user_instructions>|<INSTRUCTIONS>|# AGENTS\.md instructions|"
     r"<skills_instructions>|<user_shell_command>|<turn_aborted>|<subagent_notification>)"
 )
@@ -227,7 +228,7 @@ def _item(p, ctx: AgentContext, stats: Counter, when) -> list[Message]:
     return []
 
 
-_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$(?:\n\*\*\* Move to: (.+?)\s*$)?", re.M)
+_PATCH_FILE = lazy(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$(?:\n\*\*\* Move to: (.+?)\s*$)?", re.M)
 
 
 def _describe(name: str, args) -> tuple[str, list[str], list[tuple[str, dict]]]:

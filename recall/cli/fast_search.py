@@ -124,6 +124,7 @@ def run(opts: dict) -> int:
         strict_project=True,
         doctypes=("team",) if opts["team"] else None,
         agent=opts["agent"],
+        light=True,  # the service's rows printed as they came: no Hit dataclass to import
     )
     from recall.cli import output as fmt
 

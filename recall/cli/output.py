@@ -7,7 +7,10 @@ import contextlib
 import os
 import re
 import sys
-from typing import Any, Callable, Iterator
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (not imported at run time: a shell search prints through here)
+    from typing import Any, Callable, Iterator
 
 from recall.core.text import counted  # noqa: F401 - re-exported: the CLI's modules import it from here
 

@@ -11,6 +11,7 @@ too, and run by path so that no package of ours loads with it.
   ``log``             the rotating log
   ``jsonio``          the one lenient JSON/JSONL reader: a missing or damaged file reads as a default
   ``text``            the one clipping helper: a word boundary and an ellipsis
+  ``lazy_re``         regular expressions compiled when first used: an import compiles none
   ``process``         a long-lived process's plumbing, for the writer and the service: pid locks,
                       glibc arenas and trimming, CPU/IO priority, RSS
   ``service_client``  the client side of the service's socket, and its trust checks

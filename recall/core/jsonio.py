@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterator
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (typing is not imported at run time: ``recall status`` reads through here)
+    from typing import Any, Iterator
 
 
 def read_json(path: str | Path, default: Any = None, kind: type | tuple[type, ...] | None = None) -> Any:

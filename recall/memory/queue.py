@@ -20,7 +20,6 @@ import errno
 import fcntl
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -140,6 +139,8 @@ def spawn_worker() -> bool:
     """Start one fully detached worker process (own session, no stdio) unless one runs."""
     if not lock_free():
         return False
+    import subprocess  # (here: ``recall status`` reads the queue's state without it)
+
     try:
         subprocess.Popen(
             [sys.executable, "-m", "recall.memory.worker"],

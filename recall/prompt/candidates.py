@@ -280,3 +280,27 @@ def with_answers(searcher, hits: list, cap: int) -> list:
                 have.add(a.uuid)
                 out.append(a)
     return out[:cap]
+
+
+#: a question about the past is read against at least this many of the sessions its words
+#: rank first, whatever their confidence (issue 47: a paraphrase of the answer ranks it high
+#: on few shared words; the model tells it from a new question, and answers NONE for that)
+QUESTION_SESSIONS = 3
+
+
+def question_picks(judged: list, picked: list, skip_sessions=frozenset(), sessions: int = QUESTION_SESSIONS) -> list:
+    """For a question about the past on the model path: the best-ranked hit (by the engine's
+    score) of each of the ``sessions`` past sessions its words rank first, those ``picked``
+    holds already and ``skip_sessions`` (injected earlier in this conversation) left out."""
+    have = {h.session_id for h in picked}
+    seen: list = []
+    out = []
+    for h in sorted(judged, key=lambda h: -(getattr(h, "score", 0.0) or 0.0)):
+        if h.session_id in seen or h.session_id in skip_sessions:
+            continue
+        seen.append(h.session_id)
+        if h.session_id not in have:
+            out.append(h)
+        if len(seen) >= sessions:
+            break
+    return out

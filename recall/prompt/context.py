@@ -305,6 +305,7 @@ def _decide(payload, hook, cfg, searcher, trace, rules, only_rules, choice, on_f
         model_candidates,
         model_decision,
         nearest_sessions,
+        question_picks,
         raw_decision,
         semantic_picks,
         with_answers,
@@ -365,7 +366,10 @@ def _decide(payload, hook, cfg, searcher, trace, rules, only_rules, choice, on_f
     nearest = 0.0  # the nearest past session's cosine (the service only)
     if choice is not None and (choice[0] == "model" or may_corroborate(judged, raw.hits, hook)):
         found, nearest = semantic_part()
-    path, backend_name = ("raw", "") if not (model.hits or found) else (choice or choose_path(hook, cfg))
+    # a question about the past: the model also reads the sessions its words rank first (below the gates)
+    asked_past = ways.asks_about_past(prompt or "") and bool(judged)
+    picks = question_picks(judged, model.hits + found, state["before"]) if asked_past else []
+    path, backend_name = ("raw", "") if not (model.hits or found or picks) else (choice or choose_path(hook, cfg))
     if backend_name:
         trace["backend"] = backend_name
     trace["path"] = path
@@ -376,8 +380,8 @@ def _decide(payload, hook, cfg, searcher, trace, rules, only_rules, choice, on_f
         trace["repeated"] = chosen.repeated  # sessions injected earlier in this conversation
     hits = chosen.hits
     if path == "model":
-        hits = model_candidates(hits, found, hook)
-        unasked = not_worth_asking(chosen.best, nearest, hook)
+        hits = model_candidates(hits, found, hook) + picks
+        unasked = None if asked_past else not_worth_asking(chosen.best, nearest, hook)
         if unasked and hits:  # the model is not asked: nothing bears on the prompt strongly enough
             trace["hits"] = []
             return _nothing_but_rules(trace, only_rules, unasked), None

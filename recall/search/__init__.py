@@ -11,6 +11,7 @@
                   word the history never said counts as "never said" only when it is not one
   ``snippets``    a window of a hit's text around its matches, in **bold**
   ``hit``         ``Hit``, one search result, as every edge passes it
+  ``index_open``  the index opened to read, with the readers' one-line errors (no searcher)
   ``exchange``    the reply a question got, the question a reply answered
   ``stale``       each hit's marks: the files it names or its session wrote that changed since;
                   what ``recall show``/``sessions`` say of a session's files, with git

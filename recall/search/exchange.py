@@ -27,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from indexer.archive_files import last_line_before, lines_after, parse_record, record_at
+from recall.core.lazy_re import lazy
 from recall.core.text import clip
 
 REPLY_CHARS = 700  # of the assistant's text in a reply (the last, concluding text first)
@@ -241,7 +242,7 @@ def turn(
 
 
 #: tool output that says only that a tool did its job: no content of its own
-_BOILERPLATE = re.compile(
+_BOILERPLATE = lazy(
     r"^\s*(?:File created successfully at\b|The file \S.*? has been (?:updated|created)\b|"
     r".{0,300}\bhas been (?:updated|created|written) successfully\b|Successfully (?:wrote|created|updated|edited)\b|"
     r"Applied \d+ edits?\b|Wrote \d+ lines? to\b|\(no output\)\s*$|\(Bash completed with no output\))",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from indexer.schema import prepare_content, text_analyzer
+from recall.core.lazy_re import lazy
 
 W_CONTENT = 10.0  # the weight of a match in ``content`` (Searcher.build_query; the confidence's scale)
 COMMON_SHARE = 0.2  # a content word in this share of the index is common (common_terms) ...
@@ -45,8 +46,8 @@ FILLER = frozenset(t for w in _FILLER_RAW.split() for t in _ANALYZER.analyze(w))
 _CJK_FUNCTION_WORDS = """为什么 什么 怎么 怎么办 怎么样 怎样 我们 你们 他们 这个 那个 这些 那些 一个 没有 因为
 所以 可以 就是 还是 但是 如果 然后 已经 这样 那样 哪个 哪些 是不是 有没有 """
 _CJK_PARTICLES = frozenset("的了吗呢吧么啊呀嘛がのはをにでともへやかねよ")
-_HIRAGANA = re.compile("^[\u3040-\u309f]+$")
-_CJK_TERM = re.compile("^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+$")
+_HIRAGANA = lazy("^[\u3040-\u309f]+$")
+_CJK_TERM = lazy("^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+$")
 IDENT = re.compile(r"[\w]+(?:[./\\:\-#@]+[\w]+)+|\b[\w]*[a-z0-9][A-Z][\w]*")
 QUOTED = re.compile(r'"([^"]{2,200})"')
 
@@ -104,16 +105,27 @@ def analyze(text: str) -> list[str]:
         return []
 
 
-CJK_STOPWORDS = frozenset(t for w in _CJK_FUNCTION_WORDS.split() for t in _ANALYZER.analyze(prepare_content(w)))
+_cjk_stopwords: frozenset | None = None
+
+
+def cjk_stopwords() -> frozenset:
+    """The analyzer's terms of the Chinese/Japanese function words (made on the first CJK term
+    a query holds: an English search never compiles the CJK patterns they need)."""
+    global _cjk_stopwords
+    if _cjk_stopwords is None:
+        _cjk_stopwords = frozenset(
+            t for w in _CJK_FUNCTION_WORDS.split() for t in _ANALYZER.analyze(prepare_content(w))
+        )
+    return _cjk_stopwords
 
 
 def is_stopword(term: str) -> bool:
     """An English stopword, or a Chinese/Japanese function word or grammar bigram."""
     if term in STOPWORDS:
         return True
-    if not _CJK_TERM.match(term):
+    if term.isascii() or not _CJK_TERM.match(term):  # (an ASCII term never compiles the CJK class)
         return False
-    return term in CJK_STOPWORDS or bool(_HIRAGANA.match(term)) or not _CJK_PARTICLES.isdisjoint(term)
+    return term in cjk_stopwords() or bool(_HIRAGANA.match(term)) or not _CJK_PARTICLES.isdisjoint(term)
 
 
 def weighty(terms: list[str]) -> list[str]:

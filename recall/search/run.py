@@ -7,19 +7,74 @@ runs it in the service when one is up (its index is open and warm), else in-proc
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from recall.core.errors import RecallError, UsageError
-from recall.search.hit import Hit
-from recall.search.timespec import parse_since
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from recall.search.hit import Hit
     from recall.search.searcher import Searcher
 
-# The searcher and state.db are imported where they are needed: with the
-# service running, `recall --raw` needs none of them (~25 ms of imports a run).
+# The searcher and state.db are imported where they are needed: with the service running,
+# `recall --raw` needs none of them (~25 ms of imports a run), nor ``Hit``'s dataclass
+# machinery, ``typing`` or ``datetime`` (~15 ms more): it prints the service's rows as they
+# came (``ServiceHit``).
+
+#: ``Hit``'s fields in order (a test keeps them equal), and those every row of the service has
+HIT_FIELDS = (
+    "session_id",
+    "uuid",
+    "project",
+    "cwd",
+    "timestamp",
+    "role",
+    "text",
+    "snippet",
+    "score",
+    "kind",
+    "reply",
+    "question",
+    "confidence",
+    "similarity",
+    "echo",
+    "stale",
+    "author",
+    "agent",
+    "tags",
+    "channel",
+)
+_REQUIRED = frozenset(HIT_FIELDS[:9])
+_KNOWN = frozenset(HIT_FIELDS)
+
+
+class ServiceHit:
+    """A hit as the service sent it (a ``Hit.as_json()`` row), read like a ``Hit``: what a
+    shell search prints when the service answered, without building ``Hit``s. ``as_json()`` is
+    the row itself (``Hit(**row).as_json()`` is the same row); the fields ``as_json`` leaves
+    out when unset (``similarity``, ``channel``) read None, as on a ``Hit``."""
+
+    __slots__ = ("_row",)
+
+    def __init__(self, row: dict) -> None:
+        self._row = row
+
+    def __getattr__(self, name: str):
+        try:
+            return self._row[name]
+        except KeyError:
+            if name in _KNOWN:
+                return None
+            raise AttributeError(name) from None
+
+    def as_json(self) -> dict:
+        return self._row
+
+
+def _service_rows(rows) -> bool:
+    """Whether ``rows`` are hits as this version's service sends them (else: in-process)."""
+    return isinstance(rows, list) and all(isinstance(r, dict) and _REQUIRED <= r.keys() <= _KNOWN for r in rows)
 
 
 def resolve_project(project: Path | str | None, strict: bool = False) -> str | None:
@@ -73,6 +128,7 @@ def run_search(
     cwd: str | None = None,
     agent: str | None = None,
     noted: bool = True,
+    light: bool = False,
 ) -> list[Hit]:
     """Search, through the running service when there is one (its index is open and warm),
     else in-process. Given a ``searcher``, always in-process (the service's own path).
@@ -81,10 +137,16 @@ def run_search(
     files judged as they are in the working tree ``cwd`` is in (default: the current one).
     ``agent``: only that agent's sessions (``--agent codex``; ``check_agent``).
     ``noted=False``: the memories among the hits do not count as used (a search as you type,
-    whose prefixes nobody reads)."""
+    whose prefixes nobody reads). ``light``: the service's hits are ``ServiceHit``s (a shell
+    search that only prints them), not ``Hit``s."""
     cwd = cwd or _cwd()
     agent = check_agent(agent)
-    since_ts = parse_since(since) if since else None
+    if since:
+        from recall.search.timespec import parse_since
+
+        since_ts = parse_since(since)
+    else:
+        since_ts = None
     proj = resolve_project(project, strict=strict_project)
     if searcher is None:
         from recall.core import service_client as client
@@ -104,7 +166,14 @@ def run_search(
                     **({"agent": agent} if agent else {}),
                 },
             )
-            hits = [Hit(**row) for row in rows]
+            if light:
+                if not _service_rows(rows):
+                    raise TypeError("not this version's hits")
+                hits = [ServiceHit(row) for row in rows]
+            else:
+                from recall.search.hit import Hit
+
+                hits = [Hit(**row) for row in rows]
             return _noted(hits) if noted else hits
         except client.RemoteError as exc:
             raise RecallError(str(exc)) from None
@@ -131,14 +200,13 @@ def run_search(
     return _noted(hits) if noted else hits
 
 
-@dataclass(frozen=True)
-class IndexLag:
+class IndexLag(namedtuple("IndexLag", "kind files", defaults=(0,))):
     """Why the index may not hold everything said yet (``index_lag``): ``missing`` (no index),
     ``service`` (the running service is still indexing: a backfill, a rebuild, ``files`` waiting)
-    or ``files`` (no service, and that many transcript files have lines past their saved offsets)."""
+    or ``files`` (no service, and that many transcript files have lines past their saved offsets).
+    (A named tuple, not a dataclass: a shell search that found nothing asks for one.)"""
 
-    kind: str
-    files: int = 0
+    __slots__ = ()
 
 
 _SERVICE_BUSY = ("starting", "backfilling", "rebuilding", "retrying")

@@ -25,12 +25,12 @@ import tantivy
 
 from indexer.archive_files import open_session, read_message
 from indexer.ledger import Gate, shown
-from indexer.schema import DOCTYPES_BY_CODE, ECHO_TAG, IndexCorrupt, SchemaMismatch, open_index, stored_value
+from indexer.schema import DOCTYPES_BY_CODE, ECHO_TAG, stored_value
 from recall.core import paths
-from recall.core.errors import IndexMissing, RecallError
 from recall.search.confidence import judge
 from recall.search.exchange import exchange, turn
 from recall.search.hit import Hit, iso
+from recall.search.index_open import SearchIndexError, open_for_reading  # noqa: F401 - SearchIndexError: re-exported
 from recall.search.query import (
     COMMON_MIN_DOCS,
     COMMON_SHARE,
@@ -83,10 +83,6 @@ ALL_DOCTYPES = frozenset({"message", "session", "memory", "team"})  # every doct
 DISTILLED = ("memory", "team")  # ranked alike: a typed memory, or a teammate's (recall.team)
 
 
-class SearchIndexError(RecallError):
-    pass
-
-
 def echoes_last(hits: list) -> list:
     """``hits`` in their order, echoes (``Hit.echo``: a question asked before and answered
     "OK.", recall's own block restated) after every other hit: the session that holds the
@@ -99,19 +95,7 @@ class Searcher:
 
     def __init__(self, index_path: Path | None = None) -> None:
         self.index_path = index_path or paths.index_dir()
-        try:
-            self.index = open_index(self.index_path)
-        except FileNotFoundError:
-            raise IndexMissing(self.index_path) from None
-        except IndexCorrupt as exc:
-            raise SearchIndexError(
-                f"The index at {self.index_path} is damaged ({exc}): run `recall index` to rebuild it from "
-                "the archive (nothing is lost)."
-            ) from None
-        except SchemaMismatch:
-            raise SearchIndexError(
-                "The index was built by another version of recall: run `recall index --rebuild`."
-            ) from None
+        self.index = open_for_reading(self.index_path)
         self.schema = self.index.schema
         self.archive_root = self.index_path.parent / "archive"  # paths.archive_dir() beside index_dir()
         self.gate = Gate()  # exclusions, sessions off, what was forgotten: never shown (``shown``)

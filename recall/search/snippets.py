@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import re
 
+from recall.core.lazy_re import lazy
+
 SNIPPET_CHARS = 240
 
 
-_CJK_TERM = re.compile("^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+$")
+_CJK_TERM = lazy("^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+$")
 
 
 def _cjk_runs(terms: list[str]) -> list[str]:
@@ -16,7 +18,7 @@ def _cjk_runs(terms: list[str]) -> list[str]:
     ``数据库``), so a snippet bolds the word, not every other pair of it."""
     runs: list[str] = []
     for t in terms:
-        if not _CJK_TERM.match(t):
+        if t.isascii() or not _CJK_TERM.match(t):  # (an ASCII term never compiles the CJK class)
             continue
         if runs and len(t) == 2 and len(runs[-1]) >= 2 and runs[-1][-1] == t[0]:
             runs[-1] += t[1]
@@ -28,7 +30,7 @@ def _cjk_runs(terms: list[str]) -> list[str]:
 def highlighter(terms: list[str]) -> re.Pattern | None:
     """The pattern that finds ``terms`` (analysed: stemmed, CJK bigrams) in a hit's text."""
     words, alts = [], []
-    cjk = set(_cjk_runs(terms)) | {t for t in terms if _CJK_TERM.match(t)}
+    cjk = set(_cjk_runs(terms)) | {t for t in terms if not t.isascii() and _CJK_TERM.match(t)}
     for t in sorted(cjk | set(terms), key=len, reverse=True)[:64]:
         if t in cjk:
             alts.append(re.escape(t))

@@ -22,6 +22,7 @@ from recall.llm import errors, synthesis, usage
 from recall.prompt import candidates, trivial
 from recall.prompt import context as rc
 from recall.prompt.settings import hook_settings
+from recall.search.hit import Hit
 from tests.support.cli import cli
 from tests.support.factory import Session
 from tests.support.standin import error, hang, text
@@ -567,6 +568,40 @@ def test_a_question_is_searched_before_its_way_is_chosen(indexed, project, api, 
     out, pending = rc.plan_context(payload(project), trace=trace)
     assert searches == [QUESTION] and pending is not None and pending.way == "wait"
     assert SYNTH in context_of(pending.deliver(soon()))
+
+
+def test_a_question_about_the_past_is_read_against_the_sessions_its_words_rank_first(indexed, project, api):
+    """Issue 47: a paraphrase of a past answer shares few words with it, so its confidence sits
+    below every gate, yet its words still rank the answering session first. A question about
+    the past is read against the top sessions whatever their confidence (the model answers NONE
+    when none bears on it); a request for work still needs the gates."""
+    set_hook_config(
+        budget_seconds=60,
+        min_confidence=0.99,
+        model_min_confidence=0.99,
+        ask_min_confidence=0.99,
+        ask_min_similarity=0.99,
+    )
+    api.script(text(SYNTH))
+    trace: dict = {}
+    out, pending = rc.plan_context(payload(project, "why did the clock mocking library get dropped?"), trace=trace)
+    assert out is None and pending is not None, trace
+    assert indexed["s1"].session_id in {h.session_id for h in pending.hits}
+    assert "other" not in {h.session_id for h in pending.hits}  # this project's sessions only
+    assert SYNTH in context_of(pending.deliver(soon()))
+    trace = {}
+    out, pending = rc.plan_context(payload(project, "swap the clock mocking library in the backoff test"), trace=trace)
+    assert pending is None or pending.deliver(soon()) is None
+    assert trace["outcome"] == "nothing" and len(api.messages_requests()) == 1
+
+
+def test_question_picks_take_the_top_sessions_by_score_once_each():
+    def hit(session, score):
+        return Hit(session, f"{session}-{score}", "p", "/p", "", "assistant", "x", "x", score)
+
+    judged = [hit("a", 1.0), hit("b", 3.0), hit("b", 2.5), hit("c", 2.0), hit("d", 1.5), hit("e", 0.5)]
+    assert [h.uuid for h in candidates.question_picks(judged, [])] == ["b-3.0", "c-2.0", "d-1.5"]
+    assert [h.session_id for h in candidates.question_picks(judged, [hit("c", 9.0)], frozenset({"d"}))] == ["b", "a"]
 
 
 def test_without_a_model_a_work_prompt_is_searched_at_once(indexed, project, standin, monkeypatch, searches):
