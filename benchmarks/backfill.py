@@ -9,7 +9,7 @@ For each corpus size (default 100K and 1M indexable messages, written by
 * **recall index** — the one-shot CLI (``RECALL_NO_SERVICE=1``), timed around the process,
   peak RSS from ``wait4``;
 * **baseline: SQLite FTS5** — the same files parsed by the same parser
-  (``indexer.transcripts.read_lines``), the messages fed to ``benchmarks.fts5.FTS5Store``
+  (``indexer.sources.claude_code.read_lines``), the messages fed to ``benchmarks.fts5.FTS5Store``
   in transactions of 5,000; timed and measured the same way (its own process).
 
 Every system starts from an empty state directory. Each runs in its own process, one after
@@ -253,7 +253,7 @@ def fts5_worker(root: str, db: str) -> None:
 
     from benchmarks.fts5 import FTS5Store
     from indexer.ingest import discover
-    from indexer.transcripts import FileContext, read_lines
+    from indexer.sources.claude_code import FileContext, read_lines
 
     t0 = time.perf_counter()
     stats: Counter = Counter()

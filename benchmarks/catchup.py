@@ -43,7 +43,7 @@ WEEK = 7 * 86400
 def _sessions(root: Path) -> tuple[str, list[str]]:
     """(the newest session, the sessions of the last 7 days) by file modification time."""
     from indexer.ingest import discover
-    from indexer.transcripts import session_of
+    from indexer.sources.claude_code import session_of
 
     files = [(p.stat().st_mtime, p) for p in discover([root])]
     newest_t, newest = max(files, key=lambda t: t[0])

@@ -65,7 +65,7 @@ def ingest_floor(claude: Path, messages: int = PER) -> dict:
     from indexer.ingest import writer_heap
     from indexer.redact import redact
     from indexer.schema import open_index
-    from indexer.transcripts import FileContext, read_lines
+    from indexer.sources.claude_code import FileContext, read_lines
 
     # the transcript reader as the product runs it, until ``messages`` are read (whole files)
     files: list[Path] = []

@@ -156,7 +156,7 @@ def fts5_tailer(root: str, db: str, interval: float) -> None:
 
     from benchmarks.fts5 import FTS5Store
     from indexer.ingest import discover
-    from indexer.transcripts import FileContext, read_lines
+    from indexer.sources.claude_code import FileContext, read_lines
 
     store = FTS5Store(db)
     offsets: dict[str, int] = {}

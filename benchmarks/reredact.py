@@ -64,7 +64,7 @@ def measure(pristine: Path, run_dir: Path) -> dict:
     from indexer.archive import Archive
     from indexer.archive_files import iter_lines
     from indexer.ingest import Indexer
-    from indexer.transcripts import Message
+    from indexer.message import Message
     from recall.core import paths
     from recall.privacy import redaction_pass
 

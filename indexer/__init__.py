@@ -1,8 +1,10 @@
 """The ingest side: transcripts read, redacted, archived and written into the Tantivy index.
 
-``transcripts``      a Claude Code JSONL entry -> a ``Message``
-``sources/``         each agent's folders and parser, one module each, and the registry of
-                     which are on (``indexer.sources``)
+``message``          the ``Message`` every source gives (one archived record, one index document)
+``sources/``         each agent's sessions, one module each (its folders, its files, its format:
+                     Claude Code's too), and the registry of which are on (``indexer.sources``)
+``transcripts``      what every source's reader shares: complete lines capped, regular files
+                     only, text cleaned and cut, ``<private>`` carried, the skip reasons
 ``redact``           secrets -> ``[redacted:<kind>]``, ``<private>`` dropped
 ``archive``          the redacted record appended to the durable archive
 ``archive_files``    an archived line read back at its position

@@ -78,9 +78,9 @@ except ImportError:  # pragma: no cover
 
 
 from indexer.archive_files import iter_lines, project_slug, session_filename
+from indexer.message import Message
 from indexer.reredact_archive import mark_version, redact_file
 from indexer.reredact_archive import pending as redaction_pending
-from indexer.transcripts import Message
 from recall.core.paths import atomic_write, ensure_dir
 
 __all__ = ["Archive", "Tombstones", "project_slug", "session_filename"]

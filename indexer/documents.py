@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import tantivy
 
+from indexer.message import Message
 from indexer.schema import DOCTYPE_CODES, group_hash, prepare_content, stored_value
 from indexer.state import SessionInfo
-from indexer.transcripts import Message
 from recall.core.errors import UsageError
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from indexer.archive_files import iter_lines, project_slug, session_filename
-from indexer.transcripts import Message
+from indexer.message import Message
 from recall.core import paths
 from recall.core.errors import UsageError
 from recall.core.jsonio import read_json

@@ -41,9 +41,10 @@ from indexer.documents import (
     session_document,
 )
 from indexer.ledger import Gate, admit
+from indexer.message import Message
 from indexer.schema import IndexCorrupt, SchemaMismatch, assign_index_id, drop_index, index_exists, index_id, open_index
 from indexer.state import HEAD_BYTES, FileState, SessionInfo, StateDB, fingerprint, fingerprint_length, tail_fingerprint
-from indexer.transcripts import FileContext, Message, NotRegularFile, path_text, read_lines
+from indexer.transcripts import NotRegularFile, path_text
 from recall.core import paths, process
 from recall.core.errors import IndexBusy, StorageError, is_disk_full, storage_error
 
@@ -361,7 +362,7 @@ class Indexer:
         self._vector_drops: list[str] = []  # keys deleted since the last commit: their vectors go after it
         # parsing state of recently read files (tool names, seen blocks), bounded: a backfill
         # of thousands of files must not keep all of them
-        self.contexts: OrderedDict[str, FileContext] = OrderedDict()
+        self.contexts: OrderedDict[str, object] = OrderedDict()  # each source's context(path)
         self.pending_files: dict[str, FileState] = {}
         self.sessions: dict[str, SessionInfo] = {}
         self.dirty_sessions: set[str] = set()
@@ -532,8 +533,7 @@ class Indexer:
         last = offset
         step = min(8 << 20, budget) if budget else 8 << 20
         try:
-            reader = read_lines if src.NAME == sources.DEFAULT else src.read  # (Claude Code's: this module's name)
-            for batch, new_offset in reader(path, offset, ctx, self.stats, max_bytes=step):
+            for batch, new_offset in src.read(path, offset, ctx, self.stats, max_bytes=step):
                 try:
                     added += self._add(batch)
                 except OSError as exc:  # the archive could not be written
@@ -577,7 +577,7 @@ class Indexer:
         return added
 
     def _context(self, key: str, path: Path, src, known: FileState | None):
-        """The parsing state of ``path`` (``FileContext``): kept from the last read when it stopped
+        """The parsing state of ``path`` (its source's ``context(path)``): kept from the last read when it stopped
         where this one starts, else new, carried on from ``known`` (None: read from the start)."""
         ctx = self.contexts.get(key)
         if ctx is None or ctx.line != (known.lines if known is not None else 0):

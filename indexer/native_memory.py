@@ -31,7 +31,7 @@ from recall.core import paths
 from recall.core.jsonio import read_json
 
 AUTO_TYPE = "claude-memory"
-RECALLED_ROLE = "claude-memory"  # indexer.transcripts.CLAUDE_MEMORY_ROLE: a memory recall in a transcript
+RECALLED_ROLE = "claude-memory"  # indexer.sources.claude_code.CLAUDE_MEMORY_ROLE: a memory recall in a transcript
 CLAUDE_MD_TYPE = "claude-md"
 CHUNK_CHARS = 1200
 # what Claude Code puts of MEMORY.md in front of the model at session start (seen with 2.1.197 and

@@ -29,9 +29,9 @@ import tantivy
 from indexer.archive_files import iter_lines
 from indexer.documents import memory_document, message_document, session_document, team_document, team_from_document
 from indexer.ingest import secure_files
+from indexer.message import Message
 from indexer.schema import stored_value
 from indexer.state import SessionInfo
-from indexer.transcripts import Message
 from recall.core.jsonio import read_json
 
 PAGE = 50_000  # live documents listed per search

@@ -52,7 +52,7 @@ from recall.core.jsonio import read_json
 # ``recall status`` reads the recorded version (``progress``) without them.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from indexer.transcripts import Message
+    from indexer.message import Message
 
 
 def _dumps(obj) -> bytes:
@@ -192,7 +192,7 @@ def redact_file(path: Path, before_rewrite=None) -> FileResult:
     does not parse, a partial last line, unknown fields: kept byte for byte).
     ``before_rewrite()`` runs just before the rewrite (the pass records the file as working)."""
     from indexer.archive_files import parse_record
-    from indexer.transcripts import Message
+    from indexer.message import Message
 
     try:
         data = path.read_bytes()

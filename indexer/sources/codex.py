@@ -28,12 +28,14 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from indexer.message import Message
 from indexer.sources.lines import ZST, AgentContext, clip, is_recall_tool, make, open_nofollow, read_jsonl
-from indexer.transcripts import Message, loads
+from indexer.transcripts import loads
 from recall.core.lazy_re import lazy
 
 NAME = "codex"
 LABEL = "Codex CLI"
+VARIABLES = ("CODEX_HOME",)  # what moves its folders (and HOME)
 
 _SKIP = {"event_msg": "event", "world_state": "system", "token_usage_record": "system"}
 # what Codex itself puts in a "user" message (the user's own words are in another one)

@@ -31,11 +31,13 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from indexer.message import Message
 from indexer.sources.lines import AgentContext, clip, is_recall_tool, make, open_nofollow, read_jsonl, read_whole
-from indexer.transcripts import Message, loads, path_text
+from indexer.transcripts import loads, path_text
 
 NAME = "gemini"
 LABEL = "Gemini CLI"
+VARIABLES = ("GEMINI_CLI_HOME",)  # what moves its folders (and HOME)
 LOGS = "logs.json"  # tmp/<project>/logs.json: the prompts typed (the client's Logger)
 
 _WORKSPACE = re.compile(r"\*\*Workspace Directories:\*\*\s*\n\s*-\s*(/[^\n]+)")

@@ -19,13 +19,13 @@ from collections import Counter, OrderedDict
 from pathlib import Path
 from typing import Callable, Iterator
 
+from indexer.message import Message
 from indexer.project import canonical_project
 from indexer.redact import redact
 from indexer.transcripts import (
     READ_CHUNK,
     JSONError,
     LongLine,
-    Message,
     NotRegularFile,
     cap_text,
     capped_lines,

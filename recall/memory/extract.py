@@ -2,7 +2,7 @@
 
 1. A per-session cursor (``$RECALL_HOME/memory/cursors/<session>.json``: transcript path,
    byte offset, inode) says what was already read.
-2. New lines go through the index's own parser (``indexer.transcripts.read_lines``): the
+2. New lines go through the index's own parser (``indexer.sources.claude_code.read_lines``): the
    same redaction, the same skipping of hook-injected context, so nothing recall injected
    is ever extracted back.
 3. Messages become a compact summary: ``USER: …``, ``CLAUDE: …``, ``SUMMARY: …``,
@@ -74,7 +74,7 @@ Answer with JSON only, no prose:
 class Entry:
     text: str
     end: int  # byte offset just past the transcript line this entry came from
-    message: object = None  # the parsed message (indexer.transcripts.Message) it renders
+    message: object = None  # the parsed message (indexer.message.Message) it renders
 
 
 def refused(session_id: str, messages=(), summary: bool = False) -> str | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from datetime import datetime, timezone
 
+from indexer import sources
 from recall.core.errors import UsageError
 from recall.core.text import one_line
 from recall.memory import summaries
@@ -103,14 +104,14 @@ def render_message(m, root: str = "") -> str | None:
         return "\n".join(f"{when} → {one_line(ln, TOOL_LINE_CHARS)}" for ln in text.splitlines() if ln.strip())
     if m.role == "tool_result":
         return f"{when} ← {one_line(text, TOOL_LINE_CHARS)}"
-    speaker = {"codex": "CODEX", "gemini": "GEMINI"}.get(getattr(m, "agent", ""), "CLAUDE")  # whose reply
+    speaker = sources.speaker(getattr(m, "agent", ""))  # whose reply: its source's (CLAUDE, CODEX...)
     label = {"user": "USER", "assistant": speaker, "summary": "SUMMARY"}.get(m.role, m.role.upper())
     return f"{when} {label}\n{_indent(text)}"
 
 
 def archived_messages(session_id: str) -> list:
     from indexer.archive_files import iter_lines, session_filename
-    from indexer.transcripts import Message
+    from indexer.message import Message
     from recall.core import paths
 
     out = []

@@ -66,7 +66,7 @@ def _archived_lines(session_id: str, root: str, read: list | None = None) -> lis
     """The session rendered from recall's archive (its transcript is gone); ``read`` gets
     the messages rendered."""
     from indexer.archive_files import iter_lines, session_filename
-    from indexer.transcripts import Message
+    from indexer.message import Message
     from recall.core import paths
     from recall.memory.extract import render
 
@@ -87,7 +87,7 @@ def _archived_lines(session_id: str, root: str, read: list | None = None) -> lis
 
 def session_echo(session_id: str) -> bool:
     """Whether most of what the session's assistant said (and its tools returned) restated
-    recall's own output (``echo`` in the archived records: indexer.transcripts.mark_echo)."""
+    recall's own output (``echo`` in the archived records: indexer.sources.claude_code.mark_echo)."""
     from indexer.archive_files import iter_lines, session_filename
     from recall.core import paths
 

@@ -268,16 +268,15 @@ def files_waiting() -> int:
     return waiting
 
 
-AGENTS = ("claude-code", "codex", "gemini")  # indexer.sources.NAMES (not imported: the fast path stays light)
-
-
 def check_agent(agent: str | None) -> str | None:
     """``--agent NAME`` checked: one of the sources' names, or a UsageError naming them."""
     if agent is None or agent == "":
         return None
-    if agent not in AGENTS:
+    from indexer.sources import NAMES  # here: only the registry (no parser, no index), and only with --agent
+
+    if agent not in NAMES:
         raise UsageError(
-            f"--agent {agent}: no such agent. Pass one of {', '.join(AGENTS)} (`recall sources` lists them)."
+            f"--agent {agent}: no such agent. Pass one of {', '.join(NAMES)} (`recall sources` lists them)."
         )
     return agent
 

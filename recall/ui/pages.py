@@ -496,11 +496,13 @@ def session_page(ref: str, csrf: str, query: dict | None = None) -> str:
             '<h2>Files it wrote, and what became of them</h2><table class="files"><thead><tr><th>file</th>'
             f'<th>op</th><th>now</th><th>since</th><th>git</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
         )
+    from indexer.sources import speaker
+
     msgs = []
     for m in s["transcript"]:
         label = {
             "user": "USER",
-            "assistant": "CLAUDE",
+            "assistant": speaker(m.get("agent")),  # whose reply: its source's (CLAUDE, CODEX...), as `recall show`
             "tool_use": "→ tool",
             "tool_result": "← result",
             "summary": "SUMMARY",

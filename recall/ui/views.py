@@ -459,7 +459,7 @@ def session(ref: str, start: int = 0, count: int = TRANSCRIPT_PAGE) -> dict:
             continue
         if not (m.text or "").strip():
             continue
-        messages.append({"uuid": m.uuid, "role": m.role, "t": m.timestamp, "text": m.text})
+        messages.append({"uuid": m.uuid, "role": m.role, "t": m.timestamp, "text": m.text, "agent": m.agent})
     where = info.cwd or info.project
     resume = f"claude --resume {info.session_id}"
     if where:

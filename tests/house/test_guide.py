@@ -12,6 +12,7 @@ import subprocess
 import tomllib
 from pathlib import Path
 
+from indexer.sources import SHARED
 from recall.cli.app import COMMAND_MODULES
 from recall.core import config
 
@@ -89,9 +90,9 @@ def test_adding_a_source_is_written_once_and_whole():
     assert {"NAMES", "LABELS"} <= set(tables), tables
     missing = [t for t in tables if t not in named]
     assert not missing, f"'Add a source' does not name indexer/sources/__init__.py's {missing}"
-    assert "AGENTS" in named and "recall/search/run.py" in named  # the fast path's copy of the names
+    assert "check_agent" in named and "recall/search/run.py" in named  # the fast path's check of --agent
     folder = ROOT / "indexer" / "sources"
-    sources = [p for p in folder.glob("*.py") if p.stem not in ("__init__", "lines")]
+    sources = [p for p in folder.glob("*.py") if p.stem != "__init__" and p.stem not in SHARED]
     shape = set.intersection(*(_defined(p) for p in sources))
     assert {"NAME", "LABEL", "roots", "read"} <= shape, shape
     missing = sorted(n for n in shape if n not in named)
@@ -109,6 +110,36 @@ def test_adding_a_source_is_written_once_and_whole():
     assert sentence and "CONTRIBUTING.md#add-a-source" in sentence.group(0), sentence
     doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8"))) or ""
     assert "docs/CONTRIBUTING.md" in doc
+
+
+def _strings(path: Path) -> set[str]:
+    return {
+        node.value
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+
+
+def test_adding_a_source_is_adding_its_module():
+    """The rule the section states: no module but a source's own names it (its ``NAME`` or its
+    ``LABEL`` as a string of the code) in the registry, the indexer, the search's check of
+    ``--agent`` or ``recall show``: each one's tables are read from the modules. Claude Code's name
+    is the registry's ``DEFAULT`` (what recall is for: never turned off)."""
+    from indexer import sources
+
+    assert "one module" in section("Add a source (another agent's sessions)")
+    code = [
+        *(ROOT / "indexer").rglob("*.py"),
+        ROOT / "recall" / "search" / "run.py",
+        ROOT / "recall" / "memory" / "sessions.py",
+    ]
+    for name in sources.NAMES:
+        own = ROOT / (sources.module(name).__name__.replace(".", "/") + ".py")
+        for path in code:
+            if path == own:
+                continue
+            said = _strings(path) & ({name, sources.LABELS[name]} - {sources.DEFAULT})
+            assert not said, f"{path.relative_to(ROOT)} names the source {sorted(said)}: the registry reads it"
 
 
 # -------------------------------------------------------------------------- Add a hook setting

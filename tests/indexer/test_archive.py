@@ -12,7 +12,7 @@ import pytest
 
 from indexer.archive import Archive, project_slug, session_filename
 from indexer.ingest import Indexer, index_all
-from indexer.transcripts import Message
+from indexer.message import Message
 from recall.core import paths
 from recall.core.errors import IndexBusy, UsageError
 from recall.search.searcher import Searcher
@@ -294,7 +294,7 @@ def test_a_schema_change_replays_the_archive(claude_projects):
 
 def test_an_index_older_than_the_archive_seeds_it(claude_projects):
     from indexer.ingest import discover
-    from indexer.transcripts import FileContext, read_lines
+    from indexer.sources.claude_code import FileContext, read_lines
 
     write_sessions(claude_projects, n_sessions=2)
     with Indexer() as ix:  # an index of a version without the archive: text in the index

@@ -17,6 +17,7 @@ import pytest
 
 from indexer import ingest, transcripts
 from indexer.ingest import Indexer, Progress
+from indexer.sources import claude_code
 from recall.core import paths
 from tests.support.factory import Session
 
@@ -135,7 +136,7 @@ def test_a_secret_straddling_the_cut_is_still_redacted(monkeypatch):
     key = "sk-ant-api03-" + "Zq9" * 30
     text = "x " * 480 + key + " and more text " * 2000
     line = Session().user(text)
-    msg = transcripts.parse_transcript_entry(line, transcripts.FileContext(Path("/p/s.jsonl")), Counter())
+    msg = claude_code.parse_transcript_entry(line, claude_code.FileContext(Path("/p/s.jsonl")), Counter())
     assert "sk-ant-api03-Zq9" not in msg.text and "[redacted:" in msg.text
     assert msg.text.endswith("more characters]") and len(msg.text) < 1100
 
@@ -147,13 +148,13 @@ def test_a_line_growing_without_a_newline_is_not_read_again(claude_projects, mon
     path = s.write(claude_projects)
     whole = json.dumps(s.user("growing line kingfisher " + "y" * 3_000_000)).encode()
     reads = []
-    real = ingest.read_lines
+    real = claude_code.read
 
     def counting(p, offset, *a, **kw):
         reads.append(offset)
         return real(p, offset, *a, **kw)
 
-    monkeypatch.setattr(ingest, "read_lines", counting)
+    monkeypatch.setattr(claude_code, "read", counting)
     with Indexer() as ix:
         with open(path, "ab") as fh:
             fh.write(whole[:1_000_000])

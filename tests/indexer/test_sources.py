@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -368,7 +369,7 @@ def test_memory_extraction_reads_another_agents_session(tmp_path):
 def test_the_service_queues_a_quiet_live_session_of_another_agent(tmp_path, monkeypatch):
     import time
 
-    from indexer.transcripts import Message
+    from indexer.message import Message
     from recall.memory import queue
     from recall.service.daemon import Service
     from recall.service.ops import memory as memory_ops
@@ -665,9 +666,12 @@ def test_each_source_s_label_is_the_registry_s_and_an_injected_hit_names_its_age
     from recall.search.hit import Hit
 
     assert sources.LABELS == {name: sources.module(name).LABEL for name in sources.NAMES}
-    from recall.search.run import AGENTS  # the fast path's copy of the names (it imports no indexer)
+    from recall.core.errors import UsageError
+    from recall.search.run import check_agent  # the fast path's check: the registry's names, no copy of them
 
-    assert AGENTS == sources.NAMES
+    assert [check_agent(name) for name in sources.NAMES] == list(sources.NAMES)
+    with pytest.raises(UsageError, match=r"no such agent\. Pass one of claude-code, codex, gemini \("):
+        check_agent("cursor")
     base = dict(
         session_id="3c4e0949aaaa",
         project="/p",
@@ -684,3 +688,119 @@ def test_each_source_s_label_is_the_registry_s_and_an_injected_hit_names_its_age
     assert synthesis.citation(codex_hit) == "[2026-11-20 Codex CLI session 3c4e0949]"
     assert block.citation(claude_hit) == synthesis.citation(claude_hit) == "[2026-11-20 session 3c4e0949]"
     assert "- [2026-11-20 Gemini CLI session 3c4e0949]" in block.format_raw([Hit(**base, agent="gemini")], "bf16")
+
+
+def test_each_agents_replies_are_headed_by_its_own_name_in_recall_show_and_the_page(three_agents, capsys):
+    """A reply is headed by whose it is, in `recall show` and on the page alike: CODEX, GEMINI
+    (the page said CLAUDE for every agent's), CLAUDE for Claude Code's."""
+    from indexer.state import list_sessions
+    from recall.ui.pages import session_page
+
+    code, _, err = cli(capsys, "index")
+    assert code == 0, err
+    agents = {"codex": "CODEX", "gemini": "GEMINI"}
+    seen = set()
+    for info in list_sessions(limit=10):
+        code, shown, _ = cli(capsys, "show", info.session_id)
+        assert code == 0
+        heads = {ln.split(" ", 1)[1] for ln in shown.splitlines() if re.fullmatch(r"\d\d:\d\d [A-Z]+", ln)}
+        on_page = set(re.findall(r"</time> <b>([^<]+)</b>", session_page(info.session_id, "csrf")))
+        if info.session_id == "cc-session":
+            assert heads == {"USER"} and on_page == {"USER"}  # one prompt, no reply
+            continue
+        agent = "codex" if info.session_id == CODEX_SESSION else "gemini"
+        seen.add(agent)
+        assert agents[agent] in heads and agents[agent] in on_page, (agent, heads, on_page)
+        assert not (heads | on_page) & {"CLAUDE", *agents.values()} - {agents[agent]}, (agent, heads, on_page)
+    assert seen == {"codex", "gemini"}
+
+
+AIDER = '''"""A source written for a test: Aider's sessions, ``$AIDER_HOME/sessions/<session>.jsonl``, one
+``{"role", "content", "cwd", "ts"}`` object a line."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+from indexer.sources.lines import AgentContext, make, read_jsonl
+
+NAME = "aider"
+LABEL = "Aider"
+VARIABLES = ("AIDER_HOME",)
+
+
+def roots() -> list[Path]:
+    return [Path(os.environ.get("AIDER_HOME") or Path.home() / ".aider") / "sessions"]
+
+
+def wants(name: str) -> bool:
+    return name.endswith(".jsonl")
+
+
+def whole(name: str) -> bool:
+    return False
+
+
+def context(path: Path) -> AgentContext:
+    return AgentContext(path, NAME, session_id=path.stem)
+
+
+def parse(obj, ctx: AgentContext, stats: Counter):
+    if not isinstance(obj, dict) or obj.get("role") not in ("user", "assistant"):
+        stats["unknown-type"] += 1
+        return []
+    ctx.cwd = obj.get("cwd") or ctx.cwd
+    m = make(ctx, stats, str(ctx.line), obj["role"], [obj.get("content")], obj.get("ts"), typed=obj["role"] == "user")
+    return [m] if m else []
+
+
+def read(path: Path, offset: int, ctx: AgentContext, stats: Counter, max_bytes: int = 8 << 20):
+    return read_jsonl(path, offset, ctx, stats, max_bytes, parse)
+'''
+
+
+@pytest.fixture
+def aider(tmp_path, monkeypatch):
+    """One more source, as a contributor adds one: its module, in a folder of the package."""
+    folder = tmp_path / "more_sources"
+    folder.mkdir()
+    (folder / "aider.py").write_text(AIDER)
+    monkeypatch.setattr(sources, "__path__", [*sources.__path__, str(folder)])
+    sources.refresh()
+    yield
+    monkeypatch.undo()
+    sources.refresh()
+    import sys
+
+    sys.modules.pop("indexer.sources.aider", None)
+
+
+def test_a_new_source_is_one_module(aider, tmp_path, claude_projects, capsys):
+    """Adding a source is adding its module: nothing else names it. Its sessions are found,
+    read, searched (`--agent aider`, the hit saying "Aider"), listed by `recall sources` and
+    `recall status`, turned off, and its replies are headed by its own name (they were CLAUDE)."""
+    project = _git_repo(tmp_path / "shop")
+    folder = Path(os.environ["HOME"]) / ".aider" / "sessions"
+    folder.mkdir(parents=True)
+    lines = [
+        {"role": "user", "content": "which queue do we use for the mailer?", "cwd": str(project), "ts": 1795000000},
+        {"role": "assistant", "content": "The mailer uses the postgres advisory queue.", "ts": 1795000060},
+    ]
+    (folder / "a1d3r.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert sources.NAMES == ("claude-code", "aider", "codex", "gemini")  # Claude Code's, then by module
+    assert sources.LABELS["aider"] == "Aider" and sources.module("aider").NAME == "aider"
+    code, _, err = cli(capsys, "index")
+    assert code == 0, err
+    code, out, _ = cli(capsys, "--raw", "--agent", "aider", "mailer queue")
+    assert "postgres advisory" in out and "(Aider)" in out
+    code, out, _ = cli(capsys, "--json", "mailer advisory queue")
+    assert json.loads(out)["hits"][0]["agent"] == "aider"
+    code, out, _ = cli(capsys, "show", "a1d3r")
+    assert code == 0 and re.search(r"^\d\d:\d\d AIDER$", out, re.M) and "CLAUDE" not in out
+    code, out, _ = cli(capsys, "status", "--json")
+    assert {r["name"]: r for r in json.loads(out)["sources"]}["aider"]["messages"] == 2
+    code, out, err = cli(capsys, "sources", "aider", "off")
+    assert code == 0 and "Aider: off" in out
+    assert all(not str(r).startswith(str(folder)) for r in sources.all_roots())

@@ -19,8 +19,8 @@ import threading
 
 import pytest
 
-from indexer import ingest
 from indexer.ingest import Indexer, index_all
+from indexer.sources import claude_code
 from indexer.state import StateDB
 from recall.core import paths
 from recall.core.errors import StorageError
@@ -506,7 +506,7 @@ def test_skipped_lines_are_named_by_file_and_line(claude_projects, capsys):
 
 def test_service_retries_a_file_that_failed_to_read_without_it_changing(claude_projects, monkeypatch):
     monkeypatch.setattr("recall.service.daemon.RESCAN_INTERVAL", 0.3)
-    real = ingest.read_lines
+    real = claude_code.read
     broken = [True]
 
     def read_lines(path, *args, **kw):
@@ -514,7 +514,7 @@ def test_service_retries_a_file_that_failed_to_read_without_it_changing(claude_p
             raise OSError(errno.EIO, "Input/output error")
         return real(path, *args, **kw)
 
-    monkeypatch.setattr(ingest, "read_lines", read_lines)
+    monkeypatch.setattr(claude_code, "read", read_lines)
     session("alphaword", 2).write(claude_projects)
     flaky = session("flakyword", 3, cwd="/home/dev/flaky").write(claude_projects)
     with ServiceThread() as st:
@@ -708,7 +708,7 @@ def test_doctor_counts_a_message_archived_under_two_projects_once(claude_project
     """A message whose project changed between two reads is archived twice, indexed once:
     not a gap."""
     from indexer.archive import Archive
-    from indexer.transcripts import Message
+    from indexer.message import Message
     from recall.cli.checks import check_index
 
     session("alphaword", 3).write(claude_projects)

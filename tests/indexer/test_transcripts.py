@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from indexer.project import canonical_project
-from indexer.transcripts import FileContext, read_lines, session_of
+from indexer.sources.claude_code import FileContext, read_lines, session_of
 from tests.support.factory import Session
 
 

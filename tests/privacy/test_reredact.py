@@ -12,7 +12,7 @@ import sqlite3
 import pytest
 
 import indexer.redact
-import indexer.transcripts
+import indexer.sources.claude_code
 from indexer import reredact_archive as ingest_side
 from indexer import reredact_stages
 from indexer.archive import Archive
@@ -46,7 +46,7 @@ def _old_rules(real):
 def old_rules(monkeypatch):
     """Store under the older rules, as a home written before the upgrade was."""
     with monkeypatch.context() as m:
-        m.setattr(indexer.transcripts, "redact", _old_rules(indexer.transcripts.redact))
+        m.setattr(indexer.sources.claude_code, "redact", _old_rules(indexer.sources.claude_code.redact))
         m.setattr(indexer.redact, "redact", _old_rules(indexer.redact.redact))
         m.setattr(indexer.redact, "redact_stated", _old_rules(indexer.redact.redact_stated))  # memories'
         yield
@@ -310,7 +310,7 @@ def test_history_stored_under_version_2_loses_what_version_3_redacts(claude_proj
     s.assistant(f"machine api.heroku.com login bob password {netrc}")
     s.write(claude_projects)
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(indexer.transcripts, "redact", v2(indexer.transcripts.redact))
+        m.setattr(indexer.sources.claude_code, "redact", v2(indexer.sources.claude_code.redact))
         m.setattr(indexer.redact, "redact", v2(indexer.redact.redact))
         index_all()
     ingest_side.mark_version(paths.archive_dir(), 2)

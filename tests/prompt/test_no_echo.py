@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from indexer.ingest import index_all
-from indexer.transcripts import FileContext, read_lines
+from indexer.sources.claude_code import FileContext, read_lines
 from recall.core import config
 from recall.prompt import context as rc
 from recall.search.exchange import adds_nothing, is_question
