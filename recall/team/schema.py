@@ -99,18 +99,21 @@ INIT: tuple[str, ...] = (
     # a machine's origin belongs to the role that first wrote with it: a teammate cannot write
     # rows under another member's origin (that member would never see them, and would try to
     # withdraw them on every connect)
-    # Two range probes of (origin, author), planned for each call's values: a generic plan (what
-    # an SQL function gets) expects an EXISTS over a common origin to stop at once and walks the
-    # whole table when no other role wrote with it (every insert then costs O(items): the bulk
-    # load of 1M items timed out). The argument is compared in the column's collation: the
-    # call's collation is the role name's ("C"), under which the index could not be used.
+    # Two range probes of the (origin, author) index: the first author below the role's and the
+    # first above it. An EXISTS here (what version 2 had) is planned once for every call (an SQL
+    # function's plan is generic) as a scan expected to stop at once, and walked the whole table
+    # whenever no other role wrote with the origin (every insert cost O(items): a bulk load of 1M
+    # items timed out); ordered and limited, the index's order is the only cheap plan. The
+    # argument is compared in the column's collation: the call's collation is the role name's
+    # ("C"), under which the index could not be used.
     """CREATE OR REPLACE FUNCTION recall_team.origin_of_another(o text, who name) RETURNS boolean
-        LANGUAGE plpgsql STABLE SECURITY DEFINER
-        SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_custom_plan AS $$
-        BEGIN
-            RETURN EXISTS (SELECT 1 FROM recall_team.items i WHERE i.origin = o COLLATE "default" AND i.author < who)
-                OR EXISTS (SELECT 1 FROM recall_team.items i WHERE i.origin = o COLLATE "default" AND i.author > who);
-        END $$""",
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+            SELECT (SELECT i.author FROM recall_team.items i
+                    WHERE i.origin = o COLLATE "default" AND i.author < who
+                    ORDER BY i.origin, i.author LIMIT 1) IS NOT NULL
+                OR (SELECT i.author FROM recall_team.items i
+                    WHERE i.origin = o COLLATE "default" AND i.author > who
+                    ORDER BY i.origin, i.author LIMIT 1) IS NOT NULL $$""",
     "REVOKE ALL ON FUNCTION recall_team.origin_of_another(text, name) FROM PUBLIC",
     """DO $$ DECLARE r record; BEGIN
         FOR r IN SELECT DISTINCT g.role FROM recall_team.grants g JOIN pg_catalog.pg_roles p ON p.rolname = g.role
