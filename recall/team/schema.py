@@ -186,11 +186,12 @@ INIT: tuple[str, ...] = (
         USING (author = current_user AND project IN (SELECT g.project FROM recall_team.grants g))
         WITH CHECK (author = current_user AND project IN (SELECT g.project FROM recall_team.grants g))""",
     # The newest POOL matches, found in a window of the newest ``seq`` values sized from the
-    # planner's estimate of the matches (EXPLAIN of the same filter), widened (by what it found)
-    # until it holds POOL of them or is the whole table; then those rows alone are ranked (by ctid, with
-    # every condition checked again: VOLATILE, as EXPLAIN requires, each statement has its own
-    # snapshot, and a row changed in between is simply left out). In the window PostgreSQL ANDs the GIN index's matches with
-    # the seq index's range, or walks seq backwards for a common word: it reads about POOL rows,
+    # planner's estimate of the text's matches (EXPLAIN) times the granted projects' share of the
+    # items, widened (by what it found) until it holds POOL of them or is the whole table; then
+    # those rows alone are ranked (by ctid, with every condition checked again: VOLATILE, as
+    # EXPLAIN requires, each statement has its own snapshot, and a row changed in between is
+    # simply left out). In the window PostgreSQL ANDs the GIN index's matches with the seq
+    # index's range, or walks seq backwards for a common word: it reads about POOL rows,
     # where a walk from the top read POOL / (the words' frequency) rows and the GIN index alone
     # read every match (a word in 1% of 1M items: 10,000 rows, ~0.2 s). The tsquery is a literal
     # in each query, so the column's statistics plan it.
