@@ -1181,3 +1181,114 @@ def test_exclude_add_of_a_shared_checkout_tells_the_truth_about_its_memories(tea
     assert "Nothing of it is indexed" not in out
     assert "its 1 memory" in out and "hidden from every search" in out and "withdrawn at the next sync" in out
     assert json.loads(run("--json", "tapir scheduler")[1])["hits"] == []
+
+
+# search at scale (issue 48 item 7) -------------------------------------------------------------------------
+_NEWEST = """WITH cand AS (
+    SELECT i.id, i.seq, i.tsv FROM recall_team.items i
+    WHERE i.tsv @@ websearch_to_tsquery('english', %(q)s) AND NOT i.deleted AND i.project = %(project)s
+    ORDER BY i.seq DESC LIMIT %(pool)s)
+SELECT c.id FROM cand c ORDER BY ts_rank_cd(c.tsv, websearch_to_tsquery('english', %(q)s)) DESC, c.seq DESC
+LIMIT %(n)s"""
+
+
+def _many_items(team: Team, n: int = 1500) -> None:
+    """``n`` items written on the server (as the owner): two in three in bob's project, one in three in
+    another he was never granted; every one says "zephyr", the oldest 150 say it three times (they
+    rank first among all), every 11th also says "relay"."""
+    with team.pg.admin(team.db) as c:
+        c.execute(
+            "INSERT INTO recall_team.items (id, project, origin, kind, mtype, content, created, updated, digest) "
+            "SELECT 'many' || lpad(g::text, 6, '0'), "
+            "       CASE WHEN g %% 3 = 0 THEN 'gitlab.example.com/other/thing' ELSE 'github.com/acme/shop' END, "
+            "       'bulk-origin', 'memory', 'gotcha', "
+            "       'zephyr note ' || g || CASE WHEN g <= 150 THEN ' zephyr zephyr' ELSE '' END "
+            "       || CASE WHEN g %% 11 = 0 THEN ' relay' ELSE '' END, now(), now(), 'd' "
+            "FROM generate_series(1, %s) g ORDER BY g",
+            (n,),
+        )
+        c.execute("ANALYZE recall_team.items")
+
+
+def _server_hits(query: str) -> list[dict]:
+    return json.loads(run("team", "search", query, "--json")[1])["hits"]
+
+
+def test_team_search_ranks_the_500_newest_matches_of_the_granted_projects_only(team):
+    team.setup()
+    _many_items(team)
+    with team.pg.admin(team.db) as c:
+        newest = [
+            r[0] for r in c.execute(_NEWEST, {"q": "zephyr", "project": "github.com/acme/shop", "pool": 500, "n": 40})
+        ]
+        rare = [
+            r[0]
+            for r in c.execute(_NEWEST, {"q": "zephyr relay", "project": "github.com/acme/shop", "pool": 500, "n": 40})
+        ]
+        other = {r[0] for r in c.execute("SELECT id FROM recall_team.items WHERE project <> 'github.com/acme/shop'")}
+    with _as(team.bob) as c:
+        got = [r[0] for r in c.execute("SELECT id FROM recall_team.search('zephyr', false, 40)")]
+        got_rare = [r[0] for r in c.execute("SELECT id FROM recall_team.search('zephyr relay', false, 40)")]
+        anyword = [r[0] for r in c.execute("SELECT id FROM recall_team.search('relay nowhere', true, 200)")]
+    # 1,000 matches in bob's project: the 500 newest are ranked (the thrice-said oldest are not among them)
+    assert got == newest and len(got) == 40
+    assert not {f"many{g:06d}" for g in range(1, 151)} & set(got)
+    # fewer matches than the pool (91 in bob's project): every one ranked, as schema version 2 did
+    assert got_rare == rare and len(got_rare) == 40
+    assert len(anyword) == len([g for g in range(1, 1501) if g % 11 == 0 and g % 3]) == 91
+    assert not (set(got) | set(got_rare) | set(anyword)) & other  # never a project not granted
+    team.be(team.bob)
+    hits = json.loads(run("team", "search", "zephyr", "--json")[1])["hits"]
+    assert [h["uuid"] for h in hits] == newest[:10] and {h["project"] for h in hits} == {"github.com/acme/shop"}
+
+
+def test_init_migrates_a_version_2_server_to_the_windowed_search_and_the_origin_index(team):
+    """An existing team database (schema version 2: the old search() and origin_of_another(), no
+    (origin, author) index) gets them from the owner's `recall team init`; a search whose matches fit in
+    the pool finds the same hits, in the same order, before and after."""
+    from benchmarks.team import BASELINE_SEARCH
+
+    team.setup()
+    team.be(team.alice)
+    for i in range(30):
+        add_memory(team.alice.checkout, "gotcha", f"The tungsten relay {i} drops frames" + " tungsten" * (i % 4))
+    run("team", "share", "--project", str(team.alice.checkout))
+    with team.pg.admin(team.db) as c:  # the server as version 2 left it
+        c.execute(BASELINE_SEARCH.replace("recall_team.search_v2(", "recall_team.search("))
+        c.execute(
+            "CREATE OR REPLACE FUNCTION recall_team.origin_of_another(o text, who name) RETURNS boolean "
+            "LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$ "
+            "SELECT EXISTS (SELECT 1 FROM recall_team.items i WHERE i.origin = o AND i.author <> who) $$"
+        )
+        c.execute("DROP INDEX recall_team.items_origin_author")
+        c.execute("UPDATE recall_team.meta SET value = '2' WHERE key = 'version'")
+    team.be(team.bob)
+    before = [(h["uuid"], h["snippet"]) for h in _server_hits("tungsten relay")]
+    assert len(before) == 10
+    team.be(None)
+    code, out, _ = run("team", "init", team.owner_url)
+    assert "nothing changed" not in out
+    with team.pg.admin(team.db) as c:
+        assert c.execute("SELECT value FROM recall_team.meta WHERE key = 'version'").fetchone()[0] == "3"
+        index = c.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'items_origin_author'").fetchone()
+        assert index and "(origin, author)" in index[0]
+        srcs = dict(
+            c.execute("SELECT proname, prosrc FROM pg_proc WHERE pronamespace = 'recall_team'::regnamespace").fetchall()
+        )
+        assert "ORDER BY i.origin, i.author LIMIT 1" in srcs["origin_of_another"]
+        assert "pool" in srcs["search"]
+    team.be(team.bob)
+    assert [(h["uuid"], h["snippet"]) for h in _server_hits("tungsten relay")] == before
+    # the origin is still its first role's: bob cannot write under alice's machine id
+    import psycopg
+
+    from recall.team import local
+
+    team.be(team.alice)
+    origin = local.joined().origin
+    with _as(team.bob) as c:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            c.execute(
+                "INSERT INTO recall_team.items (id, project, origin, kind, mtype, content, created, updated, digest) "
+                f"VALUES ('forged-after-3', 'github.com/acme/shop', '{origin}', 'memory', 'gotcha', 'x', now(), now(), 'd')"
+            )
