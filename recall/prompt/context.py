@@ -24,7 +24,7 @@ import threading
 import time
 
 from recall.core import config
-from recall.prompt.settings import hook_settings
+from recall.prompt.settings import HookSettings, hook_settings
 from recall.prompt.trivial import trivial_reason
 
 SAFETY_SECONDS = 0.35  # the pipeline's own deadline: this long before the budget runs out
@@ -79,10 +79,10 @@ def refusal(payload: dict, cfg: dict) -> str | None:
     return hook_refusal(text("cwd"), text("session_id"), payload.get("prompt"), cfg)
 
 
-def fired_rules(payload: dict, hook: dict) -> list:
+def fired_rules(payload: dict, hook: HookSettings) -> list:
     """The triggered rules (``recall rules``) this prompt fires and this session has not seen;
     [] on any failure (a broken rule file is logged, never stops the prompt)."""
-    limit = int(hook.get("max_rules", 5) or 0)
+    limit = hook.max_rules
     if limit <= 0:
         return []
     try:
@@ -127,24 +127,24 @@ def without_rule_docs(hits: list) -> list:
     return [h for h, f in zip(kept, free) if not f or h.session_id not in speaking]
 
 
-def nothing_why(best: float | None, hook: dict, path: str = "raw", gate: float | None = None) -> str:
+def nothing_why(best: float | None, hook: HookSettings, path: str = "raw", gate: float | None = None) -> str:
     """Why a prompt got nothing, in the words ``recall log`` shows."""
     if best is None:
         return "no past message matches the prompt's words"
     setting = "hook.model_min_confidence" if path == "model" else "hook.min_confidence"
     if gate is None:
-        gate = float(hook.get(setting.split(".", 1)[1], 0.6))
+        gate = hook.model_min_confidence if path == "model" else hook.min_confidence
     return f"no hit confident enough: the best was {best:.2f}, under {setting} {gate:.2f}"
 
 
-def not_worth_asking(best: float | None, nearest: float, hook: dict) -> str | None:
+def not_worth_asking(best: float | None, nearest: float, hook: HookSettings) -> str | None:
     """Why the model is not asked about a prompt whose candidates it would read, or None: the
     best candidate's confidence is under ``hook.ask_min_confidence`` and the nearest past
     session in meaning under ``hook.ask_min_similarity``. A new task in a project's area has
     candidates above the model path's looser floors, and the model would answer NONE after
     reading them: a call for nothing (``benchmarks/call_gate.py`` chose the pair)."""
-    lexical = float(hook.get("ask_min_confidence", 0.4))
-    semantic = float(hook.get("ask_min_similarity", 0.35))
+    lexical = hook.ask_min_confidence
+    semantic = hook.ask_min_similarity
     if (best or 0.0) >= lexical or nearest >= semantic:
         return None
     return (
@@ -153,10 +153,10 @@ def not_worth_asking(best: float | None, nearest: float, hook: dict) -> str | No
     )
 
 
-def choose_path(hook: dict, cfg: dict) -> tuple[str, str]:
+def choose_path(hook: HookSettings, cfg: dict) -> tuple[str, str]:
     """``("model", backend)`` when a synthesis may decide (a model backend exists and
     ``hook.synthesize`` is on), else ``("raw", why not)``."""
-    if not hook.get("synthesize", True):
+    if not hook.synthesize:
         return "raw", "off"
     from recall.llm import backend
 
@@ -184,10 +184,8 @@ class Pending:
 
         if not self.raw_hits:
             return self.only_rules
-        scope_all = self.hook.get("scope") == "all"
-        return hook_output(
-            format_raw(self.raw_hits, self.prompt, self.hook["raw_max_chars"], scope_all, rules=self.rules)
-        )
+        scope_all = self.hook.scope == "all"
+        return hook_output(format_raw(self.raw_hits, self.prompt, self.hook.raw_max_chars, scope_all, rules=self.rules))
 
     def deliver(self, deadline: float, on_fallback=None) -> dict | None:
         """The briefing (or the fallback), ready by ``deadline``; ``trace`` completed."""
@@ -262,13 +260,13 @@ def plan_context(
     from recall.prompt.block import format_rules, hook_output
 
     rules = fired_rules(payload, hook)
-    only_rules = hook_output(format_rules(rules, hook["max_chars"])) if rules else None
+    only_rules = hook_output(format_rules(rules, hook.max_chars)) if rules else None
     if only_rules is not None and on_fallback is not None:
         on_fallback(only_rules)
     if rules:
         trace["rules"] = [f.rule.id for f in rules]
     early = None
-    if hook.get("background", True) and isinstance(prompt, str) and not ways.asks_about_past(prompt):
+    if hook.background and isinstance(prompt, str) and not ways.asks_about_past(prompt):
         early = choose_path(hook, cfg)
         if early[0] == "model":
             # the way is known before any search: a prompt that asks for work goes on at once
@@ -318,7 +316,7 @@ def _decide(payload, hook, cfg, searcher, trace, rules, only_rules, choice, on_f
         from recall.prompt.candidates import MAX_PROMPT_CHARS
         from recall.search.semantic import embed_ahead, enabled
 
-        if enabled(hook) and hook.get("scope") != "all":
+        if enabled(hook) and hook.scope != "all":
             embed_ahead(prompt[:MAX_PROMPT_CHARS])  # the prompt's vector, while the words are searched
     judged, s = judged_candidates(prompt, cwd, session_id, hook, searcher)
     judged = without_rule_docs(judged)
@@ -346,11 +344,11 @@ def _decide(payload, hook, cfg, searcher, trace, rules, only_rules, choice, on_f
         model reads; stale marks; the log's hits."""
         if model_path and hits:
             sr = state["s"]
-            hits = with_answers(sr, hits, len(hits) + int(hook["limit"]) // 2)
+            hits = with_answers(sr, hits, len(hits) + hook.limit // 2)
             if sr is not None:
                 sr.with_turns(hits)  # each excerpt the model reads carries its turn: the prompt, the conclusion
                 hits = _told_once(hits)
-        if hits and hook.get("stale_marks", True):
+        if hits and hook.stale_marks:
             from recall.search.stale import mark_hits  # stat calls and state.db: no subprocess
 
             mark_hits(hits, cwd)
@@ -390,9 +388,9 @@ def _decide(payload, hook, cfg, searcher, trace, rules, only_rules, choice, on_f
         return _nothing_but_rules(trace, only_rules, why), None
     if path != "model":
         trace["way"] = ways.RAW
-        trace.update(outcome="raw", why="synthesis off" if not hook.get("synthesize", True) else "no backend")
+        trace.update(outcome="raw", why="synthesis off" if not hook.synthesize else "no backend")
         trace["injected"] = list(dict.fromkeys(h.session_id for h in hits))
-        out = hook_output(format_raw(hits, prompt, hook["raw_max_chars"], hook.get("scope") == "all", rules=rules))
+        out = hook_output(format_raw(hits, prompt, hook.raw_max_chars, hook.scope == "all", rules=rules))
         if on_fallback is not None:
             on_fallback(out)
         trace["text"] = _redacted(out["hookSpecificOutput"]["additionalContext"])
@@ -466,8 +464,8 @@ def _deliver(p: Pending, deadline: float, on_fallback=None) -> dict | None:
         trace["hits"] = [_traced(h) for h in raw_hits]
         return raw
 
-    scope_all = hook.get("scope") == "all"
-    max_chars = hook["max_chars"]
+    scope_all = hook.scope == "all"
+    max_chars = hook.max_chars
     if raw is not None and on_fallback is not None:
         on_fallback(raw)
     from recall.llm import backend
@@ -663,7 +661,7 @@ def service_op(args: dict, searcher=None, keep=None) -> dict | None:
     screened = args.pop("_screened", None) is True  # the hook checked refusal and triviality
     ways_ok = args.pop("_ways", None) is True and keep is not None
     if not isinstance(budget, (int, float)) or not math.isfinite(budget) or budget <= 0:
-        budget = hook_settings()["budget_seconds"] - 1.0
+        budget = hook_settings().budget_seconds - 1.0
     deadline = time.time() + min(float(budget), 120.0)
     trace: dict = {}
     out, pending = plan_context(args, searcher=searcher, trace=trace, screened=screened)
@@ -680,7 +678,7 @@ def service_deliver(pending: Pending | None, budget) -> dict:
     if pending is None:
         return {"_trace": {"outcome": "nothing", "why": "the service no longer held the prompt (restarted?)"}}
     if not isinstance(budget, (int, float)) or not math.isfinite(budget) or budget <= 0:
-        budget = pending.hook["background_seconds"] - 1.0
+        budget = pending.hook.background_seconds - 1.0
     out = pending.deliver(time.time() + min(float(budget), 300.0))
     return {**(out or {}), "_trace": pending.trace}
 
@@ -751,14 +749,14 @@ def run_hook(payload: dict, started: float, emit, go_async=None) -> dict | None:
         return None
     session_id = payload.get("session_id")
     mark = turns.mark_prompt(session_id)  # a background briefing of an earlier prompt now stays out
-    deadline = started + hook["budget_seconds"] - SAFETY_SECONDS
-    background_ok = go_async is not None and bool(hook.get("background", True))
+    deadline = started + hook.budget_seconds - SAFETY_SECONDS
+    background_ok = go_async is not None and hook.background
 
     def on_fire(fallback) -> None:  # the watchdog ended the hook: log what it emitted
         trace.update(outcome="raw" if fallback else "nothing", why="deadline")
         injections.append(injections.record(payload, trace, fallback, started))
 
-    dog = Watchdog(started + hook["budget_seconds"] - WATCHDOG_SECONDS, emit, on_fire)
+    dog = Watchdog(started + hook.budget_seconds - WATCHDOG_SECONDS, emit, on_fire)
     pending = None
     try:
         # screened: refusal and trivial_reason ran above, once per prompt; neither side repeats them
@@ -778,7 +776,7 @@ def run_hook(payload: dict, started: float, emit, go_async=None) -> dict | None:
             injections.append(injections.record(payload, trace, out, started))
         return None
     # the model in the background: the prompt goes on now, the briefing joins the turn later
-    go_async(int(max(1.0, hook["background_seconds"] - (time.time() - started)) * 1000) + 2000)
+    go_async(int(max(1.0, hook.background_seconds - (time.time() - started)) * 1000) + 2000)
     trace["held_ms"] = round((time.time() - started) * 1000, 1)
     fallback = out.fallback if isinstance(out, Later) else pending.fallback()
 
@@ -790,10 +788,10 @@ def run_hook(payload: dict, started: float, emit, go_async=None) -> dict | None:
             return None
         return output
 
-    late_dog = Watchdog(started + hook["background_seconds"] - WATCHDOG_SECONDS, lambda o: emit(in_turn(o)), on_fire)
+    late_dog = Watchdog(started + hook.background_seconds - WATCHDOG_SECONDS, lambda o: emit(in_turn(o)), on_fire)
     late_dog.offer(fallback)
     try:
-        until = started + hook["background_seconds"] - SAFETY_SECONDS
+        until = started + hook.background_seconds - SAFETY_SECONDS
         if isinstance(out, Later):
             out = service_deliver_call(out, until, trace)
         else:

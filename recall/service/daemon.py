@@ -468,7 +468,7 @@ class Service:
         hook = hook_settings(config.load())
         if not semantic.enabled(hook):
             semantic.attach(None)
-            why = "hook.semantic is false" if not hook.get("semantic", True) else "the encoder is not installed"
+            why = "hook.semantic is false" if not hook.semantic else "the encoder is not installed"
             self.semantic_status = {"on": False, "why": why}
             return
         self._semantic_busy = True
