@@ -164,28 +164,60 @@ def choose_path(hook: HookSettings, cfg: dict) -> tuple[str, str]:
     return ("raw", "off") if choice.name == "off" else ("model", choice.name)
 
 
+class Run:
+    """One prompt's run through the pipeline, built once by ``plan_context``: what every later
+    step reads (``_decide``, ``Pending.deliver``, ``_deliver``). ``payload``: the hook's input;
+    ``hook``: the ``HookSettings``; ``cfg``: the loaded config (the backend's choice reads it);
+    ``searcher``: the caller's, or None (this process's shared one); ``trace``: what happened, for
+    the injection log (``recall.prompt.injections.record``); ``rules``: the fired rules, and
+    ``only_rules``: the output they alone make (or None)."""
+
+    __slots__ = ("payload", "prompt", "hook", "cfg", "searcher", "trace", "rules", "only_rules")
+
+    def __init__(
+        self,
+        payload: dict,
+        hook: HookSettings,
+        cfg: dict,
+        trace: dict,
+        *,
+        searcher=None,
+        rules: list | None = None,
+        only_rules: dict | None = None,
+    ) -> None:
+        self.payload, self.prompt, self.hook, self.cfg = payload, payload.get("prompt"), hook, cfg
+        self.searcher, self.trace = searcher, trace
+        self.rules, self.only_rules = rules if rules is not None else [], only_rules
+
+
 class Pending:
-    """A prompt the model will read (``plan_context``): what ``deliver`` needs, and the way
-    (``recall.prompt.ways``: ``wait`` or ``background``) it takes."""
+    """A prompt the model will read (``plan_context``): its ``run``, the ``hits`` the model reads
+    and the raw path's own pick (``raw_hits``, the fallback), and the way (``recall.prompt.ways``:
+    ``wait`` or ``background``) it takes."""
 
-    __slots__ = ("prompt", "hits", "raw_hits", "hook", "cfg", "trace", "rules", "only_rules", "way", "prepare")
+    __slots__ = ("run", "hits", "raw_hits", "way", "prepare")
 
-    def __init__(self, prompt, hits, raw_hits, hook, cfg, trace, rules, only_rules, way, prepare=None) -> None:
-        self.prompt, self.hits, self.raw_hits, self.hook, self.cfg = prompt, hits, raw_hits, hook, cfg
-        self.trace, self.rules, self.only_rules, self.way = trace, rules, only_rules, way
+    def __init__(self, run: Run, hits: list, raw_hits: list, way: str, prepare=None) -> None:
+        self.run, self.hits, self.raw_hits, self.way = run, hits, raw_hits, way
         # the search and the call gate, run after the prompt went on (the background way): called
         # once, it returns ``_decide``'s ``(output, pending)``
         self.prepare = prepare
+
+    @property
+    def trace(self) -> dict:
+        return self.run.trace
 
     def fallback(self) -> dict | None:
         """What the prompt gets when the model fails or is late: the raw path's own pick (the
         strict gate), else the fired rules alone, else nothing."""
         from recall.prompt.block import format_raw, hook_output
 
+        run = self.run
         if not self.raw_hits:
-            return self.only_rules
-        scope_all = self.hook.scope == "all"
-        return hook_output(format_raw(self.raw_hits, self.prompt, self.hook.raw_max_chars, scope_all, rules=self.rules))
+            return run.only_rules
+        return hook_output(
+            format_raw(self.raw_hits, run.prompt, run.hook.raw_max_chars, run.hook.scope_all, rules=run.rules)
+        )
 
     def deliver(self, deadline: float, on_fallback=None) -> dict | None:
         """The briefing (or the fallback), ready by ``deadline``; ``trace`` completed."""
@@ -196,8 +228,8 @@ class Pending:
                 return out
             self.hits, self.raw_hits = later.hits, later.raw_hits
         if not self.hits:  # nothing left for the model to read (e.g. every hit hidden meanwhile)
-            self.trace.update(outcome="rules" if self.only_rules else "nothing", why="no hit left to read")
-            return self.only_rules
+            self.trace.update(outcome="rules" if self.run.only_rules else "nothing", why="no hit left to read")
+            return self.run.only_rules
         out = _deliver(self, deadline, on_fallback)
         if out is not None:
             self.trace["text"] = _redacted(out["hookSpecificOutput"]["additionalContext"])
@@ -265,6 +297,7 @@ def plan_context(
         on_fallback(only_rules)
     if rules:
         trace["rules"] = [f.rule.id for f in rules]
+    run = Run(payload, hook, cfg, trace, searcher=searcher, rules=rules, only_rules=only_rules)
     early = None
     if hook.background and isinstance(prompt, str) and not ways.asks_about_past(prompt):
         early = choose_path(hook, cfg)
@@ -278,18 +311,18 @@ def plan_context(
                 from recall.search.semantic import attached
 
                 choice = early if attached() is not None else None
-                out, later = _decide(payload, hook, cfg, searcher, trace, rules, only_rules, choice, on_fallback)
+                out, later = _decide(run, choice, on_fallback)
                 trace["way"] = ways.BACKGROUND  # the prompt went on at once, whatever the search found
                 return out, later
 
-            return None, Pending(prompt, [], [], hook, cfg, trace, rules, only_rules, ways.BACKGROUND, prepare)
+            return None, Pending(run, [], [], ways.BACKGROUND, prepare)
     from recall.search.semantic import attached
 
     choice = (early or choose_path(hook, cfg)) if attached() is not None else None  # asked once, below too
-    return _decide(payload, hook, cfg, searcher, trace, rules, only_rules, choice, on_fallback)
+    return _decide(run, choice, on_fallback)
 
 
-def _decide(payload, hook, cfg, searcher, trace, rules, only_rules, choice, on_fallback):
+def _decide(run: Run, choice, on_fallback):
     """``plan_context`` once the prompt is searched: the past sessions' candidates judged, each
     path's gate, the semantic channel's picks; ``(output, None)`` or ``(None, pending)``.
     ``choice``: ``choose_path``'s answer when the semantic channel is attached (the service), else None."""
@@ -309,7 +342,8 @@ def _decide(payload, hook, cfg, searcher, trace, rules, only_rules, choice, on_f
     )
     from recall.prompt.injections import injected_sessions
 
-    prompt = payload.get("prompt")
+    payload, prompt, hook, cfg, trace = run.payload, run.prompt, run.hook, run.cfg, run.trace
+    searcher, rules, only_rules = run.searcher, run.rules, run.only_rules
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload.get("cwd") else None
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     if choice is not None and choice[0] == "model" and isinstance(prompt, str):
@@ -397,7 +431,7 @@ def _decide(payload, hook, cfg, searcher, trace, rules, only_rules, choice, on_f
         return out, None
     way = ways.model_way(prompt, hits, hook)
     trace["way"] = way
-    return None, Pending(prompt, hits, raw.hits, hook, cfg, trace, rules, only_rules, way)
+    return None, Pending(run, hits, raw.hits, way)
 
 
 def _nothing_but_rules(trace: dict, only_rules: dict | None, why: str) -> dict | None:
@@ -448,7 +482,8 @@ def _deliver(p: Pending, deadline: float, on_fallback=None) -> dict | None:
     pick (``p.raw_hits``, the strict gate) as the fallback when the model fails or is late."""
     from recall.prompt.block import format_synthesis, hook_output
 
-    hook, trace, only_rules, raw_hits = p.hook, p.trace, p.only_rules, p.raw_hits
+    run = p.run
+    hook, trace, only_rules, raw_hits = run.hook, run.trace, run.only_rules, p.raw_hits
     raw = p.fallback() if raw_hits else None
 
     def raw_because(why: str) -> dict | None:
@@ -473,7 +508,7 @@ def _deliver(p: Pending, deadline: float, on_fallback=None) -> dict | None:
     left = deadline - time.time()
     if left < (backend.CLAUDE_CODE_HOOK_SECONDS if trace.get("backend") == "claude-code" else MIN_SYNTH_SECONDS):
         return raw_because("deadline")
-    finished, result = _synthesize_within(p.prompt, p.hits, left, max_chars)
+    finished, result = _synthesize_within(run.prompt, p.hits, left, max_chars)
     if not finished:
         _log().warning("synthesis did not finish within the hook budget; injected raw snippets")
         return raw_because("deadline")
@@ -505,7 +540,7 @@ def _deliver(p: Pending, deadline: float, on_fallback=None) -> dict | None:
     )
     return hook_output(
         format_synthesis(
-            result, max_chars, scope_all, rules=p.rules, marks=any(getattr(h, "stale", None) for h in hits)
+            result, max_chars, scope_all, rules=run.rules, marks=any(getattr(h, "stale", None) for h in hits)
         )
     )
 
@@ -678,7 +713,7 @@ def service_deliver(pending: Pending | None, budget) -> dict:
     if pending is None:
         return {"_trace": {"outcome": "nothing", "why": "the service no longer held the prompt (restarted?)"}}
     if not isinstance(budget, (int, float)) or not math.isfinite(budget) or budget <= 0:
-        budget = pending.hook.background_seconds - 1.0
+        budget = pending.run.hook.background_seconds - 1.0
     out = pending.deliver(time.time() + min(float(budget), 300.0))
     return {**(out or {}), "_trace": pending.trace}
 
