@@ -24,6 +24,7 @@ import threading
 import time
 
 from recall.core import config
+from recall.prompt.injections import Outcome
 from recall.prompt.settings import HookSettings, hook_settings
 from recall.prompt.trivial import trivial_reason
 
@@ -228,7 +229,9 @@ class Pending:
                 return out
             self.hits, self.raw_hits = later.hits, later.raw_hits
         if not self.hits:  # nothing left for the model to read (e.g. every hit hidden meanwhile)
-            self.trace.update(outcome="rules" if self.run.only_rules else "nothing", why="no hit left to read")
+            self.trace.update(
+                outcome=Outcome.RULES if self.run.only_rules else Outcome.NOTHING, why="no hit left to read"
+            )
             return self.run.only_rules
         out = _deliver(self, deadline, on_fallback)
         if out is not None:
@@ -283,11 +286,11 @@ def plan_context(
     # screened: the hook (run_hook) found the prompt neither refused nor trivial; not checked again
     refused = None if screened else refusal(payload, cfg)
     if refused:  # paused, switched off or excluded: nothing injected, nothing logged
-        trace.update(outcome="refused", why=refused)
+        trace.update(outcome=Outcome.REFUSED, why=refused)
         return None, None
     reason = None if screened else trivial_reason(prompt, hook)
     if reason:
-        trace.update(outcome="trivial", why=str(reason))
+        trace.update(outcome=Outcome.TRIVIAL, why=str(reason))
         return None, None
     from recall.prompt.block import format_rules, hook_output
 
@@ -422,7 +425,7 @@ def _decide(run: Run, choice, on_fallback):
         return _nothing_but_rules(trace, only_rules, why), None
     if path != "model":
         trace["way"] = ways.RAW
-        trace.update(outcome="raw", why="synthesis off" if not hook.synthesize else "no backend")
+        trace.update(outcome=Outcome.RAW, why="synthesis off" if not hook.synthesize else "no backend")
         trace["injected"] = list(dict.fromkeys(h.session_id for h in hits))
         out = hook_output(format_raw(hits, prompt, hook.raw_max_chars, hook.scope == "all", rules=rules))
         if on_fallback is not None:
@@ -438,7 +441,7 @@ def _nothing_but_rules(trace: dict, only_rules: dict | None, why: str) -> dict |
     """No past session is injected (``why``): the fired rules alone, if any; the way is nothing."""
     from recall.prompt import ways
 
-    trace.update(way=ways.NOTHING, outcome="rules" if only_rules is not None else "nothing", why=why)
+    trace.update(way=ways.NOTHING, outcome=Outcome.RULES if only_rules is not None else Outcome.NOTHING, why=why)
     if only_rules is not None:
         trace["text"] = _redacted(only_rules["hookSpecificOutput"]["additionalContext"])
     return only_rules
@@ -490,11 +493,11 @@ def _deliver(p: Pending, deadline: float, on_fallback=None) -> dict | None:
         if raw is None:  # nothing passes the raw path's gate: nothing rather than a loose guess
             trace["hits"] = []
             trace.update(
-                outcome="rules" if only_rules is not None else "nothing",
+                outcome=Outcome.RULES if only_rules is not None else Outcome.NOTHING,
                 why=f"{why}; no hit reached hook.min_confidence {float(hook['min_confidence']):.2f}",
             )
             return only_rules
-        trace.update(outcome="raw", why=why)
+        trace.update(outcome=Outcome.RAW, why=why)
         trace["injected"] = list(dict.fromkeys(h.session_id for h in raw_hits))
         trace["hits"] = [_traced(h) for h in raw_hits]
         return raw
@@ -524,7 +527,7 @@ def _deliver(p: Pending, deadline: float, on_fallback=None) -> dict | None:
     hits = p.hits
     if not result.strip():
         trace.update(
-            outcome="rules" if only_rules is not None else "nothing",
+            outcome=Outcome.RULES if only_rules is not None else Outcome.NOTHING,
             why=f"the model found nothing relevant in the {len(hits)} hits it read (above "
             f"hook.model_min_confidence {float(hook['model_min_confidence']):.2f}"
             + (
@@ -534,7 +537,7 @@ def _deliver(p: Pending, deadline: float, on_fallback=None) -> dict | None:
             ),
         )
         return only_rules  # the model found nothing in the hits that bears on the prompt
-    trace.update(outcome="synthesized", why="")
+    trace.update(outcome=Outcome.SYNTHESIZED, why="")
     trace["injected"] = list(dict.fromkeys(h.session_id for h in hits if h.session_id[:8] in result)) or list(
         dict.fromkeys(h.session_id for h in hits)
     )
@@ -617,10 +620,10 @@ def service_deliver_call(later: Later, deadline: float, trace: dict) -> dict | N
         _log().warning(
             "service hook_deliver failed (%s: %s); injected the fallback", type(exc).__name__, str(exc)[:200]
         )
-        trace.update(outcome="raw" if later.fallback else "nothing", why="error")
+        trace.update(outcome=Outcome.RAW if later.fallback else Outcome.NOTHING, why="error")
         return later.fallback
     if not isinstance(result, dict) or not isinstance(result.get("_trace"), dict):
-        trace.update(outcome="raw" if later.fallback else "nothing", why="error")
+        trace.update(outcome=Outcome.RAW if later.fallback else Outcome.NOTHING, why="error")
         return later.fallback
     result = dict(result)
     trace.update(result.pop("_trace"))
@@ -711,7 +714,7 @@ def service_deliver(pending: Pending | None, budget) -> dict:
     """The service side of ``hook_deliver``: the briefing of a prompt ``service_op`` kept, by
     ``budget`` seconds from now; ``{"_trace": ...}`` alone when there is nothing to inject."""
     if pending is None:
-        return {"_trace": {"outcome": "nothing", "why": "the service no longer held the prompt (restarted?)"}}
+        return {"_trace": {"outcome": Outcome.NOTHING, "why": "the service no longer held the prompt (restarted?)"}}
     if not isinstance(budget, (int, float)) or not math.isfinite(budget) or budget <= 0:
         budget = pending.run.hook.background_seconds - 1.0
     out = pending.deliver(time.time() + min(float(budget), 300.0))
@@ -779,7 +782,7 @@ def run_hook(payload: dict, started: float, emit, go_async=None) -> dict | None:
     trace: dict = {}
     reason = trivial_reason(payload.get("prompt"), hook)
     if reason:
-        trace.update(outcome="trivial", why=str(reason), way=ways.NOTHING)
+        trace.update(outcome=Outcome.TRIVIAL, why=str(reason), way=ways.NOTHING)
         injections.append(injections.record(payload, trace, None, started))
         return None
     session_id = payload.get("session_id")
@@ -788,7 +791,7 @@ def run_hook(payload: dict, started: float, emit, go_async=None) -> dict | None:
     background_ok = go_async is not None and hook.background
 
     def on_fire(fallback) -> None:  # the watchdog ended the hook: log what it emitted
-        trace.update(outcome="raw" if fallback else "nothing", why="deadline")
+        trace.update(outcome=Outcome.RAW if fallback else Outcome.NOTHING, why="deadline")
         injections.append(injections.record(payload, trace, fallback, started))
 
     dog = Watchdog(started + hook.budget_seconds - WATCHDOG_SECONDS, emit, on_fire)
@@ -819,7 +822,7 @@ def run_hook(payload: dict, started: float, emit, go_async=None) -> dict | None:
         """``output``, or None when its turn is over (``recall.prompt.turns``)."""
         late = turns.ended_since(session_id, mark, started) if output is not None else None
         if late:
-            trace.update(outcome="dropped", why=f"{late} before the briefing was ready")
+            trace.update(outcome=Outcome.DROPPED, why=f"{late} before the briefing was ready")
             return None
         return output
 
