@@ -146,7 +146,7 @@ class HookSettings(_Settings):
     """The prompt hook's settings (the config's ``hook`` section), every value checked: a value of
     the wrong type falls back to its default, a number with a range is clamped to it."""
 
-    __slots__ = tuple(k for k, _ in HOOK_DEFAULTS)
+    __slots__ = (*(k for k, _ in HOOK_DEFAULTS), "model")
     DEFAULTS = HOOK_DEFAULTS
 
     budget_seconds: float
@@ -169,6 +169,7 @@ class HookSettings(_Settings):
     background_seconds: float
     max_rules: int
     stale_marks: bool
+    model: str | None  # hook.model: the syntheses' own model (unset: model.name); not in the defaults
 
     def __init__(self, **values) -> None:
         for key, default in HOOK_DEFAULTS:
@@ -184,6 +185,8 @@ class HookSettings(_Settings):
         self.background_seconds = float(min(max(self.background_seconds, self.budget_seconds), 300))
         if self.scope not in ("project", "all"):
             self.scope = "project"
+        model = values.get("model")
+        self.model = model if isinstance(model, str) and model.strip() else None
 
     @classmethod
     def from_config(cls, cfg: dict | None) -> HookSettings:
@@ -199,13 +202,14 @@ class HookSettings(_Settings):
 class MemorySettings(_Settings):
     """Memory's settings (the config's ``memory`` section), every value checked as its readers
     always did: ``enabled`` is off only for ``false``/``"off"``/``0``, ``claude_md`` one of
-    ``MEMORY_MODES``, a number of the wrong type (or zero, for the timeout) its default."""
+    ``MEMORY_MODES``, a number of the wrong type (or zero, for the timeout) its default;
+    ``daily_call_cap`` null: no cap."""
 
     __slots__ = tuple(k for k, _ in MEMORY_DEFAULTS)
     DEFAULTS = MEMORY_DEFAULTS
 
     enabled: bool
-    daily_call_cap: int
+    daily_call_cap: int | None
     claude_md: str
     idle_seconds: float
     timeout_seconds: float
@@ -214,7 +218,9 @@ class MemorySettings(_Settings):
         d = dict(MEMORY_DEFAULTS)
         self.enabled = values.get("enabled", True) not in OFF
         cap = values.get("daily_call_cap", d["daily_call_cap"])
-        self.daily_call_cap = cap if isinstance(cap, int) and not isinstance(cap, bool) else d["daily_call_cap"]
+        if cap is not None:  # null: no cap
+            cap = _checked(d["daily_call_cap"], cap)
+        self.daily_call_cap = int(cap) if cap is not None else None
         mode = values.get("claude_md", d["claude_md"])
         self.claude_md = "none" if mode in (False, None, "off", "no") else mode if mode in MEMORY_MODES else "claude_md"
         self.idle_seconds = float(_checked(d["idle_seconds"], values.get("idle_seconds", d["idle_seconds"])))
