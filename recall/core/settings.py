@@ -57,7 +57,7 @@ ACKNOWLEDGEMENTS = (
 )
 
 # (name, default): the ``hook`` section, in the order `recall config` shows it
-HOOK_DEFAULTS: tuple[tuple[str, object], ...] = (
+HOOK_DEFAULTS = (
     ("budget_seconds", 5.0),  # the whole hook, process start to output
     ("max_chars", 3000),  # size of the injected block
     ("min_chars", 15),  # shorter prompts are trivial
@@ -81,7 +81,7 @@ HOOK_DEFAULTS: tuple[tuple[str, object], ...] = (
 )
 
 # (name, default): the ``memory`` section
-MEMORY_DEFAULTS: tuple[tuple[str, object], ...] = (
+MEMORY_DEFAULTS = (
     ("enabled", True),  # False: the capture hooks queue nothing
     ("daily_call_cap", 200),  # extraction + consolidation calls per day
     ("claude_md", "claude_md"),  # claude_md | local | none (inject at SessionStart instead)
