@@ -292,7 +292,7 @@ def check_semantic(service_status: dict | None = None) -> Check:
     from recall.core import config
     from recall.prompt.settings import hook_settings
 
-    if not hook_settings(config.load()).get("semantic", True):
+    if not hook_settings(config.load()).semantic:
         return Check("semantic channel", True, "off (hook.semantic is false): the hook finds by words only")
     from recall.search import minilm
 

@@ -520,32 +520,42 @@ def _when(t) -> str:
         return "?"
 
 
+def _record(rec: dict):
+    """The log line ``rec`` as an ``InjectionRecord`` (each field of the writer's type)."""
+    from recall.prompt.injections import InjectionRecord
+
+    return InjectionRecord.of(rec)
+
+
 def _held(rec: dict) -> str:
     """`` (background: held 41 ms)``: which way the prompt took and how long it was held
     (``recall.prompt.ways``), for records that say so."""
-    way, held = rec.get("way"), rec.get("held_ms")
-    if way not in ("nothing", "raw", "wait", "background") or not isinstance(held, (int, float)):
+    from recall.prompt.ways import WAYS
+
+    r = _record(rec)
+    if r.way not in WAYS or r.held_ms is None:
         return ""
-    return f" ({way}: held {held:.0f} ms)"
+    return f" ({r.way}: held {r.held_ms:.0f} ms)"
 
 
 def _path(rec: dict) -> str:
     """`` [model path: hook.model_min_confidence 0.20]``: which path decided, by which gate."""
-    path = rec.get("path")
-    if path not in ("raw", "model"):
+    r = _record(rec)
+    if r.path not in ("raw", "model"):
         return ""
-    gate = rec.get("gate") if isinstance(rec.get("gate"), dict) else {}
-    value = gate.get("value")
-    where = f": {gate.get('setting')} {value:.2f}" if gate.get("setting") and isinstance(value, (int, float)) else ""
-    return f" [{path} path{where}]"
+    setting, value = r.gate.get("setting"), r.gate.get("value")
+    where = f": {setting} {value:.2f}" if setting and isinstance(value, (int, float)) else ""
+    return f" [{r.path} path{where}]"
 
 
 def _outcome(rec: dict) -> str:
-    outcome = str(rec.get("outcome") or "?")
-    if outcome == "synthesized":
-        return f"synthesized ({rec.get('backend') or '?'})"
-    why = rec.get("why")
-    return f"{outcome} ({why})" if why else outcome
+    from recall.prompt.injections import Outcome
+
+    r = _record(rec)
+    if r.outcome == Outcome.SYNTHESIZED:
+        return f"synthesized ({r.backend or '?'})"
+    outcome = str(r.outcome or "?")
+    return f"{outcome} ({r.why})" if r.why else outcome
 
 
 def _hits(rec: dict) -> str:

@@ -18,55 +18,13 @@ import json
 import os
 from pathlib import Path
 
-from recall.core import paths
+from recall.core import paths, settings
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 BACKENDS = ("auto", "api", "claude-code", "off")
 
 # $ per million tokens (input, output) for the cost estimate in `recall status`
 PRICES = {"haiku": (1.0, 5.0), "sonnet": (3.0, 15.0), "opus": (5.0, 25.0)}
-
-ACKNOWLEDGEMENTS = [
-    "yes",
-    "y",
-    "yep",
-    "yeah",
-    "yup",
-    "no",
-    "nope",
-    "ok",
-    "okay",
-    "k",
-    "kk",
-    "sure",
-    "continue",
-    "go on",
-    "go ahead",
-    "proceed",
-    "do it",
-    "thanks",
-    "thank you",
-    "thx",
-    "ty",
-    "lgtm",
-    "looks good",
-    "sounds good",
-    "perfect",
-    "great",
-    "nice",
-    "cool",
-    "done",
-    "next",
-    "retry",
-    "try again",
-    "again",
-    "good",
-    "fine",
-    "approved",
-    "ship it",
-    "keep going",
-    "carry on",
-]
 
 DEFAULTS: dict = {
     "api_key": None,
@@ -76,36 +34,9 @@ DEFAULTS: dict = {
         "claude_path": None,  # the Claude Code binary for the claude-code backend (PATH when unset)
     },
     "tool_result_chars": 2000,
-    "hook": {
-        "budget_seconds": 5.0,  # the whole hook, process start to output
-        "max_chars": 3000,  # size of the injected block
-        "min_chars": 15,  # shorter prompts are trivial
-        "skip": ACKNOWLEDGEMENTS,  # whole-prompt acknowledgements (case/punctuation-insensitive)
-        "scope": "project",  # project | all
-        "limit": 8,  # lexical hits handed to synthesis (the semantic channel adds at most semantic_sessions)
-        "min_confidence": 0.6,  # raw path: inject only hits this sure to bear on the prompt (recall.search.confidence)
-        "model_min_confidence": 0.25,  # model path: hand the synthesis hits this sure; it answers NONE for the rest
-        "raw_limit": 3,  # raw path: at most this many hits, one per past session
-        "semantic": True,  # model path: also hand the synthesis the sessions nearest in meaning (recall.search.semantic)
-        "semantic_min_similarity": 0.3,  # ... those at least this near the prompt (cosine)
-        "semantic_sessions": 3,  # ... at most this many past sessions of them
-        "ask_min_confidence": 0.4,  # model path: ask the model only when a hit is this sure ...
-        "ask_min_similarity": 0.35,  # ... or a past session is this near in meaning (benchmarks/call_gate.py)
-        "raw_max_chars": 1500,  # raw path: size of the injected block
-        "synthesize": True,  # False: always inject raw snippets
-        "background": True,  # the model writes its briefing while the prompt goes on (recall.prompt.ways)
-        "background_seconds": 20.0,  # ... for at most this long, from the prompt's start
-        "max_rules": 5,  # triggered rules injected per prompt (recall rules); 0: none
-        "stale_marks": True,  # mark hits whose files changed since (recall.search.stale)
-    },
+    "hook": settings.HookSettings.defaults(),  # every default and its meaning: recall.core.settings
     "exclude": [],  # projects (paths, globs) never captured: `recall exclude`
-    "memory": {
-        "enabled": True,  # False: the capture hooks queue nothing
-        "daily_call_cap": 200,  # extraction + consolidation calls per day
-        "claude_md": "claude_md",  # claude_md | local | none (inject at SessionStart instead)
-        "idle_seconds": 60,  # a Stop is extracted once the transcript was quiet this long
-        "timeout_seconds": 60,  # one extraction / consolidation call
-    },
+    "memory": settings.MemorySettings.defaults(),  # ... and recall.core.settings
 }
 
 

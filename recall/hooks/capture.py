@@ -24,8 +24,9 @@ CAPTURE_OP_TIMEOUT = 1.0
 
 
 def _enabled(cfg: dict) -> bool:
-    mem = cfg.get("memory") or {}
-    return mem.get("enabled", True) not in (False, "false", "off", 0)
+    from recall.core.settings import MemorySettings
+
+    return MemorySettings.from_config(cfg).enabled
 
 
 def _capture(event: str, payload: dict) -> None:

@@ -65,7 +65,7 @@ def input_deadline(name: str, started: float) -> float:
         try:
             from recall.prompt.settings import hook_settings
 
-            return started + hook_settings()["budget_seconds"]
+            return started + hook_settings().budget_seconds
         except Exception:  # a broken config must not hang the hook either
             pass
     return started + STDIN_SECONDS

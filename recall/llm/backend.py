@@ -128,13 +128,14 @@ def describe(cfg: dict | None = None, env: dict | None = None) -> dict:
     cfg = cfg if cfg is not None else config.load()
     choice = choose(cfg, env)
     out = {"setting": choice.setting, "backend": choice.name, "why": choice.why, "features": {}}
-    hook = cfg.get("hook") if isinstance(cfg.get("hook"), dict) else {}
-    mem = cfg.get("memory") if isinstance(cfg.get("memory"), dict) else {}
+    from recall.core.settings import HookSettings, MemorySettings
+
+    synthesize, memory = HookSettings.from_config(cfg).synthesize, MemorySettings.from_config(cfg).enabled
     for feature in FEATURES:
         name, why = choice.name, choice.why
-        if feature == "synthesis" and hook.get("synthesize", True) in (False, "false", "off", 0):
+        if feature == "synthesis" and not synthesize:
             name, why = "off", "hook.synthesize is false"
-        elif feature == "memory" and mem.get("enabled", True) in (False, "false", "off", 0):
+        elif feature == "memory" and not memory:
             name, why = "off", "memory.enabled is false"
         elif feature == "synthesis" and name == "claude-code":
             why = (

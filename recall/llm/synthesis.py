@@ -136,9 +136,9 @@ def _changed_line(hit) -> str:
 
 
 def _model(cfg: dict) -> str:
-    hook = cfg.get("hook") if isinstance(cfg.get("hook"), dict) else {}
-    override = hook.get("model") if isinstance(hook, dict) else None
-    return override if isinstance(override, str) and override.strip() else config.model(cfg)
+    from recall.core.settings import HookSettings
+
+    return HookSettings.from_config(cfg).model or config.model(cfg)
 
 
 # ---------------------------------------------------------------------------- the cache

@@ -26,6 +26,7 @@ import time
 from dataclasses import asdict, dataclass
 
 from recall.core import config
+from recall.core.settings import MemorySettings
 
 SYSTEM_TOKENS = 1_500  # the extraction prompt's instructions and the existing memories shown with each chunk
 EXTRACT_OUT_TOKENS = 300  # a typical answer: a few memories as JSON
@@ -101,7 +102,7 @@ def plan(since: float, project: str | None = None, cfg: dict | None = None, now:
     pin, pout = config.price_per_mtok(model)
     tokens_in = sum(it.input_chars // 4 + it.calls * SYSTEM_TOKENS for it in items)
     tokens_out = sum(it.extract_calls * EXTRACT_OUT_TOKENS + (SUMMARY_OUT_TOKENS if it.summary else 0) for it in items)
-    cap = (cfg.get("memory") or {}).get("daily_call_cap")
+    cap = MemorySettings.from_config(cfg).daily_call_cap
     calls_today = _calls_today()
     return {
         "since": since,

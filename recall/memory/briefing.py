@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from recall.core import config, paths
+from recall.core.settings import MEMORY_MODES
 from recall.core.text import one_line
 from recall.memory import TYPES
 from recall.memory.store import (
@@ -57,7 +58,7 @@ MARKS_NOTE = (
     "A mark like (src/app.ts changed 3 days later) means a file the memory names changed "
     "substantially, moved or was deleted since it was written: check the code before relying on it."
 )
-MODES = ("claude_md", "local", "none")
+MODES = MEMORY_MODES  # memory.claude_md (recall.core.settings)
 FILES = {"claude_md": "CLAUDE.md", "local": "CLAUDE.local.md"}
 INTRO = (
     "What past sessions established about this project, kept current by recall. "
@@ -66,10 +67,9 @@ INTRO = (
 
 
 def mode(cfg: dict | None = None) -> str:
-    value = ((cfg or config.load()).get("memory") or {}).get("claude_md", "claude_md")
-    if value in (False, None, "off", "no"):
-        return "none"
-    return value if value in MODES else "claude_md"
+    from recall.core.settings import MemorySettings
+
+    return MemorySettings.from_config(cfg or config.load()).claude_md
 
 
 def allocate(counts: dict[str, int], budgets: dict[str, int] | None = None) -> dict[str, int]:

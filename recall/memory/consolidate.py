@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, field
 
 from recall.core import config, log
+from recall.core.settings import MemorySettings
 from recall.core.text import one_line
 from recall.llm import backend
 from recall.llm.errors import CapReached, ModelError, NoKey
@@ -132,9 +133,9 @@ def build_prompt(mtype: str, mems: list[store.Memory], now: float) -> str:
 def ask_model(mtype: str, mems: list[store.Memory], now: float, cfg: dict):
     from recall.memory.model import BadAnswer, parse_consolidation
 
-    settings = cfg.get("memory") or {}
-    timeout = float(settings.get("timeout_seconds") or 60.0)
-    cap = settings.get("daily_call_cap")
+    settings = MemorySettings.from_config(cfg)
+    timeout = settings.timeout_seconds
+    cap = settings.daily_call_cap
     prompt = build_prompt(mtype, mems, now)
     problem = None
     for attempt in (1, 2):
@@ -278,8 +279,8 @@ def recheck(project: str, cfg: dict, now: float, result: Result) -> None:
             break
     if not items:
         return
-    settings = cfg.get("memory") or {}
-    cap = settings.get("daily_call_cap")
+    settings = MemorySettings.from_config(cfg)
+    cap = settings.daily_call_cap
     prompt = redact(build_recheck_prompt(items))
     answer = None
     for attempt in (1, 2):
@@ -288,7 +289,7 @@ def recheck(project: str, cfg: dict, now: float, result: Result) -> None:
             prompt,
             purpose="consolidation",
             max_tokens=MAX_TOKENS,
-            timeout=float(settings.get("timeout_seconds") or 60.0),
+            timeout=settings.timeout_seconds,
             cap=int(cap) if cap is not None else None,
         )
         try:

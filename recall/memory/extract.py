@@ -42,7 +42,6 @@ MESSAGE_CHARS = 1500
 TOOL_CHARS = 200
 EXISTING_LIMIT = 120  # active memories shown to the model with each chunk
 EXTRACT_MAX_TOKENS = 2048
-DEFAULT_TIMEOUT = 60.0
 
 SYSTEM = """You maintain the long-term memory of one software project for Claude Code, an AI coding \
 assistant. You read an excerpt of a coding session and write down what a future session should know \
@@ -328,8 +327,11 @@ def chunk(
 
 
 # the model -----------------------------------------------------------------------------
-def memory_settings(cfg: dict | None = None) -> dict:
-    return (cfg or config.load()).get("memory") or {}
+def memory_settings(cfg: dict | None = None):
+    """The ``memory`` section as a ``MemorySettings`` (``recall.core.settings``)."""
+    from recall.core.settings import MemorySettings
+
+    return MemorySettings.from_config(cfg or config.load())
 
 
 def build_prompt(existing: list[store.Memory], text: str, part: int, parts: int) -> str:
@@ -349,8 +351,8 @@ def ask_model(existing: list[store.Memory], text: str, *, part: int = 1, parts: 
     from recall.memory.model import BadAnswer, parse_extraction
 
     settings = memory_settings(cfg)
-    timeout = float(settings.get("timeout_seconds") or DEFAULT_TIMEOUT)
-    cap = settings.get("daily_call_cap")
+    timeout = settings.timeout_seconds
+    cap = settings.daily_call_cap
     prompt = build_prompt(existing, text, part, parts)
     problem = None
     for attempt in (1, 2):

@@ -20,14 +20,15 @@ def memory_status(cwd: str | None = None, cfg: dict | None = None) -> dict:
     from recall.memory import briefing, queue, store
 
     cfg = cfg or config.load()
-    mem = cfg.get("memory") or {}
+    from recall.core.settings import MemorySettings
     from recall.llm import backend
 
+    mem = MemorySettings.from_config(cfg)
     choice = backend.choose(cfg)
     key, where = choice.name != "off", choice.source
-    enabled = mem.get("enabled", True) not in (False, "false", "off", 0)
+    enabled = mem.enabled
     usage = usage_summary()
-    cap = mem.get("daily_call_cap")
+    cap = mem.daily_call_cap
     calls = calls_today()
     project = canonical_project(os.path.abspath(cwd or os.getcwd()))
     out = {

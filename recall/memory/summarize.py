@@ -49,8 +49,8 @@ def ask_model(system: str, prompt: str, *, cfg: dict | None = None) -> tuple[str
     from recall.memory.extract import memory_settings
 
     settings = memory_settings(cfg)
-    cap = settings.get("daily_call_cap")
-    timeout = float(settings.get("timeout_seconds") or 60)
+    cap = settings.daily_call_cap
+    timeout = settings.timeout_seconds
     text = backend.complete(
         system,
         prompt,

@@ -23,7 +23,6 @@ from recall.core.jsonio import read_json
 from recall.memory import memory_home
 from recall.memory import queue as q
 
-DEFAULT_IDLE_SECONDS = 60.0
 POLL_SECONDS = 5.0
 
 
@@ -45,10 +44,9 @@ def read_status() -> dict:
 
 
 def idle_seconds(cfg: dict) -> float:
-    try:
-        return max(0.0, float((cfg.get("memory") or {}).get("idle_seconds", DEFAULT_IDLE_SECONDS)))
-    except (TypeError, ValueError):
-        return DEFAULT_IDLE_SECONDS
+    from recall.core.settings import MemorySettings
+
+    return MemorySettings.from_config(cfg).idle_seconds
 
 
 def coalesce(items) -> dict[str, dict]:

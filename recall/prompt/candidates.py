@@ -11,7 +11,7 @@ import os
 import re
 import threading
 
-from recall.prompt.settings import hook_settings
+from recall.prompt.settings import HookSettings, hook_settings
 from recall.prompt.trivial import STOP_WORDS, normalize
 from recall.search.words import CODING_FRAMING, FRAMING
 
@@ -103,7 +103,7 @@ def candidates(searcher, text: str, limit: int, project: str | None, exclude_ses
 
 
 def judged_candidates(
-    prompt: str, cwd: str | None = None, session_id: str | None = None, hook: dict | None = None, searcher=None
+    prompt: str, cwd: str | None = None, session_id: str | None = None, hook: HookSettings | None = None, searcher=None
 ) -> tuple[list, object]:
     """The current project's (or every project's, by ``hook.scope``) candidates for ``prompt``,
     not of the current session, each with its confidence, best first; and the searcher."""
@@ -117,7 +117,7 @@ def judged_candidates(
     if not terms:
         return [], None
     project = None
-    if hook.get("scope") != "all":
+    if hook.scope != "all":
         project = canonical_project(os.path.abspath(cwd or os.getcwd()))
     try:
         s = searcher if searcher is not None else shared_searcher()
@@ -136,35 +136,35 @@ def _text_key(hit) -> str:
     return normalize(hit.text)[:300]
 
 
-def raw_decision(judged: list, hook: dict, skip_sessions=frozenset()):
+def raw_decision(judged: list, hook: HookSettings, skip_sessions=frozenset()):
     """The raw path's pick (no model reads it): hits at or above ``hook.min_confidence``,
     one per past session, at most ``hook.raw_limit``."""
-    from recall.search.confidence import DEFAULT_MIN_CONFIDENCE, decide
+    from recall.search.confidence import decide
 
     return decide(
         judged,
-        float(hook.get("min_confidence", DEFAULT_MIN_CONFIDENCE)),
+        hook.min_confidence,
         "hook.min_confidence",
-        int(hook.get("raw_limit", 3)),
+        hook.raw_limit,
         1,
         skip_sessions,
         _text_key,
     )
 
 
-def model_decision(judged: list, hook: dict, skip_sessions=frozenset()):
+def model_decision(judged: list, hook: HookSettings, skip_sessions=frozenset()):
     """The model path's pick (the synthesis decides, and answers NONE when nothing bears on
     the prompt): hits at or above the looser ``hook.model_min_confidence``, at most
     ``hook.limit``, ``PER_SESSION`` of one session."""
-    from recall.search.confidence import DEFAULT_MODEL_MIN_CONFIDENCE, decide
+    from recall.search.confidence import decide
 
-    gate = float(hook.get("model_min_confidence", DEFAULT_MODEL_MIN_CONFIDENCE))
-    return decide(
-        judged, gate, "hook.model_min_confidence", int(hook.get("limit", 8)), PER_SESSION, skip_sessions, _text_key
-    )
+    gate = hook.model_min_confidence
+    return decide(judged, gate, "hook.model_min_confidence", hook.limit, PER_SESSION, skip_sessions, _text_key)
 
 
-def nearest_sessions(prompt: str, cwd: str | None, session_id: str | None, hook: dict, searcher, skip=()) -> list:
+def nearest_sessions(
+    prompt: str, cwd: str | None, session_id: str | None, hook: HookSettings, searcher, skip=()
+) -> list:
     """The semantic channel's nearest past sessions of the current project (one hit each, best
     first, ``recall.search.semantic.related``), enough of them for both paths' picks
     (``semantic_picks``); [] where no vectors are attached (only the service has them),
@@ -173,40 +173,37 @@ def nearest_sessions(prompt: str, cwd: str | None, session_id: str | None, hook:
     from recall.search import semantic
 
     store = semantic.attached()
-    if store is None or searcher is None or not semantic.enabled(hook) or hook.get("scope") == "all":
+    if store is None or searcher is None or not semantic.enabled(hook) or hook.scope == "all":
         return []
     from indexer.project import canonical_project
 
     project = canonical_project(os.path.abspath(cwd or os.getcwd()))
-    floor = min(
-        float(hook.get("semantic_min_similarity", semantic.DEFAULT_MIN_SIMILARITY)), semantic.RAW_MIN_SIMILARITY
-    )
+    floor = min(hook.semantic_min_similarity, semantic.RAW_MIN_SIMILARITY)
     return semantic.related(
         searcher,
         store,
         prompt[:MAX_PROMPT_CHARS],
         project,
         exclude_session=session_id or None,
-        sessions=int(hook.get("semantic_sessions", semantic.DEFAULT_SESSIONS)) + int(hook.get("limit", 8)),
+        sessions=hook.semantic_sessions + hook.limit,
         floor=floor,
         skip_sessions=frozenset(skip),
     )
 
 
-def may_corroborate(judged: list, raw_hits: list, hook: dict) -> bool:
+def may_corroborate(judged: list, raw_hits: list, hook: HookSettings) -> bool:
     """Whether the raw path could take a session by meaning (``semantic_picks``): a place is
     left and some candidate's confidence is in between ``RAW_MIN_CONFIDENCE`` and
     ``hook.min_confidence``. When not, the raw path does not embed the prompt at all."""
-    from recall.search.confidence import DEFAULT_MIN_CONFIDENCE
     from recall.search.semantic import RAW_MIN_CONFIDENCE
 
-    if len(raw_hits) >= int(hook.get("raw_limit", 3)):
+    if len(raw_hits) >= hook.raw_limit:
         return False
-    gate = float(hook.get("min_confidence", DEFAULT_MIN_CONFIDENCE))
+    gate = hook.min_confidence
     return any(RAW_MIN_CONFIDENCE <= (h.confidence or 0.0) < gate for h in judged)
 
 
-def semantic_picks(near: list, judged: list, model_hits: list, raw_hits: list, hook: dict) -> tuple[list, list]:
+def semantic_picks(near: list, judged: list, model_hits: list, raw_hits: list, hook: HookSettings) -> tuple[list, list]:
     """What the semantic channel adds to each path, from ``near`` (``nearest_sessions``).
 
     * the model path: the nearest sessions at or above ``hook.semantic_min_similarity`` that its
@@ -217,12 +214,12 @@ def semantic_picks(near: list, judged: list, model_hits: list, raw_hits: list, h
       suffices), within ``hook.raw_limit``."""
     from recall.search import semantic
 
-    floor = float(hook.get("semantic_min_similarity", semantic.DEFAULT_MIN_SIMILARITY))
+    floor = hook.semantic_min_similarity
     have = {h.session_id for h in model_hits}
     model_extra = [h for h in near if h.similarity >= floor and h.session_id not in have]
-    model_extra = model_extra[: int(hook.get("semantic_sessions", semantic.DEFAULT_SESSIONS))]
+    model_extra = model_extra[: hook.semantic_sessions]
     raw_extra = []
-    if near and len(raw_hits) < int(hook.get("raw_limit", 3)):
+    if near and len(raw_hits) < hook.raw_limit:
         top = near[0]
         lexical = max((h.confidence or 0.0 for h in judged if h.session_id == top.session_id), default=0.0)
         if (
@@ -235,17 +232,17 @@ def semantic_picks(near: list, judged: list, model_hits: list, raw_hits: list, h
     return model_extra, raw_extra
 
 
-def model_candidates(model_hits: list, extra: list, hook: dict) -> list:
+def model_candidates(model_hits: list, extra: list, hook: HookSettings) -> list:
     """The model path's reading: the lexical picks (at most ``hook.limit``), then the semantic
     channel's (at most ``hook.semantic_sessions`` more): neither crowds the other out."""
-    return list(model_hits)[: max(1, int(hook.get("limit", 8)))] + list(extra)
+    return list(model_hits)[: max(1, hook.limit)] + list(extra)
 
 
 def find_hits(
     prompt: str,
     cwd: str | None = None,
     session_id: str | None = None,
-    hook: dict | None = None,
+    hook: HookSettings | None = None,
     searcher=None,
     trace: dict | None = None,
     path: str = "raw",
@@ -261,7 +258,7 @@ def find_hits(
         return []
     if path == "model":
         d = model_decision(judged, hook)
-        return with_answers(s, d.hits, int(hook.get("limit", 8)) + int(hook.get("limit", 8)) // 2)
+        return with_answers(s, d.hits, hook.limit + hook.limit // 2)
     return raw_decision(judged, hook).hits
 
 

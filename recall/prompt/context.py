@@ -24,7 +24,8 @@ import threading
 import time
 
 from recall.core import config
-from recall.prompt.settings import hook_settings
+from recall.prompt.injections import Outcome
+from recall.prompt.settings import HookSettings, hook_settings
 from recall.prompt.trivial import trivial_reason
 
 SAFETY_SECONDS = 0.35  # the pipeline's own deadline: this long before the budget runs out
@@ -79,10 +80,10 @@ def refusal(payload: dict, cfg: dict) -> str | None:
     return hook_refusal(text("cwd"), text("session_id"), payload.get("prompt"), cfg)
 
 
-def fired_rules(payload: dict, hook: dict) -> list:
+def fired_rules(payload: dict, hook: HookSettings) -> list:
     """The triggered rules (``recall rules``) this prompt fires and this session has not seen;
     [] on any failure (a broken rule file is logged, never stops the prompt)."""
-    limit = int(hook.get("max_rules", 5) or 0)
+    limit = hook.max_rules
     if limit <= 0:
         return []
     try:
@@ -127,24 +128,24 @@ def without_rule_docs(hits: list) -> list:
     return [h for h, f in zip(kept, free) if not f or h.session_id not in speaking]
 
 
-def nothing_why(best: float | None, hook: dict, path: str = "raw", gate: float | None = None) -> str:
+def nothing_why(best: float | None, hook: HookSettings, path: str = "raw", gate: float | None = None) -> str:
     """Why a prompt got nothing, in the words ``recall log`` shows."""
     if best is None:
         return "no past message matches the prompt's words"
     setting = "hook.model_min_confidence" if path == "model" else "hook.min_confidence"
     if gate is None:
-        gate = float(hook.get(setting.split(".", 1)[1], 0.6))
+        gate = hook.model_min_confidence if path == "model" else hook.min_confidence
     return f"no hit confident enough: the best was {best:.2f}, under {setting} {gate:.2f}"
 
 
-def not_worth_asking(best: float | None, nearest: float, hook: dict) -> str | None:
+def not_worth_asking(best: float | None, nearest: float, hook: HookSettings) -> str | None:
     """Why the model is not asked about a prompt whose candidates it would read, or None: the
     best candidate's confidence is under ``hook.ask_min_confidence`` and the nearest past
     session in meaning under ``hook.ask_min_similarity``. A new task in a project's area has
     candidates above the model path's looser floors, and the model would answer NONE after
     reading them: a call for nothing (``benchmarks/call_gate.py`` chose the pair)."""
-    lexical = float(hook.get("ask_min_confidence", 0.4))
-    semantic = float(hook.get("ask_min_similarity", 0.35))
+    lexical = hook.ask_min_confidence
+    semantic = hook.ask_min_similarity
     if (best or 0.0) >= lexical or nearest >= semantic:
         return None
     return (
@@ -153,10 +154,10 @@ def not_worth_asking(best: float | None, nearest: float, hook: dict) -> str | No
     )
 
 
-def choose_path(hook: dict, cfg: dict) -> tuple[str, str]:
+def choose_path(hook: HookSettings, cfg: dict) -> tuple[str, str]:
     """``("model", backend)`` when a synthesis may decide (a model backend exists and
     ``hook.synthesize`` is on), else ``("raw", why not)``."""
-    if not hook.get("synthesize", True):
+    if not hook.synthesize:
         return "raw", "off"
     from recall.llm import backend
 
@@ -164,29 +165,59 @@ def choose_path(hook: dict, cfg: dict) -> tuple[str, str]:
     return ("raw", "off") if choice.name == "off" else ("model", choice.name)
 
 
+class Run:
+    """One prompt's run through the pipeline, built once by ``plan_context``: what every later
+    step reads (``_decide``, ``Pending.deliver``, ``_deliver``). ``payload``: the hook's input;
+    ``hook``: the ``HookSettings``; ``cfg``: the loaded config (the backend's choice reads it);
+    ``searcher``: the caller's, or None (this process's shared one); ``trace``: what happened, for
+    the injection log (``recall.prompt.injections.record``); ``rules``: the fired rules, and
+    ``only_rules``: the output they alone make (or None)."""
+
+    __slots__ = ("payload", "prompt", "hook", "cfg", "searcher", "trace", "rules", "only_rules")
+
+    def __init__(
+        self,
+        payload: dict,
+        hook: HookSettings,
+        cfg: dict,
+        trace: dict,
+        *,
+        searcher=None,
+        rules: list | None = None,
+        only_rules: dict | None = None,
+    ) -> None:
+        self.payload, self.prompt, self.hook, self.cfg = payload, payload.get("prompt"), hook, cfg
+        self.searcher, self.trace = searcher, trace
+        self.rules, self.only_rules = rules if rules is not None else [], only_rules
+
+
 class Pending:
-    """A prompt the model will read (``plan_context``): what ``deliver`` needs, and the way
-    (``recall.prompt.ways``: ``wait`` or ``background``) it takes."""
+    """A prompt the model will read (``plan_context``): its ``run``, the ``hits`` the model reads
+    and the raw path's own pick (``raw_hits``, the fallback), and the way (``recall.prompt.ways``:
+    ``wait`` or ``background``) it takes."""
 
-    __slots__ = ("prompt", "hits", "raw_hits", "hook", "cfg", "trace", "rules", "only_rules", "way", "prepare")
+    __slots__ = ("run", "hits", "raw_hits", "way", "prepare")
 
-    def __init__(self, prompt, hits, raw_hits, hook, cfg, trace, rules, only_rules, way, prepare=None) -> None:
-        self.prompt, self.hits, self.raw_hits, self.hook, self.cfg = prompt, hits, raw_hits, hook, cfg
-        self.trace, self.rules, self.only_rules, self.way = trace, rules, only_rules, way
+    def __init__(self, run: Run, hits: list, raw_hits: list, way: str, prepare=None) -> None:
+        self.run, self.hits, self.raw_hits, self.way = run, hits, raw_hits, way
         # the search and the call gate, run after the prompt went on (the background way): called
         # once, it returns ``_decide``'s ``(output, pending)``
         self.prepare = prepare
+
+    @property
+    def trace(self) -> dict:
+        return self.run.trace
 
     def fallback(self) -> dict | None:
         """What the prompt gets when the model fails or is late: the raw path's own pick (the
         strict gate), else the fired rules alone, else nothing."""
         from recall.prompt.block import format_raw, hook_output
 
+        run = self.run
         if not self.raw_hits:
-            return self.only_rules
-        scope_all = self.hook.get("scope") == "all"
+            return run.only_rules
         return hook_output(
-            format_raw(self.raw_hits, self.prompt, self.hook["raw_max_chars"], scope_all, rules=self.rules)
+            format_raw(self.raw_hits, run.prompt, run.hook.raw_max_chars, run.hook.scope_all, rules=run.rules)
         )
 
     def deliver(self, deadline: float, on_fallback=None) -> dict | None:
@@ -198,8 +229,10 @@ class Pending:
                 return out
             self.hits, self.raw_hits = later.hits, later.raw_hits
         if not self.hits:  # nothing left for the model to read (e.g. every hit hidden meanwhile)
-            self.trace.update(outcome="rules" if self.only_rules else "nothing", why="no hit left to read")
-            return self.only_rules
+            self.trace.update(
+                outcome=Outcome.RULES if self.run.only_rules else Outcome.NOTHING, why="no hit left to read"
+            )
+            return self.run.only_rules
         out = _deliver(self, deadline, on_fallback)
         if out is not None:
             self.trace["text"] = _redacted(out["hookSpecificOutput"]["additionalContext"])
@@ -253,22 +286,23 @@ def plan_context(
     # screened: the hook (run_hook) found the prompt neither refused nor trivial; not checked again
     refused = None if screened else refusal(payload, cfg)
     if refused:  # paused, switched off or excluded: nothing injected, nothing logged
-        trace.update(outcome="refused", why=refused)
+        trace.update(outcome=Outcome.REFUSED, why=refused)
         return None, None
     reason = None if screened else trivial_reason(prompt, hook)
     if reason:
-        trace.update(outcome="trivial", why=str(reason))
+        trace.update(outcome=Outcome.TRIVIAL, why=str(reason))
         return None, None
     from recall.prompt.block import format_rules, hook_output
 
     rules = fired_rules(payload, hook)
-    only_rules = hook_output(format_rules(rules, hook["max_chars"])) if rules else None
+    only_rules = hook_output(format_rules(rules, hook.max_chars)) if rules else None
     if only_rules is not None and on_fallback is not None:
         on_fallback(only_rules)
     if rules:
         trace["rules"] = [f.rule.id for f in rules]
+    run = Run(payload, hook, cfg, trace, searcher=searcher, rules=rules, only_rules=only_rules)
     early = None
-    if hook.get("background", True) and isinstance(prompt, str) and not ways.asks_about_past(prompt):
+    if hook.background and isinstance(prompt, str) and not ways.asks_about_past(prompt):
         early = choose_path(hook, cfg)
         if early[0] == "model":
             # the way is known before any search: a prompt that asks for work goes on at once
@@ -280,18 +314,18 @@ def plan_context(
                 from recall.search.semantic import attached
 
                 choice = early if attached() is not None else None
-                out, later = _decide(payload, hook, cfg, searcher, trace, rules, only_rules, choice, on_fallback)
+                out, later = _decide(run, choice, on_fallback)
                 trace["way"] = ways.BACKGROUND  # the prompt went on at once, whatever the search found
                 return out, later
 
-            return None, Pending(prompt, [], [], hook, cfg, trace, rules, only_rules, ways.BACKGROUND, prepare)
+            return None, Pending(run, [], [], ways.BACKGROUND, prepare)
     from recall.search.semantic import attached
 
     choice = (early or choose_path(hook, cfg)) if attached() is not None else None  # asked once, below too
-    return _decide(payload, hook, cfg, searcher, trace, rules, only_rules, choice, on_fallback)
+    return _decide(run, choice, on_fallback)
 
 
-def _decide(payload, hook, cfg, searcher, trace, rules, only_rules, choice, on_fallback):
+def _decide(run: Run, choice, on_fallback):
     """``plan_context`` once the prompt is searched: the past sessions' candidates judged, each
     path's gate, the semantic channel's picks; ``(output, None)`` or ``(None, pending)``.
     ``choice``: ``choose_path``'s answer when the semantic channel is attached (the service), else None."""
@@ -312,14 +346,15 @@ def _decide(payload, hook, cfg, searcher, trace, rules, only_rules, choice, on_f
     )
     from recall.prompt.injections import injected_sessions
 
-    prompt = payload.get("prompt")
+    payload, prompt, hook, cfg, trace = run.payload, run.prompt, run.hook, run.cfg, run.trace
+    searcher, rules, only_rules = run.searcher, run.rules, run.only_rules
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload.get("cwd") else None
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     if choice is not None and choice[0] == "model" and isinstance(prompt, str):
         from recall.prompt.candidates import MAX_PROMPT_CHARS
         from recall.search.semantic import embed_ahead, enabled
 
-        if enabled(hook) and hook.get("scope") != "all":
+        if enabled(hook) and hook.scope != "all":
             embed_ahead(prompt[:MAX_PROMPT_CHARS])  # the prompt's vector, while the words are searched
     judged, s = judged_candidates(prompt, cwd, session_id, hook, searcher)
     judged = without_rule_docs(judged)
@@ -347,11 +382,11 @@ def _decide(payload, hook, cfg, searcher, trace, rules, only_rules, choice, on_f
         model reads; stale marks; the log's hits."""
         if model_path and hits:
             sr = state["s"]
-            hits = with_answers(sr, hits, len(hits) + int(hook["limit"]) // 2)
+            hits = with_answers(sr, hits, len(hits) + hook.limit // 2)
             if sr is not None:
                 sr.with_turns(hits)  # each excerpt the model reads carries its turn: the prompt, the conclusion
                 hits = _told_once(hits)
-        if hits and hook.get("stale_marks", True):
+        if hits and hook.stale_marks:
             from recall.search.stale import mark_hits  # stat calls and state.db: no subprocess
 
             mark_hits(hits, cwd)
@@ -394,23 +429,23 @@ def _decide(payload, hook, cfg, searcher, trace, rules, only_rules, choice, on_f
         return _nothing_but_rules(trace, only_rules, why), None
     if path != "model":
         trace["way"] = ways.RAW
-        trace.update(outcome="raw", why="synthesis off" if not hook.get("synthesize", True) else "no backend")
+        trace.update(outcome=Outcome.RAW, why="synthesis off" if not hook.synthesize else "no backend")
         trace["injected"] = list(dict.fromkeys(h.session_id for h in hits))
-        out = hook_output(format_raw(hits, prompt, hook["raw_max_chars"], hook.get("scope") == "all", rules=rules))
+        out = hook_output(format_raw(hits, prompt, hook.raw_max_chars, hook.scope == "all", rules=rules))
         if on_fallback is not None:
             on_fallback(out)
         trace["text"] = _redacted(out["hookSpecificOutput"]["additionalContext"])
         return out, None
     way = ways.model_way(prompt, hits, hook)
     trace["way"] = way
-    return None, Pending(prompt, hits, raw.hits, hook, cfg, trace, rules, only_rules, way)
+    return None, Pending(run, hits, raw.hits, way)
 
 
 def _nothing_but_rules(trace: dict, only_rules: dict | None, why: str) -> dict | None:
     """No past session is injected (``why``): the fired rules alone, if any; the way is nothing."""
     from recall.prompt import ways
 
-    trace.update(way=ways.NOTHING, outcome="rules" if only_rules is not None else "nothing", why=why)
+    trace.update(way=ways.NOTHING, outcome=Outcome.RULES if only_rules is not None else Outcome.NOTHING, why=why)
     if only_rules is not None:
         trace["text"] = _redacted(only_rules["hookSpecificOutput"]["additionalContext"])
     return only_rules
@@ -454,24 +489,25 @@ def _deliver(p: Pending, deadline: float, on_fallback=None) -> dict | None:
     pick (``p.raw_hits``, the strict gate) as the fallback when the model fails or is late."""
     from recall.prompt.block import format_synthesis, hook_output
 
-    hook, trace, only_rules, raw_hits = p.hook, p.trace, p.only_rules, p.raw_hits
+    run = p.run
+    hook, trace, only_rules, raw_hits = run.hook, run.trace, run.only_rules, p.raw_hits
     raw = p.fallback() if raw_hits else None
 
     def raw_because(why: str) -> dict | None:
         if raw is None:  # nothing passes the raw path's gate: nothing rather than a loose guess
             trace["hits"] = []
             trace.update(
-                outcome="rules" if only_rules is not None else "nothing",
+                outcome=Outcome.RULES if only_rules is not None else Outcome.NOTHING,
                 why=f"{why}; no hit reached hook.min_confidence {float(hook['min_confidence']):.2f}",
             )
             return only_rules
-        trace.update(outcome="raw", why=why)
+        trace.update(outcome=Outcome.RAW, why=why)
         trace["injected"] = list(dict.fromkeys(h.session_id for h in raw_hits))
         trace["hits"] = [_traced(h) for h in raw_hits]
         return raw
 
-    scope_all = hook.get("scope") == "all"
-    max_chars = hook["max_chars"]
+    scope_all = hook.scope == "all"
+    max_chars = hook.max_chars
     if raw is not None and on_fallback is not None:
         on_fallback(raw)
     from recall.llm import backend
@@ -479,7 +515,7 @@ def _deliver(p: Pending, deadline: float, on_fallback=None) -> dict | None:
     left = deadline - time.time()
     if left < (backend.CLAUDE_CODE_HOOK_SECONDS if trace.get("backend") == "claude-code" else MIN_SYNTH_SECONDS):
         return raw_because("deadline")
-    finished, result = _synthesize_within(p.prompt, p.hits, left, max_chars)
+    finished, result = _synthesize_within(run.prompt, p.hits, left, max_chars)
     if not finished:
         _log().warning("synthesis did not finish within the hook budget; injected raw snippets")
         return raw_because("deadline")
@@ -495,7 +531,7 @@ def _deliver(p: Pending, deadline: float, on_fallback=None) -> dict | None:
     hits = p.hits
     if not result.strip():
         trace.update(
-            outcome="rules" if only_rules is not None else "nothing",
+            outcome=Outcome.RULES if only_rules is not None else Outcome.NOTHING,
             why=f"the model found nothing relevant in the {len(hits)} hits it read (above "
             f"hook.model_min_confidence {float(hook['model_min_confidence']):.2f}"
             + (
@@ -505,13 +541,13 @@ def _deliver(p: Pending, deadline: float, on_fallback=None) -> dict | None:
             ),
         )
         return only_rules  # the model found nothing in the hits that bears on the prompt
-    trace.update(outcome="synthesized", why="")
+    trace.update(outcome=Outcome.SYNTHESIZED, why="")
     trace["injected"] = list(dict.fromkeys(h.session_id for h in hits if h.session_id[:8] in result)) or list(
         dict.fromkeys(h.session_id for h in hits)
     )
     return hook_output(
         format_synthesis(
-            result, max_chars, scope_all, rules=p.rules, marks=any(getattr(h, "stale", None) for h in hits)
+            result, max_chars, scope_all, rules=run.rules, marks=any(getattr(h, "stale", None) for h in hits)
         )
     )
 
@@ -588,10 +624,10 @@ def service_deliver_call(later: Later, deadline: float, trace: dict) -> dict | N
         _log().warning(
             "service hook_deliver failed (%s: %s); injected the fallback", type(exc).__name__, str(exc)[:200]
         )
-        trace.update(outcome="raw" if later.fallback else "nothing", why="error")
+        trace.update(outcome=Outcome.RAW if later.fallback else Outcome.NOTHING, why="error")
         return later.fallback
     if not isinstance(result, dict) or not isinstance(result.get("_trace"), dict):
-        trace.update(outcome="raw" if later.fallback else "nothing", why="error")
+        trace.update(outcome=Outcome.RAW if later.fallback else Outcome.NOTHING, why="error")
         return later.fallback
     result = dict(result)
     trace.update(result.pop("_trace"))
@@ -667,7 +703,7 @@ def service_op(args: dict, searcher=None, keep=None) -> dict | None:
     screened = args.pop("_screened", None) is True  # the hook checked refusal and triviality
     ways_ok = args.pop("_ways", None) is True and keep is not None
     if not isinstance(budget, (int, float)) or not math.isfinite(budget) or budget <= 0:
-        budget = hook_settings()["budget_seconds"] - 1.0
+        budget = hook_settings().budget_seconds - 1.0
     deadline = time.time() + min(float(budget), 120.0)
     trace: dict = {}
     out, pending = plan_context(args, searcher=searcher, trace=trace, screened=screened)
@@ -682,9 +718,9 @@ def service_deliver(pending: Pending | None, budget) -> dict:
     """The service side of ``hook_deliver``: the briefing of a prompt ``service_op`` kept, by
     ``budget`` seconds from now; ``{"_trace": ...}`` alone when there is nothing to inject."""
     if pending is None:
-        return {"_trace": {"outcome": "nothing", "why": "the service no longer held the prompt (restarted?)"}}
+        return {"_trace": {"outcome": Outcome.NOTHING, "why": "the service no longer held the prompt (restarted?)"}}
     if not isinstance(budget, (int, float)) or not math.isfinite(budget) or budget <= 0:
-        budget = pending.hook["background_seconds"] - 1.0
+        budget = pending.run.hook.background_seconds - 1.0
     out = pending.deliver(time.time() + min(float(budget), 300.0))
     return {**(out or {}), "_trace": pending.trace}
 
@@ -750,19 +786,19 @@ def run_hook(payload: dict, started: float, emit, go_async=None) -> dict | None:
     trace: dict = {}
     reason = trivial_reason(payload.get("prompt"), hook)
     if reason:
-        trace.update(outcome="trivial", why=str(reason), way=ways.NOTHING)
+        trace.update(outcome=Outcome.TRIVIAL, why=str(reason), way=ways.NOTHING)
         injections.append(injections.record(payload, trace, None, started))
         return None
     session_id = payload.get("session_id")
     mark = turns.mark_prompt(session_id)  # a background briefing of an earlier prompt now stays out
-    deadline = started + hook["budget_seconds"] - SAFETY_SECONDS
-    background_ok = go_async is not None and bool(hook.get("background", True))
+    deadline = started + hook.budget_seconds - SAFETY_SECONDS
+    background_ok = go_async is not None and hook.background
 
     def on_fire(fallback) -> None:  # the watchdog ended the hook: log what it emitted
-        trace.update(outcome="raw" if fallback else "nothing", why="deadline")
+        trace.update(outcome=Outcome.RAW if fallback else Outcome.NOTHING, why="deadline")
         injections.append(injections.record(payload, trace, fallback, started))
 
-    dog = Watchdog(started + hook["budget_seconds"] - WATCHDOG_SECONDS, emit, on_fire)
+    dog = Watchdog(started + hook.budget_seconds - WATCHDOG_SECONDS, emit, on_fire)
     pending = None
     try:
         # screened: refusal and trivial_reason ran above, once per prompt; neither side repeats them
@@ -782,7 +818,7 @@ def run_hook(payload: dict, started: float, emit, go_async=None) -> dict | None:
             injections.append(injections.record(payload, trace, out, started))
         return None
     # the model in the background: the prompt goes on now, the briefing joins the turn later
-    go_async(int(max(1.0, hook["background_seconds"] - (time.time() - started)) * 1000) + 2000)
+    go_async(int(max(1.0, hook.background_seconds - (time.time() - started)) * 1000) + 2000)
     trace["held_ms"] = round((time.time() - started) * 1000, 1)
     fallback = out.fallback if isinstance(out, Later) else pending.fallback()
 
@@ -790,14 +826,14 @@ def run_hook(payload: dict, started: float, emit, go_async=None) -> dict | None:
         """``output``, or None when its turn is over (``recall.prompt.turns``)."""
         late = turns.ended_since(session_id, mark, started) if output is not None else None
         if late:
-            trace.update(outcome="dropped", why=f"{late} before the briefing was ready")
+            trace.update(outcome=Outcome.DROPPED, why=f"{late} before the briefing was ready")
             return None
         return output
 
-    late_dog = Watchdog(started + hook["background_seconds"] - WATCHDOG_SECONDS, lambda o: emit(in_turn(o)), on_fire)
+    late_dog = Watchdog(started + hook.background_seconds - WATCHDOG_SECONDS, lambda o: emit(in_turn(o)), on_fire)
     late_dog.offer(fallback)
     try:
-        until = started + hook["background_seconds"] - SAFETY_SECONDS
+        until = started + hook.background_seconds - SAFETY_SECONDS
         if isinstance(out, Later):
             out = service_deliver_call(out, until, trace)
         else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from recall.prompt.settings import hook_settings
+from recall.prompt.settings import HookSettings, hook_settings
 from recall.search.words import PROMPT_STOPWORDS as STOPWORDS  # stdlib only
 
 STOP_WORDS = frozenset(STOPWORDS)
@@ -53,7 +53,7 @@ def normalize(text: str) -> str:
     return _SPACES.sub(" ", _PUNCT.sub(" ", text.lower())).strip()
 
 
-def _is_acknowledgement(prompt: str, skip: list[str]) -> bool:
+def _is_acknowledgement(prompt: str, skip) -> bool:
     words = normalize(prompt).split()
     if not words:
         return True
@@ -74,13 +74,13 @@ def _is_acknowledgement(prompt: str, skip: list[str]) -> bool:
     return matched
 
 
-def trivial_reason(prompt, hook: dict | None = None) -> str | None:
+def trivial_reason(prompt, hook: HookSettings | None = None) -> str | None:
     """Why ``prompt`` is not worth a search (a short label), or None when it is."""
     hook = hook or hook_settings()
     if not isinstance(prompt, str):
         return "no prompt"
     p = prompt.strip()
-    if len(p) < int(hook.get("min_chars", 15)):
+    if len(p) < hook.min_chars:
         return "short"
     if _SLASH.match(p):
         return "slash command"
@@ -93,10 +93,10 @@ def trivial_reason(prompt, hook: dict | None = None) -> str | None:
         and any("/" in t or "\\" in t for t in tokens)
     ):
         return "path"
-    if _is_acknowledgement(p, hook.get("skip") or []):
+    if _is_acknowledgement(p, hook.skip):
         return "acknowledgement"
     return None
 
 
-def is_trivial(prompt, hook: dict | None = None) -> bool:
+def is_trivial(prompt, hook: HookSettings | None = None) -> bool:
     return trivial_reason(prompt, hook) is not None

@@ -151,7 +151,10 @@ def judge(text: str, prompt: str, reply: str, sessions: list[str] = ()) -> tuple
 
 
 def injected(rec: dict) -> bool:
-    return rec.get("outcome") in ("raw", "synthesized") and bool(rec.get("text"))
+    """A past session's content went into the prompt (``InjectionRecord.injected_content``)."""
+    from recall.prompt.injections import INJECTED
+
+    return rec.get("outcome") in INJECTED and bool(rec.get("text"))
 
 
 def annotate(records: list[dict], cache: dict | None = None) -> None:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from recall.core.settings import HookSettings
+
 NOTHING, RAW, WAIT, BACKGROUND = "nothing", "raw", "wait", "background"
 WAYS = (NOTHING, RAW, WAIT, BACKGROUND)
 
@@ -45,19 +47,18 @@ def asks_about_past(prompt: str) -> bool:
     return bool(text) and is_question(text) and not _ASKS_FOR_WORK.match(text)
 
 
-def strong(hits: list, hook: dict) -> bool:
+def strong(hits: list, hook: HookSettings) -> bool:
     """Whether a candidate is strong: a lexical confidence at the raw path's own gate
     (``hook.min_confidence``), or a semantic pick at ``STRONG_SIMILARITY``."""
-    from recall.search.confidence import DEFAULT_MIN_CONFIDENCE
 
-    gate = float(hook.get("min_confidence", DEFAULT_MIN_CONFIDENCE))
+    gate = hook.min_confidence
     return any((getattr(h, "confidence", None) or 0.0) >= gate for h in hits) or any(
         (getattr(h, "similarity", None) or 0.0) >= STRONG_SIMILARITY for h in hits
     )
 
 
-def model_way(prompt: str, hits: list, hook: dict) -> str:
+def model_way(prompt: str, hits: list, hook: HookSettings) -> str:
     """``wait`` or ``background`` for a prompt whose ``hits`` the model will read."""
-    if not hook.get("background", True):
+    if not hook.background:
         return WAIT
     return WAIT if asks_about_past(prompt) and strong(hits, hook) else BACKGROUND

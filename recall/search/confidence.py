@@ -52,9 +52,11 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from recall.core.settings import HOOK_DEFAULTS
 from recall.search.query import W_CONTENT, analyze
 from recall.search.words import CODING_FRAMING, FRAMING, PROMPT_STOPWORDS
 
+_HOOK = dict(HOOK_DEFAULTS)
 PSEUDO_DOCS = 100  # smoothing of the idf weights for small indexes
 LONG_QUERY_TERMS = 12  # a longer query (a pasted log) is judged by its rarest terms that occur
 PROXIMITY_WINDOW = 4  # two query words this close (in terms) in a hit count as together
@@ -93,8 +95,11 @@ LEXICAL = Model(bias=-5.193, weights={"rare": 1.948, "proximity": 1.76, "score":
 # path: the synthesis decides, and answers NONE) the lowest at which the model is sent at most
 # 3.5 past sessions a prompt at every size.
 DECISION = Model(bias=-2.466, weights={"proximity": 1.789, "held": 2.171, "specific": 0.457, "margin": 1.497})
-DEFAULT_MIN_CONFIDENCE = 0.6
-DEFAULT_MODEL_MIN_CONFIDENCE = 0.25  # the model path's looser gate: the synthesis answers NONE for the rest
+# the gates' values live with every other hook default (recall.core.settings); named here too
+DEFAULT_MIN_CONFIDENCE = _HOOK["min_confidence"]
+DEFAULT_MODEL_MIN_CONFIDENCE = _HOOK[
+    "model_min_confidence"
+]  # the model path's looser gate: the synthesis answers NONE for the rest
 
 
 _stop: frozenset[str] | None = None

@@ -74,9 +74,9 @@ def semantic_side(searcher, text: str, kw: dict, cwd: str | None) -> list | None
     if store is None or kw.get("messages"):
         return None
     from recall.core import config
+    from recall.core.settings import HookSettings
 
-    hook = config.load().get("hook")
-    if not semantic.enabled(hook if isinstance(hook, dict) else {}):
+    if not semantic.enabled(HookSettings.from_config(config.load())):
         return None
     doctypes = kw.get("doctypes")
     if doctypes is not None and not {"message", "memory"} & set(doctypes):

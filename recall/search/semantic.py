@@ -35,6 +35,8 @@ from __future__ import annotations
 import threading
 import time
 
+from recall.core.settings import HOOK_DEFAULTS
+
 MAX_PER_PROJECT = 20_000  # newest messages of one project that get a vector
 EMBED_CHARS = 2000  # of a message's text (the encoder reads ~128 tokens of it anyway)
 BATCH = 32
@@ -45,8 +47,8 @@ RESCAN_SECONDS = 60.0  # a project's new messages looked for at most this often
 MISSING_RESCAN_SECONDS = 300.0
 FULL_RESCAN_SECONDS = 3600.0
 OVERLAP_SECONDS = 3600  # a quick rescan reaches this far back (messages indexed late)
-DEFAULT_MIN_SIMILARITY = 0.3
-DEFAULT_SESSIONS = 3
+DEFAULT_MIN_SIMILARITY = dict(HOOK_DEFAULTS)["semantic_min_similarity"]  # recall.core.settings
+DEFAULT_SESSIONS = dict(HOOK_DEFAULTS)["semantic_sessions"]
 # the raw path (no model reads it): the nearest session joins its picks only when both signals
 # agree: this cosine and this lexical confidence (below hook.min_confidence, which alone suffices).
 # Chosen on the tune half of benchmarks/injection_sizes.py (coding and LongMemEval, every size)
@@ -58,9 +60,9 @@ RAW_MIN_CONFIDENCE = 0.4
 SCAN_TOP = 400  # nearest messages looked at to find the best sessions
 
 
-def enabled(hook: dict) -> bool:
-    """``hook.semantic`` is on and the encoder is installed."""
-    if not hook.get("semantic", True):
+def enabled(hook) -> bool:
+    """``hook.semantic`` is on (``hook``: a ``HookSettings``) and the encoder is installed."""
+    if not hook.semantic:
         return False
     from recall.search.minilm import available
 

@@ -468,7 +468,7 @@ class Service:
         hook = hook_settings(config.load())
         if not semantic.enabled(hook):
             semantic.attach(None)
-            why = "hook.semantic is false" if not hook.get("semantic", True) else "the encoder is not installed"
+            why = "hook.semantic is false" if not hook.semantic else "the encoder is not installed"
             self.semantic_status = {"on": False, "why": why}
             return
         self._semantic_busy = True
@@ -943,8 +943,10 @@ class Service:
         from recall.core import config
 
         cfg = config.load()
-        mem = cfg.get("memory") if isinstance(cfg.get("memory"), dict) else {}
-        idle = float(mem.get("idle_seconds") or 60)
+        from recall.core.settings import MemorySettings
+
+        mem = MemorySettings.from_config(cfg)
+        idle = mem.idle_seconds
         now = time.monotonic() if now is None else now
         due = [sid for sid, (_f, _c, t) in self.agent_activity.items() if now - t >= idle]
         if not due:
@@ -953,7 +955,7 @@ class Service:
         from recall.memory import queue as memory_queue
         from recall.memory.worker import has_key
 
-        usable = mem.get("enabled", True) is not False and has_key()
+        usable = mem.enabled and has_key()
         for sid in due:
             source, cwd, _t = self.agent_activity.pop(sid)
             if usable:

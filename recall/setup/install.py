@@ -72,7 +72,7 @@ def hook_timeout(event: str, cfg: dict | None = None) -> int:
     from recall.prompt.settings import hook_settings
 
     # Claude Code must never cut the hook off before its own deadline does.
-    return int(math.ceil(hook_settings(cfg)["budget_seconds"])) + 5
+    return int(math.ceil(hook_settings(cfg).budget_seconds)) + 5
 
 
 def project_root(project: Path | str | None) -> Path:

@@ -25,12 +25,10 @@ def _num(value, default=0.0) -> float:
 
 def decision_path(rec: dict) -> str:
     """Which path decided what went in: the record's ``path`` (``model`` or ``raw``), else the
-    outcome's (a record from before the field was written)."""
-    v = rec.get("path")
-    if isinstance(v, str) and v:
-        return v
-    outcome = rec.get("outcome")
-    return {"synthesized": "model", "raw": "raw"}.get(outcome if isinstance(outcome, str) else "", "")
+    outcome's (a record from before the field was written): ``InjectionRecord.decided_by``."""
+    from recall.prompt.injections import InjectionRecord
+
+    return InjectionRecord.of(rec).decided_by
 
 
 def _hit(h) -> dict | None:
@@ -47,20 +45,21 @@ def _hit(h) -> dict | None:
     }
 
 
-def _gate(rec: dict) -> dict:
-    g = rec.get("gate") if isinstance(rec.get("gate"), dict) else {}
-    value = g.get("value")
+def _gate(rec) -> dict:
+    """The gate a record's path applied (``rec``: an ``InjectionRecord``) and its best candidate."""
+    value = rec.gate.get("value")
     return {
-        "setting": str(g.get("setting") or ""),
+        "setting": str(rec.gate.get("setting") or ""),
         "value": _num(value, None) if value is not None else None,
-        "best": _num(rec.get("best"), None) if rec.get("best") is not None else None,
+        "best": rec.best,
     }
 
 
 _log_lock = threading.Lock()
 _log_files: dict[str, tuple] = {}  # path -> (inode, bytes read, slim records)
 SLIM = ("t", "outcome", "why", "tokens", "used", "wrong", "project", "session", "way", "held_ms")
-# (what counts, charts and the feed read of a record)
+# (what counts, charts and the feed read of a record: fields of ``InjectionRecord``, and ``used``,
+# the verdict a reader adds)
 
 
 def _slim(rec: dict, path: str, offset: int, length: int) -> dict:
@@ -276,34 +275,35 @@ def prompts(limit: int = 50, fresh: bool = True) -> list[dict]:
     cache: dict = {}
     judge_used(shown, fresh, cache)
     read_asked(shown, fresh, cache)
+    from recall.prompt.injections import InjectionRecord
+
     out = []
     for n, rec in whole:
         if rec is None:
             continue
-        hits = [x for x in (_hit(h) for h in (rec.get("hits") if isinstance(rec.get("hits"), list) else [])) if x]
-        held = rec.get("held_ms")
+        r = InjectionRecord.of(rec)  # the line, each field of the writer's type
         out.append(
             {
                 "n": n,
-                "t": _num(rec.get("t")),
-                "project": str(rec.get("project") or ""),
-                "session": str(rec.get("session") or ""),
+                "t": r.t,
+                "project": r.project,
+                "session": r.session,
                 "asked": rec.get("asked"),
                 "asked_hidden": bool(rec.get("asked_hidden")),
-                "outcome": str(rec.get("outcome") or "?"),
-                "why": str(rec.get("why") or ""),
-                "backend": str(rec.get("backend") or ""),
-                "via": str(rec.get("via") or ""),
-                "path": decision_path(rec),
-                "way": rec.get("way") if isinstance(rec.get("way"), str) else "",
-                "held_ms": _num(held, None) if held is not None else None,
-                "gate": _gate(rec),
-                "text": rec.get("text") if isinstance(rec.get("text"), str) else "",
-                "tokens": int(_num(rec.get("tokens"))),
-                "latency_ms": _num(rec.get("latency_ms")),
-                "hits": hits,
-                "wrong": bool(rec.get("wrong")),
-                "injected": used.injected(rec),
+                "outcome": str(r.outcome or "?"),
+                "why": r.why,
+                "backend": r.backend,
+                "via": r.via,
+                "path": r.decided_by,
+                "way": r.way,
+                "held_ms": r.held_ms,
+                "gate": _gate(r),
+                "text": r.text,
+                "tokens": r.tokens,
+                "latency_ms": r.latency_ms,
+                "hits": [x for x in (_hit(h) for h in r.hits) if x],
+                "wrong": r.wrong,
+                "injected": r.injected_content,
                 "used": rec.get("used"),
                 "used_why": str(rec.get("used_why") or ""),
                 "used_label": used.label(rec) if "used" in rec else "",

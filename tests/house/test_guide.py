@@ -14,7 +14,7 @@ from pathlib import Path
 
 from indexer.sources import SHARED
 from recall.cli.app import COMMAND_MODULES
-from recall.core import config
+from recall.core import config, settings
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = (ROOT / "docs" / "CONTRIBUTING.md").read_text(encoding="utf-8")
@@ -165,8 +165,12 @@ def test_adding_a_hook_setting_names_what_the_code_has():
     """The section names the default's home and the one reader of the hook's section, and both
     are there."""
     named = spans(section("Add a hook setting"))
+    assert "HOOK_DEFAULTS" in named and "HookSettings" in named and "recall/core/settings.py" in named
+    assert {"HOOK_DEFAULTS", "HookSettings", "MEMORY_DEFAULTS", "MemorySettings"} <= _defined(
+        ROOT / "recall" / "core" / "settings.py"
+    )
     assert 'DEFAULTS["hook"]' in named and "recall/core/config.py" in named
-    assert isinstance(config.DEFAULTS["hook"], dict)
+    assert config.DEFAULTS["hook"] == settings.HookSettings.defaults()
     assert "hook_settings" in named and "recall/prompt/settings.py" in named
     assert "hook_settings" in _defined(ROOT / "recall" / "prompt" / "settings.py")
     for path in re.findall(r"`((?:recall|indexer|tests)/[\w/.]*)`", section("Add a hook setting")):

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 
+from recall.core.settings import HookSettings
 from recall.prompt import turns, ways
 from recall.search.hit import Hit
 
@@ -19,7 +20,8 @@ def _hit(confidence=None, similarity=None):
     return Hit("s1", "u1", "/p", "/p", "", "assistant", "t", "", 1.0, confidence=confidence, similarity=similarity)
 
 
-HOOK = {"min_confidence": 0.6, "background": True}
+HOOK = HookSettings(min_confidence=0.6, background=True)
+HOOK_OFF = HookSettings(min_confidence=0.6, background=False)
 
 
 def test_a_question_about_the_past_with_a_strong_candidate_waits():
@@ -35,7 +37,7 @@ def test_every_other_model_prompt_goes_on_in_the_background():
 
 
 def test_hook_background_false_waits_as_before():
-    assert ways.model_way("add a retry to the upload job", [_hit(0.1)], {**HOOK, "background": False}) == ways.WAIT
+    assert ways.model_way("add a retry to the upload job", [_hit(0.1)], HOOK_OFF) == ways.WAIT
 
 
 def test_a_briefing_is_dropped_once_its_turn_ended_or_a_newer_prompt_began():

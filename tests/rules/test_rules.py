@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 import pytest
 
 from indexer.ingest import index_all
+from recall.core.settings import HookSettings
 from recall.prompt import context as rc
 from recall.prompt.block import RULES_HEADER, TAG_CLOSE, TAG_OPEN
 from recall.rules import inject, store
@@ -88,7 +89,7 @@ def test_a_broken_rule_file_is_one_line_and_the_hook_goes_on(project, capsys):
     assert code == 2 and err.strip().endswith(
         "is not valid JSON: fix it by hand, or move it away and add the rules again with `recall rules add`."
     )
-    assert rc.fired_rules({"prompt": "anything at all here", "cwd": str(project)}, {"max_rules": 5}) == []
+    assert rc.fired_rules({"prompt": "anything at all here", "cwd": str(project)}, HookSettings(max_rules=5)) == []
 
 
 # matching -------------------------------------------------------------------------------------
@@ -431,7 +432,7 @@ def test_deep_json_is_a_one_line_error_not_a_crash(project, capsys):
     (project / ".memory" / "rules.json").write_text('{"rules": ' + "[" * 100_000 + "]" * 100_000 + "}")
     code, out, err = cli(capsys, "rules", "list", "--project", str(project))
     assert code == 2 and "is not valid JSON" in err and "Traceback" not in err and err.count("\n") == 1
-    assert rc.fired_rules({"prompt": "anything at all here", "cwd": str(project)}, {"max_rules": 5}) == []
+    assert rc.fired_rules({"prompt": "anything at all here", "cwd": str(project)}, HookSettings(max_rules=5)) == []
 
 
 def test_a_huge_rules_file_or_thousands_of_regexes_are_capped_and_warned(project, capsys, monkeypatch):
@@ -443,7 +444,7 @@ def test_a_huge_rules_file_or_thousands_of_regexes_are_capped_and_warned(project
     )
     assert big.stat().st_size > 1 << 20
     t0 = time.perf_counter()
-    assert rc.fired_rules({"prompt": "deploy it", "cwd": str(project)}, {"max_rules": 5}) == []
+    assert rc.fired_rules({"prompt": "deploy it", "cwd": str(project)}, HookSettings(max_rules=5)) == []
     assert time.perf_counter() - t0 < 1.0  # refused by its size, not parsed
     code, out, err = cli(capsys, "rules", "list", "--project", str(project))
     assert code == 2 and "MB a rules file may hold" in err
