@@ -58,7 +58,7 @@ DRIVER = Path(__file__).with_name("injection_driver.py")
 CODING_SIZES = ("project", "memories", "3 projects", "+1k", "+4k")
 ALONE = ("project", "memories")  # sizes that ask each project of its own history
 FILLER = {"+1k": 1000, "+4k": 4000}
-LME_SIZES = {"5": 8, "30": 4, "100": 2, "1000": 1, "full": 2}  # size -> draws
+LME_SIZES = {"5": 8, "30": 4, "100": 2, "1000": 1, "full": 2, "pool": 1}  # size -> draws
 ANSWERABLE = ("question", "task", "paraphrase", "answerable")
 BM25_TOP = 3
 SEED = 34
@@ -83,12 +83,15 @@ class Here(Codebase):
 class Driver:
     """``benchmarks/injection_driver.py`` under ``code``'s interpreter, with its own home."""
 
+    #: ``--no-service``: every driver works as the hook does with no service running (no semantic channel)
+    service = True
+
     def __init__(self, code: Codebase, home: Path, scratch: Path, config: dict | None = None) -> None:
         if not (home / "config.json").exists():
             prepare_home(home, config)
         self.code = code
         self.proc = subprocess.Popen(
-            [code.python, str(DRIVER)],
+            [code.python, str(DRIVER), *([] if self.service else ["--no-service"])],
             cwd=str(code.repo),
             env=bench_env(home, scratch),
             stdin=subprocess.PIPE,
@@ -108,11 +111,12 @@ class Driver:
 
     def index(self, *roots: Path, embed: list[str] | None = None) -> float:
         """Index ``roots``; with ``embed`` (the cwds prompts are asked in), embed those projects
-        for the semantic channel too (a checkout without it ignores the key)."""
+        for the semantic channel too (a checkout without it ignores the key): the seconds both took."""
         req = {"op": "index", "roots": [str(r) for r in roots]}
         if embed:
             req["embed"] = list(embed)
-        return self.call(req).get("seconds", 0.0)
+        res = self.call(req)
+        return res.get("seconds", 0.0) + res.get("embed_seconds", 0.0)
 
     def memories(self, session: ch.CodingSession) -> None:
         """Write ``session``'s typed memories, as the extraction does after it (``coding_history``)."""
@@ -462,6 +466,9 @@ def lme_draws(data: Path, sizes: dict[str, int], new_tasks: tuple[str, ...]) -> 
     others = [s for src, s in sessions.items() if src not in evidence_all]
     draws = []
     for size, count in sizes.items():
+        if size == "pool":
+            draws.append(chat_pool(sessions, answerable, abstention, new_tasks))
+            continue
         if size == "full":
             for name, pool in load_pools(data, new_tasks).items():
                 d = Draw(f"full-{name}", "full", pool.sessions)
@@ -496,6 +503,21 @@ def lme_draws(data: Path, sizes: dict[str, int], new_tasks: tuple[str, ...]) -> 
     return draws
 
 
+def chat_pool(sessions: dict, answerable: list, abstention: list, new_tasks: tuple[str, ...]) -> Draw:
+    """Issue 47 item 8's chat pool: every distinct session of the dev file (3,881 of
+    LongMemEval-S's haystacks, deduplicated by the dataset's session id; none repeated to make
+    it look bigger) in one project, every answerable question (its evidence is all in it), the
+    abstention questions and every new-task prompt."""
+    d = Draw("pool", "pool", list(sessions.values()))
+    for qid, text, answers in answerable:
+        d.prompts.append((qid, text, "answerable", split_of(qid), frozenset(uid("pool", a) for a in answers)))
+    for qid, text, _ in abstention:
+        d.prompts.append((qid, text, "abstention", split_of(qid), frozenset()))
+    for i, text in enumerate(new_tasks):
+        d.prompts.append((f"task-{i}", text, "new-task", split_of(text), frozenset()))
+    return d
+
+
 POOL_CWD = "/bench/pool"
 
 
@@ -508,15 +530,28 @@ def run_lme(draw: Draw, codes: list[Codebase], work: Path, log=print) -> list[di
     by_prefix = {s.session_id[:8]: s.session_id for s in draw.sessions}
     docs = [(s.session_id, "\n".join(t.text for t in s.turns)) for s in draw.sessions]
     out = []
+    seeded = None  # the first code base's vectors (the same encoder, the same texts)
     for code in codes:
         home, scratch = base / code.name / "home", base / code.name / "scratch"
         scratch.mkdir(parents=True, exist_ok=True)
         fresh = not (home / "index").exists()
+        if fresh and seeded is not None and not (home / "vectors.db").exists():
+            # a vector is the encoder's for its text: copied, it spares minutes of embedding; a
+            # text the other checkout indexes otherwise (another redaction) has another hash
+            # there and is embedded again (``semantic.Backlog.scan``)
+            import shutil
+
+            prepare_home(home)
+            for tail in ("", "-wal"):  # the driver has ended: the file and its log are one state
+                if Path(f"{seeded}{tail}").exists():
+                    shutil.copyfile(f"{seeded}{tail}", home / f"vectors.db{tail}")
         d = Driver(code, home, scratch)
         try:
             t = d.index(root, embed=[POOL_CWD])
             if fresh:
                 log(f"  {draw.name} {code.name}: indexed {len(draw.sessions)} sessions in {t:.0f} s")
+            if seeded is None and (home / "vectors.db").exists():
+                seeded = home / "vectors.db"
             for pid, text, kind, split, ev in draw.prompts:
                 res = d.ask(text, POOL_CWD, rows=code.name == "ours")
                 out.append(
@@ -828,6 +863,7 @@ def run(args) -> dict:
         "bm25_thresholds": thresholds,
         "table": table(records, thresholds),
         "budgets": budgets,
+        "service": Driver.service,
         "seconds": round(time.perf_counter() - t0, 1),
     }
     return out, records
@@ -880,11 +916,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=RESULTS, help="where --write-json writes")
     ap.add_argument("--budget-runs", type=int, default=40, help="prompts timed through the hook with the service")
     ap.add_argument("--tune-only", action="store_true", help="ask only the tune half (while tuning)")
+    ap.add_argument(
+        "--no-service",
+        action="store_true",
+        help="the hook as without the service: no semantic channel (the same --work reuses the indexes)",
+    )
     args = ap.parse_args(argv)
     if args.fit:
         records = json.loads(args.fit.read_text())
         print(json.dumps(fit(records), indent=1))
         return 0
+    Driver.service = not args.no_service
     res, _ = run(args)
     print(json.dumps(res["table"], indent=1)[:20000])
     if args.write_json:
