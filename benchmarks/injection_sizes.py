@@ -869,6 +869,112 @@ def run(args) -> dict:
     return out, records
 
 
+def chat_pool_result(runs: Path, notes: dict) -> dict:
+    """``benchmarks/chat_pool.json`` from the runs in ``runs`` (each written by this module):
+
+    * ``pool-after-nosvc.json`` / ``records-pool-after-nosvc.json``: ``--lme-sizes pool --no-service``, this tree and main;
+    * ``records-nosvc.json``: the same at the tree before the change (``notes['before']``);
+    * ``records-lme-nosvc.json``: ``--lme-sizes 1000 full --no-service`` (the gate's calibration, tune half);
+    * ``coding-after-svc.json``, ``coding-before-svc.json``: ``--coding-sizes project "3 projects" +1k``
+      with the service, this tree (and main) and the tree before.
+
+    ``notes``: sessions, messages, the commits, the embedding rate and the load averages, as seen."""
+    import math
+
+    from recall.search.confidence import DECISION, RAW_GATE_DOCS, raw_gate
+    from recall.search.semantic import RAW_MIN_CONFIDENCE
+
+    after = json.loads((runs / "pool-after-nosvc.json").read_text())["table"]["longmemeval"]["pool"]
+    before_recs = [r for r in json.loads((runs / "records-nosvc.json").read_text()) if r["code"] == "ours"]
+    before = {split: figures([r for r in before_recs if r["split"] == split]) for split in ("tune", "report")}
+    pool_codes = {
+        f"recall {notes['commit']}": after["ours"],
+        f"recall {notes['before']} (before)": before,
+        f"main {MAIN_COMMIT}": after["main"],
+        "BM25 (top 3 over its tune threshold)": after["bm25"],
+    }
+    # with the service: what the semantic channel could add to the raw path, at most (no vectors)
+    docs = notes["messages"]
+    gate = raw_gate(0.6, docs)
+    floor = RAW_MIN_CONFIDENCE + gate - 0.6
+    after_recs = [r for r in json.loads((runs / "records-pool-after-nosvc.json").read_text()) if r["code"] == "ours"]
+
+    def conf_of(row):
+        z = DECISION.bias + sum(w * row["f"].get(k, 0.0) for k, w in DECISION.weights.items())
+        return 1 / (1 + math.exp(-max(-40, min(40, z)))) * (0.35 if row.get("echo") else 1)
+
+    bound = {}
+    for split in ("tune", "report"):
+        rs = [r for r in after_recs if r["split"] == split]
+        ans = [r for r in rs if r["kind"] in ANSWERABLE]
+        inj = [r for r in rs if r["cited"]]
+        false = sum(not r["evidence_cited"] for r in inj)
+        useful = sum(r["evidence_cited"] for r in ans)
+        wrong = right = 0
+        for r in rs:
+            if len(r["cited"]) >= 3:
+                continue
+            elig: dict = {}
+            for row in r.get("rows") or []:
+                if conf_of(row) >= floor and row["session"] not in r["cited"]:
+                    elig[row["session"]] = max(elig.get(row["session"], 0), row["label"])
+            if not r["cited"] and any(v == 0 for v in elig.values()):
+                wrong += 1
+            if r["kind"] in ANSWERABLE and not r["evidence_cited"] and any(v == 1 for v in elig.values()):
+                right += 1
+        bound[split] = {
+            "useful": round(useful / len(ans), 4),
+            "false_share": round(false / max(1, len(inj)), 4),
+            "added_wrong": wrong,
+            "added_right": right,
+            "worst_false_share": round((false + wrong) / max(1, len(inj) + wrong), 4),
+            "best_useful": round((useful + right) / len(ans), 4),
+        }
+    # the calibration: the tune half of every LongMemEval draw of ~1,000 sessions and more, replayed
+    lme = [r for r in json.loads((runs / "records-lme-nosvc.json").read_text()) if r["code"] == "ours"]
+    draws = {"1000-0": lme, "full-a": lme, "full-b": lme, "pool": before_recs}
+    draw_docs = notes["draw_messages"]
+    calibration = []
+    for step in (0.0, 0.025, 0.05, 0.06, 0.075, 0.1, 0.125, 0.15):
+        cells, k, n = {}, 0, 0
+        for d, recs in draws.items():
+            rs = [r for r in recs if r["draw"] == d and r["split"] == "tune"]
+            extra = step * math.log2(draw_docs[d] / RAW_GATE_DOCS) if draw_docs[d] > RAW_GATE_DOCS else 0.0
+            g = max(0.6, min(0.95, 0.6 + extra))
+            sim = simulate(rs, DECISION.bias, DECISION.weights, g)
+            f = figures(sim)
+            i = sum(1 for x in sim if x["cited"])
+            w = sum(1 for x in sim if x["cited"] and not x["evidence_cited"])
+            if d != "1000-0":
+                k, n = k + w, n + i
+            cells[d] = f"{f['useful']:.2f} / {w} of {i}"
+        calibration.append({"step": step, "cells": cells, "pooled_false": f"{k / max(1, n):.2f} ({k} of {n})"})
+    coding_after = json.loads((runs / "coding-after-svc.json").read_text())["table"]["coding"]
+    coding_before = json.loads((runs / "coding-before-svc.json").read_text())["table"]["coding"]
+    coding = {
+        size: {
+            "after": coding_after[size].get("ours"),
+            "before": (coding_before.get(size) or {}).get("ours"),
+            "main": coding_after[size].get("main"),
+        }
+        for size in SIZE_ORDER
+        if size in coding_after
+    }
+    return {
+        **notes,
+        "main": MAIN_COMMIT,
+        "gate": gate,
+        "pool_codes": pool_codes,
+        "service_bound": bound,
+        "calibration_draws": list(draws),
+        "calibration_labels": [
+            f"{'1,000 sessions' if d == '1000-0' else d} ({draw_docs[d]:,} messages)" for d in draws
+        ],
+        "calibration": calibration,
+        "coding": coding,
+    }
+
+
 def _save_partial(args, records) -> None:
     if args.records:
         with open(args.records, "w", encoding="utf-8") as fh:
@@ -921,7 +1027,18 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the hook as without the service: no semantic channel (the same --work reuses the indexes)",
     )
+    ap.add_argument(
+        "--chat-pool",
+        type=Path,
+        default=None,
+        help="write benchmarks/chat_pool.json from the runs in this folder (chat_pool_result) and notes.json there",
+    )
     args = ap.parse_args(argv)
+    if args.chat_pool:
+        notes = json.loads((args.chat_pool / "notes.json").read_text())
+        CHAT_POOL.write_text(json.dumps(chat_pool_result(args.chat_pool, notes), indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {CHAT_POOL}")
+        return 0
     if args.fit:
         records = json.loads(args.fit.read_text())
         print(json.dumps(fit(records), indent=1))
@@ -1306,3 +1423,110 @@ def sections(res: dict | None = None) -> list[str]:
         ),
     )
     return out
+
+
+# ------------------------------------------------------------------------------------
+# issue 47 item 8: the raw path at chat-pool scale (benchmarks/chat_pool.json)
+
+CHAT_POOL = Path(__file__).with_name("chat_pool.json")
+POOL_KEYS = (
+    ("useful", "useful"),
+    ("false_share", "false share"),
+    ("injected_share", "injected on"),
+    ("silent_new_task", "new tasks silent"),
+    ("silent_unanswerable", "abstention silent"),
+)
+
+
+def _fig(f: dict | None, key: str) -> str:
+    x = (f or {}).get(key)
+    return "—" if x is None else f"{x:.2f}"
+
+
+def _injections(f: dict | None) -> str:
+    f = f or {}
+    if f.get("injected_share") is None or not f.get("prompts"):
+        return "—"
+    inj = round(f["injected_share"] * f["prompts"])
+    return f"{round((f.get('false_share') or 0) * inj)} of {inj}"
+
+
+def chat_pool_sections(res: dict | None = None) -> list[str]:
+    """The chat pool's section of docs/benchmarks.md, from ``res`` or ``benchmarks/chat_pool.json``
+    (written from the runs it names; prose in benchmarks/prose/chat-pool.md)."""
+    from benchmarks.page import prose
+    from benchmarks.page import rows as table_of
+
+    if res is None:
+        try:
+            res = json.loads(CHAT_POOL.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+    codes = res["pool_codes"]  # label -> {split: figures}
+    pool_rows = []
+    for split in ("report", "tune"):
+        for label, by_split in codes.items():
+            f = by_split.get(split) or {}
+            pool_rows.append(
+                f"| {split} | {label} | {f.get('answerable', 0)} + {f.get('prompts', 0) - f.get('answerable', 0)} | "
+                + " | ".join(_fig(f, k) for k, _ in POOL_KEYS)
+                + f" | {_injections(f)} |"
+            )
+    pool_table = table_of(
+        "| half | code | prompts (answerable + other) | "
+        + " | ".join(n for _, n in POOL_KEYS)
+        + " | false / injections |",
+        "|---|---|---:|" + "---:|" * (len(POOL_KEYS) + 1),
+        pool_rows,
+    )
+    b = res["service_bound"]
+    bound_rows = [
+        f"| {split} | {x['useful']:.2f} | {x['false_share']:.2f} | {x['added_wrong']} | {x['added_right']} | "
+        f"{x['worst_false_share']:.2f} | {x['best_useful']:.2f} |"
+        for split in ("report", "tune")
+        for x in [b[split]]
+    ]
+    bound_table = table_of(
+        "| half | useful, words alone | false share, words alone | prompts the service could give a wrong session "
+        "| prompts it could give the answer | false share at worst | useful at best |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+        bound_rows,
+    )
+    calib_rows = [
+        f"| {c['step']} | " + " | ".join(c["cells"][d] for d in res["calibration_draws"]) + f" | {c['pooled_false']} |"
+        for c in res["calibration"]
+    ]
+    calib_table = table_of(
+        "| step per doubling | " + " | ".join(res["calibration_labels"]) + " | false share of the three ~3,800 draws |",
+        "|---:|" + "---:|" * (len(res["calibration_draws"]) + 1),
+        calib_rows,
+    )
+    coding_rows = []
+    for size, by_code in res["coding"].items():
+        for split in ("report",):
+            cells = []
+            for key in ("useful", "false_share", "silent_new_task"):
+                cells.append(
+                    " / ".join(_fig((by_code.get(c) or {}).get(split), key) for c in ("after", "before", "main"))
+                )
+            coding_rows.append(f"| {labels(None).get(size, size)} | " + " | ".join(cells) + " |")
+    coding_table = table_of(
+        "| history | useful | false share | new tasks silent |", "|---|---:|---:|---:|", coding_rows
+    )
+    return [
+        prose(
+            "chat-pool",
+            sessions=f"{res['sessions']:,}",
+            messages=f"{res['messages']:,}",
+            commit=res["commit"],
+            before=res["before"],
+            main=res["main"],
+            gate=f"{res['gate']:.2f}",
+            pool_table=pool_table,
+            bound_table=bound_table,
+            calib_table=calib_table,
+            coding_table=coding_table,
+            embed_rate=res["embed_rate"],
+            loads=res["loads"],
+        )
+    ]
