@@ -226,7 +226,8 @@ def corroboration_floor(judged: list, hook: dict) -> float:
     from recall.search.confidence import DEFAULT_MIN_CONFIDENCE
     from recall.search.semantic import RAW_MIN_CONFIDENCE
 
-    return RAW_MIN_CONFIDENCE + raw_gate(judged, hook) - float(hook.get("min_confidence", DEFAULT_MIN_CONFIDENCE))
+    shift = raw_gate(judged, hook) - float(hook.get("min_confidence", DEFAULT_MIN_CONFIDENCE))
+    return RAW_MIN_CONFIDENCE + shift if shift > 0 else RAW_MIN_CONFIDENCE
 
 
 def semantic_picks(near: list, judged: list, model_hits: list, raw_hits: list, hook: dict) -> tuple[list, list]:
