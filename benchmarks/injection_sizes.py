@@ -54,6 +54,7 @@ from benchmarks.retrieval import REPO, Case, find_data_dir, longmemeval_haystack
 
 MAIN_COMMIT = "325fc0b"
 RESULTS = Path(__file__).with_name("injection_sizes.json")
+CHAT_POOL = Path(__file__).with_name("chat_pool.json")  # issue 47 item 8 (``chat_pool_result``)
 DRIVER = Path(__file__).with_name("injection_driver.py")
 CODING_SIZES = ("project", "memories", "3 projects", "+1k", "+4k")
 ALONE = ("project", "memories")  # sizes that ask each project of its own history
@@ -875,8 +876,9 @@ def chat_pool_result(runs: Path, notes: dict) -> dict:
     * ``pool-after-nosvc.json`` / ``records-pool-after-nosvc.json``: ``--lme-sizes pool --no-service``, this tree and main;
     * ``records-nosvc.json``: the same at the tree before the change (``notes['before']``);
     * ``records-lme-nosvc.json``: ``--lme-sizes 1000 full --no-service`` (the gate's calibration, tune half);
-    * ``coding-after-svc.json``, ``coding-before-svc.json``: ``--coding-sizes project "3 projects" +1k``
-      with the service, this tree (and main) and the tree before.
+    * ``coding-after-svc.json``, ``coding-before-svc.json``: ``--coding-sizes ...`` with the service,
+      this tree and the tree before; ``coding-main-svc.json``: main's figures where the after run
+      left main out (``--no-main``).
 
     ``notes``: sessions, messages, the commits, the embedding rate and the load averages, as seen."""
     import math
@@ -949,16 +951,22 @@ def chat_pool_result(runs: Path, notes: dict) -> dict:
                 k, n = k + w, n + i
             cells[d] = f"{f['useful']:.2f} / {w} of {i}"
         calibration.append({"step": step, "cells": cells, "pooled_false": f"{k / max(1, n):.2f} ({k} of {n})"})
-    coding_after = json.loads((runs / "coding-after-svc.json").read_text())["table"]["coding"]
-    coding_before = json.loads((runs / "coding-before-svc.json").read_text())["table"]["coding"]
+
+    def coding_table(name: str) -> dict:
+        path = runs / name
+        return json.loads(path.read_text())["table"].get("coding", {}) if path.exists() else {}
+
+    coding_after = coding_table("coding-after-svc.json")
+    coding_before = coding_table("coding-before-svc.json")
+    coding_main = coding_table("coding-main-svc.json")  # main's, where the after run did not run it
     coding = {
         size: {
-            "after": coding_after[size].get("ours"),
+            "after": (coding_after.get(size) or {}).get("ours"),
             "before": (coding_before.get(size) or {}).get("ours"),
-            "main": coding_after[size].get("main"),
+            "main": (coding_after.get(size) or {}).get("main") or (coding_main.get(size) or {}).get("main"),
         }
         for size in SIZE_ORDER
-        if size in coding_after
+        if size in coding_after or size in coding_before
     }
     return {
         **notes,
@@ -1050,10 +1058,6 @@ def main(argv: list[str] | None = None) -> int:
         args.out.write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"wrote {args.out}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
 
 
 # ------------------------------------------------------------------------------------
@@ -1428,7 +1432,6 @@ def sections(res: dict | None = None) -> list[str]:
 # ------------------------------------------------------------------------------------
 # issue 47 item 8: the raw path at chat-pool scale (benchmarks/chat_pool.json)
 
-CHAT_POOL = Path(__file__).with_name("chat_pool.json")
 POOL_KEYS = (
     ("useful", "useful"),
     ("false_share", "false share"),
@@ -1530,3 +1533,7 @@ def chat_pool_sections(res: dict | None = None) -> list[str]:
             loads=res["loads"],
         )
     ]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
