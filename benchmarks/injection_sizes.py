@@ -19,7 +19,11 @@ Two corpora, each at several sizes:
   ones) and the two full pools (~3,800): each draw holds the evidence sessions of a few
   questions (``answerable``) plus random others; other questions are ``left-out``, the
   ``*_abs`` ones ``abstention``, and the new-task coding prompts of
-  ``benchmarks.new_task_prompts`` are asked of every pool.
+  ``benchmarks.new_task_prompts`` are asked of every pool. Asked by name (``--lme-sizes pool``),
+  issue 47's chat pool: every distinct session of the dev file (3,881) in one project, every
+  answerable question, the abstention ones and the new tasks (``chat_pool``; its section of the
+  page: ``--chat-pool``, ``benchmarks/chat_pool.json``). ``--no-service``: the hook as without
+  the service (no semantic channel); the same ``--work`` reuses the indexes.
 
 Every prompt goes through each code base's real hook (``build_context`` in a warm process of
 the checkout's own: ``benchmarks/injection_driver.py``; no model backend: the raw path) and its
@@ -1012,7 +1016,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "recall-injection-sizes")
     ap.add_argument("--projects", nargs="*", default=None, help="coding projects (default: every complete one)")
     ap.add_argument("--coding-sizes", nargs="*", default=list(CODING_SIZES))
-    ap.add_argument("--lme-sizes", nargs="*", default=list(LME_SIZES))
+    ap.add_argument(
+        "--lme-sizes",
+        nargs="*",
+        default=[k for k in LME_SIZES if k != "pool"],
+        help="LongMemEval sizes (default: all but pool, the chat pool, which is asked by name: with the service "
+        "its 20,000 vectors take hours to embed on a small machine)",
+    )
     ap.add_argument(
         "--records",
         type=Path,
