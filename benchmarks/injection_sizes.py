@@ -972,10 +972,23 @@ def chat_pool_result(runs: Path, notes: dict) -> dict:
         for size in SIZE_ORDER
         if size in coding_after or size in coding_before
     }
+    same = "—"
+    if (runs / "records-coding-after-svc.json").exists() and (runs / "records-coding-before-svc.json").exists():
+        ours = [
+            {
+                (r["pid"], r["size"]): (r["cited"], r["chars"])
+                for r in json.loads((runs / n).read_text())
+                if r["code"] == "ours"
+            }
+            for n in ("records-coding-after-svc.json", "records-coding-before-svc.json")
+        ]
+        shared = set(ours[0]) & set(ours[1])
+        same = f"{sum(ours[0][k] == ours[1][k] for k in shared)} of {len(shared)}"
     return {
         **notes,
         "main": MAIN_COMMIT,
         "gate": gate,
+        "coding_same": same,
         "pool_codes": pool_codes,
         "service_bound": bound,
         "calibration_draws": list(draws),
@@ -1541,6 +1554,8 @@ def chat_pool_sections(res: dict | None = None) -> list[str]:
             coding_table=coding_table,
             embed_rate=res["embed_rate"],
             loads=res["loads"],
+            coding_main_from=res.get("coding_main_from", "main's from the same run"),
+            coding_prompts=res.get("coding_same", "—"),
         )
     ]
 
