@@ -10,6 +10,9 @@ request per stdin line with one JSON line on stdout:
   service makes), the sessions ``recall --raw --project .`` ranks (10 hits), and, where the checkout has
   them (issue 34 on), the model path's candidates (``model``) and every candidate's features (``rows``).
 
+With ``--no-service`` the semantic channel is never attached (no vector is embedded or read): the
+hook as it works when no service runs. Without it the driver embeds what the service would.
+
 Uses only what both today's main and this branch have, and the newer pieces where present.
 """
 
@@ -104,6 +107,8 @@ def main() -> int:
     try:  # the semantic channel (issue 34 on): the model path's candidates by meaning
         from recall.search import semantic
     except ImportError:
+        semantic = None
+    if "--no-service" in sys.argv[1:]:  # as the hook works with no service running: words alone
         semantic = None
     if semantic is not None:
         from indexer.vectors import VectorStore

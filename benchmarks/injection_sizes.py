@@ -19,7 +19,11 @@ Two corpora, each at several sizes:
   ones) and the two full pools (~3,800): each draw holds the evidence sessions of a few
   questions (``answerable``) plus random others; other questions are ``left-out``, the
   ``*_abs`` ones ``abstention``, and the new-task coding prompts of
-  ``benchmarks.new_task_prompts`` are asked of every pool.
+  ``benchmarks.new_task_prompts`` are asked of every pool. Asked by name (``--lme-sizes pool``),
+  issue 47's chat pool: every distinct session of the dev file (3,881) in one project, every
+  answerable question, the abstention ones and the new tasks (``chat_pool``; its section of the
+  page: ``--chat-pool``, ``benchmarks/chat_pool.json``). ``--no-service``: the hook as without
+  the service (no semantic channel); the same ``--work`` reuses the indexes.
 
 Every prompt goes through each code base's real hook (``build_context`` in a warm process of
 the checkout's own: ``benchmarks/injection_driver.py``; no model backend: the raw path) and its
@@ -54,11 +58,12 @@ from benchmarks.retrieval import REPO, Case, find_data_dir, longmemeval_haystack
 
 MAIN_COMMIT = "325fc0b"
 RESULTS = Path(__file__).with_name("injection_sizes.json")
+CHAT_POOL = Path(__file__).with_name("chat_pool.json")  # issue 47 item 8 (``chat_pool_result``)
 DRIVER = Path(__file__).with_name("injection_driver.py")
 CODING_SIZES = ("project", "memories", "3 projects", "+1k", "+4k")
 ALONE = ("project", "memories")  # sizes that ask each project of its own history
 FILLER = {"+1k": 1000, "+4k": 4000}
-LME_SIZES = {"5": 8, "30": 4, "100": 2, "1000": 1, "full": 2}  # size -> draws
+LME_SIZES = {"5": 8, "30": 4, "100": 2, "1000": 1, "full": 2, "pool": 1}  # size -> draws
 ANSWERABLE = ("question", "task", "paraphrase", "answerable")
 BM25_TOP = 3
 SEED = 34
@@ -83,12 +88,15 @@ class Here(Codebase):
 class Driver:
     """``benchmarks/injection_driver.py`` under ``code``'s interpreter, with its own home."""
 
+    #: ``--no-service``: every driver works as the hook does with no service running (no semantic channel)
+    service = True
+
     def __init__(self, code: Codebase, home: Path, scratch: Path, config: dict | None = None) -> None:
         if not (home / "config.json").exists():
             prepare_home(home, config)
         self.code = code
         self.proc = subprocess.Popen(
-            [code.python, str(DRIVER)],
+            [code.python, str(DRIVER), *([] if self.service else ["--no-service"])],
             cwd=str(code.repo),
             env=bench_env(home, scratch),
             stdin=subprocess.PIPE,
@@ -108,11 +116,12 @@ class Driver:
 
     def index(self, *roots: Path, embed: list[str] | None = None) -> float:
         """Index ``roots``; with ``embed`` (the cwds prompts are asked in), embed those projects
-        for the semantic channel too (a checkout without it ignores the key)."""
+        for the semantic channel too (a checkout without it ignores the key): the seconds both took."""
         req = {"op": "index", "roots": [str(r) for r in roots]}
         if embed:
             req["embed"] = list(embed)
-        return self.call(req).get("seconds", 0.0)
+        res = self.call(req)
+        return res.get("seconds", 0.0) + res.get("embed_seconds", 0.0)
 
     def memories(self, session: ch.CodingSession) -> None:
         """Write ``session``'s typed memories, as the extraction does after it (``coding_history``)."""
@@ -462,6 +471,9 @@ def lme_draws(data: Path, sizes: dict[str, int], new_tasks: tuple[str, ...]) -> 
     others = [s for src, s in sessions.items() if src not in evidence_all]
     draws = []
     for size, count in sizes.items():
+        if size == "pool":
+            draws.append(chat_pool(sessions, answerable, abstention, new_tasks))
+            continue
         if size == "full":
             for name, pool in load_pools(data, new_tasks).items():
                 d = Draw(f"full-{name}", "full", pool.sessions)
@@ -496,6 +508,21 @@ def lme_draws(data: Path, sizes: dict[str, int], new_tasks: tuple[str, ...]) -> 
     return draws
 
 
+def chat_pool(sessions: dict, answerable: list, abstention: list, new_tasks: tuple[str, ...]) -> Draw:
+    """Issue 47 item 8's chat pool: every distinct session of the dev file (3,881 of
+    LongMemEval-S's haystacks, deduplicated by the dataset's session id; none repeated to make
+    it look bigger) in one project, every answerable question (its evidence is all in it), the
+    abstention questions and every new-task prompt."""
+    d = Draw("pool", "pool", list(sessions.values()))
+    for qid, text, answers in answerable:
+        d.prompts.append((qid, text, "answerable", split_of(qid), frozenset(uid("pool", a) for a in answers)))
+    for qid, text, _ in abstention:
+        d.prompts.append((qid, text, "abstention", split_of(qid), frozenset()))
+    for i, text in enumerate(new_tasks):
+        d.prompts.append((f"task-{i}", text, "new-task", split_of(text), frozenset()))
+    return d
+
+
 POOL_CWD = "/bench/pool"
 
 
@@ -508,15 +535,28 @@ def run_lme(draw: Draw, codes: list[Codebase], work: Path, log=print) -> list[di
     by_prefix = {s.session_id[:8]: s.session_id for s in draw.sessions}
     docs = [(s.session_id, "\n".join(t.text for t in s.turns)) for s in draw.sessions]
     out = []
+    seeded = None  # the first code base's vectors (the same encoder, the same texts)
     for code in codes:
         home, scratch = base / code.name / "home", base / code.name / "scratch"
         scratch.mkdir(parents=True, exist_ok=True)
         fresh = not (home / "index").exists()
+        if fresh and seeded is not None and not (home / "vectors.db").exists():
+            # a vector is the encoder's for its text: copied, it spares minutes of embedding; a
+            # text the other checkout indexes otherwise (another redaction) has another hash
+            # there and is embedded again (``semantic.Backlog.scan``)
+            import shutil
+
+            prepare_home(home)
+            for tail in ("", "-wal"):  # the driver has ended: the file and its log are one state
+                if Path(f"{seeded}{tail}").exists():
+                    shutil.copyfile(f"{seeded}{tail}", home / f"vectors.db{tail}")
         d = Driver(code, home, scratch)
         try:
             t = d.index(root, embed=[POOL_CWD])
             if fresh:
                 log(f"  {draw.name} {code.name}: indexed {len(draw.sessions)} sessions in {t:.0f} s")
+            if seeded is None and (home / "vectors.db").exists():
+                seeded = home / "vectors.db"
             for pid, text, kind, split, ev in draw.prompts:
                 res = d.ask(text, POOL_CWD, rows=code.name == "ours")
                 out.append(
@@ -828,9 +868,136 @@ def run(args) -> dict:
         "bm25_thresholds": thresholds,
         "table": table(records, thresholds),
         "budgets": budgets,
+        "service": Driver.service,
         "seconds": round(time.perf_counter() - t0, 1),
     }
     return out, records
+
+
+def chat_pool_result(runs: Path, notes: dict) -> dict:
+    """``benchmarks/chat_pool.json`` from the runs in ``runs`` (each written by this module):
+
+    * ``pool-after-nosvc.json`` / ``records-pool-after-nosvc.json``: ``--lme-sizes pool --no-service``, this tree and main;
+    * ``records-nosvc.json``: the same at the tree before the change (``notes['before']``);
+    * ``records-lme-nosvc.json``: ``--lme-sizes 1000 full --no-service`` (the gate's calibration, tune half);
+    * ``coding-after-svc.json``, ``coding-before-svc.json``: ``--coding-sizes ...`` with the service,
+      this tree and the tree before; ``coding-main-svc.json``: main's figures where the after run
+      left main out (``--no-main``).
+
+    ``notes``: sessions, messages, the commits, the embedding rate and the load averages, as seen."""
+    import math
+
+    from recall.search.confidence import DECISION, RAW_GATE_DOCS, raw_gate
+    from recall.search.semantic import RAW_MIN_CONFIDENCE
+
+    after = json.loads((runs / "pool-after-nosvc.json").read_text())["table"]["longmemeval"]["pool"]
+    before_recs = [r for r in json.loads((runs / "records-nosvc.json").read_text()) if r["code"] == "ours"]
+    before = {split: figures([r for r in before_recs if r["split"] == split]) for split in ("tune", "report")}
+    pool_codes = {
+        f"recall {notes['commit']}": after["ours"],
+        f"recall {notes['before']} (before)": before,
+        f"main {MAIN_COMMIT}": after["main"],
+        "BM25 (top 3 over its tune threshold)": after["bm25"],
+    }
+    # with the service: what the semantic channel could add to the raw path, at most (no vectors)
+    docs = notes["messages"]
+    gate = raw_gate(0.6, docs)
+    floor = RAW_MIN_CONFIDENCE + gate - 0.6
+    after_recs = [r for r in json.loads((runs / "records-pool-after-nosvc.json").read_text()) if r["code"] == "ours"]
+
+    def conf_of(row):
+        z = DECISION.bias + sum(w * row["f"].get(k, 0.0) for k, w in DECISION.weights.items())
+        return 1 / (1 + math.exp(-max(-40, min(40, z)))) * (0.35 if row.get("echo") else 1)
+
+    bound = {}
+    for split in ("tune", "report"):
+        rs = [r for r in after_recs if r["split"] == split]
+        ans = [r for r in rs if r["kind"] in ANSWERABLE]
+        inj = [r for r in rs if r["cited"]]
+        false = sum(not r["evidence_cited"] for r in inj)
+        useful = sum(r["evidence_cited"] for r in ans)
+        wrong = right = 0
+        for r in rs:
+            if len(r["cited"]) >= 3:
+                continue
+            elig: dict = {}
+            for row in r.get("rows") or []:
+                if conf_of(row) >= floor and row["session"] not in r["cited"]:
+                    elig[row["session"]] = max(elig.get(row["session"], 0), row["label"])
+            if not r["cited"] and any(v == 0 for v in elig.values()):
+                wrong += 1
+            if r["kind"] in ANSWERABLE and not r["evidence_cited"] and any(v == 1 for v in elig.values()):
+                right += 1
+        bound[split] = {
+            "useful": round(useful / len(ans), 4),
+            "false_share": round(false / max(1, len(inj)), 4),
+            "added_wrong": wrong,
+            "added_right": right,
+            "worst_false_share": round((false + wrong) / max(1, len(inj) + wrong), 4),
+            "best_useful": round((useful + right) / len(ans), 4),
+        }
+    # the calibration: the tune half of every LongMemEval draw of ~1,000 sessions and more, replayed
+    lme = [r for r in json.loads((runs / "records-lme-nosvc.json").read_text()) if r["code"] == "ours"]
+    draws = {"1000-0": lme, "full-a": lme, "full-b": lme, "pool": before_recs}
+    draw_docs = notes["draw_messages"]
+    calibration = []
+    for step in (0.0, 0.025, 0.05, 0.06, 0.075, 0.1, 0.125, 0.15):
+        cells, k, n = {}, 0, 0
+        for d, recs in draws.items():
+            rs = [r for r in recs if r["draw"] == d and r["split"] == "tune"]
+            extra = step * math.log2(draw_docs[d] / RAW_GATE_DOCS) if draw_docs[d] > RAW_GATE_DOCS else 0.0
+            g = max(0.6, min(0.95, 0.6 + extra))
+            sim = simulate(rs, DECISION.bias, DECISION.weights, g)
+            f = figures(sim)
+            i = sum(1 for x in sim if x["cited"])
+            w = sum(1 for x in sim if x["cited"] and not x["evidence_cited"])
+            if d != "1000-0":
+                k, n = k + w, n + i
+            cells[d] = f"{f['useful']:.2f} / {w} of {i}"
+        calibration.append({"step": step, "cells": cells, "pooled_false": f"{k / max(1, n):.2f} ({k} of {n})"})
+
+    def coding_table(name: str) -> dict:
+        path = runs / name
+        return json.loads(path.read_text())["table"].get("coding", {}) if path.exists() else {}
+
+    coding_after = coding_table("coding-after-svc.json")
+    coding_before = coding_table("coding-before-svc.json")
+    coding_main = coding_table("coding-main-svc.json")  # main's, where the after run did not run it
+    coding = {
+        size: {
+            "after": (coding_after.get(size) or {}).get("ours"),
+            "before": (coding_before.get(size) or {}).get("ours"),
+            "main": (coding_after.get(size) or {}).get("main") or (coding_main.get(size) or {}).get("main"),
+        }
+        for size in SIZE_ORDER
+        if size in coding_after or size in coding_before
+    }
+    same = "—"
+    if (runs / "records-coding-after-svc.json").exists() and (runs / "records-coding-before-svc.json").exists():
+        ours = [
+            {
+                (r["pid"], r["size"]): (r["cited"], r["chars"])
+                for r in json.loads((runs / n).read_text())
+                if r["code"] == "ours"
+            }
+            for n in ("records-coding-after-svc.json", "records-coding-before-svc.json")
+        ]
+        shared = set(ours[0]) & set(ours[1])
+        same = f"{sum(ours[0][k] == ours[1][k] for k in shared)} of {len(shared)}"
+    return {
+        **notes,
+        "main": MAIN_COMMIT,
+        "gate": gate,
+        "coding_same": same,
+        "pool_codes": pool_codes,
+        "service_bound": bound,
+        "calibration_draws": list(draws),
+        "calibration_labels": [
+            f"{'1,000 sessions' if d == '1000-0' else d} ({draw_docs[d]:,} messages)" for d in draws
+        ],
+        "calibration": calibration,
+        "coding": coding,
+    }
 
 
 def _save_partial(args, records) -> None:
@@ -862,7 +1029,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "recall-injection-sizes")
     ap.add_argument("--projects", nargs="*", default=None, help="coding projects (default: every complete one)")
     ap.add_argument("--coding-sizes", nargs="*", default=list(CODING_SIZES))
-    ap.add_argument("--lme-sizes", nargs="*", default=list(LME_SIZES))
+    ap.add_argument(
+        "--lme-sizes",
+        nargs="*",
+        default=[k for k in LME_SIZES if k != "pool"],
+        help="LongMemEval sizes (default: all but pool, the chat pool, which is asked by name: with the service "
+        "its 20,000 vectors take hours to embed on a small machine)",
+    )
     ap.add_argument(
         "--records",
         type=Path,
@@ -880,21 +1053,34 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=RESULTS, help="where --write-json writes")
     ap.add_argument("--budget-runs", type=int, default=40, help="prompts timed through the hook with the service")
     ap.add_argument("--tune-only", action="store_true", help="ask only the tune half (while tuning)")
+    ap.add_argument(
+        "--no-service",
+        action="store_true",
+        help="the hook as without the service: no semantic channel (the same --work reuses the indexes)",
+    )
+    ap.add_argument(
+        "--chat-pool",
+        type=Path,
+        default=None,
+        help="write benchmarks/chat_pool.json from the runs in this folder (chat_pool_result) and notes.json there",
+    )
     args = ap.parse_args(argv)
+    if args.chat_pool:
+        notes = json.loads((args.chat_pool / "notes.json").read_text())
+        CHAT_POOL.write_text(json.dumps(chat_pool_result(args.chat_pool, notes), indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {CHAT_POOL}")
+        return 0
     if args.fit:
         records = json.loads(args.fit.read_text())
         print(json.dumps(fit(records), indent=1))
         return 0
+    Driver.service = not args.no_service
     res, _ = run(args)
     print(json.dumps(res["table"], indent=1)[:20000])
     if args.write_json:
         args.out.write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"wrote {args.out}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
 
 
 # ------------------------------------------------------------------------------------
@@ -1264,3 +1450,115 @@ def sections(res: dict | None = None) -> list[str]:
         ),
     )
     return out
+
+
+# ------------------------------------------------------------------------------------
+# issue 47 item 8: the raw path at chat-pool scale (benchmarks/chat_pool.json)
+
+POOL_KEYS = (
+    ("useful", "useful"),
+    ("false_share", "false share"),
+    ("injected_share", "injected on"),
+    ("silent_new_task", "new tasks silent"),
+    ("silent_unanswerable", "abstention silent"),
+)
+
+
+def _fig(f: dict | None, key: str) -> str:
+    x = (f or {}).get(key)
+    return "—" if x is None else f"{x:.2f}"
+
+
+def _injections(f: dict | None) -> str:
+    f = f or {}
+    if f.get("injected_share") is None or not f.get("prompts"):
+        return "—"
+    inj = round(f["injected_share"] * f["prompts"])
+    return f"{round((f.get('false_share') or 0) * inj)} of {inj}"
+
+
+def chat_pool_sections(res: dict | None = None) -> list[str]:
+    """The chat pool's section of docs/benchmarks.md, from ``res`` or ``benchmarks/chat_pool.json``
+    (written from the runs it names; prose in benchmarks/prose/chat-pool.md)."""
+    from benchmarks.page import prose
+    from benchmarks.page import rows as table_of
+
+    if res is None:
+        try:
+            res = json.loads(CHAT_POOL.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+    codes = res["pool_codes"]  # label -> {split: figures}
+    pool_rows = []
+    for split in ("report", "tune"):
+        for label, by_split in codes.items():
+            f = by_split.get(split) or {}
+            pool_rows.append(
+                f"| {split} | {label} | {f.get('answerable', 0)} + {f.get('prompts', 0) - f.get('answerable', 0)} | "
+                + " | ".join(_fig(f, k) for k, _ in POOL_KEYS)
+                + f" | {_injections(f)} |"
+            )
+    pool_table = table_of(
+        "| half | code | prompts (answerable + other) | "
+        + " | ".join(n for _, n in POOL_KEYS)
+        + " | false / injections |",
+        "|---|---|---:|" + "---:|" * (len(POOL_KEYS) + 1),
+        pool_rows,
+    )
+    b = res["service_bound"]
+    bound_rows = [
+        f"| {split} | {x['useful']:.2f} | {x['false_share']:.2f} | {x['added_wrong']} | {x['added_right']} | "
+        f"{x['worst_false_share']:.2f} | {x['best_useful']:.2f} |"
+        for split in ("report", "tune")
+        for x in [b[split]]
+    ]
+    bound_table = table_of(
+        "| half | useful, words alone | false share, words alone | prompts the service could give a wrong session "
+        "| prompts it could give the answer | false share at worst | useful at best |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+        bound_rows,
+    )
+    calib_rows = [
+        f"| {c['step']} | " + " | ".join(c["cells"][d] for d in res["calibration_draws"]) + f" | {c['pooled_false']} |"
+        for c in res["calibration"]
+    ]
+    calib_table = table_of(
+        "| step per doubling | " + " | ".join(res["calibration_labels"]) + " | false share of the three ~3,800 draws |",
+        "|---:|" + "---:|" * (len(res["calibration_draws"]) + 1),
+        calib_rows,
+    )
+    coding_rows = []
+    for size, by_code in res["coding"].items():
+        for split in ("report",):
+            cells = []
+            for key in ("useful", "false_share", "silent_new_task"):
+                cells.append(
+                    " / ".join(_fig((by_code.get(c) or {}).get(split), key) for c in ("after", "before", "main"))
+                )
+            coding_rows.append(f"| {labels(None).get(size, size)} | " + " | ".join(cells) + " |")
+    coding_table = table_of(
+        "| history | useful | false share | new tasks silent |", "|---|---:|---:|---:|", coding_rows
+    )
+    return [
+        prose(
+            "chat-pool",
+            sessions=f"{res['sessions']:,}",
+            messages=f"{res['messages']:,}",
+            commit=res["commit"],
+            before=res["before"],
+            main=res["main"],
+            gate=f"{res['gate']:.2f}",
+            pool_table=pool_table,
+            bound_table=bound_table,
+            calib_table=calib_table,
+            coding_table=coding_table,
+            embed_rate=res["embed_rate"],
+            loads=res["loads"],
+            coding_main_from=res.get("coding_main_from", "main's from the same run"),
+            coding_prompts=res.get("coding_same", "—"),
+        )
+    ]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -817,6 +817,7 @@ def render(res: dict) -> str:
         prose("ranking"),
         *injection.sections(),
         *injection_sizes.sections(),
+        *injection_sizes.chat_pool_sections(),
         *decision_bound.sections(),
         *hold.sections(),
         *call_gate.sections(),

@@ -129,7 +129,21 @@ def judged_candidates(
     idx = s.index.searcher()
     # the prompt's words judged by this project's history (other projects change nothing)
     scoped = s.doc_freqs(terms, project) if project else None
-    return judge(idx, text, hits, query_stats(idx, text, terms, scoped), model=DECISION), s
+    judged = judge(idx, text, hits, query_stats(idx, text, terms, scoped), model=DECISION)
+    docs = int(scoped[1]) if scoped is not None else int(idx.num_docs)
+    for h in judged:
+        h.history = docs  # the raw path's gate reads it (``raw_gate``)
+    return judged, s
+
+
+def raw_gate(judged: list, hook: HookSettings) -> float:
+    """The confidence the raw path needs of ``judged``: ``hook.min_confidence`` at the size of
+    the history they were judged in (``recall.search.confidence.raw_gate``: higher in a history
+    of tens of thousands of messages, where chance matches are many)."""
+    from recall.search.confidence import raw_gate as at_size
+
+    docs = max((getattr(h, "history", None) or 0 for h in judged), default=0)
+    return at_size(hook.min_confidence, docs)
 
 
 def _text_key(hit) -> str:
@@ -137,13 +151,13 @@ def _text_key(hit) -> str:
 
 
 def raw_decision(judged: list, hook: HookSettings, skip_sessions=frozenset()):
-    """The raw path's pick (no model reads it): hits at or above ``hook.min_confidence``,
-    one per past session, at most ``hook.raw_limit``."""
+    """The raw path's pick (no model reads it): hits at or above ``hook.min_confidence`` (at
+    the history's size: ``raw_gate``), one per past session, at most ``hook.raw_limit``."""
     from recall.search.confidence import decide
 
     return decide(
         judged,
-        hook.min_confidence,
+        raw_gate(judged, hook),
         "hook.min_confidence",
         hook.raw_limit,
         1,
@@ -195,12 +209,21 @@ def may_corroborate(judged: list, raw_hits: list, hook: HookSettings) -> bool:
     """Whether the raw path could take a session by meaning (``semantic_picks``): a place is
     left and some candidate's confidence is in between ``RAW_MIN_CONFIDENCE`` and
     ``hook.min_confidence``. When not, the raw path does not embed the prompt at all."""
-    from recall.search.semantic import RAW_MIN_CONFIDENCE
-
     if len(raw_hits) >= hook.raw_limit:
         return False
-    gate = hook.min_confidence
-    return any(RAW_MIN_CONFIDENCE <= (h.confidence or 0.0) < gate for h in judged)
+    gate = raw_gate(judged, hook)
+    floor = corroboration_floor(judged, hook)
+    return any(floor <= (h.confidence or 0.0) < gate for h in judged)
+
+
+def corroboration_floor(judged: list, hook: HookSettings) -> float:
+    """The lexical confidence a session found by meaning needs to join the raw path's picks:
+    ``RAW_MIN_CONFIDENCE``, raised by as much as the history's size raises the gate
+    (``raw_gate``): the same words mean as little in corroboration as alone."""
+    from recall.search.semantic import RAW_MIN_CONFIDENCE
+
+    shift = raw_gate(judged, hook) - hook.min_confidence
+    return RAW_MIN_CONFIDENCE + shift if shift > 0 else RAW_MIN_CONFIDENCE
 
 
 def semantic_picks(near: list, judged: list, model_hits: list, raw_hits: list, hook: HookSettings) -> tuple[list, list]:
@@ -211,7 +234,8 @@ def semantic_picks(near: list, judged: list, model_hits: list, raw_hits: list, h
     * the raw path, where nobody reads before it is injected: the nearest session only, and only
       when two signals agree: its cosine reaches ``RAW_MIN_SIMILARITY`` and its best lexical
       candidate reaches ``RAW_MIN_CONFIDENCE`` (below ``hook.min_confidence``, which alone
-      suffices), within ``hook.raw_limit``."""
+      suffices; both raised alike in a big history: ``corroboration_floor``), within
+      ``hook.raw_limit``."""
     from recall.search import semantic
 
     floor = hook.semantic_min_similarity
@@ -224,7 +248,7 @@ def semantic_picks(near: list, judged: list, model_hits: list, raw_hits: list, h
         lexical = max((h.confidence or 0.0 for h in judged if h.session_id == top.session_id), default=0.0)
         if (
             top.similarity >= semantic.RAW_MIN_SIMILARITY
-            and lexical >= semantic.RAW_MIN_CONFIDENCE
+            and lexical >= corroboration_floor(judged, hook)
             and top.session_id not in {h.session_id for h in raw_hits}
         ):
             top.confidence = round(lexical, 4)

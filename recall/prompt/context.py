@@ -135,7 +135,12 @@ def nothing_why(best: float | None, hook: HookSettings, path: str = "raw", gate:
     setting = "hook.model_min_confidence" if path == "model" else "hook.min_confidence"
     if gate is None:
         gate = hook.model_min_confidence if path == "model" else hook.min_confidence
-    return f"no hit confident enough: the best was {best:.2f}, under {setting} {gate:.2f}"
+    raised = (
+        ""
+        if path == "model" or gate <= hook.min_confidence
+        else f" (raised from {hook.min_confidence:.2f} in a history this large)"
+    )
+    return f"no hit confident enough: the best was {best:.2f}, under {setting} {gate:.2f}{raised}"
 
 
 def not_worth_asking(best: float | None, nearest: float, hook: HookSettings) -> str | None:

@@ -101,6 +101,30 @@ DEFAULT_MODEL_MIN_CONFIDENCE = _HOOK[
     "model_min_confidence"
 ]  # the model path's looser gate: the synthesis answers NONE for the rest
 
+# The raw path's gate at the size of the history searched (issue 47 item 8). The best of more
+# chance matches scores higher: in one project of 3,881 chat sessions (43,782 messages) a question
+# that shares four words with some session finds one that holds them all close together, and
+# the same features mean less than in a project of a few hundred sessions. Up to RAW_GATE_DOCS
+# documents (messages and memories) ``hook.min_confidence`` holds as set; past them it rises by
+# RAW_GATE_STEP for each doubling, to at most RAW_GATE_MAX. Chosen on the tune half of
+# benchmarks.injection_sizes' LongMemEval draws, without the service: the smallest step of 0.025
+# to 0.15 (by 0.025, and 0.06) that brings the false share of the three draws of ~3,800 sessions
+# (~43,000 messages: the two full pools and the chat pool, together) to at most 0.30 (0.26; 0.39
+# at 0.06); RAW_GATE_DOCS leaves the 1,000-session draw (11,208 messages) its gate, and no coding
+# project of the benchmark (at most 1,003 documents: clinicbook) comes near it.
+RAW_GATE_DOCS = 10_000
+RAW_GATE_STEP = 0.075
+RAW_GATE_MAX = 0.95
+
+
+def raw_gate(gate: float, docs: int | None) -> float:
+    """The raw path's confidence gate (``hook.min_confidence``, ``gate``) in a history of
+    ``docs`` documents: ``gate`` up to ``RAW_GATE_DOCS``, then ``RAW_GATE_STEP`` more per
+    doubling, never over ``RAW_GATE_MAX`` (nor below ``gate``)."""
+    if not docs or docs <= RAW_GATE_DOCS:
+        return gate
+    return max(gate, min(RAW_GATE_MAX, gate + RAW_GATE_STEP * math.log2(docs / RAW_GATE_DOCS)))
+
 
 _stop: frozenset[str] | None = None
 

@@ -35,6 +35,8 @@ class Hit:
     agent: str | None = None  # a message's or session's: the agent it came from (indexer.sources)
     tags: list = field(default_factory=list)  # a memory's tags (judged with its text: recall.search.confidence)
     channel: str | None = None  # which channel found it, where both ran: lexical | semantic | both (search.fused)
+    # a prompt hook candidate's: the documents of the history it was judged in (the raw path's gate rises with it)
+    history: int | None = None
 
     def as_json(self) -> dict:
         d = asdict(self)
@@ -45,6 +47,8 @@ class Hit:
             d.pop("similarity")
         if self.channel is None:
             d.pop("channel")
+        if self.history is None:
+            d.pop("history")
         return d
 
 
