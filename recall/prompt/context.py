@@ -307,7 +307,8 @@ def plan_context(
         trace["rules"] = [f.rule.id for f in rules]
     run = Run(payload, hook, cfg, trace, searcher=searcher, rules=rules, only_rules=only_rules)
     early = None
-    if hook.background and isinstance(prompt, str) and not ways.asks_about_past(prompt):
+    # a fired rule goes with the prompt itself when no model is asked: such a prompt is searched first
+    if hook.background and not rules and isinstance(prompt, str) and not ways.asks_about_past(prompt):
         early = choose_path(hook, cfg)
         if early[0] == "model":
             # the way is known before any search: a prompt that asks for work goes on at once

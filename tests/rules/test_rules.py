@@ -218,6 +218,21 @@ def test_the_hook_lists_fired_rules_before_recalled_history(project, claude_proj
     )
 
 
+def test_a_work_prompt_that_fires_a_rule_gets_it_at_once_with_a_model_backend(project, standin, monkeypatch):
+    """A prompt that asks for work goes on before it is searched when a model backend exists
+    (issue 47), but not when a rule fires: the rule reaches the prompt itself, not the turn's
+    next request after the first tool call (which may already touch migrations/)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-real")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", standin.url)
+    r = add(project, MIGRATION_RULE, paths=["migrations/**"])
+    payload = {"prompt": "tidy migrations/ please, thanks a lot", "cwd": str(project), "session_id": "now-1"}
+    out, pending = rc.plan_context(payload)
+    assert pending is None and f"[rule {r.id}] {MIGRATION_RULE}" in out["hookSpecificOutput"]["additionalContext"]
+    out, pending = rc.plan_context({**payload, "session_id": "now-2", "prompt": "tidy the docs folder please"})
+    assert out is None and pending is not None and pending.way == "background"
+    assert standin.messages_requests() == []
+
+
 def test_injected_rules_are_capped(project):
     from recall.core import config
 
