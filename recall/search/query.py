@@ -106,6 +106,9 @@ def analyze(text: str) -> list[str]:
 
 
 _cjk_stopwords: frozenset | None = None
+_SCHEMA_PREPARE = (
+    prepare_content  # the index's own: what the stopwords are made with, even where a study swaps the module's
+)
 
 
 def cjk_stopwords() -> frozenset:
@@ -114,7 +117,7 @@ def cjk_stopwords() -> frozenset:
     global _cjk_stopwords
     if _cjk_stopwords is None:
         _cjk_stopwords = frozenset(
-            t for w in _CJK_FUNCTION_WORDS.split() for t in _ANALYZER.analyze(prepare_content(w))
+            t for w in _CJK_FUNCTION_WORDS.split() for t in _ANALYZER.analyze(_SCHEMA_PREPARE(w))
         )
     return _cjk_stopwords
 

@@ -44,6 +44,7 @@ HIT_FIELDS = (
     "agent",
     "tags",
     "channel",
+    "history",
 )
 _REQUIRED = frozenset(HIT_FIELDS[:9])
 _KNOWN = frozenset(HIT_FIELDS)
