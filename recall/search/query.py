@@ -106,9 +106,8 @@ def analyze(text: str) -> list[str]:
 
 
 _cjk_stopwords: frozenset | None = None
-_SCHEMA_PREPARE = (
-    prepare_content  # the index's own: what the stopwords are made with, even where a study swaps the module's
-)
+# the index's own: what the stopwords are made with, even where a study swaps the module's
+_SCHEMA_PREPARE = prepare_content
 
 
 def cjk_stopwords() -> frozenset:
